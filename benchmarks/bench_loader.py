@@ -1,0 +1,198 @@
+"""Loader benchmarks: verification against its floor, parallel scaling, end-to-end load.
+
+Every figure is a ratio against a baseline measured in the same run, on the same bundles:
+
+* **floor** — what no verifier can beat: ``orjson.loads`` plus the four Ed25519
+  verifications a bundle needs (receipt, two events, bundle), with PyNaCl, on one core.
+* **ours, one core** — ``parse_bundle`` + ``verify_bundle`` (every check), then also
+  + ``build_rows``; reported as a fraction of the floor.
+* **parallel** — the whole pipeline (read, gunzip, verify, rows) without a store, 1 worker vs
+  one per core.
+* **end-to-end** — ``pith-graph load --backend memory`` equivalent on the full corpus, in a
+  fresh process: bundles/s and peak RSS, and RSS growth per 100k papers.
+
+Run:  .venv/bin/python benchmarks/bench_loader.py [--n 100000] [--corpus DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from loader.api import resolve_keyring  # noqa: E402
+from loader.corpus import write_corpus  # noqa: E402
+from loader.keyring import Keyring  # noqa: E402
+from loader.parse import parse_bundle  # noqa: E402
+from loader.pipeline import Settings, process_one, run  # noqa: E402
+from loader.sources import RawBundle, expand_paths, iter_inputs  # noqa: E402
+from loader.stores.memory import MemoryStore  # noqa: E402
+from loader.verify import verify_bundle  # noqa: E402
+from loader.errors import Source  # noqa: E402
+
+
+def corpus(n: int, given: str | None) -> Path:
+    if given:
+        return Path(given)
+    path = ROOT / "benchmarks" / "results" / f"corpus-{n}"
+    if not (path / "keyring.json").exists():
+        print(f"generating {n} bundles into {path} ...", flush=True)
+        info = write_corpus(path, n, seed=7, layout="jsonl.gz")
+        print(f"  {info.bundles_per_second:.0f} bundles/s, {info.total_bytes / 1e6:.0f} MB", flush=True)
+    return path
+
+
+def bundle_files(path: Path) -> list[str]:
+    """The corpus shards (the folder also holds keyring.json, which is not a bundle)."""
+    return sorted(str(p) for p in path.glob("bundles-*"))
+
+
+def sample(path: Path, count: int) -> list[bytes]:
+    items = iter_inputs(expand_paths(bundle_files(path)), max_bytes=1 << 20)
+    return [item.data for item in islice(items, count) if isinstance(item, RawBundle)]
+
+
+def floor_once(data: bytes, keyring: Keyring) -> None:
+    """orjson parse + the four signature checks, nothing else."""
+    import base64
+
+    bundle = orjson.loads(data)
+    for event in bundle["events"]:
+        sig = event["signature"]
+        keyring[sig["key_id"]].verify_key.verify(
+            bytes.fromhex(event["content_sha256"]), base64.b64decode(sig["signature_b64"])
+        )
+        if event["event_type"] == "record_created":
+            receipt = event["payload"]["receipt"]
+            keyring[receipt["key_id"]].verify_key.verify(
+                bytes.fromhex(receipt["canonical_sha256"]), base64.b64decode(receipt["signature_b64"])
+            )
+    sig = bundle["bundle_signature"]
+    keyring[sig["key_id"]].verify_key.verify(
+        bytes.fromhex(sig["bundle_sha256"]), base64.b64decode(sig["signature_b64"])
+    )
+
+
+def timed_rate(fn: Any, items: list[bytes], repeats: int = 3) -> float:
+    """Best-of-``repeats`` items per second."""
+    best = float("inf")
+    for _ in range(repeats):
+        gc.collect()
+        started = time.perf_counter()
+        for data in items:
+            fn(data)
+        best = min(best, time.perf_counter() - started)
+    return len(items) / best
+
+
+def single_core(path: Path, keyring: Keyring, count: int) -> dict[str, float]:
+    items = sample(path, count)
+    settings = Settings(keyring)
+    floor = timed_rate(lambda d: floor_once(d, keyring), items)
+    verify = timed_rate(lambda d: verify_bundle(parse_bundle(d), keyring), items)
+    full = timed_rate(lambda d: process_one(RawBundle(d, Source("bench")), settings), items)
+    return {
+        "bundles": len(items),
+        "floor_per_s": floor,
+        "verify_per_s": verify,
+        "verify_and_rows_per_s": full,
+        "verify_vs_floor": verify / floor,
+        "verify_and_rows_vs_floor": full / floor,
+    }
+
+
+def parallel(path: Path, keyring: Keyring, limit_files: int) -> dict[str, float]:
+    files = expand_paths(bundle_files(path)[:limit_files])
+    out: dict[str, float] = {}
+    for workers in (1, os.cpu_count() or 1):
+        started = time.perf_counter()
+        report = run(files, keyring=keyring, workers=workers)
+        elapsed = time.perf_counter() - started
+        assert report.rejected == 0, report.rejections[:3]
+        out[f"workers_{workers}_per_s"] = report.seen / elapsed
+    cores = os.cpu_count() or 1
+    out["scaling"] = out[f"workers_{cores}_per_s"] / out["workers_1_per_s"]
+    return out
+
+
+def end_to_end_child(path: str, keyring_path: str) -> None:
+    """Run in a fresh process: load everything into memory, print JSON figures."""
+    files = bundle_files(Path(path))
+    keyring = resolve_keyring(keyring_path)
+    rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    store = MemoryStore()
+    started = time.perf_counter()
+    report = run(files, keyring=keyring, store=store)
+    elapsed = time.perf_counter() - started
+    gc.collect()
+    rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    papers = store.counts().nodes.get("Paper", 0)
+    print(json.dumps({
+        "bundles": report.seen,
+        "rejected": report.rejected,
+        "accepted": report.accepted,
+        "stale": report.stale,
+        "duplicate": report.duplicate,
+        "papers": papers,
+        "seconds": elapsed,
+        "bundles_per_s": report.seen / elapsed,
+        "peak_rss_mb": rss_after / 1024,
+        "worker_peak_rss_mb": children / 1024,
+        "rss_growth_per_100k_papers_mb": (rss_after - rss_before) / 1024 * 100_000 / max(papers, 1),
+        "nodes": store.counts().nodes,
+        "edges": store.counts().edges,
+    }))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=100_000)
+    parser.add_argument("--corpus", help="a corpus folder written by `python -m loader.corpus`")
+    parser.add_argument("--sample", type=int, default=3000, help="bundles for the one-core figures")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        end_to_end_child(*args.child)
+        return
+    path = corpus(args.n, args.corpus)
+    keyring = resolve_keyring(str(path / "keyring.json"))
+    results: dict[str, Any] = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "load": os.getloadavg()},
+        "corpus": str(path),
+    }
+    print("one core: floor vs ours ...", flush=True)
+    results["one_core"] = single_core(path, keyring, args.sample)
+    print(json.dumps(results["one_core"], indent=2), flush=True)
+    print("parallel scaling (2 shards) ...", flush=True)
+    results["parallel"] = parallel(path, keyring, 2)
+    print(json.dumps(results["parallel"], indent=2), flush=True)
+    print("end-to-end load into memory (fresh process) ...", flush=True)
+    child = subprocess.run(
+        [sys.executable, __file__, "--child", str(path), str(path / "keyring.json")],
+        capture_output=True, text=True, check=True,
+    )
+    results["end_to_end"] = json.loads(child.stdout)
+    print(json.dumps(results["end_to_end"], indent=2), flush=True)
+    out = ROOT / "benchmarks" / "results" / "loader.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,61 @@
+"""pith-graph's loader: read Pith bundles, verify them against pinned keys, build the graph.
+
+Scripts start with :func:`load_graph`; the stages (:func:`parse_bundle`,
+:func:`verify_bundle`, :func:`build_rows`, a :class:`GraphStore`) are plain functions and
+classes usable on their own.
+"""
+
+from __future__ import annotations
+
+from loader.analysis import coauthorship_graph, papers_of
+from loader.api import SAMPLES, load_graph, resolve_keyring
+from loader.errors import (
+    BundleError,
+    KeyringError,
+    PithGraphError,
+    RejectCode,
+    Source,
+    StoreError,
+    UsageError,
+)
+from loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
+from loader.parse import Limits, parse_bundle
+from loader.pipeline import LoadReport, Rejection, run
+from loader.rows import PaperRows, build_rows
+from loader.stores.base import GraphCounts, GraphExport, GraphStore, Outcome
+from loader.stores.memory import MemoryStore
+from loader.verify import VerifiedBundle, verify_bundle
+
+__all__ = [
+    "REGISTRY_KEY",
+    "SAMPLES",
+    "BundleError",
+    "GraphCounts",
+    "GraphExport",
+    "GraphStore",
+    "Keyring",
+    "KeyringError",
+    "Limits",
+    "LoadReport",
+    "MemoryStore",
+    "Outcome",
+    "PaperRows",
+    "PinnedKey",
+    "PithGraphError",
+    "RejectCode",
+    "Rejection",
+    "Source",
+    "StoreError",
+    "UsageError",
+    "VerifiedBundle",
+    "build_rows",
+    "coauthorship_graph",
+    "default_keyring",
+    "load_graph",
+    "load_keyring_file",
+    "papers_of",
+    "parse_bundle",
+    "resolve_keyring",
+    "run",
+    "verify_bundle",
+]

@@ -1,0 +1,93 @@
+"""Canonical JSON and the digests a Pith bundle is built from.
+
+``canon(x)`` is JSON with object keys sorted, separators ``,``/``:`` and no whitespace,
+encoded as UTF-8 (see ``BUNDLE-FORMAT.md``). The registry's choice for non-ASCII text is
+unknown, so verification accepts a digest over either the raw-UTF-8 form (what orjson and
+our own signer write) or the ASCII-escaped form (what ``json.dumps(..., ensure_ascii=True)``
+writes); both bind the same parsed value.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+
+__all__ = [
+    "ascii_escaped",
+    "b32_of_digest",
+    "canon",
+    "canon_variants",
+    "digest_matches",
+    "sha256_hex",
+]
+
+_SORT = orjson.OPT_SORT_KEYS
+# Python's ensure_ascii escapes everything outside printable ASCII (0x20-0x7e).
+_NON_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+
+
+def canon(value: Any) -> bytes:
+    """Return the canonical raw-UTF-8 JSON encoding of ``value``.
+
+    >>> canon({"b": 1, "a": ["é", None]})
+    b'{"a":["\\xc3\\xa9",null],"b":1}'
+    """
+    return orjson.dumps(value, option=_SORT)
+
+
+def _is_escaped_form(canonical: bytes) -> bool:
+    """True when the bytes need no escaping (ASCII without DEL, which ensure_ascii escapes)."""
+    return canonical.isascii() and b"\x7f" not in canonical
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    code = ord(match.group(0))
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def ascii_escaped(canonical: bytes) -> bytes:
+    """Turn raw-UTF-8 canonical bytes into the ASCII-escaped variant.
+
+    Outside strings canonical JSON is pure ASCII, and raw control characters never appear
+    (they are already escaped), so escaping every non-ASCII character of the text is exactly
+    what ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)``
+    would write.
+
+    >>> ascii_escaped(canon({"n": "Zoë"}))
+    b'{"n":"Zo\\\\u00eb"}'
+    """
+    if _is_escaped_form(canonical):
+        return canonical
+    text = canonical.decode("utf-8")
+    return _NON_PRINTABLE_ASCII.sub(_escape_char, text).encode("ascii")
+
+
+def canon_variants(value: Any) -> Iterator[bytes]:
+    """Yield the raw-UTF-8 canonical encoding, then the ASCII-escaped one if it differs."""
+    raw = canon(value)
+    yield raw
+    if not _is_escaped_form(raw):
+        yield ascii_escaped(raw)
+
+
+def sha256_hex(data: bytes) -> str:
+    """Lowercase hex SHA-256 of ``data``."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_matches(value: Any, expected_hex: str) -> bool:
+    """True when SHA-256 of either canonical encoding of ``value`` equals ``expected_hex``."""
+    return any(sha256_hex(enc) == expected_hex for enc in canon_variants(value))
+
+
+def b32_of_digest(hex_digest: str) -> str:
+    """RFC 4648 base32 (upper case, unpadded) of the raw digest bytes."""
+    return base64.b32encode(bytes.fromhex(hex_digest)).decode("ascii").rstrip("=")

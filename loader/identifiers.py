@@ -1,0 +1,94 @@
+"""Identifiers: pith numbers, alias prefixes, author name keys and pasted-id parsing.
+
+``pith_number`` = ``"pith:" + YYYY + ":" + B`` where ``B`` is the first 26 characters of the
+base32 of the raw ``canonical_sha256`` bytes and ``YYYY`` the submission year;
+``short_pith_number`` = ``"pith:" + B[:8]``; ``pith_short_N`` aliases are ``B[:N]``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from loader.canon import b32_of_digest
+
+__all__ = [
+    "PITH_B32_LENGTH",
+    "author_display_name",
+    "author_name_key",
+    "pith_base32",
+    "pith_number_for",
+    "short_pith_number_for",
+    "split_authors",
+    "title_key",
+]
+
+PITH_B32_LENGTH = 26
+_WHITESPACE = re.compile(r"\s+")
+
+
+def pith_base32(canonical_sha256: str) -> str:
+    """The 26-character base32 body of a pith number.
+
+    >>> pith_base32("0c7fd72298fd8783bddddabf6a361c6e7ae24b3654f11ff6a67888be65f2523c")
+    'BR75OIUY7WDYHPO53K7WUNQ4NZ'
+    """
+    return b32_of_digest(canonical_sha256)[:PITH_B32_LENGTH]
+
+
+def pith_number_for(canonical_sha256: str, submitted_at: str) -> str:
+    """``pith:YYYY:B`` for a canonical digest and an ISO 8601 submission time.
+
+    >>> pith_number_for(
+    ...     "0c7fd72298fd8783bddddabf6a361c6e7ae24b3654f11ff6a67888be65f2523c",
+    ...     "2019-07-30T23:20:50Z")
+    'pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ'
+    """
+    return f"pith:{submitted_at[:4]}:{pith_base32(canonical_sha256)}"
+
+
+def short_pith_number_for(canonical_sha256: str) -> str:
+    """``pith:`` + the first 8 characters of the base32 body."""
+    return f"pith:{pith_base32(canonical_sha256)[:8]}"
+
+
+def author_name_key(name: str) -> str:
+    """The identity of an author name: NFKC, case-folded, whitespace collapsed and trimmed.
+
+    >>> author_name_key("  Zoe\\u0308   Smith ") == author_name_key("ZOË SMITH")
+    True
+    """
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    # casefold can produce sequences NFKC would compose differently; normalise again.
+    folded = unicodedata.normalize("NFKC", folded)
+    return _WHITESPACE.sub(" ", folded).strip()
+
+
+def author_display_name(name: str) -> str:
+    """A display form of a name: NFC, whitespace collapsed and trimmed."""
+    return _WHITESPACE.sub(" ", unicodedata.normalize("NFC", name)).strip()
+
+
+def split_authors(authors_text: str) -> list[tuple[str, str]]:
+    """Split ``authors_text`` into ``(name_key, display_name)`` pairs.
+
+    Comma-separated, trimmed, empties dropped, the same author (by key) kept once, in
+    first-seen order.
+
+    >>> split_authors("Ann Lee, , ann  lee,Bo")
+    [('ann lee', 'Ann Lee'), ('bo', 'Bo')]
+    """
+    seen: dict[str, str] = {}
+    for part in authors_text.split(","):
+        display = author_display_name(part)
+        if not display:
+            continue
+        key = author_name_key(display)
+        if key and key not in seen:
+            seen[key] = display
+    return list(seen.items())
+
+
+def title_key(title: str) -> str:
+    """Title lower-cased, whitespace runs collapsed, ends trimmed (``title_canon_sha256``)."""
+    return _WHITESPACE.sub(" ", title.lower()).strip()

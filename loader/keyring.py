@@ -1,0 +1,159 @@
+"""The pinned keyring: the only keys whose signatures pith-graph trusts.
+
+A key inside a bundle proves nothing by itself. The keyring starts with the Pith registry's
+key (``pith-v1-2026-05``) and grows only from files the operator names with
+``--trusted-keys``: a JSON list of objects with ``key_id`` and ``public_key_hex`` or
+``public_key_b64`` (the names a bundle's ``public_keys[]`` uses), optionally ``signer_id``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+from nacl.signing import VerifyKey
+
+from loader.errors import KeyringError
+
+__all__ = [
+    "REGISTRY_KEY",
+    "Keyring",
+    "PinnedKey",
+    "default_keyring",
+    "fingerprint_b32",
+    "fingerprint_hex",
+    "load_keyring_file",
+]
+
+
+def fingerprint_hex(key: bytes) -> str:
+    """First 16 bytes of SHA-256(key), lowercase hex (``fingerprint_sha256_hex``)."""
+    return hashlib.sha256(key).digest()[:16].hex()
+
+
+def fingerprint_b32(key: bytes) -> str:
+    """First 26 characters of the base32 of SHA-256(key) (``..._b32_first128bits``)."""
+    return base64.b32encode(hashlib.sha256(key).digest()).decode("ascii")[:26]
+
+
+@dataclass(frozen=True, slots=True)
+class PinnedKey:
+    """One trusted Ed25519 public key."""
+
+    key_id: str
+    public_key: bytes
+    signer_id: str | None = None
+    verify_key: VerifyKey = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verify_key", VerifyKey(self.public_key))
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint_hex(self.public_key)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (PinnedKey, (self.key_id, self.public_key, self.signer_id))
+
+
+REGISTRY_KEY = PinnedKey(
+    key_id="pith-v1-2026-05",
+    public_key=bytes.fromhex("b2d552b68890857171a78b36a5dccf368a953413288c353f7c9d9d6f94b709b3"),
+    signer_id="pith.science",
+)
+
+
+class Keyring(Mapping[str, PinnedKey]):
+    """Trusted keys by ``key_id``. Two different keys may not share an id."""
+
+    def __init__(self, keys: Iterable[PinnedKey] = ()) -> None:
+        self._keys: dict[str, PinnedKey] = {}
+        for key in keys:
+            known = self._keys.get(key.key_id)
+            if known is not None and known.public_key != key.public_key:
+                raise KeyringError(f"key id {key.key_id!r} is pinned to two different keys")
+            self._keys[key.key_id] = key
+
+    def __getitem__(self, key_id: str) -> PinnedKey:
+        return self._keys[key_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys)
+
+    def __len__(self) -> int:
+        return len(self._keys)
+
+    def with_keys(self, keys: Iterable[PinnedKey]) -> Keyring:
+        """A new keyring holding these keys and the new ones."""
+        return Keyring([*self._keys.values(), *keys])
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (Keyring, (list(self._keys.values()),))
+
+
+def default_keyring() -> Keyring:
+    """The built-in keyring: the Pith registry key only."""
+    return Keyring([REGISTRY_KEY])
+
+
+def _key_bytes(entry: Mapping[str, Any], where: str) -> bytes:
+    hex_text = entry.get("public_key_hex")
+    b64_text = entry.get("public_key_b64")
+    if hex_text is None and b64_text is None:
+        raise KeyringError(f"{where}: needs public_key_hex or public_key_b64")
+    decoded: list[bytes] = []
+    try:
+        if hex_text is not None:
+            if not isinstance(hex_text, str):
+                raise KeyringError(f"{where}: public_key_hex must be a string")
+            decoded.append(bytes.fromhex(hex_text))
+        if b64_text is not None:
+            if not isinstance(b64_text, str):
+                raise KeyringError(f"{where}: public_key_b64 must be a string")
+            decoded.append(base64.b64decode(b64_text, validate=True))
+    except (ValueError, binascii.Error) as err:
+        raise KeyringError(f"{where}: key is not valid hex/base64 ({err})") from err
+    if any(len(key) != 32 for key in decoded):
+        raise KeyringError(f"{where}: an Ed25519 public key is 32 bytes")
+    if len(decoded) == 2 and decoded[0] != decoded[1]:
+        raise KeyringError(f"{where}: public_key_hex and public_key_b64 differ")
+    return decoded[0]
+
+
+def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
+    """Validate the JSON of a trusted-keys file and return its keys."""
+    if not isinstance(data, list):
+        raise KeyringError(f"{origin}: expected a JSON list of key objects")
+    keys: list[PinnedKey] = []
+    for index, entry in enumerate(data):
+        where = f"{origin}[{index}]"
+        if not isinstance(entry, dict):
+            raise KeyringError(f"{where}: expected an object")
+        key_id = entry.get("key_id")
+        if not isinstance(key_id, str) or not key_id:
+            raise KeyringError(f"{where}: key_id must be a non-empty string")
+        signer_id = entry.get("signer_id")
+        if signer_id is not None and not isinstance(signer_id, str):
+            raise KeyringError(f"{where}: signer_id must be a string")
+        keys.append(PinnedKey(key_id, _key_bytes(entry, where), signer_id))
+    return keys
+
+
+def load_keyring_file(path: str | Path, base: Keyring | None = None) -> Keyring:
+    """The keyring ``base`` (default: the built-in one) plus the keys of a trusted-keys file."""
+    origin = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise KeyringError(f"cannot read trusted keys {origin}: {err.strerror}") from err
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as err:
+        raise KeyringError(f"{origin}: not valid JSON ({err})") from err
+    return (base if base is not None else default_keyring()).with_keys(parse_keyring(data, origin))

@@ -1,0 +1,106 @@
+"""Strict parsing of one bundle's bytes into a JSON object.
+
+Rejects, each with its own code: bytes over the size limit (``too_large``), invalid JSON or
+UTF-8 (``malformed_json``), an object that repeats a key (``duplicate_key``, RFC 7493: a
+parser differential would let a signed value display differently), nesting deeper than the
+depth limit (``too_deep``) and a top level that is not an object (``not_object``).
+
+Fast path: orjson parses, then re-serialises the value in input order; when those bytes equal
+the input (every compact bundle, the registry's included) the input cannot have repeated a
+key, because a repeated key cannot survive a parse. Anything else (whitespace, other
+escaping) takes the exact slow path through the standard library's pair hook.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from loader.errors import BundleError, RejectCode
+
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "Limits", "parse_bundle"]
+
+DEFAULT_MAX_BYTES = 1 << 20
+DEFAULT_MAX_DEPTH = 64
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Input limits: bytes per bundle and JSON nesting depth."""
+
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_depth: int = DEFAULT_MAX_DEPTH
+
+
+def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise BundleError(RejectCode.DUPLICATE_KEY, f"object repeats the key {key!r}")
+        obj[key] = value
+    return obj
+
+
+def _depth_exceeds(value: dict[str, Any] | list[Any], limit: int) -> bool:
+    """True when containers nest deeper than ``limit`` (``value`` itself is depth 1)."""
+    for child in value.values() if type(value) is dict else value:
+        kind = type(child)
+        if kind is dict or kind is list:
+            if limit <= 1 or _depth_exceeds(child, limit - 1):
+                return True
+    return False
+
+
+def _slow_parse(data: bytes) -> Any:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise BundleError(RejectCode.MALFORMED_JSON, f"not UTF-8: {err.reason}") from err
+    try:
+        return json.loads(text, object_pairs_hook=_reject_duplicates)
+    except RecursionError as err:
+        raise BundleError(RejectCode.TOO_DEEP, "JSON nesting is too deep") from err
+    except json.JSONDecodeError as err:
+        raise BundleError(
+            RejectCode.MALFORMED_JSON, f"{err.msg} (line {err.lineno}, column {err.colno})"
+        ) from err
+
+
+def parse_bundle(data: bytes, limits: Limits = Limits()) -> dict[str, Any]:
+    """Parse one bundle strictly; raise :class:`BundleError` on anything suspect.
+
+    >>> parse_bundle(b'{"a": 1}')
+    {'a': 1}
+    >>> parse_bundle(b'{"a": 1, "a": 2}')
+    Traceback (most recent call last):
+    ...
+    loader.errors.BundleError: duplicate_key: object repeats the key 'a'
+    """
+    if len(data) > limits.max_bytes:
+        raise BundleError(
+            RejectCode.TOO_LARGE,
+            f"bundle is {len(data)} bytes, over the limit of {limits.max_bytes}",
+        )
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError as err:
+        if "recursion" in str(err).lower():
+            raise BundleError(RejectCode.TOO_DEEP, "JSON nesting is too deep") from err
+        # orjson's message is good; let the standard parser give line/column when it can.
+        _slow_parse(data)
+        raise BundleError(RejectCode.MALFORMED_JSON, str(err)) from err
+    if not isinstance(value, dict):
+        raise BundleError(
+            RejectCode.NOT_OBJECT, f"top level is a JSON {type(value).__name__}, not an object"
+        )
+    if _depth_exceeds(value, limits.max_depth):
+        raise BundleError(
+            RejectCode.TOO_DEEP, f"JSON nests deeper than the limit of {limits.max_depth}"
+        )
+    if orjson.dumps(value) != data.strip():
+        # Not byte-identical compact JSON: check keys exactly (slow, rare).
+        _slow_parse(data)
+    return value

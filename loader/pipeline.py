@@ -1,0 +1,262 @@
+"""Parse → verify → build rows → write, streamed and parallel.
+
+:func:`run` reads bundles lazily from the inputs, verifies them in worker processes (one
+per core; small inputs stay in this process), and hands verified rows to a store in batches.
+Memory stays bounded: only a fixed window of chunks is in flight, whatever the input size.
+A rejected bundle is recorded with its code, message, file and line, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from itertools import islice
+import multiprocessing
+from typing import BinaryIO
+
+from loader.errors import BundleError, Source
+from loader.keyring import Keyring
+from loader.parse import Limits, parse_bundle
+from loader.rows import PaperRows, build_rows
+from loader.sources import RawBundle, expand_paths, iter_inputs
+from loader.stores.base import GraphCounts, GraphStore, Outcome
+from loader.verify import bundle_digest, verify_bundle
+
+__all__ = ["LoadReport", "Rejection", "Settings", "process_one", "run"]
+
+CHUNK = 64
+MAX_KEPT_REJECTIONS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """One rejected bundle: a stable code, a message and where it came from."""
+
+    code: str
+    message: str
+    source: Source
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.code}: {self.message}"
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """A bundle whose ``bundleSha256`` the store already holds (not re-verified)."""
+
+    bundle_sha256: str
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """What every worker needs to process a bundle."""
+
+    keyring: Keyring
+    limits: Limits = Limits()
+    known: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class LoadReport:
+    """What a run did. ``accepted`` = inserted + replaced."""
+
+    seen: int = 0
+    inserted: int = 0
+    replaced: int = 0
+    duplicate: int = 0
+    stale: int = 0
+    rejected: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
+    counts: GraphCounts | None = None
+    seconds: float = 0.0
+
+    @property
+    def accepted(self) -> int:
+        return self.inserted + self.replaced
+
+    @property
+    def verified(self) -> int:
+        return self.seen - self.rejected
+
+    def add_rejection(self, rejection: Rejection) -> None:
+        self.rejected += 1
+        if len(self.rejections) < MAX_KEPT_REJECTIONS:
+            self.rejections.append(rejection)
+
+    def add_outcome(self, outcome: Outcome) -> None:
+        if outcome is Outcome.INSERTED:
+            self.inserted += 1
+        elif outcome is Outcome.REPLACED:
+            self.replaced += 1
+        elif outcome is Outcome.DUPLICATE:
+            self.duplicate += 1
+        else:
+            self.stale += 1
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready summary (what ``--json`` prints)."""
+        return {
+            "seen": self.seen,
+            "verified": self.verified,
+            "accepted": self.accepted,
+            "inserted": self.inserted,
+            "replaced": self.replaced,
+            "duplicate": self.duplicate,
+            "stale": self.stale,
+            "rejected": self.rejected,
+            "rejections": [
+                {
+                    "code": r.code,
+                    "message": r.message,
+                    "file": r.source.path,
+                    "line": r.source.line,
+                }
+                for r in self.rejections
+            ],
+            "nodes": self.counts.nodes if self.counts else None,
+            "edges": self.counts.edges if self.counts else None,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+Result = PaperRows | Unchanged | Rejection
+
+
+def process_one(raw: RawBundle, settings: Settings) -> Result:
+    """Parse, (skip if already stored,) verify and build rows for one bundle."""
+    try:
+        bundle = parse_bundle(raw.data, settings.limits)
+        if settings.known:
+            digest = bundle_digest(bundle)
+            if digest is not None and digest in settings.known:
+                return Unchanged(digest)
+        return build_rows(verify_bundle(bundle, settings.keyring), settings.keyring)
+    except BundleError as err:
+        return Rejection(err.code.value, err.message, raw.source)
+
+
+_worker_settings: Settings | None = None
+
+
+def _init_worker(settings: Settings) -> None:
+    global _worker_settings
+    _worker_settings = settings
+
+
+def _process_chunk(chunk: list[RawBundle]) -> list[Result]:
+    assert _worker_settings is not None, "worker not initialised"
+    return [process_one(raw, _worker_settings) for raw in chunk]
+
+
+def _chunks(items: Iterator[RawBundle | BundleError], size: int) -> Iterator[list[RawBundle | BundleError]]:
+    while chunk := list(islice(items, size)):
+        yield chunk
+
+
+def _results(
+    inputs: Iterator[RawBundle | BundleError], settings: Settings, workers: int
+) -> Iterator[Result]:
+    """Results in input order. Uses a process pool once the input outgrows two chunks."""
+    chunks = _chunks(inputs, CHUNK)
+    head = list(islice(chunks, 2))
+
+    def local(chunk: list[RawBundle | BundleError]) -> list[Result]:
+        return [
+            Rejection(item.code.value, item.message, item.source or Source("?"))
+            if isinstance(item, BundleError)
+            else process_one(item, settings)
+            for item in chunk
+        ]
+
+    if workers <= 1 or len(head) < 2:
+        for chunk in head:
+            yield from local(chunk)
+        for chunk in chunks:
+            yield from local(chunk)
+        return
+
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(settings,)) as pool:
+        window: deque[tuple[list[Result], Future[list[Result]] | None]] = deque()
+
+        def submit(chunk: list[RawBundle | BundleError]) -> None:
+            errors = [
+                Rejection(item.code.value, item.message, item.source or Source("?"))
+                for item in chunk
+                if isinstance(item, BundleError)
+            ]
+            raws = [item for item in chunk if isinstance(item, RawBundle)]
+            window.append((errors, pool.submit(_process_chunk, raws) if raws else None))
+
+        def drain_one() -> Iterator[Result]:
+            errors, future = window.popleft()
+            yield from errors
+            if future is not None:
+                yield from future.result()
+
+        for chunk in head:
+            submit(chunk)
+        for chunk in chunks:
+            submit(chunk)
+            while len(window) > workers * 4:
+                yield from drain_one()
+        while window:
+            yield from drain_one()
+
+
+def run(
+    paths: Iterable[str],
+    *,
+    keyring: Keyring,
+    store: GraphStore | None = None,
+    limits: Limits = Limits(),
+    workers: int | None = None,
+    batch_size: int = 1000,
+    skip_known: bool = True,
+    stdin: BinaryIO | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    on_rejection: Callable[[Rejection], None] | None = None,
+) -> LoadReport:
+    """Verify every bundle of ``paths`` and, given a ``store``, write the accepted ones.
+
+    Without a store this is ``pith-graph verify``. Raises :class:`~loader.errors.UsageError`
+    for a path that does not exist (before reading anything) and
+    :class:`~loader.errors.StoreError` when the store fails.
+    """
+    started = time.perf_counter()
+    files = expand_paths(paths)
+    known = frozenset(store.known_bundle_digests()) if (store is not None and skip_known) else frozenset()
+    settings = Settings(keyring, limits, known)
+    report = LoadReport()
+    batch: list[PaperRows] = []
+
+    def flush() -> None:
+        if store is not None and batch:
+            for outcome in store.apply(batch):
+                report.add_outcome(outcome)
+        batch.clear()
+
+    inputs = iter_inputs(files, max_bytes=limits.max_bytes, stdin=stdin)
+    for result in _results(inputs, settings, workers if workers is not None else (os.cpu_count() or 1)):
+        report.seen += 1
+        if isinstance(result, Rejection):
+            report.add_rejection(result)
+            if on_rejection is not None:
+                on_rejection(result)
+        elif isinstance(result, Unchanged):
+            report.duplicate += 1
+        elif store is not None:
+            batch.append(result)
+            if len(batch) >= batch_size:
+                flush()
+        if on_progress is not None:
+            on_progress(report.seen)
+    flush()
+    if store is not None:
+        report.counts = store.counts()
+    report.seconds = time.perf_counter() - started
+    return report

@@ -1,0 +1,666 @@
+"""Our own bundle signer: build and re-sign Pith open graph bundles with any Ed25519 key.
+
+Tests and benchmarks need any number of valid bundles, and tampered ones, without the
+registry's private key. ``build_bundle`` writes a bundle with exactly the structure (and key
+order) of the real ones (see ``BUNDLE-FORMAT.md``) and signs it with a ``SignerIdentity``;
+``resign`` recomputes the digests and signatures of a bundle a test has edited.
+
+Digests are SHA-256 of ``canon(x)`` (raw UTF-8). Every signature is Ed25519 over the raw 32
+bytes of a digest.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import orjson
+from nacl.signing import SigningKey
+
+from loader.canon import canon, sha256_hex
+from loader.identifiers import pith_base32, pith_number_for, short_pith_number_for, title_key
+
+__all__ = [
+    "PaperSpec",
+    "SignerIdentity",
+    "build_bundle",
+    "bundle_digest",
+    "event_digest",
+    "resign",
+    "seal_event",
+    "state_digest",
+    "state_for",
+]
+
+Json = dict[str, Any]
+
+BUNDLE_TYPE = "pith_open_graph_bundle"
+BUNDLE_VERSION = "1.0"
+SCHEMA_VERSION = "1.0"
+MERGE_VERSION = "pith-open-graph-merge-v1"
+BUILDER_VERSION = "pith-number-builder-2026-05-17-v1"
+RECEIPT_VERSION = "0.3"
+SIGNATURE_STATUS = "signed_v1"
+ALGORITHM = "ed25519"
+DEFAULT_BASE_URL = "https://pith.science"
+REGISTRY_KEY_URL = "https://pith.science/pith-signing-key.json"
+REGISTRY_KEY_NOTES = (
+    "Pith uses this Ed25519 key to sign canonical record SHA-256 digests. Verify with: "
+    "ed25519_verify(public_key, message=canonical_sha256_bytes, "
+    "signature=base64decode(signature_b64))."
+)
+# Constants seen in every real snapshot; what they digest is not known.
+EMPTY_SNAPSHOT_SHA256 = "258153158e38e3291e3d48162225fcdb2d5a3ed65a07baac614ab91432fd4f57"
+CLEAN_INTEGRITY_SNAPSHOT_SHA256 = "c28c3603d3b5d939e8dc4c7e95fa8dfce3d595e45f758748cecf8e644a296938"
+
+_EVENT_UNSIGNED = frozenset({"signature", "content_sha256", "event_id"})
+_STATE_EVENT_FIELDS = ("event_id", "target", "created_at", "signer", "payload")
+_EMPTY_CURRENT_LISTS = (
+    "author_attestations",
+    "timestamp_anchors",
+    "storage_attestations",
+    "citation_signatures",
+    "replication_records",
+    "corrections",
+    "mirror_hints",
+)
+_PITH_SHORT_KINDS = ("pith_short_12", "pith_short_16", "pith_short_8")
+
+
+@dataclass(frozen=True)
+class SignerIdentity:
+    """A signing key and the names a bundle gives it.
+
+    ``claimed_public_key`` is the key the identity *claims* in fingerprints and in
+    ``public_keys[]``; it defaults to the signing key's own. Set it to reproduce the
+    registry's metadata (fidelity tests) or to forge a bundle that names a trusted key while
+    signing with another one.
+    """
+
+    signing_key: SigningKey
+    key_id: str
+    signer_id: str
+    signer_type: str
+    claimed_public_key: bytes | None = None
+    key_url: str = "https://pith-graph.invalid/test-signing-key.json"
+    key_notes: str = REGISTRY_KEY_NOTES
+    rotates_at: str | None = None
+
+    @classmethod
+    def from_seed(
+        cls, seed: bytes, *, key_id: str, signer_id: str, signer_type: str = "pith_registry"
+    ) -> SignerIdentity:
+        """An identity whose key is derived from ``seed`` (hashed to 32 bytes)."""
+        return cls(SigningKey(hashlib.sha256(seed).digest()), key_id, signer_id, signer_type)
+
+    @classmethod
+    def generate(
+        cls,
+        *,
+        key_id: str = "throwaway",
+        signer_id: str = "throwaway.invalid",
+        signer_type: str = "pith_registry",
+    ) -> SignerIdentity:
+        """A fresh random throw-away identity."""
+        return cls(SigningKey.generate(), key_id, signer_id, signer_type)
+
+    @cached_property
+    def public_key(self) -> bytes:
+        """The 32 raw bytes of the (claimed) public key."""
+        if self.claimed_public_key is not None:
+            return self.claimed_public_key
+        return bytes(self.signing_key.verify_key)
+
+    @property
+    def public_key_hex(self) -> str:
+        return self.public_key.hex()
+
+    @property
+    def public_key_b64(self) -> str:
+        return base64.b64encode(self.public_key).decode("ascii")
+
+    @cached_property
+    def fingerprint_sha256_hex(self) -> str:
+        """First 16 bytes of SHA-256(key), hex: the ``public_key_fingerprint``."""
+        return hashlib.sha256(self.public_key).digest()[:16].hex()
+
+    @cached_property
+    def fingerprint_b32(self) -> str:
+        """First 26 characters of the base32 of SHA-256(key)."""
+        return base64.b32encode(hashlib.sha256(self.public_key).digest()).decode("ascii")[:26]
+
+    def sign_digest(self, hex_digest: str) -> str:
+        """Base64 Ed25519 signature over the raw bytes of a hex digest."""
+        signature = self.signing_key.sign(bytes.fromhex(hex_digest)).signature
+        return base64.b64encode(signature).decode("ascii")
+
+    def signer_block(self) -> Json:
+        """The ``signer`` object of an event."""
+        return {
+            "signer_id": self.signer_id,
+            "signer_type": self.signer_type,
+            "key_id": self.key_id,
+            "public_key_fingerprint": self.fingerprint_sha256_hex,
+        }
+
+    def keyring_entry(self) -> Json:
+        """An item of a ``--trusted-keys`` file."""
+        return {
+            "key_id": self.key_id,
+            "public_key_hex": self.public_key_hex,
+            "signer_id": self.signer_id,
+        }
+
+    def public_key_record(self) -> Json:
+        """The bundle's ``public_keys[]`` item for this key."""
+        return {
+            "key_id": self.key_id,
+            "algorithm": ALGORITHM,
+            "format": "raw",
+            "public_key_b64": self.public_key_b64,
+            "public_key_hex": self.public_key_hex,
+            "fingerprint_sha256_b32_first128bits": self.fingerprint_b32,
+            "fingerprint_sha256_hex": self.fingerprint_sha256_hex,
+            "rotates_at": self.rotates_at,
+            "url": self.key_url,
+            "notes": self.key_notes,
+        }
+
+
+@dataclass(frozen=True)
+class PaperSpec:
+    """Everything that varies between bundles of one signer.
+
+    ``authors`` are display names, joined with ``", "`` in the given order (real bundles
+    sort them; the caller decides). Times are ISO 8601 UTC with ``Z``. The optional fields
+    default to what a fresh build would write: ``abstract_canon_sha256`` to the digest of
+    the excerpt (real bundles digest the full abstract, which they do not carry),
+    ``snapshot_created_at`` to ``created_at``, the receipt times to ``created_at`` with
+    microseconds, ``event_signed_at[i]`` and ``bundle_signed_at`` to ``built_at`` likewise.
+    """
+
+    arxiv_id: str
+    version: int
+    title: str
+    authors: Sequence[str]
+    abstract_excerpt: str
+    primary_cat: str
+    cross_cats: Sequence[str]
+    license: str
+    submitted_at: str
+    created_at: str
+    built_at: str
+    abstract_canon_sha256: str | None = None
+    snapshot_created_at: str | None = None
+    receipt_computed_at: str | None = None
+    receipt_reissued_at: str | None = None
+    receipt_signed_at: str | None = None
+    event_signed_at: Sequence[str] = ()
+    bundle_signed_at: str | None = None
+    headline: str = ""
+
+    @property
+    def authors_text(self) -> str:
+        return ", ".join(self.authors)
+
+    @property
+    def arxiv_version(self) -> str:
+        return f"{self.arxiv_id}v{self.version}"
+
+    @property
+    def doi(self) -> str:
+        return f"10.48550/arxiv.{self.arxiv_id}"
+
+    def canonical_record(self) -> Json:
+        """The canonical record whose digest makes the pith number."""
+        abstract_sha = self.abstract_canon_sha256
+        if abstract_sha is None:
+            abstract_sha = sha256_hex(title_key(self.abstract_excerpt).encode("utf-8"))
+        return {
+            "source": {"id": self.arxiv_id, "kind": "arxiv", "version": self.version},
+            "metadata": {
+                "license": self.license,
+                "primary_cat": self.primary_cat,
+                "submitted_at": self.submitted_at,
+                "cross_cats_sorted": sorted(self.cross_cats),
+                "title_canon_sha256": sha256_hex(title_key(self.title).encode("utf-8")),
+                "abstract_canon_sha256": abstract_sha,
+            },
+            "schema_version": SCHEMA_VERSION,
+        }
+
+    def event_signing_time(self, index: int) -> str:
+        if index < len(self.event_signed_at):
+            return self.event_signed_at[index]
+        return _micro(self.built_at)
+
+
+def _micro(timestamp: str) -> str:
+    """``...:27Z`` -> ``...:27.000000Z``; timestamps with a fraction pass unchanged.
+
+    >>> _micro("2026-07-05T05:13:27Z"), _micro("2026-07-05T05:13:27.052423Z")
+    ('2026-07-05T05:13:27.000000Z', '2026-07-05T05:13:27.052423Z')
+    """
+    if "." in timestamp:
+        return timestamp
+    return timestamp[:-1] + ".000000Z"
+
+
+def _h(value: Any) -> str:
+    return sha256_hex(canon(value))
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy keeping key order (so editing one copy never edits another)."""
+    return orjson.loads(orjson.dumps(value))
+
+
+def _sorted_copy(value: Any) -> Any:
+    """A deep copy with every object's keys sorted (how the state stores its copies)."""
+    return orjson.loads(canon(value))
+
+
+def event_digest(event: Mapping[str, Any]) -> str:
+    """``content_sha256`` of an event: H(event minus signature, content_sha256, event_id)."""
+    return _h({k: v for k, v in event.items() if k not in _EVENT_UNSIGNED})
+
+
+def state_digest(state: Mapping[str, Any]) -> str:
+    """``state_sha256``: H(state minus state_sha256)."""
+    return _h({k: v for k, v in state.items() if k != "state_sha256"})
+
+
+def bundle_digest(bundle: Mapping[str, Any]) -> str:
+    """``bundle_sha256``: H(bundle minus bundle_signature)."""
+    return _h({k: v for k, v in bundle.items() if k != "bundle_signature"})
+
+
+def seal_event(event: Json, signer: SignerIdentity, *, signed_at: str | None = None) -> Json:
+    """Name ``signer`` in ``event``, then set its digest, id and signature (in place).
+
+    ``signed_at`` defaults to the event's current ``signature.signed_at``.
+    """
+    event["signer"] = signer.signer_block()
+    old = event.get("signature")
+    if signed_at is None:
+        signed_at = old["signed_at"] if isinstance(old, dict) else ""
+    event["signature"] = None
+    event["content_sha256"] = None
+    if "schema_version" not in event:
+        event["schema_version"] = SCHEMA_VERSION
+    event["event_id"] = None
+    digest = event_digest(event)
+    event["signature"] = {
+        "signature_status": SIGNATURE_STATUS,
+        "algorithm": ALGORITHM,
+        "key_id": signer.key_id,
+        "public_key_fingerprint": signer.fingerprint_sha256_hex,
+        "signature_b64": signer.sign_digest(digest),
+        "signed_message": "open_graph_event_sha256_bytes",
+        "signed_at": signed_at,
+    }
+    event["content_sha256"] = digest
+    event["event_id"] = "sha256:" + digest
+    return event
+
+
+def _seal_bundle(bundle: Json, signer: SignerIdentity, signed_at: str) -> None:
+    bundle.pop("bundle_signature", None)
+    digest = bundle_digest(bundle)
+    bundle["bundle_signature"] = {
+        "signature_status": SIGNATURE_STATUS,
+        "algorithm": ALGORITHM,
+        "key_id": signer.key_id,
+        "public_key_fingerprint": signer.fingerprint_sha256_hex,
+        "signature_b64": signer.sign_digest(digest),
+        "signed_message": "bundle_sha256_bytes",
+        "signed_at": signed_at,
+        "bundle_sha256": digest,
+    }
+
+
+def _sign_receipt(receipt: Json, signer: SignerIdentity) -> None:
+    receipt["key_id"] = signer.key_id
+    receipt["public_key_fingerprint"] = signer.fingerprint_sha256_hex
+    receipt["signature_b64"] = signer.sign_digest(receipt["canonical_sha256"])
+
+
+def _receipt(canonical_sha256: str, signer: SignerIdentity, paper: PaperSpec) -> Json:
+    computed = paper.receipt_computed_at or _micro(paper.created_at)
+    receipt: Json = {
+        "kind": "pith_receipt",
+        "key_id": signer.key_id,
+        "algorithm": ALGORITHM,
+        "signed_at": paper.receipt_signed_at or computed,
+        "signature_b64": "",
+        "signed_message": "canonical_sha256_bytes",
+        "builder_version": BUILDER_VERSION,
+        "receipt_version": RECEIPT_VERSION,
+        "canonical_sha256": canonical_sha256,
+        "last_reissued_at": paper.receipt_reissued_at or computed,
+        "signature_status": SIGNATURE_STATUS,
+        "first_computed_at": computed,
+        "public_key_fingerprint": signer.fingerprint_sha256_hex,
+    }
+    _sign_receipt(receipt, signer)
+    return receipt
+
+
+def _graph_snapshot(paper: PaperSpec) -> Json:
+    empty = EMPTY_SNAPSHOT_SHA256
+    return {
+        "paper": {
+            "title": paper.title,
+            "license": paper.license,
+            "headline": paper.headline,
+            "cross_cats": sorted(paper.cross_cats),
+            "primary_cat": paper.primary_cat,
+            "authors_text": paper.authors_text,
+            "submitted_at": paper.submitted_at,
+            "abstract_excerpt": paper.abstract_excerpt,
+        },
+        "claims": {"count": 0, "items": [], "snapshot_sha256": empty},
+        "source": {"id": paper.arxiv_id, "kind": "arxiv", "version": paper.version},
+        "verdict": {
+            "id": None,
+            "model_set": {},
+            "created_at": None,
+            "strongest_claim": "",
+            "one_line_summary": "",
+            "pipeline_version": None,
+            "weakest_assumption": "",
+            "pith_extraction_headline": "",
+        },
+        "integrity": {
+            "clean": True,
+            "summary": {"advisory": 0, "critical": 0, "by_detector": {}, "informational": 0},
+            "endpoint": f"/pith/{paper.arxiv_id}/integrity.json",
+            "findings": [],
+            "available": True,
+            "detectors_run": [],
+            "snapshot_sha256": CLEAN_INTEGRITY_SNAPSHOT_SHA256,
+        },
+        "references": {
+            "count": 0,
+            "sample": [],
+            "resolved_work": 0,
+            "snapshot_sha256": empty,
+            "internal_anchors": 0,
+        },
+        "formal_canon": {"evidence_count": 0, "snapshot_sha256": empty},
+        "author_claims": {"count": 0, "strong_count": 0, "snapshot_sha256": empty},
+        "builder_version": BUILDER_VERSION,
+    }
+
+
+def _event(event_type: str, pith_number: str, target: str, payload: Json, created_at: str) -> Json:
+    return {
+        "event_type": event_type,
+        "subject_pith_number": pith_number,
+        "target": target,
+        "payload": payload,
+        "signer": None,
+        "created_at": created_at,
+        "supersedes": [],
+        "prev_event": None,
+        "signature": None,
+        "content_sha256": None,
+        "schema_version": SCHEMA_VERSION,
+        "event_id": None,
+    }
+
+
+def _source_aliases(paper: PaperSpec, body: str) -> list[Json]:
+    values = {
+        "arxiv": paper.arxiv_id,
+        "arxiv_version": paper.arxiv_version,
+        "doi": paper.doi,
+        "pith_short_12": body[:12],
+        "pith_short_16": body[:16],
+        "pith_short_8": body[:8],
+    }
+    return [
+        {"alias_kind": kind, "alias_value": value, "created_at": paper.created_at}
+        for kind, value in values.items()
+    ]
+
+
+def _links(base_url: str, body: str) -> tuple[list[Json], Json]:
+    page = f"{base_url}/pith/{body}"
+    well_known = f"{base_url}/.well-known/pith/{body}/bundle.json"
+    mirror = {
+        "mirror_type": "https",
+        "name": "Pith Resolver",
+        "base_url": base_url,
+        "bundle_url": f"{page}/bundle.json",
+        "state_url": f"{page}/state.json",
+        "well_known_bundle_url": well_known,
+        "status": "primary",
+    }
+    links = {
+        "resolver": page,
+        "bundle": f"{page}/bundle.json",
+        "state": f"{page}/state.json",
+        "well_known_bundle": well_known,
+    }
+    return [mirror], links
+
+
+def state_for(bundle: Mapping[str, Any]) -> Json:
+    """The merged ``state`` of a bundle's events, with its ``state_sha256``.
+
+    Every event counts as valid and applied (this signer only writes valid ones);
+    ``current.record_created`` is the last ``record_created`` event and
+    ``current.graph_snapshots`` every ``graph_snapshot`` event, each restricted to
+    ``event_id``, ``target``, ``created_at``, ``signer``, ``payload`` with sorted keys.
+    """
+    events: list[Json] = list(bundle["events"])
+
+    def restricted(event: Json) -> Json:
+        return {name: _sorted_copy(event[name]) for name in _STATE_EVENT_FIELDS}
+
+    record_created: Json | None = None
+    snapshots: list[Json] = []
+    for event in events:
+        if event["event_type"] == "record_created":
+            record_created = restricted(event)
+        elif event["event_type"] == "graph_snapshot":
+            snapshots.append(restricted(event))
+    current: Json = {
+        "canonical_record": _sorted_copy(bundle["canonical_record"]),
+        "source_aliases": _sorted_copy(bundle["source_aliases"]),
+        "graph_snapshots": snapshots,
+    }
+    for name in _EMPTY_CURRENT_LISTS:
+        current[name] = []
+    current["record_created"] = record_created
+    state: Json = {
+        "state_type": "pith_open_graph_state",
+        "state_version": "1.0",
+        "pith_number": bundle["pith_number"],
+        "merge_version": bundle.get("merge_version", MERGE_VERSION),
+        "event_count": len(events),
+        "valid_event_count": len(events),
+        "invalid_event_count": 0,
+        "equivocation_count": 0,
+        "current": current,
+        "equivocations": [],
+        "invalid_events": [],
+        "applied_event_ids": [event["event_id"] for event in events],
+    }
+    state["state_sha256"] = state_digest(state)
+    return state
+
+
+def _public_keys(signers: Sequence[SignerIdentity]) -> list[Json]:
+    records: dict[str, Json] = {}
+    for signer in signers:
+        records.setdefault(signer.key_id, signer.public_key_record())
+    return list(records.values())
+
+
+def build_bundle(
+    paper: PaperSpec,
+    signer: SignerIdentity,
+    *,
+    extra_event_signer: SignerIdentity | None = None,
+    base_url: str = DEFAULT_BASE_URL,
+) -> Json:
+    """A signed bundle for ``paper``: ``record_created`` and ``graph_snapshot`` events.
+
+    ``signer`` signs the receipt, the ``record_created`` event and the bundle;
+    ``extra_event_signer``, if given, signs the ``graph_snapshot`` event instead.
+
+    >>> signer = SignerIdentity.from_seed(b"doc", key_id="doc-key", signer_id="doc.invalid")
+    >>> spec = PaperSpec("2401.00001", 1, "A Title", ["Zoë Ørsted"], "An abstract.", "cs.LG",
+    ...     ["stat.ML"], "http://creativecommons.org/licenses/by/4.0/", "2024-01-01T00:00:00Z",
+    ...     "2026-07-01T00:00:00Z", "2026-07-02T00:00:00Z")
+    >>> bundle = build_bundle(spec, signer)
+    >>> bundle["pith_number"].startswith("pith:2024:"), len(bundle["events"])
+    (True, 2)
+    >>> bundle["bundle_signature"]["bundle_sha256"] == bundle_digest(bundle)
+    True
+    """
+    canonical_record = paper.canonical_record()
+    canonical_sha256 = _h(canonical_record)
+    pith_number = pith_number_for(canonical_sha256, paper.submitted_at)
+    body = pith_base32(canonical_sha256)
+    source = {"kind": "arxiv", "id": paper.arxiv_id, "version": paper.version}
+    record_payload: Json = {
+        "canonical_record": _copy(canonical_record),
+        "canonical_sha256": canonical_sha256,
+        "receipt": _receipt(canonical_sha256, signer, paper),
+        "source_kind": "arxiv",
+        "source_id": paper.arxiv_id,
+        "source_version": paper.version,
+        "attestation_state": "computed",
+    }
+    snapshot_signer = extra_event_signer or signer
+    events = [
+        seal_event(
+            _event("record_created", pith_number, "record", record_payload, paper.created_at),
+            signer,
+            signed_at=paper.event_signing_time(0),
+        ),
+        seal_event(
+            _event(
+                "graph_snapshot",
+                pith_number,
+                "graph",
+                {"graph_snapshot": _graph_snapshot(paper), "verdict_id": None},
+                paper.snapshot_created_at or paper.created_at,
+            ),
+            snapshot_signer,
+            signed_at=paper.event_signing_time(1),
+        ),
+    ]
+    mirror_hints, links = _links(base_url, body)
+    bundle: Json = {
+        "bundle_type": BUNDLE_TYPE,
+        "bundle_version": BUNDLE_VERSION,
+        "pith_number": pith_number,
+        "short_pith_number": short_pith_number_for(canonical_sha256),
+        "canonical_record": canonical_record,
+        "canonical_sha256": canonical_sha256,
+        "source": source,
+        "source_aliases": _source_aliases(paper, body),
+        "events": events,
+        "timestamp_proofs": [],
+        "mirror_hints": mirror_hints,
+        "public_keys": _public_keys([signer, snapshot_signer]),
+        "merge_version": MERGE_VERSION,
+        "built_at": paper.built_at,
+        "links": links,
+    }
+    bundle["state"] = state_for(bundle)
+    _seal_bundle(bundle, signer, paper.bundle_signed_at or _micro(paper.built_at))
+    return bundle
+
+
+def _rewrite_identifiers(bundle: Json, canonical_sha256: str) -> None:
+    """Point every identifier of ``bundle`` at a new canonical digest (not the state)."""
+    old_body = str(bundle["pith_number"]).rsplit(":", 1)[-1]
+    submitted_at = bundle["canonical_record"]["metadata"]["submitted_at"]
+    pith_number = pith_number_for(canonical_sha256, submitted_at)
+    body = pith_base32(canonical_sha256)
+    bundle["pith_number"] = pith_number
+    bundle["short_pith_number"] = short_pith_number_for(canonical_sha256)
+    for alias in bundle["source_aliases"]:
+        if alias["alias_kind"] in _PITH_SHORT_KINDS:
+            alias["alias_value"] = body[: int(alias["alias_kind"].rsplit("_", 1)[-1])]
+    for event in bundle["events"]:
+        event["subject_pith_number"] = pith_number
+    for mapping in [bundle["links"], *bundle["mirror_hints"]]:
+        for key, value in mapping.items():
+            if isinstance(value, str) and old_body:
+                mapping[key] = value.replace(old_body, body)
+
+
+def resign(
+    bundle: Json,
+    signer: SignerIdentity,
+    *,
+    event_signers: Mapping[int, SignerIdentity] | None = None,
+    refresh_canonical: bool = True,
+    refresh_identifiers: bool = True,
+    sign_receipt: bool = True,
+    refresh_events: bool = True,
+    refresh_state: bool = True,
+    refresh_public_keys: bool = True,
+) -> Json:
+    """Recompute the digests and signatures of an edited ``bundle``, in place; return it.
+
+    In order, each step skippable so a test can leave exactly one thing inconsistent while
+    every later digest and signature is valid:
+
+    1. ``refresh_canonical``: ``canonical_sha256`` from ``canonical_record`` (top level) and
+       from each ``record_created`` payload's own copy (payload and receipt); with
+       ``refresh_identifiers`` the pith number, short number, ``pith_short_*`` aliases,
+       events' ``subject_pith_number``, links and mirror hints follow a changed digest.
+    2. ``sign_receipt``: re-sign each receipt, naming its event's signer.
+    3. ``refresh_events``: name the signer in each event, recompute ``content_sha256`` and
+       ``event_id``, re-sign (``signed_at`` kept). ``event_signers`` maps an event's index to
+       its signer; the others use ``signer``.
+    4. ``refresh_public_keys``: ``public_keys`` become exactly the signers' records.
+    5. ``refresh_state``: rebuild ``state`` from the events (``state_for``); when False only
+       ``state_sha256`` is recomputed over the state as it stands.
+    6. Always: ``bundle_sha256`` and the bundle signature, by ``signer``.
+    """
+    chosen = dict(event_signers or {})
+    events: list[Json] = bundle["events"]
+
+    def signer_of(index: int) -> SignerIdentity:
+        return chosen.get(index, signer)
+
+    if refresh_canonical:
+        canonical_sha256 = _h(bundle["canonical_record"])
+        bundle["canonical_sha256"] = canonical_sha256
+        for event in events:
+            if event["event_type"] == "record_created":
+                payload = event["payload"]
+                payload["canonical_sha256"] = _h(payload["canonical_record"])
+                payload["receipt"]["canonical_sha256"] = payload["canonical_sha256"]
+        if refresh_identifiers:
+            _rewrite_identifiers(bundle, canonical_sha256)
+    if sign_receipt:
+        for index, event in enumerate(events):
+            if event["event_type"] == "record_created":
+                _sign_receipt(event["payload"]["receipt"], signer_of(index))
+    if refresh_events:
+        for index, event in enumerate(events):
+            seal_event(event, signer_of(index))
+    if refresh_public_keys:
+        used = [signer_of(index) for index in range(len(events))]
+        bundle["public_keys"] = _public_keys([signer, *used])
+    if refresh_state:
+        bundle["state"] = state_for(bundle)
+    else:
+        bundle["state"]["state_sha256"] = state_digest(bundle["state"])
+    old_signature = bundle.get("bundle_signature")
+    signed_at = old_signature.get("signed_at", "") if isinstance(old_signature, dict) else ""
+    _seal_bundle(bundle, signer, signed_at)
+    return bundle

@@ -1,0 +1,180 @@
+"""Reading bundles from paths: files, folders, JSON Lines, gzip and stdin, streamed.
+
+:func:`iter_inputs` yields one :class:`RawBundle` (bytes plus where they came from) or one
+:class:`~loader.errors.BundleError` (an input that could not even be read) per bundle, never
+holding more than one bundle's bytes at a time. A ``.json`` file is one bundle; a
+``.jsonl`` file is one bundle per non-blank line; ``.gz`` adds gzip to either. Folders are
+walked recursively in sorted order for those suffixes. ``-`` reads stdin: gzip is sniffed
+from its magic bytes, and the stream is one JSON document or JSON Lines, sniffed from its
+first line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import sys
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
+
+from loader.errors import BundleError, RejectCode, Source, UsageError
+
+__all__ = ["BUNDLE_SUFFIXES", "RawBundle", "expand_paths", "iter_inputs"]
+
+BUNDLE_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
+_GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 16
+
+
+@dataclass(frozen=True, slots=True)
+class RawBundle:
+    """The bytes of one bundle and where they came from."""
+
+    data: bytes
+    source: Source
+
+
+def _is_bundle_file(name: str) -> bool:
+    return name.endswith(BUNDLE_SUFFIXES)
+
+
+def expand_paths(paths: Iterable[str]) -> list[str]:
+    """Check every path exists and expand folders to their bundle files, sorted.
+
+    Raises :class:`UsageError` for a path that does not exist: a typo should stop the run
+    before anything is written, not become a rejection.
+    """
+    expanded: list[str] = []
+    for raw in paths:
+        if raw == "-":
+            expanded.append(raw)
+            continue
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(
+                str(Path(root) / name)
+                for root, _dirs, names in os.walk(path)
+                for name in names
+                if _is_bundle_file(name)
+            )
+            expanded.extend(found)
+        elif path.exists():
+            expanded.append(raw)
+        else:
+            raise UsageError(f"no such file or folder: {raw}")
+    return expanded
+
+
+def _read_capped(stream: BinaryIO, limit: int) -> bytes:
+    """Read at most ``limit + 1`` bytes: enough to tell a too-large input without reading it."""
+    return stream.read(limit + 1)
+
+
+def _too_large(size_hint: str, limit: int, source: Source) -> BundleError:
+    return BundleError(
+        RejectCode.TOO_LARGE, f"bundle is {size_hint} bytes, over the limit of {limit}", source
+    )
+
+
+def _iter_lines(stream: BinaryIO, path: str, limit: int, first_line: int = 1) -> Iterator[
+    RawBundle | BundleError
+]:
+    """One bundle per non-blank line; a line over the limit is skipped to its end."""
+    number = first_line - 1
+    while True:
+        line = stream.readline(limit + 2)  # limit + newline + one byte to detect overflow
+        if not line:
+            return
+        number += 1
+        source = Source(path, number)
+        if len(line) > limit + 1 or (len(line) == limit + 1 and not line.endswith(b"\n")):
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(_CHUNK)
+            yield _too_large(f"more than {limit}", limit, source)
+            continue
+        stripped = line.strip()
+        if stripped:
+            yield RawBundle(stripped, source)
+
+
+def _iter_document(stream: BinaryIO, path: str, limit: int) -> Iterator[RawBundle | BundleError]:
+    data = _read_capped(stream, limit)
+    source = Source(path)
+    if len(data) > limit:
+        yield _too_large(f"more than {limit}", limit, source)
+    else:
+        yield RawBundle(data, source)
+
+
+def _iter_stdin(stream: BinaryIO, limit: int) -> Iterator[RawBundle | BundleError]:
+    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    source: BinaryIO = buffered
+    if buffered.peek(2)[:2] == _GZIP_MAGIC:
+        source = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+    first = source.readline(limit + 2)
+    head = first.strip()
+    replay = io.BufferedReader(_Prepend(first, source))
+    if not head or (head.startswith(b"{") and head.endswith(b"}")):
+        # JSON Lines; one compact document on one line is the single-bundle case.
+        yield from _iter_lines(replay, "-", limit)
+    else:
+        # A pretty-printed (multi-line) document, or garbage: one bundle.
+        yield from _iter_document(replay, "-", limit)
+
+
+class _Prepend(io.RawIOBase):
+    """A raw stream that first replays ``head`` and then reads ``tail``."""
+
+    def __init__(self, head: bytes, tail: BinaryIO) -> None:
+        self._head = head
+        self._tail = tail
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self._head:
+            size = min(len(buffer), len(self._head))
+            buffer[:size] = self._head[:size]
+            self._head = self._head[size:]
+            return size
+        chunk = self._tail.read(len(buffer))
+        buffer[: len(chunk)] = chunk
+        return len(chunk)
+
+
+def _iter_file(path: str, limit: int) -> Iterator[RawBundle | BundleError]:
+    name = path[:-3] if path.endswith(".gz") else path
+    is_lines = name.endswith((".jsonl", ".ndjson"))
+    with open(path, "rb") as handle:
+        stream: BinaryIO = handle
+        if path.endswith(".gz"):
+            stream = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+        if is_lines:
+            yield from _iter_lines(stream, path, limit)
+        else:
+            yield from _iter_document(stream, path, limit)
+
+
+def iter_inputs(
+    paths: Iterable[str], *, max_bytes: int, stdin: BinaryIO | None = None
+) -> Iterator[RawBundle | BundleError]:
+    """Stream every bundle of ``paths`` (already expanded by :func:`expand_paths`).
+
+    A file that fails mid-way (truncated gzip, unreadable) yields an ``unreadable``
+    rejection for what remains and the run goes on with the next file.
+    """
+    for path in paths:
+        try:
+            if path == "-":
+                yield from _iter_stdin(stdin if stdin is not None else sys.stdin.buffer, max_bytes)
+            else:
+                yield from _iter_file(path, max_bytes)
+        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:
+            yield BundleError(
+                RejectCode.UNREADABLE, f"cannot read: {err}", Source(path)
+            )

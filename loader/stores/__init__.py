@@ -1,0 +1,1 @@
+"""Graph stores: the in-memory networkx store and the Neo4j store, behind one seam."""

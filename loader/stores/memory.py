@@ -1,0 +1,180 @@
+"""The embedded store: a networkx ``MultiDiGraph`` in this process.
+
+Node ids are :func:`schema.graph.node_id` strings (``"Paper:pith:2019:BR75..."``,
+``"Author:zoë smith"``, ``"Category:cs.LG"``, ``"Alias:doi:10.48550/..."``,
+``"Signer:pith.science"``). Every node carries ``label`` plus its schema properties; every
+edge carries ``type`` plus its properties, and its networkx key is the type, so two nodes
+have at most one edge of each type. Edges point the way the schema says:
+``Author→Paper``, ``Paper→Category``, ``Alias→Paper``, ``Signer→Paper``.
+
+Save and load as networkx node-link JSON (:meth:`MemoryStore.save`, :meth:`MemoryStore.open`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import orjson
+
+from loader.errors import UsageError
+from loader.rows import PaperRows
+from loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
+from schema.graph import node_id
+
+__all__ = ["MemoryStore"]
+
+_DERIVED_LABELS = ("Author", "Category", "Alias", "Signer")
+
+
+class MemoryStore:
+    """A :class:`~loader.stores.base.GraphStore` over a networkx ``MultiDiGraph``."""
+
+    def __init__(self, graph: nx.MultiDiGraph | None = None) -> None:
+        self.graph: nx.MultiDiGraph = graph if graph is not None else nx.MultiDiGraph()
+        self._bundles: set[str] = set()
+        # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
+        self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
+        for node, data in self.graph.nodes(data=True):
+            if data.get("label") == "Paper":
+                self._bundles.add(data["bundleSha256"])
+        for _start, _end, data in self.graph.edges(data=True):
+            if data.get("type") == "SIGNED":
+                signer = self.graph.nodes[_start]["signerId"]
+                self._signer_keys[signer].update(data["keyIds"])
+
+    # -- GraphStore ----------------------------------------------------------------------
+
+    def ensure_schema(self) -> None:
+        """Nothing to create: node ids are the keys."""
+
+    def known_bundle_digests(self) -> set[str]:
+        return set(self._bundles)
+
+    def apply(self, batch: Sequence[PaperRows]) -> list[Outcome]:
+        graph = self.graph
+        stored: dict[str, tuple[str, str]] = {}
+        for rows in batch:
+            data = graph.nodes.get(node_id("Paper", rows.pith_number))
+            if data is not None:
+                stored[rows.pith_number] = (data["builtAt"], data["bundleSha256"])
+        to_write, outcomes = plan_batch(batch, stored)
+        for rows in to_write:
+            self._write(rows)
+        return outcomes
+
+    def counts(self) -> GraphCounts:
+        nodes = Counter(label for _, label in self.graph.nodes(data="label"))
+        edges = Counter(kind for _, _, kind in self.graph.edges(keys=True))
+        return GraphCounts(sorted_counts(nodes.items()), sorted_counts(edges.items()))
+
+    def export(self) -> GraphExport:
+        nodes = {node: dict(data) for node, data in self.graph.nodes(data=True)}
+        edges = {
+            (start, kind, end): {k: v for k, v in data.items() if k != "type"}
+            for start, end, kind, data in self.graph.edges(keys=True, data=True)
+        }
+        return GraphExport(nodes, edges)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    # -- writing -------------------------------------------------------------------------
+
+    def _detach_paper(self, paper: str) -> set[str]:
+        """Remove every edge of ``paper``; return the nodes it was attached to."""
+        graph = self.graph
+        neighbours: set[str] = set()
+        for start, _end, kind, data in list(graph.in_edges(paper, keys=True, data=True)):
+            if kind == "SIGNED":
+                self._signer_keys[graph.nodes[start]["signerId"]].subtract(data["keyIds"])
+            neighbours.add(start)
+            graph.remove_edge(start, paper, key=kind)
+        for _start, end, kind in list(graph.out_edges(paper, keys=True)):
+            neighbours.add(end)
+            graph.remove_edge(paper, end, key=kind)
+        return neighbours
+
+    def _node(self, node: str, label: str, props: dict[str, Any]) -> dict[str, Any]:
+        graph = self.graph
+        if node not in graph:
+            graph.add_node(node, label=label, **props)
+        data: dict[str, Any] = graph.nodes[node]
+        return data
+
+    def _write(self, rows: PaperRows) -> None:
+        graph = self.graph
+        paper = node_id("Paper", rows.pith_number)
+        touched: set[str] = set()
+        if paper in graph:
+            touched = self._detach_paper(paper)
+            old = graph.nodes[paper]
+            self._bundles.discard(old["bundleSha256"])
+            old.clear()
+            old.update(label="Paper", **rows.paper)
+        else:
+            graph.add_node(paper, label="Paper", **rows.paper)
+        self._bundles.add(rows.bundle_sha256)
+
+        for author in rows.authors:
+            node = node_id("Author", author["nameKey"])
+            data = self._node(node, "Author", author)
+            if author["name"] < data["name"]:
+                data["name"] = author["name"]
+            graph.add_edge(node, paper, key="AUTHORED", type="AUTHORED")
+        for category in rows.categories:
+            node = node_id("Category", category["code"])
+            self._node(node, "Category", {"code": category["code"], "archive": category["archive"]})
+            graph.add_edge(paper, node, key="IN_CATEGORY", type="IN_CATEGORY", primary=category["primary"])
+        for alias in rows.aliases:
+            node = node_id("Alias", alias["kind"], alias["value"])
+            self._node(node, "Alias", alias)
+            graph.add_edge(node, paper, key="IDENTIFIES", type="IDENTIFIES")
+        for signer in rows.signers:
+            node = node_id("Signer", signer["signerId"])
+            self._node(
+                node,
+                "Signer",
+                {"signerId": signer["signerId"], "signerType": signer["signerType"], "keyIds": []},
+            )
+            graph.add_edge(
+                node,
+                paper,
+                key="SIGNED",
+                type="SIGNED",
+                keyIds=signer["keyIds"],
+                eventTypes=signer["eventTypes"],
+                signedBundle=signer["signedBundle"],
+            )
+            self._signer_keys[signer["signerId"]].update(signer["keyIds"])
+            touched.add(node)
+
+        for node in touched:
+            data = graph.nodes[node]
+            if data["label"] in _DERIVED_LABELS and graph.degree(node) == 0:
+                if data["label"] == "Signer":
+                    self._signer_keys.pop(data["signerId"], None)
+                graph.remove_node(node)
+            elif data["label"] == "Signer":
+                keys = self._signer_keys[data["signerId"]]
+                data["keyIds"] = sorted(key for key, count in keys.items() if count > 0)
+
+    # -- persistence ---------------------------------------------------------------------
+
+    def save(self, path: str | Path) -> None:
+        """Write the graph as networkx node-link JSON."""
+        data = nx.node_link_data(self.graph, edges="edges")
+        Path(path).write_bytes(orjson.dumps(data))
+
+    @classmethod
+    def open(cls, path: str | Path) -> MemoryStore:
+        """A store over a graph saved with :meth:`save`."""
+        try:
+            data = orjson.loads(Path(path).read_bytes())
+            graph = nx.node_link_graph(data, directed=True, multigraph=True, edges="edges")
+        except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as err:
+            raise UsageError(f"cannot open saved graph {path}: {err}") from err
+        return cls(graph)

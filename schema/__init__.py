@@ -1,0 +1,44 @@
+"""The pith-graph schema: node labels, keys, properties, relationships and their indexes."""
+
+from __future__ import annotations
+
+from schema.database import ConstraintSpec, IndexSpec, constraints, indexes
+from schema.graph import (
+    ALIAS,
+    AUTHOR,
+    AUTHORED,
+    CATEGORY,
+    IDENTIFIES,
+    IN_CATEGORY,
+    NODES,
+    PAPER,
+    RELATIONSHIPS,
+    SIGNED,
+    SIGNER,
+    NodeSpec,
+    PropertySpec,
+    RelationshipSpec,
+    node_id,
+)
+
+__all__ = [
+    "ALIAS",
+    "AUTHOR",
+    "AUTHORED",
+    "CATEGORY",
+    "IDENTIFIES",
+    "IN_CATEGORY",
+    "NODES",
+    "PAPER",
+    "RELATIONSHIPS",
+    "SIGNED",
+    "SIGNER",
+    "ConstraintSpec",
+    "IndexSpec",
+    "NodeSpec",
+    "PropertySpec",
+    "RelationshipSpec",
+    "constraints",
+    "indexes",
+    "node_id",
+]

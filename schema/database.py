@@ -1,0 +1,64 @@
+"""Neo4j constraints and indexes, derived from :mod:`schema.graph`.
+
+Declared here as data; ``loader.stores.cypher`` renders them as Cypher
+(``CREATE CONSTRAINT ... IF NOT EXISTS``) and ``schema/neo4j-schema.cypher`` is the
+checked-in, reviewed rendering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from schema.graph import NODES
+
+__all__ = ["ConstraintSpec", "IndexSpec", "constraints", "indexes"]
+
+
+@dataclass(frozen=True, slots=True)
+class ConstraintSpec:
+    """A uniqueness constraint on a label's key properties (composite when several)."""
+
+    name: str
+    label: str
+    properties: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IndexSpec:
+    """A range or full-text index."""
+
+    name: str
+    label: str
+    properties: tuple[str, ...]
+    kind: Literal["range", "fulltext"] = "range"
+
+
+def _snake(label: str, props: tuple[str, ...]) -> str:
+    return "_".join([label.lower(), *(p.lower() for p in props)])
+
+
+def constraints() -> list[ConstraintSpec]:
+    """One uniqueness constraint per node label, on its key."""
+    return [
+        ConstraintSpec(f"{_snake(spec.label, spec.key)}_unique", spec.label, spec.key)
+        for spec in NODES.values()
+    ]
+
+
+# Lookups the loader and the API make besides the keys (which the constraints index).
+_LOOKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("Paper", ("bundleSha256",)),  # re-load: is this bundle already stored?
+    ("Paper", ("submittedAt",)),  # newest-first listings and date ranges
+    ("Paper", ("sourceId", "sourceVersion")),  # versions of an arXiv id
+    ("Paper", ("shortPithNumber",)),  # pasted short pith numbers
+    ("Paper", ("license",)),  # filter
+    ("Category", ("archive",)),  # filter by archive
+)
+
+
+def indexes() -> list[IndexSpec]:
+    """Range indexes for the lookups above and a full-text index on ``Paper.title``."""
+    found = [IndexSpec(f"{_snake(label, props)}_index", label, props) for label, props in _LOOKUPS]
+    found.append(IndexSpec("paper_title_fulltext", "Paper", ("title",), "fulltext"))
+    return found

@@ -1,0 +1,171 @@
+"""The graph schema: the single source of truth for labels, keys, properties and edges.
+
+Both stores (networkx and Neo4j), the row builder and the GraphQL API derive from these
+declarations; analysts' Cypher depends on them, so changing a name here is a breaking change
+of a public contract (``tests/test_schema.py`` pins the printed form).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = [
+    "ALIAS",
+    "AUTHOR",
+    "AUTHORED",
+    "CATEGORY",
+    "IDENTIFIES",
+    "IN_CATEGORY",
+    "NODES",
+    "PAPER",
+    "RELATIONSHIPS",
+    "SIGNED",
+    "SIGNER",
+    "NodeSpec",
+    "PropertySpec",
+    "RelationshipSpec",
+    "node_id",
+]
+
+PropertyType = Literal["string", "integer", "boolean", "list<string>"]
+
+
+@dataclass(frozen=True, slots=True)
+class PropertySpec:
+    """One property: its name (camelCase), type, whether every node/edge has it, meaning."""
+
+    name: str
+    type: PropertyType
+    description: str
+    required: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSpec:
+    """A node label, the properties that identify a node (its key) and the rest."""
+
+    label: str
+    key: tuple[str, ...]
+    properties: tuple[PropertySpec, ...]
+    description: str
+
+    @property
+    def property_names(self) -> tuple[str, ...]:
+        return tuple(prop.name for prop in self.properties)
+
+
+@dataclass(frozen=True, slots=True)
+class RelationshipSpec:
+    """A relationship type between two labels, with its properties."""
+
+    type: str
+    start: str
+    end: str
+    properties: tuple[PropertySpec, ...]
+    description: str
+
+
+def _p(name: str, type_: PropertyType, description: str, required: bool = True) -> PropertySpec:
+    return PropertySpec(name, type_, description, required)
+
+
+PAPER = NodeSpec(
+    "Paper",
+    ("pithNumber",),
+    (
+        _p("pithNumber", "string", "full pith number, pith:YYYY:<26 base32 chars>"),
+        _p("shortPithNumber", "string", "pith:<first 8 base32 chars>"),
+        _p("title", "string", "title from the newest graph snapshot"),
+        _p("abstractExcerpt", "string", "truncated abstract from the newest snapshot"),
+        _p("license", "string", "license URL"),
+        _p("submittedAt", "string", "submission time, ISO 8601 UTC (sorts as text)"),
+        _p("submittedYear", "integer", "year of submittedAt"),
+        _p("primaryCategory", "string", "primary arXiv category code"),
+        _p("sourceKind", "string", "source registry, e.g. arxiv"),
+        _p("sourceId", "string", "source identifier without version, e.g. 1907.13257"),
+        _p("sourceVersion", "integer", "source version number (arXiv vN)"),
+        _p("canonicalSha256", "string", "SHA-256 of the canonical record"),
+        _p("bundleSha256", "string", "SHA-256 of the bundle the paper was loaded from"),
+        _p("stateSha256", "string", "SHA-256 of the bundle's merged state"),
+        _p("builtAt", "string", "bundle built_at; the newest bundle per paper wins"),
+        _p("keyIds", "list<string>", "ids of every key that signed the bundle, sorted"),
+    ),
+    "One arXiv version of a paper, as recorded by a verified bundle.",
+)
+
+AUTHOR = NodeSpec(
+    "Author",
+    ("nameKey",),
+    (
+        _p("nameKey", "string", "NFKC, case-folded, whitespace-collapsed name: the identity"),
+        _p("name", "string", "display form (NFC); the smallest seen when spellings differ"),
+    ),
+    "A person named in a paper's authors_text.",
+)
+
+CATEGORY = NodeSpec(
+    "Category",
+    ("code",),
+    (
+        _p("code", "string", "arXiv category code, e.g. cs.LG"),
+        _p("archive", "string", "the archive part of the code, e.g. cs"),
+    ),
+    "An arXiv category.",
+)
+
+ALIAS = NodeSpec(
+    "Alias",
+    ("kind", "value"),
+    (
+        _p("kind", "string", "arxiv, arxiv_version, doi, pith_short_8, ..."),
+        _p("value", "string", "the identifier as the bundle states it"),
+    ),
+    "An external or short identifier; one node per distinct (kind, value).",
+)
+
+SIGNER = NodeSpec(
+    "Signer",
+    ("signerId",),
+    (
+        _p("signerId", "string", "e.g. pith.science"),
+        _p("signerType", "string", "e.g. pith_registry"),
+        _p("keyIds", "list<string>", "keys this signer used on the papers it signed, sorted"),
+    ),
+    "Whoever signed events or bundles.",
+)
+
+AUTHORED = RelationshipSpec("AUTHORED", "Author", "Paper", (), "the author is named on the paper")
+IN_CATEGORY = RelationshipSpec(
+    "IN_CATEGORY",
+    "Paper",
+    "Category",
+    (_p("primary", "boolean", "true for the primary category, false for cross-lists"),),
+    "the paper is listed in the category",
+)
+IDENTIFIES = RelationshipSpec("IDENTIFIES", "Alias", "Paper", (), "the alias names the paper")
+SIGNED = RelationshipSpec(
+    "SIGNED",
+    "Signer",
+    "Paper",
+    (
+        _p("keyIds", "list<string>", "keys the signer used for this paper, sorted"),
+        _p("eventTypes", "list<string>", "event types it signed, sorted"),
+        _p("signedBundle", "boolean", "true when it signed the bundle itself"),
+    ),
+    "the signer signed events or the bundle of the paper",
+)
+
+NODES: dict[str, NodeSpec] = {spec.label: spec for spec in (PAPER, AUTHOR, CATEGORY, ALIAS, SIGNER)}
+RELATIONSHIPS: dict[str, RelationshipSpec] = {
+    spec.type: spec for spec in (AUTHORED, IN_CATEGORY, IDENTIFIES, SIGNED)
+}
+
+
+def node_id(label: str, *key: str) -> str:
+    """The in-memory node id: the label and the key values joined by ``:``.
+
+    >>> node_id("Alias", "doi", "10.48550/arxiv.1907.13257")
+    'Alias:doi:10.48550/arxiv.1907.13257'
+    """
+    return ":".join((label, *key))

@@ -1,0 +1,130 @@
+"""The pith-graph command: exit codes, one-line errors, JSON output, --save."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from loader.api import SAMPLES
+
+SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
+
+
+def pith_graph(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "loader.cli", *args],
+        input=stdin.decode() if stdin is not None else None,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def _tampered(tmp_path: Path) -> Path:
+    bundle = json.loads(SAMPLE_FILES[0].read_bytes())
+    bundle["events"][1]["payload"]["graph_snapshot"]["paper"]["title"] = "Something else"
+    path = tmp_path / "tampered.json"
+    path.write_text(json.dumps(bundle))
+    return path
+
+
+def test_verify_samples_exit_0() -> None:
+    result = pith_graph("verify", SAMPLES)
+    assert result.returncode == 0, result.stderr
+    assert "REJECTED" not in result.stdout
+    assert "3" in result.stdout
+
+
+def test_verify_rejection_exit_1_names_file_and_code(tmp_path: Path) -> None:
+    bad = _tampered(tmp_path)
+    result = pith_graph("verify", SAMPLES, str(bad))
+    assert result.returncode == 1
+    lines = [line for line in result.stdout.splitlines() if line.startswith("REJECTED")]
+    assert lines == [f"REJECTED {bad}: digest_mismatch: events[1].content_sha256 does not match"]
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_load_json_report(tmp_path: Path) -> None:
+    bad = _tampered(tmp_path)
+    result = pith_graph("load", SAMPLES, str(bad), "--backend", "memory", "--json")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert (report["accepted"], report["rejected"], report["stale"], report["duplicate"]) == (3, 1, 0, 0)
+    assert report["rejections"] == [
+        {
+            "code": "digest_mismatch",
+            "message": "events[1].content_sha256 does not match",
+            "file": str(bad),
+            "line": None,
+        }
+    ]
+    assert report["nodes"] == {"Alias": 18, "Author": 19, "Category": 5, "Paper": 3, "Signer": 1}
+    assert report["edges"] == {"AUTHORED": 19, "IDENTIFIES": 18, "IN_CATEGORY": 10, "SIGNED": 3}
+
+
+def test_load_twice_counts_duplicates() -> None:
+    result = pith_graph("load", SAMPLES, SAMPLES, "--json")
+    report = json.loads(result.stdout)
+    assert (report["accepted"], report["duplicate"]) == (3, 3)
+    assert result.returncode == 0
+
+
+def test_stdin_jsonl_lines_are_reported(tmp_path: Path) -> None:
+    good = SAMPLE_FILES[0].read_bytes().strip()
+    result = pith_graph("verify", "-", "--json", stdin=good + b"\n{not json}\n")
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert report["verified"] == 1
+    assert [(r["code"], r["file"], r["line"]) for r in report["rejections"]] == [
+        ("malformed_json", "-", 2)
+    ]
+
+
+def test_save_writes_node_link_json(tmp_path: Path) -> None:
+    out = tmp_path / "graph.json"
+    result = pith_graph("load", SAMPLES, "--save", str(out))
+    assert result.returncode == 0, result.stderr
+    graph = nx.node_link_graph(json.loads(out.read_text()), directed=True, multigraph=True, edges="edges")
+    labels = nx.get_node_attributes(graph, "label")
+    assert sorted(labels.values()).count("Paper") == 3
+    assert graph.number_of_edges() == 50
+
+
+def test_piped_output_has_no_progress_bar() -> None:
+    result = pith_graph("load", SAMPLES)
+    assert result.returncode == 0
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        pytest.param(("verify", "/no/such/path"), "no such file or folder: /no/such/path", id="missing-path"),
+        pytest.param(("verify", SAMPLES, "--trusted-keys", "/no/keys.json"), "cannot read trusted keys", id="missing-keyring"),
+        pytest.param(("verify",), "the following arguments are required", id="no-paths"),
+        pytest.param(("load", SAMPLES, "--backend", "sqlite"), "invalid choice", id="bad-backend"),
+        pytest.param(("verify", SAMPLES, "--max-bytes", "0"), "--max-bytes must be positive", id="bad-limit"),
+        pytest.param(("frobnicate",), "invalid choice", id="bad-command"),
+    ],
+)
+def test_usage_errors_exit_2_in_one_line(args: tuple[str, ...], needle: str) -> None:
+    result = pith_graph(*args)
+    assert result.returncode == 2
+    assert needle in result.stderr
+    assert "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) <= 2  # argparse adds a usage line
+
+
+def test_malformed_keyring_exit_2(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.json"
+    keys.write_text('[{"key_id": "k", "public_key_hex": "zz"}]')
+    result = pith_graph("verify", SAMPLES, "--trusted-keys", str(keys))
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"pith-graph: error: {keys}[0]: key is not valid hex/base64 (non-hexadecimal number found in fromhex() arg at position 0)"
+    ]

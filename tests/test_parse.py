@@ -1,0 +1,80 @@
+"""Strict parsing: every rejection has its stable code; nothing crashes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loader.errors import BundleError
+from loader.parse import Limits, parse_bundle
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "parse.json").read_text())
+
+
+def _input(case: dict[str, Any]) -> bytes:
+    if "input" in case:
+        return str(case["input"]).encode("utf-8")
+    head, opener, count, closer, count2, tail = case["input_repeat"]
+    return (head + opener * count + closer * count2 + tail).encode()
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in VECTORS])
+def test_parse_vectors(case: dict[str, Any]) -> None:
+    data = _input(case)
+    if case["code"] is None:
+        assert isinstance(parse_bundle(data), dict)
+    else:
+        with pytest.raises(BundleError) as caught:
+            parse_bundle(data)
+        assert caught.value.code.value == case["code"]
+        assert caught.value.message
+
+
+def test_invalid_utf8_is_malformed() -> None:
+    with pytest.raises(BundleError) as caught:
+        parse_bundle(b'{"a":"\xff"}')
+    assert caught.value.code.value == "malformed_json"
+
+
+def test_size_limit_is_configurable() -> None:
+    data = b'{"a":"' + b"x" * 100 + b'"}'
+    assert parse_bundle(data, Limits(max_bytes=len(data)))
+    with pytest.raises(BundleError) as caught:
+        parse_bundle(data, Limits(max_bytes=len(data) - 1))
+    assert caught.value.code.value == "too_large"
+
+
+def test_depth_limit_is_configurable() -> None:
+    data = b'{"a":{"b":{"c":1}}}'
+    assert parse_bundle(data, Limits(max_depth=3))
+    with pytest.raises(BundleError) as caught:
+        parse_bundle(data, Limits(max_depth=2))
+    assert caught.value.code.value == "too_deep"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200))
+def test_arbitrary_bytes_never_crash(data: bytes) -> None:
+    try:
+        assert isinstance(parse_bundle(data), dict)
+    except BundleError as err:
+        assert err.code.value in {"malformed_json", "not_object", "duplicate_key", "too_deep"}
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), json_values, max_size=6), st.booleans())
+def test_valid_objects_round_trip(value: dict[str, Any], pretty: bool) -> None:
+    text = json.dumps(value, indent=2 if pretty else None, ensure_ascii=pretty)
+    assert parse_bundle(text.encode()) == value

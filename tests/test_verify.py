@@ -1,0 +1,259 @@
+"""Verification: real bundles pass; every check rejects its tampering with a stable code.
+
+The tamper cases live in ``vectors/tamper.json``: edits to a valid bundle (signed by a
+throw-away key the test pins), then optionally a re-signature — by the trusted key (so only
+the check under test can catch it), by an untrusted key, or by a forger that names the
+trusted key. A weaker verifier (one that trusts embedded keys, checks only the outer
+signature, or skips the state) would accept most of them.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from loader.api import SAMPLES
+from loader.errors import BundleError
+from loader.keyring import Keyring, PinnedKey, default_keyring
+from loader.signing import PaperSpec, SignerIdentity, build_bundle, resign
+from loader.verify import verify_bundle
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "tamper.json").read_text())
+SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
+
+TRUSTED = SignerIdentity.from_seed(b"tests-trusted", key_id="test-key-1", signer_id="tests.invalid")
+UNTRUSTED = SignerIdentity.from_seed(b"tests-untrusted", key_id="evil-key", signer_id="evil.invalid")
+FORGER = SignerIdentity(
+    UNTRUSTED.signing_key, TRUSTED.key_id, TRUSTED.signer_id, TRUSTED.signer_type,
+    claimed_public_key=TRUSTED.public_key,
+)
+IMPOSTOR = SignerIdentity(UNTRUSTED.signing_key, TRUSTED.key_id, TRUSTED.signer_id, TRUSTED.signer_type)
+RENAMED = SignerIdentity(TRUSTED.signing_key, TRUSTED.key_id, "someone-else.invalid", TRUSTED.signer_type)
+SIGNERS = {
+    "trusted": TRUSTED,
+    "untrusted": UNTRUSTED,
+    "forger": FORGER,
+    "impostor": IMPOSTOR,
+    "trusted-renamed": RENAMED,
+}
+KEYRING = default_keyring().with_keys(
+    [PinnedKey(TRUSTED.key_id, TRUSTED.public_key, TRUSTED.signer_id)]
+)
+# Outside every digest: only the bundle signature's own metadata (BUNDLE-FORMAT.md).
+UNSIGNED = {("bundle_signature", "signed_at"), ("bundle_signature", "signature_status")}
+UNSIGNED_OPTIONAL = UNSIGNED | {("bundle_signature", "signed_message"), ("bundle_signature", "algorithm")}
+
+SPEC = PaperSpec(
+    arxiv_id="2401.01234",
+    version=2,
+    title="Zoë's  Graph Verification at Scale",
+    authors=["Zoë Ørsted", "Łukasz Nowak", "李伟"],
+    abstract_excerpt="We verify signed graph bundles.",
+    primary_cat="cs.DB",
+    cross_cats=["cs.CR", "cs.DS"],
+    license="http://creativecommons.org/licenses/by/4.0/",
+    submitted_at="2024-01-05T10:00:00Z",
+    created_at="2026-07-01T00:00:00Z",
+    built_at="2026-08-01T00:00:00Z",
+)
+
+
+def valid_bundle() -> dict[str, Any]:
+    return build_bundle(SPEC, TRUSTED)
+
+
+def _walk(value: Any, path: tuple[Any, ...]) -> Any:
+    for step in path:
+        value = value[step]
+    return value
+
+
+def _apply(bundle: dict[str, Any], edit: list[Any]) -> None:
+    op = edit[0]
+    if op == "set":
+        *parent, last = edit[1]
+        value = edit[2]
+        if value == "@untrusted_hex":
+            value = UNTRUSTED.public_key_hex
+        elif value == "@untrusted_b64":
+            value = UNTRUSTED.public_key_b64
+        _walk(bundle, tuple(parent))[last] = value
+    elif op == "del":
+        *parent, last = edit[1]
+        del _walk(bundle, tuple(parent))[last]
+    elif op == "pop":
+        _walk(bundle, tuple(edit[1])).pop()
+    elif op == "reverse":
+        _walk(bundle, tuple(edit[1])).reverse()
+    elif op == "@year":
+        bundle["pith_number"] = f"pith:{edit[2]}:{bundle['pith_number'].rsplit(':', 1)[1]}"
+    elif op == "@alias":
+        for alias in bundle["source_aliases"]:
+            if alias["alias_kind"] == edit[1]:
+                alias["alias_value"] = edit[2]
+    elif op == "@flip-signature":
+        *parent, last = edit[1]
+        holder = _walk(bundle, tuple(parent))
+        raw = bytearray(base64.b64decode(holder[last]))
+        raw[5] ^= 0x01
+        holder[last] = base64.b64encode(bytes(raw)).decode()
+    elif op == "@swap-event-signatures":
+        first, second = bundle["events"][0]["signature"], bundle["events"][1]["signature"]
+        first["signature_b64"], second["signature_b64"] = second["signature_b64"], first["signature_b64"]
+    else:  # pragma: no cover - a typo in the vectors file
+        raise AssertionError(f"unknown edit {op}")
+
+
+def tampered(case: dict[str, Any]) -> dict[str, Any]:
+    bundle = valid_bundle()
+    for edit in case["edits"]:
+        _apply(bundle, edit)
+    options = case["resign"]
+    if options is not None:
+        options = dict(options)
+        signer = SIGNERS[options.pop("by")]
+        event_signers = {int(k): SIGNERS[v] for k, v in options.pop("event_signers", {}).items()}
+        resign(bundle, signer, event_signers=event_signers, **options)
+    return bundle
+
+
+@pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.stem)
+def test_real_bundles_verify_with_the_builtin_keyring(path: Path) -> None:
+    bundle = json.loads(path.read_bytes())
+    verified = verify_bundle(bundle, default_keyring())
+    assert verified.pith_number == bundle["pith_number"]
+    assert verified.bundle_sha256 == bundle["bundle_signature"]["bundle_sha256"]
+
+
+def test_real_bundle_rejected_when_registry_key_not_pinned() -> None:
+    bundle = json.loads(SAMPLE_FILES[0].read_bytes())
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, Keyring([PinnedKey(TRUSTED.key_id, TRUSTED.public_key)]))
+    assert caught.value.code.value == "untrusted_key"
+
+
+def test_generated_bundle_verifies_only_with_its_key_pinned() -> None:
+    bundle = valid_bundle()
+    assert verify_bundle(bundle, KEYRING).pith_number == bundle["pith_number"]
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, default_keyring())
+    assert caught.value.code.value == "untrusted_key"
+
+
+def test_ascii_escaped_digests_are_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A registry that hashes the ASCII-escaped form: the same content must verify."""
+    import loader.signing as signing
+    from loader.canon import ascii_escaped, canon, sha256_hex
+
+    raw = valid_bundle()
+    monkeypatch.setattr(signing, "_h", lambda value: sha256_hex(ascii_escaped(canon(value))))
+    escaped = resign(copy.deepcopy(raw), TRUSTED)
+    assert escaped["bundle_signature"]["bundle_sha256"] != raw["bundle_signature"]["bundle_sha256"]
+    assert verify_bundle(escaped, KEYRING).pith_number == escaped["pith_number"]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c["id"]) for c in VECTORS])
+def test_tampering_is_rejected_with_its_code(case: dict[str, Any]) -> None:
+    bundle = tampered(case)
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, KEYRING)
+    assert caught.value.code.value == case["code"], caught.value.message
+    assert caught.value.message
+
+
+def test_resign_with_trusted_key_and_no_edit_is_valid() -> None:
+    """The tamper machinery itself yields valid bundles: the codes above are the edits'."""
+    bundle = resign(valid_bundle(), TRUSTED)
+    assert verify_bundle(bundle, KEYRING)
+
+
+def _leaves(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    if isinstance(value, dict):
+        for key, child in value.items():
+            yield from _leaves(child, (*path, key))
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            yield from _leaves(child, (*path, index))
+    else:
+        yield path, value
+
+
+def _mutated(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 1
+    if isinstance(value, str):
+        return value[:-1] + ("A" if value[-1:] != "A" else "B")
+    return "x"
+
+
+def _bundles() -> list[Any]:
+    return [
+        pytest.param(json.loads(p.read_bytes()), default_keyring(), id=p.stem) for p in SAMPLE_FILES
+    ] + [pytest.param(valid_bundle(), KEYRING, id="generated-non-ascii")]
+
+
+@pytest.mark.parametrize(("bundle", "keyring"), _bundles())
+def test_every_single_leaf_mutation_is_rejected(bundle: dict[str, Any], keyring: Keyring) -> None:
+    leaves = list(_leaves(bundle))
+    assert len(leaves) > 150
+    accepted = []
+    for path, value in leaves:
+        if tuple(path) in UNSIGNED:
+            continue
+        copy_ = copy.deepcopy(bundle)
+        _walk(copy_, path[:-1])[path[-1]] = _mutated(value)
+        try:
+            verify_bundle(copy_, keyring)
+        except BundleError:
+            continue
+        accepted.append(path)
+    assert accepted == []
+
+
+@pytest.mark.parametrize(("bundle", "keyring"), _bundles())
+def test_every_single_key_deletion_is_rejected(bundle: dict[str, Any], keyring: Keyring) -> None:
+    accepted = []
+    for path, _value in _leaves(bundle):
+        if path in UNSIGNED_OPTIONAL or not isinstance(path[-1], str):
+            continue
+        copy_ = copy.deepcopy(bundle)
+        del _walk(copy_, path[:-1])[path[-1]]
+        try:
+            verify_bundle(copy_, keyring)
+        except BundleError:
+            continue
+        accepted.append(path)
+    assert accepted == []
+
+
+LEAVES = [path for path, _ in _leaves(valid_bundle()) if path not in UNSIGNED]
+scalars = st.none() | st.booleans() | st.integers(-5, 2**40) | st.text(max_size=30)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from(LEAVES), scalars)
+def test_any_leaf_replaced_by_any_value_is_rejected(path: tuple[Any, ...], replacement: Any) -> None:
+    bundle = valid_bundle()
+    original = _walk(bundle, path)
+    if replacement == original and type(replacement) is type(original):
+        return
+    _walk(bundle, path[:-1])[path[-1]] = replacement
+    with pytest.raises(BundleError):
+        verify_bundle(bundle, KEYRING)
+
+
+def test_unsigned_metadata_is_the_only_mutable_part() -> None:
+    """Documented limit: bundle_signature.signed_at / signature_status are outside every digest."""
+    bundle = valid_bundle()
+    bundle["bundle_signature"]["signed_at"] = "2000-01-01T00:00:00Z"
+    assert verify_bundle(bundle, KEYRING)
