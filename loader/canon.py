@@ -88,6 +88,14 @@ def digest_matches(value: Any, expected_hex: str) -> bool:
     return any(sha256_hex(enc) == expected_hex for enc in canon_variants(value))
 
 
-def b32_of_digest(hex_digest: str) -> str:
-    """RFC 4648 base32 (upper case, unpadded) of the raw digest bytes."""
-    return base64.b32encode(bytes.fromhex(hex_digest)).decode("ascii").rstrip("=")
+def b32_of_digest(hex_digest: str, length: int = 26) -> str:
+    """The first ``length`` characters of the RFC 4648 base32 of the raw digest bytes.
+
+    Every 5 bytes make 8 characters, so only the bytes those characters need are encoded
+    (the standard library's base32 is pure Python).
+
+    >>> b32_of_digest("0c7fd72298fd8783bddddabf6a361c6e7ae24b3654f11ff6a67888be65f2523c")
+    'BR75OIUY7WDYHPO53K7WUNQ4NZ'
+    """
+    needed = -(-length // 8) * 5
+    return base64.b32encode(bytes.fromhex(hex_digest)[:needed]).decode("ascii")[:length]

@@ -33,7 +33,7 @@ def pith_base32(canonical_sha256: str) -> str:
     >>> pith_base32("0c7fd72298fd8783bddddabf6a361c6e7ae24b3654f11ff6a67888be65f2523c")
     'BR75OIUY7WDYHPO53K7WUNQ4NZ'
     """
-    return b32_of_digest(canonical_sha256)[:PITH_B32_LENGTH]
+    return b32_of_digest(canonical_sha256, PITH_B32_LENGTH)
 
 
 def pith_number_for(canonical_sha256: str, submitted_at: str) -> str:

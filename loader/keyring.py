@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 from nacl.signing import VerifyKey
 
+from loader.canon import b32_of_digest
 from loader.errors import KeyringError
 
 __all__ = [
@@ -39,7 +40,7 @@ def fingerprint_hex(key: bytes) -> str:
 
 def fingerprint_b32(key: bytes) -> str:
     """First 26 characters of the base32 of SHA-256(key) (``..._b32_first128bits``)."""
-    return base64.b32encode(hashlib.sha256(key).digest()).decode("ascii")[:26]
+    return b32_of_digest(hashlib.sha256(key).hexdigest())[:26]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,13 +51,13 @@ class PinnedKey:
     public_key: bytes
     signer_id: str | None = None
     verify_key: VerifyKey = field(init=False, repr=False, compare=False)
+    fingerprint: str = field(init=False, repr=False, compare=False)
+    fingerprint_b32: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verify_key", VerifyKey(self.public_key))
-
-    @property
-    def fingerprint(self) -> str:
-        return fingerprint_hex(self.public_key)
+        object.__setattr__(self, "fingerprint", fingerprint_hex(self.public_key))
+        object.__setattr__(self, "fingerprint_b32", fingerprint_b32(self.public_key))
 
     def __reduce__(self) -> tuple[object, ...]:
         return (PinnedKey, (self.key_id, self.public_key, self.signer_id))

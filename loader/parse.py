@@ -44,14 +44,27 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _depth_exceeds(value: dict[str, Any] | list[Any], limit: int) -> bool:
+def _walk_exceeds(value: Any, limit: int) -> bool:
     """True when containers nest deeper than ``limit`` (``value`` itself is depth 1)."""
     for child in value.values() if type(value) is dict else value:
         kind = type(child)
         if kind is dict or kind is list:
-            if limit <= 1 or _depth_exceeds(child, limit - 1):
+            if limit <= 1 or _walk_exceeds(child, limit - 1):
                 return True
     return False
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """True when containers nest deeper than ``limit``.
+
+    orjson's indented output puts every member of a depth-``d`` container at ``2d`` spaces,
+    so without a line indented ``2 * limit`` nothing can be deeper than ``limit``: one C
+    pass instead of a Python walk. Only when such a line exists does the exact walk run.
+    """
+    indented = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    if b"\n" + b" " * (2 * limit) not in indented:
+        return False
+    return _walk_exceeds(value, limit)
 
 
 def _slow_parse(data: bytes) -> Any:

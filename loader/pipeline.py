@@ -179,12 +179,15 @@ def _results(
             yield from local(chunk)
         return
 
-    context = multiprocessing.get_context("forkserver")
+    # fork: workers inherit the loaded modules and never re-import a script's __main__
+    # (forkserver and spawn would, breaking scripts without a main guard).
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     with ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(settings,)) as pool:
         window: deque[tuple[list[Result], Future[list[Result]] | None]] = deque()
 
         def submit(chunk: list[RawBundle | BundleError]) -> None:
-            errors = [
+            errors: list[Result] = [
                 Rejection(item.code.value, item.message, item.source or Source("?"))
                 for item in chunk
                 if isinstance(item, BundleError)

@@ -111,7 +111,7 @@ def _iter_document(stream: BinaryIO, path: str, limit: int) -> Iterator[RawBundl
 
 
 def _iter_stdin(stream: BinaryIO, limit: int) -> Iterator[RawBundle | BundleError]:
-    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(stream)  # type: ignore[arg-type]
+    buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(_Prepend(b"", stream))
     source: BinaryIO = buffered
     if buffered.peek(2)[:2] == _GZIP_MAGIC:
         source = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]

@@ -32,7 +32,7 @@ from nacl.exceptions import BadSignatureError
 from loader.canon import digest_matches
 from loader.errors import BundleError, RejectCode
 from loader.identifiers import PITH_B32_LENGTH, pith_base32, title_key
-from loader.keyring import Keyring, PinnedKey, fingerprint_b32, fingerprint_hex
+from loader.keyring import Keyring, PinnedKey
 
 __all__ = ["VerifiedBundle", "bundle_digest", "newest_snapshot", "verify_bundle"]
 
@@ -90,6 +90,9 @@ _TYPE_NAMES: dict[type, str] = {
 
 
 def _field(obj: Mapping[str, Any], key: str, kind: type, path: str) -> Any:
+    value = obj.get(key)
+    if type(value) is kind:  # the common case, and excludes bool for int
+        return value
     if key not in obj:
         raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} is missing")
     value = obj[key]
@@ -259,8 +262,8 @@ def _check_embedded_keys(bundle: Mapping[str, Any], keyring: Keyring) -> None:
         if any(copy != pinned.public_key for copy in copies):
             raise _fail(RejectCode.KEY_MISMATCH, f"{where} differs from the pinned key")
         expected = {
-            "fingerprint_sha256_hex": fingerprint_hex(pinned.public_key),
-            "fingerprint_sha256_b32_first128bits": fingerprint_b32(pinned.public_key),
+            "fingerprint_sha256_hex": pinned.fingerprint,
+            "fingerprint_sha256_b32_first128bits": pinned.fingerprint_b32,
         }
         for name, value in expected.items():
             if name in entry and entry[name] != value:

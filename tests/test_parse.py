@@ -78,3 +78,31 @@ json_values = st.recursive(
 def test_valid_objects_round_trip(value: dict[str, Any], pretty: bool) -> None:
     text = json.dumps(value, indent=2 if pretty else None, ensure_ascii=pretty)
     assert parse_bundle(text.encode()) == value
+
+
+def _depth(value: Any) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max((_depth(v) for v in value), default=0)
+    return 0
+
+
+nested = st.recursive(
+    st.integers(0, 3) | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(max_size=2), nested, max_size=3), st.integers(1, 8))
+def test_depth_limit_is_exact(value: dict[str, Any], limit: int) -> None:
+    """The fast indentation check agrees with a plain recursive depth count."""
+    data = json.dumps(value).encode()
+    if _depth(value) > limit:
+        with pytest.raises(BundleError) as caught:
+            parse_bundle(data, Limits(max_depth=limit))
+        assert caught.value.code.value == "too_deep"
+    else:
+        assert parse_bundle(data, Limits(max_depth=limit)) == value

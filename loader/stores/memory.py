@@ -154,7 +154,7 @@ class MemoryStore:
 
         for node in touched:
             data = graph.nodes[node]
-            if data["label"] in _DERIVED_LABELS and graph.degree(node) == 0:
+            if data["label"] in _DERIVED_LABELS and not graph.pred[node] and not graph.succ[node]:
                 if data["label"] == "Signer":
                     self._signer_keys.pop(data["signerId"], None)
                 graph.remove_node(node)
