@@ -14,8 +14,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from itertools import islice
 import multiprocessing
+from itertools import chain, islice
 from typing import BinaryIO
 
 from loader.errors import BundleError, Source
@@ -29,6 +29,7 @@ from loader.verify import bundle_digest, verify_bundle
 __all__ = ["LoadReport", "Rejection", "Settings", "process_one", "run"]
 
 CHUNK = 64
+GROUP_BYTES = 1 << 20
 MAX_KEPT_REJECTIONS = 1000
 
 
@@ -147,9 +148,16 @@ def _init_worker(settings: Settings) -> None:
     _worker_settings = settings
 
 
-def _process_chunk(chunk: list[RawBundle]) -> list[Result]:
+def _result(item: RawBundle | BundleError, settings: Settings) -> Result:
+    if isinstance(item, BundleError):
+        return Rejection(item.code.value, item.message, item.source or Source("?"))
+    return process_one(item, settings)
+
+
+def _process_chunk(chunk: list[RawBundle | BundleError]) -> list[Result]:
+    """Worker task: bundles the parent read."""
     assert _worker_settings is not None, "worker not initialised"
-    return [process_one(raw, _worker_settings) for raw in chunk]
+    return [_result(item, _worker_settings) for item in chunk]
 
 
 def _chunks(items: Iterator[RawBundle | BundleError], size: int) -> Iterator[list[RawBundle | BundleError]]:
@@ -157,58 +165,72 @@ def _chunks(items: Iterator[RawBundle | BundleError], size: int) -> Iterator[lis
         yield chunk
 
 
-def _results(
-    inputs: Iterator[RawBundle | BundleError], settings: Settings, workers: int
-) -> Iterator[Result]:
-    """Results in input order. Uses a process pool once the input outgrows two chunks."""
-    chunks = _chunks(inputs, CHUNK)
-    head = list(islice(chunks, 2))
+def _process_files(paths: list[str]) -> list[Result]:
+    """Worker task: whole files, read by the worker itself (the parent only collects)."""
+    settings = _worker_settings
+    assert settings is not None, "worker not initialised"
+    inputs = iter_inputs(paths, max_bytes=settings.limits.max_bytes)
+    return [_result(item, settings) for item in inputs]
 
-    def local(chunk: list[RawBundle | BundleError]) -> list[Result]:
-        return [
-            Rejection(item.code.value, item.message, item.source or Source("?"))
-            if isinstance(item, BundleError)
-            else process_one(item, settings)
-            for item in chunk
-        ]
 
-    if workers <= 1 or len(head) < 2:
-        for chunk in head:
-            yield from local(chunk)
-        for chunk in chunks:
-            yield from local(chunk)
-        return
+def _file_groups(files: list[str], workers: int) -> list[list[str]] | None:
+    """Files grouped into tasks of about ``GROUP_BYTES`` each, when that spreads the work.
 
+    ``None`` when reading in the parent is better: stdin, or too few groups to keep every
+    worker busy (one huge file must be split into chunks, which only the parent can do).
+    """
+    if "-" in files:
+        return None
+    groups: list[list[str]] = []
+    size = GROUP_BYTES
+    for path in files:
+        if size >= GROUP_BYTES:
+            groups.append([])
+            size = 0
+        groups[-1].append(path)
+        try:
+            size += os.path.getsize(path)
+        except OSError:
+            size = GROUP_BYTES  # unreadable: its own task, reported by the worker
+    return groups if len(groups) >= 2 * workers else None
+
+
+def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
     # fork: workers inherit the loaded modules and never re-import a script's __main__
     # (forkserver and spawn would, breaking scripts without a main guard).
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    with ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(settings,)) as pool:
-        window: deque[tuple[list[Result], Future[list[Result]] | None]] = deque()
+    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(settings,))
 
-        def submit(chunk: list[RawBundle | BundleError]) -> None:
-            errors: list[Result] = [
-                Rejection(item.code.value, item.message, item.source or Source("?"))
-                for item in chunk
-                if isinstance(item, BundleError)
-            ]
-            raws = [item for item in chunk if isinstance(item, RawBundle)]
-            window.append((errors, pool.submit(_process_chunk, raws) if raws else None))
 
-        def drain_one() -> Iterator[Result]:
-            errors, future = window.popleft()
-            yield from errors
-            if future is not None:
-                yield from future.result()
+def _ordered(futures: Iterator[Future[list[Result]]], window: int) -> Iterator[Result]:
+    """Results of ``futures`` in submission order, at most ``window`` tasks in flight."""
+    in_flight: deque[Future[list[Result]]] = deque()
+    for future in futures:
+        in_flight.append(future)
+        while len(in_flight) > window:
+            yield from in_flight.popleft().result()
+    while in_flight:
+        yield from in_flight.popleft().result()
 
-        for chunk in head:
-            submit(chunk)
-        for chunk in chunks:
-            submit(chunk)
-            while len(window) > workers * 4:
-                yield from drain_one()
-        while window:
-            yield from drain_one()
+
+def _results(files: list[str], settings: Settings, workers: int, stdin: BinaryIO | None) -> Iterator[Result]:
+    """Results in input order, from worker processes when the input is large enough."""
+    groups = _file_groups(files, workers) if workers > 1 else None
+    if groups is not None:
+        with _pool(workers, settings) as pool:
+            yield from _ordered((pool.submit(_process_files, g) for g in groups), workers * 2)
+        return
+    inputs = iter_inputs(files, max_bytes=settings.limits.max_bytes, stdin=stdin)
+    chunks = _chunks(inputs, CHUNK)
+    head = list(islice(chunks, 2))
+    if workers <= 1 or len(head) < 2:
+        for chunk in chain(head, chunks):
+            yield from (_result(item, settings) for item in chunk)
+        return
+    with _pool(workers, settings) as pool:
+        tasks = (pool.submit(_process_chunk, chunk) for chunk in chain(head, chunks))
+        yield from _ordered(tasks, workers * 4)
 
 
 def run(
@@ -243,8 +265,7 @@ def run(
                 report.add_outcome(outcome)
         batch.clear()
 
-    inputs = iter_inputs(files, max_bytes=limits.max_bytes, stdin=stdin)
-    for result in _results(inputs, settings, workers if workers is not None else (os.cpu_count() or 1)):
+    for result in _results(files, settings, workers if workers is not None else (os.cpu_count() or 1), stdin):
         report.seen += 1
         if isinstance(result, Rejection):
             report.add_rejection(result)

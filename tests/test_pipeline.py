@@ -97,3 +97,25 @@ def test_load_graph_returns_graph_and_report() -> None:
         "Paper:pith:2020:W3PCQTV6U43ZRLRXL3ULSAQ7HW",
         "Paper:pith:2022:3YN673EVFOVJAYQNLYBADBBI3I",
     ]
+
+
+def test_folder_of_files_split_across_workers_equals_serial(
+    tmp_path: Path, corpus: tuple[list[bytes], Keyring]
+) -> None:
+    """Many files: workers read whole groups of files themselves (the parent only collects)."""
+    bundles, keyring = corpus
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for index, data in enumerate(bundles):
+        (folder / f"{index:04d}.json").write_bytes(data)
+    (folder / "0200-bad.json").write_bytes(b'{"bundle_type": 1}')
+    reports, exports = [], []
+    for workers in (1, 2):
+        store = MemoryStore()
+        reports.append(run([str(folder)], keyring=keyring, store=store, workers=workers))
+        exports.append(store.export())
+    assert exports[0] == exports[1]
+    assert [r.rejections for r in reports] == [reports[0].rejections] * 2
+    assert [(r.code, r.source.path) for r in reports[0].rejections] == [
+        ("schema_error", str(folder / "0200-bad.json"))
+    ]
