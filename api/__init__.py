@@ -1,0 +1,8 @@
+"""The GraphQL API over a loaded graph (memory or Neo4j), served by uvicorn.
+
+Modules, outermost first: ``serve`` (the ``pith-graph serve`` command), ``app`` (the
+Starlette app: ``/graphql``, GraphiQL, ``/healthz``), ``settings`` (the environment),
+``schema`` (the root ``Query``), ``types`` (object types), ``context`` (per-request
+DataLoaders over a :class:`~loader.stores.reads.GraphReader`), ``ids`` (pasted identifiers),
+``limits`` and ``errors``. ``schema.graphql`` is the printed SDL.
+"""

@@ -159,6 +159,20 @@ def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     return EXIT_REJECTED if report.rejected else EXIT_OK
 
 
+def _cmd_schema(args: argparse.Namespace) -> int:
+    """Print the Neo4j constraints and indexes; apply them first unless ``--print``."""
+    from loader.stores.cypher import render_schema
+
+    if not args.print_only:
+        store = open_store(args)
+        try:
+            store.ensure_schema()
+        finally:
+            store.close()
+    sys.stdout.write(render_schema())
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = _Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
@@ -175,6 +189,17 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--batch-size", type=int, default=1000, help="bundles per write batch")
     add_neo4j_options(load)
     load.set_defaults(handler=lambda a: _cmd_verify_or_load(a, load=True))
+
+    schema = commands.add_parser("schema", help="apply the Neo4j constraints and indexes and print them")
+    schema.add_argument("--backend", choices=("neo4j",), default="neo4j")
+    schema.add_argument("--print", dest="print_only", action="store_true",
+                        help="only print the Cypher, without connecting")
+    add_neo4j_options(schema)
+    schema.set_defaults(handler=_cmd_schema)
+
+    from api.serve import add_serve_command  # the API is optional for the loader commands
+
+    add_serve_command(commands, add_neo4j_options)
 
     return parser
 

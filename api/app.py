@@ -1,0 +1,291 @@
+"""The Starlette application: ``POST /graphql``, GraphiQL on ``GET /graphql``, ``GET /healthz``.
+
+Every answer to a request that reaches ``/graphql`` is GraphQL JSON: a malformed body, a
+wrong content type or an oversized body gets ``{"errors": [...]}`` with
+``extensions.code`` and a 4xx status, never a bare 500 or a traceback. GraphiQL and its
+scripts are served by the app itself (``api/static``), so it works without internet access.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+import orjson
+from cross_web import HTTPException
+from graphql import GraphQLError
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from strawberry.asgi import GraphQL
+from strawberry.http import GraphQLHTTPResponse, process_result
+from strawberry.types import ExecutionResult
+
+from api.context import Context, KeyInfo, Runner, run_inline
+from api.errors import INTERNAL_MESSAGE, QueryTimeout, coded, error_body
+from api.limits import Limits
+from api.schema import build_schema
+from loader.errors import StoreError
+from loader.keyring import Keyring
+from loader.stores.reads import GraphReader
+
+__all__ = ["GraphQLView", "create_app", "key_infos"]
+
+log = logging.getLogger("api.app")
+
+_STATIC = files("api") / "static"
+_ASSETS = {
+    "graphiql.min.js": "text/javascript; charset=utf-8",
+    "graphiql.min.css": "text/css; charset=utf-8",
+    "react.production.min.js": "text/javascript; charset=utf-8",
+    "react-dom.production.min.js": "text/javascript; charset=utf-8",
+    "init.js": "text/javascript; charset=utf-8",
+}
+_GRAPHIQL_CSP = (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; connect-src 'self'; "
+    "frame-ancestors 'none'; base-uri 'none'; form-action 'none'"
+)
+#: Seconds after the time limit at which a request still running is cancelled outright.
+HARD_DEADLINE_MARGIN = 5.0
+_HTTP_CODES = {400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "LIMIT_EXCEEDED"}
+
+
+def _timeout_error(limit: float) -> QueryTimeout:
+    return QueryTimeout(
+        f"The query took longer than {limit:g} s.", "Ask for less: smaller pages, fewer nested fields."
+    )
+
+
+def key_infos(keyring: Keyring) -> dict[str, KeyInfo]:
+    """Fingerprint and signer of every key the server pins (for ``Paper.verification``)."""
+    return {key_id: KeyInfo(key.fingerprint, key.signer_id) for key_id, key in keyring.items()}
+
+
+def _json(body: Any, status: int) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+
+
+class GraphQLView(GraphQL[Context, None]):
+    """strawberry's ASGI view with our context, time limit, error codes and GraphiQL page."""
+
+    def __init__(
+        self,
+        reader: GraphReader,
+        limits: Limits,
+        keys: Mapping[str, KeyInfo],
+        run: Runner,
+        *,
+        graphiql: bool,
+    ) -> None:
+        super().__init__(
+            build_schema(limits),
+            graphql_ide="graphiql" if graphiql else None,
+            allow_queries_via_get=True,
+            multipart_uploads_enabled=False,
+        )
+        self.reader = reader
+        self.limits = limits
+        self.keys = keys
+        self.runner = run
+
+    async def get_context(self, request: Any, response: Any) -> Context:
+        return Context(self.reader, self.limits, self.keys, self.runner)
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        html = (_STATIC / "graphiql.html").read_text(encoding="utf-8")
+        return HTMLResponse(html, headers={"Content-Security-Policy": _GRAPHIQL_CSP})
+
+    def parse_json(self, data: str | bytes) -> Any:
+        try:
+            parsed = orjson.loads(data)
+        except orjson.JSONDecodeError as err:
+            raise HTTPException(400, "Unable to parse request body as JSON") from err
+        if not isinstance(parsed, (dict, list)):
+            raise HTTPException(400, "The request body must be a JSON object")
+        return parsed
+
+    def encode_json(self, data: object) -> bytes:
+        return orjson.dumps(data)
+
+    async def execute_single(self, **kwargs: Any) -> ExecutionResult:  # type: ignore[override]
+        """Run one operation under the time limit: at the limit the request's abort signal
+        stops execution at the next field (graphql-core cancels pending resolvers); a hard
+        deadline a little later covers anything that ignores the signal."""
+        context: Context = kwargs["context"]
+        limit = self.limits.timeout_seconds
+        timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, _timeout_error(limit))
+        try:
+            async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
+                result: ExecutionResult = await super().execute_single(**kwargs)
+                return result
+        except TimeoutError:
+            return ExecutionResult(data=None, errors=[GraphQLError(str(_timeout_error(limit)), original_error=_timeout_error(limit))])
+        finally:
+            timer.cancel()
+
+    async def process_result(self, request: Request, result: ExecutionResult) -> GraphQLHTTPResponse:
+        if result.errors:
+            result.errors = [coded(error) for error in result.errors]
+        return process_result(result)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":  # no subscriptions: refuse websockets
+            await send({"type": "websocket.close", "code": 1003})
+            return
+        request = Request(scope, receive=receive)
+        try:
+            response = await self.run(request)
+        except HTTPException as err:
+            code = _HTTP_CODES.get(err.status_code, "BAD_REQUEST")
+            response = _json(error_body(err.reason, code), err.status_code)
+        except Exception:
+            log.exception("unexpected error answering %s %s", scope.get("method"), scope.get("path"))
+            response = _json(error_body(INTERNAL_MESSAGE, "INTERNAL_SERVER_ERROR"), 500)
+        await response(scope, receive, send)
+
+
+class Guard:
+    """Caps request bodies (413 with a GraphQL error) and adds safe response headers."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+
+    async def _refuse(self, send: Send, status: int, message: str, code: str) -> None:
+        body = orjson.dumps(error_body(message, code))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"x-content-type-options", b"nosniff"))
+                headers.append((b"referrer-policy", b"no-referrer"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+            await self.app(scope, receive, send_with_headers)
+            return
+        too_large = f"The request body is larger than {self.max_body_bytes} bytes."
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                if not value.isdigit():
+                    await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST")
+                    return
+                if int(value) > self.max_body_bytes:
+                    await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+                    return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            body += message.get("body", b"")
+            if len(body) > self.max_body_bytes:
+                await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send_with_headers)
+
+
+@cache
+def _asset(name: str) -> tuple[bytes, bool]:
+    """The asset's bytes and whether they are gzip-compressed."""
+    plain = _STATIC / "graphiql" / name
+    if plain.is_file():
+        return plain.read_bytes(), False
+    return (_STATIC / "graphiql" / f"{name}.gz").read_bytes(), True
+
+
+async def _graphiql_asset(request: Request) -> Response:
+    name = request.path_params["name"]
+    if name not in _ASSETS:
+        return _json(error_body("Not found.", "NOT_FOUND"), 404)
+    data, compressed = _asset(name)
+    headers = {"Cache-Control": "public, max-age=86400"}
+    if compressed:
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            headers["Content-Encoding"] = "gzip"
+            headers["Vary"] = "Accept-Encoding"
+        else:
+            data = gzip.decompress(data)
+    return Response(data, media_type=_ASSETS[name], headers=headers)
+
+
+def create_app(
+    reader: GraphReader,
+    *,
+    limits: Limits | None = None,
+    keyring: Keyring | None = None,
+    run: Runner = run_inline,
+    graphiql: bool = True,
+    backend: str = "memory",
+    on_shutdown: Callable[[], None] | None = None,
+) -> ASGIApp:
+    """The ASGI app serving ``reader``. ``on_shutdown`` runs once the server has stopped
+    accepting requests (close the reader and the runner's threads there)."""
+    limits = limits if limits is not None else Limits()
+    keys = key_infos(keyring) if keyring is not None else {}
+    view = GraphQLView(reader, limits, keys, run, graphiql=graphiql)
+
+    async def healthz(request: Request) -> Response:
+        try:
+            await run(reader.ping)
+        except StoreError as err:
+            log.warning("health check failed: %s", err)
+            return JSONResponse({"status": "unavailable", "backend": backend}, status_code=503)
+        return JSONResponse({"status": "ok", "backend": backend})
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            yield
+        finally:
+            if on_shutdown is not None:
+                on_shutdown()
+
+    app = Starlette(
+        routes=[
+            Route("/graphql", view),
+            Route("/graphql/", view),
+            Route("/healthz", healthz, methods=["GET", "HEAD"]),
+            Route("/graphiql/{name}", _graphiql_asset, methods=["GET", "HEAD"]),
+        ],
+        lifespan=lifespan,
+    )
+    return Guard(app, limits.max_body_bytes)

@@ -1,0 +1,204 @@
+"""The per-request context: the reader, the limits, and one DataLoader per reader method.
+
+Each DataLoader gathers the keys every resolver of one level asks for and calls its reader
+method once for all of them, so a nested query costs one reader call (one Cypher statement
+on Neo4j) per level and relation, whatever the number of papers. Methods that take
+``first``/``after`` get one loader per distinct value.
+
+Reader calls run through a :class:`Runner`: inline for the in-memory reader (microseconds,
+no I/O), on a thread pool for Neo4j, so a slow database never blocks the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from graphql.pyutils import AbortController
+from strawberry.dataloader import DataLoader
+
+from api.limits import Limits
+from loader.stores.reads import (
+    AliasRecord,
+    AuthorCount,
+    AuthorRecord,
+    CategoryCount,
+    CategoryLink,
+    CategoryRecord,
+    Coauthor,
+    GraphReader,
+    IdentifierKey,
+    Page,
+    PaperKey,
+    PaperRecord,
+    RelatedPaper,
+    SignatureRecord,
+    SignerRecord,
+)
+
+__all__ = ["Context", "KeyInfo", "Runner", "ThreadRunner", "run_inline"]
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+T = TypeVar("T")
+
+
+class Runner(Protocol):
+    """Runs a blocking reader call and awaits its result."""
+
+    def __call__(self, fn: Callable[..., T], /, *args: Any) -> Awaitable[T]: ...
+
+
+async def run_inline(fn: Callable[..., T], /, *args: Any) -> T:
+    """Run in the event loop: for readers that never block."""
+    return fn(*args)
+
+
+class ThreadRunner:
+    """Run on a bounded thread pool: for readers that wait on a database."""
+
+    def __init__(self, threads: int) -> None:
+        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="graph-read")
+
+    def __call__(self, fn: Callable[..., T], /, *args: Any) -> Awaitable[T]:
+        return asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """What the server's keyring says about a key id."""
+
+    fingerprint: str
+    signer_id: str | None
+
+
+class Context:
+    """Everything a resolver needs for one request."""
+
+    def __init__(
+        self,
+        reader: GraphReader,
+        limits: Limits,
+        keys: Mapping[str, KeyInfo],
+        run: Runner = run_inline,
+    ) -> None:
+        self.reader = reader
+        self.limits = limits
+        self.keys = keys
+        self.run = run
+        #: Aborting it stops the request's execution at the next field (the time limit).
+        self.abort = AbortController()
+        self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
+
+    def _batch(
+        self,
+        name: Hashable,
+        fetch: Callable[[list[K]], Mapping[K, V]],
+        default: Callable[[], V],
+    ) -> DataLoader[K, V]:
+        loader = self._loaders.get(name)
+        if loader is None:
+
+            async def load(keys: Sequence[K]) -> list[V]:
+                found = await self.run(fetch, list(keys))
+                return [found[key] if key in found else default() for key in keys]
+
+            loader = self._loaders[name] = DataLoader(load_fn=load)
+        return loader
+
+    # -- papers --------------------------------------------------------------------------
+
+    @property
+    def paper(self) -> DataLoader[str, PaperRecord | None]:
+        return self._batch("paper", self.reader.papers_by_ids, lambda: None)
+
+    @property
+    def identifier(self) -> DataLoader[IdentifierKey, list[str]]:
+        return self._batch("identifier", self.reader.resolve_identifiers, list)
+
+    @property
+    def authors_of(self) -> DataLoader[str, list[AuthorRecord]]:
+        return self._batch("authors_of", self.reader.authors_of_papers, list)
+
+    @property
+    def categories_of(self) -> DataLoader[str, list[CategoryLink]]:
+        return self._batch("categories_of", self.reader.categories_of_papers, list)
+
+    @property
+    def aliases_of(self) -> DataLoader[str, list[AliasRecord]]:
+        return self._batch("aliases_of", self.reader.aliases_of_papers, list)
+
+    @property
+    def signatures_of(self) -> DataLoader[str, list[SignatureRecord]]:
+        return self._batch("signatures_of", self.reader.signatures_of_papers, list)
+
+    @property
+    def versions_of(self) -> DataLoader[str, list[PaperRecord]]:
+        return self._batch("versions_of", self.reader.versions_of_papers, list)
+
+    def related(self, first: int) -> DataLoader[str, list[RelatedPaper]]:
+        return self._batch(
+            ("related", first), lambda keys: self.reader.related_papers(keys, first), list
+        )
+
+    # -- authors -------------------------------------------------------------------------
+
+    @property
+    def author(self) -> DataLoader[str, AuthorRecord | None]:
+        return self._batch("author", self.reader.authors_by_keys, lambda: None)
+
+    def author_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
+        return self._batch(
+            ("author_papers", first, after),
+            lambda keys: self.reader.papers_of_authors(keys, first, after),
+            _empty_page,
+        )
+
+    def coauthors(self, first: int) -> DataLoader[str, list[Coauthor]]:
+        return self._batch(("coauthors", first), lambda keys: self.reader.coauthors(keys, first), list)
+
+    @property
+    def author_categories(self) -> DataLoader[str, list[CategoryCount]]:
+        return self._batch("author_categories", self.reader.author_categories, list)
+
+    # -- categories ----------------------------------------------------------------------
+
+    @property
+    def category(self) -> DataLoader[str, CategoryRecord | None]:
+        return self._batch("category", self.reader.categories_by_codes, lambda: None)
+
+    def category_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
+        return self._batch(
+            ("category_papers", first, after),
+            lambda keys: self.reader.papers_of_categories(keys, first, after),
+            _empty_page,
+        )
+
+    def top_authors(self, first: int) -> DataLoader[str, list[AuthorCount]]:
+        return self._batch(("top_authors", first), lambda keys: self.reader.top_authors(keys, first), list)
+
+    def co_listed(self, first: int) -> DataLoader[str, list[CategoryCount]]:
+        return self._batch(("co_listed", first), lambda keys: self.reader.co_listed(keys, first), list)
+
+    # -- signers -------------------------------------------------------------------------
+
+    @property
+    def signer(self) -> DataLoader[str, SignerRecord | None]:
+        return self._batch("signer", self.reader.signers_by_ids, lambda: None)
+
+    def signer_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
+        return self._batch(
+            ("signer_papers", first, after),
+            lambda keys: self.reader.papers_of_signers(keys, first, after),
+            _empty_page,
+        )
+
+
+def _empty_page() -> Page:
+    return Page((), False)

@@ -1,0 +1,174 @@
+"""GraphQL errors: stable codes a client can act on, and masking of everything else.
+
+::
+
+    ApiError                 an expected error; its ``code`` goes to ``extensions.code``
+    ├── NotFound             NOT_FOUND         a named thing does not exist (where null won't do)
+    ├── BadUserInput         BAD_USER_INPUT    an argument is malformed (bad cursor, bad date)
+    ├── LimitExceeded        LIMIT_EXCEEDED    over a limit (page size, depth, aliases, tokens)
+    └── QueryTimeout         TIMEOUT           the request ran past its time limit
+
+Codes given to errors that are not raised as ``ApiError``: ``GRAPHQL_PARSE_FAILED`` (syntax),
+``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable of
+the wrong type), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
+type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached) and
+``INTERNAL_SERVER_ERROR``: anything unexpected, whose message and details are replaced by a
+fixed text (the original is logged, never sent).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from graphql import AbortedGraphQLExecutionError, GraphQLError, GraphQLSyntaxError
+from strawberry.extensions import SchemaExtension
+
+from loader.errors import StoreError
+
+__all__ = [
+    "INTERNAL_MESSAGE",
+    "ApiError",
+    "BadUserInput",
+    "CodedErrors",
+    "LimitExceeded",
+    "NotFound",
+    "QueryTimeout",
+    "coded",
+    "error_body",
+    "is_unexpected",
+]
+
+log = logging.getLogger("api.errors")
+
+INTERNAL_MESSAGE = "Internal server error."
+
+_LIMIT_MESSAGES = re.compile(
+    r"exceeds maximum operation depth"
+    r"|aliases found\. Allowed:"
+    r"|Document contains more than \d+ (?:lexical )?tokens"
+    r"|Document contains more than \d+ comments"
+    r"|Document is longer than"
+    r"|Maximum introspection depth exceeded"
+)
+
+
+class ApiError(Exception):
+    """An expected error: ``message`` for people, ``code`` for programs, and how to fix it."""
+
+    code = "BAD_USER_INPUT"
+
+    def __init__(self, message: str, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.suggestion = suggestion
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        found: dict[str, Any] = {"code": self.code}
+        if self.suggestion:
+            found["suggestion"] = self.suggestion
+        return found
+
+
+class NotFound(ApiError):
+    code = "NOT_FOUND"
+
+
+class BadUserInput(ApiError):
+    code = "BAD_USER_INPUT"
+
+
+class LimitExceeded(ApiError):
+    code = "LIMIT_EXCEEDED"
+
+
+class QueryTimeout(ApiError):
+    code = "TIMEOUT"
+
+
+def _with_code(
+    error: GraphQLError, code: str, message: str | None = None, extra: dict[str, Any] | None = None
+) -> GraphQLError:
+    return GraphQLError(
+        message if message is not None else error.message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        original_error=None,
+        extensions={**(error.extensions or {}), **(extra or {}), "code": code},
+    )
+
+
+def _store_code(error: StoreError) -> str | None:
+    if error.code == "timeout":
+        return "TIMEOUT"
+    if error.code in ("unavailable", "auth", "database"):
+        return "SERVICE_UNAVAILABLE"
+    return None
+
+
+def _cause(error: GraphQLError) -> BaseException | None:
+    """The error's cause; for an aborted execution, the reason it was aborted."""
+    original = error.original_error
+    if isinstance(original, AbortedGraphQLExecutionError) and isinstance(original.reason, Exception):
+        return original.reason
+    return original
+
+
+def is_unexpected(error: GraphQLError) -> bool:
+    """True when the error is a bug or a failure, not the client's doing."""
+    original = _cause(error)
+    if isinstance(original, ApiError):
+        return False
+    if isinstance(original, StoreError):
+        return _store_code(original) is None
+    if error.path is None:  # before execution: parsing, validation, coercing variables
+        return original is not None and not isinstance(original, GraphQLError)
+    return True  # during execution, anything but an ApiError is a bug or a failure
+
+
+def coded(error: GraphQLError) -> GraphQLError:
+    """The error as the client sees it: with ``extensions.code``, masked when unexpected.
+
+    Idempotent: an error that already has a code is returned as it is.
+    """
+    if (error.extensions or {}).get("code"):
+        return error
+    original = _cause(error)
+    if isinstance(original, ApiError):
+        return _with_code(error, original.code, original.message, original.extensions)
+    if isinstance(original, StoreError):
+        code = _store_code(original)
+        if code == "TIMEOUT":
+            return _with_code(error, code, "The query took too long.")
+        if code is not None:
+            return _with_code(error, code, "The graph database is not available; try again later.")
+    if is_unexpected(error):
+        return _with_code(error, "INTERNAL_SERVER_ERROR", INTERNAL_MESSAGE)
+    if _LIMIT_MESSAGES.search(error.message):
+        return _with_code(error, "LIMIT_EXCEEDED")
+    if isinstance(error, GraphQLSyntaxError) or error.message.startswith("Syntax Error"):
+        return _with_code(error, "GRAPHQL_PARSE_FAILED")
+    if error.message.startswith("Variable '$"):
+        return _with_code(error, "BAD_USER_INPUT")
+    return _with_code(error, "GRAPHQL_VALIDATION_FAILED")
+
+
+def error_body(message: str, code: str) -> dict[str, Any]:
+    """A GraphQL response body holding one request-level error."""
+    return {"data": None, "errors": [{"message": message, "extensions": {"code": code}}]}
+
+
+class CodedErrors(SchemaExtension):
+    """Gives every error of a result its code and masks the unexpected ones (see :func:`coded`)."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        errors = getattr(result, "errors", None)
+        if result is not None and errors:
+            result.errors = [coded(error) for error in errors]

@@ -1,0 +1,125 @@
+"""Limits that keep one request from taking the server down, on by default.
+
+========================  =========  ==============================================
+limit                     default    enforced by
+========================  =========  ==============================================
+``max_depth``             10         strawberry's ``QueryDepthLimiter`` rule
+``max_aliases``           30         strawberry's ``MaxAliasesLimiter`` rule
+``max_tokens``            2000       the GraphQL parser (lexical tokens, comments
+                                     and source length are each bounded)
+``max_page_size``         100        ``first`` arguments (:func:`page_size`)
+``max_body_bytes``        65536      the HTTP layer (``api.app``)
+``timeout_seconds``       10         the HTTP layer, and Neo4j's transaction timeout
+``max_path_hops``         6          ``collaborationPath(maxHops:)``
+========================  =========  ==============================================
+
+Going over a limit is a ``LIMIT_EXCEEDED`` error; the settings (``api.settings``) read each
+from the environment.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+
+from graphql import ASTValidationRule
+from graphql.validation import MaxIntrospectionDepthRule
+from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension, ValidationCache
+from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
+from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
+
+from api.errors import BadUserInput, CodedErrors, LimitExceeded
+from loader.stores.reads import MAX_PATH_HOPS
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "ParserLimits", "page_size", "path_hops", "schema_extensions"]
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """Every request limit (see the module docstring)."""
+
+    max_depth: int = 10
+    max_aliases: int = 30
+    max_tokens: int = 2000
+    max_page_size: int = 100
+    default_page_size: int = 20
+    max_body_bytes: int = 64 * 1024
+    timeout_seconds: float = 10.0
+    max_path_hops: int = MAX_PATH_HOPS
+    default_path_hops: int = 4
+
+    def __post_init__(self) -> None:
+        for name in ("max_depth", "max_aliases", "max_tokens", "max_page_size", "max_body_bytes"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if not 0 < self.default_page_size <= self.max_page_size:
+            raise ValueError("default_page_size must be between 1 and max_page_size")
+        if self.timeout_seconds <= 0:
+            raise ValueError("timeout_seconds must be positive")
+        if not 1 <= self.max_path_hops <= MAX_PATH_HOPS:
+            raise ValueError(f"max_path_hops must be between 1 and {MAX_PATH_HOPS}")
+        if not 1 <= self.default_path_hops <= self.max_path_hops:
+            raise ValueError("default_path_hops must be between 1 and max_path_hops")
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def page_size(first: int | None, limits: Limits) -> int:
+    """``first`` checked against the page cap (``None``: the default page size)."""
+    if first is None:
+        return limits.default_page_size
+    if first < 0:
+        raise BadUserInput("first must not be negative.", "Pass a number from 0 up.")
+    if first > limits.max_page_size:
+        raise LimitExceeded(
+            f"first must be at most {limits.max_page_size}.",
+            "Ask for fewer items and page on with the endCursor as after.",
+        )
+    return first
+
+
+def path_hops(max_hops: int | None, limits: Limits) -> int:
+    """``maxHops`` checked against the cap (``None``: the default)."""
+    if max_hops is None:
+        return limits.default_path_hops
+    if max_hops < 1:
+        raise BadUserInput("maxHops must be at least 1.")
+    if max_hops > limits.max_path_hops:
+        raise LimitExceeded(f"maxHops must be at most {limits.max_path_hops}.")
+    return max_hops
+
+
+class ParserLimits(SchemaExtension):
+    """Bounds the parser: lexical tokens, comments and the source length."""
+
+    def __init__(self, max_tokens: int) -> None:
+        self.max_tokens = max_tokens
+
+    def on_operation(self) -> Iterator[None]:
+        options = self.execution_context.parse_options
+        options["max_lexical_tokens"] = self.max_tokens  # type: ignore[typeddict-unknown-key]
+        options["max_comments"] = self.max_tokens  # type: ignore[typeddict-unknown-key]
+        options["max_source_length"] = self.max_tokens * 50  # type: ignore[typeddict-unknown-key]
+        yield
+
+
+def schema_extensions(limits: Limits) -> list[Callable[[], SchemaExtension]]:
+    """Factories of the schema's extensions (one instance each per request), outermost first:
+    error codes, parser limits, validation limits, then the parse and validation caches.
+
+    The validation rules are built once here, so the validation cache can recognise them.
+    """
+    rules: list[type[ASTValidationRule]] = [
+        max_depth_rule(limits.max_depth, None),
+        max_aliases_rule(limits.max_aliases),
+        MaxIntrospectionDepthRule,
+    ]
+    return [
+        CodedErrors,
+        partial(ParserLimits, limits.max_tokens),
+        partial(AddValidationRules, rules),
+        partial(ParserCache, maxsize=256),
+        partial(ValidationCache, maxsize=256),
+    ]

@@ -1,0 +1,299 @@
+"""The root ``Query`` and the schema with its extensions (error codes, limits, caches).
+
+``api/schema.graphql`` is the printed SDL, a reviewed artefact: regenerate it with
+``python -m api.schema > api/schema.graphql`` and a test compares the two.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from datetime import UTC, datetime
+from collections.abc import Awaitable
+from typing import Annotated, Any, TypeVar
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from strawberry.types import ExecutionContext
+
+from api.context import Context
+from api.errors import BadUserInput, NotFound, is_unexpected
+from api.ids import parse_identifier
+from api.limits import DEFAULT_LIMITS, Limits, page_size, path_hops, schema_extensions
+from api.types import (
+    Author,
+    Category,
+    GraphInfo,
+    Paper,
+    PaperConnection,
+    PathStep,
+    Signer,
+    decode_cursor,
+    paper_connection,
+    resolver,
+)
+from loader.identifiers import author_name_key
+from loader.stores.reads import PaperFilter, PaperRecord, search_terms
+
+__all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl"]
+
+log = logging.getLogger("api.schema")
+T = TypeVar("T")
+
+MAX_TEXT_LENGTH = 500
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@strawberry.input(name="PaperFilter", description="Which papers to list; every field given must match.")
+class PaperFilterInput:
+    category: str | None = strawberry.field(
+        default=None, description="Listed in the category with this code (primary or cross-list), e.g. cs.LG."
+    )
+    archive: str | None = strawberry.field(
+        default=None, description="Listed in a category of this archive, e.g. cs."
+    )
+    author: str | None = strawberry.field(
+        default=None, description="By this author (matched by name key: case and spacing ignored)."
+    )
+    submitted_from: str | None = strawberry.field(
+        default=None, description="Submitted at or after this ISO 8601 date or UTC date-time."
+    )
+    submitted_before: str | None = strawberry.field(
+        default=None, description="Submitted before this ISO 8601 date or UTC date-time."
+    )
+    license: str | None = strawberry.field(default=None, description="Exactly this license URL.")
+    title: str | None = strawberry.field(
+        default=None, description="Title holds every word of this text (as search does)."
+    )
+
+
+def _text(value: str, what: str) -> str:
+    value = value.strip()
+    if not value:
+        raise BadUserInput(f"{what} is empty.")
+    if len(value) > MAX_TEXT_LENGTH:
+        raise BadUserInput(f"{what} is longer than {MAX_TEXT_LENGTH} characters.")
+    return value
+
+
+def _instant(value: str, what: str) -> str:
+    """An ISO 8601 date or date-time as the UTC text ``YYYY-MM-DDTHH:MM:SSZ``."""
+    text = _text(value, what)
+    try:
+        if _DATE.fullmatch(text):
+            moment = datetime.fromisoformat(text + "T00:00:00+00:00")
+        else:
+            moment = datetime.fromisoformat(text)
+    except ValueError as err:
+        raise BadUserInput(
+            f"{what} is not an ISO 8601 date or date-time: {text!r}.",
+            "Write e.g. 2020-01-31 or 2020-01-31T12:00:00Z.",
+        ) from err
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _words(text: str, what: str) -> tuple[str, ...]:
+    terms = search_terms(_text(text, what))
+    if not terms:
+        raise BadUserInput(f"{what} has no words to search for.")
+    return terms
+
+
+def to_filter(given: PaperFilterInput | None) -> PaperFilter:
+    """The reader's filter for the GraphQL input, validated."""
+    if given is None:
+        return PaperFilter()
+    author = None
+    if given.author is not None:
+        author = author_name_key(_text(given.author, "filter.author"))
+    return PaperFilter(
+        category=_text(given.category, "filter.category") if given.category is not None else None,
+        archive=_text(given.archive, "filter.archive") if given.archive is not None else None,
+        author=author,
+        submitted_from=_instant(given.submitted_from, "filter.submittedFrom")
+        if given.submitted_from is not None
+        else None,
+        submitted_before=_instant(given.submitted_before, "filter.submittedBefore")
+        if given.submitted_before is not None
+        else None,
+        license=_text(given.license, "filter.license") if given.license is not None else None,
+        title_terms=_words(given.title, "filter.title") if given.title is not None else (),
+    )
+
+
+def _newest_first(records: list[PaperRecord]) -> list[PaperRecord]:
+    return sorted(records, key=lambda p: (p.source_version, p.built_at, p.pith_number), reverse=True)
+
+
+async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRecord], bool]:
+    """Every paper ``identifier`` names, newest version first, and whether it names versions."""
+    parsed = parse_identifier(identifier)
+    if parsed is None:
+        return [], False
+    context = info.context
+    named = await asyncio.gather(*(context.identifier.load(key) for key in parsed.keys))
+    pith_numbers = sorted({pith for found in named for pith in found})
+    papers = await context.paper.load_many(pith_numbers)
+    return _newest_first([p for p in papers if p is not None]), parsed.versions
+
+
+@strawberry.type(description="Lookups and traversals over the graph of verified papers.")
+class Query:
+    @resolver(
+        "The paper an identifier names: full or short pith number, pith_short_* value, "
+        "arXiv id (without a version: the newest version) or DOI. Null when unknown."
+    )
+    async def paper(self, info: GraphInfo, id: str) -> Paper | None:
+        papers, _ = await _named(info, id)
+        return Paper.from_record(papers[0]) if papers else None
+
+    @resolver(
+        "Every paper an identifier names, newest version first (an arXiv id without "
+        "a version or a DOI names every version)."
+    )
+    async def resolve(self, info: GraphInfo, id: str) -> list[Paper]:
+        papers, _ = await _named(info, id)
+        return [Paper.from_record(record) for record in papers]
+
+    @resolver("Papers, newest first, optionally filtered.")
+    async def papers(
+        self,
+        info: GraphInfo,
+        filter: PaperFilterInput | None = None,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> PaperConnection:
+        context = info.context
+        where = to_filter(filter)
+        size = page_size(first, context.limits)
+        key = decode_cursor(after)
+        page = await context.run(context.reader.list_papers, where, size, key)
+
+        async def count() -> int:
+            return await context.run(context.reader.count_papers, where)
+
+        return paper_connection(page, key, count)
+
+    @resolver("Papers whose title holds every word of the text, newest first.")
+    async def search(self, info: GraphInfo, text: str, first: int | None = None) -> list[Paper]:
+        context = info.context
+        where = PaperFilter(title_terms=_words(text, "text"))
+        size = page_size(first, context.limits)
+        page = await context.run(context.reader.list_papers, where, size, None)
+        return [Paper.from_record(record) for record in page.items]
+
+    @resolver("An author, matched by name key (case and spacing ignored). Null when unknown.")
+    async def author(self, info: GraphInfo, name: str) -> Author | None:
+        record = await info.context.author.load(author_name_key(_text(name, "name")))
+        return Author.from_record(record) if record is not None else None
+
+    @resolver("A category by code, e.g. cs.LG. Null when unknown.")
+    async def category(self, info: GraphInfo, code: str) -> Category | None:
+        record = await info.context.category.load(_text(code, "code"))
+        return Category.from_record(record) if record is not None else None
+
+    @resolver("Every category, by code.")
+    async def categories(self, info: GraphInfo) -> list[Category]:
+        context = info.context
+        return [Category.from_record(r) for r in await context.run(context.reader.all_categories)]
+
+    @resolver("A signer by id, e.g. pith.science. Null when unknown.")
+    async def signer(self, info: GraphInfo, id: str) -> Signer | None:
+        record = await info.context.signer.load(_text(id, "id"))
+        return Signer.from_record(record) if record is not None else None
+
+    @resolver(
+        "The shortest author → paper → author chain between two authors with at most "
+        "maxHops papers (default 4, at most 6); [] for the same author, null when there is none. "
+        "NOT_FOUND when an author is unknown."
+    )
+    async def collaboration_path(
+        self,
+        info: GraphInfo,
+        from_: Annotated[str, strawberry.argument(name="from")],
+        to: str,
+        max_hops: int | None = None,
+    ) -> list[PathStep] | None:
+        return await _collaboration_path(info, from_, to, max_hops)
+
+
+async def _collaboration_path(
+    info: GraphInfo, from_: str, to: str, max_hops: int | None
+) -> list[PathStep] | None:
+    context = info.context
+    hops = path_hops(max_hops, context.limits)
+    keys = [author_name_key(_text(from_, "from")), author_name_key(_text(to, "to"))]
+    found = await context.author.load_many(keys)
+    for name, record in zip((from_, to), found, strict=True):
+        if record is None:
+            raise NotFound(f"No author is named {name.strip()!r}.", "Look the name up with author(name:).")
+    steps = await context.run(context.reader.collaboration_path, keys[0], keys[1], hops)
+    if steps is None:
+        return None
+    return [
+        PathStep(
+            source=Author.from_record(step.source),
+            paper=Paper.from_record(step.paper),
+            target=Author.from_record(step.target),
+        )
+        for step in steps
+    ]
+
+
+class AbortableExecution(StrawberryGraphQLCoreExecutionContext):
+    """graphql-core's executor, given the request's abort signal (see :class:`Context`)."""
+
+    @classmethod
+    def build(
+        cls, schema: Any, document: Any, root_value: Any = None, context_value: Any = None, *args: Any, **kwargs: Any
+    ) -> Any:
+        if kwargs.get("abort_signal") is None and isinstance(context_value, Context):
+            kwargs["abort_signal"] = context_value.abort.signal
+        return super().build(schema, document, root_value, context_value, *args, **kwargs)
+
+    async def with_abort_signal(self, awaitable: Awaitable[T]) -> T:
+        """Check the signal once the resolver is done, instead of racing every resolver
+        against it in a task of its own (a quarter of the cost of a large query). A
+        resolver that hangs is still bounded: by the statement timeout on Neo4j and by the
+        view's hard deadline."""
+        result = await awaitable
+        signal = self.abort_signal
+        if signal is not None and signal.aborted:
+            raise self.abort_error()
+        return result
+
+
+class PithSchema(strawberry.Schema):
+    """The schema; logs unexpected errors (with their traceback) and nothing else."""
+
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        for error in errors:
+            if is_unexpected(error):
+                cause = error.original_error or error
+                log.error("unexpected error in a GraphQL request: %s", error.message, exc_info=cause)
+            else:
+                log.debug("GraphQL request error: %s", error.message)
+
+
+def build_schema(limits: Limits = DEFAULT_LIMITS) -> PithSchema:
+    """The schema with the extensions for ``limits``."""
+    return PithSchema(
+        query=Query, extensions=schema_extensions(limits), execution_context_class=AbortableExecution
+    )
+
+
+def print_sdl() -> str:
+    """The SDL of the schema (what ``api/schema.graphql`` holds)."""
+    return build_schema().as_str() + "\n"
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.stdout.write(print_sdl())

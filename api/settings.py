@@ -1,0 +1,117 @@
+"""The server's settings: one object, read from the environment and validated at start-up.
+
+=============================  ===========================  ==========================
+variable                       meaning                      default
+=============================  ===========================  ==========================
+``PITH_API_HOST``              interface to listen on       ``127.0.0.1``
+``PITH_API_PORT``              port                         ``8000``
+``PITH_API_BACKEND``           ``memory`` or ``neo4j``      ``memory``
+``PITH_API_TRUSTED_KEYS``      trusted-keys file            (registry key only)
+``PITH_API_MAX_DEPTH``         query depth                  10
+``PITH_API_MAX_ALIASES``       aliases per document         30
+``PITH_API_MAX_TOKENS``        lexical tokens per document  2000
+``PITH_API_MAX_PAGE_SIZE``     largest ``first``            100
+``PITH_API_MAX_BODY_BYTES``    request body size            65536
+``PITH_API_TIMEOUT_SECONDS``   per-request time limit       10
+``PITH_API_MAX_PATH_HOPS``     largest ``maxHops``          6
+``PITH_API_NEO4J_THREADS``     concurrent Neo4j reads       16
+``PITH_API_GRAPHIQL``          serve GraphiQL (``0``/``1``)  ``1``
+``NEO4J_URI`` ...              as for ``pith-graph load``
+=============================  ===========================  ==========================
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+from api.limits import Limits
+from loader.errors import UsageError
+
+__all__ = ["Settings"]
+
+Backend = Literal["memory", "neo4j"]
+
+_LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
+    "PITH_API_MAX_DEPTH": ("max_depth", int),
+    "PITH_API_MAX_ALIASES": ("max_aliases", int),
+    "PITH_API_MAX_TOKENS": ("max_tokens", int),
+    "PITH_API_MAX_PAGE_SIZE": ("max_page_size", int),
+    "PITH_API_MAX_BODY_BYTES": ("max_body_bytes", int),
+    "PITH_API_TIMEOUT_SECONDS": ("timeout_seconds", float),
+    "PITH_API_MAX_PATH_HOPS": ("max_path_hops", int),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """How to serve: where, from which backend, with which limits."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    backend: Backend = "memory"
+    paths: tuple[str, ...] = ()
+    trusted_keys: tuple[str, ...] = ()
+    limits: Limits = field(default_factory=Limits)
+    neo4j_uri: str = "bolt://127.0.0.1:7687"
+    neo4j_user: str = "neo4j"
+    neo4j_password: str | None = None
+    neo4j_database: str = "neo4j"
+    neo4j_threads: int = 16
+    graphiql: bool = True
+
+    def __post_init__(self) -> None:
+        if self.backend not in ("memory", "neo4j"):
+            raise UsageError(f"backend must be memory or neo4j, not {self.backend!r}")
+        if not 0 <= self.port <= 65535:
+            raise UsageError(f"port must be between 0 and 65535, not {self.port}")
+        if self.neo4j_threads < 1:
+            raise UsageError("PITH_API_NEO4J_THREADS must be at least 1")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from ``environ`` (default: ``os.environ``), then ``overrides`` (not None).
+
+        Raises :class:`~loader.errors.UsageError` naming the variable that is wrong.
+        """
+        env = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        limits: dict[str, Any] = {}
+
+        def number(name: str, kind: type) -> Any:
+            try:
+                return kind(env[name])
+            except ValueError as err:
+                raise UsageError(f"{name} must be a number, not {env[name]!r}") from err
+
+        if "PITH_API_HOST" in env:
+            values["host"] = env["PITH_API_HOST"]
+        if "PITH_API_PORT" in env:
+            values["port"] = number("PITH_API_PORT", int)
+        if "PITH_API_BACKEND" in env:
+            values["backend"] = env["PITH_API_BACKEND"]
+        if env.get("PITH_API_TRUSTED_KEYS"):
+            values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
+        if "PITH_API_NEO4J_THREADS" in env:
+            values["neo4j_threads"] = number("PITH_API_NEO4J_THREADS", int)
+        if "PITH_API_GRAPHIQL" in env:
+            values["graphiql"] = env["PITH_API_GRAPHIQL"].strip().lower() not in ("0", "false", "no", "off")
+        for variable, key in (
+            ("NEO4J_URI", "neo4j_uri"),
+            ("NEO4J_USER", "neo4j_user"),
+            ("NEO4J_PASSWORD", "neo4j_password"),
+            ("NEO4J_DATABASE", "neo4j_database"),
+        ):
+            if variable in env:
+                values[key] = env[variable]
+        for variable, (name, kind) in _LIMIT_VARIABLES.items():
+            if variable in env:
+                limits[name] = number(variable, kind)
+        try:
+            values["limits"] = replace(Limits(), **limits)
+        except ValueError as err:
+            raise UsageError(f"bad limit setting: {err}") from err
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        return cls(**values)

@@ -1,0 +1,398 @@
+"""The GraphQL object types, each built from a reader record by ``from_record``.
+
+Scalar fields are copied from the record; relations are resolvers that go through the
+request's DataLoaders (:mod:`api.context`), so sibling objects share one reader call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
+
+import strawberry
+from strawberry.types import Info
+
+from api.context import Context
+from api.errors import BadUserInput
+from api.limits import page_size
+from loader.stores.reads import (
+    AliasRecord,
+    AuthorRecord,
+    CategoryRecord,
+    Page,
+    PaperKey,
+    PaperRecord,
+    SignatureRecord,
+    SignerRecord,
+)
+
+__all__ = [
+    "Alias",
+    "Author",
+    "AuthorCount",
+    "Category",
+    "CategoryCount",
+    "Coauthor",
+    "PageInfo",
+    "Paper",
+    "PaperConnection",
+    "PaperEdge",
+    "PathStep",
+    "RelatedPaper",
+    "Signature",
+    "Signer",
+    "TrustedKey",
+    "Verification",
+    "decode_cursor",
+    "paper_connection",
+    "resolver",
+]
+
+GraphInfo = Info[Context, None]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def resolver(description: str) -> Callable[[F], F]:
+    """``@strawberry.field(description=...)``, typed for mypy (strawberry's overload is Any)."""
+    return cast(Callable[[F], F], strawberry.field(description=description))
+
+FIRST = "How many to return (default 20, at most 100 unless the server says otherwise)."
+AFTER = "An endCursor or edge cursor of an earlier page: continue after it."
+
+
+def decode_cursor(after: str | None) -> PaperKey | None:
+    """The keyset position of an ``after`` cursor; :class:`BadUserInput` when it is none."""
+    if after is None:
+        return None
+    key = PaperKey.decode(after)
+    if key is None:
+        raise BadUserInput("after is not a cursor this API issued.", "Pass an endCursor or edge cursor.")
+    return key
+
+
+@strawberry.type(description="Where a page of a connection starts and ends.")
+class PageInfo:
+    has_next_page: bool
+    has_previous_page: bool = strawberry.field(
+        description="True when the page was asked for with after (earlier papers exist)."
+    )
+    start_cursor: str | None
+    end_cursor: str | None
+
+
+@strawberry.type(description="A paper and its cursor.")
+class PaperEdge:
+    cursor: str
+    node: Paper
+
+
+@strawberry.type(description="A page of papers, newest first (Relay cursor connection).")
+class PaperConnection:
+    edges: list[PaperEdge]
+    page_info: PageInfo
+    counter: strawberry.Private[Callable[[], Awaitable[int]]]
+
+    @resolver("The papers of this page (the edges' nodes).")
+    def nodes(self) -> list[Paper]:
+        return [edge.node for edge in self.edges]
+
+    @resolver("How many papers the whole listing holds (counted only when asked for).")
+    async def total_count(self) -> int:
+        return await self.counter()
+
+
+def paper_connection(
+    page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]]
+) -> PaperConnection:
+    """A connection over a reader page."""
+    edges = [PaperEdge(cursor=record.key.encode(), node=Paper.from_record(record)) for record in page.items]
+    return PaperConnection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=after is not None,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+        counter=counter,
+    )
+
+
+def _constant(value: int) -> Callable[[], Awaitable[int]]:
+    async def count() -> int:
+        return value
+
+    return count
+
+
+@strawberry.type(description="An identifier of a paper: arXiv id, DOI, pith short forms.")
+class Alias:
+    kind: str = strawberry.field(description="arxiv, arxiv_version, doi, pith_short_8, pith_short_12, pith_short_16")
+    value: str
+
+    @classmethod
+    def from_record(cls, record: AliasRecord) -> Alias:
+        return cls(kind=record.kind, value=record.value)
+
+
+@strawberry.type(description="A key that signed a paper's bundle, as this server's keyring pins it.")
+class TrustedKey:
+    key_id: str
+    fingerprint: str | None = strawberry.field(
+        description="First 16 bytes of SHA-256 of the key, hex; null when this server does not pin the key."
+    )
+    signer_id: str | None
+
+
+@strawberry.type(description="A SIGNED edge: who signed which events of a paper, with which keys.")
+class Signature:
+    signer: Signer
+    key_ids: list[str]
+    event_types: list[str]
+    signed_bundle: bool = strawberry.field(description="True when this signer signed the bundle itself.")
+
+    @classmethod
+    def from_record(cls, record: SignatureRecord) -> Signature:
+        return cls(
+            signer=Signer.from_record(record.signer),
+            key_ids=list(record.key_ids),
+            event_types=list(record.event_types),
+            signed_bundle=record.signed_bundle,
+        )
+
+
+@strawberry.type(description="Why a paper's record is trusted: the verified bundle and its keys.")
+class Verification:
+    bundle_sha256: str = strawberry.field(description="SHA-256 of the verified bundle.")
+    state_sha256: str
+    canonical_sha256: str
+    built_at: str = strawberry.field(description="When the bundle was built (the newest bundle wins).")
+    key_ids: list[str] = strawberry.field(description="Every key that signed the bundle, sorted.")
+    fingerprints: list[str] = strawberry.field(
+        description="The fingerprints of keyIds, in the same order, for the keys this server pins."
+    )
+    keys: list[TrustedKey]
+    pith_number: strawberry.Private[str]
+
+    @resolver("Who signed the paper's events and bundle.")
+    async def signatures(self, info: GraphInfo) -> list[Signature]:
+        found = await info.context.signatures_of.load(self.pith_number)
+        return [Signature.from_record(record) for record in found]
+
+
+@strawberry.type(description="One arXiv version of a paper, as recorded by a verified bundle.")
+class Paper:
+    pith_number: str = strawberry.field(description="Full pith number, pith:YYYY:<26 base32 characters>.")
+    short_pith_number: str = strawberry.field(description="pith:<first 8 base32 characters>.")
+    title: str
+    abstract_excerpt: str
+    license: str = strawberry.field(description="License URL.")
+    submitted_at: str = strawberry.field(description="Submission time, ISO 8601 UTC.")
+    source_kind: str = strawberry.field(description="Source registry, e.g. arxiv.")
+    source_id: str = strawberry.field(description="Source identifier without version, e.g. 1907.13257.")
+    source_version: int = strawberry.field(description="Source version number (arXiv vN).")
+    record: strawberry.Private[PaperRecord]
+
+    @classmethod
+    def from_record(cls, record: PaperRecord) -> Paper:
+        return cls(
+            pith_number=record.pith_number,
+            short_pith_number=record.short_pith_number,
+            title=record.title,
+            abstract_excerpt=record.abstract_excerpt,
+            license=record.license,
+            submitted_at=record.submitted_at,
+            source_kind=record.source_kind,
+            source_id=record.source_id,
+            source_version=record.source_version,
+            record=record,
+        )
+
+    @resolver("The primary arXiv category.")
+    async def primary_category(self, info: GraphInfo) -> Category:
+        for link in await info.context.categories_of.load(self.pith_number):
+            if link.primary:
+                return Category.from_record(link.category)
+        code = self.record.primary_category
+        return Category.from_record(CategoryRecord(code, code.split(".", 1)[0], 0))
+
+    @resolver("Every category the paper is listed in, primary first, then by code.")
+    async def categories(self, info: GraphInfo) -> list[Category]:
+        links = await info.context.categories_of.load(self.pith_number)
+        return [Category.from_record(link.category) for link in links]
+
+    @resolver("The authors, by name.")
+    async def authors(self, info: GraphInfo) -> list[Author]:
+        return [Author.from_record(a) for a in await info.context.authors_of.load(self.pith_number)]
+
+    @resolver("Every identifier of the paper, by kind and value.")
+    async def aliases(self, info: GraphInfo) -> list[Alias]:
+        return [Alias.from_record(a) for a in await info.context.aliases_of.load(self.pith_number)]
+
+    @resolver("Who signed the paper's events or bundle, by id.")
+    async def signers(self, info: GraphInfo) -> list[Signer]:
+        found = await info.context.signatures_of.load(self.pith_number)
+        return [Signer.from_record(record.signer) for record in found]
+
+    @resolver("The other arXiv versions of the paper, oldest first.")
+    async def versions(self, info: GraphInfo) -> list[Paper]:
+        return [Paper.from_record(p) for p in await info.context.versions_of.load(self.pith_number)]
+
+    @resolver("Other papers (not versions of this one) ranked by how many authors they share, then newest first.")
+    async def related_papers(
+        self, info: GraphInfo, first: int | None = None
+    ) -> list[RelatedPaper]:
+        size = page_size(first, info.context.limits)
+        found = await info.context.related(size).load(self.pith_number)
+        return [RelatedPaper(paper=Paper.from_record(r.paper), shared_authors=r.shared_authors) for r in found]
+
+    @resolver("The verified bundle behind this record and the keys that signed it.")
+    def verification(self, info: GraphInfo) -> Verification:
+        keys = info.context.keys
+        record = self.record
+        return Verification(
+            bundle_sha256=record.bundle_sha256,
+            state_sha256=record.state_sha256,
+            canonical_sha256=record.canonical_sha256,
+            built_at=record.built_at,
+            key_ids=list(record.key_ids),
+            fingerprints=[keys[k].fingerprint for k in record.key_ids if k in keys],
+            keys=[
+                TrustedKey(
+                    key_id=k,
+                    fingerprint=keys[k].fingerprint if k in keys else None,
+                    signer_id=keys[k].signer_id if k in keys else None,
+                )
+                for k in record.key_ids
+            ],
+            pith_number=record.pith_number,
+        )
+
+
+@strawberry.type(description="A paper sharing authors with another one.")
+class RelatedPaper:
+    paper: Paper
+    shared_authors: int
+
+
+@strawberry.type(description="A person named on papers, identified by a normalised name key.")
+class Author:
+    name: str = strawberry.field(description="Display form of the name.")
+    name_key: str = strawberry.field(description="The identity: NFKC, case-folded, whitespace collapsed.")
+    paper_count: int
+
+    @classmethod
+    def from_record(cls, record: AuthorRecord) -> Author:
+        return cls(name=record.name, name_key=record.name_key, paper_count=record.paper_count)
+
+    @resolver("The author's papers, newest first.")
+    async def papers(
+        self,
+        info: GraphInfo,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> PaperConnection:
+        size = page_size(first, info.context.limits)
+        key = decode_cursor(after)
+        page = await info.context.author_papers(size, key).load(self.name_key)
+        return paper_connection(page, key, _constant(self.paper_count))
+
+    @resolver("People who share papers with the author: most shared first, then by name key.")
+    async def coauthors(self, info: GraphInfo, first: int | None = None) -> list[Coauthor]:
+        size = page_size(first, info.context.limits)
+        found = await info.context.coauthors(size).load(self.name_key)
+        return [Coauthor(author=Author.from_record(c.author), shared_papers=c.shared_papers) for c in found]
+
+    @resolver("The categories of the author's papers with how many: most first, then by code.")
+    async def categories(self, info: GraphInfo) -> list[CategoryCount]:
+        found = await info.context.author_categories.load(self.name_key)
+        return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found]
+
+
+@strawberry.type(description="A coauthor and how many papers the two share.")
+class Coauthor:
+    author: Author
+    shared_papers: int
+
+
+@strawberry.type(description="An author and how many papers they have somewhere.")
+class AuthorCount:
+    author: Author
+    count: int
+
+
+@strawberry.type(description="A category and how many papers it has somewhere.")
+class CategoryCount:
+    category: Category
+    count: int
+
+
+@strawberry.type(description="An arXiv category.")
+class Category:
+    code: str = strawberry.field(description="e.g. cs.LG")
+    archive: str = strawberry.field(description="The archive part of the code, e.g. cs")
+    paper_count: int = strawberry.field(description="Papers listed in the category (primary or cross-list).")
+
+    @classmethod
+    def from_record(cls, record: CategoryRecord) -> Category:
+        return cls(code=record.code, archive=record.archive, paper_count=record.paper_count)
+
+    @resolver("Papers listed in the category, newest first.")
+    async def papers(
+        self,
+        info: GraphInfo,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> PaperConnection:
+        size = page_size(first, info.context.limits)
+        key = decode_cursor(after)
+        page = await info.context.category_papers(size, key).load(self.code)
+        return paper_connection(page, key, _constant(self.paper_count))
+
+    @resolver("Authors with the most papers in the category, then by name key.")
+    async def top_authors(self, info: GraphInfo, first: int | None = None) -> list[AuthorCount]:
+        size = page_size(first, info.context.limits)
+        found = await info.context.top_authors(size).load(self.code)
+        return [AuthorCount(author=Author.from_record(a.author), count=a.count) for a in found]
+
+    @resolver("Other categories this category's papers are listed in, with how many papers.")
+    async def co_listed(self, info: GraphInfo, first: int | None = None) -> list[CategoryCount]:
+        size = page_size(first, info.context.limits)
+        found = await info.context.co_listed(size).load(self.code)
+        return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found]
+
+
+@strawberry.type(description="Whoever signed events or bundles.")
+class Signer:
+    signer_id: str = strawberry.field(description="e.g. pith.science")
+    signer_type: str = strawberry.field(description="e.g. pith_registry")
+    key_ids: list[str] = strawberry.field(description="Keys this signer used on the papers it signed, sorted.")
+    paper_count: int
+
+    @classmethod
+    def from_record(cls, record: SignerRecord) -> Signer:
+        return cls(
+            signer_id=record.signer_id,
+            signer_type=record.signer_type,
+            key_ids=list(record.key_ids),
+            paper_count=record.paper_count,
+        )
+
+    @resolver("Papers the signer signed, newest first.")
+    async def papers(
+        self,
+        info: GraphInfo,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> PaperConnection:
+        size = page_size(first, info.context.limits)
+        key = decode_cursor(after)
+        page = await info.context.signer_papers(size, key).load(self.signer_id)
+        return paper_connection(page, key, _constant(self.paper_count))
+
+
+@strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")
+class PathStep:
+    source: Author = strawberry.field(name="from")
+    paper: Paper
+    target: Author = strawberry.field(name="to")

@@ -1,0 +1,433 @@
+"""Benchmark the GraphQL API on a generated corpus: latency and throughput per backend.
+
+For each backend (memory, neo4j) and scenario — (a) ``paper(id:)`` by DOI, (b) an author with
+coauthors and papers, (c) a category page of 50 papers with their authors — it measures,
+with 1 and 32 concurrent clients, p50/p99 latency and throughput of real HTTP requests to a
+uvicorn serving the app (in a forked child process, so the server has its own core), and,
+as the baseline, the same answers fetched by calling the GraphReader directly (and by
+executing the schema in-process, to split HTTP from GraphQL). Every measurement is bounded
+by time and by request count.
+
+    python benchmarks/bench_api.py --corpus /tmp/pith-bench/corpus            # writes it if missing
+    python benchmarks/bench_api.py --corpus DIR --backends memory --seconds 5
+
+Neo4j: the database at ``--neo4j-uri`` must hold the same corpus (``--load-neo4j`` loads it
+first). Results: a table on stdout and JSON in ``benchmarks/results/``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import random
+import socket
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from api.app import create_app  # noqa: E402
+from api.context import Context, ThreadRunner, run_inline  # noqa: E402
+from api.limits import Limits  # noqa: E402
+from api.schema import build_schema  # noqa: E402
+from loader.api import resolve_keyring  # noqa: E402
+from loader.keyring import Keyring  # noqa: E402
+from loader.pipeline import run  # noqa: E402
+from loader.stores.memory import MemoryStore  # noqa: E402
+from loader.stores.memory_reads import MemoryReader  # noqa: E402
+from loader.stores.reads import GraphReader, PaperFilter  # noqa: E402
+
+RESULTS = ROOT / "benchmarks" / "results"
+
+QUERIES = {
+    "a_paper_by_doi": (
+        "query($id: String!) { paper(id: $id) { pithNumber title submittedAt sourceVersion "
+        "authors { name } } }"
+    ),
+    "b_author_coauthors_papers": (
+        "query($name: String!) { author(name: $name) { name paperCount "
+        "coauthors(first: 10) { sharedPapers author { name } } "
+        "papers(first: 10) { nodes { title submittedAt } } } }"
+    ),
+    "c_category_page_50": (
+        "query($code: String!) { category(code: $code) { code paperCount "
+        "papers(first: 50) { nodes { title authors { name } } } } }"
+    ),
+}
+
+
+@dataclass
+class Measurement:
+    backend: str
+    scenario: str
+    mode: str  # http | graphql-in-process | direct
+    clients: int
+    requests: int
+    errors: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+    throughput: float
+
+
+def _measure(backend: str, scenario: str, mode: str, clients: int, latencies: list[float], errors: int, seconds: float) -> Measurement:
+    ordered = sorted(latencies)
+
+    def pct(p: float) -> float:
+        return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000 if ordered else float("nan")
+
+    return Measurement(
+        backend, scenario, mode, clients, len(latencies), errors, round(seconds, 2),
+        round(pct(0.50), 3), round(pct(0.99), 3), round(len(latencies) / seconds, 1) if seconds else 0.0,
+    )
+
+
+# -- inputs ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Inputs:
+    dois: list[str]
+    authors: list[str]  # name keys with 3+ papers
+    categories: list[str]
+
+    def variables(self, scenario: str, rng: random.Random) -> dict[str, str]:
+        if scenario == "a_paper_by_doi":
+            return {"id": rng.choice(self.dois)}
+        if scenario == "b_author_coauthors_papers":
+            return {"name": rng.choice(self.authors)}
+        return {"code": rng.choice(self.categories)}
+
+
+def pick_inputs(reader: MemoryReader, rng: random.Random) -> Inputs:
+    G = reader.G
+    dois, authors, categories = [], [], []
+    for node, data in G.nodes(data=True):
+        label = data["label"]
+        if label == "Alias" and data["kind"] == "doi":
+            dois.append(data["value"])
+        elif label == "Author" and G.out_degree(node) >= 3:
+            authors.append(data["nameKey"])
+        elif label == "Category":
+            categories.append(data["code"])
+    rng.shuffle(dois)
+    rng.shuffle(authors)
+    return Inputs(sorted(dois[:5000]), sorted(authors[:5000]), sorted(categories))
+
+
+def direct_call(reader: GraphReader, scenario: str, variables: dict[str, str]) -> Any:
+    """The same answer as the scenario's query, from the reader's methods."""
+    if scenario == "a_paper_by_doi":
+        value = variables["id"]
+        keys = [("doi", v) for v in dict.fromkeys((value, value.lower(), value.upper()))]
+        named = reader.resolve_identifiers(keys)
+        piths = sorted({p for found in named.values() for p in found})
+        papers = reader.papers_by_ids(piths)
+        newest = max(papers.values(), key=lambda p: (p.source_version, p.built_at, p.pith_number))
+        return newest, reader.authors_of_papers([newest.pith_number])
+    if scenario == "b_author_coauthors_papers":
+        key = variables["name"]
+        return (
+            reader.authors_by_keys([key]),
+            reader.coauthors([key], 10),
+            reader.papers_of_authors([key], 10, None),
+        )
+    code = variables["code"]
+    page = reader.papers_of_categories([code], 50, None)[code]
+    return reader.categories_by_codes([code]), reader.authors_of_papers([p.pith_number for p in page.items])
+
+
+# -- the server -----------------------------------------------------------------------------
+
+
+def _serve_child(sock: socket.socket, backend: str, reader: MemoryReader | None, uri: str, keyring: Keyring) -> None:
+    import uvicorn
+
+    from loader.stores.neo4j_reads import Neo4jReader
+
+    active: GraphReader
+    if backend == "memory":
+        assert reader is not None
+        active, runner = reader, run_inline
+    else:
+        active = Neo4jReader.connect(uri, timeout=30)
+        runner = ThreadRunner(32)  # type: ignore[assignment]
+    app = create_app(active, keyring=keyring, run=runner, backend=backend)
+    config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", backlog=256)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+class ServerProcess:
+    def __init__(self, backend: str, reader: MemoryReader | None, uri: str, keyring: Keyring) -> None:
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        context = multiprocessing.get_context("fork")
+        self.process = context.Process(target=_serve_child, args=(self.sock, backend, reader, uri, keyring))
+
+    def __enter__(self) -> ServerProcess:
+        self.process.start()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as probe:
+                    probe.sendall(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                    if b"200 OK" in probe.recv(200):
+                        return self
+            except OSError:
+                pass
+            time.sleep(0.2)
+        raise RuntimeError("server did not start")
+
+    def __exit__(self, *_: object) -> None:
+        self.process.terminate()
+        self.process.join(30)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join(10)
+        self.sock.close()
+
+
+# -- load generation ------------------------------------------------------------------------
+
+
+async def _client(
+    port: int, scenario: str, inputs: Inputs, seed: int, deadline: float, budget: list[int],
+    latencies: list[float], errors: list[int],
+) -> None:
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    rng = random.Random(seed)
+    query = QUERIES[scenario]
+    try:
+        while time.perf_counter() < deadline and budget[0] > 0:
+            budget[0] -= 1
+            body = orjson.dumps({"query": query, "variables": inputs.variables(scenario, rng)})
+            request = (
+                b"POST /graphql HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+                b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
+            )
+            started = time.perf_counter()
+            writer.write(request)
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    length = int(line.split(b":", 1)[1])
+            data = await reader.readexactly(length)
+            latencies.append(time.perf_counter() - started)
+            if not head.startswith(b"HTTP/1.1 200") or b'"errors"' in data:
+                errors[0] += 1
+    finally:
+        writer.close()
+
+
+def http_load(port: int, scenario: str, inputs: Inputs, clients: int, seconds: float, max_requests: int) -> tuple[list[float], int, float]:
+    async def main() -> tuple[list[float], int, float]:
+        warm_latencies: list[float] = []
+        warm_deadline = time.perf_counter() + min(1.0, seconds / 4)
+        await asyncio.gather(
+            *(_client(port, scenario, inputs, 1000 + i, warm_deadline, [10**9], warm_latencies, [0]) for i in range(clients))
+        )
+        latencies: list[float] = []
+        errors = [0]
+        budget = [max_requests]
+        started = time.perf_counter()
+        deadline = started + seconds
+        await asyncio.gather(
+            *(_client(port, scenario, inputs, i, deadline, budget, latencies, errors) for i in range(clients))
+        )
+        return latencies, errors[0], time.perf_counter() - started
+
+    return asyncio.run(main())
+
+
+def direct_load(reader: GraphReader, scenario: str, inputs: Inputs, clients: int, seconds: float, max_requests: int) -> tuple[list[float], int, float]:
+    rng = random.Random(7)
+    variables = [inputs.variables(scenario, rng) for _ in range(min(max_requests, 50000))]
+    latencies: list[float] = []
+    deadline_holder = [0.0]
+
+    def one(index: int) -> None:
+        if time.perf_counter() > deadline_holder[0]:
+            return
+        started = time.perf_counter()
+        direct_call(reader, scenario, variables[index % len(variables)])
+        latencies.append(time.perf_counter() - started)
+
+    for index in range(min(200, len(variables))):  # warm up
+        direct_call(reader, scenario, variables[index])
+    started = time.perf_counter()
+    deadline_holder[0] = started + seconds
+    if clients == 1:
+        for index in range(max_requests):
+            if time.perf_counter() > deadline_holder[0]:
+                break
+            one(index)
+    else:
+        with ThreadPoolExecutor(clients) as pool:
+            list(pool.map(one, range(max_requests)))
+    return latencies, 0, time.perf_counter() - started
+
+
+def in_process_load(reader: GraphReader, scenario: str, inputs: Inputs, seconds: float, max_requests: int, keyring: Keyring, threaded: bool) -> tuple[list[float], int, float]:
+    """One client, executing the schema in this process (no HTTP)."""
+    from api.app import key_infos
+
+    schema = build_schema()
+    keys = key_infos(keyring)
+    rng = random.Random(11)
+
+    async def main() -> tuple[list[float], int, float]:
+        runner = ThreadRunner(4) if threaded else None
+        latencies: list[float] = []
+        errors = 0
+        for _ in range(100):  # warm up
+            await schema.execute(QUERIES[scenario], inputs.variables(scenario, rng),
+                                 context_value=Context(reader, Limits(), keys, runner or run_inline))
+        started = time.perf_counter()
+        deadline = started + seconds
+        while time.perf_counter() < deadline and len(latencies) < max_requests:
+            t0 = time.perf_counter()
+            result = await schema.execute(QUERIES[scenario], inputs.variables(scenario, rng),
+                                          context_value=Context(reader, Limits(), keys, runner or run_inline))
+            latencies.append(time.perf_counter() - t0)
+            errors += bool(result.errors)
+        if runner is not None:
+            runner.close()
+        return latencies, errors, time.perf_counter() - started
+
+    return asyncio.run(main())
+
+
+# -- main -----------------------------------------------------------------------------------
+
+
+def _print_table(rows: Sequence[Measurement]) -> None:
+    header = f"{'backend':8} {'scenario':28} {'mode':20} {'clients':>7} {'requests':>8} {'err':>4} {'p50 ms':>8} {'p99 ms':>8} {'req/s':>9}"
+    print(header)
+    print("-" * len(header))
+    for r in rows:
+        print(f"{r.backend:8} {r.scenario:28} {r.mode:20} {r.clients:>7} {r.requests:>8} {r.errors:>4} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.throughput:>9.1f}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--corpus", type=Path, default=Path("/tmp/pith-bench/corpus"))
+    parser.add_argument("-n", type=int, default=100_000, help="bundles, when the corpus is written")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--backends", default="memory,neo4j")
+    parser.add_argument("--clients", default="1,32")
+    parser.add_argument("--seconds", type=float, default=6.0, help="per measurement")
+    parser.add_argument("--max-requests", type=int, default=20_000, help="per measurement")
+    parser.add_argument("--neo4j-uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
+    parser.add_argument("--load-neo4j", action="store_true", help="load the corpus into Neo4j first")
+    args = parser.parse_args(argv)
+
+    from loader.corpus import write_corpus
+
+    if not (args.corpus / "keyring.json").exists():
+        print(f"writing a {args.n}-bundle corpus to {args.corpus} ...", flush=True)
+        write_corpus(args.corpus, args.n, seed=args.seed)
+    keyring = resolve_keyring(args.corpus / "keyring.json")
+    backends = args.backends.split(",")
+    client_counts = [int(c) for c in args.clients.split(",")]
+
+    print("loading the corpus into memory ...", flush=True)
+    started = time.perf_counter()
+    store = MemoryStore()
+    report = run([str(args.corpus)], keyring=keyring, store=store)
+    memory = MemoryReader(store.graph)
+    memory.list_papers(PaperFilter(), 1, None)
+    codes = [c.code for c in memory.all_categories()]
+    memory.papers_of_categories(codes, 1, None)
+    print(f"  {memory.count_papers(PaperFilter())} papers in {time.perf_counter() - started:.0f} s", flush=True)
+    inputs = pick_inputs(memory, random.Random(args.seed))
+
+    rows: list[Measurement] = []
+    for backend in backends:
+        reader: GraphReader
+        if backend == "memory":
+            reader = memory
+        else:
+            from loader.stores.neo4j import Neo4jStore
+            from loader.stores.neo4j_reads import Neo4jReader
+
+            if args.load_neo4j:
+                neo4j_store = Neo4jStore.connect(args.neo4j_uri)
+                neo4j_store.clear()
+                neo4j_store.ensure_schema()
+                run([str(args.corpus)], keyring=keyring, store=neo4j_store)
+                neo4j_store.close()
+            reader = Neo4jReader.connect(args.neo4j_uri, timeout=30)
+            held, expected = reader.count_papers(PaperFilter()), memory.count_papers(PaperFilter())
+            if held != expected:
+                print(f"neo4j holds {held} papers, not {expected}: use --load-neo4j", file=sys.stderr)
+                return 2
+        for scenario in QUERIES:
+            for clients in client_counts:
+                print(f"{backend} {scenario} {clients} clients ...", flush=True)
+                lat, err, secs = direct_load(reader, scenario, inputs, clients if backend != "memory" else 1, args.seconds, args.max_requests)
+                rows.append(_measure(backend, scenario, "direct reader", clients if backend != "memory" else 1, lat, err, secs))
+                if clients == 1:
+                    lat, err, secs = in_process_load(reader, scenario, inputs, args.seconds, args.max_requests, keyring, backend != "memory")
+                    rows.append(_measure(backend, scenario, "graphql in-process", 1, lat, err, secs))
+        with ServerProcess(backend, memory if backend == "memory" else None, args.neo4j_uri, keyring) as server:
+            for scenario in QUERIES:
+                for clients in client_counts:
+                    lat, err, secs = http_load(server.port, scenario, inputs, clients, args.seconds, args.max_requests)
+                    rows.append(_measure(backend, scenario, "http", clients, lat, err, secs))
+        if backend != "memory":
+            reader.close()
+
+    # drop duplicate memory direct rows (the in-process reader has no concurrency)
+    unique: dict[tuple[str, str, str, int], Measurement] = {}
+    for row in rows:
+        unique.setdefault((row.backend, row.scenario, row.mode, row.clients), row)
+    rows = sorted(unique.values(), key=lambda r: (r.backend, r.scenario, r.clients, r.mode))
+    print()
+    _print_table(rows)
+    ratios = {}
+    for row in rows:
+        if row.mode == "http":
+            base = unique.get((row.backend, row.scenario, "direct reader", row.clients)) or unique.get(
+                (row.backend, row.scenario, "direct reader", 1)
+            )
+            if base and base.p50_ms:
+                ratios[f"{row.backend}/{row.scenario}/{row.clients}"] = round(row.p50_ms / base.p50_ms, 1)
+    print("\nHTTP p50 / direct p50:", json.dumps(ratios, indent=1))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"bench_api-{time.strftime('%Y%m%d-%H%M%S')}.json"
+    out.write_text(
+        json.dumps(
+            {
+                "corpus": str(args.corpus),
+                "papers": memory.count_papers(PaperFilter()),
+                "cpus": os.cpu_count(),
+                "seconds_per_measurement": args.seconds,
+                "max_requests": args.max_requests,
+                "rows": [asdict(r) for r in rows],
+                "http_over_direct_p50": ratios,
+                "median_ms": {k: statistics.median([r.p50_ms for r in rows if r.backend == k]) for k in backends},
+            },
+            indent=2,
+        )
+    )
+    print(f"\nwrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

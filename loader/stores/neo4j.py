@@ -1,0 +1,257 @@
+"""The Neo4j store: the same graph as :class:`~loader.stores.memory.MemoryStore`, in Neo4j.
+
+Each :meth:`Neo4jStore.apply` is ONE managed write transaction (``execute_write``, retried
+by the driver on transient errors such as ``DeadlockDetected`` or a lost connection):
+
+1. lock the batch's papers, in pith-number order, and read their stored
+   ``(builtAt, bundleSha256)``: the update rules (:func:`~loader.stores.base.plan_batch`)
+   are decided against the database, under those locks, not against this process;
+2. lock (or create) the signers of the papers to write, in id order. A corpus's papers
+   share their registry signer, so concurrent loaders take turns here rather than
+   deadlocking on the authors and categories they share;
+3. delete the edges of the papers to write, set their properties, merge the other nodes
+   (sorted by key) and create the new edges, all as ``UNWIND $rows`` batches;
+4. delete the detached nodes left without an edge and recompute ``Signer.keyIds``.
+
+A batch is therefore either wholly in the database or not at all: a killed loader or a
+restarted server leaves no half-written paper, and loading again converges.
+
+Node ids in :meth:`Neo4jStore.export` are :func:`schema.graph.node_id` strings, so exports of
+both stores compare with ``==``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import neo4j
+from neo4j.exceptions import DriverError, Neo4jError
+
+from loader.rows import PaperRows
+from loader.stores import cypher
+from loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
+from loader.stores.neo4j_connect import open_driver, translate, translated
+from schema.graph import NODES, RELATIONSHIPS, node_id
+
+__all__ = ["Neo4jStore"]
+
+log = logging.getLogger(__name__)
+
+#: Errors a concurrent writer can cause that the driver does not retry by itself (a node
+#: matched by MERGE and deleted by another transaction before it was locked). The batch is
+#: re-run from the start: it re-reads and re-decides everything.
+_RACE_CODES = frozenset(
+    {
+        "Neo.ClientError.Statement.EntityNotFound",
+        "Neo.ClientError.Schema.ConstraintValidationFailed",
+    }
+)
+_RACE_ATTEMPTS = 8
+_SCHEMA_RACE_CODES = frozenset(
+    {
+        "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+        "Neo.ClientError.Schema.ConstraintAlreadyExists",
+        "Neo.ClientError.Schema.IndexAlreadyExists",
+    }
+)
+INDEX_WAIT_SECONDS = 300
+
+
+class Neo4jStore:
+    """A :class:`~loader.stores.base.GraphStore` writing to one Neo4j database."""
+
+    def __init__(self, driver: neo4j.Driver, *, uri: str, database: str = "neo4j") -> None:
+        self.driver = driver
+        self.uri = uri
+        self.database = database
+
+    @classmethod
+    def connect(
+        cls,
+        uri: str,
+        user: str = "neo4j",
+        password: str | None = None,
+        database: str = "neo4j",
+    ) -> Neo4jStore:
+        """Open a store, checking that the server answers, accepts the credentials and has
+        the database; otherwise raise :class:`~loader.errors.StoreError` (``unavailable``,
+        ``auth`` or ``database``)."""
+        return cls(open_driver(uri, user, password, database), uri=uri, database=database)
+
+    def __enter__(self) -> Neo4jStore:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _session(self, action: str) -> Iterator[neo4j.Session]:
+        with translated(self.uri, self.database, action):
+            with self.driver.session(database=self.database) as session:
+                yield session
+
+    # -- GraphStore ----------------------------------------------------------------------
+
+    def ensure_schema(self) -> None:
+        """Create every constraint and index (idempotent) and wait until they are online."""
+        with self._session("creating constraints and indexes") as session:
+            for statement in cypher.schema_statements():
+                try:
+                    session.run(statement).consume()
+                except Neo4jError as error:  # another loader created it at the same moment
+                    if error.code not in _SCHEMA_RACE_CODES:
+                        raise
+            session.run(cypher.AWAIT_INDEXES, seconds=INDEX_WAIT_SECONDS).consume()
+
+    def known_bundle_digests(self) -> set[str]:
+        def read(tx: neo4j.ManagedTransaction) -> set[str]:
+            return {record["digest"] for record in tx.run(cypher.KNOWN_BUNDLE_DIGESTS)}
+
+        with self._session("reading stored bundle digests") as session:
+            return session.execute_read(read)
+
+    def apply(self, batch: Sequence[PaperRows]) -> list[Outcome]:
+        """Apply a batch in one transaction; see the module docstring for the steps."""
+        if not batch:
+            return []
+        piths = sorted({rows.pith_number for rows in batch})
+        for attempt in range(1, _RACE_ATTEMPTS + 1):
+            try:
+                with self.driver.session(database=self.database) as session:
+                    return session.execute_write(_apply_batch, batch, piths)
+            except Neo4jError as error:
+                if error.code in _RACE_CODES and attempt < _RACE_ATTEMPTS:
+                    log.info("batch raced a concurrent writer (%s); retrying", error.code)
+                    time.sleep(0.05 * attempt)
+                    continue
+                raise translate(error, self.uri, self.database, "writing a batch") from error
+            except DriverError as error:
+                raise translate(error, self.uri, self.database, "writing a batch") from error
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def counts(self) -> GraphCounts:
+        def read(tx: neo4j.ManagedTransaction) -> GraphCounts:
+            nodes = [(label, _single_count(tx, cypher.count_nodes(label))) for label in NODES]
+            edges = [(kind, _single_count(tx, cypher.count_edges(kind))) for kind in RELATIONSHIPS]
+            return GraphCounts(
+                sorted_counts((k, n) for k, n in nodes if n),
+                sorted_counts((k, n) for k, n in edges if n),
+            )
+
+        with self._session("counting nodes and edges") as session:
+            return session.execute_read(read)
+
+    def export(self) -> GraphExport:
+        def read(tx: neo4j.ManagedTransaction) -> GraphExport:
+            ids: dict[str, str] = {}
+            nodes: dict[str, dict[str, Any]] = {}
+            for record in tx.run(cypher.EXPORT_NODES):
+                label = record["labels"][0]
+                props = dict(record["props"])
+                key = node_id(label, *(str(props[name]) for name in NODES[label].key))
+                ids[record["id"]] = key
+                nodes[key] = {"label": label, **props}
+            edges = {
+                (ids[record["start"]], record["type"], ids[record["end"]]): dict(record["props"])
+                for record in tx.run(cypher.EXPORT_EDGES)
+            }
+            return GraphExport(nodes, edges)
+
+        with self._session("exporting the graph") as session:
+            return session.execute_read(read)
+
+    def close(self) -> None:
+        self.driver.close()
+
+    # -- tests and tools -----------------------------------------------------------------
+
+    def clear(self) -> None:
+        """Delete every node and edge (constraints and indexes stay). For tests."""
+        with self._session("clearing the database") as session:
+            session.run(cypher.CLEAR_RELATIONSHIPS).consume()
+            session.run(cypher.CLEAR_NODES).consume()
+
+
+def _single_count(tx: neo4j.ManagedTransaction, statement: str) -> int:
+    record = tx.run(statement).single(strict=True)
+    return int(record["count"])
+
+
+def _run(tx: neo4j.ManagedTransaction, statement: str, **params: Any) -> None:
+    tx.run(statement, params).consume()
+
+
+def _apply_batch(
+    tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], piths: list[str]
+) -> list[Outcome]:
+    """The transaction function: lock, decide, write. Re-run from scratch on a retry."""
+    stored: dict[str, tuple[str, str]] = {}
+    for record in tx.run(cypher.LOCK_PAPERS, piths=piths):
+        if record["bundleSha256"] is not None:
+            stored[record["pith"]] = (record["builtAt"], record["bundleSha256"])
+    to_write, outcomes = plan_batch(batch, stored)
+    if to_write:
+        _write(tx, to_write)
+    return outcomes
+
+
+def _write(tx: neo4j.ManagedTransaction, to_write: list[PaperRows]) -> None:
+    """Write the winning rows of a batch (one per paper) in the current transaction."""
+    signer_types: dict[str, str] = {}
+    batch_keys: dict[str, set[str]] = {}
+    authors: dict[str, str] = {}
+    categories: dict[str, str] = {}
+    aliases: set[tuple[str, str]] = set()
+    edges: dict[str, list[dict[str, Any]]] = {kind: [] for kind in RELATIONSHIPS}
+    for rows in sorted(to_write, key=lambda r: r.pith_number):
+        pith = rows.pith_number
+        for author in rows.authors:
+            key, name = author["nameKey"], author["name"]
+            authors[key] = min(name, authors.get(key, name))
+        for category in rows.categories:
+            categories.setdefault(category["code"], category["archive"])
+        aliases.update((alias["kind"], alias["value"]) for alias in rows.aliases)
+        for signer in rows.signers:
+            signer_types.setdefault(signer["signerId"], signer["signerType"])
+            batch_keys.setdefault(signer["signerId"], set()).update(signer["keyIds"])
+        items: dict[str, list[Any]] = {
+            "AUTHORED": [author["nameKey"] for author in rows.authors],
+            "IN_CATEGORY": [[c["code"], c["primary"]] for c in rows.categories],
+            "IDENTIFIES": [[a["kind"], a["value"]] for a in rows.aliases],
+            "SIGNED": [
+                [s["signerId"], s["keyIds"], s["eventTypes"], s["signedBundle"]] for s in rows.signers
+            ],
+        }
+        for kind, found in items.items():
+            if found:
+                edges[kind].append({"pith": pith, "items": found})
+
+    _run(
+        tx,
+        cypher.LOCK_SIGNERS,
+        rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
+    )
+    piths = sorted(rows.pith_number for rows in to_write)
+    detached = tx.run(cypher.DETACH_PAPERS, piths=piths).data()
+    _run(tx, cypher.SET_PAPERS, rows=[rows.paper for rows in to_write])
+    _run(tx, cypher.MERGE_AUTHORS, rows=sorted(authors.items()))
+    _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
+    _run(tx, cypher.MERGE_ALIASES, rows=sorted(aliases))
+    _run(tx, cypher.CREATE_AUTHORED, rows=edges["AUTHORED"])
+    _run(tx, cypher.CREATE_IN_CATEGORY, rows=edges["IN_CATEGORY"])
+    _run(tx, cypher.CREATE_IDENTIFIES, rows=edges["IDENTIFIES"])
+    _run(tx, cypher.CREATE_SIGNED, rows=edges["SIGNED"])
+    if detached:
+        _run(tx, cypher.DELETE_ORPHANS, ids=[record["id"] for record in detached])
+    for record in detached:
+        if record["signerId"] is not None:
+            batch_keys.setdefault(record["signerId"], set())
+    _run(
+        tx,
+        cypher.REFRESH_SIGNER_KEYS,
+        rows=[{"signerId": s, "keyIds": sorted(keys)} for s, keys in sorted(batch_keys.items())],
+    )

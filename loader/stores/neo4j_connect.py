@@ -1,0 +1,113 @@
+"""Opening a Neo4j driver and turning driver errors into :class:`~loader.errors.StoreError`.
+
+``StoreError.code`` tells what to fix: ``unavailable`` (nothing answers at the URI, or the
+connection was lost and retries ran out), ``auth`` (credentials refused), ``database``
+(no such database), ``write_failed`` (the server refused a statement).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import neo4j
+from neo4j.exceptions import (
+    AuthError,
+    ConfigurationError,
+    DriverError,
+    Neo4jError,
+    ServiceUnavailable,
+    SessionExpired,
+)
+
+from loader.errors import StoreError, UsageError
+from loader.stores import cypher
+
+__all__ = ["open_driver", "translated"]
+
+# The driver logs each retried transaction at WARNING ("... will be retried ..."); without a
+# handler Python would print those on stderr. Applications that configure logging still get
+# them; the CLI's users do not see retried deadlocks.
+logging.getLogger("neo4j").addHandler(logging.NullHandler())
+
+#: How long a managed transaction keeps retrying transient failures (deadlocks, a restart).
+MAX_RETRY_SECONDS = 60.0
+
+_DATABASE_CODES = ("Neo.ClientError.Database.DatabaseNotFound", "Neo.ClientError.Database.")
+_UNAVAILABLE_CODES = ("Neo.TransientError.General.DatabaseUnavailable",)
+
+
+def _describe(uri: str, database: str) -> str:
+    return f"Neo4j at {uri} (database {database!r})"
+
+
+def _one_line(error: Exception, limit: int = 240) -> str:
+    text = " ".join(str(getattr(error, "message", None) or error).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def translate(error: Exception, uri: str, database: str, action: str) -> StoreError:
+    """The :class:`StoreError` for a driver error raised while ``action`` (e.g. "connecting")."""
+    where = _describe(uri, database)
+    if isinstance(error, AuthError):
+        return StoreError(
+            "auth",
+            f"{where} refused the credentials ({_one_line(error)}); "
+            "check --user/--password or NEO4J_USER/NEO4J_PASSWORD",
+        )
+    if isinstance(error, Neo4jError) and (error.code or "").startswith(_DATABASE_CODES):
+        return StoreError(
+            "database", f"{where}: {_one_line(error)}; check --database or NEO4J_DATABASE"
+        )
+    if isinstance(error, (ServiceUnavailable, SessionExpired)) or (
+        isinstance(error, Neo4jError) and error.code in _UNAVAILABLE_CODES
+    ):
+        if action == "connecting":
+            hint = "is the server running? (scripts/neo4j start)"
+        else:
+            hint = (
+                f"gave up after retrying for {MAX_RETRY_SECONDS:.0f}s; the batch in flight "
+                "was not committed or its outcome is unknown: loading again is safe"
+            )
+        return StoreError("unavailable", f"cannot reach {where} while {action}: {_one_line(error)}; {hint}")
+    if isinstance(error, Neo4jError):
+        return StoreError("write_failed", f"{where} failed while {action}: {error.code}: {_one_line(error)}")
+    return StoreError("unavailable", f"{where} failed while {action}: {_one_line(error)}")
+
+
+@contextmanager
+def translated(uri: str, database: str, action: str) -> Iterator[None]:
+    """Re-raise driver errors inside the block as :class:`StoreError`."""
+    try:
+        yield
+    except (Neo4jError, DriverError) as error:
+        raise translate(error, uri, database, action) from error
+
+
+def open_driver(uri: str, user: str, password: str | None, database: str) -> neo4j.Driver:
+    """A driver that has reached ``database`` with these credentials, or a StoreError.
+
+    No password means no authentication (the local dev server runs without it).
+    """
+    auth = (user, password) if password else None
+    try:
+        driver = neo4j.GraphDatabase.driver(
+            uri,
+            auth=auth,
+            max_transaction_retry_time=MAX_RETRY_SECONDS,
+            connection_timeout=10.0,
+            connection_acquisition_timeout=60.0,
+            warn_notification_severity="OFF",
+            user_agent="pith-graph",
+        )
+    except (ConfigurationError, ValueError) as error:
+        raise UsageError(f"bad Neo4j URI {uri!r}: {error}") from error
+    try:
+        with translated(uri, database, "connecting"):
+            driver.verify_connectivity()
+            driver.execute_query(cypher.PING, database_=database)
+    except BaseException:
+        driver.close()
+        raise
+    return driver

@@ -1,0 +1,277 @@
+"""The API suite's helpers and fixtures: one corpus in both stores, served by real uvicorns.
+
+The corpus is the three real sample bundles, a generated corpus (heavy-tailed authorship,
+several versions, rebuilds, non-ASCII names) and a few hand-made papers whose titles and
+names exercise word splitting and string ordering. It is loaded once into a networkx graph
+and once into the session's Neo4j (``tests/conftest.py``); each backend is served by its own
+uvicorn on a free port, in a thread of this process.
+
+Test modules import the fixtures they use from here (``api`` is parametrized over ``memory``
+and ``neo4j``). Not a ``conftest.py``: two of those outside packages both import as module
+``conftest``, which pytest's ``--doctest-modules`` collection cannot tell apart; the costly
+parts are cached per process, so a fixture imported into several modules builds once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+import uvicorn
+
+from api.app import create_app
+from api.context import ThreadRunner
+from loader.api import SAMPLES, resolve_keyring
+from loader.corpus import corpus_signers, generate_bundles
+from loader.keyring import Keyring
+from loader.pipeline import run
+from loader.signing import PaperSpec, build_bundle
+from loader.stores.memory import MemoryStore
+from loader.stores.memory_reads import MemoryReader
+from loader.stores.neo4j_reads import Neo4jReader
+from loader.stores.reads import GraphReader
+
+
+class ThreadServer:
+    """A real uvicorn serving ``app`` on a free loopback port, in a thread of this process."""
+
+    def __init__(self, app: Any) -> None:
+        self._socket = socket.socket()
+        self._socket.bind(("127.0.0.1", 0))
+        self.port: int = self._socket.getsockname()[1]
+        config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False)
+        self.server = uvicorn.Server(config)
+        self._thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self._socket]}, name="uvicorn", daemon=True
+        )
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self) -> ThreadServer:
+        self._thread.start()
+        deadline = time.monotonic() + 30
+        while not self.server.started:
+            if time.monotonic() > deadline or not self._thread.is_alive():
+                raise RuntimeError("uvicorn did not start")
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.server.should_exit = True
+        self._thread.join(30)
+        self._socket.close()
+        assert not self._thread.is_alive(), "uvicorn did not stop"
+
+
+@dataclass
+class Api:
+    """A running server and an HTTP client for it."""
+
+    backend: str
+    url: str
+    reader: GraphReader
+    client: httpx.Client = field(repr=False)
+
+    def post(self, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+        """POST a query; the JSON answer (the status must be 200)."""
+        response = self.client.post("/graphql", json={"query": query, "variables": variables or {}})
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    def data(self, query: str, **variables: Any) -> dict[str, Any]:
+        """The ``data`` of a query that must not fail."""
+        body = self.post(query, variables)
+        assert "errors" not in body, body["errors"]
+        result: dict[str, Any] = body["data"]
+        return result
+
+
+@contextmanager
+def served(app: Any, backend: str, reader: GraphReader) -> Iterator[Api]:
+    """Serve ``app`` on a real uvicorn for the duration of the block."""
+    with ThreadServer(app) as server:
+        with httpx.Client(base_url=server.url, timeout=60) as client:
+            yield Api(backend, server.url, reader, client)
+
+
+
+
+def load_vectors(name: str) -> list[dict[str, Any]]:
+    """A JSON test-vector file of this folder."""
+    data: list[dict[str, Any]] = json.loads((Path(__file__).parent / "vectors" / name).read_text("utf-8"))
+    return data
+
+
+CORPUS_SIZE = int(os.environ.get("PITH_API_TEST_CORPUS", "400"))
+CORPUS_SEED = 4
+
+_TRICKY = [
+    ("Schro\u0308dinger bridges in 3.5 dimensions", ["Zoe\u0308 Smith", "Ann Lee"]),
+    ("李伟的 graph neural networks", ["李伟", "Ann Lee"]),
+    ("U.S.A. O'Brien's multi-GPU v2.0 self_supervised results", ["Sean O'Brien", "Zoë Smith"]),
+    ("İstanbul ΣΊΣΥΦΟΣ Ünïcödé: Erdős–Rényi graphs", ["𝒜lice Kim", "Ann Lee"]),
+    ("Rocket 🚀 science of deep learning, 1,000 times", ["𝒜lice Kim", "Åsa Berg"]),
+]
+
+
+def _tricky_specs() -> list[PaperSpec]:
+    specs = []
+    for index, (title, authors) in enumerate(_TRICKY):
+        specs.append(
+            PaperSpec(
+                arxiv_id=f"2605.{90001 + index}",
+                version=1,
+                title=title,
+                authors=sorted(authors),
+                abstract_excerpt=f"An abstract about {title}.",
+                primary_cat="cs.LG" if index % 2 else "math.PR",
+                cross_cats=["cs.AI"] if index % 2 else [],
+                license="http://creativecommons.org/licenses/by/4.0/",
+                submitted_at=f"2026-05-0{index + 1}T10:00:00Z",
+                created_at="2026-05-20T10:00:00Z",
+                built_at="2026-05-21T10:00:00Z",
+            )
+        )
+    return specs
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """The bundles of the suite, written as files, and the keyring that trusts them."""
+
+    paths: tuple[str, ...]
+    keyring_path: Path
+    keyring: Keyring
+
+
+_CACHE: dict[str, Any] = {}
+
+
+@pytest.fixture(scope="session")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    """The suite's bundles (built once per run, whichever module asks first)."""
+    if "corpus" not in _CACHE:
+        _CACHE["corpus"] = _write_corpus(tmp_path_factory.mktemp("api-corpus"))
+    found: Corpus = _CACHE["corpus"]
+    return found
+
+
+def _write_corpus(folder: Path) -> Corpus:
+    signer, builder = corpus_signers(CORPUS_SEED)
+    keyring_path = folder / "keyring.json"
+    keyring_path.write_bytes(orjson.dumps([signer.keyring_entry(), builder.keyring_entry()]))
+    lines = list(
+        generate_bundles(
+            CORPUS_SIZE, signer=signer, seed=CORPUS_SEED, extra_signer=builder, extra_signer_every=40
+        )
+    )
+    lines += [orjson.dumps(build_bundle(spec, signer)) for spec in _tricky_specs()]
+    generated = folder / "bundles.jsonl"
+    generated.write_bytes(b"".join(line + b"\n" for line in lines))
+    return Corpus((SAMPLES, str(generated)), keyring_path, resolve_keyring(keyring_path))
+
+
+@pytest.fixture(scope="session")
+def memory_reader(corpus: Corpus) -> MemoryReader:
+    """The corpus in a networkx graph (loaded once per run)."""
+    if "memory" not in _CACHE:
+        store = MemoryStore()
+        report = run(corpus.paths, keyring=corpus.keyring, store=store, workers=1)
+        assert report.rejected == 0, report.rejections
+        _CACHE["memory"] = MemoryReader(store.graph)
+    found: MemoryReader = _CACHE["memory"]
+    return found
+
+
+class _Neo4jCorpus:
+    """The corpus in the session's Neo4j, reloaded if another test cleared the database."""
+
+    def __init__(self, server: Any, corpus: Corpus, digests: frozenset[str]) -> None:
+        self.server = server
+        self.corpus = corpus
+        self.digests = digests
+
+    def ensure_loaded(self) -> None:
+        store = self.server.connect()
+        try:
+            if store.known_bundle_digests() == self.digests:
+                return
+            store.clear()
+            store.ensure_schema()
+            report = run(self.corpus.paths, keyring=self.corpus.keyring, store=store, workers=1)
+            assert report.rejected == 0, report.rejections
+            assert store.known_bundle_digests() == self.digests
+        finally:
+            store.close()
+
+
+@pytest.fixture(scope="session")
+def neo4j_corpus(request: pytest.FixtureRequest, corpus: Corpus, memory_reader: MemoryReader) -> _Neo4jCorpus:
+    server = request.getfixturevalue("neo4j_server")
+    digests = frozenset(
+        data["bundleSha256"] for _, data in memory_reader.G.nodes(data=True) if data["label"] == "Paper"
+    )
+    loaded = _Neo4jCorpus(server, corpus, digests)
+    loaded.ensure_loaded()
+    return loaded
+
+
+@pytest.fixture()
+def neo4j_reader(neo4j_corpus: _Neo4jCorpus) -> Iterator[Neo4jReader]:
+    neo4j_corpus.ensure_loaded()
+    server = neo4j_corpus.server
+    reader = Neo4jReader.connect(server.uri, server.user, server.password, server.database, timeout=30)
+    try:
+        yield reader
+    finally:
+        reader.close()
+
+
+@pytest.fixture(scope="session")
+def memory_api(memory_reader: MemoryReader, corpus: Corpus) -> Iterator[Api]:
+    with served(create_app(memory_reader, keyring=corpus.keyring), "memory", memory_reader) as found:
+        yield found
+
+
+@pytest.fixture(scope="session")
+def _neo4j_api(neo4j_corpus: _Neo4jCorpus, corpus: Corpus) -> Iterator[Api]:
+    server_info = neo4j_corpus.server
+    reader = Neo4jReader.connect(
+        server_info.uri, server_info.user, server_info.password, server_info.database, timeout=30
+    )
+    runner = ThreadRunner(8)
+
+    def shutdown() -> None:
+        runner.close()
+        reader.close()
+
+    app = create_app(reader, keyring=corpus.keyring, run=runner, backend="neo4j", on_shutdown=shutdown)
+    with served(app, "neo4j", reader) as found:
+        yield found
+
+
+@pytest.fixture()
+def neo4j_api(_neo4j_api: Api, neo4j_corpus: _Neo4jCorpus) -> Api:
+    neo4j_corpus.ensure_loaded()
+    return _neo4j_api
+
+
+@pytest.fixture(params=["memory", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def api(request: pytest.FixtureRequest) -> Api:
+    """The API served from each backend in turn."""
+    found: Api = request.getfixturevalue(f"{request.param}_api")
+    return found

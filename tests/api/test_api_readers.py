@@ -1,0 +1,105 @@
+"""The read seam: every GraphReader method answers identically from networkx and Neo4j.
+
+The same behaviour suite runs against both readers over the whole corpus; the in-memory
+reader is also checked on its own where Neo4j is not needed (cursors across loads)."""
+
+from __future__ import annotations
+
+from itertools import islice
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from loader.api import SAMPLES, load_graph
+from loader.stores.memory_reads import MemoryReader
+from loader.stores.neo4j_reads import Neo4jReader
+from loader.stores.reads import PaperFilter, PaperKey, search_terms
+
+from apitest import (  # noqa: F401 (fixtures)
+    Corpus,
+    corpus,
+    memory_reader,
+    neo4j_corpus,
+    neo4j_reader,
+)
+
+
+def _keys(G: nx.MultiDiGraph, label: str, attribute: str, limit: int = 120) -> list[str]:
+    found = sorted(d[attribute] for _, d in G.nodes(data=True) if d["label"] == label)
+    step = max(1, len(found) // limit)
+    return found[::step] + ["no such key"]
+
+
+def _calls(G: nx.MultiDiGraph) -> list[Any]:
+    papers = _keys(G, "Paper", "pithNumber")
+    authors = _keys(G, "Author", "nameKey")
+    categories = _keys(G, "Category", "code", 100)
+    signers = _keys(G, "Signer", "signerId")
+    middle = PaperKey("2016-06-01T00:00:00Z", "pith:2016:M")
+    aliases = [(d["kind"], d["value"]) for _, d in islice(G.nodes(data=True), 0, None) if d["label"] == "Alias"][:200]
+    filters = [
+        PaperFilter(),
+        PaperFilter(archive="cs", license="http://creativecommons.org/licenses/by/4.0/"),
+        PaperFilter(category="stat.ML", submitted_from="2018-01-01T00:00:00Z"),
+        PaperFilter(author=authors[0], submitted_before="2025-01-01T00:00:00Z"),
+        PaperFilter(title_terms=search_terms("graphs")),
+        PaperFilter(title_terms=search_terms("sparse inference"), archive="cs"),
+        PaperFilter(title_terms=search_terms("3.5 Schrödinger")),
+    ]
+    calls: list[Any] = [
+        ("papers_by_ids", (papers,)),
+        ("resolve_identifiers", (aliases + [("pithNumber", papers[0]), ("shortPithNumber", "pith:NOPE0000")],)),
+        ("authors_of_papers", (papers,)),
+        ("categories_of_papers", (papers,)),
+        ("aliases_of_papers", (papers,)),
+        ("signatures_of_papers", (papers,)),
+        ("versions_of_papers", (papers,)),
+        ("related_papers", (papers, 7)),
+        ("authors_by_keys", (authors,)),
+        ("papers_of_authors", (authors, 3, None)),
+        ("papers_of_authors", (authors, 2, middle)),
+        ("coauthors", (authors, 6)),
+        ("author_categories", (authors,)),
+        ("categories_by_codes", (categories,)),
+        ("all_categories", ()),
+        ("papers_of_categories", (categories, 4, middle)),
+        ("top_authors", (categories, 8)),
+        ("co_listed", (categories, 5)),
+        ("signers_by_ids", (signers,)),
+        ("papers_of_signers", (signers, 5, None)),
+    ]
+    for where in filters:
+        calls.append(("list_papers", (where, 25, None)))
+        calls.append(("list_papers", (where, 10, middle)))
+        calls.append(("count_papers", (where,)))
+    hub = max(authors[:-1], key=lambda key: G.out_degree(f"Author:{key}"))
+    for other in authors[::10]:
+        calls.append(("collaboration_path", (hub, other, 4)))
+    return calls
+
+
+@pytest.mark.neo4j
+def test_every_read_answers_alike(memory_reader: MemoryReader, neo4j_reader: Neo4jReader) -> None:
+    differences = []
+    for name, args in _calls(memory_reader.G):
+        expected = getattr(memory_reader, name)(*args)
+        found = getattr(neo4j_reader, name)(*args)
+        if found != expected:
+            differences.append((name, args, expected, found))
+    assert not differences, differences[:3]
+
+
+def test_cursors_stay_valid_while_papers_are_added(corpus: Corpus) -> None:
+    G, _ = load_graph([SAMPLES])
+    reader = MemoryReader(G)
+    first = reader.list_papers(PaperFilter(), 1, None)
+    cursor = first.items[0].key
+    before = [p.pith_number for p in reader.list_papers(PaperFilter(), 100, cursor).items]
+    load_graph([corpus.paths[1]], trusted_keys=corpus.keyring, graph=G, workers=1)
+    reader.refresh()
+    after = reader.list_papers(PaperFilter(), 1000, cursor).items
+    older = [p for p in after if p.key < cursor]
+    assert [p.pith_number for p in after] == [p.pith_number for p in older]
+    assert set(before) <= {p.pith_number for p in after}
+    assert len(after) > len(before)

@@ -1,0 +1,43 @@
+"""The GraphQL schema is a reviewed artefact: the printed SDL must match api/schema.graphql."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from api.schema import build_schema, print_sdl
+from loader.stores import cypher
+from loader.stores.reads import MAX_PATH_HOPS
+
+SDL = Path(__file__).resolve().parents[2] / "api" / "schema.graphql"
+
+
+def test_printed_sdl_matches_the_checked_in_file() -> None:
+    assert print_sdl() == SDL.read_text("utf-8"), (
+        "the schema changed: review it, then run  python -m api.schema > api/schema.graphql"
+    )
+
+
+def test_sdl_has_the_fields_frontends_rely_on() -> None:
+    sdl = build_schema().as_str()
+    for line in (
+        "paper(id: String!): Paper",
+        "resolve(id: String!): [Paper!]!",
+        "papers(filter: PaperFilter = null, first: Int = null, after: String = null): PaperConnection!",
+        "search(text: String!, first: Int = null): [Paper!]!",
+        "author(name: String!): Author",
+        "category(code: String!): Category",
+        "categories: [Category!]!",
+        "signer(id: String!): Signer",
+        "collaborationPath(from: String!, to: String!, maxHops: Int = null): [PathStep!]",
+        "totalCount: Int!",
+        "coauthors(first: Int = null): [Coauthor!]!",
+        "coListed(first: Int = null): [CategoryCount!]!",
+        "topAuthors(first: Int = null): [AuthorCount!]!",
+        "verification: Verification!",
+        "relatedPapers(first: Int = null): [RelatedPaper!]!",
+    ):
+        assert line in sdl, line
+
+
+def test_one_path_statement_per_hop_count() -> None:
+    assert sorted(cypher.READ_COLLABORATION_PATH) == list(range(1, MAX_PATH_HOPS + 1))

@@ -1,0 +1,179 @@
+"""Shared fixtures: the sample bundles, a real Neo4j server, and a clean store per backend.
+
+Neo4j: with ``NEO4J_URI`` set, tests use that server (``NEO4J_USER``, ``NEO4J_PASSWORD``,
+``NEO4J_DATABASE`` apply). Otherwise the session starts its own with ``scripts/neo4j start``
+on a free port and a data folder under pytest's temporary directory (never a developer's
+data), and stops it at the end. A server that cannot start skips the Neo4j tests, except
+under ``CI=true``, where it fails them.
+
+Fixtures: ``samples``, ``neo4j_server``, ``neo4j_uri``, ``start_neo4j`` (a private server,
+e.g. one a test may restart) and ``store`` (parametrized ``memory`` / ``neo4j``). Tests that
+use a Neo4j fixture are marked ``neo4j`` automatically.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from loader.errors import PithGraphError
+from loader.stores.base import GraphStore
+from loader.stores.memory import MemoryStore
+from loader.stores.neo4j import Neo4jStore
+
+PROJECT = Path(__file__).resolve().parents[1]
+NEO4J_SCRIPT = PROJECT / "scripts" / "neo4j"
+START_TIMEOUT = 600  # seconds; the first start may build the launcher with Maven
+_NEO4J_FIXTURES = {"neo4j_server", "neo4j_uri", "start_neo4j"}
+
+
+@dataclass
+class Neo4jServer:
+    """A Neo4j to test against. ``env`` is set when this test run started it, so
+    ``scripts/neo4j`` (``stop``, ``start``, ``restart``) can be pointed at it."""
+
+    uri: str
+    user: str = "neo4j"
+    password: str | None = None
+    database: str = "neo4j"
+    env: dict[str, str] | None = field(default=None, repr=False)
+
+    @property
+    def managed(self) -> bool:
+        return self.env is not None
+
+    def connect(self) -> Neo4jStore:
+        return Neo4jStore.connect(self.uri, self.user, self.password, self.database)
+
+    def cli_args(self) -> list[str]:
+        """``pith-graph load`` options that reach this server."""
+        args = ["--uri", self.uri, "--user", self.user, "--database", self.database]
+        return args + (["--password", self.password] if self.password else [])
+
+    def script(self, command: str, timeout: float = START_TIMEOUT) -> subprocess.CompletedProcess[str]:
+        """Run ``scripts/neo4j COMMAND`` against this (managed) server."""
+        assert self.env is not None, "not a server this test run started"
+        return subprocess.run(
+            [str(NEO4J_SCRIPT), command],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _unavailable(reason: str) -> None:
+    """Skip, or fail under CI: Neo4j tests are never silently skipped there."""
+    if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        pytest.fail(f"Neo4j is required under CI: {reason}", pytrace=False)
+    pytest.skip(reason)
+
+
+def _start(data: Path, password: str | None) -> Neo4jServer:
+    env = {
+        **os.environ,
+        "NEO4J_DATA": str(data),
+        "NEO4J_BOLT_PORT": str(_free_port()),
+        "NEO4J_HEAP": os.environ.get("NEO4J_TEST_HEAP", "1g"),
+    }
+    env.pop("NEO4J_PASSWORD", None)
+    if password:
+        env["NEO4J_PASSWORD"] = password
+    server = Neo4jServer(uri="", password=password, env=env)
+    try:
+        done = server.script("start")
+    except (OSError, subprocess.TimeoutExpired) as error:
+        server.script("stop", timeout=120)
+        _unavailable(f"scripts/neo4j start failed: {error}")
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines or not lines[-1].startswith("bolt://"):
+        tail = "\n".join(done.stderr.strip().splitlines()[-15:])
+        _unavailable(f"scripts/neo4j start exited {done.returncode}:\n{tail}")
+    server.uri = lines[-1]
+    return server
+
+
+@pytest.fixture(scope="session")
+def start_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Neo4jServer]]:
+    """Start a private Neo4j (``start_neo4j(password=None)``); all are stopped at session end."""
+    started: list[Neo4jServer] = []
+
+    def start(password: str | None = None) -> Neo4jServer:
+        server = _start(tmp_path_factory.mktemp("neo4j"), password)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.script("stop", timeout=180)
+
+
+@pytest.fixture(scope="session")
+def neo4j_server(start_neo4j: Callable[..., Neo4jServer]) -> Neo4jServer:
+    """The session's Neo4j: ``NEO4J_URI`` if set, else one started for this run."""
+    uri = os.environ.get("NEO4J_URI")
+    if uri:
+        server = Neo4jServer(
+            uri,
+            os.environ.get("NEO4J_USER", "neo4j"),
+            os.environ.get("NEO4J_PASSWORD") or None,
+            os.environ.get("NEO4J_DATABASE", "neo4j"),
+        )
+    else:
+        server = start_neo4j()
+    try:
+        store = server.connect()
+    except PithGraphError as error:
+        _unavailable(f"cannot use Neo4j at {server.uri}: {error}")
+    try:
+        store.ensure_schema()
+    finally:
+        store.close()
+    return server
+
+
+@pytest.fixture(scope="session")
+def neo4j_uri(neo4j_server: Neo4jServer) -> str:
+    """The Bolt URI of the session's Neo4j."""
+    return neo4j_server.uri
+
+
+@pytest.fixture(scope="session")
+def samples() -> Path:
+    """The folder of real registry bundles shipped with the loader."""
+    return PROJECT / "loader" / "samples"
+
+
+@pytest.fixture(params=["memory", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
+    """An empty store of each kind (Neo4j: the session's server, cleared first)."""
+    if request.param == "memory":
+        yield MemoryStore()
+        return
+    server: Neo4jServer = request.getfixturevalue("neo4j_server")
+    neo4j_store = server.connect()
+    try:
+        neo4j_store.clear()
+        yield neo4j_store
+    finally:
+        neo4j_store.close()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if _NEO4J_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.neo4j)

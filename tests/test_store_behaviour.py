@@ -1,0 +1,305 @@
+"""One behaviour suite for both stores (the ``store`` fixture: memory and Neo4j).
+
+The update rules, orphan removal, author identity and the re-load shortcut are specified
+once here; the parity test at the end loads a generated corpus into both stores and
+compares every node and edge.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from loader.api import resolve_keyring
+from loader.corpus import write_corpus
+from loader.keyring import Keyring, PinnedKey
+from loader.pipeline import LoadReport, run
+from loader.signing import PaperSpec, SignerIdentity, build_bundle
+from loader.stores.base import GraphExport, GraphStore
+from loader.stores.memory import MemoryStore
+from loader.stores.neo4j import Neo4jStore
+
+SIGNER = SignerIdentity.from_seed(b"behaviour", key_id="behaviour-key", signer_id="behaviour.invalid")
+BUILDER = SignerIdentity.from_seed(
+    b"behaviour-builder",
+    key_id="behaviour-builder-key",
+    signer_id="builder.invalid",
+    signer_type="pith_builder",
+)
+KEYRING = resolve_keyring(
+    [PinnedKey(s.key_id, s.public_key, s.signer_id) for s in (SIGNER, BUILDER)]
+)
+LICENSE = "http://creativecommons.org/licenses/by/4.0/"
+
+
+def spec(
+    arxiv_id: str = "2401.00001",
+    *,
+    built_at: str = "2026-07-02T00:00:00Z",
+    authors: Sequence[str] = ("Ann Lee", "Bo Chen", "Cy Dunn"),
+    title: str = "Sparse attention for graphs",
+    version: int = 1,
+) -> PaperSpec:
+    """A paper; bundles differing only in ``built_at``, authors or title case share a pith."""
+    return PaperSpec(
+        arxiv_id=arxiv_id,
+        version=version,
+        title=title,
+        authors=list(authors),
+        abstract_excerpt="We study sparse attention.",
+        primary_cat="cs.LG",
+        cross_cats=["stat.ML"],
+        license=LICENSE,
+        submitted_at="2024-01-05T10:00:00Z",
+        created_at="2026-07-01T00:00:00Z",
+        built_at=built_at,
+    )
+
+
+def bundle(paper: PaperSpec, *, extra: SignerIdentity | None = None) -> bytes:
+    return orjson.dumps(build_bundle(paper, SIGNER, extra_event_signer=extra))
+
+
+_runs = itertools.count()
+
+
+def load(
+    store: GraphStore,
+    folder: Path,
+    bundles: Sequence[bytes],
+    *,
+    batch_size: int = 1000,
+    keyring: Keyring = KEYRING,
+    skip_known: bool = True,
+) -> LoadReport:
+    """One loader run over ``bundles``, in this order (one file each)."""
+    run_dir = folder / f"run-{next(_runs):03d}"
+    run_dir.mkdir()
+    for index, data in enumerate(bundles):
+        (run_dir / f"{index:04d}.json").write_bytes(data)
+    return run(
+        [str(run_dir)],
+        keyring=keyring,
+        store=store,
+        workers=1,
+        batch_size=batch_size,
+        skip_known=skip_known,
+    )
+
+
+def outcome(report: LoadReport) -> dict[str, int]:
+    return {
+        "inserted": report.inserted,
+        "replaced": report.replaced,
+        "duplicate": report.duplicate,
+        "stale": report.stale,
+        "rejected": report.rejected,
+    }
+
+
+def labelled(export: GraphExport, label: str) -> dict[str, dict[str, Any]]:
+    return {key: node for key, node in export.nodes.items() if node["label"] == label}
+
+
+def reference(folder: Path, bundles: Sequence[bytes]) -> GraphExport:
+    """What the memory store holds after loading ``bundles`` in one run."""
+    memory = MemoryStore()
+    load(memory, folder, bundles)
+    return memory.export()
+
+
+# -- the sample bundles ----------------------------------------------------------------------
+
+
+def test_samples_load_into_the_schema(store: GraphStore, samples: Path) -> None:
+    report = run([str(samples)], keyring=resolve_keyring(), store=store, workers=1)
+    assert outcome(report) == {"inserted": 3, "replaced": 0, "duplicate": 0, "stale": 0, "rejected": 0}
+    counts = store.counts()
+    assert counts.nodes == {"Alias": 18, "Author": 19, "Category": 5, "Paper": 3, "Signer": 1}
+    assert counts.edges == {"AUTHORED": 19, "IDENTIFIES": 18, "IN_CATEGORY": 10, "SIGNED": 3}
+
+    graph = store.export()
+    paper_id = "Paper:pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ"
+    paper = graph.nodes[paper_id]
+    assert paper["title"] == "Optimizing Multi-GPU Parallelization Strategies for Deep Learning Training"
+    assert (paper["sourceId"], paper["sourceVersion"], paper["submittedYear"]) == ("1907.13257", 1, 2019)
+    assert paper["keyIds"] == ["pith-v1-2026-05"]
+    assert graph.nodes["Signer:pith.science"] == {
+        "label": "Signer",
+        "signerId": "pith.science",
+        "signerType": "pith_registry",
+        "keyIds": ["pith-v1-2026-05"],
+    }
+    assert graph.nodes["Category:stat.ML"] == {"label": "Category", "code": "stat.ML", "archive": "stat"}
+    assert graph.edges[(paper_id, "IN_CATEGORY", "Category:cs.LG")] == {"primary": True}
+    assert graph.edges[(paper_id, "IN_CATEGORY", "Category:stat.ML")] == {"primary": False}
+    assert (("Alias:arxiv:1907.13257", "IDENTIFIES", paper_id)) in graph.edges
+    assert graph.edges[("Signer:pith.science", "SIGNED", paper_id)] == {
+        "keyIds": ["pith-v1-2026-05"],
+        "eventTypes": ["graph_snapshot", "record_created"],
+        "signedBundle": True,
+    }
+    assert graph.nodes["Author:john d. owens"]["name"] == "John D. Owens"
+    assert ("Author:john d. owens", "AUTHORED", "Paper:pith:2022:3YN673EVFOVJAYQNLYBADBBI3I") in graph.edges
+
+
+# -- update rules ----------------------------------------------------------------------------
+
+OLD = spec(built_at="2026-07-02T00:00:00Z", authors=("Ann Lee", "Bo Chen", "Cy Dunn"))
+NEW = spec(built_at="2026-08-09T00:00:00Z", authors=("Ann Lee", "Bo Chen"), title="Sparse Attention for graphs")
+
+
+@pytest.mark.parametrize("first_new", [False, True], ids=["old-then-new", "new-then-old"])
+@pytest.mark.parametrize("mode", ["one-batch", "two-batches", "two-runs"])
+def test_newest_bundle_wins_whatever_the_order(
+    store: GraphStore, tmp_path: Path, first_new: bool, mode: str
+) -> None:
+    old, new = bundle(OLD), bundle(NEW)
+    ordered = [new, old] if first_new else [old, new]
+    if mode == "two-runs":
+        reports = [load(store, tmp_path, [data]) for data in ordered]
+    else:
+        reports = [load(store, tmp_path, ordered, batch_size=2 if mode == "one-batch" else 1)]
+    totals = {key: sum(outcome(r)[key] for r in reports) for key in outcome(reports[0])}
+    later = "stale" if first_new or mode == "one-batch" else "replaced"
+    assert totals == {"inserted": 1, "replaced": 0, "duplicate": 0, "stale": 0, "rejected": 0} | {later: 1}
+
+    graph = store.export()
+    assert graph == reference(tmp_path, [new])
+    (paper,) = labelled(graph, "Paper").values()
+    assert (paper["builtAt"], paper["title"]) == (NEW.built_at, NEW.title)
+    # the author the newer bundle dropped lost its edge and, with no other paper, its node
+    assert set(labelled(graph, "Author")) == {"Author:ann lee", "Author:bo chen"}
+    assert sum(1 for (_, kind, _) in graph.edges if kind == "AUTHORED") == 2
+
+
+def test_an_older_bundle_is_stale_in_a_later_run_against_stored_state(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    load(store, tmp_path, [bundle(NEW)])
+    # a second store object has no memory of the first run: the decision comes from storage
+    again = Neo4jStore(store.driver, uri=store.uri, database=store.database) if isinstance(store, Neo4jStore) else store
+    report = load(again, tmp_path, [bundle(OLD)])
+    assert outcome(report)["stale"] == 1
+    assert labelled(store.export(), "Paper")[f"Paper:{build_bundle(NEW, SIGNER)['pith_number']}"]["builtAt"] == NEW.built_at
+
+
+def test_replacement_drops_edges_and_orphans_and_recomputes_signer_keys(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    other = spec("2401.00002", authors=("Ann Lee", "Di Ek"), title="Another paper")
+    load(store, tmp_path, [bundle(OLD, extra=BUILDER), bundle(other, extra=BUILDER)])
+    graph = store.export()
+    assert graph.nodes["Signer:builder.invalid"]["keyIds"] == ["behaviour-builder-key"]
+    assert graph.nodes["Signer:behaviour.invalid"]["keyIds"] == ["behaviour-key"]
+
+    load(store, tmp_path, [bundle(NEW)])  # signed by SIGNER alone, drops Cy Dunn
+    graph = store.export()
+    pith = build_bundle(NEW, SIGNER)["pith_number"]
+    assert ("Signer:builder.invalid", "SIGNED", f"Paper:{pith}") not in graph.edges
+    assert "Author:cy dunn" not in graph.nodes
+    assert "Signer:builder.invalid" in graph.nodes  # still signs the other paper
+
+    load(store, tmp_path, [bundle(replace_built(other, "2026-09-01T00:00:00Z"))])
+    graph = store.export()
+    assert "Signer:builder.invalid" not in graph.nodes  # no paper left: removed
+    assert graph.nodes["Signer:behaviour.invalid"]["keyIds"] == ["behaviour-key"]
+    assert graph == reference(tmp_path, [bundle(NEW), bundle(replace_built(other, "2026-09-01T00:00:00Z"))])
+
+
+def replace_built(paper: PaperSpec, built_at: str) -> PaperSpec:
+    return dataclasses.replace(paper, built_at=built_at)
+
+
+def test_the_same_author_under_different_spellings_is_one_node(store: GraphStore, tmp_path: Path) -> None:
+    spellings = ["Zoë Smith", "ZOË  SMITH", "Zoe\u0308 Smith", "zoë smith"]
+    papers = [
+        spec(f"2402.0000{i}", authors=[name], title=f"Paper number {i}") for i, name in enumerate(spellings, 1)
+    ]
+    load(store, tmp_path, [bundle(p) for p in papers], batch_size=2)
+    graph = store.export()
+    assert labelled(graph, "Author") == {
+        "Author:zoë smith": {"label": "Author", "nameKey": "zoë smith", "name": "ZOË SMITH"}
+    }
+    assert sum(1 for (start, kind, _) in graph.edges if start == "Author:zoë smith") == 4
+
+
+# -- idempotence, duplicates, the re-load shortcut -----------------------------------------
+
+CORPUS = [spec(f"2403.{i:05d}", authors=("Ann Lee", f"Author {i}"), title=f"Paper {i}") for i in range(6)]
+
+
+def test_loading_twice_changes_nothing(store: GraphStore, tmp_path: Path) -> None:
+    bundles = [bundle(p) for p in CORPUS]
+    load(store, tmp_path, bundles, batch_size=4)
+    first = store.export()
+    report = load(store, tmp_path, bundles, batch_size=4, skip_known=False)
+    assert outcome(report) == {"inserted": 0, "replaced": 0, "duplicate": 6, "stale": 0, "rejected": 0}
+    assert store.export() == first
+
+
+def test_duplicates_are_counted_within_and_across_runs(store: GraphStore, tmp_path: Path) -> None:
+    data = bundle(CORPUS[0])
+    report = load(store, tmp_path, [data, data, bundle(CORPUS[1])], batch_size=10)
+    assert outcome(report) == {"inserted": 2, "replaced": 0, "duplicate": 1, "stale": 0, "rejected": 0}
+    report = load(store, tmp_path, [data], skip_known=False)
+    assert outcome(report)["duplicate"] == 1
+    assert store.counts().nodes["Paper"] == 2
+
+
+def test_reloading_an_unchanged_corpus_skips_verification(store: GraphStore, tmp_path: Path) -> None:
+    bundles = [bundle(p) for p in CORPUS]
+    load(store, tmp_path, bundles)
+    digests = {orjson.loads(b)["bundle_signature"]["bundle_sha256"] for b in bundles}
+    assert store.known_bundle_digests() == digests
+
+    # The default keyring does not trust SIGNER: verifying would reject every bundle.
+    untrusting = resolve_keyring()
+    skipped = load(store, tmp_path, bundles, keyring=untrusting)
+    assert outcome(skipped) == {"inserted": 0, "replaced": 0, "duplicate": 6, "stale": 0, "rejected": 0}
+    verified = load(store, tmp_path, bundles, keyring=untrusting, skip_known=False)
+    assert verified.rejected == 6
+    assert {r.code for r in verified.rejections} == {"untrusted_key"}
+
+
+# -- parity on a generated corpus -----------------------------------------------------------
+
+
+@pytest.mark.neo4j
+@pytest.mark.parametrize("batch_size", [37, 500])
+def test_memory_and_neo4j_hold_the_same_graph(
+    neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory, batch_size: int
+) -> None:
+    folder = tmp_path_factory.mktemp("corpus")
+    info = write_corpus(folder, 400, seed=11, workers=1, layout="jsonl", shard_size=150, extra_signer_every=9)
+    keyring = resolve_keyring(info.keyring_path)
+    paths = [str(shard) for shard in info.shards]
+
+    memory = MemoryStore()
+    memory_report = run(paths, keyring=keyring, store=memory, workers=1, batch_size=batch_size)
+    neo4j = neo4j_server.connect()
+    try:
+        neo4j.clear()
+        neo4j_report = run(paths, keyring=keyring, store=neo4j, workers=1, batch_size=batch_size)
+        assert outcome(neo4j_report) == outcome(memory_report)
+        assert memory_report.stale > 0 and memory_report.rejected == 0
+        if batch_size < 100:
+            assert memory_report.replaced > 0  # rebuilds arrived in later batches
+        expected, actual = memory.export(), neo4j.export()
+        assert neo4j.counts() == memory.counts()
+        assert actual.nodes == expected.nodes
+        assert actual.edges == expected.edges
+        # the corpus exercised what parity is about
+        assert len(labelled(expected, "Signer")) == 2
+        assert any(
+            sum(1 for (start, kind, _) in expected.edges if start == alias) > 1
+            for alias in labelled(expected, "Alias")
+        ), "no arXiv id with several versions"
+    finally:
+        neo4j.close()
