@@ -15,6 +15,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from rich.console import Console
 
@@ -24,7 +25,7 @@ GRACEFUL_SECONDS = 10
 
 
 def add_serve_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    commands: argparse._SubParsersAction[Any],
     add_neo4j_options: Callable[[argparse.ArgumentParser], None],
 ) -> None:
     """Add ``serve`` to the CLI's subcommands."""

@@ -11,7 +11,10 @@ already holds, what each one does:
 * a smaller one is ``stale`` and changes nothing.
 
 After a replacement, any Author, Category, Alias or Signer left without a paper is removed,
-so the graph is a function of the set of winning bundles, whatever the order of arrival.
+so nodes, edges and properties are a function of the set of winning bundles, whatever the
+order of arrival — with one documented exception: ``Author.name`` is the smallest display
+form seen since the author's node was created, which may come from a bundle later replaced
+(names of one ``nameKey`` differ at most in case and compatibility forms).
 """
 
 from __future__ import annotations
