@@ -30,6 +30,7 @@ __all__ = ["LoadReport", "Rejection", "Settings", "process_one", "run"]
 
 CHUNK = 64
 GROUP_BYTES = 1 << 20
+MAX_FILE_TASK_BYTES = 32 << 20  # ~20k gzipped or ~2k plain bundles per worker task
 MAX_KEPT_REJECTIONS = 1000
 
 
@@ -176,8 +177,10 @@ def _process_files(paths: list[str]) -> list[Result]:
 def _file_groups(files: list[str], workers: int) -> list[list[str]] | None:
     """Files grouped into tasks of about ``GROUP_BYTES`` each, when that spreads the work.
 
-    ``None`` when reading in the parent is better: stdin, or too few groups to keep every
-    worker busy (one huge file must be split into chunks, which only the parent can do).
+    ``None`` when reading in the parent is better: stdin, too few groups to keep every
+    worker busy, or a file over ``MAX_FILE_TASK_BYTES`` (a worker returns a task's results
+    at once, so a huge file must be split into chunks, which only the parent can do; this
+    keeps memory bounded whatever the input).
     """
     if "-" in files:
         return None
@@ -189,9 +192,12 @@ def _file_groups(files: list[str], workers: int) -> list[list[str]] | None:
             size = 0
         groups[-1].append(path)
         try:
-            size += os.path.getsize(path)
+            file_size = os.path.getsize(path)
         except OSError:
-            size = GROUP_BYTES  # unreadable: its own task, reported by the worker
+            file_size = GROUP_BYTES  # unreadable: its own task, reported by the worker
+        if file_size > MAX_FILE_TASK_BYTES:
+            return None
+        size += file_size
     return groups if len(groups) >= 2 * workers else None
 
 
