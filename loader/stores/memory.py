@@ -35,6 +35,9 @@ class MemoryStore:
 
     def __init__(self, graph: nx.MultiDiGraph | None = None) -> None:
         self.graph: nx.MultiDiGraph = graph if graph is not None else nx.MultiDiGraph()
+        self._nodes: dict[str, dict[str, Any]] = self.graph._node
+        self._succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = self.graph._succ
+        self._pred: dict[str, dict[str, dict[str, dict[str, Any]]]] = self.graph._pred
         self._bundles: set[str] = set()
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
@@ -64,6 +67,7 @@ class MemoryStore:
         to_write, outcomes = plan_batch(batch, stored)
         for rows in to_write:
             self._write(rows)
+        nx._clear_cache(graph)  # the writes bypassed networkx's own cache invalidation
         return outcomes
 
     def counts(self) -> GraphCounts:
@@ -99,24 +103,41 @@ class MemoryStore:
         return neighbours
 
     def _node(self, node: str, label: str, props: dict[str, Any]) -> dict[str, Any]:
-        graph = self.graph
-        if node not in graph:
-            graph.add_node(node, label=label, **props)
-        data: dict[str, Any] = graph.nodes[node]
+        """The attributes of ``node``, adding it first if it is new.
+
+        Writes go straight to networkx's adjacency dicts (``_node``, ``_succ``, ``_pred``:
+        the documented MultiDiGraph structure, with its default dict factories) instead of
+        ``add_node``/``add_edge``, which check and copy more than a loader needs; this is
+        the hot loop of an in-memory load. :meth:`apply` clears networkx's cache after.
+        """
+        data: dict[str, Any] | None = self._nodes.get(node)
+        if data is None:
+            data = {"label": label, **props}
+            self._nodes[node] = data
+            self._succ[node] = {}
+            self._pred[node] = {}
         return data
+
+    def _edge(self, start: str, end: str, kind: str, data: dict[str, Any]) -> None:
+        keydict = self._succ[start].get(end)
+        if keydict is None:
+            keydict = {}
+            self._succ[start][end] = keydict
+            self._pred[end][start] = keydict
+        keydict[kind] = data
 
     def _write(self, rows: PaperRows) -> None:
         graph = self.graph
         paper = node_id("Paper", rows.pith_number)
         touched: set[str] = set()
-        if paper in graph:
+        if paper in self._nodes:
             touched = self._detach_paper(paper)
-            old = graph.nodes[paper]
+            old = self._nodes[paper]
             self._bundles.discard(old["bundleSha256"])
             old.clear()
             old.update(label="Paper", **rows.paper)
         else:
-            graph.add_node(paper, label="Paper", **rows.paper)
+            self._node(paper, "Paper", rows.paper)
         self._bundles.add(rows.bundle_sha256)
 
         for author in rows.authors:
@@ -124,15 +145,15 @@ class MemoryStore:
             data = self._node(node, "Author", author)
             if author["name"] < data["name"]:
                 data["name"] = author["name"]
-            graph.add_edge(node, paper, key="AUTHORED", type="AUTHORED")
+            self._edge(node, paper, "AUTHORED", {"type": "AUTHORED"})
         for category in rows.categories:
             node = node_id("Category", category["code"])
             self._node(node, "Category", {"code": category["code"], "archive": category["archive"]})
-            graph.add_edge(paper, node, key="IN_CATEGORY", type="IN_CATEGORY", primary=category["primary"])
+            self._edge(paper, node, "IN_CATEGORY", {"type": "IN_CATEGORY", "primary": category["primary"]})
         for alias in rows.aliases:
             node = node_id("Alias", alias["kind"], alias["value"])
             self._node(node, "Alias", alias)
-            graph.add_edge(node, paper, key="IDENTIFIES", type="IDENTIFIES")
+            self._edge(node, paper, "IDENTIFIES", {"type": "IDENTIFIES"})
         for signer in rows.signers:
             node = node_id("Signer", signer["signerId"])
             self._node(
@@ -140,14 +161,16 @@ class MemoryStore:
                 "Signer",
                 {"signerId": signer["signerId"], "signerType": signer["signerType"], "keyIds": []},
             )
-            graph.add_edge(
+            self._edge(
                 node,
                 paper,
-                key="SIGNED",
-                type="SIGNED",
-                keyIds=signer["keyIds"],
-                eventTypes=signer["eventTypes"],
-                signedBundle=signer["signedBundle"],
+                "SIGNED",
+                {
+                    "type": "SIGNED",
+                    "keyIds": signer["keyIds"],
+                    "eventTypes": signer["eventTypes"],
+                    "signedBundle": signer["signedBundle"],
+                },
             )
             self._signer_keys[signer["signerId"]].update(signer["keyIds"])
             touched.add(node)
