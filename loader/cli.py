@@ -122,6 +122,19 @@ def _summary(report: LoadReport, console: Console, *, loaded: bool) -> None:
     console.print(table)
 
 
+#: Write batch sizes by backend: 5000 was fastest in benchmarks/bench_neo4j.py's sweep.
+DEFAULT_BATCH_SIZES = {"memory": 1000, "neo4j": 5000}
+
+
+def _batch_size(args: argparse.Namespace) -> int:
+    size = getattr(args, "batch_size", None)
+    if size is None:
+        return DEFAULT_BATCH_SIZES.get(getattr(args, "backend", "memory"), 1000)
+    if size <= 0:
+        raise UsageError("--batch-size must be positive")
+    return int(size)
+
+
 def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     out = Console(soft_wrap=True)
     err = Console(stderr=True, soft_wrap=True)
@@ -140,7 +153,7 @@ def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 store=store,
                 limits=Limits(max_bytes=args.max_bytes),
                 workers=args.workers,
-                batch_size=getattr(args, "batch_size", 1000),
+                batch_size=_batch_size(args),
                 on_progress=on_progress,
                 on_rejection=None if args.json else _print_rejection(out),
             )
@@ -186,7 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_options(load)
     load.add_argument("--backend", choices=("memory", "neo4j"), default="memory")
     load.add_argument("--save", metavar="FILE", help="memory backend: write node-link JSON here")
-    load.add_argument("--batch-size", type=int, default=1000, help="bundles per write batch")
+    load.add_argument("--batch-size", type=int, default=None,
+                      help="bundles per write batch (default: 1000 in memory, 5000 for Neo4j)")
     add_neo4j_options(load)
     load.set_defaults(handler=lambda a: _cmd_verify_or_load(a, load=True))
 

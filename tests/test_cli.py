@@ -110,6 +110,7 @@ def test_piped_output_has_no_progress_bar() -> None:
         pytest.param(("load", SAMPLES, "--backend", "sqlite"), "invalid choice", id="bad-backend"),
         pytest.param(("verify", SAMPLES, "--max-bytes", "0"), "--max-bytes must be positive", id="bad-limit"),
         pytest.param(("frobnicate",), "invalid choice", id="bad-command"),
+        pytest.param(("load", SAMPLES, "--batch-size", "0"), "--batch-size must be positive", id="bad-batch"),
     ],
 )
 def test_usage_errors_exit_2_in_one_line(args: tuple[str, ...], needle: str) -> None:
