@@ -9,6 +9,7 @@ then closes the reader.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import signal
 import sys
@@ -19,9 +20,19 @@ from typing import Any
 
 from rich.console import Console
 
-__all__ = ["add_serve_command", "cmd_serve"]
+__all__ = ["add_serve_command", "cmd_serve", "freeze_loaded_objects"]
 
 GRACEFUL_SECONDS = 10
+
+
+def freeze_loaded_objects() -> None:
+    """Move everything alive now (the loaded graph) out of the cyclic collector's reach.
+
+    The graph lives as long as the server; left tracked, every full collection rescans its
+    millions of objects (about 1.5 s at 100k papers), which becomes the p99 of every query.
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def add_serve_command(
@@ -95,6 +106,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
             markup=False,
             highlight=False,
         )
+        freeze_loaded_objects()
         reader = MemoryReader(store.graph)
         runner = run_inline
     else:

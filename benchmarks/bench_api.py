@@ -48,6 +48,7 @@ from loader.pipeline import run  # noqa: E402
 from loader.stores.memory import MemoryStore  # noqa: E402
 from loader.stores.memory_reads import MemoryReader  # noqa: E402
 from loader.stores.reads import GraphReader, PaperFilter  # noqa: E402
+from api.serve import freeze_loaded_objects  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -349,6 +350,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.perf_counter()
     store = MemoryStore()
     report = run([str(args.corpus)], keyring=keyring, store=store)
+    freeze_loaded_objects()  # as `pith-graph serve` does after loading
     memory = MemoryReader(store.graph)
     memory.list_papers(PaperFilter(), 1, None)
     codes = [c.code for c in memory.all_categories()]

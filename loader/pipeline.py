@@ -8,10 +8,12 @@ A rejected bundle is recorded with its code, message, file and line, and the run
 
 from __future__ import annotations
 
+import gc
 import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 import multiprocessing
@@ -239,6 +241,23 @@ def _results(files: list[str], settings: Settings, workers: int, stdin: BinaryIO
         yield from _ordered(tasks, workers * 4)
 
 
+@contextmanager
+def cyclic_gc_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector, restoring its state after.
+
+    Rows, bundles and the graph hold no reference cycles, so reference counting frees
+    everything a load discards. Left on, the collector's full passes rescan the whole
+    growing graph (about 1.5 s each at 100k papers): a fifth of a large in-memory load.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def run(
     paths: Iterable[str],
     *,
@@ -271,21 +290,22 @@ def run(
                 report.add_outcome(outcome)
         batch.clear()
 
-    for result in _results(files, settings, workers if workers is not None else (os.cpu_count() or 1), stdin):
-        report.seen += 1
-        if isinstance(result, Rejection):
-            report.add_rejection(result)
-            if on_rejection is not None:
-                on_rejection(result)
-        elif isinstance(result, Unchanged):
-            report.duplicate += 1
-        elif store is not None:
-            batch.append(result)
-            if len(batch) >= batch_size:
-                flush()
-        if on_progress is not None:
-            on_progress(report.seen)
-    flush()
+    with cyclic_gc_paused():
+        for result in _results(files, settings, workers if workers is not None else (os.cpu_count() or 1), stdin):
+            report.seen += 1
+            if isinstance(result, Rejection):
+                report.add_rejection(result)
+                if on_rejection is not None:
+                    on_rejection(result)
+            elif isinstance(result, Unchanged):
+                report.duplicate += 1
+            elif store is not None:
+                batch.append(result)
+                if len(batch) >= batch_size:
+                    flush()
+            if on_progress is not None:
+                on_progress(report.seen)
+        flush()
     if store is not None:
         report.counts = store.counts()
     report.seconds = time.perf_counter() - started
