@@ -11,7 +11,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, NoReturn
 
 import orjson
@@ -21,6 +21,7 @@ from rich.table import Table
 
 from loader.api import resolve_keyring
 from loader.errors import PithGraphError, StoreError, UsageError
+from loader.keyring import Keyring
 from loader.parse import DEFAULT_MAX_BYTES, Limits
 from loader.pipeline import LoadReport, Rejection, run
 from loader.stores.base import GraphStore
@@ -72,14 +73,16 @@ def open_store(args: argparse.Namespace) -> GraphStore:
     return Neo4jStore.connect(args.uri, args.user, args.password, args.database)
 
 
-def _keyring(args: argparse.Namespace) -> Any:
+def _keyring(args: argparse.Namespace) -> Keyring:
     keyring = resolve_keyring()
     for path in args.trusted_keys:
         keyring = keyring.with_keys(resolve_keyring(path).values())
     return keyring
 
 
-def _progress(console: Console, label: str) -> tuple[Any, Callable[[int], None] | None]:
+def _progress(
+    console: Console, label: str
+) -> tuple[AbstractContextManager[Any], Callable[[int], None] | None]:
     if not console.is_terminal:
         return nullcontext(), None
     progress = Progress(
