@@ -12,7 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import networkx as nx
 
@@ -38,6 +38,8 @@ from loader.stores.reads import (
 from schema.graph import node_id
 
 __all__ = ["MemoryReader"]
+
+T = TypeVar("T")
 
 _Key = tuple[str, str]  # (submittedAt, pithNumber): ascending lists, read backwards
 
@@ -99,6 +101,15 @@ class MemoryReader:
         node = node_id(label, key)
         data = self.G.nodes.get(node)
         return node if data is not None and data.get("label") == label else None
+
+    def _records(self, label: str, keys: Sequence[str], record: Callable[[str], T]) -> dict[str, T]:
+        """``record(node)`` for each key whose ``label`` node exists, by key."""
+        found = {}
+        for key in keys:
+            node = self._node(label, key)
+            if node is not None:
+                found[key] = record(node)
+        return found
 
     def _author_nodes_of(self, paper: str) -> list[str]:
         nodes = self.G.nodes
@@ -380,12 +391,7 @@ class MemoryReader:
     # -- authors -------------------------------------------------------------------------
 
     def authors_by_keys(self, name_keys: Sequence[str]) -> dict[str, AuthorRecord]:
-        found = {}
-        for key in name_keys:
-            node = self._node("Author", key)
-            if node is not None:
-                found[key] = self._author(node)
-        return found
+        return self._records("Author", name_keys, self._author)
 
     def papers_of_authors(
         self, name_keys: Sequence[str], first: int, after: PaperKey | None
@@ -423,12 +429,7 @@ class MemoryReader:
     # -- categories ----------------------------------------------------------------------
 
     def categories_by_codes(self, codes: Sequence[str]) -> dict[str, CategoryRecord]:
-        found = {}
-        for code in codes:
-            node = self._node("Category", code)
-            if node is not None:
-                found[code] = self._category(node)
-        return found
+        return self._records("Category", codes, self._category)
 
     def all_categories(self) -> list[CategoryRecord]:
         categories = [
@@ -471,12 +472,7 @@ class MemoryReader:
     # -- signers -------------------------------------------------------------------------
 
     def signers_by_ids(self, signer_ids: Sequence[str]) -> dict[str, SignerRecord]:
-        found = {}
-        for signer_id in signer_ids:
-            node = self._node("Signer", signer_id)
-            if node is not None:
-                found[signer_id] = self._signer(node)
-        return found
+        return self._records("Signer", signer_ids, self._signer)
 
     def papers_of_signers(
         self, signer_ids: Sequence[str], first: int, after: PaperKey | None
