@@ -3,6 +3,6 @@
 Modules, outermost first: ``serve`` (the ``pith-graph serve`` command), ``app`` (the
 Starlette app: ``/graphql``, GraphiQL, ``/healthz``), ``settings`` (the environment),
 ``schema`` (the root ``Query``), ``types`` (object types), ``context`` (per-request
-DataLoaders over a :class:`~loader.stores.reads.GraphReader`), ``ids`` (pasted identifiers),
+DataLoaders over a :class:`~pith_graph.api.reads.records.GraphReader`), ``ids`` (pasted identifiers),
 ``limits`` and ``errors``. ``schema.graphql`` is the printed SDL.
 """

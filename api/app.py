@@ -29,19 +29,19 @@ from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, process_result
 from strawberry.types import ExecutionResult
 
-from api.context import Context, KeyInfo, Runner, run_inline
-from api.errors import INTERNAL_MESSAGE, QueryTimeout, coded, error_body
-from api.limits import Limits
-from api.schema import build_schema
-from loader.errors import StoreError
-from loader.keyring import Keyring
-from loader.stores.reads import GraphReader
+from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
+from pith_graph.api.errors import INTERNAL_MESSAGE, QueryTimeout, coded, error_body
+from pith_graph.api.limits import Limits
+from pith_graph.api.schema import build_schema
+from pith_graph.errors import StoreError
+from pith_graph.loader.keyring import Keyring
+from pith_graph.api.reads.records import GraphReader
 
 __all__ = ["GraphQLView", "create_app", "key_infos"]
 
-log = logging.getLogger("api.app")
+log = logging.getLogger("pith_graph.api.app")
 
-_STATIC = files("api") / "static"
+_STATIC = files("pith_graph.api") / "static"
 _ASSETS = {
     "graphiql.min.js": "text/javascript; charset=utf-8",
     "graphiql.min.css": "text/css; charset=utf-8",

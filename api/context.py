@@ -20,8 +20,8 @@ from typing import Any, Protocol, TypeVar
 from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
-from api.limits import Limits
-from loader.stores.reads import (
+from pith_graph.api.limits import Limits
+from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
     AuthorRecord,

@@ -26,7 +26,7 @@ from typing import Any
 from graphql import AbortedGraphQLExecutionError, GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import SchemaExtension
 
-from loader.errors import StoreError
+from pith_graph.errors import StoreError
 
 __all__ = [
     "INTERNAL_MESSAGE",
@@ -41,7 +41,7 @@ __all__ = [
     "is_unexpected",
 ]
 
-log = logging.getLogger("api.errors")
+log = logging.getLogger("pith_graph.api.errors")
 
 INTERNAL_MESSAGE = "Internal server error."
 

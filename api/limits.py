@@ -29,8 +29,8 @@ from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtensi
 from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
-from api.errors import BadUserInput, CodedErrors, LimitExceeded
-from loader.stores.reads import MAX_PATH_HOPS
+from pith_graph.api.errors import BadUserInput, CodedErrors, LimitExceeded
+from pith_graph.api.reads.records import MAX_PATH_HOPS
 
 __all__ = ["DEFAULT_LIMITS", "Limits", "ParserLimits", "page_size", "path_hops", "schema_extensions"]
 

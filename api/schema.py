@@ -1,7 +1,7 @@
 """The root ``Query`` and the schema with its extensions (error codes, limits, caches).
 
 ``api/schema.graphql`` is the printed SDL, a reviewed artefact: regenerate it with
-``python -m api.schema > api/schema.graphql`` and a test compares the two.
+``python -m pith_graph.api.schema > api/schema.graphql`` and a test compares the two.
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ from graphql import GraphQLError
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext
 
-from api.context import Context
-from api.errors import BadUserInput, NotFound, is_unexpected
-from api.ids import parse_identifier
-from api.limits import DEFAULT_LIMITS, Limits, page_size, path_hops, schema_extensions
-from api.types import (
+from pith_graph.api.context import Context
+from pith_graph.api.errors import BadUserInput, NotFound, is_unexpected
+from pith_graph.api.ids import parse_identifier
+from pith_graph.api.limits import DEFAULT_LIMITS, Limits, page_size, path_hops, schema_extensions
+from pith_graph.api.types import (
     Author,
     Category,
     GraphInfo,
@@ -34,12 +34,12 @@ from api.types import (
     paper_connection,
     resolver,
 )
-from loader.identifiers import author_name_key
-from loader.stores.reads import PaperFilter, PaperRecord, search_terms
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.api.reads.records import PaperFilter, PaperRecord, search_terms
 
 __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl"]
 
-log = logging.getLogger("api.schema")
+log = logging.getLogger("pith_graph.api.schema")
 T = TypeVar("T")
 
 MAX_TEXT_LENGTH = 500

@@ -66,13 +66,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run the server; returns the exit code once it has stopped."""
     import uvicorn
 
-    from api.app import create_app
-    from api.context import Runner, ThreadRunner, run_inline
-    from api.settings import Settings
-    from loader.api import SAMPLES, resolve_keyring
-    from loader.errors import UsageError
-    from loader.pipeline import run
-    from loader.stores.reads import GraphReader
+    from pith_graph.api.app import create_app
+    from pith_graph.api.context import Runner, ThreadRunner, run_inline
+    from pith_graph.api.settings import Settings
+    from pith_graph.loader.facade import SAMPLES, resolve_keyring
+    from pith_graph.errors import UsageError
+    from pith_graph.loader.pipeline import run
+    from pith_graph.api.reads.records import GraphReader
 
     err = Console(stderr=True, soft_wrap=True)
     settings = Settings.from_env(
@@ -92,8 +92,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     reader: GraphReader
     runner: Runner
     if settings.backend == "memory":
-        from loader.stores.memory import MemoryStore
-        from loader.stores.memory_reads import MemoryReader
+        from pith_graph.loader.stores.memory import MemoryStore
+        from pith_graph.api.reads.memory import MemoryReader
 
         store = MemoryStore()
         paths = list(args.paths) or [SAMPLES]
@@ -112,7 +112,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     else:
         if args.paths:
             raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
-        from loader.stores.neo4j_reads import Neo4jReader
+        from pith_graph.api.reads.neo4j import Neo4jReader
 
         reader = Neo4jReader.connect(
             settings.neo4j_uri,

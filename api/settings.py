@@ -27,8 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from api.limits import Limits
-from loader.errors import UsageError
+from pith_graph.api.limits import Limits
+from pith_graph.errors import UsageError
 
 __all__ = ["Settings"]
 
@@ -74,7 +74,7 @@ class Settings:
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Settings from ``environ`` (default: ``os.environ``), then ``overrides`` (not None).
 
-        Raises :class:`~loader.errors.UsageError` naming the variable that is wrong.
+        Raises :class:`~pith_graph.errors.UsageError` naming the variable that is wrong.
         """
         env = os.environ if environ is None else environ
         values: dict[str, Any] = {}

@@ -1,7 +1,7 @@
 """The GraphQL object types, each built from a reader record by ``from_record``.
 
 Scalar fields are copied from the record; relations are resolvers that go through the
-request's DataLoaders (:mod:`api.context`), so sibling objects share one reader call.
+request's DataLoaders (:mod:`pith_graph.api.context`), so sibling objects share one reader call.
 """
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ from typing import Any, TypeVar, cast
 import strawberry
 from strawberry.types import Info
 
-from api.context import Context
-from api.errors import BadUserInput
-from api.limits import page_size
-from loader.stores.reads import (
+from pith_graph.api.context import Context
+from pith_graph.api.errors import BadUserInput
+from pith_graph.api.limits import page_size
+from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorRecord,
     CategoryRecord,

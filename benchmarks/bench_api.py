@@ -38,17 +38,17 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from api.app import create_app  # noqa: E402
-from api.context import Context, ThreadRunner, run_inline  # noqa: E402
-from api.limits import Limits  # noqa: E402
-from api.schema import build_schema  # noqa: E402
-from loader.api import resolve_keyring  # noqa: E402
-from loader.keyring import Keyring  # noqa: E402
-from loader.pipeline import run  # noqa: E402
-from loader.stores.memory import MemoryStore  # noqa: E402
-from loader.stores.memory_reads import MemoryReader  # noqa: E402
-from loader.stores.reads import GraphReader, PaperFilter  # noqa: E402
-from api.serve import freeze_loaded_objects  # noqa: E402
+from pith_graph.api.app import create_app  # noqa: E402
+from pith_graph.api.context import Context, ThreadRunner, run_inline  # noqa: E402
+from pith_graph.api.limits import Limits  # noqa: E402
+from pith_graph.api.schema import build_schema  # noqa: E402
+from pith_graph.loader.facade import resolve_keyring  # noqa: E402
+from pith_graph.loader.keyring import Keyring  # noqa: E402
+from pith_graph.loader.pipeline import run  # noqa: E402
+from pith_graph.loader.stores.memory import MemoryStore  # noqa: E402
+from pith_graph.api.reads.memory import MemoryReader  # noqa: E402
+from pith_graph.api.reads.records import GraphReader, PaperFilter  # noqa: E402
+from pith_graph.api.serve import freeze_loaded_objects  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -156,7 +156,7 @@ def direct_call(reader: GraphReader, scenario: str, variables: dict[str, str]) -
 def _serve_child(sock: socket.socket, backend: str, reader: MemoryReader | None, uri: str, keyring: Keyring) -> None:
     import uvicorn
 
-    from loader.stores.neo4j_reads import Neo4jReader
+    from pith_graph.api.reads.neo4j import Neo4jReader
 
     active: GraphReader
     if backend == "memory":
@@ -285,7 +285,7 @@ def direct_load(reader: GraphReader, scenario: str, inputs: Inputs, clients: int
 
 def in_process_load(reader: GraphReader, scenario: str, inputs: Inputs, seconds: float, max_requests: int, keyring: Keyring, threaded: bool) -> tuple[list[float], int, float]:
     """One client, executing the schema in this process (no HTTP)."""
-    from api.app import key_infos
+    from pith_graph.api.app import key_infos
 
     schema = build_schema()
     keys = key_infos(keyring)
@@ -337,7 +337,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--load-neo4j", action="store_true", help="load the corpus into Neo4j first")
     args = parser.parse_args(argv)
 
-    from loader.corpus import write_corpus
+    from pith_graph.testing.corpus import write_corpus
 
     if not (args.corpus / "keyring.json").exists():
         print(f"writing a {args.n}-bundle corpus to {args.corpus} ...", flush=True)
@@ -364,8 +364,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if backend == "memory":
             reader = memory
         else:
-            from loader.stores.neo4j import Neo4jStore
-            from loader.stores.neo4j_reads import Neo4jReader
+            from pith_graph.loader.stores.neo4j import Neo4jStore
+            from pith_graph.api.reads.neo4j import Neo4jReader
 
             if args.load_neo4j:
                 neo4j_store = Neo4jStore.connect(args.neo4j_uri)

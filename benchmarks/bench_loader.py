@@ -34,15 +34,15 @@ import orjson
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loader.api import resolve_keyring  # noqa: E402
-from loader.corpus import write_corpus  # noqa: E402
-from loader.keyring import Keyring  # noqa: E402
-from loader.parse import parse_bundle  # noqa: E402
-from loader.pipeline import Settings, process_one, run  # noqa: E402
-from loader.sources import RawBundle, expand_paths, iter_inputs  # noqa: E402
-from loader.stores.memory import MemoryStore  # noqa: E402
-from loader.verify import verify_bundle  # noqa: E402
-from loader.errors import Source  # noqa: E402
+from pith_graph.loader.facade import resolve_keyring  # noqa: E402
+from pith_graph.testing.corpus import write_corpus  # noqa: E402
+from pith_graph.loader.keyring import Keyring  # noqa: E402
+from pith_graph.loader.parse import parse_bundle  # noqa: E402
+from pith_graph.loader.pipeline import Settings, process_one, run  # noqa: E402
+from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs  # noqa: E402
+from pith_graph.loader.stores.memory import MemoryStore  # noqa: E402
+from pith_graph.loader.verify import verify_bundle  # noqa: E402
+from pith_graph.errors import Source  # noqa: E402
 
 
 def corpus(n: int, given: str | None) -> Path:
@@ -162,7 +162,7 @@ def end_to_end_child(path: str, keyring_path: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--corpus", help="a corpus folder written by `python -m loader.corpus`")
+    parser.add_argument("--corpus", help="a corpus folder written by `python -m pith_graph.testing.corpus`")
     parser.add_argument("--sample", type=int, default=3000, help="bundles for the one-core figures")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()

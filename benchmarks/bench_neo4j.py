@@ -41,14 +41,14 @@ import neo4j
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from loader.api import resolve_keyring  # noqa: E402
-from loader.corpus import write_corpus  # noqa: E402
-from loader.keyring import Keyring  # noqa: E402
-from loader.pipeline import LoadReport, run  # noqa: E402
-from loader.rows import PaperRows  # noqa: E402
-from loader.stores import cypher  # noqa: E402
-from loader.stores.base import GraphCounts, GraphExport, Outcome, decide  # noqa: E402
-from loader.stores.neo4j import Neo4jStore  # noqa: E402
+from pith_graph.loader.facade import resolve_keyring  # noqa: E402
+from pith_graph.testing.corpus import write_corpus  # noqa: E402
+from pith_graph.loader.keyring import Keyring  # noqa: E402
+from pith_graph.loader.pipeline import LoadReport, run  # noqa: E402
+from pith_graph.loader.rows import PaperRows  # noqa: E402
+from pith_graph.loader.stores import cypher  # noqa: E402
+from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, decide  # noqa: E402
+from pith_graph.loader.stores.neo4j import Neo4jStore  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -225,7 +225,7 @@ def row(name: str, report: LoadReport, seconds: float, **extra: Any) -> dict[str
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=100_000, help="bundles in the full corpus")
-    parser.add_argument("--corpus", help="an existing `python -m loader.corpus` folder")
+    parser.add_argument("--corpus", help="an existing `python -m pith_graph.testing.corpus` folder")
     parser.add_argument("--uri", help="use this server instead of a private one (its database is CLEARED)")
     parser.add_argument("--user", default=os.environ.get("NEO4J_USER", "neo4j"))
     parser.add_argument("--password", default=os.environ.get("NEO4J_PASSWORD"))

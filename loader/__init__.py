@@ -7,9 +7,9 @@ classes usable on their own.
 
 from __future__ import annotations
 
-from loader.analysis import coauthorship_graph, papers_of
-from loader.api import SAMPLES, load_graph, resolve_keyring
-from loader.errors import (
+from pith_graph.loader.analysis import coauthorship_graph, papers_of
+from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
+from pith_graph.errors import (
     BundleError,
     KeyringError,
     PithGraphError,
@@ -18,13 +18,13 @@ from loader.errors import (
     StoreError,
     UsageError,
 )
-from loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
-from loader.parse import Limits, parse_bundle
-from loader.pipeline import LoadReport, Rejection, run
-from loader.rows import PaperRows, build_rows
-from loader.stores.base import GraphCounts, GraphExport, GraphStore, Outcome
-from loader.stores.memory import MemoryStore
-from loader.verify import VerifiedBundle, verify_bundle
+from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
+from pith_graph.loader.parse import Limits, parse_bundle
+from pith_graph.loader.pipeline import LoadReport, Rejection, run
+from pith_graph.loader.rows import PaperRows, build_rows
+from pith_graph.loader.stores.base import GraphCounts, GraphExport, GraphStore, Outcome
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.verify import VerifiedBundle, verify_bundle
 
 __all__ = [
     "REGISTRY_KEY",

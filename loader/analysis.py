@@ -31,7 +31,7 @@ def coauthorship_graph(G: nx.MultiDiGraph) -> nx.Graph:
 
     Examples
     --------
-    >>> from loader import SAMPLES, load_graph
+    >>> from pith_graph.loader import SAMPLES, load_graph
     >>> G, report = load_graph([SAMPLES])
     >>> C = coauthorship_graph(G)
     >>> C.number_of_nodes() == report.counts.nodes["Author"]

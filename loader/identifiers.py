@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from loader.canon import b32_of_digest
+from pith_graph.loader.canon import b32_of_digest
 
 __all__ = [
     "PITH_B32_LENGTH",

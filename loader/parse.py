@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from loader.errors import BundleError, RejectCode
+from pith_graph.errors import BundleError, RejectCode
 
 __all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "Limits", "parse_bundle"]
 
@@ -90,7 +90,7 @@ def parse_bundle(data: bytes, limits: Limits = Limits()) -> dict[str, Any]:
     >>> parse_bundle(b'{"a": 1, "a": 2}')
     Traceback (most recent call last):
     ...
-    loader.errors.BundleError: duplicate_key: object repeats the key 'a'
+    pith_graph.errors.BundleError: duplicate_key: object repeats the key 'a'
     """
     if len(data) > limits.max_bytes:
         raise BundleError(

@@ -20,13 +20,13 @@ import multiprocessing
 from itertools import chain, islice
 from typing import BinaryIO
 
-from loader.errors import BundleError, Source
-from loader.keyring import Keyring
-from loader.parse import Limits, parse_bundle
-from loader.rows import PaperRows, build_rows
-from loader.sources import RawBundle, expand_paths, iter_inputs
-from loader.stores.base import GraphCounts, GraphStore, Outcome
-from loader.verify import bundle_digest, verify_bundle
+from pith_graph.errors import BundleError, Source
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.parse import Limits, parse_bundle
+from pith_graph.loader.rows import PaperRows, build_rows
+from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
+from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
+from pith_graph.loader.verify import bundle_digest, verify_bundle
 
 __all__ = ["LoadReport", "Rejection", "Settings", "process_one", "run"]
 
@@ -273,9 +273,9 @@ def run(
 ) -> LoadReport:
     """Verify every bundle of ``paths`` and, given a ``store``, write the accepted ones.
 
-    Without a store this is ``pith-graph verify``. Raises :class:`~loader.errors.UsageError`
+    Without a store this is ``pith-graph verify``. Raises :class:`~pith_graph.errors.UsageError`
     for a path that does not exist (before reading anything) and
-    :class:`~loader.errors.StoreError` when the store fails.
+    :class:`~pith_graph.errors.StoreError` when the store fails.
     """
     started = time.perf_counter()
     files = expand_paths(paths)

@@ -1,7 +1,7 @@
 """Build the graph rows of one verified bundle: plain data, the same for every store.
 
 A :class:`PaperRows` holds the Paper's properties and the rows for its Authors, Categories,
-Aliases and Signers (node keys plus edge properties), named as :mod:`schema.graph` names them.
+Aliases and Signers (node keys plus edge properties), named as :mod:`pith_graph.schema.graph` names them.
 Rows are small and picklable, so worker processes return them instead of whole bundles.
 """
 
@@ -11,9 +11,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from loader.identifiers import split_authors
-from loader.keyring import Keyring
-from loader.verify import VerifiedBundle, newest_snapshot
+from pith_graph.loader.identifiers import split_authors
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
 
 __all__ = ["PaperRows", "build_rows"]
 

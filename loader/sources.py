@@ -1,7 +1,7 @@
 """Reading bundles from paths: files, folders, JSON Lines, gzip and stdin, streamed.
 
 :func:`iter_inputs` yields one :class:`RawBundle` (bytes plus where they came from) or one
-:class:`~loader.errors.BundleError` (an input that could not even be read) per bundle, never
+:class:`~pith_graph.errors.BundleError` (an input that could not even be read) per bundle, never
 holding more than one bundle's bytes at a time. A ``.json`` file is one bundle; a
 ``.jsonl`` file is one bundle per non-blank line; ``.gz`` adds gzip to either. Folders are
 walked recursively in sorted order for those suffixes. ``-`` reads stdin: gzip is sniffed
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from loader.errors import BundleError, RejectCode, Source, UsageError
+from pith_graph.errors import BundleError, RejectCode, Source, UsageError
 
 __all__ = ["BUNDLE_SUFFIXES", "RawBundle", "expand_paths", "iter_inputs"]
 

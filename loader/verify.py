@@ -29,10 +29,10 @@ from typing import Any
 
 from nacl.exceptions import BadSignatureError
 
-from loader.canon import digest_matches
-from loader.errors import BundleError, RejectCode
-from loader.identifiers import PITH_B32_LENGTH, pith_base32, title_key
-from loader.keyring import Keyring, PinnedKey
+from pith_graph.loader.canon import digest_matches
+from pith_graph.errors import BundleError, RejectCode
+from pith_graph.loader.identifiers import PITH_B32_LENGTH, pith_base32, title_key
+from pith_graph.loader.keyring import Keyring, PinnedKey
 
 __all__ = ["VerifiedBundle", "bundle_digest", "newest_snapshot", "verify_bundle"]
 

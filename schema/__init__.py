@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from schema.database import ConstraintSpec, IndexSpec, constraints, indexes
-from schema.graph import (
+from pith_graph.schema.database import ConstraintSpec, IndexSpec, constraints, indexes
+from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
     AUTHORED,

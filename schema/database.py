@@ -1,4 +1,4 @@
-"""Neo4j constraints and indexes, derived from :mod:`schema.graph`.
+"""Neo4j constraints and indexes, derived from :mod:`pith_graph.schema.graph`.
 
 Declared here as data; ``loader.stores.cypher`` renders them as Cypher
 (``CREATE CONSTRAINT ... IF NOT EXISTS``) and ``schema/neo4j-schema.cypher`` is the
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from schema.graph import NODES
+from pith_graph.schema.graph import NODES
 
 __all__ = ["ConstraintSpec", "IndexSpec", "constraints", "indexes"]
 

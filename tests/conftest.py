@@ -22,10 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from loader.errors import PithGraphError
-from loader.stores.base import GraphStore
-from loader.stores.memory import MemoryStore
-from loader.stores.neo4j import Neo4jStore
+from pith_graph.errors import PithGraphError
+from pith_graph.loader.stores.base import GraphStore
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j import Neo4jStore
 
 PROJECT = Path(__file__).resolve().parents[1]
 NEO4J_SCRIPT = PROJECT / "scripts" / "neo4j"

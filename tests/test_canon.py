@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loader.api import SAMPLES
-from loader.canon import ascii_escaped, canon, digest_matches, sha256_hex
+from pith_graph.loader.facade import SAMPLES
+from pith_graph.loader.canon import ascii_escaped, canon, digest_matches, sha256_hex
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 

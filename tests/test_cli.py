@@ -10,14 +10,14 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from loader.api import SAMPLES
+from pith_graph.loader.facade import SAMPLES
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 
 
 def pith_graph(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "loader.cli", *args],
+        [sys.executable, "-m", "pith_graph", *args],
         input=stdin.decode() if stdin is not None else None,
         capture_output=True,
         text=True,

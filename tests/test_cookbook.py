@@ -14,14 +14,14 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from loader.api import resolve_keyring
-from loader.cli import main
-from loader.corpus import corpus_signers, write_corpus
-from loader.pipeline import run
-from loader.stores.cypher import render_schema
-from loader.stores.memory import MemoryStore
-from schema.database import constraints, indexes
-from schema.graph import NODES, RELATIONSHIPS
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.cli import main
+from pith_graph.testing.corpus import corpus_signers, write_corpus
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.cypher import render_schema
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.schema.database import constraints, indexes
+from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
 PROJECT = Path(__file__).resolve().parents[1]
 README = (PROJECT / "README.md").read_text(encoding="utf-8")

@@ -16,10 +16,10 @@ import orjson
 import pytest
 from nacl.signing import VerifyKey
 
-from loader.canon import canon, sha256_hex
-from loader.corpus import corpus_signers, generate_bundles, generate_papers, write_corpus
-from loader.identifiers import pith_number_for, split_authors
-from loader.signing import PaperSpec
+from pith_graph.loader.canon import canon, sha256_hex
+from pith_graph.testing.corpus import corpus_signers, generate_bundles, generate_papers, write_corpus
+from pith_graph.loader.identifiers import pith_number_for, split_authors
+from pith_graph.testing.signer import PaperSpec
 
 Json = dict[str, Any]
 UNSIGNED_EVENT_FIELDS = ("signature", "content_sha256", "event_id")
@@ -238,7 +238,7 @@ def test_unknown_layout_rejected(tmp_path: Path) -> None:
 
 def test_cli(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "loader.corpus", str(tmp_path / "c"), "-n", "40", "--workers", "1"],
+        [sys.executable, "-m", "pith_graph.testing.corpus", str(tmp_path / "c"), "-n", "40", "--workers", "1"],
         capture_output=True,
         text=True,
         check=True,

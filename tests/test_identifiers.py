@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from loader.api import SAMPLES
-from loader.identifiers import (
+from pith_graph.loader.facade import SAMPLES
+from pith_graph.loader.identifiers import (
     author_name_key,
     pith_base32,
     pith_number_for,

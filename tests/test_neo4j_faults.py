@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from loader.api import resolve_keyring
-from loader.corpus import write_corpus
-from loader.errors import StoreError
-from loader.pipeline import run
-from loader.stores.base import GraphExport
-from loader.stores.memory import MemoryStore
-from loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.testing.corpus import write_corpus
+from pith_graph.errors import StoreError
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.base import GraphExport
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j import Neo4jStore
 
 pytestmark = pytest.mark.neo4j
 
@@ -78,7 +78,7 @@ def db(server: Any) -> Iterator[Neo4jStore]:
 def loader(server: Any, corpus: Corpus, shards: Sequence[Path], *extra: str) -> subprocess.Popen[str]:
     """Start ``pith-graph load`` on ``shards`` in its own process group."""
     env = {**os.environ, "NEO4J_PASSWORD": PASSWORD}
-    args = [sys.executable, "-m", "loader.cli", "load", *map(str, shards), "--backend", "neo4j"]
+    args = [sys.executable, "-m", "pith_graph", "load", *map(str, shards), "--backend", "neo4j"]
     args += ["--uri", server.uri, "--trusted-keys", str(corpus.keyring), "--batch-size", "100", *extra]
     return subprocess.Popen(
         args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
@@ -188,7 +188,7 @@ def test_unreachable_server_is_unavailable_and_the_cli_prints_one_line(tmp_path:
     assert caught.value.code == "unavailable"
 
     done = subprocess.run(
-        [sys.executable, "-m", "loader.cli", "load", "loader/samples", "--backend", "neo4j", "--uri", "bolt://127.0.0.1:9"],
+        [sys.executable, "-m", "pith_graph", "load", "loader/samples", "--backend", "neo4j", "--uri", "bolt://127.0.0.1:9"],
         capture_output=True,
         text=True,
         timeout=120,

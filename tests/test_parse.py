@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loader.errors import BundleError
-from loader.parse import Limits, parse_bundle
+from pith_graph.errors import BundleError
+from pith_graph.loader.parse import Limits, parse_bundle
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "parse.json").read_text())
 

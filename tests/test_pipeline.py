@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from loader.api import SAMPLES, load_graph, resolve_keyring
-from loader.corpus import corpus_signers, generate_bundles
-from loader.keyring import Keyring, default_keyring
-from loader.pipeline import run
-from loader.stores.memory import MemoryStore
+from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
+from pith_graph.testing.corpus import corpus_signers, generate_bundles
+from pith_graph.loader.keyring import Keyring, default_keyring
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.memory import MemoryStore
 
 N = 400
 
@@ -125,7 +125,7 @@ def test_a_huge_file_is_read_in_chunks_by_the_parent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: tuple[list[bytes], Keyring]
 ) -> None:
     """Memory stays bounded: a file too big for one worker task is split into chunks."""
-    import loader.pipeline as pipeline
+    import pith_graph.loader.pipeline as pipeline
 
     bundles, _ = corpus
     small = [_write(tmp_path / f"s{i}.jsonl", bundles[i * 10 : i * 10 + 10]) for i in range(6)]

@@ -13,9 +13,9 @@ import pytest
 from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
-from loader.canon import canon, sha256_hex
-from loader.identifiers import pith_base32, pith_number_for
-from loader.signing import (
+from pith_graph.loader.canon import canon, sha256_hex
+from pith_graph.loader.identifiers import pith_base32, pith_number_for
+from pith_graph.testing.signer import (
     PaperSpec,
     SignerIdentity,
     build_bundle,

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from loader.api import SAMPLES
-from loader.errors import BundleError, Source, UsageError
-from loader.sources import RawBundle, expand_paths, iter_inputs
+from pith_graph.loader.facade import SAMPLES
+from pith_graph.errors import BundleError, Source, UsageError
+from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 LIMIT = 1 << 20

@@ -16,14 +16,14 @@ from typing import Any
 import orjson
 import pytest
 
-from loader.api import resolve_keyring
-from loader.corpus import write_corpus
-from loader.keyring import Keyring, PinnedKey
-from loader.pipeline import LoadReport, run
-from loader.signing import PaperSpec, SignerIdentity, build_bundle
-from loader.stores.base import GraphExport, GraphStore
-from loader.stores.memory import MemoryStore
-from loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.testing.corpus import write_corpus
+from pith_graph.loader.keyring import Keyring, PinnedKey
+from pith_graph.loader.pipeline import LoadReport, run
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.loader.stores.base import GraphExport, GraphStore
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j import Neo4jStore
 
 SIGNER = SignerIdentity.from_seed(b"behaviour", key_id="behaviour-key", signer_id="behaviour.invalid")
 BUILDER = SignerIdentity.from_seed(

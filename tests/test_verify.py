@@ -20,11 +20,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from loader.api import SAMPLES
-from loader.errors import BundleError
-from loader.keyring import Keyring, PinnedKey, default_keyring
-from loader.signing import PaperSpec, SignerIdentity, build_bundle, resign
-from loader.verify import verify_bundle
+from pith_graph.loader.facade import SAMPLES
+from pith_graph.errors import BundleError
+from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
+from pith_graph.loader.verify import verify_bundle
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "tamper.json").read_text())
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
@@ -150,8 +150,8 @@ def test_generated_bundle_verifies_only_with_its_key_pinned() -> None:
 
 def test_ascii_escaped_digests_are_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
     """A registry that hashes the ASCII-escaped form: the same content must verify."""
-    import loader.signing as signing
-    from loader.canon import ascii_escaped, canon, sha256_hex
+    import pith_graph.testing.signer as signing
+    from pith_graph.loader.canon import ascii_escaped, canon, sha256_hex
 
     raw = valid_bundle()
     monkeypatch.setattr(signing, "_h", lambda value: sha256_hex(ascii_escaped(canon(value))))

@@ -1,6 +1,6 @@
 """The ``GraphStore`` seam and the update rules both stores share.
 
-A store receives batches of :class:`~loader.rows.PaperRows` and decides, against what it
+A store receives batches of :class:`~pith_graph.loader.rows.PaperRows` and decides, against what it
 already holds, what each one does:
 
 * a pith number it has never seen is ``inserted``;
@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from loader.rows import PaperRows
+from pith_graph.loader.rows import PaperRows
 
 __all__ = [
     "GraphCounts",
@@ -103,7 +103,7 @@ class GraphCounts:
 class GraphExport:
     """A whole graph as plain data, for comparing stores.
 
-    ``nodes``: node id (:func:`schema.graph.node_id`) → ``{"label": ..., **properties}``;
+    ``nodes``: node id (:func:`pith_graph.schema.graph.node_id`) → ``{"label": ..., **properties}``;
     ``edges``: ``(start id, type, end id)`` → properties.
     """
 

@@ -1,15 +1,15 @@
 """Every Cypher statement of pith-graph, as named constants and small builders.
 
 All values travel as parameters (``$rows``, ``$piths``, ...); only names that come from
-:mod:`schema` (labels, relationship types, constraint and index names) are ever formatted
+:mod:`pith_graph.schema` (labels, relationship types, constraint and index names) are ever formatted
 into a statement. Writes are batched ``UNWIND $rows AS row ...`` statements, nodes before
 relationships.
 
 Sections:
 
-* schema: constraints and indexes rendered from :mod:`schema.database`
+* schema: constraints and indexes rendered from :mod:`pith_graph.schema.database`
   (``schema/neo4j-schema.cypher`` is the checked-in rendering);
-* loader writes: what :class:`loader.stores.neo4j.Neo4jStore` runs inside one write
+* loader writes: what :class:`pith_graph.loader.stores.neo4j.Neo4jStore` runs inside one write
   transaction per batch, in this order: lock the batch's papers and read their
   ``(builtAt, bundleSha256)``; lock (or create) the signers; detach the papers that will
   be written; set their properties; merge authors, categories and aliases; create the
@@ -21,8 +21,8 @@ Sections:
 
 from __future__ import annotations
 
-from schema.database import ConstraintSpec, IndexSpec, constraints, indexes
-from schema.graph import NODES, RELATIONSHIPS
+from pith_graph.schema.database import ConstraintSpec, IndexSpec, constraints, indexes
+from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
 __all__ = [
     "AWAIT_INDEXES",
@@ -66,7 +66,7 @@ def _props(variable: str, names: tuple[str, ...]) -> str:
 def constraint_statement(spec: ConstraintSpec) -> str:
     """``CREATE CONSTRAINT ... IF NOT EXISTS`` for a (possibly composite) uniqueness constraint.
 
-    >>> from schema.database import ConstraintSpec
+    >>> from pith_graph.schema.database import ConstraintSpec
     >>> print(constraint_statement(ConstraintSpec("alias_kind_value_unique", "Alias", ("kind", "value"))))
     CREATE CONSTRAINT alias_kind_value_unique IF NOT EXISTS FOR (n:Alias) REQUIRE (n.kind, n.value) IS UNIQUE
     """
@@ -79,7 +79,7 @@ def constraint_statement(spec: ConstraintSpec) -> str:
 def index_statement(spec: IndexSpec) -> str:
     """``CREATE [FULLTEXT] INDEX ... IF NOT EXISTS`` for a range or full-text index.
 
-    >>> from schema.database import IndexSpec
+    >>> from pith_graph.schema.database import IndexSpec
     >>> print(index_statement(IndexSpec("paper_title_fulltext", "Paper", ("title",), "fulltext")))
     CREATE FULLTEXT INDEX paper_title_fulltext IF NOT EXISTS FOR (n:Paper) ON EACH [n.title]
     """
@@ -322,9 +322,9 @@ NAIVE_STATEMENTS: dict[str, str] = {
 # --- reads (GraphQL API) ------------------------------------------------------------------
 # Appended by the API; keep each query a named, parameterised constant.
 #
-# Used by :class:`loader.stores.neo4j_reads.Neo4jReader`. Every statement serves a whole batch
+# Used by :class:`pith_graph.api.reads.neo4j.Neo4jReader`. Every statement serves a whole batch
 # (``UNWIND $keys AS key``) and returns one row per key found; orderings and tie-breaks are
-# the ones :mod:`loader.stores.reads` defines. Pages ask for ``$limit`` = first + 1 rows
+# the ones :mod:`pith_graph.api.reads.records` defines. Pages ask for ``$limit`` = first + 1 rows
 # after the keyset position ``($afterAt, $afterPith)`` (both null for the first page).
 
 _AUTHOR_MAP = "{.nameKey, .name, paperCount: COUNT { (_n)-[:AUTHORED]->() }}"

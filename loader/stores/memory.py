@@ -1,6 +1,6 @@
 """The embedded store: a networkx ``MultiDiGraph`` in this process.
 
-Node ids are :func:`schema.graph.node_id` strings (``"Paper:pith:2019:BR75..."``,
+Node ids are :func:`pith_graph.schema.graph.node_id` strings (``"Paper:pith:2019:BR75..."``,
 ``"Author:zoë smith"``, ``"Category:cs.LG"``, ``"Alias:doi:10.48550/..."``,
 ``"Signer:pith.science"``). Every node carries ``label`` plus its schema properties; every
 edge carries ``type`` plus its properties, and its networkx key is the type, so two nodes
@@ -20,10 +20,10 @@ from typing import Any
 import networkx as nx
 import orjson
 
-from loader.errors import UsageError
-from loader.rows import PaperRows
-from loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
-from schema.graph import node_id
+from pith_graph.errors import UsageError
+from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
+from pith_graph.schema.graph import node_id
 
 __all__ = ["MemoryStore"]
 
@@ -31,7 +31,7 @@ _DERIVED_LABELS = ("Author", "Category", "Alias", "Signer")
 
 
 class MemoryStore:
-    """A :class:`~loader.stores.base.GraphStore` over a networkx ``MultiDiGraph``."""
+    """A :class:`~pith_graph.loader.stores.base.GraphStore` over a networkx ``MultiDiGraph``."""
 
     def __init__(self, graph: nx.MultiDiGraph | None = None) -> None:
         self.graph: nx.MultiDiGraph = graph if graph is not None else nx.MultiDiGraph()

@@ -1,10 +1,10 @@
-"""The Neo4j store: the same graph as :class:`~loader.stores.memory.MemoryStore`, in Neo4j.
+"""The Neo4j store: the same graph as :class:`~pith_graph.loader.stores.memory.MemoryStore`, in Neo4j.
 
 Each :meth:`Neo4jStore.apply` is ONE managed write transaction (``execute_write``, retried
 by the driver on transient errors such as ``DeadlockDetected`` or a lost connection):
 
 1. lock the batch's papers, in pith-number order, and read their stored
-   ``(builtAt, bundleSha256)``: the update rules (:func:`~loader.stores.base.plan_batch`)
+   ``(builtAt, bundleSha256)``: the update rules (:func:`~pith_graph.loader.stores.base.plan_batch`)
    are decided against the database, under those locks, not against this process;
 2. lock (or create) the signers of the papers to write, in id order. A corpus's papers
    share their registry signer, so concurrent loaders take turns here rather than
@@ -16,7 +16,7 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
 A batch is therefore either wholly in the database or not at all: a killed loader or a
 restarted server leaves no half-written paper, and loading again converges.
 
-Node ids in :meth:`Neo4jStore.export` are :func:`schema.graph.node_id` strings, so exports of
+Node ids in :meth:`Neo4jStore.export` are :func:`pith_graph.schema.graph.node_id` strings, so exports of
 both stores compare with ``==``.
 """
 
@@ -31,11 +31,11 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
-from loader.rows import PaperRows
-from loader.stores import cypher
-from loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
-from loader.stores.neo4j_connect import open_driver, translate, translated
-from schema.graph import NODES, RELATIONSHIPS, node_id
+from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
+from pith_graph.loader.stores.neo4j_connect import open_driver, translate, translated
+from pith_graph.schema.graph import NODES, RELATIONSHIPS, node_id
 
 __all__ = ["Neo4jStore"]
 
@@ -62,7 +62,7 @@ INDEX_WAIT_SECONDS = 300
 
 
 class Neo4jStore:
-    """A :class:`~loader.stores.base.GraphStore` writing to one Neo4j database."""
+    """A :class:`~pith_graph.loader.stores.base.GraphStore` writing to one Neo4j database."""
 
     def __init__(self, driver: neo4j.Driver, *, uri: str, database: str = "neo4j") -> None:
         self.driver = driver
@@ -78,7 +78,7 @@ class Neo4jStore:
         database: str = "neo4j",
     ) -> Neo4jStore:
         """Open a store, checking that the server answers, accepts the credentials and has
-        the database; otherwise raise :class:`~loader.errors.StoreError` (``unavailable``,
+        the database; otherwise raise :class:`~pith_graph.errors.StoreError` (``unavailable``,
         ``auth`` or ``database``)."""
         return cls(open_driver(uri, user, password, database), uri=uri, database=database)
 

@@ -1,4 +1,4 @@
-"""Opening a Neo4j driver and turning driver errors into :class:`~loader.errors.StoreError`.
+"""Opening a Neo4j driver and turning driver errors into :class:`~pith_graph.errors.StoreError`.
 
 ``StoreError.code`` tells what to fix: ``unavailable`` (nothing answers at the URI, or the
 connection was lost and retries ran out), ``auth`` (credentials refused), ``database``
@@ -21,8 +21,8 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 
-from loader.errors import StoreError, UsageError
-from loader.stores import cypher
+from pith_graph.errors import StoreError, UsageError
+from pith_graph.loader.stores import cypher
 
 __all__ = ["open_driver", "translated"]
 

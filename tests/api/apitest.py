@@ -30,17 +30,17 @@ import orjson
 import pytest
 import uvicorn
 
-from api.app import create_app
-from api.context import ThreadRunner
-from loader.api import SAMPLES, resolve_keyring
-from loader.corpus import corpus_signers, generate_bundles
-from loader.keyring import Keyring
-from loader.pipeline import run
-from loader.signing import PaperSpec, build_bundle
-from loader.stores.memory import MemoryStore
-from loader.stores.memory_reads import MemoryReader
-from loader.stores.neo4j_reads import Neo4jReader
-from loader.stores.reads import GraphReader
+from pith_graph.api.app import create_app
+from pith_graph.api.context import ThreadRunner
+from pith_graph.loader.facade import SAMPLES, resolve_keyring
+from pith_graph.testing.corpus import corpus_signers, generate_bundles
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.pipeline import run
+from pith_graph.testing.signer import PaperSpec, build_bundle
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.api.reads.records import GraphReader
 
 
 class ThreadServer:

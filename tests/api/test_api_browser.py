@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from api.app import create_app
-from loader.api import SAMPLES, load_graph
-from loader.keyring import default_keyring
-from loader.stores.memory_reads import MemoryReader
+from pith_graph.api.app import create_app
+from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.keyring import default_keyring
+from pith_graph.api.reads.memory import MemoryReader
 
 from apitest import Api, served
 

@@ -9,8 +9,8 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from loader.identifiers import author_name_key
-from loader.stores.memory_reads import MemoryReader
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.api.reads.memory import MemoryReader
 
 from apitest import (  # noqa: F401 (fixtures)
     Api,

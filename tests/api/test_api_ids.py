@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from api.errors import ApiError
-from api.ids import parse_identifier
+from pith_graph.api.errors import ApiError
+from pith_graph.api.ids import parse_identifier
 
 from apitest import load_vectors
 

@@ -8,9 +8,9 @@ from typing import Any
 import httpx
 import pytest
 
-from api.app import create_app
-from api.limits import Limits
-from loader.stores.memory_reads import MemoryReader
+from pith_graph.api.app import create_app
+from pith_graph.api.limits import Limits
+from pith_graph.api.reads.memory import MemoryReader
 
 from apitest import (  # noqa: F401 (fixtures)
     Api,

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from api.app import create_app
-from api.context import ThreadRunner
-from loader.stores.neo4j_reads import Neo4jReader
+from pith_graph.api.app import create_app
+from pith_graph.api.context import ThreadRunner
+from pith_graph.api.reads.neo4j import Neo4jReader
 
 from apitest import (  # noqa: F401 (fixtures)
     corpus,

@@ -11,10 +11,10 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from loader.api import SAMPLES, load_graph
-from loader.stores.memory_reads import MemoryReader
-from loader.stores.neo4j_reads import Neo4jReader
-from loader.stores.reads import PaperFilter, PaperKey, search_terms
+from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.api.reads.records import PaperFilter, PaperKey, search_terms
 
 from apitest import (  # noqa: F401 (fixtures)
     Corpus,

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from api.schema import build_schema, print_sdl
-from loader.stores import cypher
-from loader.stores.reads import MAX_PATH_HOPS
+from pith_graph.api.schema import build_schema, print_sdl
+from pith_graph.loader.stores import cypher
+from pith_graph.api.reads.records import MAX_PATH_HOPS
 
 SDL = Path(__file__).resolve().parents[2] / "api" / "schema.graphql"
 
 
 def test_printed_sdl_matches_the_checked_in_file() -> None:
     assert print_sdl() == SDL.read_text("utf-8"), (
-        "the schema changed: review it, then run  python -m api.schema > api/schema.graphql"
+        "the schema changed: review it, then run  python -m pith_graph.api.schema > api/schema.graphql"
     )
 
 

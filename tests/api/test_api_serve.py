@@ -13,7 +13,7 @@ import httpx
 
 def test_serve_samples_then_sigterm() -> None:
     process = subprocess.Popen(
-        [sys.executable, "-m", "loader.cli", "serve", "--port", "0", "--workers", "1"],
+        [sys.executable, "-m", "pith_graph", "serve", "--port", "0", "--workers", "1"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -48,7 +48,7 @@ def test_serve_samples_then_sigterm() -> None:
 
 def test_serve_neo4j_refuses_paths() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "loader.cli", "serve", "--backend", "neo4j", "some/path"],
+        [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j", "some/path"],
         capture_output=True,
         text=True,
         timeout=60,

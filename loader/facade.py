@@ -7,10 +7,10 @@ from pathlib import Path
 
 import networkx as nx
 
-from loader.keyring import Keyring, PinnedKey, default_keyring, load_keyring_file
-from loader.parse import DEFAULT_MAX_BYTES, Limits
-from loader.pipeline import LoadReport, run
-from loader.stores.memory import MemoryStore
+from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring, load_keyring_file
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES, Limits
+from pith_graph.loader.pipeline import LoadReport, run
+from pith_graph.loader.stores.memory import MemoryStore
 
 __all__ = ["SAMPLES", "load_graph", "resolve_keyring"]
 
@@ -41,7 +41,7 @@ def load_graph(
 ) -> tuple[nx.MultiDiGraph, LoadReport]:
     """Verify and load bundles into a networkx ``MultiDiGraph``.
 
-    Returns the graph and the :class:`~loader.pipeline.LoadReport` (accepted, rejected with
+    Returns the graph and the :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with
     reasons, stale, duplicate, counts). Pass ``graph`` to add to an existing graph.
 
     >>> G, report = load_graph([SAMPLES])

@@ -21,8 +21,8 @@ from typing import Any
 import orjson
 from nacl.signing import SigningKey
 
-from loader.canon import canon, sha256_hex
-from loader.identifiers import pith_base32, pith_number_for, short_pith_number_for, title_key
+from pith_graph.loader.canon import canon, sha256_hex
+from pith_graph.loader.identifiers import pith_base32, pith_number_for, short_pith_number_for, title_key
 
 __all__ = [
     "PaperSpec",

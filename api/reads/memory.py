@@ -1,4 +1,4 @@
-"""The :class:`~loader.stores.reads.GraphReader` over the in-memory networkx graph.
+"""The :class:`~pith_graph.api.reads.records.GraphReader` over the in-memory networkx graph.
 
 Reads go straight to the graph where an adjacency answers them (a paper's authors, an
 alias's papers); the rest uses small indexes built on first use and kept: the newest-first
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
-from loader.stores.reads import (
+from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
     AuthorRecord,
@@ -35,7 +35,7 @@ from loader.stores.reads import (
     SignerRecord,
     title_words,
 )
-from schema.graph import node_id
+from pith_graph.schema.graph import node_id
 
 __all__ = ["MemoryReader"]
 
@@ -45,7 +45,7 @@ _Key = tuple[str, str]  # (submittedAt, pithNumber): ascending lists, read backw
 
 
 class MemoryReader:
-    """Batched reads over a ``MultiDiGraph`` written by :class:`~loader.stores.memory.MemoryStore`."""
+    """Batched reads over a ``MultiDiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
     def __init__(self, graph: nx.MultiDiGraph) -> None:
         self.G = graph

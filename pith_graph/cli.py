@@ -19,12 +19,12 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from loader.api import resolve_keyring
-from loader.errors import PithGraphError, StoreError, UsageError
-from loader.keyring import Keyring
-from loader.parse import DEFAULT_MAX_BYTES, Limits
-from loader.pipeline import LoadReport, Rejection, run
-from loader.stores.base import GraphStore
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.errors import PithGraphError, StoreError, UsageError
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES, Limits
+from pith_graph.loader.pipeline import LoadReport, Rejection, run
+from pith_graph.loader.stores.base import GraphStore
 
 __all__ = ["main"]
 
@@ -65,10 +65,10 @@ def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
 def open_store(args: argparse.Namespace) -> GraphStore:
     """The store ``--backend`` names."""
     if args.backend == "memory":
-        from loader.stores.memory import MemoryStore
+        from pith_graph.loader.stores.memory import MemoryStore
 
         return MemoryStore()
-    from loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
+    from pith_graph.loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
 
     return Neo4jStore.connect(args.uri, args.user, args.password, args.database)
 
@@ -161,7 +161,7 @@ def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 on_rejection=None if args.json else _print_rejection(out),
             )
         if load and getattr(args, "save", None):
-            from loader.stores.memory import MemoryStore
+            from pith_graph.loader.stores.memory import MemoryStore
 
             assert isinstance(store, MemoryStore)
             store.save(args.save)
@@ -177,7 +177,7 @@ def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
 
 def _cmd_schema(args: argparse.Namespace) -> int:
     """Print the Neo4j constraints and indexes; apply them first unless ``--print``."""
-    from loader.stores.cypher import render_schema
+    from pith_graph.loader.stores.cypher import render_schema
 
     if not args.print_only:
         store = open_store(args)
@@ -214,7 +214,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_neo4j_options(schema)
     schema.set_defaults(handler=_cmd_schema)
 
-    from api.serve import add_serve_command  # the API is optional for the loader commands
+    from pith_graph.api.serve import add_serve_command  # the API is optional for the loader commands
 
     add_serve_command(commands, add_neo4j_options)
 

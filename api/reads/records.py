@@ -74,7 +74,7 @@ IdentifierKey = tuple[str, str]
 
 @dataclass(frozen=True, slots=True)
 class PaperRecord:
-    """Every property of a Paper node (see :data:`schema.graph.PAPER`)."""
+    """Every property of a Paper node (see :data:`pith_graph.schema.graph.PAPER`)."""
 
     pith_number: str
     short_pith_number: str
@@ -95,7 +95,7 @@ class PaperRecord:
 
     @classmethod
     def from_properties(cls, props: Mapping[str, Any]) -> PaperRecord:
-        """From a node's properties, named as :mod:`schema.graph` names them."""
+        """From a node's properties, named as :mod:`pith_graph.schema.graph` names them."""
         return cls(
             pith_number=str(props["pithNumber"]),
             short_pith_number=str(props["shortPithNumber"]),
@@ -177,7 +177,7 @@ class PaperFilter:
 
     ``category``: listed in the category with this code (primary or cross-list);
     ``archive``: listed in a category of this archive; ``author``: an author *name key*
-    (see :func:`loader.identifiers.author_name_key`); ``submitted_from`` (inclusive) and
+    (see :func:`pith_graph.loader.identifiers.author_name_key`); ``submitted_from`` (inclusive) and
     ``submitted_before`` (exclusive): ISO 8601 UTC texts compared as text; ``license``:
     exact; ``title_terms``: every word (see :func:`search_terms`) is in the title.
     """
@@ -370,7 +370,7 @@ class GraphReader(Protocol):
         one whose sequence of node keys (name keys and pith numbers) is smallest."""
 
     def ping(self) -> None:
-        """Return when the store can answer; raise :class:`~loader.errors.StoreError` if not."""
+        """Return when the store can answer; raise :class:`~pith_graph.errors.StoreError` if not."""
 
     def close(self) -> None:
         """Release what the reader holds."""

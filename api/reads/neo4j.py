@@ -1,11 +1,11 @@
-"""The :class:`~loader.stores.reads.GraphReader` over Neo4j: one Cypher statement per call.
+"""The :class:`~pith_graph.api.reads.records.GraphReader` over Neo4j: one Cypher statement per call.
 
-Every method runs one parameterised statement from :mod:`loader.stores.cypher` (its reads
+Every method runs one parameterised statement from :mod:`pith_graph.loader.stores.cypher` (its reads
 section) for the whole batch of keys, in a read transaction bounded by ``timeout`` seconds
-on the server. Unordered lists come back in the order :mod:`loader.stores.reads` defines,
+on the server. Unordered lists come back in the order :mod:`pith_graph.api.reads.records` defines,
 sorted here in Python, so they match the in-memory reader exactly; ranked, limited lists
 are ordered by the statement itself (tie-breaks on keys). Driver errors become
-:class:`~loader.errors.StoreError` (``unavailable``, ``auth``, ``database``; ``timeout`` when
+:class:`~pith_graph.errors.StoreError` (``unavailable``, ``auth``, ``database``; ``timeout`` when
 the server stopped a statement that ran past ``timeout``).
 """
 
@@ -17,10 +17,10 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
-from loader.errors import StoreError
-from loader.stores import cypher
-from loader.stores.neo4j_connect import open_driver, translate
-from loader.stores.reads import (
+from pith_graph.errors import StoreError
+from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores.neo4j_connect import open_driver, translate
+from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
     AuthorRecord,
@@ -39,7 +39,7 @@ from loader.stores.reads import (
     SignerRecord,
     lucene_query,
 )
-from schema.database import indexes
+from pith_graph.schema.database import indexes
 
 __all__ = ["Neo4jReader"]
 

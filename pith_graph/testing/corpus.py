@@ -9,7 +9,7 @@ later ``built_at``, changed snapshot). ``generate_bundles`` signs them, optional
 processes; ``write_corpus`` writes shards and the ``keyring.json`` that trusts the corpus
 keys, which are derived from the seed so a corpus is reproducible byte for byte.
 
-Run ``python -m loader.corpus DIR -n N`` to write one.
+Run ``python -m pith_graph.testing.corpus DIR -n N`` to write one.
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from typing import Any, Literal
 
 import orjson
 
-from loader.identifiers import title_key
-from loader.signing import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.loader.identifiers import title_key
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 __all__ = [
     "CorpusInfo",
@@ -577,7 +577,7 @@ def write_corpus(
 
 
 def _main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m loader.corpus", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m pith_graph.testing.corpus", description=__doc__)
     parser.add_argument("directory", type=Path)
     parser.add_argument("-n", type=int, required=True, help="number of bundles")
     parser.add_argument("--seed", type=int, default=0)
