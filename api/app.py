@@ -30,12 +30,13 @@ from strawberry.http import GraphQLHTTPResponse, process_result
 from strawberry.types import ExecutionResult
 
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
-from pith_graph.api.errors import INTERNAL_MESSAGE, QueryTimeout, coded, error_body
-from pith_graph.api.limits import Limits
+from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
+from pith_graph.errors import QueryTimeout
+from pith_graph.api.limits import RequestLimits
 from pith_graph.api.schema import build_schema
 from pith_graph.errors import StoreError
 from pith_graph.loader.keyring import Keyring
-from pith_graph.api.reads.records import GraphReader
+from pith_graph.api.reads.reader import GraphReader
 
 __all__ = ["GraphQLView", "create_app", "key_infos"]
 
@@ -80,7 +81,7 @@ class GraphQLView(GraphQL[Context, None]):
     def __init__(
         self,
         reader: GraphReader,
-        limits: Limits,
+        limits: RequestLimits,
         keys: Mapping[str, KeyInfo],
         run: Runner,
         *,
@@ -250,7 +251,7 @@ async def _graphiql_asset(request: Request) -> Response:
 def create_app(
     reader: GraphReader,
     *,
-    limits: Limits | None = None,
+    limits: RequestLimits | None = None,
     keyring: Keyring | None = None,
     run: Runner = run_inline,
     graphiql: bool = True,
@@ -259,7 +260,7 @@ def create_app(
 ) -> ASGIApp:
     """The ASGI app serving ``reader``. ``on_shutdown`` runs once the server has stopped
     accepting requests (close the reader and the runner's threads there)."""
-    limits = limits if limits is not None else Limits()
+    limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
     view = GraphQLView(reader, limits, keys, run, graphiql=graphiql)
 

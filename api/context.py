@@ -20,7 +20,8 @@ from typing import Any, Protocol, TypeVar
 from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
-from pith_graph.api.limits import Limits
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
@@ -29,7 +30,6 @@ from pith_graph.api.reads.records import (
     CategoryLink,
     CategoryRecord,
     Coauthor,
-    GraphReader,
     IdentifierKey,
     Page,
     PaperKey,
@@ -84,7 +84,7 @@ class Context:
     def __init__(
         self,
         reader: GraphReader,
-        limits: Limits,
+        limits: RequestLimits,
         keys: Mapping[str, KeyInfo],
         run: Runner = run_inline,
     ) -> None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pith_graph.api.errors import BadUserInput
+from pith_graph.errors import BadUserInput
 from pith_graph.api.reads.records import IdentifierKey
 
 __all__ = ["MAX_IDENTIFIER_LENGTH", "ParsedId", "parse_identifier"]
@@ -89,7 +89,7 @@ def _doi(text: str) -> ParsedId | None:
 def parse_identifier(text: str) -> ParsedId | None:
     """The keys an identifier names, or ``None`` when it is no identifier we know.
 
-    Raises :class:`~pith_graph.api.errors.BadUserInput` for an empty or overlong text.
+    Raises :class:`~pith_graph.api.coded_errors.BadUserInput` for an empty or overlong text.
 
     >>> parse_identifier("pith:2019:br75oiuy7wdyhpo53k7wunq4nz").keys
     (('pithNumber', 'pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ'),)

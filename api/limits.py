@@ -1,4 +1,4 @@
-"""Limits that keep one request from taking the server down, on by default.
+"""RequestLimits that keep one request from taking the server down, on by default.
 
 ========================  =========  ==============================================
 limit                     default    enforced by
@@ -29,14 +29,15 @@ from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtensi
 from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
-from pith_graph.api.errors import BadUserInput, CodedErrors, LimitExceeded
+from pith_graph.api.coded_errors import CodedErrors
+from pith_graph.errors import BadUserInput, LimitExceeded
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 
-__all__ = ["DEFAULT_LIMITS", "Limits", "ParserLimits", "page_size", "path_hops", "schema_extensions"]
+__all__ = ["DEFAULT_LIMITS", "ParserLimits", "RequestLimits", "page_size", "path_hops", "schema_extensions"]
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class RequestLimits:
     """Every request limit (see the module docstring)."""
 
     max_depth: int = 10
@@ -63,10 +64,10 @@ class Limits:
             raise ValueError("default_path_hops must be between 1 and max_path_hops")
 
 
-DEFAULT_LIMITS = Limits()
+DEFAULT_LIMITS = RequestLimits()
 
 
-def page_size(first: int | None, limits: Limits) -> int:
+def page_size(first: int | None, limits: RequestLimits) -> int:
     """``first`` checked against the page cap (``None``: the default page size)."""
     if first is None:
         return limits.default_page_size
@@ -80,7 +81,7 @@ def page_size(first: int | None, limits: Limits) -> int:
     return first
 
 
-def path_hops(max_hops: int | None, limits: Limits) -> int:
+def path_hops(max_hops: int | None, limits: RequestLimits) -> int:
     """``maxHops`` checked against the cap (``None``: the default)."""
     if max_hops is None:
         return limits.default_path_hops
@@ -105,7 +106,7 @@ class ParserLimits(SchemaExtension):
         yield
 
 
-def schema_extensions(limits: Limits) -> list[Callable[[], SchemaExtension]]:
+def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
     error codes, parser limits, validation limits, then the parse and validation caches.
 

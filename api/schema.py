@@ -19,23 +19,16 @@ from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext
 
 from pith_graph.api.context import Context
-from pith_graph.api.errors import BadUserInput, NotFound, is_unexpected
+from pith_graph.api.coded_errors import is_unexpected
+from pith_graph.errors import BadUserInput, NotFound
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.limits import DEFAULT_LIMITS, Limits, page_size, path_hops, schema_extensions
-from pith_graph.api.types import (
-    Author,
-    Category,
-    GraphInfo,
-    Paper,
-    PaperConnection,
-    PathStep,
-    Signer,
-    decode_cursor,
-    paper_connection,
-    resolver,
-)
+from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
+from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
+from pith_graph.api.fields import resolver
+from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
 from pith_graph.loader.identifiers import author_name_key
-from pith_graph.api.reads.records import PaperFilter, PaperRecord, search_terms
+from pith_graph.api.reads.records import PaperFilter, PaperRecord
+from pith_graph.api.reads.words import search_terms
 
 __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl"]
 
@@ -281,7 +274,7 @@ class PithSchema(strawberry.Schema):
                 log.debug("GraphQL request error: %s", error.message)
 
 
-def build_schema(limits: Limits = DEFAULT_LIMITS) -> PithSchema:
+def build_schema(limits: RequestLimits = DEFAULT_LIMITS) -> PithSchema:
     """The schema with the extensions for ``limits``."""
     return PithSchema(
         query=Query, extensions=schema_extensions(limits), execution_context_class=AbortableExecution

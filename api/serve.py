@@ -68,14 +68,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from pith_graph.api.app import create_app
     from pith_graph.api.context import Runner, ThreadRunner, run_inline
-    from pith_graph.api.settings import Settings
+    from pith_graph.api.settings import ServerSettings
     from pith_graph.loader.facade import SAMPLES, resolve_keyring
     from pith_graph.errors import UsageError
     from pith_graph.loader.pipeline import run
-    from pith_graph.api.reads.records import GraphReader
+    from pith_graph.api.reads.reader import GraphReader
 
     err = Console(stderr=True, soft_wrap=True)
-    settings = Settings.from_env(
+    settings = ServerSettings.from_env(
         host=args.host,
         port=args.port,
         backend=args.backend,

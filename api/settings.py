@@ -27,10 +27,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pith_graph.api.limits import Limits
+from pith_graph.api.limits import RequestLimits
 from pith_graph.errors import UsageError
 
-__all__ = ["Settings"]
+__all__ = ["ServerSettings"]
 
 Backend = Literal["memory", "neo4j"]
 
@@ -46,7 +46,7 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class ServerSettings:
     """How to serve: where, from which backend, with which limits."""
 
     host: str = "127.0.0.1"
@@ -54,7 +54,7 @@ class Settings:
     backend: Backend = "memory"
     paths: tuple[str, ...] = ()
     trusted_keys: tuple[str, ...] = ()
-    limits: Limits = field(default_factory=Limits)
+    limits: RequestLimits = field(default_factory=RequestLimits)
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: str | None = None
@@ -71,8 +71,8 @@ class Settings:
             raise UsageError("PITH_API_NEO4J_THREADS must be at least 1")
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Settings from ``environ`` (default: ``os.environ``), then ``overrides`` (not None).
+    def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
+        """ServerSettings from ``environ`` (default: ``os.environ``), then ``overrides`` (not None).
 
         Raises :class:`~pith_graph.errors.UsageError` naming the variable that is wrong.
         """
@@ -110,7 +110,7 @@ class Settings:
             if variable in env:
                 limits[name] = number(variable, kind)
         try:
-            values["limits"] = replace(Limits(), **limits)
+            values["limits"] = replace(RequestLimits(), **limits)
         except ValueError as err:
             raise UsageError(f"bad limit setting: {err}") from err
         values.update({key: value for key, value in overrides.items() if value is not None})

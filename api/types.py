@@ -6,21 +6,19 @@ request's DataLoaders (:mod:`pith_graph.api.context`), so sibling objects share 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
 import strawberry
 from strawberry.types import Info
 
+from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
-from pith_graph.api.errors import BadUserInput
+from pith_graph.api.fields import AFTER, FIRST, resolver
 from pith_graph.api.limits import page_size
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorRecord,
     CategoryRecord,
-    Page,
-    PaperKey,
     PaperRecord,
     SignatureRecord,
     SignerRecord,
@@ -33,96 +31,16 @@ __all__ = [
     "Category",
     "CategoryCount",
     "Coauthor",
-    "PageInfo",
     "Paper",
-    "PaperConnection",
-    "PaperEdge",
     "PathStep",
     "RelatedPaper",
     "Signature",
     "Signer",
     "TrustedKey",
     "Verification",
-    "decode_cursor",
-    "paper_connection",
-    "resolver",
 ]
 
 GraphInfo = Info[Context, None]
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def resolver(description: str) -> Callable[[F], F]:
-    """``@strawberry.field(description=...)``, typed for mypy (strawberry's overload is Any)."""
-    return cast(Callable[[F], F], strawberry.field(description=description))
-
-FIRST = "How many to return (default 20, at most 100 unless the server says otherwise)."
-AFTER = "An endCursor or edge cursor of an earlier page: continue after it."
-
-
-def decode_cursor(after: str | None) -> PaperKey | None:
-    """The keyset position of an ``after`` cursor; :class:`BadUserInput` when it is none."""
-    if after is None:
-        return None
-    key = PaperKey.decode(after)
-    if key is None:
-        raise BadUserInput("after is not a cursor this API issued.", "Pass an endCursor or edge cursor.")
-    return key
-
-
-@strawberry.type(description="Where a page of a connection starts and ends.")
-class PageInfo:
-    has_next_page: bool
-    has_previous_page: bool = strawberry.field(
-        description="True when the page was asked for with after (earlier papers exist)."
-    )
-    start_cursor: str | None
-    end_cursor: str | None
-
-
-@strawberry.type(description="A paper and its cursor.")
-class PaperEdge:
-    cursor: str
-    node: Paper
-
-
-@strawberry.type(description="A page of papers, newest first (Relay cursor connection).")
-class PaperConnection:
-    edges: list[PaperEdge]
-    page_info: PageInfo
-    counter: strawberry.Private[Callable[[], Awaitable[int]]]
-
-    @resolver("The papers of this page (the edges' nodes).")
-    def nodes(self) -> list[Paper]:
-        return [edge.node for edge in self.edges]
-
-    @resolver("How many papers the whole listing holds (counted only when asked for).")
-    async def total_count(self) -> int:
-        return await self.counter()
-
-
-def paper_connection(
-    page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]]
-) -> PaperConnection:
-    """A connection over a reader page."""
-    edges = [PaperEdge(cursor=record.key.encode(), node=Paper.from_record(record)) for record in page.items]
-    return PaperConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-        ),
-        counter=counter,
-    )
-
-
-def _constant(value: int) -> Callable[[], Awaitable[int]]:
-    async def count() -> int:
-        return value
-
-    return count
 
 
 @strawberry.type(description="An identifier of a paper: arXiv id, DOI, pith short forms.")
@@ -295,7 +213,7 @@ class Author:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
         page = await info.context.author_papers(size, key).load(self.name_key)
-        return paper_connection(page, key, _constant(self.paper_count))
+        return paper_connection(page, key, known_count(self.paper_count))
 
     @resolver("People who share papers with the author: most shared first, then by name key.")
     async def coauthors(self, info: GraphInfo, first: int | None = None) -> list[Coauthor]:
@@ -347,7 +265,7 @@ class Category:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
         page = await info.context.category_papers(size, key).load(self.code)
-        return paper_connection(page, key, _constant(self.paper_count))
+        return paper_connection(page, key, known_count(self.paper_count))
 
     @resolver("Authors with the most papers in the category, then by name key.")
     async def top_authors(self, info: GraphInfo, first: int | None = None) -> list[AuthorCount]:
@@ -388,7 +306,7 @@ class Signer:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
         page = await info.context.signer_papers(size, key).load(self.signer_id)
-        return paper_connection(page, key, _constant(self.paper_count))
+        return paper_connection(page, key, known_count(self.paper_count))
 
 
 @strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")

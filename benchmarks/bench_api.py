@@ -36,19 +36,19 @@ from typing import Any
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
-from pith_graph.api.app import create_app  # noqa: E402
-from pith_graph.api.context import Context, ThreadRunner, run_inline  # noqa: E402
-from pith_graph.api.limits import Limits  # noqa: E402
-from pith_graph.api.schema import build_schema  # noqa: E402
-from pith_graph.loader.facade import resolve_keyring  # noqa: E402
-from pith_graph.loader.keyring import Keyring  # noqa: E402
-from pith_graph.loader.pipeline import run  # noqa: E402
-from pith_graph.loader.stores.memory import MemoryStore  # noqa: E402
-from pith_graph.api.reads.memory import MemoryReader  # noqa: E402
-from pith_graph.api.reads.records import GraphReader, PaperFilter  # noqa: E402
-from pith_graph.api.serve import freeze_loaded_objects  # noqa: E402
+from pith_graph.api.app import create_app
+from pith_graph.api.context import Context, ThreadRunner, run_inline
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.schema import build_schema
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.reader import GraphReader
+from pith_graph.api.reads.records import PaperFilter
+from pith_graph.api.serve import freeze_loaded_objects
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -297,13 +297,13 @@ def in_process_load(reader: GraphReader, scenario: str, inputs: Inputs, seconds:
         errors = 0
         for _ in range(100):  # warm up
             await schema.execute(QUERIES[scenario], inputs.variables(scenario, rng),
-                                 context_value=Context(reader, Limits(), keys, runner or run_inline))
+                                 context_value=Context(reader, RequestLimits(), keys, runner or run_inline))
         started = time.perf_counter()
         deadline = started + seconds
         while time.perf_counter() < deadline and len(latencies) < max_requests:
             t0 = time.perf_counter()
             result = await schema.execute(QUERIES[scenario], inputs.variables(scenario, rng),
-                                          context_value=Context(reader, Limits(), keys, runner or run_inline))
+                                          context_value=Context(reader, RequestLimits(), keys, runner or run_inline))
             latencies.append(time.perf_counter() - t0)
             errors += bool(result.errors)
         if runner is not None:

@@ -32,17 +32,16 @@ from typing import Any
 import orjson
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from pith_graph.loader.facade import resolve_keyring  # noqa: E402
-from pith_graph.testing.corpus import write_corpus  # noqa: E402
-from pith_graph.loader.keyring import Keyring  # noqa: E402
-from pith_graph.loader.parse import parse_bundle  # noqa: E402
-from pith_graph.loader.pipeline import Settings, process_one, run  # noqa: E402
-from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs  # noqa: E402
-from pith_graph.loader.stores.memory import MemoryStore  # noqa: E402
-from pith_graph.loader.verify import verify_bundle  # noqa: E402
-from pith_graph.errors import Source  # noqa: E402
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.testing.corpus import write_corpus
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.parse import parse_bundle
+from pith_graph.loader.pipeline import WorkerConfig, process_one, run
+from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.verify import verify_bundle
+from pith_graph.errors import Source
 
 
 def corpus(n: int, given: str | None) -> Path:
@@ -101,7 +100,7 @@ def timed_rate(fn: Any, items: list[bytes], repeats: int = 3) -> float:
 
 def single_core(path: Path, keyring: Keyring, count: int) -> dict[str, float]:
     items = sample(path, count)
-    settings = Settings(keyring)
+    settings = WorkerConfig(keyring)
     floor = timed_rate(lambda d: floor_once(d, keyring), items)
     verify = timed_rate(lambda d: verify_bundle(parse_bundle(d), keyring), items)
     full = timed_rate(lambda d: process_one(RawBundle(d, Source("bench")), settings), items)

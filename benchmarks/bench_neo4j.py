@@ -39,16 +39,15 @@ from typing import Any
 import neo4j
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
 
-from pith_graph.loader.facade import resolve_keyring  # noqa: E402
-from pith_graph.testing.corpus import write_corpus  # noqa: E402
-from pith_graph.loader.keyring import Keyring  # noqa: E402
-from pith_graph.loader.pipeline import LoadReport, run  # noqa: E402
-from pith_graph.loader.rows import PaperRows  # noqa: E402
-from pith_graph.loader.stores import cypher  # noqa: E402
-from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, decide  # noqa: E402
-from pith_graph.loader.stores.neo4j import Neo4jStore  # noqa: E402
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.testing.corpus import write_corpus
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.pipeline import LoadReport, run
+from pith_graph.loader.rows import PaperRows
+from naive_statements import NAIVE_STATEMENTS  # benchmarks/ is the script's folder, on sys.path
+from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, decide
+from pith_graph.loader.stores.neo4j import Neo4jStore
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -145,7 +144,7 @@ class NaiveNeo4jStore:
 
     @staticmethod
     def _one(tx: neo4j.ManagedTransaction, rows: PaperRows) -> Outcome:
-        statements = cypher.NAIVE_STATEMENTS
+        statements = NAIVE_STATEMENTS
         pith = rows.pith_number
         record = tx.run(statements["stored"], pithNumber=pith).single()
         stored = (record["builtAt"], record["bundleSha256"]) if record else None

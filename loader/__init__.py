@@ -19,7 +19,7 @@ from pith_graph.errors import (
     UsageError,
 )
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
-from pith_graph.loader.parse import Limits, parse_bundle
+from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.stores.base import GraphCounts, GraphExport, GraphStore, Outcome
@@ -35,7 +35,7 @@ __all__ = [
     "GraphStore",
     "Keyring",
     "KeyringError",
-    "Limits",
+    "InputLimits",
     "LoadReport",
     "MemoryStore",
     "Outcome",

@@ -8,7 +8,7 @@ from pathlib import Path
 import networkx as nx
 
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring, load_keyring_file
-from pith_graph.loader.parse import DEFAULT_MAX_BYTES, Limits
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES, InputLimits
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.stores.memory import MemoryStore
 
@@ -53,7 +53,7 @@ def load_graph(
         [str(path) for path in paths],
         keyring=resolve_keyring(trusted_keys),
         store=store,
-        limits=Limits(max_bytes=max_bytes),
+        limits=InputLimits(max_bytes=max_bytes),
         workers=workers,
     )
     return store.graph, report

@@ -21,14 +21,14 @@ import orjson
 
 from pith_graph.errors import BundleError, RejectCode
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "Limits", "parse_bundle"]
+__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "InputLimits", "parse_bundle"]
 
 DEFAULT_MAX_BYTES = 1 << 20
 DEFAULT_MAX_DEPTH = 64
 
 
 @dataclass(frozen=True, slots=True)
-class Limits:
+class InputLimits:
     """Input limits: bytes per bundle and JSON nesting depth."""
 
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -82,7 +82,7 @@ def _slow_parse(data: bytes) -> Any:
         ) from err
 
 
-def parse_bundle(data: bytes, limits: Limits = Limits()) -> dict[str, Any]:
+def parse_bundle(data: bytes, limits: InputLimits = InputLimits()) -> dict[str, Any]:
     """Parse one bundle strictly; raise :class:`BundleError` on anything suspect.
 
     >>> parse_bundle(b'{"a": 1}')

@@ -22,13 +22,13 @@ from typing import BinaryIO
 
 from pith_graph.errors import BundleError, Source
 from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.parse import Limits, parse_bundle
+from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
 from pith_graph.loader.verify import bundle_digest, verify_bundle
 
-__all__ = ["LoadReport", "Rejection", "Settings", "process_one", "run"]
+__all__ = ["LoadReport", "Rejection", "WorkerConfig", "process_one", "run"]
 
 CHUNK = 64
 GROUP_BYTES = 1 << 20
@@ -56,11 +56,11 @@ class Unchanged:
 
 
 @dataclass(frozen=True, slots=True)
-class Settings:
+class WorkerConfig:
     """What every worker needs to process a bundle."""
 
     keyring: Keyring
-    limits: Limits = Limits()
+    limits: InputLimits = InputLimits()
     known: frozenset[str] = frozenset()
 
 
@@ -130,37 +130,37 @@ class LoadReport:
 Result = PaperRows | Unchanged | Rejection
 
 
-def process_one(raw: RawBundle, settings: Settings) -> Result:
+def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
     """Parse, (skip if already stored,) verify and build rows for one bundle."""
     try:
-        bundle = parse_bundle(raw.data, settings.limits)
-        if settings.known:
+        bundle = parse_bundle(raw.data, config.limits)
+        if config.known:
             digest = bundle_digest(bundle)
-            if digest is not None and digest in settings.known:
+            if digest is not None and digest in config.known:
                 return Unchanged(digest)
-        return build_rows(verify_bundle(bundle, settings.keyring), settings.keyring)
+        return build_rows(verify_bundle(bundle, config.keyring), config.keyring)
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
 
 
-_worker_settings: Settings | None = None
+_worker_config: WorkerConfig | None = None
 
 
-def _init_worker(settings: Settings) -> None:
-    global _worker_settings
-    _worker_settings = settings
+def _init_worker(config: WorkerConfig) -> None:
+    global _worker_config
+    _worker_config = config
 
 
-def _result(item: RawBundle | BundleError, settings: Settings) -> Result:
+def _result(item: RawBundle | BundleError, config: WorkerConfig) -> Result:
     if isinstance(item, BundleError):
         return Rejection(item.code.value, item.message, item.source or Source("?"))
-    return process_one(item, settings)
+    return process_one(item, config)
 
 
 def _process_chunk(chunk: list[RawBundle | BundleError]) -> list[Result]:
     """Worker task: bundles the parent read."""
-    assert _worker_settings is not None, "worker not initialised"
-    return [_result(item, _worker_settings) for item in chunk]
+    assert _worker_config is not None, "worker not initialised"
+    return [_result(item, _worker_config) for item in chunk]
 
 
 def _chunks(items: Iterator[RawBundle | BundleError], size: int) -> Iterator[list[RawBundle | BundleError]]:
@@ -170,10 +170,10 @@ def _chunks(items: Iterator[RawBundle | BundleError], size: int) -> Iterator[lis
 
 def _process_files(paths: list[str]) -> list[Result]:
     """Worker task: whole files, read by the worker itself (the parent only collects)."""
-    settings = _worker_settings
-    assert settings is not None, "worker not initialised"
-    inputs = iter_inputs(paths, max_bytes=settings.limits.max_bytes)
-    return [_result(item, settings) for item in inputs]
+    config = _worker_config
+    assert config is not None, "worker not initialised"
+    inputs = iter_inputs(paths, max_bytes=config.limits.max_bytes)
+    return [_result(item, config) for item in inputs]
 
 
 def _file_groups(files: list[str], workers: int) -> list[list[str]] | None:
@@ -203,12 +203,12 @@ def _file_groups(files: list[str], workers: int) -> list[list[str]] | None:
     return groups if len(groups) >= 2 * workers else None
 
 
-def _pool(workers: int, settings: Settings) -> ProcessPoolExecutor:
+def _pool(workers: int, config: WorkerConfig) -> ProcessPoolExecutor:
     # fork: workers inherit the loaded modules and never re-import a script's __main__
     # (forkserver and spawn would, breaking scripts without a main guard).
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(settings,))
+    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(config,))
 
 
 def _ordered(futures: Iterator[Future[list[Result]]], window: int) -> Iterator[Result]:
@@ -222,21 +222,21 @@ def _ordered(futures: Iterator[Future[list[Result]]], window: int) -> Iterator[R
         yield from in_flight.popleft().result()
 
 
-def _results(files: list[str], settings: Settings, workers: int, stdin: BinaryIO | None) -> Iterator[Result]:
+def _results(files: list[str], config: WorkerConfig, workers: int, stdin: BinaryIO | None) -> Iterator[Result]:
     """Results in input order, from worker processes when the input is large enough."""
     groups = _file_groups(files, workers) if workers > 1 else None
     if groups is not None:
-        with _pool(workers, settings) as pool:
+        with _pool(workers, config) as pool:
             yield from _ordered((pool.submit(_process_files, g) for g in groups), workers * 2)
         return
-    inputs = iter_inputs(files, max_bytes=settings.limits.max_bytes, stdin=stdin)
+    inputs = iter_inputs(files, max_bytes=config.limits.max_bytes, stdin=stdin)
     chunks = _chunks(inputs, CHUNK)
     head = list(islice(chunks, 2))
     if workers <= 1 or len(head) < 2:
         for chunk in chain(head, chunks):
-            yield from (_result(item, settings) for item in chunk)
+            yield from (_result(item, config) for item in chunk)
         return
-    with _pool(workers, settings) as pool:
+    with _pool(workers, config) as pool:
         tasks = (pool.submit(_process_chunk, chunk) for chunk in chain(head, chunks))
         yield from _ordered(tasks, workers * 4)
 
@@ -263,7 +263,7 @@ def run(
     *,
     keyring: Keyring,
     store: GraphStore | None = None,
-    limits: Limits = Limits(),
+    limits: InputLimits = InputLimits(),
     workers: int | None = None,
     batch_size: int = 1000,
     skip_known: bool = True,
@@ -280,7 +280,7 @@ def run(
     started = time.perf_counter()
     files = expand_paths(paths)
     known = frozenset(store.known_bundle_digests()) if (store is not None and skip_known) else frozenset()
-    settings = Settings(keyring, limits, known)
+    config = WorkerConfig(keyring, limits, known)
     report = LoadReport()
     batch: list[PaperRows] = []
 
@@ -291,7 +291,7 @@ def run(
         batch.clear()
 
     with cyclic_gc_paused():
-        for result in _results(files, settings, workers if workers is not None else (os.cpu_count() or 1), stdin):
+        for result in _results(files, config, workers if workers is not None else (os.cpu_count() or 1), stdin):
             report.seen += 1
             if isinstance(result, Rejection):
                 report.add_rejection(result)

@@ -22,7 +22,7 @@ from rich.table import Table
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.errors import PithGraphError, StoreError, UsageError
 from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.parse import DEFAULT_MAX_BYTES, Limits
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES, InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
 from pith_graph.loader.stores.base import GraphStore
 
@@ -154,7 +154,7 @@ def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 args.paths,
                 keyring=keyring,
                 store=store,
-                limits=Limits(max_bytes=args.max_bytes),
+                limits=InputLimits(max_bytes=args.max_bytes),
                 workers=args.workers,
                 batch_size=_batch_size(args),
                 on_progress=on_progress,

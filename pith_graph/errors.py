@@ -6,24 +6,38 @@
     ├── BundleError                one bundle rejected; ``code`` is a stable RejectCode
     ├── UsageError                 the caller asked for something impossible (exit 2)
     │   └── KeyringError           a ``--trusted-keys`` file that cannot be used
-    └── StoreError                 a graph store failed (``code``: unavailable, auth, ...)
+    ├── StoreError                 a graph store failed; ``code`` is a StoreErrorCode
+    └── ApiError                   a GraphQL request the API refuses; ``code`` goes to
+        │                          ``extensions.code``, with a ``suggestion``
+        ├── NotFound               NOT_FOUND         a named thing does not exist
+        ├── BadUserInput           BAD_USER_INPUT    an argument is malformed
+        ├── LimitExceeded          LIMIT_EXCEEDED    over a request limit
+        └── QueryTimeout           TIMEOUT           the request ran past its time
 
 A ``BundleError`` never stops a batch: the pipeline records it as a rejection (code,
-message, source file and line) and goes on with the next bundle.
+message, source file and line) and goes on with the next bundle. How the API turns every
+other error into a coded, masked GraphQL error is :mod:`pith_graph.api.coded_errors`.
 """
 
 from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
+from typing import Any
 
 __all__ = [
+    "ApiError",
+    "BadUserInput",
     "BundleError",
     "KeyringError",
+    "LimitExceeded",
+    "NotFound",
     "PithGraphError",
+    "QueryTimeout",
     "RejectCode",
     "Source",
     "StoreError",
+    "StoreErrorCode",
     "UsageError",
 ]
 
@@ -95,17 +109,70 @@ class KeyringError(UsageError):
     """A trusted-keys file that is missing, unreadable or malformed."""
 
 
-class StoreError(PithGraphError):
-    """A graph store failed. ``code`` is stable: ``unavailable``, ``auth``, ``database``,
-    ``write_failed``."""
+class StoreErrorCode(enum.StrEnum):
+    """Why a graph store failed. The values are stable (the CLI prints them)."""
 
-    def __init__(self, code: str, message: str) -> None:
+    UNAVAILABLE = "unavailable"  # nothing answers, or the connection was lost for good
+    AUTH = "auth"  # credentials refused
+    DATABASE = "database"  # no such database
+    WRITE_FAILED = "write_failed"  # the server refused a statement
+    TIMEOUT = "timeout"  # the server stopped a statement that ran past its time
+
+
+class StoreError(PithGraphError):
+    """A graph store failed; ``code`` tells what to fix (see :class:`StoreErrorCode`)."""
+
+    def __init__(self, code: StoreErrorCode, message: str) -> None:
         super().__init__(message)
-        self.code = code
+        self.code = StoreErrorCode(code)
         self.message = message
 
     def __str__(self) -> str:
-        return f"{self.code}: {self.message}"
+        return f"{self.code.value}: {self.message}"
 
     def __reduce__(self) -> tuple[object, ...]:
         return (StoreError, (self.code, self.message))
+
+
+class ApiError(PithGraphError):
+    """A request the API refuses: ``message`` for people, ``code`` for programs, and how to
+    fix it (``suggestion``)."""
+
+    code = "BAD_USER_INPUT"
+
+    def __init__(self, message: str, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.suggestion = suggestion
+
+    @property
+    def extensions(self) -> dict[str, Any]:
+        """``extensions`` of the GraphQL error: the code and, when there is one, the suggestion."""
+        found: dict[str, Any] = {"code": self.code}
+        if self.suggestion:
+            found["suggestion"] = self.suggestion
+        return found
+
+
+class NotFound(ApiError):
+    """A named thing does not exist where ``null`` would not do."""
+
+    code = "NOT_FOUND"
+
+
+class BadUserInput(ApiError):
+    """A malformed argument or variable (bad cursor, bad date, empty id)."""
+
+    code = "BAD_USER_INPUT"
+
+
+class LimitExceeded(ApiError):
+    """Over a request limit (page size, depth, aliases, tokens, cost)."""
+
+    code = "LIMIT_EXCEEDED"
+
+
+class QueryTimeout(ApiError):
+    """The request ran past its time limit."""
+
+    code = "TIMEOUT"

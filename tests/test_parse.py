@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pith_graph.errors import BundleError
-from pith_graph.loader.parse import Limits, parse_bundle
+from pith_graph.loader.parse import InputLimits, parse_bundle
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "parse.json").read_text())
 
@@ -43,17 +43,17 @@ def test_invalid_utf8_is_malformed() -> None:
 
 def test_size_limit_is_configurable() -> None:
     data = b'{"a":"' + b"x" * 100 + b'"}'
-    assert parse_bundle(data, Limits(max_bytes=len(data)))
+    assert parse_bundle(data, InputLimits(max_bytes=len(data)))
     with pytest.raises(BundleError) as caught:
-        parse_bundle(data, Limits(max_bytes=len(data) - 1))
+        parse_bundle(data, InputLimits(max_bytes=len(data) - 1))
     assert caught.value.code.value == "too_large"
 
 
 def test_depth_limit_is_configurable() -> None:
     data = b'{"a":{"b":{"c":1}}}'
-    assert parse_bundle(data, Limits(max_depth=3))
+    assert parse_bundle(data, InputLimits(max_depth=3))
     with pytest.raises(BundleError) as caught:
-        parse_bundle(data, Limits(max_depth=2))
+        parse_bundle(data, InputLimits(max_depth=2))
     assert caught.value.code.value == "too_deep"
 
 
@@ -102,7 +102,7 @@ def test_depth_limit_is_exact(value: dict[str, Any], limit: int) -> None:
     data = json.dumps(value).encode()
     if _depth(value) > limit:
         with pytest.raises(BundleError) as caught:
-            parse_bundle(data, Limits(max_depth=limit))
+            parse_bundle(data, InputLimits(max_depth=limit))
         assert caught.value.code.value == "too_deep"
     else:
-        assert parse_bundle(data, Limits(max_depth=limit)) == value
+        assert parse_bundle(data, InputLimits(max_depth=limit)) == value

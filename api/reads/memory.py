@@ -1,4 +1,4 @@
-"""The :class:`~pith_graph.api.reads.records.GraphReader` over the in-memory networkx graph.
+"""The :class:`~pith_graph.api.reads.reader.GraphReader` over the in-memory networkx graph.
 
 Reads go straight to the graph where an adjacency answers them (a paper's authors, an
 alias's papers); the rest uses small indexes built on first use and kept: the newest-first
@@ -33,8 +33,8 @@ from pith_graph.api.reads.records import (
     RelatedPaper,
     SignatureRecord,
     SignerRecord,
-    title_words,
 )
+from pith_graph.api.reads.words import title_words
 from pith_graph.schema.graph import node_id
 
 __all__ = ["MemoryReader"]

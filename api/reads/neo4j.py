@@ -1,4 +1,4 @@
-"""The :class:`~pith_graph.api.reads.records.GraphReader` over Neo4j: one Cypher statement per call.
+"""The :class:`~pith_graph.api.reads.reader.GraphReader` over Neo4j: one Cypher statement per call.
 
 Every method runs one parameterised statement from :mod:`pith_graph.loader.stores.cypher` (its reads
 section) for the whole batch of keys, in a read transaction bounded by ``timeout`` seconds
@@ -17,8 +17,9 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
-from pith_graph.errors import StoreError
-from pith_graph.loader.stores import cypher
+from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.api.reads import cypher
+from pith_graph.loader.stores.cypher import PING
 from pith_graph.loader.stores.neo4j_connect import open_driver, translate
 from pith_graph.api.reads.records import (
     AliasRecord,
@@ -37,8 +38,8 @@ from pith_graph.api.reads.records import (
     RelatedPaper,
     SignatureRecord,
     SignerRecord,
-    lucene_query,
 )
+from pith_graph.api.reads.words import lucene_query
 from pith_graph.schema.database import indexes
 
 __all__ = ["Neo4jReader"]
@@ -102,7 +103,7 @@ class Neo4jReader:
         self.driver.close()
 
     def ping(self) -> None:
-        self._rows(cypher.PING)
+        self._rows(PING)
 
     # -- running statements --------------------------------------------------------------
 
@@ -118,7 +119,7 @@ class Neo4jReader:
             )
         except (Neo4jError, DriverError) as error:
             if isinstance(error, Neo4jError) and "TransactionTimedOut" in (error.code or ""):
-                raise StoreError("timeout", f"a read ran past {self.timeout} s") from error
+                raise StoreError(StoreErrorCode.TIMEOUT, f"a read ran past {self.timeout} s") from error
             raise translate(error, self.uri, self.database, "reading") from error
         return list(result.records)
 

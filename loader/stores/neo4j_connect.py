@@ -21,7 +21,7 @@ from neo4j.exceptions import (
     SessionExpired,
 )
 
-from pith_graph.errors import StoreError, UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores import cypher
 
 __all__ = ["open_driver", "translated"]
@@ -52,13 +52,13 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
     where = _describe(uri, database)
     if isinstance(error, AuthError):
         return StoreError(
-            "auth",
+            StoreErrorCode.AUTH,
             f"{where} refused the credentials ({_one_line(error)}); "
             "check --user/--password or NEO4J_USER/NEO4J_PASSWORD",
         )
     if isinstance(error, Neo4jError) and (error.code or "").startswith(_DATABASE_CODES):
         return StoreError(
-            "database", f"{where}: {_one_line(error)}; check --database or NEO4J_DATABASE"
+            StoreErrorCode.DATABASE, f"{where}: {_one_line(error)}; check --database or NEO4J_DATABASE"
         )
     if isinstance(error, (ServiceUnavailable, SessionExpired)) or (
         isinstance(error, Neo4jError) and error.code in _UNAVAILABLE_CODES
@@ -70,10 +70,10 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
                 f"gave up after retrying for {MAX_RETRY_SECONDS:.0f}s; the batch in flight "
                 "was not committed or its outcome is unknown: loading again is safe"
             )
-        return StoreError("unavailable", f"cannot reach {where} while {action}: {_one_line(error)}; {hint}")
+        return StoreError(StoreErrorCode.UNAVAILABLE, f"cannot reach {where} while {action}: {_one_line(error)}; {hint}")
     if isinstance(error, Neo4jError):
-        return StoreError("write_failed", f"{where} failed while {action}: {error.code}: {_one_line(error)}")
-    return StoreError("unavailable", f"{where} failed while {action}: {_one_line(error)}")
+        return StoreError(StoreErrorCode.WRITE_FAILED, f"{where} failed while {action}: {error.code}: {_one_line(error)}")
+    return StoreError(StoreErrorCode.UNAVAILABLE, f"{where} failed while {action}: {_one_line(error)}")
 
 
 @contextmanager

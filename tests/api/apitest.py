@@ -40,7 +40,7 @@ from pith_graph.testing.signer import PaperSpec, build_bundle
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.records import GraphReader
+from pith_graph.api.reads.reader import GraphReader
 
 
 class ThreadServer:

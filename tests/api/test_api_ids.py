@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from pith_graph.api.errors import ApiError
+from pith_graph.errors import ApiError
 from pith_graph.api.ids import parse_identifier
 
 from apitest import load_vectors

@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from pith_graph.api.app import create_app
-from pith_graph.api.limits import Limits
+from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 
 from apitest import (  # noqa: F401 (fixtures)
@@ -118,7 +118,7 @@ def test_query_by_get_works(memory_api: Api) -> None:
 
 
 def test_timeout_is_a_coded_error(memory_reader: MemoryReader) -> None:
-    limits = Limits(timeout_seconds=1e-6)
+    limits = RequestLimits(timeout_seconds=1e-6)
     with served(create_app(memory_reader, limits=limits), "memory", memory_reader) as api:
         response = api.client.post(
             "/graphql", json={"query": "{ papers(first: 100) { nodes { authors { name } categories { code } } } }"}
@@ -127,7 +127,7 @@ def test_timeout_is_a_coded_error(memory_reader: MemoryReader) -> None:
 
 
 def test_limits_are_configurable(memory_reader: MemoryReader) -> None:
-    limits = Limits(max_page_size=5, default_page_size=5, max_depth=3, max_aliases=1)
+    limits = RequestLimits(max_page_size=5, default_page_size=5, max_depth=3, max_aliases=1)
     with served(create_app(memory_reader, limits=limits), "memory", memory_reader) as api:
         _check(api.client.post("/graphql", json={"query": "{ papers(first: 6) { totalCount } }"}), "LIMIT_EXCEEDED")
         assert len(api.data("{ papers { nodes { title } } }")["papers"]["nodes"]) == 5

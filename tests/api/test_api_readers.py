@@ -14,7 +14,8 @@ import pytest
 from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.records import PaperFilter, PaperKey, search_terms
+from pith_graph.api.reads.records import PaperFilter, PaperKey
+from pith_graph.api.reads.words import search_terms
 
 from apitest import (  # noqa: F401 (fixtures)
     Corpus,

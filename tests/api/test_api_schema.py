@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from pith_graph.api.schema import build_schema, print_sdl
-from pith_graph.loader.stores import cypher
+from pith_graph.api.reads import cypher
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 
 SDL = Path(__file__).resolve().parents[2] / "api" / "schema.graphql"

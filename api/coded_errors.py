@@ -1,14 +1,7 @@
-"""GraphQL errors: stable codes a client can act on, and masking of everything else.
+"""GraphQL errors as clients see them: stable codes they can act on, everything else masked.
 
-::
-
-    ApiError                 an expected error; its ``code`` goes to ``extensions.code``
-    ├── NotFound             NOT_FOUND         a named thing does not exist (where null won't do)
-    ├── BadUserInput         BAD_USER_INPUT    an argument is malformed (bad cursor, bad date)
-    ├── LimitExceeded        LIMIT_EXCEEDED    over a limit (page size, depth, aliases, tokens)
-    └── QueryTimeout         TIMEOUT           the request ran past its time limit
-
-Codes given to errors that are not raised as ``ApiError``: ``GRAPHQL_PARSE_FAILED`` (syntax),
+An :class:`~pith_graph.errors.ApiError` (the API's branch of the one exception tree) keeps
+its code and suggestion. Codes given to errors that are not raised as ``ApiError``: ``GRAPHQL_PARSE_FAILED`` (syntax),
 ``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable of
 the wrong type), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
 type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached) and
@@ -26,22 +19,17 @@ from typing import Any
 from graphql import AbortedGraphQLExecutionError, GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import SchemaExtension
 
-from pith_graph.errors import StoreError
+from pith_graph.errors import ApiError, StoreError, StoreErrorCode
 
 __all__ = [
     "INTERNAL_MESSAGE",
-    "ApiError",
-    "BadUserInput",
     "CodedErrors",
-    "LimitExceeded",
-    "NotFound",
-    "QueryTimeout",
     "coded",
     "error_body",
     "is_unexpected",
 ]
 
-log = logging.getLogger("pith_graph.api.errors")
+log = logging.getLogger("pith_graph.api.coded_errors")
 
 INTERNAL_MESSAGE = "Internal server error."
 
@@ -53,40 +41,6 @@ _LIMIT_MESSAGES = re.compile(
     r"|Document is longer than"
     r"|Maximum introspection depth exceeded"
 )
-
-
-class ApiError(Exception):
-    """An expected error: ``message`` for people, ``code`` for programs, and how to fix it."""
-
-    code = "BAD_USER_INPUT"
-
-    def __init__(self, message: str, suggestion: str | None = None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.suggestion = suggestion
-
-    @property
-    def extensions(self) -> dict[str, Any]:
-        found: dict[str, Any] = {"code": self.code}
-        if self.suggestion:
-            found["suggestion"] = self.suggestion
-        return found
-
-
-class NotFound(ApiError):
-    code = "NOT_FOUND"
-
-
-class BadUserInput(ApiError):
-    code = "BAD_USER_INPUT"
-
-
-class LimitExceeded(ApiError):
-    code = "LIMIT_EXCEEDED"
-
-
-class QueryTimeout(ApiError):
-    code = "TIMEOUT"
 
 
 def _with_code(
@@ -104,9 +58,9 @@ def _with_code(
 
 
 def _store_code(error: StoreError) -> str | None:
-    if error.code == "timeout":
+    if error.code is StoreErrorCode.TIMEOUT:
         return "TIMEOUT"
-    if error.code in ("unavailable", "auth", "database"):
+    if error.code in (StoreErrorCode.UNAVAILABLE, StoreErrorCode.AUTH, StoreErrorCode.DATABASE):
         return "SERVICE_UNAVAILABLE"
     return None
 

@@ -1,0 +1,135 @@
+"""Relay cursor connections over reader pages, and the cursors they hand out.
+
+A cursor is the opaque, URL-safe encoding of a :class:`~pith_graph.api.reads.records.PaperKey`
+(a keyset position), so it stays valid while papers are added; anything that does not decode
+to one is refused as ``BAD_USER_INPUT``.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import strawberry
+
+from pith_graph.api.fields import resolver
+from pith_graph.api.reads.records import Page, PaperKey
+from pith_graph.errors import BadUserInput
+
+if TYPE_CHECKING:
+    from pith_graph.api.types import Paper
+
+__all__ = [
+    "PageInfo",
+    "PaperConnection",
+    "PaperEdge",
+    "decode_cursor",
+    "encode_cursor",
+    "known_count",
+    "paper_connection",
+]
+
+_PREFIX = "p1|"
+_MAX_CURSOR_LENGTH = 200
+
+
+def encode_cursor(key: PaperKey) -> str:
+    """The opaque cursor of a keyset position.
+
+    >>> key = PaperKey("2019-07-30T23:20:50Z", "pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ")
+    >>> _decode(encode_cursor(key)) == key
+    True
+    >>> _decode("not a cursor") is None
+    True
+    """
+    raw = f"{_PREFIX}{key.submitted_at}|{key.pith_number}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def _decode(cursor: str) -> PaperKey | None:
+    if not cursor or len(cursor) > _MAX_CURSOR_LENGTH or not cursor.isascii():
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    if not raw.startswith(_PREFIX):
+        return None
+    parts = raw[len(_PREFIX) :].split("|")
+    if len(parts) != 2 or not all(parts):
+        return None
+    return PaperKey(parts[0], parts[1])
+
+
+def paper_type() -> Any:
+    """The ``Paper`` object type (imported late: it refers to connections too)."""
+    from pith_graph.api.types import Paper
+
+    return Paper
+
+
+def decode_cursor(after: str | None) -> PaperKey | None:
+    """The keyset position of an ``after`` cursor; :class:`BadUserInput` when it is none."""
+    if after is None:
+        return None
+    key = _decode(after)
+    if key is None:
+        raise BadUserInput("after is not a cursor this API issued.", "Pass an endCursor or edge cursor.")
+    return key
+
+
+@strawberry.type(description="Where a page of a connection starts and ends.")
+class PageInfo:
+    has_next_page: bool
+    has_previous_page: bool = strawberry.field(
+        description="True when the page was asked for with after (earlier papers exist)."
+    )
+    start_cursor: str | None
+    end_cursor: str | None
+
+
+@strawberry.type(description="A paper and its cursor.")
+class PaperEdge:
+    cursor: str
+    node: Annotated["Paper", strawberry.lazy("pith_graph.api.types")]
+
+
+@strawberry.type(description="A page of papers, newest first (Relay cursor connection).")
+class PaperConnection:
+    edges: list[PaperEdge]
+    page_info: PageInfo
+    counter: strawberry.Private[Callable[[], Awaitable[int]]]
+
+    @resolver("The papers of this page (the edges' nodes).")
+    def nodes(self) -> list[Annotated["Paper", strawberry.lazy("pith_graph.api.types")]]:
+        return [edge.node for edge in self.edges]
+
+    @resolver("How many papers the whole listing holds (counted only when asked for).")
+    async def total_count(self) -> int:
+        return await self.counter()
+
+
+def paper_connection(
+    page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]]
+) -> PaperConnection:
+    """A connection over a reader page."""
+    edges = [PaperEdge(cursor=encode_cursor(record.key), node=paper_type().from_record(record)) for record in page.items]
+    return PaperConnection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=after is not None,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+        counter=counter,
+    )
+
+
+def known_count(value: int) -> Callable[[], Awaitable[int]]:
+    async def count() -> int:
+        return value
+
+    return count

@@ -1,0 +1,147 @@
+"""The read seam: what the GraphQL API asks of a graph, answered the same by every store.
+
+A :class:`GraphReader` answers *batches*: every method takes many keys and returns a dict
+keyed by them, so one call (one Cypher statement on Neo4j) serves a whole level of a nested
+query and a per-request DataLoader can sit in front of each method. Results are plain frozen
+dataclasses, never driver or networkx objects.
+
+Every ordering is total and spelled out here, so the in-memory and the Neo4j reader return
+identical answers:
+
+* papers, newest first: ``submittedAt`` descending, then ``pithNumber`` descending; pages
+  are keyset pages after a :class:`PaperKey` (a cursor stays valid while papers are added);
+* versions: ``sourceVersion`` ascending, then ``pithNumber``;
+* rankings (coauthors, top authors, related papers, co-listed categories): the count
+  descending, then the key ascending (``nameKey``, ``code``; related papers: newest first);
+* lists without a rank: authors by ``name`` then ``nameKey``; categories primary first, then
+  by ``code``; aliases by ``(kind, value)``; signatures by ``signerId``.
+
+Title search (:func:`~pith_graph.api.reads.words.search_terms`) splits text into words the way Lucene's standard
+analyzer (the Neo4j full-text index) does for the scripts the corpus uses, and matches a
+paper when its title holds every word; results are newest first, not scored, so both stores
+agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from pith_graph.api.reads.records import (
+    AliasRecord,
+    AuthorCount,
+    AuthorRecord,
+    CategoryCount,
+    CategoryLink,
+    CategoryRecord,
+    Coauthor,
+    IdentifierKey,
+    Page,
+    PaperFilter,
+    PaperKey,
+    PaperRecord,
+    PathStep,
+    RelatedPaper,
+    SignatureRecord,
+    SignerRecord,
+)
+
+__all__ = ["GraphReader"]
+
+
+@runtime_checkable
+class GraphReader(Protocol):
+    """Batched reads over a loaded graph. Implemented by ``MemoryReader`` and ``Neo4jReader``.
+
+    Missing keys are absent from the returned dicts (lookups) or map to empty lists
+    (relations). ``first`` is already validated by the caller (0 ≤ first ≤ the page cap).
+    """
+
+    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRecord]:
+        """Papers by full pith number."""
+
+    def resolve_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[str]]:
+        """The pith numbers each ``(kind, value)`` names, sorted; kinds: ``pithNumber``,
+        ``shortPithNumber`` or an alias kind. Values match exactly."""
+
+    def list_papers(self, where: PaperFilter, first: int, after: PaperKey | None) -> Page:
+        """A page of the papers ``where`` admits, newest first, after ``after``."""
+
+    def count_papers(self, where: PaperFilter) -> int:
+        """How many papers ``where`` admits."""
+
+    def authors_by_keys(self, name_keys: Sequence[str]) -> dict[str, AuthorRecord]:
+        """Authors by name key."""
+
+    def authors_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AuthorRecord]]:
+        """Each paper's authors, by name then name key."""
+
+    def categories_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[CategoryLink]]:
+        """Each paper's categories, primary first, then by code."""
+
+    def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
+        """Each paper's aliases by (kind, value)."""
+
+    def signatures_of_papers(
+        self, pith_numbers: Sequence[str]
+    ) -> dict[str, list[SignatureRecord]]:
+        """Each paper's SIGNED edges with their signers, by signer id."""
+
+    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRecord]]:
+        """The other papers with the same source kind and id, by version then pith number."""
+
+    def related_papers(
+        self, pith_numbers: Sequence[str], first: int
+    ) -> dict[str, list[RelatedPaper]]:
+        """Papers sharing authors with each paper (not its own versions): most shared
+        authors first, then newest first; at most ``first`` each."""
+
+    def papers_of_authors(
+        self, name_keys: Sequence[str], first: int, after: PaperKey | None
+    ) -> dict[str, Page]:
+        """A newest-first page of each author's papers."""
+
+    def coauthors(self, name_keys: Sequence[str], first: int) -> dict[str, list[Coauthor]]:
+        """Each author's coauthors: most shared papers first, then by name key."""
+
+    def author_categories(self, name_keys: Sequence[str]) -> dict[str, list[CategoryCount]]:
+        """The categories of each author's papers with how many: most first, then by code."""
+
+    def categories_by_codes(self, codes: Sequence[str]) -> dict[str, CategoryRecord]:
+        """Categories by code."""
+
+    def all_categories(self) -> list[CategoryRecord]:
+        """Every category by code."""
+
+    def papers_of_categories(
+        self, codes: Sequence[str], first: int, after: PaperKey | None
+    ) -> dict[str, Page]:
+        """A newest-first page of the papers listed in each category."""
+
+    def top_authors(self, codes: Sequence[str], first: int) -> dict[str, list[AuthorCount]]:
+        """Authors with the most papers in each category, then by name key."""
+
+    def co_listed(self, codes: Sequence[str], first: int) -> dict[str, list[CategoryCount]]:
+        """Other categories the papers of each category are listed in, with how many papers:
+        most first, then by code."""
+
+    def signers_by_ids(self, signer_ids: Sequence[str]) -> dict[str, SignerRecord]:
+        """Signers by id."""
+
+    def papers_of_signers(
+        self, signer_ids: Sequence[str], first: int, after: PaperKey | None
+    ) -> dict[str, Page]:
+        """A newest-first page of the papers each signer signed."""
+
+    def collaboration_path(
+        self, source: str, target: str, max_hops: int
+    ) -> list[PathStep] | None:
+        """The shortest author → paper → author chain from ``source`` to ``target`` (name
+        keys) with at most ``max_hops`` papers, or ``None``. Of several shortest chains, the
+        one whose sequence of node keys (name keys and pith numbers) is smallest."""
+
+    def ping(self) -> None:
+        """Return when the store can answer; raise :class:`~pith_graph.errors.StoreError` if not."""
+
+    def close(self) -> None:
+        """Release what the reader holds."""
