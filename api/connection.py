@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import strawberry
 
 from pith_graph.api.fields import resolver
-from pith_graph.api.reads.records import Page, PaperKey
+from pith_graph.api.reads.records import Page, PaperKey, paper_key
 from pith_graph.errors import BadUserInput
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ def paper_connection(
     page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]]
 ) -> PaperConnection:
     """A connection over a reader page."""
-    edges = [PaperEdge(cursor=encode_cursor(record.key), node=paper_type().from_record(record)) for record in page.items]
+    edges = [PaperEdge(cursor=encode_cursor(paper_key(record)), node=paper_type().from_record(record)) for record in page.items]
     return PaperConnection(
         edges=edges,
         page_info=PageInfo(

@@ -20,6 +20,7 @@ from typing import Any, Protocol, TypeVar
 from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
+from pith_graph.schema.rows import PaperRow
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
@@ -33,7 +34,6 @@ from pith_graph.api.reads.records import (
     IdentifierKey,
     Page,
     PaperKey,
-    PaperRecord,
     RelatedPaper,
     SignatureRecord,
     SignerRecord,
@@ -115,7 +115,7 @@ class Context:
     # -- papers --------------------------------------------------------------------------
 
     @property
-    def paper(self) -> DataLoader[str, PaperRecord | None]:
+    def paper(self) -> DataLoader[str, PaperRow | None]:
         return self._batch("paper", self.reader.papers_by_ids, lambda: None)
 
     @property
@@ -139,7 +139,7 @@ class Context:
         return self._batch("signatures_of", self.reader.signatures_of_papers, list)
 
     @property
-    def versions_of(self) -> DataLoader[str, list[PaperRecord]]:
+    def versions_of(self) -> DataLoader[str, list[PaperRow]]:
         return self._batch("versions_of", self.reader.versions_of_papers, list)
 
     def related(self, first: int) -> DataLoader[str, list[RelatedPaper]]:

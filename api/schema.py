@@ -18,6 +18,7 @@ from graphql import GraphQLError
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext
 
+from pith_graph.schema.rows import PaperRow
 from pith_graph.api.context import Context
 from pith_graph.api.coded_errors import is_unexpected
 from pith_graph.errors import BadUserInput, NotFound
@@ -27,7 +28,7 @@ from pith_graph.api.connection import PaperConnection, decode_cursor, paper_conn
 from pith_graph.api.fields import resolver
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
 from pith_graph.loader.identifiers import author_name_key
-from pith_graph.api.reads.records import PaperFilter, PaperRecord
+from pith_graph.api.reads.records import PaperFilter
 from pith_graph.api.reads.words import search_terms
 
 __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl"]
@@ -118,11 +119,11 @@ def to_filter(given: PaperFilterInput | None) -> PaperFilter:
     )
 
 
-def _newest_first(records: list[PaperRecord]) -> list[PaperRecord]:
+def _newest_first(records: list[PaperRow]) -> list[PaperRow]:
     return sorted(records, key=lambda p: (p.source_version, p.built_at, p.pith_number), reverse=True)
 
 
-async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRecord], bool]:
+async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRow], bool]:
     """Every paper ``identifier`` names, newest version first, and whether it names versions."""
     parsed = parse_identifier(identifier)
     if parsed is None:

@@ -1,14 +1,14 @@
-"""``pith-graph serve``: load or connect, then serve GraphQL with uvicorn until SIGTERM.
+"""Serve the GraphQL API: load or connect, then run uvicorn until SIGTERM.
 
-``--backend memory`` verifies and loads the given bundles (default: the shipped samples)
-before the server accepts a request; ``--backend neo4j`` serves what the database holds.
-SIGTERM or Ctrl-C stops accepting connections, lets running requests finish (up to 10 s),
-then closes the reader.
+:func:`serve` is what ``pith-graph serve`` runs (the CLI only turns its options into
+:class:`~pith_graph.api.settings.ServerSettings`). ``backend="memory"`` verifies and loads
+the settings' bundles (default: the shipped samples) before the server accepts a request;
+``backend="neo4j"`` serves what the database holds. SIGTERM or Ctrl-C stops accepting
+connections, lets running requests finish (up to 10 s), then closes the reader.
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import logging
 import signal
@@ -16,11 +16,21 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
 
-from rich.console import Console
+import uvicorn
 
-__all__ = ["add_serve_command", "cmd_serve", "freeze_loaded_objects"]
+from pith_graph.api.app import create_app
+from pith_graph.api.context import Runner, ThreadRunner, run_inline
+from pith_graph.api.reads.reader import GraphReader
+from pith_graph.api.settings import ServerSettings
+from pith_graph.errors import UsageError
+from pith_graph.loader.facade import SAMPLES, resolve_keyring
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.pipeline import LoadReport, run
+
+__all__ = ["freeze_loaded_objects", "serve"]
+
+log = logging.getLogger(__name__)
 
 GRACEFUL_SECONDS = 10
 
@@ -35,93 +45,53 @@ def freeze_loaded_objects() -> None:
     gc.freeze()
 
 
-def add_serve_command(
-    commands: argparse._SubParsersAction[Any],
-    add_neo4j_options: Callable[[argparse.ArgumentParser], None],
-) -> None:
-    """Add ``serve`` to the CLI's subcommands."""
-    serve = commands.add_parser(
-        "serve",
-        help="serve the graph over GraphQL (POST /graphql, GraphiQL on GET /graphql, /healthz)",
-    )
-    serve.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="memory backend: bundles to verify and load (default: the shipped samples)",
-    )
-    serve.add_argument("--backend", choices=("memory", "neo4j"), default=None,
-                       help="memory (default) or neo4j (serve what the database holds)")
-    serve.add_argument("--host", default=None, help="interface (default 127.0.0.1, PITH_API_HOST)")
-    serve.add_argument("--port", type=int, default=None, help="port (default 8000, PITH_API_PORT)")
-    serve.add_argument("--trusted-keys", metavar="FILE", action="append", default=[],
-                       help="JSON list of extra keys to trust (repeatable)")
-    serve.add_argument("--workers", type=int, default=None,
-                       help="memory backend: verification processes (default: one per core)")
-    add_neo4j_options(serve)
-    serve.set_defaults(handler=cmd_serve)
-
-
-def cmd_serve(args: argparse.Namespace) -> int:
-    """Run the server; returns the exit code once it has stopped."""
-    import uvicorn
-
-    from pith_graph.api.app import create_app
-    from pith_graph.api.context import Runner, ThreadRunner, run_inline
-    from pith_graph.api.settings import ServerSettings
-    from pith_graph.loader.facade import SAMPLES, resolve_keyring
-    from pith_graph.errors import UsageError
-    from pith_graph.loader.pipeline import run
-    from pith_graph.api.reads.reader import GraphReader
-
-    err = Console(stderr=True, soft_wrap=True)
-    settings = ServerSettings.from_env(
-        host=args.host,
-        port=args.port,
-        backend=args.backend,
-        trusted_keys=tuple(args.trusted_keys) or None,
-        neo4j_uri=args.uri,
-        neo4j_user=args.user,
-        neo4j_password=args.password,
-        neo4j_database=args.database,
-    )
+def _keyring(settings: ServerSettings) -> Keyring:
     keyring = resolve_keyring()
     for path in settings.trusted_keys:
         keyring = keyring.with_keys(resolve_keyring(path).values())
+    return keyring
 
-    reader: GraphReader
-    runner: Runner
+
+def _open_reader(
+    settings: ServerSettings, keyring: Keyring, on_loaded: Callable[[LoadReport], None]
+) -> tuple[GraphReader, Runner]:
     if settings.backend == "memory":
-        from pith_graph.loader.stores.memory import MemoryStore
         from pith_graph.api.reads.memory import MemoryReader
+        from pith_graph.loader.stores.memory import MemoryStore
 
         store = MemoryStore()
-        paths = list(args.paths) or [SAMPLES]
-        report = run(paths, keyring=keyring, store=store, workers=args.workers)
-        for rejection in report.rejections:
-            err.print(f"REJECTED {rejection}", markup=False, highlight=False)
-        err.print(
-            f"loaded {report.accepted} papers ({report.rejected} rejected) "
-            f"in {report.seconds:.1f} s",
-            markup=False,
-            highlight=False,
-        )
+        report = run(list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers)
+        on_loaded(report)
         freeze_loaded_objects()
-        reader = MemoryReader(store.graph)
-        runner = run_inline
-    else:
-        if args.paths:
-            raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
-        from pith_graph.api.reads.neo4j import Neo4jReader
+        return MemoryReader(store.graph), run_inline
+    if settings.paths:
+        raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
+    from pith_graph.api.reads.neo4j import Neo4jReader
 
-        reader = Neo4jReader.connect(
-            settings.neo4j_uri,
-            settings.neo4j_user,
-            settings.neo4j_password,
-            settings.neo4j_database,
-            timeout=settings.limits.timeout_seconds,
-        )
-        runner = ThreadRunner(settings.neo4j_threads)
+    reader = Neo4jReader.connect(
+        settings.neo4j_uri,
+        settings.neo4j_user,
+        settings.neo4j_password,
+        settings.neo4j_database,
+        timeout=settings.limits.timeout_seconds,
+    )
+    return reader, ThreadRunner(settings.neo4j_threads)
+
+
+def serve(
+    settings: ServerSettings,
+    *,
+    on_loaded: Callable[[LoadReport], None] = lambda report: None,
+    on_listening: Callable[[str], None] = lambda url: None,
+) -> int:
+    """Serve until stopped; return 0 after a clean stop, 3 if the server never started.
+
+    ``on_loaded`` receives the memory backend's load report; ``on_listening`` the URL.
+    Raises :class:`~pith_graph.errors.UsageError` or
+    :class:`~pith_graph.errors.StoreError` before serving when it cannot.
+    """
+    keyring = _keyring(settings)
+    reader, runner = _open_reader(settings, keyring, on_loaded)
 
     def shutdown() -> None:
         if isinstance(runner, ThreadRunner):
@@ -148,33 +118,24 @@ def cmd_serve(args: argparse.Namespace) -> int:
         log_config=None,
         access_log=False,
     )
-    err.print(
-        f"serving {settings.backend} on http://{settings.host}:{settings.port}/graphql",
-        markup=False,
-        highlight=False,
-    )
-    server = _server_class()(config)
+    on_listening(f"http://{settings.host}:{settings.port}/graphql")
+    server = _Server(config)
     server.run()
     return 0 if server.started else 3
 
 
-def _server_class() -> type:
-    import uvicorn
+class _Server(uvicorn.Server):
+    """uvicorn's server, but a SIGTERM/SIGINT that stopped it cleanly ends the command with
+    exit code 0 instead of being raised again once it has stopped."""
 
-    class Server(uvicorn.Server):
-        """uvicorn's server, but a SIGTERM/SIGINT that stopped it cleanly ends the command
-        with exit code 0 instead of being raised again once it has stopped."""
-
-        @contextmanager
-        def capture_signals(self) -> Iterator[None]:
-            if threading.current_thread() is not threading.main_thread():
-                yield
-                return
-            previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
-            try:
-                yield
-            finally:
-                for sig, handler in previous.items():
-                    signal.signal(sig, handler)
-
-    return Server
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {sig: signal.signal(sig, self.handle_exit) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)

@@ -61,6 +61,8 @@ class ServerSettings:
     neo4j_database: str = "neo4j"
     neo4j_threads: int = 16
     graphiql: bool = True
+    #: Memory backend: verification processes for the load (``None``: one per core).
+    load_workers: int | None = None
 
     def __post_init__(self) -> None:
         if self.backend not in ("memory", "neo4j"):

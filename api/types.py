@@ -11,6 +11,7 @@ from typing import Any
 import strawberry
 from strawberry.types import Info
 
+from pith_graph.schema.rows import PaperRow
 from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.fields import AFTER, FIRST, resolver
@@ -19,7 +20,6 @@ from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorRecord,
     CategoryRecord,
-    PaperRecord,
     SignatureRecord,
     SignerRecord,
 )
@@ -109,10 +109,10 @@ class Paper:
     source_kind: str = strawberry.field(description="Source registry, e.g. arxiv.")
     source_id: str = strawberry.field(description="Source identifier without version, e.g. 1907.13257.")
     source_version: int = strawberry.field(description="Source version number (arXiv vN).")
-    record: strawberry.Private[PaperRecord]
+    record: strawberry.Private[PaperRow]
 
     @classmethod
-    def from_record(cls, record: PaperRecord) -> Paper:
+    def from_record(cls, record: PaperRow) -> Paper:
         return cls(
             pith_number=record.pith_number,
             short_pith_number=record.short_pith_number,

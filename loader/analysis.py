@@ -7,13 +7,15 @@ from itertools import combinations
 
 import networkx as nx
 
+from pith_graph.schema.graph import AUTHOR, AUTHORED, LABEL_ATTRIBUTE, PAPER
+
 __all__ = ["coauthorship_graph", "papers_of"]
 
 
 def papers_of(G: nx.MultiDiGraph, author: str) -> list[str]:
     """Paper node ids of an Author node id (``"Author:<nameKey>"``)."""
     return [
-        paper for _a, paper, kind in G.out_edges(author, keys=True) if kind == "AUTHORED"
+        paper for _a, paper, kind in G.out_edges(author, keys=True) if kind == AUTHORED.type
     ]
 
 
@@ -38,16 +40,16 @@ def coauthorship_graph(G: nx.MultiDiGraph) -> nx.Graph:
     True
     """
     weights: Counter[tuple[str, str]] = Counter()
-    for paper, label in G.nodes(data="label"):
-        if label != "Paper":
+    for paper, label in G.nodes(data=LABEL_ATTRIBUTE):
+        if label != PAPER.label:
             continue
         authors = sorted(
-            start for start, _p, kind in G.in_edges(paper, keys=True) if kind == "AUTHORED"
+            start for start, _p, kind in G.in_edges(paper, keys=True) if kind == AUTHORED.type
         )
         weights.update(combinations(authors, 2))
     C = nx.Graph()
     for node, data in G.nodes(data=True):
-        if data.get("label") == "Author":
-            C.add_node(node, name=data["name"], nameKey=data["nameKey"])
+        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label:
+            C.add_node(node, **{name: data[name] for name in AUTHOR.property_names})
     C.add_weighted_edges_from((a, b, w) for (a, b), w in weights.items())
     return C

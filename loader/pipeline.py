@@ -26,7 +26,7 @@ from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
-from pith_graph.loader.verify import bundle_digest, verify_bundle
+from pith_graph.loader.verify import stated_bundle_digest, verify_bundle
 
 __all__ = ["LoadReport", "Rejection", "WorkerConfig", "process_one", "run"]
 
@@ -135,7 +135,7 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
     try:
         bundle = parse_bundle(raw.data, config.limits)
         if config.known:
-            digest = bundle_digest(bundle)
+            digest = stated_bundle_digest(bundle)
             if digest is not None and digest in config.known:
                 return Unchanged(digest)
         return build_rows(verify_bundle(bundle, config.keyring), config.keyring)

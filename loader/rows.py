@@ -8,49 +8,47 @@ Rows are small and picklable, so worker processes return them instead of whole b
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pith_graph.loader.identifiers import split_authors
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
+from pith_graph.schema.rows import AliasRow, AuthorRow, CategoryLinkRow, PaperRow, SignatureRow
 
 __all__ = ["PaperRows", "build_rows"]
 
 
-@dataclass(frozen=True, slots=True)
-class PaperRows:
-    """Everything one paper contributes to the graph.
+class PaperRows(NamedTuple):
+    """Everything one paper contributes to the graph: its node and the rows of its links.
 
-    ``authors``: ``{nameKey, name}``; ``categories``: ``{code, archive, primary}``;
-    ``aliases``: ``{kind, value}``; ``signers``: ``{signerId, signerType, keyIds,
-    eventTypes, signedBundle}``.
+    Each row type is checked against :mod:`pith_graph.schema.graph` (see
+    :mod:`pith_graph.schema.rows`); lists are in key order.
     """
 
-    paper: dict[str, Any]
-    authors: list[dict[str, Any]] = field(default_factory=list)
-    categories: list[dict[str, Any]] = field(default_factory=list)
-    aliases: list[dict[str, Any]] = field(default_factory=list)
-    signers: list[dict[str, Any]] = field(default_factory=list)
+    paper: PaperRow
+    authors: tuple[AuthorRow, ...] = ()
+    categories: tuple[CategoryLinkRow, ...] = ()
+    aliases: tuple[AliasRow, ...] = ()
+    signers: tuple[SignatureRow, ...] = ()
 
     @property
     def pith_number(self) -> str:
-        return str(self.paper["pithNumber"])
+        return self.paper.pith_number
 
     @property
     def built_at(self) -> str:
-        return str(self.paper["builtAt"])
+        return self.paper.built_at
 
     @property
     def bundle_sha256(self) -> str:
-        return str(self.paper["bundleSha256"])
+        return self.paper.bundle_sha256
 
 
 def _archive(code: str) -> str:
     return code.split(".", 1)[0]
 
 
-def _signer_rows(bundle: Mapping[str, Any], keyring: Keyring) -> list[dict[str, Any]]:
+def _signer_rows(bundle: Mapping[str, Any], keyring: Keyring) -> tuple[SignatureRow, ...]:
     by_signer: dict[str, dict[str, Any]] = {}
     signer_of_key: dict[str, tuple[str, str]] = {}
 
@@ -87,10 +85,16 @@ def _signer_rows(bundle: Mapping[str, Any], keyring: Keyring) -> list[dict[str, 
     signed = owner(bundle_key)
     signed["keyIds"].add(bundle_key)
     signed["signedBundle"] = True
-    return [
-        {**row, "keyIds": sorted(row["keyIds"]), "eventTypes": sorted(row["eventTypes"])}
+    return tuple(
+        SignatureRow(
+            row["signerId"],
+            row["signerType"],
+            tuple(sorted(row["keyIds"])),
+            tuple(sorted(row["eventTypes"])),
+            row["signedBundle"],
+        )
         for _, row in sorted(by_signer.items())
-    ]
+    )
 
 
 def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
@@ -101,39 +105,37 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
     meta = record["metadata"]
     snapshot = newest_snapshot(bundle)["payload"]["graph_snapshot"]["paper"]
     signers = _signer_rows(bundle, keyring)
-    paper = {
-        "pithNumber": bundle["pith_number"],
-        "shortPithNumber": bundle["short_pith_number"],
-        "title": snapshot["title"],
-        "abstractExcerpt": snapshot["abstract_excerpt"],
-        "license": meta["license"],
-        "submittedAt": meta["submitted_at"],
-        "submittedYear": int(meta["submitted_at"][:4]),
-        "primaryCategory": meta["primary_cat"],
-        "sourceKind": source["kind"],
-        "sourceId": source["id"],
-        "sourceVersion": source["version"],
-        "canonicalSha256": bundle["canonical_sha256"],
-        "bundleSha256": verified.bundle_sha256,
-        "stateSha256": bundle["state"]["state_sha256"],
-        "builtAt": bundle["built_at"],
-        "keyIds": sorted({key for row in signers for key in row["keyIds"]}),
-    }
+    paper = PaperRow(
+        pith_number=bundle["pith_number"],
+        short_pith_number=bundle["short_pith_number"],
+        title=snapshot["title"],
+        abstract_excerpt=snapshot["abstract_excerpt"],
+        license=meta["license"],
+        submitted_at=meta["submitted_at"],
+        submitted_year=int(meta["submitted_at"][:4]),
+        primary_category=meta["primary_cat"],
+        source_kind=source["kind"],
+        source_id=source["id"],
+        source_version=source["version"],
+        canonical_sha256=bundle["canonical_sha256"],
+        bundle_sha256=verified.bundle_sha256,
+        state_sha256=bundle["state"]["state_sha256"],
+        built_at=bundle["built_at"],
+        key_ids=tuple(sorted({key for row in signers for key in row.key_ids})),
+    )
     primary = meta["primary_cat"]
-    categories = [{"code": primary, "archive": _archive(primary), "primary": True}]
+    categories = [CategoryLinkRow(primary, _archive(primary), True)]
     categories += [
-        {"code": code, "archive": _archive(code), "primary": False}
+        CategoryLinkRow(code, _archive(code), False)
         for code in sorted(set(meta["cross_cats_sorted"]) - {primary})
     ]
     aliases = sorted(
-        {(alias["alias_kind"], alias["alias_value"]) for alias in bundle["source_aliases"]}
+        {AliasRow(alias["alias_kind"], alias["alias_value"]) for alias in bundle["source_aliases"]}
     )
     return PaperRows(
         paper=paper,
-        authors=[
-            {"nameKey": key, "name": name} for key, name in split_authors(snapshot["authors_text"])
-        ],
-        categories=categories,
-        aliases=[{"kind": kind, "value": value} for kind, value in aliases],
+        authors=tuple(AuthorRow(key, name) for key, name in split_authors(snapshot["authors_text"])),
+        categories=tuple(categories),
+        aliases=tuple(aliases),
         signers=signers,
     )

@@ -30,32 +30,28 @@ from typing import Any
 from nacl.exceptions import BadSignatureError
 
 from pith_graph.loader.canon import digest_matches
+from pith_graph.loader.format import (
+    BUNDLE_TYPE,
+    EVENT_TYPES,
+    GRAPH_SNAPSHOT,
+    RECORD_CREATED,
+    SIGNED_MESSAGES,
+    STATE_CURRENT_LISTS,
+    STATE_EVENT_FIELDS,
+    SUPPORTED_VERSIONS,
+    SignatureKind,
+    bundle_body,
+    event_content,
+    state_body,
+)
 from pith_graph.errors import BundleError, RejectCode
 from pith_graph.loader.identifiers import PITH_B32_LENGTH, pith_base32, title_key
 from pith_graph.loader.keyring import Keyring, PinnedKey
 
-__all__ = ["VerifiedBundle", "bundle_digest", "newest_snapshot", "verify_bundle"]
+__all__ = ["VerifiedBundle", "newest_snapshot", "stated_bundle_digest", "verify_bundle"]
 
-BUNDLE_TYPE = "pith_open_graph_bundle"
-SUPPORTED_VERSIONS = frozenset({"1.0"})
-EVENT_TYPES = frozenset({"record_created", "graph_snapshot"})
-SIGNED_MESSAGES = {
-    "receipt": "canonical_sha256_bytes",
-    "event": "open_graph_event_sha256_bytes",
-    "bundle": "bundle_sha256_bytes",
-}
-_EVENT_UNSIGNED = frozenset({"signature", "content_sha256", "event_id"})
-_PROJECTION = ("event_id", "target", "created_at", "signer", "payload")
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
-_STATE_EMPTY_LISTS = (
-    "author_attestations",
-    "timestamp_anchors",
-    "storage_attestations",
-    "citation_signatures",
-    "replication_records",
-    "corrections",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +118,7 @@ def _strings(obj: Mapping[str, Any], key: str, path: str) -> list[str]:
     return value
 
 
-def _check_signature_block(sig: Mapping[str, Any], path: str, kind: str) -> None:
+def _check_signature_block(sig: Mapping[str, Any], path: str, kind: SignatureKind) -> None:
     _field(sig, "key_id", str, path)
     _field(sig, "public_key_fingerprint", str, path)
     _field(sig, "signature_b64", str, path)
@@ -163,7 +159,7 @@ def _check_event(event: Mapping[str, Any], path: str) -> None:
     _field(event, "event_id", str, path)
     payload = _field(event, "payload", dict, path)
     ppath = f"{path}.payload"
-    if event_type == "record_created":
+    if event_type == RECORD_CREATED:
         _check_record(_field(payload, "canonical_record", dict, ppath), f"{ppath}.canonical_record")
         _hex64(payload, "canonical_sha256", ppath)
         receipt = _field(payload, "receipt", dict, ppath)
@@ -205,9 +201,9 @@ def _check_shape(bundle: Mapping[str, Any]) -> None:
             raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.events[{index}] must be an object")
         _check_event(event, f"bundle.events[{index}]")
     kinds = [event["event_type"] for event in events]
-    if kinds.count("record_created") != 1:
+    if kinds.count(RECORD_CREATED) != 1:
         raise _fail(RejectCode.SCHEMA_ERROR, "bundle.events must hold exactly one record_created")
-    if "graph_snapshot" not in kinds:
+    if GRAPH_SNAPSHOT not in kinds:
         raise _fail(RejectCode.SCHEMA_ERROR, "bundle.events must hold a graph_snapshot")
     for index, key in enumerate(_field(bundle, "public_keys", list, "bundle")):
         if not isinstance(key, dict):
@@ -285,7 +281,7 @@ def _check_trust(bundle: Mapping[str, Any], keyring: Keyring) -> None:
                 f"{where} claims signer {signer['signer_id']!r}, but key {key.key_id!r} "
                 f"is pinned to {key.signer_id!r}",
             )
-        if event["event_type"] == "record_created":
+        if event["event_type"] == RECORD_CREATED:
             receipt = event["payload"]["receipt"]
             _pinned(keyring, receipt["key_id"], receipt["public_key_fingerprint"], "the receipt")
     _check_embedded_keys(bundle, keyring)
@@ -338,15 +334,7 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
 # --- 4. digests -------------------------------------------------------------------------
 
 
-def _event_content(event: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in event.items() if key not in _EVENT_UNSIGNED}
-
-
-def _bundle_body(bundle: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in bundle.items() if key != "bundle_signature"}
-
-
-def bundle_digest(bundle: Mapping[str, Any]) -> str | None:
+def stated_bundle_digest(bundle: Mapping[str, Any]) -> str | None:
     """The stated ``bundle_sha256`` if it recomputes (either encoding), else ``None``.
 
     Cheap: one canonical encoding and one hash. The pipeline uses it to recognise a bundle
@@ -356,7 +344,7 @@ def bundle_digest(bundle: Mapping[str, Any]) -> str | None:
     if not isinstance(stated, dict) or not isinstance(stated.get("bundle_sha256"), str):
         return None
     expected: str = stated["bundle_sha256"]
-    return expected if digest_matches(_bundle_body(bundle), expected) else None
+    return expected if digest_matches(bundle_body(bundle), expected) else None
 
 
 def _check_digests(bundle: Mapping[str, Any]) -> None:
@@ -364,15 +352,14 @@ def _check_digests(bundle: Mapping[str, Any]) -> None:
         raise _fail(RejectCode.DIGEST_MISMATCH, "canonical_sha256 does not match canonical_record")
     for index, event in enumerate(bundle["events"]):
         digest = event["content_sha256"]
-        if not digest_matches(_event_content(event), digest):
+        if not digest_matches(event_content(event), digest):
             raise _fail(RejectCode.DIGEST_MISMATCH, f"events[{index}].content_sha256 does not match")
         if event["event_id"] != f"sha256:{digest}":
             raise _fail(RejectCode.DIGEST_MISMATCH, f"events[{index}].event_id is not sha256:<digest>")
     state = bundle["state"]
-    body = {key: value for key, value in state.items() if key != "state_sha256"}
-    if not digest_matches(body, state["state_sha256"]):
+    if not digest_matches(state_body(state), state["state_sha256"]):
         raise _fail(RejectCode.DIGEST_MISMATCH, "state.state_sha256 does not match the state")
-    if not digest_matches(_bundle_body(bundle), bundle["bundle_signature"]["bundle_sha256"]):
+    if not digest_matches(bundle_body(bundle), bundle["bundle_signature"]["bundle_sha256"]):
         raise _fail(RejectCode.DIGEST_MISMATCH, "bundle_sha256 does not match the bundle")
 
 
@@ -381,7 +368,7 @@ def _check_digests(bundle: Mapping[str, Any]) -> None:
 
 def newest_snapshot(bundle: Mapping[str, Any]) -> Mapping[str, Any]:
     """The graph_snapshot event created last (the later one in the log on a tie)."""
-    snapshots = [e for e in bundle["events"] if e["event_type"] == "graph_snapshot"]
+    snapshots = [e for e in bundle["events"] if e["event_type"] == GRAPH_SNAPSHOT]
     return max(reversed(snapshots), key=lambda event: event["created_at"])
 
 
@@ -394,7 +381,7 @@ def _title_digests(title: str) -> set[str]:
 
 def _check_record_consistency(bundle: Mapping[str, Any]) -> None:
     record = bundle["canonical_record"]
-    created = next(e for e in bundle["events"] if e["event_type"] == "record_created")
+    created = next(e for e in bundle["events"] if e["event_type"] == RECORD_CREATED)
     payload = created["payload"]
     if payload["canonical_record"] != record:
         raise _fail(RejectCode.RECORD_MISMATCH, "record_created payload differs from canonical_record")
@@ -425,7 +412,7 @@ def _check_record_consistency(bundle: Mapping[str, Any]) -> None:
 
 
 def _projection(event: Mapping[str, Any]) -> dict[str, Any]:
-    return {key: event[key] for key in _PROJECTION}
+    return {key: event[key] for key in STATE_EVENT_FIELDS}
 
 
 def _check_state(bundle: Mapping[str, Any]) -> None:
@@ -451,11 +438,11 @@ def _check_state(bundle: Mapping[str, Any]) -> None:
     current = state["current"]
     expect(current.get("canonical_record") == bundle["canonical_record"], "state record differs")
     expect(current.get("source_aliases") == bundle["source_aliases"], "state aliases differ")
-    created = next(e for e in events if e["event_type"] == "record_created")
+    created = next(e for e in events if e["event_type"] == RECORD_CREATED)
     expect(current["record_created"] == _projection(created), "state.current.record_created differs")
-    snapshots = [_projection(e) for e in events if e["event_type"] == "graph_snapshot"]
+    snapshots = [_projection(e) for e in events if e["event_type"] == GRAPH_SNAPSHOT]
     expect(current["graph_snapshots"] == snapshots, "state.current.graph_snapshots differ")
-    for name in _STATE_EMPTY_LISTS:
+    for name in STATE_CURRENT_LISTS:
         expect(isinstance(current.get(name, []), list), f"state.current.{name} is not a list")
 
 
@@ -481,7 +468,7 @@ def _check_signatures(bundle: Mapping[str, Any], keyring: Keyring) -> None:
     for index, event in enumerate(bundle["events"]):
         sig = event["signature"]
         _verify_signature(keyring[sig["key_id"]], event["content_sha256"], sig["signature_b64"], f"events[{index}]")
-        if event["event_type"] == "record_created":
+        if event["event_type"] == RECORD_CREATED:
             receipt = event["payload"]["receipt"]
             _verify_signature(
                 keyring[receipt["key_id"]],

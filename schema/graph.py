@@ -17,16 +17,23 @@ __all__ = [
     "CATEGORY",
     "IDENTIFIES",
     "IN_CATEGORY",
+    "LABEL_ATTRIBUTE",
     "NODES",
     "PAPER",
     "RELATIONSHIPS",
     "SIGNED",
     "SIGNER",
+    "TYPE_ATTRIBUTE",
     "NodeSpec",
     "PropertySpec",
     "RelationshipSpec",
     "node_id",
 ]
+
+#: In networkx, the node attribute holding the label and the edge attribute holding the type
+#: (Neo4j has labels and types of its own).
+LABEL_ATTRIBUTE = "label"
+TYPE_ATTRIBUTE = "type"
 
 PropertyType = Literal["string", "integer", "boolean", "list<string>"]
 
@@ -53,6 +60,17 @@ class NodeSpec:
     @property
     def property_names(self) -> tuple[str, ...]:
         return tuple(prop.name for prop in self.properties)
+
+    def prop(self, name: str) -> str:
+        """``name``, checked to be one of this label's properties (code names properties
+        through this, so a renamed property fails at import, not in a query).
+
+        >>> PAPER.prop("builtAt")
+        'builtAt'
+        """
+        if name not in self.property_names:
+            raise KeyError(f"{self.label} has no property {name!r}")
+        return name
 
 
 @dataclass(frozen=True, slots=True)

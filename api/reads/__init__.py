@@ -7,8 +7,9 @@ call identically (orderings are defined in :mod:`~pith_graph.api.reads.reader`).
 
 from __future__ import annotations
 
+from pith_graph.schema.rows import PaperRow
 from pith_graph.api.reads.reader import GraphReader
-from pith_graph.api.reads.records import IdentifierKey, PaperFilter, PaperKey, PaperRecord
+from pith_graph.api.reads.records import IdentifierKey, PaperFilter, PaperKey
 from pith_graph.api.reads.words import search_terms, title_words
 
 __all__ = [
@@ -16,7 +17,7 @@ __all__ = [
     "IdentifierKey",
     "PaperFilter",
     "PaperKey",
-    "PaperRecord",
+    "PaperRow",
     "search_terms",
     "title_words",
 ]

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import networkx as nx
 
+from pith_graph.schema.rows import PaperRow
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
@@ -28,7 +29,6 @@ from pith_graph.api.reads.records import (
     Page,
     PaperFilter,
     PaperKey,
-    PaperRecord,
     PathStep,
     RelatedPaper,
     SignatureRecord,
@@ -53,7 +53,7 @@ class MemoryReader:
 
     def refresh(self) -> None:
         """Forget every index (after the graph changed)."""
-        self._papers: dict[str, PaperRecord] = {}
+        self._papers: dict[str, PaperRow] = {}
         self._indexes: dict[str, Any] = {}
         self._lists: dict[tuple[str, str], list[_Key]] = {}
         self._rankings: dict[tuple[str, str], list[Any]] = {}
@@ -66,16 +66,16 @@ class MemoryReader:
 
     # -- nodes ---------------------------------------------------------------------------
 
-    def _paper(self, pith_number: str) -> PaperRecord | None:
+    def _paper(self, pith_number: str) -> PaperRow | None:
         record = self._papers.get(pith_number)
         if record is None:
             data = self.G.nodes.get(node_id("Paper", pith_number))
             if data is None or data.get("label") != "Paper":
                 return None
-            record = self._papers[pith_number] = PaperRecord.from_properties(data)
+            record = self._papers[pith_number] = PaperRow.from_properties(data)
         return record
 
-    def _papers_of(self, keys: Iterable[_Key]) -> list[PaperRecord]:
+    def _papers_of(self, keys: Iterable[_Key]) -> list[PaperRow]:
         out = []
         for _, pith in keys:
             record = self._paper(pith)
@@ -201,7 +201,7 @@ class MemoryReader:
 
     # -- identifiers ---------------------------------------------------------------------
 
-    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRecord]:
+    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRow]:
         found = {}
         for pith in pith_numbers:
             record = self._paper(pith)
@@ -346,9 +346,9 @@ class MemoryReader:
             result[pith] = sorted(found, key=lambda s: s.signer.signer_id)
         return result
 
-    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRecord]]:
+    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRow]]:
         by_source = self._by_attribute("source", lambda d: f"{d['sourceKind']}\x00{d['sourceId']}")
-        result: dict[str, list[PaperRecord]] = {}
+        result: dict[str, list[PaperRow]] = {}
         for pith in pith_numbers:
             record = self._paper(pith)
             if record is None:

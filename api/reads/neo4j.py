@@ -17,6 +17,7 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
+from pith_graph.schema.rows import PaperRow
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.api.reads import cypher
 from pith_graph.loader.stores.cypher import PING
@@ -33,7 +34,6 @@ from pith_graph.api.reads.records import (
     Page,
     PaperFilter,
     PaperKey,
-    PaperRecord,
     PathStep,
     RelatedPaper,
     SignatureRecord,
@@ -66,7 +66,7 @@ def _after(after: PaperKey | None) -> dict[str, str | None]:
 
 
 def _page(rows: Sequence[Mapping[str, Any]], first: int) -> Page:
-    papers = tuple(PaperRecord.from_properties(row) for row in rows[:first])
+    papers = tuple(PaperRow.from_properties(row) for row in rows[:first])
     return Page(papers, len(rows) > first)
 
 
@@ -131,9 +131,9 @@ class Neo4jReader:
 
     # -- identifiers ---------------------------------------------------------------------
 
-    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRecord]:
+    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRow]:
         found = self._by_key(cypher.READ_PAPERS, pith_numbers, "paper")
-        return {key: PaperRecord.from_properties(props) for key, props in found.items()}
+        return {key: PaperRow.from_properties(props) for key, props in found.items()}
 
     def resolve_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[str]]:
         if not keys:
@@ -225,11 +225,11 @@ class Neo4jReader:
             for key in pith_numbers
         }
 
-    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRecord]]:
+    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRow]]:
         found = self._by_key(cypher.READ_VERSIONS_OF_PAPERS, pith_numbers, "versions")
         return {
             key: sorted(
-                map(PaperRecord.from_properties, found.get(key, [])),
+                map(PaperRow.from_properties, found.get(key, [])),
                 key=lambda p: (p.source_version, p.pith_number),
             )
             for key in pith_numbers
@@ -239,7 +239,7 @@ class Neo4jReader:
         found = self._by_key(cypher.READ_RELATED_PAPERS, pith_numbers, "related", first=first)
         return {
             key: [
-                RelatedPaper(PaperRecord.from_properties(row["paper"]), int(row["shared"]))
+                RelatedPaper(PaperRow.from_properties(row["paper"]), int(row["shared"]))
                 for row in found.get(key, [])
             ]
             for key in pith_numbers
@@ -332,7 +332,7 @@ class Neo4jReader:
         if not rows:
             return None
         authors = [_author(row) for row in rows[0]["authors"]]
-        papers = [PaperRecord.from_properties(row) for row in rows[0]["papers"]]
+        papers = [PaperRow.from_properties(row) for row in rows[0]["papers"]]
         return [
             PathStep(authors[index], paper, authors[index + 1]) for index, paper in enumerate(papers)
         ]

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from pith_graph.schema.rows import PaperRow
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
@@ -39,7 +40,6 @@ from pith_graph.api.reads.records import (
     Page,
     PaperFilter,
     PaperKey,
-    PaperRecord,
     PathStep,
     RelatedPaper,
     SignatureRecord,
@@ -57,7 +57,7 @@ class GraphReader(Protocol):
     (relations). ``first`` is already validated by the caller (0 ≤ first ≤ the page cap).
     """
 
-    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRecord]:
+    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRow]:
         """Papers by full pith number."""
 
     def resolve_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[str]]:
@@ -87,7 +87,7 @@ class GraphReader(Protocol):
     ) -> dict[str, list[SignatureRecord]]:
         """Each paper's SIGNED edges with their signers, by signer id."""
 
-    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRecord]]:
+    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRow]]:
         """The other papers with the same source kind and id, by version then pith number."""
 
     def related_papers(

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pith_graph.schema.rows import PaperRow
+
 __all__ = [
     "ALIAS_KINDS",
     "MAX_PATH_HOPS",
@@ -24,7 +26,6 @@ __all__ = [
     "Page",
     "PaperFilter",
     "PaperKey",
-    "PaperRecord",
     "PathStep",
     "RelatedPaper",
     "SignatureRecord",
@@ -40,54 +41,6 @@ MAX_PATH_HOPS = 6
 IdentifierKey = tuple[str, str]
 
 
-@dataclass(frozen=True, slots=True)
-class PaperRecord:
-    """Every property of a Paper node (see :data:`pith_graph.schema.graph.PAPER`)."""
-
-    pith_number: str
-    short_pith_number: str
-    title: str
-    abstract_excerpt: str
-    license: str
-    submitted_at: str
-    submitted_year: int
-    primary_category: str
-    source_kind: str
-    source_id: str
-    source_version: int
-    canonical_sha256: str
-    bundle_sha256: str
-    state_sha256: str
-    built_at: str
-    key_ids: tuple[str, ...]
-
-    @classmethod
-    def from_properties(cls, props: Mapping[str, Any]) -> PaperRecord:
-        """From a node's properties, named as :mod:`pith_graph.schema.graph` names them."""
-        return cls(
-            pith_number=str(props["pithNumber"]),
-            short_pith_number=str(props["shortPithNumber"]),
-            title=str(props["title"]),
-            abstract_excerpt=str(props["abstractExcerpt"]),
-            license=str(props["license"]),
-            submitted_at=str(props["submittedAt"]),
-            submitted_year=int(props["submittedYear"]),
-            primary_category=str(props["primaryCategory"]),
-            source_kind=str(props["sourceKind"]),
-            source_id=str(props["sourceId"]),
-            source_version=int(props["sourceVersion"]),
-            canonical_sha256=str(props["canonicalSha256"]),
-            bundle_sha256=str(props["bundleSha256"]),
-            state_sha256=str(props["stateSha256"]),
-            built_at=str(props["builtAt"]),
-            key_ids=tuple(props["keyIds"]),
-        )
-
-    @property
-    def key(self) -> PaperKey:
-        return PaperKey(self.submitted_at, self.pith_number)
-
-
 @dataclass(frozen=True, slots=True, order=True)
 class PaperKey:
     """A paper's place in the newest-first order: ``(submittedAt, pithNumber)``.
@@ -100,16 +53,16 @@ class PaperKey:
     pith_number: str
 
 
-def paper_key(record: PaperRecord) -> tuple[str, str]:
-    """Sort key of the newest-first order (use with ``reverse=True``)."""
-    return (record.submitted_at, record.pith_number)
+def paper_key(record: PaperRow) -> PaperKey:
+    """A paper's place in the newest-first order (sort with ``reverse=True``)."""
+    return PaperKey(record.submitted_at, record.pith_number)
 
 
 @dataclass(frozen=True, slots=True)
 class Page:
     """One keyset page of papers, newest first; ``has_next`` when more follow."""
 
-    items: tuple[PaperRecord, ...]
+    items: tuple[PaperRow, ...]
     has_next: bool
 
 
@@ -132,7 +85,7 @@ class PaperFilter:
     license: str | None = None
     title_terms: tuple[str, ...] = ()
 
-    def admits(self, paper: PaperRecord) -> bool:
+    def admits(self, paper: PaperRow) -> bool:
         """The conditions on the paper's own properties (not category, author or title)."""
         if self.submitted_from is not None and paper.submitted_at < self.submitted_from:
             return False
@@ -207,7 +160,7 @@ class CategoryCount:
 
 @dataclass(frozen=True, slots=True)
 class RelatedPaper:
-    paper: PaperRecord
+    paper: PaperRow
     shared_authors: int
 
 
@@ -216,5 +169,5 @@ class PathStep:
     """One hop of a collaboration path: two authors named on one paper."""
 
     source: AuthorRecord
-    paper: PaperRecord
+    paper: PaperRow
     target: AuthorRecord

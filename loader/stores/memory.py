@@ -23,11 +23,32 @@ import orjson
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
-from pith_graph.schema.graph import node_id
+from pith_graph.schema.graph import (
+    ALIAS,
+    AUTHOR,
+    AUTHORED,
+    CATEGORY,
+    IDENTIFIES,
+    IN_CATEGORY,
+    LABEL_ATTRIBUTE,
+    PAPER,
+    SIGNED,
+    SIGNER,
+    TYPE_ATTRIBUTE,
+    node_id,
+)
 
 __all__ = ["MemoryStore"]
 
-_DERIVED_LABELS = ("Author", "Category", "Alias", "Signer")
+_LABEL, _TYPE = LABEL_ATTRIBUTE, TYPE_ATTRIBUTE
+#: Labels whose nodes exist only while a paper uses them.
+_DERIVED_LABELS = (AUTHOR.label, CATEGORY.label, ALIAS.label, SIGNER.label)
+_BUILT_AT = PAPER.prop("builtAt")
+_BUNDLE_SHA256 = PAPER.prop("bundleSha256")
+_NAME = AUTHOR.prop("name")
+_SIGNER_ID = SIGNER.prop("signerId")
+_SIGNER_TYPE = SIGNER.prop("signerType")
+_KEY_IDS = SIGNER.prop("keyIds")
 
 
 class MemoryStore:
@@ -41,13 +62,13 @@ class MemoryStore:
         self._bundles: set[str] = set()
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
-        for node, data in self.graph.nodes(data=True):
-            if data.get("label") == "Paper":
-                self._bundles.add(data["bundleSha256"])
-        for _start, _end, data in self.graph.edges(data=True):
-            if data.get("type") == "SIGNED":
-                signer = self.graph.nodes[_start]["signerId"]
-                self._signer_keys[signer].update(data["keyIds"])
+        for _node, data in self.graph.nodes(data=True):
+            if data.get(_LABEL) == PAPER.label:
+                self._bundles.add(data[_BUNDLE_SHA256])
+        for start, _end, data in self.graph.edges(data=True):
+            if data.get(_TYPE) == SIGNED.type:
+                signer = self.graph.nodes[start][_SIGNER_ID]
+                self._signer_keys[signer].update(data[_KEY_IDS])
 
     # -- GraphStore ----------------------------------------------------------------------
 
@@ -61,9 +82,9 @@ class MemoryStore:
         graph = self.graph
         stored: dict[str, tuple[str, str]] = {}
         for rows in batch:
-            data = graph.nodes.get(node_id("Paper", rows.pith_number))
+            data = graph.nodes.get(node_id(PAPER.label, rows.pith_number))
             if data is not None:
-                stored[rows.pith_number] = (data["builtAt"], data["bundleSha256"])
+                stored[rows.pith_number] = (data[_BUILT_AT], data[_BUNDLE_SHA256])
         to_write, outcomes = plan_batch(batch, stored)
         for rows in to_write:
             self._write(rows)
@@ -71,14 +92,14 @@ class MemoryStore:
         return outcomes
 
     def counts(self) -> GraphCounts:
-        nodes = Counter(label for _, label in self.graph.nodes(data="label"))
+        nodes = Counter(label for _, label in self.graph.nodes(data=_LABEL))
         edges = Counter(kind for _, _, kind in self.graph.edges(keys=True))
         return GraphCounts(sorted_counts(nodes.items()), sorted_counts(edges.items()))
 
     def export(self) -> GraphExport:
         nodes = {node: dict(data) for node, data in self.graph.nodes(data=True)}
         edges = {
-            (start, kind, end): {k: v for k, v in data.items() if k != "type"}
+            (start, kind, end): {k: v for k, v in data.items() if k != _TYPE}
             for start, end, kind, data in self.graph.edges(keys=True, data=True)
         }
         return GraphExport(nodes, edges)
@@ -93,8 +114,8 @@ class MemoryStore:
         graph = self.graph
         neighbours: set[str] = set()
         for start, _end, kind, data in list(graph.in_edges(paper, keys=True, data=True)):
-            if kind == "SIGNED":
-                self._signer_keys[graph.nodes[start]["signerId"]].subtract(data["keyIds"])
+            if kind == SIGNED.type:
+                self._signer_keys[graph.nodes[start][_SIGNER_ID]].subtract(data[_KEY_IDS])
             neighbours.add(start)
             graph.remove_edge(start, paper, key=kind)
         for _start, end, kind in list(graph.out_edges(paper, keys=True)):
@@ -112,7 +133,7 @@ class MemoryStore:
         """
         data: dict[str, Any] | None = self._nodes.get(node)
         if data is None:
-            data = {"label": label, **props}
+            data = {_LABEL: label, **props}
             self._nodes[node] = data
             self._succ[node] = {}
             self._pred[node] = {}
@@ -128,62 +149,53 @@ class MemoryStore:
 
     def _write(self, rows: PaperRows) -> None:
         graph = self.graph
-        paper = node_id("Paper", rows.pith_number)
+        paper = node_id(PAPER.label, rows.pith_number)
         touched: set[str] = set()
         if paper in self._nodes:
             touched = self._detach_paper(paper)
             old = self._nodes[paper]
-            self._bundles.discard(old["bundleSha256"])
+            self._bundles.discard(old[_BUNDLE_SHA256])
             old.clear()
-            old.update(label="Paper", **rows.paper)
+            old[_LABEL] = PAPER.label
+            old.update(rows.paper.properties())
         else:
-            self._node(paper, "Paper", rows.paper)
+            self._node(paper, PAPER.label, rows.paper.properties())
         self._bundles.add(rows.bundle_sha256)
 
         for author in rows.authors:
-            node = node_id("Author", author["nameKey"])
-            data = self._node(node, "Author", author)
-            if author["name"] < data["name"]:
-                data["name"] = author["name"]
-            self._edge(node, paper, "AUTHORED", {"type": "AUTHORED"})
+            node = node_id(AUTHOR.label, author.name_key)
+            data = self._node(node, AUTHOR.label, author.properties())
+            if author.name < data[_NAME]:
+                data[_NAME] = author.name
+            self._edge(node, paper, AUTHORED.type, {_TYPE: AUTHORED.type})
         for category in rows.categories:
-            node = node_id("Category", category["code"])
-            self._node(node, "Category", {"code": category["code"], "archive": category["archive"]})
-            self._edge(paper, node, "IN_CATEGORY", {"type": "IN_CATEGORY", "primary": category["primary"]})
+            node = node_id(CATEGORY.label, category.code)
+            self._node(node, CATEGORY.label, category.node_properties())
+            self._edge(paper, node, IN_CATEGORY.type, {_TYPE: IN_CATEGORY.type, **category.edge_properties()})
         for alias in rows.aliases:
-            node = node_id("Alias", alias["kind"], alias["value"])
-            self._node(node, "Alias", alias)
-            self._edge(node, paper, "IDENTIFIES", {"type": "IDENTIFIES"})
+            node = node_id(ALIAS.label, alias.kind, alias.value)
+            self._node(node, ALIAS.label, alias.properties())
+            self._edge(node, paper, IDENTIFIES.type, {_TYPE: IDENTIFIES.type})
         for signer in rows.signers:
-            node = node_id("Signer", signer["signerId"])
+            node = node_id(SIGNER.label, signer.signer_id)
             self._node(
                 node,
-                "Signer",
-                {"signerId": signer["signerId"], "signerType": signer["signerType"], "keyIds": []},
+                SIGNER.label,
+                {_SIGNER_ID: signer.signer_id, _SIGNER_TYPE: signer.signer_type, _KEY_IDS: []},
             )
-            self._edge(
-                node,
-                paper,
-                "SIGNED",
-                {
-                    "type": "SIGNED",
-                    "keyIds": signer["keyIds"],
-                    "eventTypes": signer["eventTypes"],
-                    "signedBundle": signer["signedBundle"],
-                },
-            )
-            self._signer_keys[signer["signerId"]].update(signer["keyIds"])
+            self._edge(node, paper, SIGNED.type, {_TYPE: SIGNED.type, **signer.edge_properties()})
+            self._signer_keys[signer.signer_id].update(signer.key_ids)
             touched.add(node)
 
         for node in touched:
             data = graph.nodes[node]
-            if data["label"] in _DERIVED_LABELS and not graph.pred[node] and not graph.succ[node]:
-                if data["label"] == "Signer":
-                    self._signer_keys.pop(data["signerId"], None)
+            if data[_LABEL] in _DERIVED_LABELS and not graph.pred[node] and not graph.succ[node]:
+                if data[_LABEL] == SIGNER.label:
+                    self._signer_keys.pop(data[_SIGNER_ID], None)
                 graph.remove_node(node)
-            elif data["label"] == "Signer":
-                keys = self._signer_keys[data["signerId"]]
-                data["keyIds"] = sorted(key for key, count in keys.items() if count > 0)
+            elif data[_LABEL] == SIGNER.label:
+                keys = self._signer_keys[data[_SIGNER_ID]]
+                data[_KEY_IDS] = sorted(key for key, count in keys.items() if count > 0)
 
     # -- persistence ---------------------------------------------------------------------
 

@@ -35,7 +35,17 @@ from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import open_driver, translate, translated
-from pith_graph.schema.graph import NODES, RELATIONSHIPS, node_id
+from pith_graph.schema.graph import (
+    AUTHORED,
+    IDENTIFIES,
+    IN_CATEGORY,
+    LABEL_ATTRIBUTE,
+    NODES,
+    RELATIONSHIPS,
+    SIGNED,
+    node_id,
+)
+from pith_graph.schema.rows import AliasRow
 
 __all__ = ["Neo4jStore"]
 
@@ -154,7 +164,7 @@ class Neo4jStore:
                 props = dict(record["props"])
                 key = node_id(label, *(str(props[name]) for name in NODES[label].key))
                 ids[record["id"]] = key
-                nodes[key] = {"label": label, **props}
+                nodes[key] = {LABEL_ATTRIBUTE: label, **props}
             edges = {
                 (ids[record["start"]], record["type"], ids[record["end"]]): dict(record["props"])
                 for record in tx.run(cypher.EXPORT_EDGES)
@@ -205,25 +215,24 @@ def _write(tx: neo4j.ManagedTransaction, to_write: list[PaperRows]) -> None:
     batch_keys: dict[str, set[str]] = {}
     authors: dict[str, str] = {}
     categories: dict[str, str] = {}
-    aliases: set[tuple[str, str]] = set()
+    aliases: set[AliasRow] = set()
     edges: dict[str, list[dict[str, Any]]] = {kind: [] for kind in RELATIONSHIPS}
     for rows in sorted(to_write, key=lambda r: r.pith_number):
         pith = rows.pith_number
         for author in rows.authors:
-            key, name = author["nameKey"], author["name"]
-            authors[key] = min(name, authors.get(key, name))
+            authors[author.name_key] = min(author.name, authors.get(author.name_key, author.name))
         for category in rows.categories:
-            categories.setdefault(category["code"], category["archive"])
-        aliases.update((alias["kind"], alias["value"]) for alias in rows.aliases)
+            categories.setdefault(category.code, category.archive)
+        aliases.update(rows.aliases)
         for signer in rows.signers:
-            signer_types.setdefault(signer["signerId"], signer["signerType"])
-            batch_keys.setdefault(signer["signerId"], set()).update(signer["keyIds"])
+            signer_types.setdefault(signer.signer_id, signer.signer_type)
+            batch_keys.setdefault(signer.signer_id, set()).update(signer.key_ids)
         items: dict[str, list[Any]] = {
-            "AUTHORED": [author["nameKey"] for author in rows.authors],
-            "IN_CATEGORY": [[c["code"], c["primary"]] for c in rows.categories],
-            "IDENTIFIES": [[a["kind"], a["value"]] for a in rows.aliases],
-            "SIGNED": [
-                [s["signerId"], s["keyIds"], s["eventTypes"], s["signedBundle"]] for s in rows.signers
+            AUTHORED.type: [author.name_key for author in rows.authors],
+            IN_CATEGORY.type: [[c.code, c.primary] for c in rows.categories],
+            IDENTIFIES.type: [[a.kind, a.value] for a in rows.aliases],
+            SIGNED.type: [
+                [s.signer_id, list(s.key_ids), list(s.event_types), s.signed_bundle] for s in rows.signers
             ],
         }
         for kind, found in items.items():
@@ -237,14 +246,14 @@ def _write(tx: neo4j.ManagedTransaction, to_write: list[PaperRows]) -> None:
     )
     piths = sorted(rows.pith_number for rows in to_write)
     detached = tx.run(cypher.DETACH_PAPERS, piths=piths).data()
-    _run(tx, cypher.SET_PAPERS, rows=[rows.paper for rows in to_write])
+    _run(tx, cypher.SET_PAPERS, rows=[rows.paper.properties() for rows in to_write])
     _run(tx, cypher.MERGE_AUTHORS, rows=sorted(authors.items()))
     _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
-    _run(tx, cypher.MERGE_ALIASES, rows=sorted(aliases))
-    _run(tx, cypher.CREATE_AUTHORED, rows=edges["AUTHORED"])
-    _run(tx, cypher.CREATE_IN_CATEGORY, rows=edges["IN_CATEGORY"])
-    _run(tx, cypher.CREATE_IDENTIFIES, rows=edges["IDENTIFIES"])
-    _run(tx, cypher.CREATE_SIGNED, rows=edges["SIGNED"])
+    _run(tx, cypher.MERGE_ALIASES, rows=[list(alias) for alias in sorted(aliases)])
+    _run(tx, cypher.CREATE_AUTHORED, rows=edges[AUTHORED.type])
+    _run(tx, cypher.CREATE_IN_CATEGORY, rows=edges[IN_CATEGORY.type])
+    _run(tx, cypher.CREATE_IDENTIFIES, rows=edges[IDENTIFIES.type])
+    _run(tx, cypher.CREATE_SIGNED, rows=edges[SIGNED.type])
     if detached:
         _run(tx, cypher.DELETE_ORPHANS, ids=[record["id"] for record in detached])
     for record in detached:

@@ -36,7 +36,8 @@ from typing import Any, Literal
 import orjson
 
 from pith_graph.loader.identifiers import title_key
-from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.testing.identity import SignerIdentity
+from pith_graph.testing.signer import PaperSpec, build_bundle
 
 __all__ = [
     "CorpusInfo",

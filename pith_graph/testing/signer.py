@@ -19,156 +19,44 @@ from functools import cached_property
 from typing import Any
 
 import orjson
-from nacl.signing import SigningKey
-
 from pith_graph.loader.canon import canon, sha256_hex
+from pith_graph.loader.format import (
+    ALGORITHM,
+    BUNDLE_TYPE,
+    BUNDLE_VERSION,
+    MERGE_VERSION,
+    SIGNATURE_STATUS,
+    SIGNED_MESSAGES,
+    STATE_CURRENT_LISTS,
+    STATE_EVENT_FIELDS,
+    bundle_digest,
+    event_digest,
+    state_digest,
+)
+from pith_graph.testing.identity import SignerIdentity
 from pith_graph.loader.identifiers import pith_base32, pith_number_for, short_pith_number_for, title_key
 
 __all__ = [
     "PaperSpec",
     "SignerIdentity",
     "build_bundle",
-    "bundle_digest",
-    "event_digest",
     "resign",
     "seal_event",
-    "state_digest",
     "state_for",
 ]
 
 Json = dict[str, Any]
 
-BUNDLE_TYPE = "pith_open_graph_bundle"
-BUNDLE_VERSION = "1.0"
 SCHEMA_VERSION = "1.0"
-MERGE_VERSION = "pith-open-graph-merge-v1"
 BUILDER_VERSION = "pith-number-builder-2026-05-17-v1"
 RECEIPT_VERSION = "0.3"
-SIGNATURE_STATUS = "signed_v1"
-ALGORITHM = "ed25519"
 DEFAULT_BASE_URL = "https://pith.science"
 REGISTRY_KEY_URL = "https://pith.science/pith-signing-key.json"
-REGISTRY_KEY_NOTES = (
-    "Pith uses this Ed25519 key to sign canonical record SHA-256 digests. Verify with: "
-    "ed25519_verify(public_key, message=canonical_sha256_bytes, "
-    "signature=base64decode(signature_b64))."
-)
 # Constants seen in every real snapshot; what they digest is not known.
 EMPTY_SNAPSHOT_SHA256 = "258153158e38e3291e3d48162225fcdb2d5a3ed65a07baac614ab91432fd4f57"
 CLEAN_INTEGRITY_SNAPSHOT_SHA256 = "c28c3603d3b5d939e8dc4c7e95fa8dfce3d595e45f758748cecf8e644a296938"
 
-_EVENT_UNSIGNED = frozenset({"signature", "content_sha256", "event_id"})
-_STATE_EVENT_FIELDS = ("event_id", "target", "created_at", "signer", "payload")
-_EMPTY_CURRENT_LISTS = (
-    "author_attestations",
-    "timestamp_anchors",
-    "storage_attestations",
-    "citation_signatures",
-    "replication_records",
-    "corrections",
-    "mirror_hints",
-)
 _PITH_SHORT_KINDS = ("pith_short_12", "pith_short_16", "pith_short_8")
-
-
-@dataclass(frozen=True)
-class SignerIdentity:
-    """A signing key and the names a bundle gives it.
-
-    ``claimed_public_key`` is the key the identity *claims* in fingerprints and in
-    ``public_keys[]``; it defaults to the signing key's own. Set it to reproduce the
-    registry's metadata (fidelity tests) or to forge a bundle that names a trusted key while
-    signing with another one.
-    """
-
-    signing_key: SigningKey
-    key_id: str
-    signer_id: str
-    signer_type: str
-    claimed_public_key: bytes | None = None
-    key_url: str = "https://pith-graph.invalid/test-signing-key.json"
-    key_notes: str = REGISTRY_KEY_NOTES
-    rotates_at: str | None = None
-
-    @classmethod
-    def from_seed(
-        cls, seed: bytes, *, key_id: str, signer_id: str, signer_type: str = "pith_registry"
-    ) -> SignerIdentity:
-        """An identity whose key is derived from ``seed`` (hashed to 32 bytes)."""
-        return cls(SigningKey(hashlib.sha256(seed).digest()), key_id, signer_id, signer_type)
-
-    @classmethod
-    def generate(
-        cls,
-        *,
-        key_id: str = "throwaway",
-        signer_id: str = "throwaway.invalid",
-        signer_type: str = "pith_registry",
-    ) -> SignerIdentity:
-        """A fresh random throw-away identity."""
-        return cls(SigningKey.generate(), key_id, signer_id, signer_type)
-
-    @cached_property
-    def public_key(self) -> bytes:
-        """The 32 raw bytes of the (claimed) public key."""
-        if self.claimed_public_key is not None:
-            return self.claimed_public_key
-        return bytes(self.signing_key.verify_key)
-
-    @property
-    def public_key_hex(self) -> str:
-        return self.public_key.hex()
-
-    @property
-    def public_key_b64(self) -> str:
-        return base64.b64encode(self.public_key).decode("ascii")
-
-    @cached_property
-    def fingerprint_sha256_hex(self) -> str:
-        """First 16 bytes of SHA-256(key), hex: the ``public_key_fingerprint``."""
-        return hashlib.sha256(self.public_key).digest()[:16].hex()
-
-    @cached_property
-    def fingerprint_b32(self) -> str:
-        """First 26 characters of the base32 of SHA-256(key)."""
-        return base64.b32encode(hashlib.sha256(self.public_key).digest()).decode("ascii")[:26]
-
-    def sign_digest(self, hex_digest: str) -> str:
-        """Base64 Ed25519 signature over the raw bytes of a hex digest."""
-        signature = self.signing_key.sign(bytes.fromhex(hex_digest)).signature
-        return base64.b64encode(signature).decode("ascii")
-
-    def signer_block(self) -> Json:
-        """The ``signer`` object of an event."""
-        return {
-            "signer_id": self.signer_id,
-            "signer_type": self.signer_type,
-            "key_id": self.key_id,
-            "public_key_fingerprint": self.fingerprint_sha256_hex,
-        }
-
-    def keyring_entry(self) -> Json:
-        """An item of a ``--trusted-keys`` file."""
-        return {
-            "key_id": self.key_id,
-            "public_key_hex": self.public_key_hex,
-            "signer_id": self.signer_id,
-        }
-
-    def public_key_record(self) -> Json:
-        """The bundle's ``public_keys[]`` item for this key."""
-        return {
-            "key_id": self.key_id,
-            "algorithm": ALGORITHM,
-            "format": "raw",
-            "public_key_b64": self.public_key_b64,
-            "public_key_hex": self.public_key_hex,
-            "fingerprint_sha256_b32_first128bits": self.fingerprint_b32,
-            "fingerprint_sha256_hex": self.fingerprint_sha256_hex,
-            "rotates_at": self.rotates_at,
-            "url": self.key_url,
-            "notes": self.key_notes,
-        }
 
 
 @dataclass(frozen=True)
@@ -264,21 +152,6 @@ def _sorted_copy(value: Any) -> Any:
     return orjson.loads(canon(value))
 
 
-def event_digest(event: Mapping[str, Any]) -> str:
-    """``content_sha256`` of an event: H(event minus signature, content_sha256, event_id)."""
-    return _h({k: v for k, v in event.items() if k not in _EVENT_UNSIGNED})
-
-
-def state_digest(state: Mapping[str, Any]) -> str:
-    """``state_sha256``: H(state minus state_sha256)."""
-    return _h({k: v for k, v in state.items() if k != "state_sha256"})
-
-
-def bundle_digest(bundle: Mapping[str, Any]) -> str:
-    """``bundle_sha256``: H(bundle minus bundle_signature)."""
-    return _h({k: v for k, v in bundle.items() if k != "bundle_signature"})
-
-
 def seal_event(event: Json, signer: SignerIdentity, *, signed_at: str | None = None) -> Json:
     """Name ``signer`` in ``event``, then set its digest, id and signature (in place).
 
@@ -300,7 +173,7 @@ def seal_event(event: Json, signer: SignerIdentity, *, signed_at: str | None = N
         "key_id": signer.key_id,
         "public_key_fingerprint": signer.fingerprint_sha256_hex,
         "signature_b64": signer.sign_digest(digest),
-        "signed_message": "open_graph_event_sha256_bytes",
+        "signed_message": SIGNED_MESSAGES["event"],
         "signed_at": signed_at,
     }
     event["content_sha256"] = digest
@@ -317,7 +190,7 @@ def _seal_bundle(bundle: Json, signer: SignerIdentity, signed_at: str) -> None:
         "key_id": signer.key_id,
         "public_key_fingerprint": signer.fingerprint_sha256_hex,
         "signature_b64": signer.sign_digest(digest),
-        "signed_message": "bundle_sha256_bytes",
+        "signed_message": SIGNED_MESSAGES["bundle"],
         "signed_at": signed_at,
         "bundle_sha256": digest,
     }
@@ -337,7 +210,7 @@ def _receipt(canonical_sha256: str, signer: SignerIdentity, paper: PaperSpec) ->
         "algorithm": ALGORITHM,
         "signed_at": paper.receipt_signed_at or computed,
         "signature_b64": "",
-        "signed_message": "canonical_sha256_bytes",
+        "signed_message": SIGNED_MESSAGES["receipt"],
         "builder_version": BUILDER_VERSION,
         "receipt_version": RECEIPT_VERSION,
         "canonical_sha256": canonical_sha256,
@@ -461,7 +334,7 @@ def state_for(bundle: Mapping[str, Any]) -> Json:
     events: list[Json] = list(bundle["events"])
 
     def restricted(event: Json) -> Json:
-        return {name: _sorted_copy(event[name]) for name in _STATE_EVENT_FIELDS}
+        return {name: _sorted_copy(event[name]) for name in STATE_EVENT_FIELDS}
 
     record_created: Json | None = None
     snapshots: list[Json] = []
@@ -475,7 +348,7 @@ def state_for(bundle: Mapping[str, Any]) -> Json:
         "source_aliases": _sorted_copy(bundle["source_aliases"]),
         "graph_snapshots": snapshots,
     }
-    for name in _EMPTY_CURRENT_LISTS:
+    for name in STATE_CURRENT_LISTS:
         current[name] = []
     current["record_created"] = record_created
     state: Json = {

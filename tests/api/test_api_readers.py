@@ -14,7 +14,7 @@ import pytest
 from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.records import PaperFilter, PaperKey
+from pith_graph.api.reads.records import PaperFilter, PaperKey, paper_key
 from pith_graph.api.reads.words import search_terms
 
 from apitest import (  # noqa: F401 (fixtures)
@@ -95,12 +95,12 @@ def test_cursors_stay_valid_while_papers_are_added(corpus: Corpus) -> None:
     G, _ = load_graph([SAMPLES])
     reader = MemoryReader(G)
     first = reader.list_papers(PaperFilter(), 1, None)
-    cursor = first.items[0].key
+    cursor = paper_key(first.items[0])
     before = [p.pith_number for p in reader.list_papers(PaperFilter(), 100, cursor).items]
     load_graph([corpus.paths[1]], trusted_keys=corpus.keyring, graph=G, workers=1)
     reader.refresh()
     after = reader.list_papers(PaperFilter(), 1000, cursor).items
-    older = [p for p in after if p.key < cursor]
+    older = [p for p in after if paper_key(p) < cursor]
     assert [p.pith_number for p in after] == [p.pith_number for p in older]
     assert set(before) <= {p.pith_number for p in after}
     assert len(after) > len(before)

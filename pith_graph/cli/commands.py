@@ -1,83 +1,31 @@
-"""The ``pith-graph`` command line. This module owns the terminal; the library never prints.
-
-Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usage error
-(bad option, missing path, unreadable keyring); 3 the graph store failed (unreachable,
-wrong password, missing database); 130 interrupted.
-"""
+"""``pith-graph verify``, ``load`` and ``schema``: the loader's commands."""
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any, NoReturn
+from typing import Any
 
 import orjson
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from pith_graph.loader.facade import resolve_keyring
-from pith_graph.errors import PithGraphError, StoreError, UsageError
-from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.parse import DEFAULT_MAX_BYTES, InputLimits
+from pith_graph.cli.options import (
+    EXIT_OK,
+    EXIT_REJECTED,
+    add_input_options,
+    add_neo4j_options,
+    keyring_from,
+    open_store,
+)
+from pith_graph.errors import UsageError
+from pith_graph.loader.parse import InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
-from pith_graph.loader.stores.base import GraphStore
 
-__all__ = ["main"]
-
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_STORE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse that reports usage errors in one line with exit code 2."""
-
-    def error(self, message: str) -> NoReturn:
-        self.exit(EXIT_USAGE, f"pith-graph: error: {message}\n")
-
-
-def _add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool = True) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="+" if paths_required else "*",
-        metavar="PATH",
-        help="bundle files, folders (recursive), JSON Lines, .gz, or - for stdin",
-    )
-    parser.add_argument("--trusted-keys", metavar="FILE", action="append", default=[],
-                        help="JSON list of extra keys to trust (repeatable)")
-    parser.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
-                        help="largest bundle accepted, in bytes (default 1 MiB)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="verification processes (default: one per core)")
-    parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
-
-
-def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
-    """Connection options, defaulting to NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD / NEO4J_DATABASE."""
-    parser.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
-    parser.add_argument("--user", default=os.environ.get("NEO4J_USER", "neo4j"))
-    parser.add_argument("--password", default=os.environ.get("NEO4J_PASSWORD"))
-    parser.add_argument("--database", default=os.environ.get("NEO4J_DATABASE", "neo4j"))
-
-
-def open_store(args: argparse.Namespace) -> GraphStore:
-    """The store ``--backend`` names."""
-    if args.backend == "memory":
-        from pith_graph.loader.stores.memory import MemoryStore
-
-        return MemoryStore()
-    from pith_graph.loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
-
-    return Neo4jStore.connect(args.uri, args.user, args.password, args.database)
-
-
-def _keyring(args: argparse.Namespace) -> Keyring:
-    keyring = resolve_keyring()
-    for path in args.trusted_keys:
-        keyring = keyring.with_keys(resolve_keyring(path).values())
-    return keyring
+__all__ = ["add_loader_commands"]
 
 
 def _progress(
@@ -138,10 +86,10 @@ def _batch_size(args: argparse.Namespace) -> int:
     return int(size)
 
 
-def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
+def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     out = Console(soft_wrap=True)
     err = Console(stderr=True, soft_wrap=True)
-    keyring = _keyring(args)
+    keyring = keyring_from(args)
     if args.max_bytes <= 0:
         raise UsageError("--max-bytes must be positive")
     store = open_store(args) if load else None
@@ -175,7 +123,7 @@ def _cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     return EXIT_REJECTED if report.rejected else EXIT_OK
 
 
-def _cmd_schema(args: argparse.Namespace) -> int:
+def cmd_schema(args: argparse.Namespace) -> int:
     """Print the Neo4j constraints and indexes; apply them first unless ``--print``."""
     from pith_graph.loader.stores.cypher import render_schema
 
@@ -189,67 +137,25 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser with every subcommand."""
-    parser = _Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
+def add_loader_commands(commands: argparse._SubParsersAction[Any]) -> None:
+    """Add ``verify``, ``load`` and ``schema`` to the CLI's subcommands."""
     verify = commands.add_parser("verify", help="verify bundles; exit 1 if any is rejected")
-    _add_input_options(verify)
-    verify.set_defaults(handler=lambda a: _cmd_verify_or_load(a, load=False))
+    add_input_options(verify)
+    verify.set_defaults(handler=lambda a: cmd_verify_or_load(a, load=False))
 
     load = commands.add_parser("load", help="verify bundles and load them into a graph store")
-    _add_input_options(load)
+    add_input_options(load)
     load.add_argument("--backend", choices=("memory", "neo4j"), default="memory")
     load.add_argument("--save", metavar="FILE", help="memory backend: write node-link JSON here")
     load.add_argument("--batch-size", type=int, default=None,
                       help="bundles per write batch (default: 1000 in memory, 5000 for Neo4j)")
     add_neo4j_options(load)
-    load.set_defaults(handler=lambda a: _cmd_verify_or_load(a, load=True))
+    load.set_defaults(handler=lambda a: cmd_verify_or_load(a, load=True))
 
     schema = commands.add_parser("schema", help="apply the Neo4j constraints and indexes and print them")
     schema.add_argument("--backend", choices=("neo4j",), default="neo4j")
     schema.add_argument("--print", dest="print_only", action="store_true",
                         help="only print the Cypher, without connecting")
     add_neo4j_options(schema)
-    schema.set_defaults(handler=_cmd_schema)
-
-    from pith_graph.api.serve import add_serve_command  # the API is optional for the loader commands
-
-    add_serve_command(commands, add_neo4j_options)
-
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; return the exit code."""
-    args = build_parser().parse_args(argv)
-    err = Console(stderr=True, soft_wrap=True)
-    if getattr(args, "save", None) and getattr(args, "backend", "memory") != "memory":
-        err.print("pith-graph: error: --save works with --backend memory only", markup=False)
-        return EXIT_USAGE
-    try:
-        code: int = args.handler(args)
-        return code
-    except UsageError as error:
-        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
-        return EXIT_USAGE
-    except StoreError as error:
-        err.print(f"pith-graph: store error: {error}", markup=False, highlight=False)
-        return EXIT_STORE
-    except PithGraphError as error:
-        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
-        return EXIT_STORE
-    except KeyboardInterrupt:
-        err.print("pith-graph: interrupted", markup=False)
-        return EXIT_INTERRUPTED
-
-
-def entry() -> NoReturn:
-    """Console-script entry point."""
-    sys.exit(main())
-
-
-if __name__ == "__main__":
-    entry()
-
+    schema.set_defaults(handler=cmd_schema)

@@ -1,0 +1,105 @@
+"""The Pith open graph bundle format, defined once: names, versions and what each digest covers.
+
+Both the verifier (:mod:`pith_graph.loader.verify`) and the signer
+(:mod:`pith_graph.testing.signer`) use these definitions, so they cannot drift apart. See
+``BUNDLE-FORMAT.md`` (the project's notes on the format) for where each rule was observed.
+
+Digests are ``H(x)`` = SHA-256 of canonical JSON (:func:`~pith_graph.loader.canon.canon`);
+each signature is Ed25519 over the raw 32 bytes of a digest.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Final, Literal
+
+from pith_graph.loader.canon import canon, sha256_hex
+
+__all__ = [
+    "ALGORITHM",
+    "BUNDLE_TYPE",
+    "BUNDLE_VERSION",
+    "EVENT_TYPES",
+    "GRAPH_SNAPSHOT",
+    "MERGE_VERSION",
+    "RECORD_CREATED",
+    "SIGNATURE_STATUS",
+    "SIGNED_MESSAGES",
+    "STATE_CURRENT_LISTS",
+    "STATE_EVENT_FIELDS",
+    "SUPPORTED_VERSIONS",
+    "bundle_body",
+    "bundle_digest",
+    "event_content",
+    "event_digest",
+    "state_body",
+    "state_digest",
+]
+
+BUNDLE_TYPE: Final = "pith_open_graph_bundle"
+BUNDLE_VERSION: Final = "1.0"
+SUPPORTED_VERSIONS: Final = frozenset({BUNDLE_VERSION})
+MERGE_VERSION: Final = "pith-open-graph-merge-v1"
+
+RECORD_CREATED: Final = "record_created"
+GRAPH_SNAPSHOT: Final = "graph_snapshot"
+EVENT_TYPES: Final = frozenset({RECORD_CREATED, GRAPH_SNAPSHOT})
+
+ALGORITHM: Final = "ed25519"
+SIGNATURE_STATUS: Final = "signed_v1"
+SignatureKind = Literal["receipt", "event", "bundle"]
+#: ``signed_message`` of each kind of signature: the digest whose raw bytes are signed.
+SIGNED_MESSAGES: Final[Mapping[SignatureKind, str]] = {
+    "receipt": "canonical_sha256_bytes",
+    "event": "open_graph_event_sha256_bytes",
+    "bundle": "bundle_sha256_bytes",
+}
+
+#: Event fields outside its ``content_sha256``.
+EVENT_UNSIGNED: Final = frozenset({"signature", "content_sha256", "event_id"})
+#: The fields of an event the state keeps (``current.record_created``, ``graph_snapshots``).
+STATE_EVENT_FIELDS: Final = ("event_id", "target", "created_at", "signer", "payload")
+#: Lists of ``state.current`` that are empty in every bundle seen (item shapes unknown).
+STATE_CURRENT_LISTS: Final = (
+    "author_attestations",
+    "timestamp_anchors",
+    "storage_attestations",
+    "citation_signatures",
+    "replication_records",
+    "corrections",
+    "mirror_hints",
+)
+
+
+def event_content(event: Mapping[str, Any]) -> dict[str, Any]:
+    """What an event's ``content_sha256`` covers: the event minus its signature and ids."""
+    return {key: value for key, value in event.items() if key not in EVENT_UNSIGNED}
+
+
+def state_body(state: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``state_sha256`` covers: the state minus that digest."""
+    return {key: value for key, value in state.items() if key != "state_sha256"}
+
+
+def bundle_body(bundle: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``bundle_sha256`` covers: the whole bundle minus ``bundle_signature``."""
+    return {key: value for key, value in bundle.items() if key != "bundle_signature"}
+
+
+def event_digest(event: Mapping[str, Any]) -> str:
+    """``content_sha256`` of an event (raw UTF-8 canonical form)."""
+    return sha256_hex(canon(event_content(event)))
+
+
+def state_digest(state: Mapping[str, Any]) -> str:
+    """``state_sha256`` of a state (raw UTF-8 canonical form)."""
+    return sha256_hex(canon(state_body(state)))
+
+
+def bundle_digest(bundle: Mapping[str, Any]) -> str:
+    """``bundle_sha256`` of a bundle (raw UTF-8 canonical form).
+
+    >>> bundle_digest({"a": 1, "bundle_signature": {"ignored": True}}) == bundle_digest({"a": 1})
+    True
+    """
+    return sha256_hex(canon(bundle_body(bundle)))

@@ -1,0 +1,66 @@
+"""The ``pith-graph`` command line. This package owns the terminal; the library never prints.
+
+Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usage error
+(bad option, missing path, unreadable keyring); 3 the graph store failed (unreachable,
+wrong password, missing database); 130 interrupted.
+
+Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`) and ``serve``
+(:mod:`pith_graph.cli.serve`, which builds the API's settings and calls
+:func:`pith_graph.api.serve.serve`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from rich.console import Console
+
+from pith_graph.cli.commands import add_loader_commands
+from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser
+from pith_graph.cli.serve import add_serve_command
+from pith_graph.errors import PithGraphError, StoreError, UsageError
+
+__all__ = ["build_parser", "entry", "main"]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+    add_loader_commands(commands)
+    add_serve_command(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; return the exit code."""
+    args = build_parser().parse_args(argv)
+    err = Console(stderr=True, soft_wrap=True)
+    if getattr(args, "save", None) and getattr(args, "backend", "memory") != "memory":
+        err.print("pith-graph: error: --save works with --backend memory only", markup=False)
+        return EXIT_USAGE
+    try:
+        code: int = args.handler(args)
+        return code
+    except UsageError as error:
+        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
+        return EXIT_USAGE
+    except StoreError as error:
+        err.print(f"pith-graph: store error: {error}", markup=False, highlight=False)
+        return EXIT_STORE
+    except PithGraphError as error:
+        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
+        return EXIT_STORE
+    except KeyboardInterrupt:
+        err.print("pith-graph: interrupted", markup=False)
+        return EXIT_INTERRUPTED
+
+
+def entry() -> NoReturn:
+    """Console-script entry point."""
+    sys.exit(main())
+
+

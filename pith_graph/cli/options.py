@@ -1,0 +1,83 @@
+"""What every ``pith-graph`` command shares: exit codes, the parser, common options."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import NoReturn
+
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES
+from pith_graph.loader.stores.base import GraphStore
+
+__all__ = [
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REJECTED",
+    "EXIT_STORE",
+    "EXIT_USAGE",
+    "Parser",
+    "add_input_options",
+    "add_neo4j_options",
+    "keyring_from",
+    "open_store",
+]
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_STORE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors in one line with exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"pith-graph: error: {message}\n")
+
+
+def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool = True) -> None:
+    """Bundle paths, trusted keys, size limit, workers and ``--json``."""
+    parser.add_argument(
+        "paths",
+        nargs="+" if paths_required else "*",
+        metavar="PATH",
+        help="bundle files, folders (recursive), JSON Lines, .gz, or - for stdin",
+    )
+    add_trust_options(parser)
+    parser.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
+                        help="largest bundle accepted, in bytes (default 1 MiB)")
+    parser.add_argument("--workers", type=int, default=None,
+                        help="verification processes (default: one per core)")
+    parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
+
+
+def add_trust_options(parser: argparse.ArgumentParser) -> None:
+    """``--trusted-keys FILE`` (repeatable)."""
+    parser.add_argument("--trusted-keys", metavar="FILE", action="append", default=[],
+                        help="JSON list of extra keys to trust (repeatable)")
+
+
+def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
+    """Connection options, defaulting to NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD / NEO4J_DATABASE."""
+    parser.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
+    parser.add_argument("--user", default=os.environ.get("NEO4J_USER", "neo4j"))
+    parser.add_argument("--password", default=os.environ.get("NEO4J_PASSWORD"))
+    parser.add_argument("--database", default=os.environ.get("NEO4J_DATABASE", "neo4j"))
+
+
+def open_store(args: argparse.Namespace) -> GraphStore:
+    """The store ``--backend`` names."""
+    if args.backend == "memory":
+        from pith_graph.loader.stores.memory import MemoryStore
+
+        return MemoryStore()
+    from pith_graph.loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
+
+    return Neo4jStore.connect(args.uri, args.user, args.password, args.database)
+
+
+def keyring_from(args: argparse.Namespace) -> Keyring:
+    """The built-in keyring plus every ``--trusted-keys`` file, in the order given."""
+    keyring = resolve_keyring()
+    for path in args.trusted_keys:
+        keyring = keyring.with_keys(resolve_keyring(path).values())
+    return keyring

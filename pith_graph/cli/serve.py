@@ -1,0 +1,71 @@
+"""``pith-graph serve``: options become :class:`~pith_graph.api.settings.ServerSettings`
+(over the ``PITH_API_*`` environment), then :func:`pith_graph.api.serve.serve` runs."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from rich.console import Console
+
+from pith_graph.cli.options import add_neo4j_options, add_trust_options
+
+__all__ = ["add_serve_command", "cmd_serve"]
+
+
+def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
+    """Add ``serve`` to the CLI's subcommands."""
+    serve = commands.add_parser(
+        "serve",
+        help="serve the graph over GraphQL (POST /graphql, GraphiQL on GET /graphql, /healthz)",
+    )
+    serve.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="memory backend: bundles to verify and load (default: the shipped samples)",
+    )
+    serve.add_argument("--backend", choices=("memory", "neo4j"), default=None,
+                       help="memory (default) or neo4j (serve what the database holds)")
+    serve.add_argument("--host", default=None, help="interface (default 127.0.0.1, PITH_API_HOST)")
+    serve.add_argument("--port", type=int, default=None, help="port (default 8000, PITH_API_PORT)")
+    add_trust_options(serve)
+    serve.add_argument("--workers", type=int, default=None,
+                       help="memory backend: verification processes (default: one per core)")
+    add_neo4j_options(serve)
+    serve.set_defaults(handler=cmd_serve)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the server; returns the exit code once it has stopped."""
+    from pith_graph.api.serve import serve  # the API's dependencies load only for serve
+    from pith_graph.api.settings import ServerSettings
+    from pith_graph.loader.pipeline import LoadReport
+
+    err = Console(stderr=True, soft_wrap=True)
+    settings = ServerSettings.from_env(
+        host=args.host,
+        port=args.port,
+        backend=args.backend,
+        paths=tuple(args.paths) or None,
+        trusted_keys=tuple(args.trusted_keys) or None,
+        load_workers=args.workers,
+        neo4j_uri=args.uri,
+        neo4j_user=args.user,
+        neo4j_password=args.password,
+        neo4j_database=args.database,
+    )
+
+    def loaded(report: LoadReport) -> None:
+        for rejection in report.rejections:
+            err.print(f"REJECTED {rejection}", markup=False, highlight=False)
+        err.print(
+            f"loaded {report.accepted} papers ({report.rejected} rejected) in {report.seconds:.1f} s",
+            markup=False,
+            highlight=False,
+        )
+
+    def listening(url: str) -> None:
+        err.print(f"serving {settings.backend} on {url}", markup=False, highlight=False)
+
+    return serve(settings, on_loaded=loaded, on_listening=listening)

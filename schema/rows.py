@@ -1,0 +1,168 @@
+"""Typed rows of the graph, derived from and checked against :mod:`pith_graph.schema.graph`.
+
+The loader builds these rows, both stores write them, and the API's readers answer with
+:class:`PaperRow`. Fields are the schema's properties in schema order, named in
+``snake_case`` (``pithNumber`` is ``pith_number``, ``canonicalSha256`` is
+``canonical_sha256``); :func:`_bind` proves at import that every row class matches its
+spec, so a renamed property cannot be forgotten here. Rows are ``NamedTuple``\\ s: typed,
+immutable, cheap to build and to send between processes.
+
+* node rows: :class:`PaperRow`, :class:`AuthorRow`, :class:`AliasRow`;
+* link rows, the far node and the edge to the paper in one: :class:`CategoryLinkRow`
+  (``Category`` + ``IN_CATEGORY``), :class:`SignatureRow` (``Signer`` + ``SIGNED``).
+
+>>> AuthorRow("zoë smith", "Zoë Smith").properties()
+{'nameKey': 'zoë smith', 'name': 'Zoë Smith'}
+>>> CategoryLinkRow("cs.LG", "cs", True).edge_properties()
+{'primary': True}
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
+from pith_graph.schema.graph import (
+    ALIAS,
+    AUTHOR,
+    CATEGORY,
+    IN_CATEGORY,
+    PAPER,
+    SIGNED,
+    SIGNER,
+    PropertySpec,
+)
+
+__all__ = [
+    "AliasRow",
+    "AuthorRow",
+    "CategoryLinkRow",
+    "PaperRow",
+    "SignatureRow",
+    "snake_case",
+]
+
+
+def snake_case(name: str) -> str:
+    """The Python field name of a schema property.
+
+    >>> snake_case("canonicalSha256"), snake_case("pithNumber")
+    ('canonical_sha256', 'pith_number')
+    """
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", lambda m: "_" + m.group(1).lower(), name)
+
+
+class PaperRow(NamedTuple):
+    """Every property of a ``Paper`` node (see :data:`~pith_graph.schema.graph.PAPER`)."""
+
+    pith_number: str
+    short_pith_number: str
+    title: str
+    abstract_excerpt: str
+    license: str
+    submitted_at: str
+    submitted_year: int
+    primary_category: str
+    source_kind: str
+    source_id: str
+    source_version: int
+    canonical_sha256: str
+    bundle_sha256: str
+    state_sha256: str
+    built_at: str
+    key_ids: tuple[str, ...]
+
+    def properties(self) -> dict[str, Any]:
+        """The node's properties, named as the schema names them (lists as lists)."""
+        return _properties(_PAPER_NAMES, self, _PAPER_LISTS)
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, Any]) -> PaperRow:
+        """From a node's properties (either store)."""
+        return cls._make(
+            tuple(props[name]) if index in _PAPER_LISTS else props[name]
+            for index, name in enumerate(_PAPER_NAMES)
+        )
+
+
+class AuthorRow(NamedTuple):
+    """An ``Author`` node: the name key (identity) and the display name."""
+
+    name_key: str
+    name: str
+
+    def properties(self) -> dict[str, Any]:
+        return dict(zip(_AUTHOR_NAMES, self))
+
+
+class AliasRow(NamedTuple):
+    """An ``Alias`` node, keyed on both properties."""
+
+    kind: str
+    value: str
+
+    def properties(self) -> dict[str, Any]:
+        return dict(zip(_ALIAS_NAMES, self))
+
+
+class CategoryLinkRow(NamedTuple):
+    """A ``Category`` node and the paper's ``IN_CATEGORY`` edge to it."""
+
+    code: str
+    archive: str
+    primary: bool
+
+    def node_properties(self) -> dict[str, Any]:
+        return dict(zip(_CATEGORY_NAMES, self))
+
+    def edge_properties(self) -> dict[str, Any]:
+        return {_IN_CATEGORY_NAMES[0]: self.primary}
+
+
+class SignatureRow(NamedTuple):
+    """A ``Signer`` node (its key and type; ``keyIds`` is derived from its edges) and its
+    ``SIGNED`` edge to the paper."""
+
+    signer_id: str
+    signer_type: str
+    key_ids: tuple[str, ...]
+    event_types: tuple[str, ...]
+    signed_bundle: bool
+
+    def edge_properties(self) -> dict[str, Any]:
+        return {
+            _SIGNED_NAMES[0]: list(self.key_ids),
+            _SIGNED_NAMES[1]: list(self.event_types),
+            _SIGNED_NAMES[2]: self.signed_bundle,
+        }
+
+
+def _properties(names: Sequence[str], row: Sequence[Any], lists: frozenset[int]) -> dict[str, Any]:
+    if not lists:
+        return dict(zip(names, row))
+    return {name: list(value) if index in lists else value for index, (name, value) in enumerate(zip(names, row))}
+
+
+def _bind(row: type, specs: Sequence[PropertySpec]) -> tuple[str, ...]:
+    """The schema names of ``row``'s fields; raises if they are not the specs' properties."""
+    names = tuple(spec.name for spec in specs)
+    fields: tuple[str, ...] = row._fields  # type: ignore[attr-defined]
+    expected = tuple(snake_case(name) for name in names)
+    if fields != expected:
+        raise TypeError(f"{row.__name__} fields {fields} are not the schema's {expected}")
+    return names
+
+
+def _lists(specs: Sequence[PropertySpec]) -> frozenset[int]:
+    return frozenset(index for index, spec in enumerate(specs) if spec.type.startswith("list"))
+
+
+_PAPER_NAMES = _bind(PaperRow, PAPER.properties)
+_PAPER_LISTS = _lists(PAPER.properties)
+_AUTHOR_NAMES = _bind(AuthorRow, AUTHOR.properties)
+_ALIAS_NAMES = _bind(AliasRow, ALIAS.properties)
+_CATEGORY_NAMES = _bind(CategoryLinkRow, CATEGORY.properties + IN_CATEGORY.properties)[:2]
+_IN_CATEGORY_NAMES = tuple(spec.name for spec in IN_CATEGORY.properties)
+_SIGNER_KEY = tuple(spec for spec in SIGNER.properties if spec.name != "keyIds")
+_SIGNED_NAMES = _bind(SignatureRow, _SIGNER_KEY + SIGNED.properties)[2:]
