@@ -29,14 +29,13 @@ from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, process_result
 from strawberry.types import ExecutionResult
 
-from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
-from pith_graph.errors import QueryTimeout
+from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
 from pith_graph.api.limits import RequestLimits
-from pith_graph.api.schema import build_schema
-from pith_graph.errors import StoreError
-from pith_graph.loader.keyring import Keyring
 from pith_graph.api.reads.reader import GraphReader
+from pith_graph.api.schema import build_schema
+from pith_graph.errors import QueryTimeout, StoreError
+from pith_graph.loader.keyring import Keyring
 
 __all__ = ["GraphQLView", "create_app", "key_infos"]
 
@@ -129,7 +128,10 @@ class GraphQLView(GraphQL[Context, None]):
                 result: ExecutionResult = await super().execute_single(**kwargs)
                 return result
         except TimeoutError:
-            return ExecutionResult(data=None, errors=[GraphQLError(str(_timeout_error(limit)), original_error=_timeout_error(limit))])
+            return ExecutionResult(
+                data=None,
+                errors=[GraphQLError(str(_timeout_error(limit)), original_error=_timeout_error(limit))],
+            )
         finally:
             timer.cancel()
 

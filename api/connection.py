@@ -93,7 +93,7 @@ class PageInfo:
 @strawberry.type(description="A paper and its cursor.")
 class PaperEdge:
     cursor: str
-    node: Annotated["Paper", strawberry.lazy("pith_graph.api.types")]
+    node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")]
 
 
 @strawberry.type(description="A page of papers, newest first (Relay cursor connection).")
@@ -103,7 +103,7 @@ class PaperConnection:
     counter: strawberry.Private[Callable[[], Awaitable[int]]]
 
     @resolver("The papers of this page (the edges' nodes).")
-    def nodes(self) -> list[Annotated["Paper", strawberry.lazy("pith_graph.api.types")]]:
+    def nodes(self) -> list[Annotated[Paper, strawberry.lazy("pith_graph.api.types")]]:
         return [edge.node for edge in self.edges]
 
     @resolver("How many papers the whole listing holds (counted only when asked for).")
@@ -115,7 +115,10 @@ def paper_connection(
     page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]]
 ) -> PaperConnection:
     """A connection over a reader page."""
-    edges = [PaperEdge(cursor=encode_cursor(paper_key(record)), node=paper_type().from_record(record)) for record in page.items]
+    edges = [
+        PaperEdge(cursor=encode_cursor(paper_key(record)), node=paper_type().from_record(record))
+        for record in page.items
+    ]
     return PaperConnection(
         edges=edges,
         page_info=PageInfo(

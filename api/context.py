@@ -20,7 +20,6 @@ from typing import Any, Protocol, TypeVar
 from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
-from pith_graph.schema.rows import PaperRow
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
@@ -38,6 +37,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
+from pith_graph.schema.rows import PaperRow
 
 __all__ = ["Context", "KeyInfo", "Runner", "ThreadRunner", "run_inline"]
 
@@ -143,9 +143,7 @@ class Context:
         return self._batch("versions_of", self.reader.versions_of_papers, list)
 
     def related(self, first: int) -> DataLoader[str, list[RelatedPaper]]:
-        return self._batch(
-            ("related", first), lambda keys: self.reader.related_papers(keys, first), list
-        )
+        return self._batch(("related", first), lambda keys: self.reader.related_papers(keys, first), list)
 
     # -- authors -------------------------------------------------------------------------
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from pith_graph.errors import BadUserInput
 from pith_graph.api.reads.records import IdentifierKey
+from pith_graph.errors import BadUserInput
 
 __all__ = ["MAX_IDENTIFIER_LENGTH", "ParsedId", "parse_identifier"]
 
@@ -33,9 +33,7 @@ _B32 = "[A-Z2-7]"
 _FULL = re.compile(rf"(?:PITH:)?(\d{{4}}):({_B32}{{26}})")
 _SHORT = re.compile(rf"PITH:({_B32}{{8}}|{_B32}{{12}}|{_B32}{{16}})")
 _BARE = re.compile(rf"(?:PITH_SHORT_(?:8|12|16)[:=])?({_B32}{{8}}|{_B32}{{12}}|{_B32}{{16}})")
-_ARXIV_PREFIX = re.compile(
-    r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.IGNORECASE
-)
+_ARXIV_PREFIX = re.compile(r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.IGNORECASE)
 _ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(?:[vV](\d{1,4}))?")
 _ARXIV_OLD = re.compile(r"([a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z]{2})?/\d{7})(?:[vV](\d{1,4}))?")
 _DOI_PREFIX = re.compile(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)", re.IGNORECASE)

@@ -30,8 +30,8 @@ from strawberry.extensions.max_aliases import create_validator as max_aliases_ru
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
 from pith_graph.api.coded_errors import CodedErrors
-from pith_graph.errors import BadUserInput, LimitExceeded
 from pith_graph.api.reads.records import MAX_PATH_HOPS
+from pith_graph.errors import BadUserInput, LimitExceeded
 
 __all__ = ["DEFAULT_LIMITS", "ParserLimits", "RequestLimits", "page_size", "path_hops", "schema_extensions"]
 

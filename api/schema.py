@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from datetime import UTC, datetime
 from collections.abc import Awaitable
+from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import strawberry
@@ -18,18 +18,18 @@ from graphql import GraphQLError
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext
 
-from pith_graph.schema.rows import PaperRow
-from pith_graph.api.context import Context
 from pith_graph.api.coded_errors import is_unexpected
-from pith_graph.errors import BadUserInput, NotFound
+from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
+from pith_graph.api.context import Context
+from pith_graph.api.fields import resolver
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
-from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
-from pith_graph.api.fields import resolver
-from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
-from pith_graph.loader.identifiers import author_name_key
 from pith_graph.api.reads.records import PaperFilter
 from pith_graph.api.reads.words import search_terms
+from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
+from pith_graph.errors import BadUserInput, NotFound
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.schema.rows import PaperRow
 
 __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl"]
 
@@ -243,7 +243,13 @@ class AbortableExecution(StrawberryGraphQLCoreExecutionContext):
 
     @classmethod
     def build(
-        cls, schema: Any, document: Any, root_value: Any = None, context_value: Any = None, *args: Any, **kwargs: Any
+        cls,
+        schema: Any,
+        document: Any,
+        root_value: Any = None,
+        context_value: Any = None,
+        *args: Any,
+        **kwargs: Any,
     ) -> Any:
         if kwargs.get("abort_signal") is None and isinstance(context_value, Context):
             kwargs["abort_signal"] = context_value.abort.signal

@@ -60,7 +60,9 @@ def _open_reader(
         from pith_graph.loader.stores.memory import MemoryStore
 
         store = MemoryStore()
-        report = run(list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers)
+        report = run(
+            list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
+        )
         on_loaded(report)
         freeze_loaded_objects()
         return MemoryReader(store.graph), run_inline

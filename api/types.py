@@ -6,15 +6,12 @@ request's DataLoaders (:mod:`pith_graph.api.context`), so sibling objects share 
 
 from __future__ import annotations
 
-from typing import Any
-
 import strawberry
 from strawberry.types import Info
 
-from pith_graph.schema.rows import PaperRow
 from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
-from pith_graph.api.fields import AFTER, FIRST, resolver
+from pith_graph.api.fields import resolver
 from pith_graph.api.limits import page_size
 from pith_graph.api.reads.records import (
     AliasRecord,
@@ -23,6 +20,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
+from pith_graph.schema.rows import PaperRow
 
 __all__ = [
     "Alias",
@@ -45,7 +43,9 @@ GraphInfo = Info[Context, None]
 
 @strawberry.type(description="An identifier of a paper: arXiv id, DOI, pith short forms.")
 class Alias:
-    kind: str = strawberry.field(description="arxiv, arxiv_version, doi, pith_short_8, pith_short_12, pith_short_16")
+    kind: str = strawberry.field(
+        description="arxiv, arxiv_version, doi, pith_short_8, pith_short_12, pith_short_16"
+    )
     value: str
 
     @classmethod
@@ -156,13 +156,15 @@ class Paper:
     async def versions(self, info: GraphInfo) -> list[Paper]:
         return [Paper.from_record(p) for p in await info.context.versions_of.load(self.pith_number)]
 
-    @resolver("Other papers (not versions of this one) ranked by how many authors they share, then newest first.")
-    async def related_papers(
-        self, info: GraphInfo, first: int | None = None
-    ) -> list[RelatedPaper]:
+    @resolver(
+        "Other papers (not versions of this one) ranked by how many authors they share, then newest first."
+    )
+    async def related_papers(self, info: GraphInfo, first: int | None = None) -> list[RelatedPaper]:
         size = page_size(first, info.context.limits)
         found = await info.context.related(size).load(self.pith_number)
-        return [RelatedPaper(paper=Paper.from_record(r.paper), shared_authors=r.shared_authors) for r in found]
+        return [
+            RelatedPaper(paper=Paper.from_record(r.paper), shared_authors=r.shared_authors) for r in found
+        ]
 
     @resolver("The verified bundle behind this record and the keys that signed it.")
     def verification(self, info: GraphInfo) -> Verification:
@@ -284,7 +286,9 @@ class Category:
 class Signer:
     signer_id: str = strawberry.field(description="e.g. pith.science")
     signer_type: str = strawberry.field(description="e.g. pith_registry")
-    key_ids: list[str] = strawberry.field(description="Keys this signer used on the papers it signed, sorted.")
+    key_ids: list[str] = strawberry.field(
+        description="Keys this signer used on the papers it signed, sorted."
+    )
     paper_count: int
 
     @classmethod

@@ -27,7 +27,7 @@ import socket
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,20 +35,20 @@ from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parents[1]
-
 from pith_graph.api.app import create_app
 from pith_graph.api.context import Context, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.reader import GraphReader
+from pith_graph.api.reads.records import PaperFilter
 from pith_graph.api.schema import build_schema
+from pith_graph.api.serve import freeze_loaded_objects
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
-from pith_graph.api.reads.memory import MemoryReader
-from pith_graph.api.reads.reader import GraphReader
-from pith_graph.api.reads.records import PaperFilter
-from pith_graph.api.serve import freeze_loaded_objects
+
+ROOT = Path(__file__).resolve().parents[1]
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -83,15 +83,25 @@ class Measurement:
     throughput: float
 
 
-def _measure(backend: str, scenario: str, mode: str, clients: int, latencies: list[float], errors: int, seconds: float) -> Measurement:
+def _measure(
+    backend: str, scenario: str, mode: str, clients: int, latencies: list[float], errors: int, seconds: float
+) -> Measurement:
     ordered = sorted(latencies)
 
     def pct(p: float) -> float:
         return ordered[min(len(ordered) - 1, int(p * len(ordered)))] * 1000 if ordered else float("nan")
 
     return Measurement(
-        backend, scenario, mode, clients, len(latencies), errors, round(seconds, 2),
-        round(pct(0.50), 3), round(pct(0.99), 3), round(len(latencies) / seconds, 1) if seconds else 0.0,
+        backend,
+        scenario,
+        mode,
+        clients,
+        len(latencies),
+        errors,
+        round(seconds, 2),
+        round(pct(0.50), 3),
+        round(pct(0.99), 3),
+        round(len(latencies) / seconds, 1) if seconds else 0.0,
     )
 
 
@@ -153,7 +163,9 @@ def direct_call(reader: GraphReader, scenario: str, variables: dict[str, str]) -
 # -- the server -----------------------------------------------------------------------------
 
 
-def _serve_child(sock: socket.socket, backend: str, reader: MemoryReader | None, uri: str, keyring: Keyring) -> None:
+def _serve_child(
+    sock: socket.socket, backend: str, reader: MemoryReader | None, uri: str, keyring: Keyring
+) -> None:
     import uvicorn
 
     from pith_graph.api.reads.neo4j import Neo4jReader
@@ -206,8 +218,14 @@ class ServerProcess:
 
 
 async def _client(
-    port: int, scenario: str, inputs: Inputs, seed: int, deadline: float, budget: list[int],
-    latencies: list[float], errors: list[int],
+    port: int,
+    scenario: str,
+    inputs: Inputs,
+    seed: int,
+    deadline: float,
+    budget: list[int],
+    latencies: list[float],
+    errors: list[int],
 ) -> None:
     reader, writer = await asyncio.open_connection("127.0.0.1", port)
     rng = random.Random(seed)
@@ -235,12 +253,17 @@ async def _client(
         writer.close()
 
 
-def http_load(port: int, scenario: str, inputs: Inputs, clients: int, seconds: float, max_requests: int) -> tuple[list[float], int, float]:
+def http_load(
+    port: int, scenario: str, inputs: Inputs, clients: int, seconds: float, max_requests: int
+) -> tuple[list[float], int, float]:
     async def main() -> tuple[list[float], int, float]:
         warm_latencies: list[float] = []
         warm_deadline = time.perf_counter() + min(1.0, seconds / 4)
         await asyncio.gather(
-            *(_client(port, scenario, inputs, 1000 + i, warm_deadline, [10**9], warm_latencies, [0]) for i in range(clients))
+            *(
+                _client(port, scenario, inputs, 1000 + i, warm_deadline, [10**9], warm_latencies, [0])
+                for i in range(clients)
+            )
         )
         latencies: list[float] = []
         errors = [0]
@@ -255,7 +278,9 @@ def http_load(port: int, scenario: str, inputs: Inputs, clients: int, seconds: f
     return asyncio.run(main())
 
 
-def direct_load(reader: GraphReader, scenario: str, inputs: Inputs, clients: int, seconds: float, max_requests: int) -> tuple[list[float], int, float]:
+def direct_load(
+    reader: GraphReader, scenario: str, inputs: Inputs, clients: int, seconds: float, max_requests: int
+) -> tuple[list[float], int, float]:
     rng = random.Random(7)
     variables = [inputs.variables(scenario, rng) for _ in range(min(max_requests, 50000))]
     latencies: list[float] = []
@@ -283,7 +308,15 @@ def direct_load(reader: GraphReader, scenario: str, inputs: Inputs, clients: int
     return latencies, 0, time.perf_counter() - started
 
 
-def in_process_load(reader: GraphReader, scenario: str, inputs: Inputs, seconds: float, max_requests: int, keyring: Keyring, threaded: bool) -> tuple[list[float], int, float]:
+def in_process_load(
+    reader: GraphReader,
+    scenario: str,
+    inputs: Inputs,
+    seconds: float,
+    max_requests: int,
+    keyring: Keyring,
+    threaded: bool,
+) -> tuple[list[float], int, float]:
     """One client, executing the schema in this process (no HTTP)."""
     from pith_graph.api.app import key_infos
 
@@ -296,14 +329,20 @@ def in_process_load(reader: GraphReader, scenario: str, inputs: Inputs, seconds:
         latencies: list[float] = []
         errors = 0
         for _ in range(100):  # warm up
-            await schema.execute(QUERIES[scenario], inputs.variables(scenario, rng),
-                                 context_value=Context(reader, RequestLimits(), keys, runner or run_inline))
+            await schema.execute(
+                QUERIES[scenario],
+                inputs.variables(scenario, rng),
+                context_value=Context(reader, RequestLimits(), keys, runner or run_inline),
+            )
         started = time.perf_counter()
         deadline = started + seconds
         while time.perf_counter() < deadline and len(latencies) < max_requests:
             t0 = time.perf_counter()
-            result = await schema.execute(QUERIES[scenario], inputs.variables(scenario, rng),
-                                          context_value=Context(reader, RequestLimits(), keys, runner or run_inline))
+            result = await schema.execute(
+                QUERIES[scenario],
+                inputs.variables(scenario, rng),
+                context_value=Context(reader, RequestLimits(), keys, runner or run_inline),
+            )
             latencies.append(time.perf_counter() - t0)
             errors += bool(result.errors)
         if runner is not None:
@@ -321,11 +360,15 @@ def _print_table(rows: Sequence[Measurement]) -> None:
     print(header)
     print("-" * len(header))
     for r in rows:
-        print(f"{r.backend:8} {r.scenario:28} {r.mode:20} {r.clients:>7} {r.requests:>8} {r.errors:>4} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.throughput:>9.1f}")
+        print(
+            f"{r.backend:8} {r.scenario:28} {r.mode:20} {r.clients:>7} {r.requests:>8} {r.errors:>4} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.throughput:>9.1f}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--corpus", type=Path, default=Path("/tmp/pith-bench/corpus"))
     parser.add_argument("-n", type=int, default=100_000, help="bundles, when the corpus is written")
     parser.add_argument("--seed", type=int, default=1)
@@ -349,13 +392,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("loading the corpus into memory ...", flush=True)
     started = time.perf_counter()
     store = MemoryStore()
-    report = run([str(args.corpus)], keyring=keyring, store=store)
+    run([str(args.corpus)], keyring=keyring, store=store)
     freeze_loaded_objects()  # as `pith-graph serve` does after loading
     memory = MemoryReader(store.graph)
     memory.list_papers(PaperFilter(), 1, None)
     codes = [c.code for c in memory.all_categories()]
     memory.papers_of_categories(codes, 1, None)
-    print(f"  {memory.count_papers(PaperFilter())} papers in {time.perf_counter() - started:.0f} s", flush=True)
+    print(
+        f"  {memory.count_papers(PaperFilter())} papers in {time.perf_counter() - started:.0f} s", flush=True
+    )
     inputs = pick_inputs(memory, random.Random(args.seed))
 
     rows: list[Measurement] = []
@@ -364,8 +409,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if backend == "memory":
             reader = memory
         else:
-            from pith_graph.loader.stores.neo4j import Neo4jStore
             from pith_graph.api.reads.neo4j import Neo4jReader
+            from pith_graph.loader.stores.neo4j import Neo4jStore
 
             if args.load_neo4j:
                 neo4j_store = Neo4jStore.connect(args.neo4j_uri)
@@ -381,15 +426,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         for scenario in QUERIES:
             for clients in client_counts:
                 print(f"{backend} {scenario} {clients} clients ...", flush=True)
-                lat, err, secs = direct_load(reader, scenario, inputs, clients if backend != "memory" else 1, args.seconds, args.max_requests)
-                rows.append(_measure(backend, scenario, "direct reader", clients if backend != "memory" else 1, lat, err, secs))
+                lat, err, secs = direct_load(
+                    reader,
+                    scenario,
+                    inputs,
+                    clients if backend != "memory" else 1,
+                    args.seconds,
+                    args.max_requests,
+                )
+                rows.append(
+                    _measure(
+                        backend,
+                        scenario,
+                        "direct reader",
+                        clients if backend != "memory" else 1,
+                        lat,
+                        err,
+                        secs,
+                    )
+                )
                 if clients == 1:
-                    lat, err, secs = in_process_load(reader, scenario, inputs, args.seconds, args.max_requests, keyring, backend != "memory")
+                    lat, err, secs = in_process_load(
+                        reader,
+                        scenario,
+                        inputs,
+                        args.seconds,
+                        args.max_requests,
+                        keyring,
+                        backend != "memory",
+                    )
                     rows.append(_measure(backend, scenario, "graphql in-process", 1, lat, err, secs))
-        with ServerProcess(backend, memory if backend == "memory" else None, args.neo4j_uri, keyring) as server:
+        with ServerProcess(
+            backend, memory if backend == "memory" else None, args.neo4j_uri, keyring
+        ) as server:
             for scenario in QUERIES:
                 for clients in client_counts:
-                    lat, err, secs = http_load(server.port, scenario, inputs, clients, args.seconds, args.max_requests)
+                    lat, err, secs = http_load(
+                        server.port, scenario, inputs, clients, args.seconds, args.max_requests
+                    )
                     rows.append(_measure(backend, scenario, "http", clients, lat, err, secs))
         if backend != "memory":
             reader.close()
@@ -422,7 +496,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "max_requests": args.max_requests,
                 "rows": [asdict(r) for r in rows],
                 "http_over_direct_p50": ratios,
-                "median_ms": {k: statistics.median([r.p50_ms for r in rows if r.backend == k]) for k in backends},
+                "median_ms": {
+                    k: statistics.median([r.p50_ms for r in rows if r.backend == k]) for k in backends
+                },
             },
             indent=2,
         )

@@ -31,17 +31,17 @@ from typing import Any
 
 import orjson
 
-ROOT = Path(__file__).resolve().parent.parent
-
+from pith_graph.errors import Source
 from pith_graph.loader.facade import resolve_keyring
-from pith_graph.testing.corpus import write_corpus
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import parse_bundle
 from pith_graph.loader.pipeline import WorkerConfig, process_one, run
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.verify import verify_bundle
-from pith_graph.errors import Source
+from pith_graph.testing.corpus import write_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def corpus(n: int, given: str | None) -> Path:
@@ -141,25 +141,31 @@ def end_to_end_child(path: str, keyring_path: str) -> None:
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     papers = store.counts().nodes.get("Paper", 0)
-    print(json.dumps({
-        "bundles": report.seen,
-        "rejected": report.rejected,
-        "accepted": report.accepted,
-        "stale": report.stale,
-        "duplicate": report.duplicate,
-        "papers": papers,
-        "seconds": elapsed,
-        "bundles_per_s": report.seen / elapsed,
-        "peak_rss_mb": rss_after / 1024,
-        "worker_peak_rss_mb": children / 1024,
-        "rss_growth_per_100k_papers_mb": (rss_after - rss_before) / 1024 * 100_000 / max(papers, 1),
-        "nodes": store.counts().nodes,
-        "edges": store.counts().edges,
-    }))
+    print(
+        json.dumps(
+            {
+                "bundles": report.seen,
+                "rejected": report.rejected,
+                "accepted": report.accepted,
+                "stale": report.stale,
+                "duplicate": report.duplicate,
+                "papers": papers,
+                "seconds": elapsed,
+                "bundles_per_s": report.seen / elapsed,
+                "peak_rss_mb": rss_after / 1024,
+                "worker_peak_rss_mb": children / 1024,
+                "rss_growth_per_100k_papers_mb": (rss_after - rss_before) / 1024 * 100_000 / max(papers, 1),
+                "nodes": store.counts().nodes,
+                "edges": store.counts().edges,
+            }
+        )
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=100_000)
     parser.add_argument("--corpus", help="a corpus folder written by `python -m pith_graph.testing.corpus`")
     parser.add_argument("--sample", type=int, default=3000, help="bundles for the one-core figures")
@@ -183,7 +189,9 @@ def main() -> None:
     print("end-to-end load into memory (fresh process) ...", flush=True)
     child = subprocess.run(
         [sys.executable, __file__, "--child", str(path), str(path / "keyring.json")],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     results["end_to_end"] = json.loads(child.stdout)
     print(json.dumps(results["end_to_end"], indent=2), flush=True)

@@ -37,17 +37,17 @@ from pathlib import Path
 from typing import Any
 
 import neo4j
-
-ROOT = Path(__file__).resolve().parent.parent
+from naive_statements import NAIVE_STATEMENTS  # benchmarks/ is the script's folder, on sys.path
 
 from pith_graph.loader.facade import resolve_keyring
-from pith_graph.testing.corpus import write_corpus
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.rows import PaperRows
-from naive_statements import NAIVE_STATEMENTS  # benchmarks/ is the script's folder, on sys.path
 from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, decide
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.testing.corpus import write_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
 
 RESULTS = ROOT / "benchmarks" / "results"
 
@@ -110,7 +110,11 @@ class PrivateServer:
 
     def _script(self, command: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [str(ROOT / "scripts" / "neo4j"), command], env=self.env, capture_output=True, text=True, check=False
+            [str(ROOT / "scripts" / "neo4j"), command],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
         )
 
     def stop(self) -> None:
@@ -195,7 +199,9 @@ def timed_load(
     paths: Sequence[Path], keyring: Keyring, store: Any, *, batch_size: int, workers: int
 ) -> tuple[LoadReport, float]:
     started = time.perf_counter()
-    report = run([str(p) for p in paths], keyring=keyring, store=store, workers=workers, batch_size=batch_size)
+    report = run(
+        [str(p) for p in paths], keyring=keyring, store=store, workers=workers, batch_size=batch_size
+    )
     return report, time.perf_counter() - started
 
 
@@ -222,7 +228,9 @@ def row(name: str, report: LoadReport, seconds: float, **extra: Any) -> dict[str
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--n", type=int, default=100_000, help="bundles in the full corpus")
     parser.add_argument("--corpus", help="an existing `python -m pith_graph.testing.corpus` folder")
     parser.add_argument("--uri", help="use this server instead of a private one (its database is CLEARED)")
@@ -255,15 +263,24 @@ def main(argv: Sequence[str] | None = None) -> None:
         "server": store.driver.get_server_info().agent,
         "loadavg_at_start": os.getloadavg(),
     }
-    print(f"Neo4j {info['server']} at {uri}; driver {info['neo4j_driver']}"
-          f" (rust ext: {info['neo4j_rust_ext']}); {args.workers} workers on {info['cpus']} cores", flush=True)
+    print(
+        f"Neo4j {info['server']} at {uri}; driver {info['neo4j_driver']}"
+        f" (rust ext: {info['neo4j_rust_ext']}); {args.workers} workers on {info['cpus']} cores",
+        flush=True,
+    )
     try:
         store.ensure_schema()
         sizes = [int(size) for size in args.batch_sizes.split(",")]
         sweep_input = subset(folder, args.sweep_n, scratch)
         # A fresh JVM compiles its hot paths during the first loads: warm it up first.
         store.clear()
-        timed_load([subset(folder, min(2000, args.sweep_n), scratch)], keyring, store, batch_size=1000, workers=args.workers)
+        timed_load(
+            [subset(folder, min(2000, args.sweep_n), scratch)],
+            keyring,
+            store,
+            batch_size=1000,
+            workers=args.workers,
+        )
         print(f"batch-size sweep (first load of {args.sweep_n} bundles):", flush=True)
         sweep: dict[int, float] = {}
         for size in sizes:
@@ -280,8 +297,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         again, again_s = timed_load(full, keyring, store, batch_size=best, workers=args.workers)
         # Stored digests are skipped unverified; only the bundles that lost to a newer one
         # (stale, not stored) are verified again, and decided stale again.
-        assert again.accepted == 0 and again.duplicate + again.stale == again.seen, "re-load wrote something"
-        rows.append(row("re-load (unchanged corpus)", again, again_s, batch_size=best, reverified=again.stale))
+        assert again.accepted == 0, "re-load wrote something"
+        assert again.duplicate + again.stale == again.seen, "re-load wrote something"
+        rows.append(
+            row("re-load (unchanged corpus)", again, again_s, batch_size=best, reverified=again.stale)
+        )
 
         print(f"naive baseline vs ours on the first {args.naive_n} bundles:", flush=True)
         naive_input = subset(folder, args.naive_n, scratch)

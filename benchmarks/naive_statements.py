@@ -17,12 +17,10 @@ NAIVE_STATEMENTS: dict[str, str] = {
     "category": "MERGE (c:Category {code: $code}) ON CREATE SET c.archive = $archive",
     "alias": "MERGE (:Alias {kind: $kind, value: $value})",
     "signer": (
-        "MERGE (s:Signer {signerId: $signerId}) "
-        "ON CREATE SET s.signerType = $signerType, s.keyIds = []"
+        "MERGE (s:Signer {signerId: $signerId}) ON CREATE SET s.signerType = $signerType, s.keyIds = []"
     ),
     "authored": (
-        "MATCH (a:Author {nameKey: $nameKey}), (p:Paper {pithNumber: $pithNumber}) "
-        "MERGE (a)-[:AUTHORED]->(p)"
+        "MATCH (a:Author {nameKey: $nameKey}), (p:Paper {pithNumber: $pithNumber}) MERGE (a)-[:AUTHORED]->(p)"
     ),
     "in_category": (
         "MATCH (c:Category {code: $code}), (p:Paper {pithNumber: $pithNumber}) "

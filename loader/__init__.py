@@ -7,8 +7,6 @@ classes usable on their own.
 
 from __future__ import annotations
 
-from pith_graph.loader.analysis import coauthorship_graph, papers_of
-from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.errors import (
     BundleError,
     KeyringError,
@@ -18,6 +16,8 @@ from pith_graph.errors import (
     StoreError,
     UsageError,
 )
+from pith_graph.loader.analysis import coauthorship_graph, papers_of
+from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
 from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
@@ -33,9 +33,9 @@ __all__ = [
     "GraphCounts",
     "GraphExport",
     "GraphStore",
+    "InputLimits",
     "Keyring",
     "KeyringError",
-    "InputLimits",
     "LoadReport",
     "MemoryStore",
     "Outcome",

@@ -14,9 +14,7 @@ __all__ = ["coauthorship_graph", "papers_of"]
 
 def papers_of(G: nx.MultiDiGraph, author: str) -> list[str]:
     """Paper node ids of an Author node id (``"Author:<nameKey>"``)."""
-    return [
-        paper for _a, paper, kind in G.out_edges(author, keys=True) if kind == AUTHORED.type
-    ]
+    return [paper for _a, paper, kind in G.out_edges(author, keys=True) if kind == AUTHORED.type]
 
 
 def coauthorship_graph(G: nx.MultiDiGraph) -> nx.Graph:
@@ -43,9 +41,7 @@ def coauthorship_graph(G: nx.MultiDiGraph) -> nx.Graph:
     for paper, label in G.nodes(data=LABEL_ATTRIBUTE):
         if label != PAPER.label:
             continue
-        authors = sorted(
-            start for start, _p, kind in G.in_edges(paper, keys=True) if kind == AUTHORED.type
-        )
+        authors = sorted(start for start, _p, kind in G.in_edges(paper, keys=True) if kind == AUTHORED.type)
         weights.update(combinations(authors, 2))
     C = nx.Graph()
     for node, data in G.nodes(data=True):

@@ -19,8 +19,8 @@ from typing import Any
 import orjson
 from nacl.signing import VerifyKey
 
-from pith_graph.loader.canon import b32_of_digest
 from pith_graph.errors import KeyringError
+from pith_graph.loader.canon import b32_of_digest
 
 __all__ = [
     "REGISTRY_KEY",

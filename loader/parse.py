@@ -21,7 +21,7 @@ import orjson
 
 from pith_graph.errors import BundleError, RejectCode
 
-__all__ = ["DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "InputLimits", "parse_bundle"]
+__all__ = ["DEFAULT_INPUT_LIMITS", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "InputLimits", "parse_bundle"]
 
 DEFAULT_MAX_BYTES = 1 << 20
 DEFAULT_MAX_DEPTH = 64
@@ -33,6 +33,9 @@ class InputLimits:
 
     max_bytes: int = DEFAULT_MAX_BYTES
     max_depth: int = DEFAULT_MAX_DEPTH
+
+
+DEFAULT_INPUT_LIMITS = InputLimits()
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -48,9 +51,8 @@ def _walk_exceeds(value: Any, limit: int) -> bool:
     """True when containers nest deeper than ``limit`` (``value`` itself is depth 1)."""
     for child in value.values() if type(value) is dict else value:
         kind = type(child)
-        if kind is dict or kind is list:
-            if limit <= 1 or _walk_exceeds(child, limit - 1):
-                return True
+        if (kind is dict or kind is list) and (limit <= 1 or _walk_exceeds(child, limit - 1)):
+            return True
     return False
 
 
@@ -82,7 +84,7 @@ def _slow_parse(data: bytes) -> Any:
         ) from err
 
 
-def parse_bundle(data: bytes, limits: InputLimits = InputLimits()) -> dict[str, Any]:
+def parse_bundle(data: bytes, limits: InputLimits = DEFAULT_INPUT_LIMITS) -> dict[str, Any]:
     """Parse one bundle strictly; raise :class:`BundleError` on anything suspect.
 
     >>> parse_bundle(b'{"a": 1}')
@@ -106,13 +108,9 @@ def parse_bundle(data: bytes, limits: InputLimits = InputLimits()) -> dict[str, 
         _slow_parse(data)
         raise BundleError(RejectCode.MALFORMED_JSON, str(err)) from err
     if not isinstance(value, dict):
-        raise BundleError(
-            RejectCode.NOT_OBJECT, f"top level is a JSON {type(value).__name__}, not an object"
-        )
+        raise BundleError(RejectCode.NOT_OBJECT, f"top level is a JSON {type(value).__name__}, not an object")
     if _depth_exceeds(value, limits.max_depth):
-        raise BundleError(
-            RejectCode.TOO_DEEP, f"JSON nests deeper than the limit of {limits.max_depth}"
-        )
+        raise BundleError(RejectCode.TOO_DEEP, f"JSON nests deeper than the limit of {limits.max_depth}")
     if orjson.dumps(value) != data.strip():
         # Not byte-identical compact JSON: check keys exactly (slow, rare).
         _slow_parse(data)

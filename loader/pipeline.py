@@ -9,20 +9,20 @@ A rejected bundle is recorded with its code, message, file and line, and the run
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import os
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
 from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-import multiprocessing
 from itertools import chain, islice
 from typing import BinaryIO
 
 from pith_graph.errors import BundleError, Source
 from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.parse import InputLimits, parse_bundle
+from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
@@ -60,7 +60,7 @@ class WorkerConfig:
     """What every worker needs to process a bundle."""
 
     keyring: Keyring
-    limits: InputLimits = InputLimits()
+    limits: InputLimits = DEFAULT_INPUT_LIMITS
     known: frozenset[str] = frozenset()
 
 
@@ -222,7 +222,9 @@ def _ordered(futures: Iterator[Future[list[Result]]], window: int) -> Iterator[R
         yield from in_flight.popleft().result()
 
 
-def _results(files: list[str], config: WorkerConfig, workers: int, stdin: BinaryIO | None) -> Iterator[Result]:
+def _results(
+    files: list[str], config: WorkerConfig, workers: int, stdin: BinaryIO | None
+) -> Iterator[Result]:
     """Results in input order, from worker processes when the input is large enough."""
     groups = _file_groups(files, workers) if workers > 1 else None
     if groups is not None:
@@ -263,7 +265,7 @@ def run(
     *,
     keyring: Keyring,
     store: GraphStore | None = None,
-    limits: InputLimits = InputLimits(),
+    limits: InputLimits = DEFAULT_INPUT_LIMITS,
     workers: int | None = None,
     batch_size: int = 1000,
     skip_known: bool = True,
@@ -291,7 +293,9 @@ def run(
         batch.clear()
 
     with cyclic_gc_paused():
-        for result in _results(files, config, workers if workers is not None else (os.cpu_count() or 1), stdin):
+        for result in _results(
+            files, config, workers if workers is not None else (os.cpu_count() or 1), stdin
+        ):
             report.seen += 1
             if isinstance(result, Rejection):
                 report.add_rejection(result)

@@ -80,9 +80,9 @@ def _too_large(size_hint: str, limit: int, source: Source) -> BundleError:
     )
 
 
-def _iter_lines(stream: BinaryIO, path: str, limit: int, first_line: int = 1) -> Iterator[
-    RawBundle | BundleError
-]:
+def _iter_lines(
+    stream: BinaryIO, path: str, limit: int, first_line: int = 1
+) -> Iterator[RawBundle | BundleError]:
     """One bundle per non-blank line; a line over the limit is skipped to its end."""
     number = first_line - 1
     while True:
@@ -175,6 +175,4 @@ def iter_inputs(
             else:
                 yield from _iter_file(path, max_bytes)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:
-            yield BundleError(
-                RejectCode.UNREADABLE, f"cannot read: {err}", Source(path)
-            )
+            yield BundleError(RejectCode.UNREADABLE, f"cannot read: {err}", Source(path))

@@ -2,7 +2,8 @@
 
 Checks run cheapest first and the first failure rejects the bundle:
 
-1. shape: required fields with the right types (``schema_error`` naming the field);
+1. shape (:mod:`pith_graph.loader.shape`): required fields with the right types
+   (``schema_error`` naming the field);
 2. trust: every signature (bundle, each event, the receipt) names a pinned key, with the
    pinned fingerprint and signer; embedded copies of pinned keys are byte-identical
    (``untrusted_key``, ``key_mismatch``);
@@ -21,7 +22,6 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -29,29 +29,22 @@ from typing import Any
 
 from nacl.exceptions import BadSignatureError
 
+from pith_graph.errors import BundleError, RejectCode
 from pith_graph.loader.canon import digest_matches
 from pith_graph.loader.format import (
-    BUNDLE_TYPE,
-    EVENT_TYPES,
     GRAPH_SNAPSHOT,
     RECORD_CREATED,
-    SIGNED_MESSAGES,
     STATE_CURRENT_LISTS,
     STATE_EVENT_FIELDS,
-    SUPPORTED_VERSIONS,
-    SignatureKind,
     bundle_body,
     event_content,
     state_body,
 )
-from pith_graph.errors import BundleError, RejectCode
 from pith_graph.loader.identifiers import PITH_B32_LENGTH, pith_base32, title_key
 from pith_graph.loader.keyring import Keyring, PinnedKey
+from pith_graph.loader.shape import check_shape
 
 __all__ = ["VerifiedBundle", "newest_snapshot", "stated_bundle_digest", "verify_bundle"]
-
-_HEX64 = re.compile(r"[0-9a-f]{64}")
-_ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,157 +65,6 @@ class VerifiedBundle:
 
 def _fail(code: RejectCode, message: str) -> BundleError:
     return BundleError(code, message)
-
-
-# --- 1. shape ---------------------------------------------------------------------------
-
-_TYPE_NAMES: dict[type, str] = {
-    str: "a string",
-    int: "an integer",
-    dict: "an object",
-    list: "a list",
-    bool: "a boolean",
-}
-
-
-def _field(obj: Mapping[str, Any], key: str, kind: type, path: str) -> Any:
-    value = obj.get(key)
-    if type(value) is kind:  # the common case, and excludes bool for int
-        return value
-    if key not in obj:
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} is missing")
-    value = obj[key]
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be {_TYPE_NAMES[kind]}")
-    return value
-
-
-def _hex64(obj: Mapping[str, Any], key: str, path: str) -> str:
-    value: str = _field(obj, key, str, path)
-    if not _HEX64.fullmatch(value):
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be 64 lowercase hex digits")
-    return value
-
-
-def _timestamp(obj: Mapping[str, Any], key: str, path: str) -> str:
-    value: str = _field(obj, key, str, path)
-    if not _ISO_Z.fullmatch(value):
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be an ISO 8601 UTC time")
-    return value
-
-
-def _strings(obj: Mapping[str, Any], key: str, path: str) -> list[str]:
-    value: list[Any] = _field(obj, key, list, path)
-    if not all(isinstance(item, str) for item in value):
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be a list of strings")
-    return value
-
-
-def _check_signature_block(sig: Mapping[str, Any], path: str, kind: SignatureKind) -> None:
-    _field(sig, "key_id", str, path)
-    _field(sig, "public_key_fingerprint", str, path)
-    _field(sig, "signature_b64", str, path)
-    if sig.get("algorithm", "ed25519") != "ed25519":
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.algorithm must be 'ed25519'")
-    if sig.get("signed_message", SIGNED_MESSAGES[kind]) != SIGNED_MESSAGES[kind]:
-        raise _fail(
-            RejectCode.SCHEMA_ERROR, f"{path}.signed_message must be {SIGNED_MESSAGES[kind]!r}"
-        )
-
-
-def _check_record(record: Mapping[str, Any], path: str) -> None:
-    source = _field(record, "source", dict, path)
-    _field(source, "id", str, f"{path}.source")
-    _field(source, "kind", str, f"{path}.source")
-    _field(source, "version", int, f"{path}.source")
-    meta = _field(record, "metadata", dict, path)
-    mpath = f"{path}.metadata"
-    _field(meta, "license", str, mpath)
-    _field(meta, "primary_cat", str, mpath)
-    _timestamp(meta, "submitted_at", mpath)
-    _strings(meta, "cross_cats_sorted", mpath)
-    _hex64(meta, "title_canon_sha256", mpath)
-
-
-def _check_event(event: Mapping[str, Any], path: str) -> None:
-    event_type = _field(event, "event_type", str, path)
-    if event_type not in EVENT_TYPES:
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.event_type {event_type!r} is not supported")
-    _field(event, "subject_pith_number", str, path)
-    _field(event, "target", str, path)
-    _timestamp(event, "created_at", path)
-    signer = _field(event, "signer", dict, path)
-    for key in ("signer_id", "signer_type", "key_id", "public_key_fingerprint"):
-        _field(signer, key, str, f"{path}.signer")
-    _check_signature_block(_field(event, "signature", dict, path), f"{path}.signature", "event")
-    _hex64(event, "content_sha256", path)
-    _field(event, "event_id", str, path)
-    payload = _field(event, "payload", dict, path)
-    ppath = f"{path}.payload"
-    if event_type == RECORD_CREATED:
-        _check_record(_field(payload, "canonical_record", dict, ppath), f"{ppath}.canonical_record")
-        _hex64(payload, "canonical_sha256", ppath)
-        receipt = _field(payload, "receipt", dict, ppath)
-        _check_signature_block(receipt, f"{ppath}.receipt", "receipt")
-        _hex64(receipt, "canonical_sha256", f"{ppath}.receipt")
-        _field(payload, "source_kind", str, ppath)
-        _field(payload, "source_id", str, ppath)
-        _field(payload, "source_version", int, ppath)
-    else:
-        snapshot = _field(payload, "graph_snapshot", dict, ppath)
-        paper = _field(snapshot, "paper", dict, f"{ppath}.graph_snapshot")
-        gpath = f"{ppath}.graph_snapshot.paper"
-        for key in ("title", "authors_text", "primary_cat", "license", "abstract_excerpt"):
-            _field(paper, key, str, gpath)
-        _timestamp(paper, "submitted_at", gpath)
-        _strings(paper, "cross_cats", gpath)
-
-
-def _check_shape(bundle: Mapping[str, Any]) -> None:
-    if _field(bundle, "bundle_type", str, "bundle") != BUNDLE_TYPE:
-        raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_type must be {BUNDLE_TYPE!r}")
-    version = _field(bundle, "bundle_version", str, "bundle")
-    if version not in SUPPORTED_VERSIONS:
-        raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_version {version!r} is not supported")
-    _field(bundle, "pith_number", str, "bundle")
-    _field(bundle, "short_pith_number", str, "bundle")
-    _check_record(_field(bundle, "canonical_record", dict, "bundle"), "bundle.canonical_record")
-    _hex64(bundle, "canonical_sha256", "bundle")
-    _field(bundle, "source", dict, "bundle")
-    for index, alias in enumerate(_field(bundle, "source_aliases", list, "bundle")):
-        apath = f"bundle.source_aliases[{index}]"
-        if not isinstance(alias, dict):
-            raise _fail(RejectCode.SCHEMA_ERROR, f"{apath} must be an object")
-        _field(alias, "alias_kind", str, apath)
-        _field(alias, "alias_value", str, apath)
-    events = _field(bundle, "events", list, "bundle")
-    for index, event in enumerate(events):
-        if not isinstance(event, dict):
-            raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.events[{index}] must be an object")
-        _check_event(event, f"bundle.events[{index}]")
-    kinds = [event["event_type"] for event in events]
-    if kinds.count(RECORD_CREATED) != 1:
-        raise _fail(RejectCode.SCHEMA_ERROR, "bundle.events must hold exactly one record_created")
-    if GRAPH_SNAPSHOT not in kinds:
-        raise _fail(RejectCode.SCHEMA_ERROR, "bundle.events must hold a graph_snapshot")
-    for index, key in enumerate(_field(bundle, "public_keys", list, "bundle")):
-        if not isinstance(key, dict):
-            raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.public_keys[{index}] must be an object")
-        _field(key, "key_id", str, f"bundle.public_keys[{index}]")
-    _field(bundle, "merge_version", str, "bundle")
-    _timestamp(bundle, "built_at", "bundle")
-    state = _field(bundle, "state", dict, "bundle")
-    for key in ("event_count", "valid_event_count", "invalid_event_count", "equivocation_count"):
-        _field(state, key, int, "bundle.state")
-    _field(state, "pith_number", str, "bundle.state")
-    _strings(state, "applied_event_ids", "bundle.state")
-    _hex64(state, "state_sha256", "bundle.state")
-    current = _field(state, "current", dict, "bundle.state")
-    _field(current, "graph_snapshots", list, "bundle.state.current")
-    _field(current, "record_created", dict, "bundle.state.current")
-    signature = _field(bundle, "bundle_signature", dict, "bundle")
-    _check_signature_block(signature, "bundle.bundle_signature", "bundle")
-    _hex64(signature, "bundle_sha256", "bundle.bundle_signature")
 
 
 # --- 2. trust ---------------------------------------------------------------------------
@@ -326,9 +168,7 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
             if value != body[: int(size)]:
                 raise _fail(RejectCode.IDENTIFIER_MISMATCH, f"{where} is not a prefix of {body}")
         elif source["kind"] == "arxiv" and kind in derived and value != derived[kind]:
-            raise _fail(
-                RejectCode.IDENTIFIER_MISMATCH, f"{where} is {value!r}, expected {derived[kind]!r}"
-            )
+            raise _fail(RejectCode.IDENTIFIER_MISMATCH, f"{where} is {value!r}, expected {derived[kind]!r}")
 
 
 # --- 4. digests -------------------------------------------------------------------------
@@ -467,7 +307,9 @@ def _verify_signature(key: PinnedKey, digest_hex: str, signature_b64: str, where
 def _check_signatures(bundle: Mapping[str, Any], keyring: Keyring) -> None:
     for index, event in enumerate(bundle["events"]):
         sig = event["signature"]
-        _verify_signature(keyring[sig["key_id"]], event["content_sha256"], sig["signature_b64"], f"events[{index}]")
+        _verify_signature(
+            keyring[sig["key_id"]], event["content_sha256"], sig["signature_b64"], f"events[{index}]"
+        )
         if event["event_type"] == RECORD_CREATED:
             receipt = event["payload"]["receipt"]
             _verify_signature(
@@ -482,7 +324,7 @@ def _check_signatures(bundle: Mapping[str, Any], keyring: Keyring) -> None:
 
 def verify_bundle(bundle: dict[str, Any], keyring: Keyring) -> VerifiedBundle:
     """Run every check on a parsed bundle; raise :class:`BundleError` at the first failure."""
-    _check_shape(bundle)
+    check_shape(bundle)
     _check_trust(bundle, keyring)
     _check_identifiers(bundle)
     _check_digests(bundle)
@@ -490,5 +332,3 @@ def verify_bundle(bundle: dict[str, Any], keyring: Keyring) -> VerifiedBundle:
     _check_state(bundle)
     _check_signatures(bundle, keyring)
     return VerifiedBundle(bundle, bundle["bundle_signature"]["bundle_sha256"])
-
-

@@ -83,6 +83,12 @@ class RelationshipSpec:
     properties: tuple[PropertySpec, ...]
     description: str
 
+    def prop(self, name: str) -> str:
+        """``name``, checked to be one of this type's properties."""
+        if name not in (spec.name for spec in self.properties):
+            raise KeyError(f"{self.type} has no property {name!r}")
+        return name
+
 
 def _p(name: str, type_: PropertyType, description: str, required: bool = True) -> PropertySpec:
     return PropertySpec(name, type_, description, required)

@@ -93,7 +93,7 @@ class AuthorRow(NamedTuple):
     name: str
 
     def properties(self) -> dict[str, Any]:
-        return dict(zip(_AUTHOR_NAMES, self))
+        return dict(zip(_AUTHOR_NAMES, self, strict=False))
 
 
 class AliasRow(NamedTuple):
@@ -103,7 +103,7 @@ class AliasRow(NamedTuple):
     value: str
 
     def properties(self) -> dict[str, Any]:
-        return dict(zip(_ALIAS_NAMES, self))
+        return dict(zip(_ALIAS_NAMES, self, strict=False))
 
 
 class CategoryLinkRow(NamedTuple):
@@ -114,7 +114,7 @@ class CategoryLinkRow(NamedTuple):
     primary: bool
 
     def node_properties(self) -> dict[str, Any]:
-        return dict(zip(_CATEGORY_NAMES, self))
+        return dict(zip(_CATEGORY_NAMES, self, strict=False))
 
     def edge_properties(self) -> dict[str, Any]:
         return {_IN_CATEGORY_NAMES[0]: self.primary}
@@ -140,8 +140,11 @@ class SignatureRow(NamedTuple):
 
 def _properties(names: Sequence[str], row: Sequence[Any], lists: frozenset[int]) -> dict[str, Any]:
     if not lists:
-        return dict(zip(names, row))
-    return {name: list(value) if index in lists else value for index, (name, value) in enumerate(zip(names, row))}
+        return dict(zip(names, row, strict=False))
+    return {
+        name: list(value) if index in lists else value
+        for index, (name, value) in enumerate(zip(names, row, strict=False))
+    }
 
 
 def _bind(row: type, specs: Sequence[PropertySpec]) -> tuple[str, ...]:

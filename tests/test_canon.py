@@ -10,16 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.canon import ascii_escaped, canon, digest_matches, sha256_hex
+from pith_graph.loader.facade import SAMPLES
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 
 
 def stdlib_canon(value: Any, *, ensure_ascii: bool) -> bytes:
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=ensure_ascii
-    ).encode("utf-8")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=ensure_ascii).encode("utf-8")
 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.stem)
@@ -37,8 +35,7 @@ text_with_everything = st.text(
 )
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | text_with_everything,
-    lambda inner: st.lists(inner, max_size=4)
-    | st.dictionaries(text_with_everything, inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(text_with_everything, inner, max_size=4),
     max_leaves=25,
 )
 

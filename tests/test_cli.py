@@ -80,9 +80,7 @@ def test_stdin_jsonl_lines_are_reported(tmp_path: Path) -> None:
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert report["verified"] == 1
-    assert [(r["code"], r["file"], r["line"]) for r in report["rejections"]] == [
-        ("malformed_json", "-", 2)
-    ]
+    assert [(r["code"], r["file"], r["line"]) for r in report["rejections"]] == [("malformed_json", "-", 2)]
 
 
 def test_save_writes_node_link_json(tmp_path: Path) -> None:
@@ -105,7 +103,11 @@ def test_piped_output_has_no_progress_bar() -> None:
     ("args", "needle"),
     [
         pytest.param(("verify", "/no/such/path"), "no such file or folder: /no/such/path", id="missing-path"),
-        pytest.param(("verify", SAMPLES, "--trusted-keys", "/no/keys.json"), "cannot read trusted keys", id="missing-keyring"),
+        pytest.param(
+            ("verify", SAMPLES, "--trusted-keys", "/no/keys.json"),
+            "cannot read trusted keys",
+            id="missing-keyring",
+        ),
         pytest.param(("verify",), "the following arguments are required", id="no-paths"),
         pytest.param(("load", SAMPLES, "--backend", "sqlite"), "invalid choice", id="bad-backend"),
         pytest.param(("verify", SAMPLES, "--max-bytes", "0"), "--max-bytes must be positive", id="bad-limit"),

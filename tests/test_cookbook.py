@@ -14,14 +14,14 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from pith_graph.loader.facade import resolve_keyring
 from pith_graph.cli import main
-from pith_graph.testing.corpus import corpus_signers, write_corpus
+from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.cypher import render_schema
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.schema.database import constraints, indexes
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
+from pith_graph.testing.corpus import corpus_signers, write_corpus
 
 PROJECT = Path(__file__).resolve().parents[1]
 README = (PROJECT / "README.md").read_text(encoding="utf-8")
@@ -134,7 +134,9 @@ def test_category_over_time(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     server, G = loaded
     in_category = Counter(category for _, category, _ in edges(G, "IN_CATEGORY"))
     category = in_category.most_common(1)[0][0]
-    years = Counter(G.nodes[paper]["submittedYear"] for paper, c, _ in edges(G, "IN_CATEGORY") if c == category)
+    years = Counter(
+        G.nodes[paper]["submittedYear"] for paper, c, _ in edges(G, "IN_CATEGORY") if c == category
+    )
     expected = [{"year": year, "papers": n} for year, n in sorted(years.items())]
     assert len(expected) > 3
     assert query(server, "category_over_time", category=G.nodes[category]["code"]) == expected
@@ -163,8 +165,15 @@ def test_versions_of_arxiv_id(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert len(versions[alias]) >= 2
     expected = sorted(
         (
-            {key: G.nodes[paper][prop] for key, prop in
-             (("version", "sourceVersion"), ("pithNumber", "pithNumber"), ("title", "title"), ("builtAt", "builtAt"))}
+            {
+                key: G.nodes[paper][prop]
+                for key, prop in (
+                    ("version", "sourceVersion"),
+                    ("pithNumber", "pithNumber"),
+                    ("title", "title"),
+                    ("builtAt", "builtAt"),
+                )
+            }
             for paper in versions[alias]
         ),
         key=lambda row: row["version"],
@@ -194,8 +203,23 @@ def test_papers_signed_by_key(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
 
 
 def test_the_promised_constraints_and_indexes_exist(neo4j_server: Any) -> None:
-    assert main(["schema", "--backend", "neo4j", "--uri", neo4j_server.uri, "--user", neo4j_server.user,
-                 "--database", neo4j_server.database, *(["--password", neo4j_server.password] if neo4j_server.password else [])]) == 0
+    assert (
+        main(
+            [
+                "schema",
+                "--backend",
+                "neo4j",
+                "--uri",
+                neo4j_server.uri,
+                "--user",
+                neo4j_server.user,
+                "--database",
+                neo4j_server.database,
+                *(["--password", neo4j_server.password] if neo4j_server.password else []),
+            ]
+        )
+        == 0
+    )
     store = neo4j_server.connect()
     try:
         found, _, _ = store.driver.execute_query(

@@ -17,8 +17,8 @@ import pytest
 from nacl.signing import VerifyKey
 
 from pith_graph.loader.canon import canon, sha256_hex
-from pith_graph.testing.corpus import corpus_signers, generate_bundles, generate_papers, write_corpus
 from pith_graph.loader.identifiers import pith_number_for, split_authors
+from pith_graph.testing.corpus import corpus_signers, generate_bundles, generate_papers, write_corpus
 from pith_graph.testing.signer import PaperSpec
 
 Json = dict[str, Any]
@@ -162,8 +162,7 @@ def test_multi_version_ids_share_aliases(bundles: list[Json]) -> None:
     for arxiv_id, versions in multi.items():
         assert 1 in versions
         aliases = [
-            {a["alias_kind"]: a["alias_value"] for a in b["source_aliases"]}
-            for b in versions.values()
+            {a["alias_kind"]: a["alias_value"] for a in b["source_aliases"]} for b in versions.values()
         ]
         assert {a["arxiv"] for a in aliases} == {arxiv_id}
         assert {a["doi"] for a in aliases} == {f"10.48550/arxiv.{arxiv_id}"}
@@ -216,7 +215,12 @@ def test_ids_categories_and_dates(specs: list[PaperSpec]) -> None:
 @pytest.mark.parametrize("layout", ["jsonl", "files"])
 def test_other_layouts(tmp_path: Path, layout: str) -> None:
     info = write_corpus(
-        tmp_path, 120, seed=1, workers=1, layout=layout, shard_size=50  # type: ignore[arg-type]
+        tmp_path,
+        120,
+        seed=1,
+        workers=1,
+        layout=layout,
+        shard_size=50,  # type: ignore[arg-type]
     )
     assert len(info.shards) == 3
     if layout == "jsonl":
@@ -225,9 +229,7 @@ def test_other_layouts(tmp_path: Path, layout: str) -> None:
         lines = [f.read_bytes() for shard in info.shards for f in sorted(shard.iterdir())]
     assert len(lines) == 120
     signer, builder = corpus_signers(1)
-    expected = generate_bundles(
-        120, signer=signer, seed=1, extra_signer=builder, extra_signer_every=50
-    )
+    expected = generate_bundles(120, signer=signer, seed=1, extra_signer=builder, extra_signer_every=50)
     assert lines == list(expected)
 
 
@@ -238,7 +240,16 @@ def test_unknown_layout_rejected(tmp_path: Path) -> None:
 
 def test_cli(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "pith_graph.testing.corpus", str(tmp_path / "c"), "-n", "40", "--workers", "1"],
+        [
+            sys.executable,
+            "-m",
+            "pith_graph.testing.corpus",
+            str(tmp_path / "c"),
+            "-n",
+            "40",
+            "--workers",
+            "1",
+        ],
         capture_output=True,
         text=True,
         check=True,

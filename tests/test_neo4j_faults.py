@@ -20,13 +20,13 @@ from typing import Any
 
 import pytest
 
-from pith_graph.loader.facade import resolve_keyring
-from pith_graph.testing.corpus import write_corpus
 from pith_graph.errors import StoreError
+from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.base import GraphExport
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.testing.corpus import write_corpus
 
 pytestmark = pytest.mark.neo4j
 
@@ -113,7 +113,9 @@ def assert_same_graph(actual: GraphExport, expected: GraphExport) -> None:
     assert actual.edges == expected.edges
 
 
-def test_sigkill_mid_load_then_reload_equals_a_clean_load(server: Any, corpus: Corpus, db: Neo4jStore) -> None:
+def test_sigkill_mid_load_then_reload_equals_a_clean_load(
+    server: Any, corpus: Corpus, db: Neo4jStore
+) -> None:
     shards = corpus.shards[:2]
     process = loader(server, corpus, shards)
     wait_for_papers(db, 300, process)
@@ -121,8 +123,10 @@ def test_sigkill_mid_load_then_reload_equals_a_clean_load(server: Any, corpus: C
     process.communicate()
     expected = corpus.reference(shards)
     half_done = db.export()
-    assert 0 < sum(1 for n in half_done.nodes.values() if n["label"] == "Paper") < sum(
-        1 for n in expected.nodes.values() if n["label"] == "Paper"
+    assert (
+        0
+        < sum(1 for n in half_done.nodes.values() if n["label"] == "Paper")
+        < sum(1 for n in expected.nodes.values() if n["label"] == "Paper")
     )
 
     code, stderr = finish(loader(server, corpus, shards))
@@ -188,7 +192,17 @@ def test_unreachable_server_is_unavailable_and_the_cli_prints_one_line(tmp_path:
     assert caught.value.code == "unavailable"
 
     done = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "load", "loader/samples", "--backend", "neo4j", "--uri", "bolt://127.0.0.1:9"],
+        [
+            sys.executable,
+            "-m",
+            "pith_graph",
+            "load",
+            "loader/samples",
+            "--backend",
+            "neo4j",
+            "--uri",
+            "bolt://127.0.0.1:9",
+        ],
         capture_output=True,
         text=True,
         timeout=120,
@@ -196,5 +210,7 @@ def test_unreachable_server_is_unavailable_and_the_cli_prints_one_line(tmp_path:
         check=False,
     )
     assert done.returncode == 3
-    assert done.stderr.startswith("pith-graph: store error: unavailable: cannot reach Neo4j at bolt://127.0.0.1:9")
+    assert done.stderr.startswith(
+        "pith-graph: store error: unavailable: cannot reach Neo4j at bolt://127.0.0.1:9"
+    )
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
-from pith_graph.testing.corpus import corpus_signers, generate_bundles
 from pith_graph.loader.keyring import Keyring, default_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing.corpus import corpus_signers, generate_bundles
 
 N = 400
 

@@ -14,8 +14,8 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
 from pith_graph.loader.canon import canon, sha256_hex
-from pith_graph.loader.identifiers import pith_base32, pith_number_for
 from pith_graph.loader.format import bundle_digest
+from pith_graph.loader.identifiers import pith_base32, pith_number_for
 from pith_graph.testing.signer import (
     PaperSpec,
     SignerIdentity,

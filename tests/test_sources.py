@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pith_graph.loader.facade import SAMPLES
 from pith_graph.errors import BundleError, Source, UsageError
+from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
@@ -22,7 +22,9 @@ def _compact(path: Path) -> bytes:
 
 def _read(paths: list[str], stdin: bytes | None = None, limit: int = LIMIT) -> list[RawBundle | BundleError]:
     return list(
-        iter_inputs(expand_paths(paths), max_bytes=limit, stdin=io.BytesIO(stdin) if stdin is not None else None)
+        iter_inputs(
+            expand_paths(paths), max_bytes=limit, stdin=io.BytesIO(stdin) if stdin is not None else None
+        )
     )
 
 

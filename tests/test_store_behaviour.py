@@ -17,13 +17,13 @@ import orjson
 import pytest
 
 from pith_graph.loader.facade import resolve_keyring
-from pith_graph.testing.corpus import write_corpus
 from pith_graph.loader.keyring import Keyring, PinnedKey
 from pith_graph.loader.pipeline import LoadReport, run
-from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 from pith_graph.loader.stores.base import GraphExport, GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 SIGNER = SignerIdentity.from_seed(b"behaviour", key_id="behaviour-key", signer_id="behaviour.invalid")
 BUILDER = SignerIdentity.from_seed(
@@ -32,9 +32,7 @@ BUILDER = SignerIdentity.from_seed(
     signer_id="builder.invalid",
     signer_type="pith_builder",
 )
-KEYRING = resolve_keyring(
-    [PinnedKey(s.key_id, s.public_key, s.signer_id) for s in (SIGNER, BUILDER)]
-)
+KEYRING = resolve_keyring([PinnedKey(s.key_id, s.public_key, s.signer_id) for s in (SIGNER, BUILDER)])
 LICENSE = "http://creativecommons.org/licenses/by/4.0/"
 
 
@@ -152,7 +150,9 @@ def test_samples_load_into_the_schema(store: GraphStore, samples: Path) -> None:
 # -- update rules ----------------------------------------------------------------------------
 
 OLD = spec(built_at="2026-07-02T00:00:00Z", authors=("Ann Lee", "Bo Chen", "Cy Dunn"))
-NEW = spec(built_at="2026-08-09T00:00:00Z", authors=("Ann Lee", "Bo Chen"), title="Sparse Attention for graphs")
+NEW = spec(
+    built_at="2026-08-09T00:00:00Z", authors=("Ann Lee", "Bo Chen"), title="Sparse Attention for graphs"
+)
 
 
 @pytest.mark.parametrize("first_new", [False, True], ids=["old-then-new", "new-then-old"])
@@ -184,10 +184,17 @@ def test_an_older_bundle_is_stale_in_a_later_run_against_stored_state(
 ) -> None:
     load(store, tmp_path, [bundle(NEW)])
     # a second store object has no memory of the first run: the decision comes from storage
-    again = Neo4jStore(store.driver, uri=store.uri, database=store.database) if isinstance(store, Neo4jStore) else store
+    again = (
+        Neo4jStore(store.driver, uri=store.uri, database=store.database)
+        if isinstance(store, Neo4jStore)
+        else store
+    )
     report = load(again, tmp_path, [bundle(OLD)])
     assert outcome(report)["stale"] == 1
-    assert labelled(store.export(), "Paper")[f"Paper:{build_bundle(NEW, SIGNER)['pith_number']}"]["builtAt"] == NEW.built_at
+    assert (
+        labelled(store.export(), "Paper")[f"Paper:{build_bundle(NEW, SIGNER)['pith_number']}"]["builtAt"]
+        == NEW.built_at
+    )
 
 
 def test_replacement_drops_edges_and_orphans_and_recomputes_signer_keys(
@@ -221,7 +228,8 @@ def test_the_same_author_under_different_spellings_is_one_node(store: GraphStore
     # the smallest display form comes last, in the second batch: it must replace the stored one
     spellings = ["zoë smith", "Zoe\u0308 Smith", "Zoë Smith", "ZOË  SMITH"]
     papers = [
-        spec(f"2402.0000{i}", authors=[name], title=f"Paper number {i}") for i, name in enumerate(spellings, 1)
+        spec(f"2402.0000{i}", authors=[name], title=f"Paper number {i}")
+        for i, name in enumerate(spellings, 1)
     ]
     load(store, tmp_path, [bundle(p) for p in papers], batch_size=2)
     graph = store.export()

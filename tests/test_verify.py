@@ -20,11 +20,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pith_graph.loader.facade import SAMPLES
 from pith_graph.errors import BundleError
+from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
-from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 from pith_graph.loader.verify import verify_bundle
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "tamper.json").read_text())
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
@@ -32,7 +32,10 @@ SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 TRUSTED = SignerIdentity.from_seed(b"tests-trusted", key_id="test-key-1", signer_id="tests.invalid")
 UNTRUSTED = SignerIdentity.from_seed(b"tests-untrusted", key_id="evil-key", signer_id="evil.invalid")
 FORGER = SignerIdentity(
-    UNTRUSTED.signing_key, TRUSTED.key_id, TRUSTED.signer_id, TRUSTED.signer_type,
+    UNTRUSTED.signing_key,
+    TRUSTED.key_id,
+    TRUSTED.signer_id,
+    TRUSTED.signer_type,
     claimed_public_key=TRUSTED.public_key,
 )
 IMPOSTOR = SignerIdentity(UNTRUSTED.signing_key, TRUSTED.key_id, TRUSTED.signer_id, TRUSTED.signer_type)
@@ -44,9 +47,7 @@ SIGNERS = {
     "impostor": IMPOSTOR,
     "trusted-renamed": RENAMED,
 }
-KEYRING = default_keyring().with_keys(
-    [PinnedKey(TRUSTED.key_id, TRUSTED.public_key, TRUSTED.signer_id)]
-)
+KEYRING = default_keyring().with_keys([PinnedKey(TRUSTED.key_id, TRUSTED.public_key, TRUSTED.signer_id)])
 # Outside every digest: only the bundle signature's own metadata (BUNDLE-FORMAT.md).
 UNSIGNED = {("bundle_signature", "signed_at"), ("bundle_signature", "signature_status")}
 UNSIGNED_OPTIONAL = UNSIGNED | {("bundle_signature", "signed_message"), ("bundle_signature", "algorithm")}
@@ -199,9 +200,9 @@ def _mutated(value: Any) -> Any:
 
 
 def _bundles() -> list[Any]:
-    return [
-        pytest.param(json.loads(p.read_bytes()), default_keyring(), id=p.stem) for p in SAMPLE_FILES
-    ] + [pytest.param(valid_bundle(), KEYRING, id="generated-non-ascii")]
+    return [pytest.param(json.loads(p.read_bytes()), default_keyring(), id=p.stem) for p in SAMPLE_FILES] + [
+        pytest.param(valid_bundle(), KEYRING, id="generated-non-ascii")
+    ]
 
 
 @pytest.mark.parametrize(("bundle", "keyring"), _bundles())

@@ -7,10 +7,10 @@ call identically (orderings are defined in :mod:`~pith_graph.api.reads.reader`).
 
 from __future__ import annotations
 
-from pith_graph.schema.rows import PaperRow
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import IdentifierKey, PaperFilter, PaperKey
 from pith_graph.api.reads.words import search_terms, title_words
+from pith_graph.schema.rows import PaperRow
 
 __all__ = [
     "GraphReader",

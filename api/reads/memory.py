@@ -10,13 +10,25 @@ first read; call :meth:`MemoryReader.refresh` if it does.
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
 
-import networkx as nx
-
-from pith_graph.schema.rows import PaperRow
+from pith_graph.api.reads.memory_view import (
+    CODE,
+    EVENT_TYPES,
+    KEY_IDS,
+    KIND,
+    LABEL,
+    NAME_KEY,
+    PITH_NUMBER,
+    PRIMARY,
+    SHORT_PITH_NUMBER,
+    SIGNED_BUNDLE,
+    VALUE,
+    Key,
+    MemoryGraphView,
+)
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
@@ -34,170 +46,20 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
-from pith_graph.api.reads.words import title_words
-from pith_graph.schema.graph import node_id
+from pith_graph.schema.graph import ALIAS, AUTHOR, CATEGORY, PAPER, SIGNED, SIGNER, node_id
+from pith_graph.schema.rows import PaperRow
 
 __all__ = ["MemoryReader"]
 
-T = TypeVar("T")
 
-_Key = tuple[str, str]  # (submittedAt, pithNumber): ascending lists, read backwards
-
-
-class MemoryReader:
+class MemoryReader(MemoryGraphView):
     """Batched reads over a ``MultiDiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
-
-    def __init__(self, graph: nx.MultiDiGraph) -> None:
-        self.G = graph
-        self.refresh()
-
-    def refresh(self) -> None:
-        """Forget every index (after the graph changed)."""
-        self._papers: dict[str, PaperRow] = {}
-        self._indexes: dict[str, Any] = {}
-        self._lists: dict[tuple[str, str], list[_Key]] = {}
-        self._rankings: dict[tuple[str, str], list[Any]] = {}
 
     def ping(self) -> None:
         """Always ready."""
 
     def close(self) -> None:
         """Nothing to release."""
-
-    # -- nodes ---------------------------------------------------------------------------
-
-    def _paper(self, pith_number: str) -> PaperRow | None:
-        record = self._papers.get(pith_number)
-        if record is None:
-            data = self.G.nodes.get(node_id("Paper", pith_number))
-            if data is None or data.get("label") != "Paper":
-                return None
-            record = self._papers[pith_number] = PaperRow.from_properties(data)
-        return record
-
-    def _papers_of(self, keys: Iterable[_Key]) -> list[PaperRow]:
-        out = []
-        for _, pith in keys:
-            record = self._paper(pith)
-            assert record is not None
-            out.append(record)
-        return out
-
-    def _author(self, node: str) -> AuthorRecord:
-        data = self.G.nodes[node]
-        return AuthorRecord(data["nameKey"], data["name"], self.G.out_degree(node))
-
-    def _category(self, node: str) -> CategoryRecord:
-        data = self.G.nodes[node]
-        return CategoryRecord(data["code"], data["archive"], self.G.in_degree(node))
-
-    def _signer(self, node: str) -> SignerRecord:
-        data = self.G.nodes[node]
-        return SignerRecord(
-            data["signerId"], data["signerType"], tuple(data["keyIds"]), self.G.out_degree(node)
-        )
-
-    def _node(self, label: str, key: str) -> str | None:
-        node = node_id(label, key)
-        data = self.G.nodes.get(node)
-        return node if data is not None and data.get("label") == label else None
-
-    def _records(self, label: str, keys: Sequence[str], record: Callable[[str], T]) -> dict[str, T]:
-        """``record(node)`` for each key whose ``label`` node exists, by key."""
-        found = {}
-        for key in keys:
-            node = self._node(label, key)
-            if node is not None:
-                found[key] = record(node)
-        return found
-
-    def _author_nodes_of(self, paper: str) -> list[str]:
-        nodes = self.G.nodes
-        return [node for node in self.G.pred[paper] if nodes[node]["label"] == "Author"]
-
-    def _paper_nodes(self) -> Iterable[tuple[str, dict[str, Any]]]:
-        return ((n, d) for n, d in self.G.nodes(data=True) if d.get("label") == "Paper")
-
-    # -- indexes -------------------------------------------------------------------------
-
-    def _index(self, name: str, build: Callable[[], Any]) -> Any:
-        found = self._indexes.get(name)
-        if found is None:
-            found = self._indexes[name] = build()
-        return found
-
-    def _sorted_keys(self, kind: str, key: str, papers: Callable[[], Iterable[str]]) -> list[_Key]:
-        """An ascending (submittedAt, pithNumber) list of ``papers``, cached under (kind, key)."""
-        found = self._lists.get((kind, key))
-        if found is None:
-            nodes = self.G.nodes
-            found = sorted(
-                (nodes[paper]["submittedAt"], nodes[paper]["pithNumber"]) for paper in papers()
-            )
-            self._lists[(kind, key)] = found
-        return found
-
-    def _all_keys(self) -> list[_Key]:
-        return self._sorted_keys("all", "", lambda: (n for n, _ in self._paper_nodes()))
-
-    def _category_keys(self, code: str) -> list[_Key]:
-        node = self._node("Category", code)
-        return self._sorted_keys("category", code, lambda: self.G.pred[node] if node else ())
-
-    def _author_keys(self, name_key: str) -> list[_Key]:
-        node = self._node("Author", name_key)
-        return self._sorted_keys("author", name_key, lambda: self.G.succ[node] if node else ())
-
-    def _signer_keys(self, signer_id: str) -> list[_Key]:
-        node = self._node("Signer", signer_id)
-        return self._sorted_keys("signer", signer_id, lambda: self.G.succ[node] if node else ())
-
-    def _archive_keys(self, archive: str) -> list[_Key]:
-        def papers() -> set[str]:
-            found: set[str] = set()
-            for code in self._archives().get(archive, ()):
-                found.update(self.G.pred[node_id("Category", code)])
-            return found
-
-        return self._sorted_keys("archive", archive, papers)
-
-    def _title_keys(self, terms: Sequence[str]) -> list[_Key]:
-        index: dict[str, set[str]] = self._index("title", self._build_title_index)
-        postings = sorted((index.get(term, set()) for term in terms), key=len)
-        if not postings or not postings[0]:
-            return []
-        if len(postings) == 1:
-            return self._sorted_keys("title", terms[0], lambda: postings[0])
-        common = set.intersection(*postings)
-        return self._sorted_keys("titles", "\x00".join(sorted(terms)), lambda: common)
-
-    def _build_title_index(self) -> dict[str, set[str]]:
-        index: defaultdict[str, set[str]] = defaultdict(set)
-        for node, data in self._paper_nodes():
-            for term in title_words(data["title"]):
-                index[term].add(node)
-        return dict(index)
-
-    def _archives(self) -> dict[str, list[str]]:
-        def build() -> dict[str, list[str]]:
-            found: defaultdict[str, list[str]] = defaultdict(list)
-            for _, data in self.G.nodes(data=True):
-                if data.get("label") == "Category":
-                    found[data["archive"]].append(data["code"])
-            return dict(found)
-
-        result: dict[str, list[str]] = self._index("archives", build)
-        return result
-
-    def _by_attribute(self, name: str, attribute: Callable[[dict[str, Any]], str]) -> dict[str, list[str]]:
-        def build() -> dict[str, list[str]]:
-            found: defaultdict[str, list[str]] = defaultdict(list)
-            for _, data in self._paper_nodes():
-                found[attribute(data)].append(data["pithNumber"])
-            return {key: sorted(value) for key, value in found.items()}
-
-        result: dict[str, list[str]] = self._index(name, build)
-        return result
 
     # -- identifiers ---------------------------------------------------------------------
 
@@ -215,19 +77,19 @@ class MemoryReader:
             if kind == "pithNumber":
                 names = [value] if self._paper(value) is not None else []
             elif kind == "shortPithNumber":
-                names = self._by_attribute("short", lambda d: d["shortPithNumber"]).get(value, [])
+                names = self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER]).get(value, [])
             else:
-                alias = node_id("Alias", kind, value)
+                alias = node_id(ALIAS.label, kind, value)
                 data = self.G.nodes.get(alias)
                 names = []
-                if data is not None and data.get("label") == "Alias":
-                    names = sorted(self.G.nodes[paper]["pithNumber"] for paper in self.G.succ[alias])
+                if data is not None and data.get(LABEL) == ALIAS.label:
+                    names = sorted(self.G.nodes[paper][PITH_NUMBER] for paper in self.G.succ[alias])
             result[(kind, value)] = list(names)
         return result
 
     # -- listings ------------------------------------------------------------------------
 
-    def _candidates(self, where: PaperFilter) -> list[_Key]:
+    def _candidates(self, where: PaperFilter) -> list[Key]:
         if where.title_terms:
             return self._title_keys(where.title_terms)
         if where.author is not None:
@@ -238,12 +100,12 @@ class MemoryReader:
             return self._archive_keys(where.archive)
         return self._all_keys()
 
-    def _predicate(self, where: PaperFilter) -> Callable[[_Key], bool] | None:
+    def _predicate(self, where: PaperFilter) -> Callable[[Key], bool] | None:
         """The checks the candidate list does not already guarantee (None: nothing)."""
-        checks: list[Callable[[_Key], bool]] = []
+        checks: list[Callable[[Key], bool]] = []
         anchored = False
 
-        def member(keys: list[_Key]) -> Callable[[_Key], bool]:
+        def member(keys: list[Key]) -> Callable[[Key], bool]:
             pool = {pith for _, pith in keys}
             return lambda key: key[1] in pool
 
@@ -257,9 +119,8 @@ class MemoryReader:
             if anchored:
                 checks.append(member(self._category_keys(where.category)))
             anchored = True
-        if where.archive is not None:
-            if anchored:
-                checks.append(member(self._archive_keys(where.archive)))
+        if where.archive is not None and anchored:
+            checks.append(member(self._archive_keys(where.archive)))
         if (where.submitted_from, where.submitted_before, where.license) != (None, None, None):
             checks.append(lambda key: where.admits(self._paper(key[1])))  # type: ignore[arg-type]
         if not checks:
@@ -267,10 +128,10 @@ class MemoryReader:
         return lambda key: all(check(key) for check in checks)
 
     def _page(
-        self, keys: list[_Key], first: int, after: PaperKey | None, keep: Callable[[_Key], bool] | None
+        self, keys: list[Key], first: int, after: PaperKey | None, keep: Callable[[Key], bool] | None
     ) -> Page:
         start = len(keys) if after is None else bisect_left(keys, (after.submitted_at, after.pith_number))
-        picked: list[_Key] = []
+        picked: list[Key] = []
         index = start - 1
         while index >= 0 and len(picked) <= first:
             key = keys[index]
@@ -292,7 +153,7 @@ class MemoryReader:
     def authors_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AuthorRecord]]:
         result = {}
         for pith in pith_numbers:
-            paper = node_id("Paper", pith)
+            paper = node_id(PAPER.label, pith)
             if paper in self.G:
                 authors = [self._author(node) for node in self._author_nodes_of(paper)]
                 result[pith] = sorted(authors, key=lambda a: (a.name, a.name_key))
@@ -303,12 +164,12 @@ class MemoryReader:
     def categories_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[CategoryLink]]:
         result = {}
         for pith in pith_numbers:
-            paper = node_id("Paper", pith)
+            paper = node_id(PAPER.label, pith)
             links = []
             if paper in self.G:
                 for node, edges in self.G.succ[paper].items():
                     if "IN_CATEGORY" in edges:
-                        links.append(CategoryLink(self._category(node), bool(edges["IN_CATEGORY"]["primary"])))
+                        links.append(CategoryLink(self._category(node), bool(edges["IN_CATEGORY"][PRIMARY])))
             result[pith] = sorted(links, key=lambda link: (not link.primary, link.category.code))
         return result
 
@@ -316,31 +177,31 @@ class MemoryReader:
         result = {}
         nodes = self.G.nodes
         for pith in pith_numbers:
-            paper = node_id("Paper", pith)
+            paper = node_id(PAPER.label, pith)
             aliases = []
             if paper in self.G:
                 for node in self.G.pred[paper]:
                     data = nodes[node]
-                    if data["label"] == "Alias":
-                        aliases.append(AliasRecord(data["kind"], data["value"]))
+                    if data[LABEL] == ALIAS.label:
+                        aliases.append(AliasRecord(data[KIND], data[VALUE]))
             result[pith] = sorted(aliases, key=lambda a: (a.kind, a.value))
         return result
 
     def signatures_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[SignatureRecord]]:
         result = {}
         for pith in pith_numbers:
-            paper = node_id("Paper", pith)
+            paper = node_id(PAPER.label, pith)
             found = []
             if paper in self.G:
                 for node, edges in self.G.pred[paper].items():
-                    edge = edges.get("SIGNED")
+                    edge = edges.get(SIGNED.type)
                     if edge is not None:
                         found.append(
                             SignatureRecord(
                                 self._signer(node),
-                                tuple(edge["keyIds"]),
-                                tuple(edge["eventTypes"]),
-                                bool(edge["signedBundle"]),
+                                tuple(edge[KEY_IDS]),
+                                tuple(edge[EVENT_TYPES]),
+                                bool(edge[SIGNED_BUNDLE]),
                             )
                         )
             result[pith] = sorted(found, key=lambda s: s.signer.signer_id)
@@ -373,11 +234,11 @@ class MemoryReader:
                 result[pith] = []
                 continue
             shared: Counter[str] = Counter()
-            for author in self._author_nodes_of(node_id("Paper", pith)):
+            for author in self._author_nodes_of(node_id(PAPER.label, pith)):
                 shared.update(iter(self.G.succ[author]))
             related = []
             for node, count in shared.items():
-                other = self._paper(self.G.nodes[node]["pithNumber"])
+                other = self._paper(self.G.nodes[node][PITH_NUMBER])
                 assert other is not None
                 if (other.source_kind, other.source_id) != (record.source_kind, record.source_id):
                     related.append(RelatedPaper(other, count))
@@ -391,7 +252,7 @@ class MemoryReader:
     # -- authors -------------------------------------------------------------------------
 
     def authors_by_keys(self, name_keys: Sequence[str]) -> dict[str, AuthorRecord]:
-        return self._records("Author", name_keys, self._author)
+        return self._records(AUTHOR.label, name_keys, self._author)
 
     def papers_of_authors(
         self, name_keys: Sequence[str], first: int, after: PaperKey | None
@@ -401,20 +262,20 @@ class MemoryReader:
     def coauthors(self, name_keys: Sequence[str], first: int) -> dict[str, list[Coauthor]]:
         result = {}
         for key in name_keys:
-            node = self._node("Author", key)
+            node = self._node(AUTHOR.label, key)
             counts: Counter[str] = Counter()
             if node is not None:
                 for paper in self.G.succ[node]:
                     counts.update(self._author_nodes_of(paper))
                 del counts[node]
-            ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]]["nameKey"]))
+            ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]][NAME_KEY]))
             result[key] = [Coauthor(self._author(other), count) for other, count in ranked[:first]]
         return result
 
     def author_categories(self, name_keys: Sequence[str]) -> dict[str, list[CategoryCount]]:
         result = {}
         for key in name_keys:
-            node = self._node("Author", key)
+            node = self._node(AUTHOR.label, key)
             counts: Counter[str] = Counter()
             if node is not None:
                 for paper in self.G.succ[node]:
@@ -423,17 +284,19 @@ class MemoryReader:
         return result
 
     def _category_counts(self, counts: Counter[str], first: int) -> list[CategoryCount]:
-        ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]]["code"]))
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]][CODE]))
         return [CategoryCount(self._category(node), count) for node, count in ranked[:first]]
 
     # -- categories ----------------------------------------------------------------------
 
     def categories_by_codes(self, codes: Sequence[str]) -> dict[str, CategoryRecord]:
-        return self._records("Category", codes, self._category)
+        return self._records(CATEGORY.label, codes, self._category)
 
     def all_categories(self) -> list[CategoryRecord]:
         categories = [
-            self._category(node) for node, data in self.G.nodes(data=True) if data.get("label") == "Category"
+            self._category(node)
+            for node, data in self.G.nodes(data=True)
+            if data.get(LABEL) == CATEGORY.label
         ]
         return sorted(categories, key=lambda c: c.code)
 
@@ -445,7 +308,7 @@ class MemoryReader:
     def _ranking(self, kind: str, code: str, build: Callable[[str], list[Any]]) -> list[Any]:
         found = self._rankings.get((kind, code))
         if found is None:
-            node = self._node("Category", code)
+            node = self._node(CATEGORY.label, code)
             found = self._rankings[(kind, code)] = build(node) if node is not None else []
         return found
 
@@ -454,7 +317,7 @@ class MemoryReader:
             counts: Counter[str] = Counter()
             for paper in self.G.pred[category]:
                 counts.update(self._author_nodes_of(paper))
-            ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]]["nameKey"]))
+            ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]][NAME_KEY]))
             return [AuthorCount(self._author(node), count) for node, count in ranked]
 
         return {code: self._ranking("top", code, build)[:first] for code in codes}
@@ -472,7 +335,7 @@ class MemoryReader:
     # -- signers -------------------------------------------------------------------------
 
     def signers_by_ids(self, signer_ids: Sequence[str]) -> dict[str, SignerRecord]:
-        return self._records("Signer", signer_ids, self._signer)
+        return self._records(SIGNER.label, signer_ids, self._signer)
 
     def papers_of_signers(
         self, signer_ids: Sequence[str], first: int, after: PaperKey | None
@@ -482,16 +345,16 @@ class MemoryReader:
     # -- paths ---------------------------------------------------------------------------
 
     def _neighbours(self, node: str) -> list[str]:
-        if self.G.nodes[node]["label"] == "Author":
+        if self.G.nodes[node][LABEL] == AUTHOR.label:
             return list(self.G.succ[node])
         return self._author_nodes_of(node)
 
     def _sort_key(self, node: str) -> str:
         data = self.G.nodes[node]
-        return str(data["nameKey"] if data["label"] == "Author" else data["pithNumber"])
+        return str(data[NAME_KEY] if data[LABEL] == AUTHOR.label else data[PITH_NUMBER])
 
     def collaboration_path(self, source: str, target: str, max_hops: int) -> list[PathStep] | None:
-        start, goal = self._node("Author", source), self._node("Author", target)
+        start, goal = self._node(AUTHOR.label, source), self._node(AUTHOR.label, target)
         if start is None or goal is None:
             return None
         if start == goal:
@@ -522,8 +385,7 @@ class MemoryReader:
             nodes.append(current)
         steps = []
         for index in range(0, len(nodes) - 2, 2):
-            paper = self._paper(self.G.nodes[nodes[index + 1]]["pithNumber"])
+            paper = self._paper(self.G.nodes[nodes[index + 1]][PITH_NUMBER])
             assert paper is not None
             steps.append(PathStep(self._author(nodes[index]), paper, self._author(nodes[index + 2])))
         return steps
-

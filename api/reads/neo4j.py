@@ -17,11 +17,7 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
-from pith_graph.schema.rows import PaperRow
-from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.api.reads import cypher
-from pith_graph.loader.stores.cypher import PING
-from pith_graph.loader.stores.neo4j_connect import open_driver, translate
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
@@ -40,7 +36,11 @@ from pith_graph.api.reads.records import (
     SignerRecord,
 )
 from pith_graph.api.reads.words import lucene_query
+from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.loader.stores.cypher import PING
+from pith_graph.loader.stores.neo4j_connect import open_driver, translate
 from pith_graph.schema.database import indexes
+from pith_graph.schema.rows import PaperRow
 
 __all__ = ["Neo4jReader"]
 
@@ -139,9 +139,7 @@ class Neo4jReader:
         if not keys:
             return {}
         unique = list(dict.fromkeys(keys))
-        rows = self._rows(
-            cypher.READ_RESOLVE_IDENTIFIERS, keys=[{"kind": k, "value": v} for k, v in unique]
-        )
+        rows = self._rows(cypher.READ_RESOLVE_IDENTIFIERS, keys=[{"kind": k, "value": v} for k, v in unique])
         found = {(row["kind"], row["value"]): sorted(set(row["piths"])) for row in rows}
         return {key: found.get(key, []) for key in unique}
 
@@ -194,7 +192,10 @@ class Neo4jReader:
         found = self._by_key(cypher.READ_CATEGORIES_OF_PAPERS, pith_numbers, "links")
         return {
             key: sorted(
-                (CategoryLink(_category(row["category"]), bool(row["primary"])) for row in found.get(key, [])),
+                (
+                    CategoryLink(_category(row["category"]), bool(row["primary"]))
+                    for row in found.get(key, [])
+                ),
                 key=lambda link: (not link.primary, link.category.code),
             )
             for key in pith_numbers
@@ -203,7 +204,10 @@ class Neo4jReader:
     def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
         found = self._by_key(cypher.READ_ALIASES_OF_PAPERS, pith_numbers, "aliases")
         return {
-            key: sorted((AliasRecord(kind, value) for kind, value in found.get(key, [])), key=lambda a: (a.kind, a.value))
+            key: sorted(
+                (AliasRecord(kind, value) for kind, value in found.get(key, [])),
+                key=lambda a: (a.kind, a.value),
+            )
             for key in pith_numbers
         }
 
@@ -333,6 +337,4 @@ class Neo4jReader:
             return None
         authors = [_author(row) for row in rows[0]["authors"]]
         papers = [PaperRow.from_properties(row) for row in rows[0]["papers"]]
-        return [
-            PathStep(authors[index], paper, authors[index + 1]) for index, paper in enumerate(papers)
-        ]
+        return [PathStep(authors[index], paper, authors[index + 1]) for index, paper in enumerate(papers)]

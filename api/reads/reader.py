@@ -27,7 +27,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
-from pith_graph.schema.rows import PaperRow
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
@@ -45,6 +44,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
+from pith_graph.schema.rows import PaperRow
 
 __all__ = ["GraphReader"]
 
@@ -82,17 +82,13 @@ class GraphReader(Protocol):
     def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
         """Each paper's aliases by (kind, value)."""
 
-    def signatures_of_papers(
-        self, pith_numbers: Sequence[str]
-    ) -> dict[str, list[SignatureRecord]]:
+    def signatures_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[SignatureRecord]]:
         """Each paper's SIGNED edges with their signers, by signer id."""
 
     def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRow]]:
         """The other papers with the same source kind and id, by version then pith number."""
 
-    def related_papers(
-        self, pith_numbers: Sequence[str], first: int
-    ) -> dict[str, list[RelatedPaper]]:
+    def related_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[RelatedPaper]]:
         """Papers sharing authors with each paper (not its own versions): most shared
         authors first, then newest first; at most ``first`` each."""
 
@@ -133,9 +129,7 @@ class GraphReader(Protocol):
     ) -> dict[str, Page]:
         """A newest-first page of the papers each signer signed."""
 
-    def collaboration_path(
-        self, source: str, target: str, max_hops: int
-    ) -> list[PathStep] | None:
+    def collaboration_path(self, source: str, target: str, max_hops: int) -> list[PathStep] | None:
         """The shortest author → paper → author chain from ``source`` to ``target`` (name
         keys) with at most ``max_hops`` papers, or ``None``. Of several shortest chains, the
         one whose sequence of node keys (name keys and pith numbers) is smallest."""

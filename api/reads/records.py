@@ -6,9 +6,7 @@ that compare with ``==``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from pith_graph.schema.rows import PaperRow
 

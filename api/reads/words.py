@@ -19,6 +19,7 @@ MAX_SEARCH_TERMS = 16
 #: Lucene's StandardTokenizer splits longer tokens at this length.
 _MAX_TOKEN_LENGTH = 255
 
+
 def _is_ideographic(char: str) -> bool:
     code = ord(char)
     return (
@@ -96,12 +97,8 @@ def title_words(text: str) -> tuple[str, ...]:
                 current.append(char)
         elif current and index + 1 < length:
             following = _char_class(chars[index + 1])
-            joins_letters = last == "L" and following == "L" and (
-                char in _MID_LETTER or char in _MID_NUM_LET
-            )
-            joins_digits = last == "N" and following == "N" and (
-                char in _MID_NUM or char in _MID_NUM_LET
-            )
+            joins_letters = last == "L" and following == "L" and (char in _MID_LETTER or char in _MID_NUM_LET)
+            joins_digits = last == "N" and following == "N" and (char in _MID_NUM or char in _MID_NUM_LET)
             if joins_letters or joins_digits:
                 current.append(char)
             else:
@@ -127,4 +124,3 @@ def lucene_query(terms: Sequence[str]) -> str:
     '+"graph" +"a\\\\"b"'
     """
     return " ".join('+"' + re.sub(r'(["\\])', r"\\\1", term) + '"' for term in terms)
-

@@ -100,9 +100,11 @@ class Neo4jStore:
 
     @contextmanager
     def _session(self, action: str) -> Iterator[neo4j.Session]:
-        with translated(self.uri, self.database, action):
-            with self.driver.session(database=self.database) as session:
-                yield session
+        with (
+            translated(self.uri, self.database, action),
+            self.driver.session(database=self.database) as session,
+        ):
+            yield session
 
     # -- GraphStore ----------------------------------------------------------------------
 
@@ -195,9 +197,7 @@ def _run(tx: neo4j.ManagedTransaction, statement: str, **params: Any) -> None:
     tx.run(statement, params).consume()
 
 
-def _apply_batch(
-    tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], piths: list[str]
-) -> list[Outcome]:
+def _apply_batch(tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], piths: list[str]) -> list[Outcome]:
     """The transaction function: lock, decide, write. Re-run from scratch on a retry."""
     stored: dict[str, tuple[str, str]] = {}
     for record in tx.run(cypher.LOCK_PAPERS, piths=piths):

@@ -70,9 +70,13 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
                 f"gave up after retrying for {MAX_RETRY_SECONDS:.0f}s; the batch in flight "
                 "was not committed or its outcome is unknown: loading again is safe"
             )
-        return StoreError(StoreErrorCode.UNAVAILABLE, f"cannot reach {where} while {action}: {_one_line(error)}; {hint}")
+        return StoreError(
+            StoreErrorCode.UNAVAILABLE, f"cannot reach {where} while {action}: {_one_line(error)}; {hint}"
+        )
     if isinstance(error, Neo4jError):
-        return StoreError(StoreErrorCode.WRITE_FAILED, f"{where} failed while {action}: {error.code}: {_one_line(error)}")
+        return StoreError(
+            StoreErrorCode.WRITE_FAILED, f"{where} failed while {action}: {error.code}: {_one_line(error)}"
+        )
     return StoreError(StoreErrorCode.UNAVAILABLE, f"{where} failed while {action}: {_one_line(error)}")
 
 

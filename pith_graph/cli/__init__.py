@@ -62,5 +62,3 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> NoReturn:
     """Console-script entry point."""
     sys.exit(main())
-
-

@@ -10,7 +10,14 @@ from typing import Any
 
 import orjson
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 
 from pith_graph.cli.options import (
@@ -137,7 +144,6 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-
 def add_loader_commands(commands: argparse._SubParsersAction[Any]) -> None:
     """Add ``verify``, ``load`` and ``schema`` to the CLI's subcommands."""
     verify = commands.add_parser("verify", help="verify bundles; exit 1 if any is rejected")
@@ -148,14 +154,19 @@ def add_loader_commands(commands: argparse._SubParsersAction[Any]) -> None:
     add_input_options(load)
     load.add_argument("--backend", choices=("memory", "neo4j"), default="memory")
     load.add_argument("--save", metavar="FILE", help="memory backend: write node-link JSON here")
-    load.add_argument("--batch-size", type=int, default=None,
-                      help="bundles per write batch (default: 1000 in memory, 5000 for Neo4j)")
+    load.add_argument(
+        "--batch-size",
+        type=int,
+        default=None,
+        help="bundles per write batch (default: 1000 in memory, 5000 for Neo4j)",
+    )
     add_neo4j_options(load)
     load.set_defaults(handler=lambda a: cmd_verify_or_load(a, load=True))
 
     schema = commands.add_parser("schema", help="apply the Neo4j constraints and indexes and print them")
     schema.add_argument("--backend", choices=("neo4j",), default="neo4j")
-    schema.add_argument("--print", dest="print_only", action="store_true",
-                        help="only print the Cypher, without connecting")
+    schema.add_argument(
+        "--print", dest="print_only", action="store_true", help="only print the Cypher, without connecting"
+    )
     add_neo4j_options(schema)
     schema.set_defaults(handler=cmd_schema)

@@ -43,17 +43,27 @@ def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool =
         help="bundle files, folders (recursive), JSON Lines, .gz, or - for stdin",
     )
     add_trust_options(parser)
-    parser.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
-                        help="largest bundle accepted, in bytes (default 1 MiB)")
-    parser.add_argument("--workers", type=int, default=None,
-                        help="verification processes (default: one per core)")
+    parser.add_argument(
+        "--max-bytes",
+        type=int,
+        default=DEFAULT_MAX_BYTES,
+        help="largest bundle accepted, in bytes (default 1 MiB)",
+    )
+    parser.add_argument(
+        "--workers", type=int, default=None, help="verification processes (default: one per core)"
+    )
     parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
 
 
 def add_trust_options(parser: argparse.ArgumentParser) -> None:
     """``--trusted-keys FILE`` (repeatable)."""
-    parser.add_argument("--trusted-keys", metavar="FILE", action="append", default=[],
-                        help="JSON list of extra keys to trust (repeatable)")
+    parser.add_argument(
+        "--trusted-keys",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="JSON list of extra keys to trust (repeatable)",
+    )
 
 
 def add_neo4j_options(parser: argparse.ArgumentParser) -> None:

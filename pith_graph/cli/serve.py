@@ -25,13 +25,21 @@ def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="PATH",
         help="memory backend: bundles to verify and load (default: the shipped samples)",
     )
-    serve.add_argument("--backend", choices=("memory", "neo4j"), default=None,
-                       help="memory (default) or neo4j (serve what the database holds)")
+    serve.add_argument(
+        "--backend",
+        choices=("memory", "neo4j"),
+        default=None,
+        help="memory (default) or neo4j (serve what the database holds)",
+    )
     serve.add_argument("--host", default=None, help="interface (default 127.0.0.1, PITH_API_HOST)")
     serve.add_argument("--port", type=int, default=None, help="port (default 8000, PITH_API_PORT)")
     add_trust_options(serve)
-    serve.add_argument("--workers", type=int, default=None,
-                       help="memory backend: verification processes (default: one per core)")
+    serve.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        help="memory backend: verification processes (default: one per core)",
+    )
     add_neo4j_options(serve)
     serve.set_defaults(handler=cmd_serve)
 

@@ -11,14 +11,11 @@ bytes of a digest.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
+
 from pith_graph.loader.canon import canon, sha256_hex
 from pith_graph.loader.format import (
     ALGORITHM,
@@ -33,8 +30,19 @@ from pith_graph.loader.format import (
     event_digest,
     state_digest,
 )
+from pith_graph.loader.identifiers import pith_base32, pith_number_for, short_pith_number_for
 from pith_graph.testing.identity import SignerIdentity
-from pith_graph.loader.identifiers import pith_base32, pith_number_for, short_pith_number_for, title_key
+from pith_graph.testing.payloads import (
+    DEFAULT_BASE_URL,
+    bundle_links,
+    event_shell,
+    graph_snapshot,
+    public_keys,
+    receipt,
+    resign_receipt,
+    source_aliases,
+)
+from pith_graph.testing.spec import SCHEMA_VERSION, PaperSpec, micro
 
 __all__ = [
     "PaperSpec",
@@ -47,95 +55,7 @@ __all__ = [
 
 Json = dict[str, Any]
 
-SCHEMA_VERSION = "1.0"
-BUILDER_VERSION = "pith-number-builder-2026-05-17-v1"
-RECEIPT_VERSION = "0.3"
-DEFAULT_BASE_URL = "https://pith.science"
-REGISTRY_KEY_URL = "https://pith.science/pith-signing-key.json"
-# Constants seen in every real snapshot; what they digest is not known.
-EMPTY_SNAPSHOT_SHA256 = "258153158e38e3291e3d48162225fcdb2d5a3ed65a07baac614ab91432fd4f57"
-CLEAN_INTEGRITY_SNAPSHOT_SHA256 = "c28c3603d3b5d939e8dc4c7e95fa8dfce3d595e45f758748cecf8e644a296938"
-
 _PITH_SHORT_KINDS = ("pith_short_12", "pith_short_16", "pith_short_8")
-
-
-@dataclass(frozen=True)
-class PaperSpec:
-    """Everything that varies between bundles of one signer.
-
-    ``authors`` are display names, joined with ``", "`` in the given order (real bundles
-    sort them; the caller decides). Times are ISO 8601 UTC with ``Z``. The optional fields
-    default to what a fresh build would write: ``abstract_canon_sha256`` to the digest of
-    the excerpt (real bundles digest the full abstract, which they do not carry),
-    ``snapshot_created_at`` to ``created_at``, the receipt times to ``created_at`` with
-    microseconds, ``event_signed_at[i]`` and ``bundle_signed_at`` to ``built_at`` likewise.
-    """
-
-    arxiv_id: str
-    version: int
-    title: str
-    authors: Sequence[str]
-    abstract_excerpt: str
-    primary_cat: str
-    cross_cats: Sequence[str]
-    license: str
-    submitted_at: str
-    created_at: str
-    built_at: str
-    abstract_canon_sha256: str | None = None
-    snapshot_created_at: str | None = None
-    receipt_computed_at: str | None = None
-    receipt_reissued_at: str | None = None
-    receipt_signed_at: str | None = None
-    event_signed_at: Sequence[str] = ()
-    bundle_signed_at: str | None = None
-    headline: str = ""
-
-    @property
-    def authors_text(self) -> str:
-        return ", ".join(self.authors)
-
-    @property
-    def arxiv_version(self) -> str:
-        return f"{self.arxiv_id}v{self.version}"
-
-    @property
-    def doi(self) -> str:
-        return f"10.48550/arxiv.{self.arxiv_id}"
-
-    def canonical_record(self) -> Json:
-        """The canonical record whose digest makes the pith number."""
-        abstract_sha = self.abstract_canon_sha256
-        if abstract_sha is None:
-            abstract_sha = sha256_hex(title_key(self.abstract_excerpt).encode("utf-8"))
-        return {
-            "source": {"id": self.arxiv_id, "kind": "arxiv", "version": self.version},
-            "metadata": {
-                "license": self.license,
-                "primary_cat": self.primary_cat,
-                "submitted_at": self.submitted_at,
-                "cross_cats_sorted": sorted(self.cross_cats),
-                "title_canon_sha256": sha256_hex(title_key(self.title).encode("utf-8")),
-                "abstract_canon_sha256": abstract_sha,
-            },
-            "schema_version": SCHEMA_VERSION,
-        }
-
-    def event_signing_time(self, index: int) -> str:
-        if index < len(self.event_signed_at):
-            return self.event_signed_at[index]
-        return _micro(self.built_at)
-
-
-def _micro(timestamp: str) -> str:
-    """``...:27Z`` -> ``...:27.000000Z``; timestamps with a fraction pass unchanged.
-
-    >>> _micro("2026-07-05T05:13:27Z"), _micro("2026-07-05T05:13:27.052423Z")
-    ('2026-07-05T05:13:27.000000Z', '2026-07-05T05:13:27.052423Z')
-    """
-    if "." in timestamp:
-        return timestamp
-    return timestamp[:-1] + ".000000Z"
 
 
 def _h(value: Any) -> str:
@@ -196,133 +116,6 @@ def _seal_bundle(bundle: Json, signer: SignerIdentity, signed_at: str) -> None:
     }
 
 
-def _sign_receipt(receipt: Json, signer: SignerIdentity) -> None:
-    receipt["key_id"] = signer.key_id
-    receipt["public_key_fingerprint"] = signer.fingerprint_sha256_hex
-    receipt["signature_b64"] = signer.sign_digest(receipt["canonical_sha256"])
-
-
-def _receipt(canonical_sha256: str, signer: SignerIdentity, paper: PaperSpec) -> Json:
-    computed = paper.receipt_computed_at or _micro(paper.created_at)
-    receipt: Json = {
-        "kind": "pith_receipt",
-        "key_id": signer.key_id,
-        "algorithm": ALGORITHM,
-        "signed_at": paper.receipt_signed_at or computed,
-        "signature_b64": "",
-        "signed_message": SIGNED_MESSAGES["receipt"],
-        "builder_version": BUILDER_VERSION,
-        "receipt_version": RECEIPT_VERSION,
-        "canonical_sha256": canonical_sha256,
-        "last_reissued_at": paper.receipt_reissued_at or computed,
-        "signature_status": SIGNATURE_STATUS,
-        "first_computed_at": computed,
-        "public_key_fingerprint": signer.fingerprint_sha256_hex,
-    }
-    _sign_receipt(receipt, signer)
-    return receipt
-
-
-def _graph_snapshot(paper: PaperSpec) -> Json:
-    empty = EMPTY_SNAPSHOT_SHA256
-    return {
-        "paper": {
-            "title": paper.title,
-            "license": paper.license,
-            "headline": paper.headline,
-            "cross_cats": sorted(paper.cross_cats),
-            "primary_cat": paper.primary_cat,
-            "authors_text": paper.authors_text,
-            "submitted_at": paper.submitted_at,
-            "abstract_excerpt": paper.abstract_excerpt,
-        },
-        "claims": {"count": 0, "items": [], "snapshot_sha256": empty},
-        "source": {"id": paper.arxiv_id, "kind": "arxiv", "version": paper.version},
-        "verdict": {
-            "id": None,
-            "model_set": {},
-            "created_at": None,
-            "strongest_claim": "",
-            "one_line_summary": "",
-            "pipeline_version": None,
-            "weakest_assumption": "",
-            "pith_extraction_headline": "",
-        },
-        "integrity": {
-            "clean": True,
-            "summary": {"advisory": 0, "critical": 0, "by_detector": {}, "informational": 0},
-            "endpoint": f"/pith/{paper.arxiv_id}/integrity.json",
-            "findings": [],
-            "available": True,
-            "detectors_run": [],
-            "snapshot_sha256": CLEAN_INTEGRITY_SNAPSHOT_SHA256,
-        },
-        "references": {
-            "count": 0,
-            "sample": [],
-            "resolved_work": 0,
-            "snapshot_sha256": empty,
-            "internal_anchors": 0,
-        },
-        "formal_canon": {"evidence_count": 0, "snapshot_sha256": empty},
-        "author_claims": {"count": 0, "strong_count": 0, "snapshot_sha256": empty},
-        "builder_version": BUILDER_VERSION,
-    }
-
-
-def _event(event_type: str, pith_number: str, target: str, payload: Json, created_at: str) -> Json:
-    return {
-        "event_type": event_type,
-        "subject_pith_number": pith_number,
-        "target": target,
-        "payload": payload,
-        "signer": None,
-        "created_at": created_at,
-        "supersedes": [],
-        "prev_event": None,
-        "signature": None,
-        "content_sha256": None,
-        "schema_version": SCHEMA_VERSION,
-        "event_id": None,
-    }
-
-
-def _source_aliases(paper: PaperSpec, body: str) -> list[Json]:
-    values = {
-        "arxiv": paper.arxiv_id,
-        "arxiv_version": paper.arxiv_version,
-        "doi": paper.doi,
-        "pith_short_12": body[:12],
-        "pith_short_16": body[:16],
-        "pith_short_8": body[:8],
-    }
-    return [
-        {"alias_kind": kind, "alias_value": value, "created_at": paper.created_at}
-        for kind, value in values.items()
-    ]
-
-
-def _links(base_url: str, body: str) -> tuple[list[Json], Json]:
-    page = f"{base_url}/pith/{body}"
-    well_known = f"{base_url}/.well-known/pith/{body}/bundle.json"
-    mirror = {
-        "mirror_type": "https",
-        "name": "Pith Resolver",
-        "base_url": base_url,
-        "bundle_url": f"{page}/bundle.json",
-        "state_url": f"{page}/state.json",
-        "well_known_bundle_url": well_known,
-        "status": "primary",
-    }
-    links = {
-        "resolver": page,
-        "bundle": f"{page}/bundle.json",
-        "state": f"{page}/state.json",
-        "well_known_bundle": well_known,
-    }
-    return [mirror], links
-
-
 def state_for(bundle: Mapping[str, Any]) -> Json:
     """The merged ``state`` of a bundle's events, with its ``state_sha256``.
 
@@ -369,13 +162,6 @@ def state_for(bundle: Mapping[str, Any]) -> Json:
     return state
 
 
-def _public_keys(signers: Sequence[SignerIdentity]) -> list[Json]:
-    records: dict[str, Json] = {}
-    for signer in signers:
-        records.setdefault(signer.key_id, signer.public_key_record())
-    return list(records.values())
-
-
 def build_bundle(
     paper: PaperSpec,
     signer: SignerIdentity,
@@ -406,7 +192,7 @@ def build_bundle(
     record_payload: Json = {
         "canonical_record": _copy(canonical_record),
         "canonical_sha256": canonical_sha256,
-        "receipt": _receipt(canonical_sha256, signer, paper),
+        "receipt": receipt(canonical_sha256, signer, paper),
         "source_kind": "arxiv",
         "source_id": paper.arxiv_id,
         "source_version": paper.version,
@@ -415,23 +201,23 @@ def build_bundle(
     snapshot_signer = extra_event_signer or signer
     events = [
         seal_event(
-            _event("record_created", pith_number, "record", record_payload, paper.created_at),
+            event_shell("record_created", pith_number, "record", record_payload, paper.created_at),
             signer,
             signed_at=paper.event_signing_time(0),
         ),
         seal_event(
-            _event(
+            event_shell(
                 "graph_snapshot",
                 pith_number,
                 "graph",
-                {"graph_snapshot": _graph_snapshot(paper), "verdict_id": None},
+                {"graph_snapshot": graph_snapshot(paper), "verdict_id": None},
                 paper.snapshot_created_at or paper.created_at,
             ),
             snapshot_signer,
             signed_at=paper.event_signing_time(1),
         ),
     ]
-    mirror_hints, links = _links(base_url, body)
+    mirror_hints, links = bundle_links(base_url, body)
     bundle: Json = {
         "bundle_type": BUNDLE_TYPE,
         "bundle_version": BUNDLE_VERSION,
@@ -440,17 +226,17 @@ def build_bundle(
         "canonical_record": canonical_record,
         "canonical_sha256": canonical_sha256,
         "source": source,
-        "source_aliases": _source_aliases(paper, body),
+        "source_aliases": source_aliases(paper, body),
         "events": events,
         "timestamp_proofs": [],
         "mirror_hints": mirror_hints,
-        "public_keys": _public_keys([signer, snapshot_signer]),
+        "public_keys": public_keys([signer, snapshot_signer]),
         "merge_version": MERGE_VERSION,
         "built_at": paper.built_at,
         "links": links,
     }
     bundle["state"] = state_for(bundle)
-    _seal_bundle(bundle, signer, paper.bundle_signed_at or _micro(paper.built_at))
+    _seal_bundle(bundle, signer, paper.bundle_signed_at or micro(paper.built_at))
     return bundle
 
 
@@ -522,13 +308,13 @@ def resign(
     if sign_receipt:
         for index, event in enumerate(events):
             if event["event_type"] == "record_created":
-                _sign_receipt(event["payload"]["receipt"], signer_of(index))
+                resign_receipt(event["payload"]["receipt"], signer_of(index))
     if refresh_events:
         for index, event in enumerate(events):
             seal_event(event, signer_of(index))
     if refresh_public_keys:
         used = [signer_of(index) for index in range(len(events))]
-        bundle["public_keys"] = _public_keys([signer, *used])
+        bundle["public_keys"] = public_keys([signer, *used])
     if refresh_state:
         bundle["state"] = state_for(bundle)
     else:

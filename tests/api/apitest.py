@@ -32,15 +32,15 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.context import ThreadRunner
-from pith_graph.loader.facade import SAMPLES, resolve_keyring
-from pith_graph.testing.corpus import corpus_signers, generate_bundles
-from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.pipeline import run
-from pith_graph.testing.signer import PaperSpec, build_bundle
-from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
+from pith_graph.loader.facade import SAMPLES, resolve_keyring
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing.corpus import corpus_signers, generate_bundles
+from pith_graph.testing.signer import PaperSpec, build_bundle
 
 
 class ThreadServer:
@@ -103,11 +103,8 @@ class Api:
 @contextmanager
 def served(app: Any, backend: str, reader: GraphReader) -> Iterator[Api]:
     """Serve ``app`` on a real uvicorn for the duration of the block."""
-    with ThreadServer(app) as server:
-        with httpx.Client(base_url=server.url, timeout=60) as client:
-            yield Api(backend, server.url, reader, client)
-
-
+    with ThreadServer(app) as server, httpx.Client(base_url=server.url, timeout=60) as client:
+        yield Api(backend, server.url, reader, client)
 
 
 def load_vectors(name: str) -> list[dict[str, Any]]:
@@ -230,7 +227,7 @@ def neo4j_corpus(request: pytest.FixtureRequest, corpus: Corpus, memory_reader: 
     return loaded
 
 
-@pytest.fixture()
+@pytest.fixture
 def neo4j_reader(neo4j_corpus: _Neo4jCorpus) -> Iterator[Neo4jReader]:
     neo4j_corpus.ensure_loaded()
     server = neo4j_corpus.server
@@ -264,7 +261,7 @@ def _neo4j_api(neo4j_corpus: _Neo4jCorpus, corpus: Corpus) -> Iterator[Api]:
         yield found
 
 
-@pytest.fixture()
+@pytest.fixture
 def neo4j_api(_neo4j_api: Api, neo4j_corpus: _Neo4jCorpus) -> Api:
     neo4j_corpus.ensure_loaded()
     return _neo4j_api

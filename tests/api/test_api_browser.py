@@ -6,6 +6,7 @@ kept as ``artifacts/graphiql.png``."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -16,13 +17,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from apitest import Api, served
 
 from pith_graph.api.app import create_app
+from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.loader.keyring import default_keyring
-from pith_graph.api.reads.memory import MemoryReader
-
-from apitest import Api, served
 
 pytestmark = pytest.mark.browser
 
@@ -60,7 +60,7 @@ class DevTools:
 
         self.process = subprocess.Popen(
             args,
-            preexec_fn=wire_fds,  # noqa: PLW1509 (runs before exec, single-threaded child)
+            preexec_fn=wire_fds,
             pass_fds=(3, 4),  # kept open in the child once wire_fds has put the pipes there
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -109,10 +109,8 @@ class DevTools:
         raise AssertionError(f"timed out waiting for {expression}")
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(RuntimeError, OSError):
             self.send("Browser.close")
-        except (RuntimeError, OSError):
-            pass
         try:
             self.process.wait(timeout=15)
         except subprocess.TimeoutExpired:
@@ -122,7 +120,7 @@ class DevTools:
         os.close(self._write)
 
 
-@pytest.fixture()
+@pytest.fixture
 def devtools(tmp_path: Path) -> Iterator[DevTools]:
     if CHROMIUM is None:
         if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -135,7 +133,7 @@ def devtools(tmp_path: Path) -> Iterator[DevTools]:
         browser.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def samples_api() -> Iterator[Api]:
     G, _ = load_graph([SAMPLES])
     reader = MemoryReader(G)
@@ -146,7 +144,9 @@ def samples_api() -> Iterator[Api]:
 def test_graphiql_runs_a_query_in_a_real_browser(devtools: DevTools, samples_api: Api) -> None:
     targets = devtools.send("Target.getTargets")["targetInfos"]
     page = next(t for t in targets if t["type"] == "page")
-    devtools.session = devtools.send("Target.attachToTarget", targetId=page["targetId"], flatten=True)["sessionId"]
+    devtools.session = devtools.send("Target.attachToTarget", targetId=page["targetId"], flatten=True)[
+        "sessionId"
+    ]
     devtools.send("Page.enable")
     devtools.send("Runtime.enable")
     devtools.send("Page.navigate", url=f"{samples_api.url}/graphql")
@@ -157,7 +157,9 @@ def test_graphiql_runs_a_query_in_a_real_browser(devtools: DevTools, samples_api
         " cm.setValue(''); cm.focus(); return true; })()"
     )
     devtools.send("Input.insertText", text=QUERY)
-    typed = devtools.evaluate("document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()")
+    typed = devtools.evaluate(
+        "document.querySelector('.graphiql-query-editor .CodeMirror').CodeMirror.getValue()"
+    )
     assert "1907.13257" in typed
     devtools.evaluate("document.querySelector('.graphiql-execute-button').click()")
     shown = devtools.wait_for(

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
 import networkx as nx
 import pytest
-
-from pith_graph.loader.identifiers import author_name_key
-from pith_graph.api.reads.memory import MemoryReader
-
 from apitest import (  # noqa: F401 (fixtures)
     Api,
     _neo4j_api,
@@ -22,6 +19,9 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_api,
     neo4j_corpus,
 )
+
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.loader.identifiers import author_name_key
 
 
 @dataclass(frozen=True)
@@ -73,7 +73,8 @@ def examples(memory_reader: MemoryReader) -> Examples:
         versioned_id=versioned,
         versions=tuple(p["pithNumber"] for p in versions),
         doi=next(
-            G.nodes[a]["value"] for a in G.pred[f"Paper:{versions[0]['pithNumber']}"]
+            G.nodes[a]["value"]
+            for a in G.pred[f"Paper:{versions[0]['pithNumber']}"]
             if G.nodes[a]["label"] == "Alias" and G.nodes[a]["kind"] == "doi"
         ),
         hub_author=start,
@@ -103,7 +104,11 @@ PAPER_FIELDS = """
 
 # (id, query, variables built from the examples)
 QUERIES: list[Any] = [
-    pytest.param(f"query($id: String!) {{ paper(id: $id) {{ {PAPER_FIELDS} }} }}", lambda e: {"id": e.doi}, id="paper-by-doi"),
+    pytest.param(
+        f"query($id: String!) {{ paper(id: $id) {{ {PAPER_FIELDS} }} }}",
+        lambda e: {"id": e.doi},
+        id="paper-by-doi",
+    ),
     pytest.param(
         "query($id: String!) { resolve(id: $id) { pithNumber sourceVersion versions { pithNumber } } }",
         lambda e: {"id": f"arXiv:{e.versioned_id}"},
@@ -116,34 +121,34 @@ QUERIES: list[Any] = [
         id="papers-first-page",
     ),
     pytest.param(
-        "query($c: String!) { papers(first: 20, filter: {category: $c, submittedFrom: \"2015-01-01\"}) "
+        'query($c: String!) { papers(first: 20, filter: {category: $c, submittedFrom: "2015-01-01"}) '
         "{ totalCount nodes { pithNumber authors { name } categories { code } } } }",
         lambda e: {"c": e.big_category},
         id="papers-category-and-date",
     ),
     pytest.param(
-        "{ papers(first: 25, filter: {archive: \"math\", license: \"http://creativecommons.org/licenses/by/4.0/\"}) "
+        '{ papers(first: 25, filter: {archive: "math", license: "http://creativecommons.org/licenses/by/4.0/"}) '
         "{ totalCount nodes { pithNumber } } }",
         lambda e: {},
         id="papers-archive-and-license",
     ),
     pytest.param(
-        "query($a: String!) { papers(first: 10, filter: {author: $a, submittedBefore: \"2024-06-01T00:00:00Z\"}) "
+        'query($a: String!) { papers(first: 10, filter: {author: $a, submittedBefore: "2024-06-01T00:00:00Z"}) '
         "{ totalCount nodes { pithNumber } pageInfo { hasNextPage } } }",
         lambda e: {"a": e.hub_author.upper()},
         id="papers-author-and-date",
     ),
     pytest.param(
-        "{ papers(first: 50, filter: {title: \"graph networks\"}) { totalCount nodes { title } } }",
+        '{ papers(first: 50, filter: {title: "graph networks"}) { totalCount nodes { title } } }',
         lambda e: {},
         id="papers-title",
     ),
     pytest.param(
-        "{ a: search(text: \"Schrödinger\", first: 50) { title } "
-        "b: search(text: \"LÉVY processes\") { title } "
-        "c: search(text: \"3.5\") { title } d: search(text: \"李\") { title } "
-        "e: search(text: \"o'brien's multi-GPU\") { title } f: search(text: \"İstanbul σίσυφος\") { title } "
-        "g: search(text: \"self_supervised 🚀\") { title } h: search(text: \"erdős-rényi\") { title } }",
+        '{ a: search(text: "Schrödinger", first: 50) { title } '
+        'b: search(text: "LÉVY processes") { title } '
+        'c: search(text: "3.5") { title } d: search(text: "李") { title } '
+        'e: search(text: "o\'brien\'s multi-GPU") { title } f: search(text: "İstanbul σίσυφος") { title } '
+        'g: search(text: "self_supervised 🚀") { title } h: search(text: "erdős-rényi") { title } }',
         lambda e: {},
         id="search-words",
     ),
@@ -175,10 +180,10 @@ QUERIES: list[Any] = [
         id="categories",
     ),
     pytest.param(
-        "{ registry: signer(id: \"corpus.pith-graph.invalid\") { signerId signerType keyIds paperCount "
+        '{ registry: signer(id: "corpus.pith-graph.invalid") { signerId signerType keyIds paperCount '
         "papers(first: 3) { edges { node { pithNumber } } } } "
-        "builder: signer(id: \"builder.pith-graph.invalid\") { signerType paperCount papers { nodes { pithNumber } } } "
-        "pith: signer(id: \"pith.science\") { paperCount } }",
+        'builder: signer(id: "builder.pith-graph.invalid") { signerType paperCount papers { nodes { pithNumber } } } '
+        'pith: signer(id: "pith.science") { paperCount } }',
         lambda e: {},
         id="signers",
     ),
@@ -191,9 +196,9 @@ QUERIES: list[Any] = [
         id="collaboration-path",
     ),
     pytest.param(
-        "{ a: paper(id: \"nope\") { title } b: resolve(id: \"10.1/none\") { title } "
-        "c: author(name: \"No Such Person\") { name } d: category(code: \"xx.YY\") { code } "
-        "e: signer(id: \"nobody\") { signerId } }",
+        '{ a: paper(id: "nope") { title } b: resolve(id: "10.1/none") { title } '
+        'c: author(name: "No Such Person") { name } d: category(code: "xx.YY") { code } '
+        'e: signer(id: "nobody") { signerId } }',
         lambda e: {},
         id="unknown-things",
     ),
@@ -236,9 +241,15 @@ def test_paper_by_any_identifier_names_the_newest_version(api: Api, examples: Ex
     assert again["paper"] == {"pithNumber": newest}
 
 
-def test_paging_with_cursors_visits_every_paper_once_newest_first(api: Api, memory_reader: MemoryReader) -> None:
+def test_paging_with_cursors_visits_every_paper_once_newest_first(
+    api: Api, memory_reader: MemoryReader
+) -> None:
     expected = sorted(
-        ((d["submittedAt"], d["pithNumber"]) for _, d in memory_reader.G.nodes(data=True) if d["label"] == "Paper"),
+        (
+            (d["submittedAt"], d["pithNumber"])
+            for _, d in memory_reader.G.nodes(data=True)
+            if d["label"] == "Paper"
+        ),
         reverse=True,
     )
     seen: list[tuple[str, str]] = []
@@ -260,7 +271,9 @@ def test_paging_with_cursors_visits_every_paper_once_newest_first(api: Api, memo
     assert pages == -(-len(expected) // 100)
 
 
-def test_filters_match_an_independent_count(api: Api, memory_reader: MemoryReader, examples: Examples) -> None:
+def test_filters_match_an_independent_count(
+    api: Api, memory_reader: MemoryReader, examples: Examples
+) -> None:
     G = memory_reader.G
     code = examples.big_category
     oracle = [
@@ -271,16 +284,18 @@ def test_filters_match_an_independent_count(api: Api, memory_reader: MemoryReade
         and "2016-01-01T00:00:00Z" <= d["submittedAt"] < "2022-01-01T00:00:00Z"
     ]
     found = api.data(
-        "query($c: String!) { papers(first: 100, filter: {category: $c, submittedFrom: \"2016-01-01\", "
-        "submittedBefore: \"2022-01-01T00:00:00+00:00\"}) { totalCount nodes { pithNumber } } }",
+        'query($c: String!) { papers(first: 100, filter: {category: $c, submittedFrom: "2016-01-01", '
+        'submittedBefore: "2022-01-01T00:00:00+00:00"}) { totalCount nodes { pithNumber } } }',
         c=code,
     )["papers"]
     assert found["totalCount"] == len(oracle)
-    assert set(p["pithNumber"] for p in found["nodes"]) <= set(oracle)
+    assert {p["pithNumber"] for p in found["nodes"]} <= set(oracle)
     assert len(found["nodes"]) == min(100, len(oracle))
 
 
-def test_author_is_matched_by_name_key_and_counts_coauthors(api: Api, memory_reader: MemoryReader, examples: Examples) -> None:
+def test_author_is_matched_by_name_key_and_counts_coauthors(
+    api: Api, memory_reader: MemoryReader, examples: Examples
+) -> None:
     G = memory_reader.G
     key = author_name_key(examples.hub_author)
     shared: Counter[str] = Counter()
@@ -299,7 +314,9 @@ def test_author_is_matched_by_name_key_and_counts_coauthors(api: Api, memory_rea
     assert [(c["author"]["nameKey"], c["sharedPapers"]) for c in author["coauthors"]] == ranked
 
 
-def test_collaboration_path_is_a_shortest_chain(api: Api, examples: Examples, memory_reader: MemoryReader) -> None:
+def test_collaboration_path_is_a_shortest_chain(
+    api: Api, examples: Examples, memory_reader: MemoryReader
+) -> None:
     source, target = examples.far_authors
     steps = api.data(
         "query($a: String!, $b: String!) { collaborationPath(from: $a, to: $b, maxHops: 6) "
@@ -310,7 +327,7 @@ def test_collaboration_path_is_a_shortest_chain(api: Api, examples: Examples, me
     assert len(steps) == 3
     assert steps[0]["from"]["nameKey"] == author_name_key(source)
     assert steps[-1]["to"]["nameKey"] == target
-    for step, following in zip(steps, steps[1:]):
+    for step, following in itertools.pairwise(steps):
         assert step["to"] == following["from"]
     for step in steps:
         names = {a["nameKey"] for a in step["paper"]["authors"]}
@@ -332,7 +349,11 @@ def test_verification_names_the_keys_that_signed(api: Api, examples: Examples) -
     assert paper["keyIds"] == ["pith-v1-2026-05"]
     assert paper["fingerprints"] == ["8d4b5ee74e4693bcd1df2446408b0d54"]
     assert paper["keys"] == [
-        {"keyId": "pith-v1-2026-05", "fingerprint": "8d4b5ee74e4693bcd1df2446408b0d54", "signerId": "pith.science"}
+        {
+            "keyId": "pith-v1-2026-05",
+            "fingerprint": "8d4b5ee74e4693bcd1df2446408b0d54",
+            "signerId": "pith.science",
+        }
     ]
     assert paper["signatures"] == [{"signedBundle": True, "signer": {"signerId": "pith.science"}}]
     assert len(paper["bundleSha256"]) == 64

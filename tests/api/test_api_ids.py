@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from pith_graph.errors import ApiError
-from pith_graph.api.ids import parse_identifier
-
 from apitest import load_vectors
+
+from pith_graph.api.ids import parse_identifier
+from pith_graph.errors import ApiError
 
 VECTORS = [pytest.param(case, id=case["id"]) for case in load_vectors("identifiers.json")]
 

@@ -7,11 +7,6 @@ from typing import Any
 
 import httpx
 import pytest
-
-from pith_graph.api.app import create_app
-from pith_graph.api.limits import RequestLimits
-from pith_graph.api.reads.memory import MemoryReader
-
 from apitest import (  # noqa: F401 (fixtures)
     Api,
     corpus,
@@ -19,6 +14,10 @@ from apitest import (  # noqa: F401 (fixtures)
     memory_reader,
     served,
 )
+
+from pith_graph.api.app import create_app
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.reads.memory import MemoryReader
 
 
 def _deep(levels: int) -> str:
@@ -41,21 +40,43 @@ def _check(response: httpx.Response, code: str, status: int = 200) -> dict[str, 
 QUERY_CASES = [
     pytest.param(_deep(5), "LIMIT_EXCEEDED", id="too-deep"),
     pytest.param(
-        "{ " + " ".join(f"a{i}: categories {{ code }}" for i in range(40)) + " }", "LIMIT_EXCEEDED", id="many-aliases"
+        "{ " + " ".join(f"a{i}: categories {{ code }}" for i in range(40)) + " }",
+        "LIMIT_EXCEEDED",
+        id="many-aliases",
     ),
     pytest.param("{ categories { " + "code " * 3000 + "} }", "LIMIT_EXCEEDED", id="many-tokens"),
     pytest.param("{ categories { code } }" + "#\n" * 3000, "LIMIT_EXCEEDED", id="many-comments"),
     pytest.param("{ papers(first: 10000) { totalCount } }", "LIMIT_EXCEEDED", id="first-10000"),
     pytest.param("{ papers(first: -1) { totalCount } }", "BAD_USER_INPUT", id="first-negative"),
-    pytest.param('{ author(name: "Ann Lee") { coauthors(first: 101) { sharedPapers } } }', "LIMIT_EXCEEDED", id="nested-first"),
-    pytest.param('{ papers(after: "bm90IGEgY3Vyc29y") { totalCount } }', "BAD_USER_INPUT", id="forged-cursor"),
-    pytest.param('{ papers(filter: {submittedFrom: "last tuesday"}) { totalCount } }', "BAD_USER_INPUT", id="bad-date"),
+    pytest.param(
+        '{ author(name: "Ann Lee") { coauthors(first: 101) { sharedPapers } } }',
+        "LIMIT_EXCEEDED",
+        id="nested-first",
+    ),
+    pytest.param(
+        '{ papers(after: "bm90IGEgY3Vyc29y") { totalCount } }', "BAD_USER_INPUT", id="forged-cursor"
+    ),
+    pytest.param(
+        '{ papers(filter: {submittedFrom: "last tuesday"}) { totalCount } }', "BAD_USER_INPUT", id="bad-date"
+    ),
     pytest.param('{ search(text: "!!! ---") { title } }', "BAD_USER_INPUT", id="search-without-words"),
-    pytest.param('{ collaborationPath(from: "Ann Lee", to: "Ann Lee", maxHops: 7) { paper { title } } }', "LIMIT_EXCEEDED", id="too-many-hops"),
-    pytest.param('{ collaborationPath(from: "Ann Lee", to: "Nobody At All") { paper { title } } }', "NOT_FOUND", id="unknown-author"),
+    pytest.param(
+        '{ collaborationPath(from: "Ann Lee", to: "Ann Lee", maxHops: 7) { paper { title } } }',
+        "LIMIT_EXCEEDED",
+        id="too-many-hops",
+    ),
+    pytest.param(
+        '{ collaborationPath(from: "Ann Lee", to: "Nobody At All") { paper { title } } }',
+        "NOT_FOUND",
+        id="unknown-author",
+    ),
     pytest.param("{ paper(id: ", "GRAPHQL_PARSE_FAILED", id="syntax-error"),
     pytest.param("{ paper { title } }", "GRAPHQL_VALIDATION_FAILED", id="missing-argument"),
-    pytest.param("{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }", "LIMIT_EXCEEDED", id="deep-introspection"),
+    pytest.param(
+        "{ __schema { types { fields { type { fields { type { fields { name } } } } } } } }",
+        "LIMIT_EXCEEDED",
+        id="deep-introspection",
+    ),
     pytest.param("mutation { x }", "GRAPHQL_VALIDATION_FAILED", id="no-mutations"),
 ]
 
@@ -67,7 +88,8 @@ def test_hostile_query_gets_a_coded_error(memory_api: Api, query: str, code: str
 
 def test_wrong_variable_type_is_bad_user_input(memory_api: Api) -> None:
     response = memory_api.client.post(
-        "/graphql", json={"query": "query($n: Int) { papers(first: $n) { totalCount } }", "variables": {"n": "ten"}}
+        "/graphql",
+        json={"query": "query($n: Int) { papers(first: $n) { totalCount } }", "variables": {"n": "ten"}},
     )
     _check(response, "BAD_USER_INPUT")
 
@@ -75,16 +97,54 @@ def test_wrong_variable_type_is_bad_user_input(memory_api: Api) -> None:
 @pytest.mark.parametrize(
     ("body", "headers", "code", "status"),
     [
-        pytest.param(b"{not json", {"content-type": "application/json"}, "BAD_REQUEST", 400, id="malformed-json"),
-        pytest.param(b'"a string"', {"content-type": "application/json"}, "BAD_REQUEST", 400, id="json-not-object"),
-        pytest.param(b'{"query": 42}', {"content-type": "application/json"}, "BAD_REQUEST", 400, id="query-not-string"),
-        pytest.param(b'{"query": "{ categories { code } }", "variables": []}', {"content-type": "application/json"}, "BAD_REQUEST", 400, id="variables-not-object"),
-        pytest.param(b'[{"query": "{ categories { code } }"}]', {"content-type": "application/json"}, "BAD_REQUEST", 400, id="batch"),
-        pytest.param(b"{ categories { code } }", {"content-type": "text/plain"}, "BAD_REQUEST", 400, id="wrong-content-type"),
-        pytest.param(b"query={ categories { code } }", {"content-type": "application/x-www-form-urlencoded"}, "BAD_REQUEST", 400, id="form-body"),
+        pytest.param(
+            b"{not json", {"content-type": "application/json"}, "BAD_REQUEST", 400, id="malformed-json"
+        ),
+        pytest.param(
+            b'"a string"', {"content-type": "application/json"}, "BAD_REQUEST", 400, id="json-not-object"
+        ),
+        pytest.param(
+            b'{"query": 42}', {"content-type": "application/json"}, "BAD_REQUEST", 400, id="query-not-string"
+        ),
+        pytest.param(
+            b'{"query": "{ categories { code } }", "variables": []}',
+            {"content-type": "application/json"},
+            "BAD_REQUEST",
+            400,
+            id="variables-not-object",
+        ),
+        pytest.param(
+            b'[{"query": "{ categories { code } }"}]',
+            {"content-type": "application/json"},
+            "BAD_REQUEST",
+            400,
+            id="batch",
+        ),
+        pytest.param(
+            b"{ categories { code } }",
+            {"content-type": "text/plain"},
+            "BAD_REQUEST",
+            400,
+            id="wrong-content-type",
+        ),
+        pytest.param(
+            b"query={ categories { code } }",
+            {"content-type": "application/x-www-form-urlencoded"},
+            "BAD_REQUEST",
+            400,
+            id="form-body",
+        ),
         pytest.param(b"{}", {"content-type": "application/json"}, "BAD_REQUEST", 400, id="no-query"),
-        pytest.param(b"\xff\xfe\x00garbage", {"content-type": "application/json"}, "BAD_REQUEST", 400, id="not-utf8"),
-        pytest.param(b'{"query": "' + b"x" * 70000 + b'"}', {"content-type": "application/json"}, "LIMIT_EXCEEDED", 413, id="oversized-body"),
+        pytest.param(
+            b"\xff\xfe\x00garbage", {"content-type": "application/json"}, "BAD_REQUEST", 400, id="not-utf8"
+        ),
+        pytest.param(
+            b'{"query": "' + b"x" * 70000 + b'"}',
+            {"content-type": "application/json"},
+            "LIMIT_EXCEEDED",
+            413,
+            id="oversized-body",
+        ),
     ],
 )
 def test_malformed_request_gets_a_coded_error(
@@ -100,12 +160,18 @@ def test_oversized_chunked_body_is_refused(memory_api: Api) -> None:
             yield b"x" * 1000
         yield b'"}'
 
-    response = memory_api.client.post("/graphql", content=chunks(), headers={"content-type": "application/json"})
+    response = memory_api.client.post(
+        "/graphql", content=chunks(), headers={"content-type": "application/json"}
+    )
     _check(response, "LIMIT_EXCEEDED", 413)
 
 
 def test_other_methods_get_a_coded_error(memory_api: Api) -> None:
-    _check(memory_api.client.put("/graphql", json={"query": "{ categories { code } }"}), "METHOD_NOT_ALLOWED", 405)
+    _check(
+        memory_api.client.put("/graphql", json={"query": "{ categories { code } }"}),
+        "METHOD_NOT_ALLOWED",
+        405,
+    )
     mutation_by_get = memory_api.client.get("/graphql", params={"query": "mutation { x }"})
     assert mutation_by_get.status_code in (200, 400)
     assert "Traceback" not in mutation_by_get.text
@@ -121,7 +187,8 @@ def test_timeout_is_a_coded_error(memory_reader: MemoryReader) -> None:
     limits = RequestLimits(timeout_seconds=1e-6)
     with served(create_app(memory_reader, limits=limits), "memory", memory_reader) as api:
         response = api.client.post(
-            "/graphql", json={"query": "{ papers(first: 100) { nodes { authors { name } categories { code } } } }"}
+            "/graphql",
+            json={"query": "{ papers(first: 100) { nodes { authors { name } categories { code } } } }"},
         )
         _check(response, "TIMEOUT")
 
@@ -129,10 +196,16 @@ def test_timeout_is_a_coded_error(memory_reader: MemoryReader) -> None:
 def test_limits_are_configurable(memory_reader: MemoryReader) -> None:
     limits = RequestLimits(max_page_size=5, default_page_size=5, max_depth=3, max_aliases=1)
     with served(create_app(memory_reader, limits=limits), "memory", memory_reader) as api:
-        _check(api.client.post("/graphql", json={"query": "{ papers(first: 6) { totalCount } }"}), "LIMIT_EXCEEDED")
+        _check(
+            api.client.post("/graphql", json={"query": "{ papers(first: 6) { totalCount } }"}),
+            "LIMIT_EXCEEDED",
+        )
         assert len(api.data("{ papers { nodes { title } } }")["papers"]["nodes"]) == 5
         _check(api.client.post("/graphql", json={"query": _deep(2)}), "LIMIT_EXCEEDED")
-        _check(api.client.post("/graphql", json={"query": "{ a: categories { code } b: categories { code } }"}), "LIMIT_EXCEEDED")
+        _check(
+            api.client.post("/graphql", json={"query": "{ a: categories { code } b: categories { code } }"}),
+            "LIMIT_EXCEEDED",
+        )
 
 
 def test_unexpected_errors_are_masked(memory_reader: MemoryReader, caplog: pytest.LogCaptureFixture) -> None:

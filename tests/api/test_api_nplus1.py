@@ -6,11 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from pith_graph.api.app import create_app
-from pith_graph.api.context import ThreadRunner
-from pith_graph.api.reads.neo4j import Neo4jReader
-
 from apitest import (  # noqa: F401 (fixtures)
     corpus,
     memory_reader,
@@ -18,6 +13,10 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_reader,
     served,
 )
+
+from pith_graph.api.app import create_app
+from pith_graph.api.context import ThreadRunner
+from pith_graph.api.reads.neo4j import Neo4jReader
 
 pytestmark = pytest.mark.neo4j
 
@@ -69,7 +68,9 @@ def test_nested_query_runs_a_fixed_number_of_statements(neo4j_reader: Neo4jReade
 def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) -> None:
     counting = CountingDriver(neo4j_reader.driver)
     reader = Neo4jReader(counting, neo4j_reader.database, timeout=30)  # type: ignore[arg-type]
-    query = "{ " + " ".join(f'p{i}: paper(id: "arXiv:2605.{90001 + i}") {{ title }}' for i in range(20)) + " }"
+    query = (
+        "{ " + " ".join(f'p{i}: paper(id: "arXiv:2605.{90001 + i}") {{ title }}' for i in range(20)) + " }"
+    )
     runner = ThreadRunner(4)
     with served(create_app(reader, run=runner, on_shutdown=runner.close), "neo4j", reader) as api:
         data = api.data(query)

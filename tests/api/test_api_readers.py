@@ -10,13 +10,6 @@ from typing import Any
 
 import networkx as nx
 import pytest
-
-from pith_graph.loader.facade import SAMPLES, load_graph
-from pith_graph.api.reads.memory import MemoryReader
-from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.records import PaperFilter, PaperKey, paper_key
-from pith_graph.api.reads.words import search_terms
-
 from apitest import (  # noqa: F401 (fixtures)
     Corpus,
     corpus,
@@ -25,11 +18,17 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_reader,
 )
 
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.api.reads.records import PaperFilter, PaperKey, paper_key
+from pith_graph.api.reads.words import search_terms
+from pith_graph.loader.facade import SAMPLES, load_graph
+
 
 def _keys(G: nx.MultiDiGraph, label: str, attribute: str, limit: int = 120) -> list[str]:
     found = sorted(d[attribute] for _, d in G.nodes(data=True) if d["label"] == label)
     step = max(1, len(found) // limit)
-    return found[::step] + ["no such key"]
+    return [*found[::step], "no such key"]
 
 
 def _calls(G: nx.MultiDiGraph) -> list[Any]:
@@ -38,7 +37,9 @@ def _calls(G: nx.MultiDiGraph) -> list[Any]:
     categories = _keys(G, "Category", "code", 100)
     signers = _keys(G, "Signer", "signerId")
     middle = PaperKey("2016-06-01T00:00:00Z", "pith:2016:M")
-    aliases = [(d["kind"], d["value"]) for _, d in islice(G.nodes(data=True), 0, None) if d["label"] == "Alias"][:200]
+    aliases = [
+        (d["kind"], d["value"]) for _, d in islice(G.nodes(data=True), 0, None) if d["label"] == "Alias"
+    ][:200]
     filters = [
         PaperFilter(),
         PaperFilter(archive="cs", license="http://creativecommons.org/licenses/by/4.0/"),
@@ -50,7 +51,10 @@ def _calls(G: nx.MultiDiGraph) -> list[Any]:
     ]
     calls: list[Any] = [
         ("papers_by_ids", (papers,)),
-        ("resolve_identifiers", (aliases + [("pithNumber", papers[0]), ("shortPithNumber", "pith:NOPE0000")],)),
+        (
+            "resolve_identifiers",
+            ([*aliases, ("pithNumber", papers[0]), ("shortPithNumber", "pith:NOPE0000")],),
+        ),
         ("authors_of_papers", (papers,)),
         ("categories_of_papers", (papers,)),
         ("aliases_of_papers", (papers,)),

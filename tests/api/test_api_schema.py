@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pith_graph.api.schema import build_schema, print_sdl
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.records import MAX_PATH_HOPS
+from pith_graph.api.schema import build_schema, print_sdl
 
 SDL = Path(__file__).resolve().parents[2] / "api" / "schema.graphql"
 

@@ -34,7 +34,9 @@ def test_serve_samples_then_sigterm() -> None:
         assert url is not None, "".join(output)
         assert any("loaded 3 papers" in line for line in output), output
         assert httpx.get(f"{url}/healthz").json() == {"status": "ok", "backend": "memory"}
-        body = httpx.post(f"{url}/graphql", json={"query": '{ paper(id: "doi:10.48550/ARXIV.2201.07821") { title } }'})
+        body = httpx.post(
+            f"{url}/graphql", json={"query": '{ paper(id: "doi:10.48550/ARXIV.2201.07821") { title } }'}
+        )
         assert body.json()["data"]["paper"]["title"].startswith("Building a Performance Model")
     finally:
         process.send_signal(signal.SIGTERM)

@@ -1,0 +1,206 @@
+"""What the in-memory reader answers from: records of the graph's nodes and cached indexes.
+
+The indexes are built on first use and kept: newest-first key lists (all papers, per
+category, author, archive and signer), title words, and lookups by paper attribute. The
+graph must not change after the first read; :meth:`MemoryGraphView.refresh` forgets them.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TypeVar
+
+import networkx as nx
+
+from pith_graph.api.reads.records import (
+    AuthorRecord,
+    CategoryRecord,
+    SignerRecord,
+)
+from pith_graph.api.reads.words import title_words
+from pith_graph.schema.graph import (
+    ALIAS,
+    AUTHOR,
+    CATEGORY,
+    IN_CATEGORY,
+    LABEL_ATTRIBUTE,
+    PAPER,
+    SIGNED,
+    SIGNER,
+    node_id,
+)
+from pith_graph.schema.rows import PaperRow
+
+__all__ = ["Key", "MemoryGraphView"]
+
+T = TypeVar("T")
+
+# Schema names the reader uses (checked at import).
+LABEL = LABEL_ATTRIBUTE
+PITH_NUMBER = PAPER.prop("pithNumber")
+SHORT_PITH_NUMBER = PAPER.prop("shortPithNumber")
+TITLE = PAPER.prop("title")
+SUBMITTED_AT = PAPER.prop("submittedAt")
+NAME_KEY = AUTHOR.prop("nameKey")
+NAME = AUTHOR.prop("name")
+CODE = CATEGORY.prop("code")
+ARCHIVE = CATEGORY.prop("archive")
+KIND = ALIAS.prop("kind")
+VALUE = ALIAS.prop("value")
+SIGNER_ID = SIGNER.prop("signerId")
+SIGNER_TYPE = SIGNER.prop("signerType")
+KEY_IDS = SIGNER.prop("keyIds")
+EVENT_TYPES = SIGNED.prop("eventTypes")
+SIGNED_BUNDLE = SIGNED.prop("signedBundle")
+PRIMARY = IN_CATEGORY.prop("primary")
+
+#: (submittedAt, pithNumber): lists are ascending and read backwards for newest first.
+Key = tuple[str, str]
+
+
+class MemoryGraphView:
+    """Records and cached indexes over a ``MultiDiGraph`` written by
+    :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
+
+    def __init__(self, graph: nx.MultiDiGraph) -> None:
+        self.G = graph
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Forget every index (after the graph changed)."""
+        self._papers: dict[str, PaperRow] = {}
+        self._indexes: dict[str, Any] = {}
+        self._lists: dict[tuple[str, str], list[Key]] = {}
+        self._rankings: dict[tuple[str, str], list[Any]] = {}
+
+    # -- nodes ---------------------------------------------------------------------------
+
+    def _paper(self, pith_number: str) -> PaperRow | None:
+        record = self._papers.get(pith_number)
+        if record is None:
+            data = self.G.nodes.get(node_id(PAPER.label, pith_number))
+            if data is None or data.get(LABEL) != PAPER.label:
+                return None
+            record = self._papers[pith_number] = PaperRow.from_properties(data)
+        return record
+
+    def _papers_of(self, keys: Iterable[Key]) -> list[PaperRow]:
+        out = []
+        for _, pith in keys:
+            record = self._paper(pith)
+            assert record is not None
+            out.append(record)
+        return out
+
+    def _author(self, node: str) -> AuthorRecord:
+        data = self.G.nodes[node]
+        return AuthorRecord(data[NAME_KEY], data[NAME], self.G.out_degree(node))
+
+    def _category(self, node: str) -> CategoryRecord:
+        data = self.G.nodes[node]
+        return CategoryRecord(data[CODE], data[ARCHIVE], self.G.in_degree(node))
+
+    def _signer(self, node: str) -> SignerRecord:
+        data = self.G.nodes[node]
+        return SignerRecord(data[SIGNER_ID], data[SIGNER_TYPE], tuple(data[KEY_IDS]), self.G.out_degree(node))
+
+    def _node(self, label: str, key: str) -> str | None:
+        node = node_id(label, key)
+        data = self.G.nodes.get(node)
+        return node if data is not None and data.get(LABEL) == label else None
+
+    def _records(self, label: str, keys: Sequence[str], record: Callable[[str], T]) -> dict[str, T]:
+        """``record(node)`` for each key whose ``label`` node exists, by key."""
+        found = {}
+        for key in keys:
+            node = self._node(label, key)
+            if node is not None:
+                found[key] = record(node)
+        return found
+
+    def _author_nodes_of(self, paper: str) -> list[str]:
+        nodes = self.G.nodes
+        return [node for node in self.G.pred[paper] if nodes[node][LABEL] == AUTHOR.label]
+
+    def _paper_nodes(self) -> Iterable[tuple[str, dict[str, Any]]]:
+        return ((n, d) for n, d in self.G.nodes(data=True) if d.get(LABEL) == PAPER.label)
+
+    # -- indexes -------------------------------------------------------------------------
+
+    def _index(self, name: str, build: Callable[[], Any]) -> Any:
+        found = self._indexes.get(name)
+        if found is None:
+            found = self._indexes[name] = build()
+        return found
+
+    def _sorted_keys(self, kind: str, key: str, papers: Callable[[], Iterable[str]]) -> list[Key]:
+        """An ascending (submittedAt, pithNumber) list of ``papers``, cached under (kind, key)."""
+        found = self._lists.get((kind, key))
+        if found is None:
+            nodes = self.G.nodes
+            found = sorted((nodes[paper][SUBMITTED_AT], nodes[paper][PITH_NUMBER]) for paper in papers())
+            self._lists[(kind, key)] = found
+        return found
+
+    def _all_keys(self) -> list[Key]:
+        return self._sorted_keys("all", "", lambda: (n for n, _ in self._paper_nodes()))
+
+    def _category_keys(self, code: str) -> list[Key]:
+        node = self._node(CATEGORY.label, code)
+        return self._sorted_keys("category", code, lambda: self.G.pred[node] if node else ())
+
+    def _author_keys(self, name_key: str) -> list[Key]:
+        node = self._node(AUTHOR.label, name_key)
+        return self._sorted_keys("author", name_key, lambda: self.G.succ[node] if node else ())
+
+    def _signer_keys(self, signer_id: str) -> list[Key]:
+        node = self._node(SIGNER.label, signer_id)
+        return self._sorted_keys("signer", signer_id, lambda: self.G.succ[node] if node else ())
+
+    def _archive_keys(self, archive: str) -> list[Key]:
+        def papers() -> set[str]:
+            found: set[str] = set()
+            for code in self._archives().get(archive, ()):
+                found.update(self.G.pred[node_id(CATEGORY.label, code)])
+            return found
+
+        return self._sorted_keys(ARCHIVE, archive, papers)
+
+    def _title_keys(self, terms: Sequence[str]) -> list[Key]:
+        index: dict[str, set[str]] = self._index(TITLE, self._build_title_index)
+        postings = sorted((index.get(term, set()) for term in terms), key=len)
+        if not postings or not postings[0]:
+            return []
+        if len(postings) == 1:
+            return self._sorted_keys(TITLE, terms[0], lambda: postings[0])
+        common = set.intersection(*postings)
+        return self._sorted_keys("titles", "\x00".join(sorted(terms)), lambda: common)
+
+    def _build_title_index(self) -> dict[str, set[str]]:
+        index: defaultdict[str, set[str]] = defaultdict(set)
+        for node, data in self._paper_nodes():
+            for term in title_words(data[TITLE]):
+                index[term].add(node)
+        return dict(index)
+
+    def _archives(self) -> dict[str, list[str]]:
+        def build() -> dict[str, list[str]]:
+            found: defaultdict[str, list[str]] = defaultdict(list)
+            for _, data in self.G.nodes(data=True):
+                if data.get(LABEL) == CATEGORY.label:
+                    found[data[ARCHIVE]].append(data[CODE])
+            return dict(found)
+
+        result: dict[str, list[str]] = self._index("archives", build)
+        return result
+
+    def _by_attribute(self, name: str, attribute: Callable[[dict[str, Any]], str]) -> dict[str, list[str]]:
+        def build() -> dict[str, list[str]]:
+            found: defaultdict[str, list[str]] = defaultdict(list)
+            for _, data in self._paper_nodes():
+                found[attribute(data)].append(data[PITH_NUMBER])
+            return {key: sorted(value) for key, value in found.items()}
+
+        result: dict[str, list[str]] = self._index(name, build)
+        return result

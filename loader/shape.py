@@ -1,0 +1,180 @@
+"""Step 1 of verification: the bundle's shape.
+
+Every field the later checks read is present with the right type; the first that is not
+rejects the bundle with ``schema_error`` and a message naming the field
+(``bundle.events[1].signer.key_id is missing``). Unknown ``bundle_version`` or event types
+are ``schema_error`` too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pith_graph.errors import BundleError, RejectCode
+from pith_graph.loader.format import (
+    BUNDLE_TYPE,
+    EVENT_TYPES,
+    GRAPH_SNAPSHOT,
+    RECORD_CREATED,
+    SIGNED_MESSAGES,
+    SUPPORTED_VERSIONS,
+    SignatureKind,
+)
+
+__all__ = ["check_shape"]
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
+
+
+def _fail(code: RejectCode, message: str) -> BundleError:
+    return BundleError(code, message)
+
+
+_TYPE_NAMES: dict[type, str] = {
+    str: "a string",
+    int: "an integer",
+    dict: "an object",
+    list: "a list",
+    bool: "a boolean",
+}
+
+
+def _field(obj: Mapping[str, Any], key: str, kind: type, path: str) -> Any:
+    value = obj.get(key)
+    if type(value) is kind:  # the common case, and excludes bool for int
+        return value
+    if key not in obj:
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} is missing")
+    value = obj[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be {_TYPE_NAMES[kind]}")
+    return value
+
+
+def _hex64(obj: Mapping[str, Any], key: str, path: str) -> str:
+    value: str = _field(obj, key, str, path)
+    if not _HEX64.fullmatch(value):
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be 64 lowercase hex digits")
+    return value
+
+
+def _timestamp(obj: Mapping[str, Any], key: str, path: str) -> str:
+    value: str = _field(obj, key, str, path)
+    if not _ISO_Z.fullmatch(value):
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be an ISO 8601 UTC time")
+    return value
+
+
+def _strings(obj: Mapping[str, Any], key: str, path: str) -> list[str]:
+    value: list[Any] = _field(obj, key, list, path)
+    if not all(isinstance(item, str) for item in value):
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be a list of strings")
+    return value
+
+
+def _check_signature_block(sig: Mapping[str, Any], path: str, kind: SignatureKind) -> None:
+    _field(sig, "key_id", str, path)
+    _field(sig, "public_key_fingerprint", str, path)
+    _field(sig, "signature_b64", str, path)
+    if sig.get("algorithm", "ed25519") != "ed25519":
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.algorithm must be 'ed25519'")
+    if sig.get("signed_message", SIGNED_MESSAGES[kind]) != SIGNED_MESSAGES[kind]:
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.signed_message must be {SIGNED_MESSAGES[kind]!r}")
+
+
+def _check_record(record: Mapping[str, Any], path: str) -> None:
+    source = _field(record, "source", dict, path)
+    _field(source, "id", str, f"{path}.source")
+    _field(source, "kind", str, f"{path}.source")
+    _field(source, "version", int, f"{path}.source")
+    meta = _field(record, "metadata", dict, path)
+    mpath = f"{path}.metadata"
+    _field(meta, "license", str, mpath)
+    _field(meta, "primary_cat", str, mpath)
+    _timestamp(meta, "submitted_at", mpath)
+    _strings(meta, "cross_cats_sorted", mpath)
+    _hex64(meta, "title_canon_sha256", mpath)
+
+
+def _check_event(event: Mapping[str, Any], path: str) -> None:
+    event_type = _field(event, "event_type", str, path)
+    if event_type not in EVENT_TYPES:
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.event_type {event_type!r} is not supported")
+    _field(event, "subject_pith_number", str, path)
+    _field(event, "target", str, path)
+    _timestamp(event, "created_at", path)
+    signer = _field(event, "signer", dict, path)
+    for key in ("signer_id", "signer_type", "key_id", "public_key_fingerprint"):
+        _field(signer, key, str, f"{path}.signer")
+    _check_signature_block(_field(event, "signature", dict, path), f"{path}.signature", "event")
+    _hex64(event, "content_sha256", path)
+    _field(event, "event_id", str, path)
+    payload = _field(event, "payload", dict, path)
+    ppath = f"{path}.payload"
+    if event_type == RECORD_CREATED:
+        _check_record(_field(payload, "canonical_record", dict, ppath), f"{ppath}.canonical_record")
+        _hex64(payload, "canonical_sha256", ppath)
+        receipt = _field(payload, "receipt", dict, ppath)
+        _check_signature_block(receipt, f"{ppath}.receipt", "receipt")
+        _hex64(receipt, "canonical_sha256", f"{ppath}.receipt")
+        _field(payload, "source_kind", str, ppath)
+        _field(payload, "source_id", str, ppath)
+        _field(payload, "source_version", int, ppath)
+    else:
+        snapshot = _field(payload, "graph_snapshot", dict, ppath)
+        paper = _field(snapshot, "paper", dict, f"{ppath}.graph_snapshot")
+        gpath = f"{ppath}.graph_snapshot.paper"
+        for key in ("title", "authors_text", "primary_cat", "license", "abstract_excerpt"):
+            _field(paper, key, str, gpath)
+        _timestamp(paper, "submitted_at", gpath)
+        _strings(paper, "cross_cats", gpath)
+
+
+def check_shape(bundle: Mapping[str, Any]) -> None:
+    if _field(bundle, "bundle_type", str, "bundle") != BUNDLE_TYPE:
+        raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_type must be {BUNDLE_TYPE!r}")
+    version = _field(bundle, "bundle_version", str, "bundle")
+    if version not in SUPPORTED_VERSIONS:
+        raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_version {version!r} is not supported")
+    _field(bundle, "pith_number", str, "bundle")
+    _field(bundle, "short_pith_number", str, "bundle")
+    _check_record(_field(bundle, "canonical_record", dict, "bundle"), "bundle.canonical_record")
+    _hex64(bundle, "canonical_sha256", "bundle")
+    _field(bundle, "source", dict, "bundle")
+    for index, alias in enumerate(_field(bundle, "source_aliases", list, "bundle")):
+        apath = f"bundle.source_aliases[{index}]"
+        if not isinstance(alias, dict):
+            raise _fail(RejectCode.SCHEMA_ERROR, f"{apath} must be an object")
+        _field(alias, "alias_kind", str, apath)
+        _field(alias, "alias_value", str, apath)
+    events = _field(bundle, "events", list, "bundle")
+    for index, event in enumerate(events):
+        if not isinstance(event, dict):
+            raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.events[{index}] must be an object")
+        _check_event(event, f"bundle.events[{index}]")
+    kinds = [event["event_type"] for event in events]
+    if kinds.count(RECORD_CREATED) != 1:
+        raise _fail(RejectCode.SCHEMA_ERROR, "bundle.events must hold exactly one record_created")
+    if GRAPH_SNAPSHOT not in kinds:
+        raise _fail(RejectCode.SCHEMA_ERROR, "bundle.events must hold a graph_snapshot")
+    for index, key in enumerate(_field(bundle, "public_keys", list, "bundle")):
+        if not isinstance(key, dict):
+            raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.public_keys[{index}] must be an object")
+        _field(key, "key_id", str, f"bundle.public_keys[{index}]")
+    _field(bundle, "merge_version", str, "bundle")
+    _timestamp(bundle, "built_at", "bundle")
+    state = _field(bundle, "state", dict, "bundle")
+    for key in ("event_count", "valid_event_count", "invalid_event_count", "equivocation_count"):
+        _field(state, key, int, "bundle.state")
+    _field(state, "pith_number", str, "bundle.state")
+    _strings(state, "applied_event_ids", "bundle.state")
+    _hex64(state, "state_sha256", "bundle.state")
+    current = _field(state, "current", dict, "bundle.state")
+    _field(current, "graph_snapshots", list, "bundle.state.current")
+    _field(current, "record_created", dict, "bundle.state.current")
+    signature = _field(bundle, "bundle_signature", dict, "bundle")
+    _check_signature_block(signature, "bundle.bundle_signature", "bundle")
+    _hex64(signature, "bundle_sha256", "bundle.bundle_signature")

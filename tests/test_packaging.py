@@ -1,0 +1,95 @@
+"""As a user installs it: the wheel holds one import package, ``pith_graph``, and nothing
+else at the top of site-packages; it installs beside PyPI's ``schema`` package, and both,
+the ``pith-graph`` command and a script work from another folder."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(PROJECT)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    (found,) = out.glob("pith_graph-*.whl")
+    return found
+
+
+def test_wheel_installs_one_import_package(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {name.split("/", 1)[0] for name in names}
+    assert {top for top in tops if not top.endswith(".dist-info")} == {"pith_graph"}
+    for data in (
+        "pith_graph/loader/samples/1907.13257.json",
+        "pith_graph/schema/neo4j-schema.cypher",
+        "pith_graph/api/schema.graphql",
+        "pith_graph/api/static/graphiql.html",
+    ):
+        assert data in names
+    assert not [name for name in names if "/tests/" in name or name.startswith("tests/")]
+    rooms = {
+        "pith_graph": "pith_graph",
+        "loader": "pith_graph/loader",
+        "schema": "pith_graph/schema",
+        "api": "pith_graph/api",
+    }
+    for folder, installed in rooms.items():
+        for source in (PROJECT / folder).rglob("*.py"):
+            if "__pycache__" not in source.parts:
+                assert f"{installed}/{source.relative_to(PROJECT / folder).as_posix()}" in names, source
+
+
+def test_installed_beside_pypi_schema_from_another_folder(wheel: Path, tmp_path: Path) -> None:
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    python = env_dir / "bin" / "python"
+    install = subprocess.run(
+        [str(python), "-m", "pip", "install", "-q", str(wheel), "schema"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    script = (
+        "import schema, pith_graph\n"
+        "assert schema.Schema(int).validate(7) == 7\n"
+        "G, report = pith_graph.load_graph([pith_graph.SAMPLES], workers=1)\n"
+        "C = pith_graph.coauthorship_graph(G)\n"
+        "print(report.accepted, report.rejected, C.number_of_nodes() > 0)\n"
+    )
+    ran = subprocess.run(
+        [str(python), "-c", script], cwd=elsewhere, capture_output=True, text=True, check=False
+    )
+    assert ran.returncode == 0, ran.stderr[-2000:]
+    assert ran.stdout.split() == ["3", "0", "True"]
+    cli = subprocess.run(
+        [str(env_dir / "bin" / "pith-graph"), "verify", "--json", "--workers", "1", "-"],
+        input=(PROJECT / "loader" / "samples" / "1907.13257.json").read_bytes(),
+        cwd=elsewhere,
+        capture_output=True,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    assert b'"verified": 1' in cli.stdout
+    site = next((env_dir / "lib").glob("python3*/site-packages"))
+    ours = {p.name for p in site.iterdir()} - {
+        p.name for p in site.iterdir() if not p.name.startswith("pith")
+    }
+    assert ours == {"pith_graph", f"pith_graph-{wheel.name.split('-')[1]}.dist-info"}
