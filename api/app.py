@@ -67,7 +67,10 @@ def _timeout_error(limit: float) -> QueryTimeout:
 
 def key_infos(keyring: Keyring) -> dict[str, KeyInfo]:
     """Fingerprint and signer of every key the server pins (for ``Paper.verification``)."""
-    return {key_id: KeyInfo(key.fingerprint, key.signer_id) for key_id, key in keyring.items()}
+    return {
+        key_id: KeyInfo(key.fingerprint, key.signer_id, keyring.rank(key_id))
+        for key_id, key in keyring.items()
+    }
 
 
 def _json(body: Any, status: int) -> Response:

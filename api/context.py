@@ -37,6 +37,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
+from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["Context", "KeyInfo", "Runner", "ThreadRunner", "run_inline"]
@@ -76,6 +77,7 @@ class KeyInfo:
 
     fingerprint: str
     signer_id: str | None
+    rank: int = 0  # the signer's precedence (0 is the highest), see Keyring.rank
 
 
 class Context:
@@ -95,6 +97,11 @@ class Context:
         #: Aborting it stops the request's execution at the next field (the time limit).
         self.abort = AbortController()
         self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
+
+    def rank(self, key_id: str) -> int:
+        """The precedence of the signer of ``key_id`` in the server's keyring."""
+        info = self.keys.get(key_id)
+        return info.rank if info is not None else UNRANKED
 
     def _batch(
         self,

@@ -131,8 +131,11 @@ async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRow], bool
     context = info.context
     named = await asyncio.gather(*(context.identifier.load(key) for key in parsed.keys))
     pith_numbers = sorted({pith for found in named for pith in found})
-    papers = await context.paper.load_many(pith_numbers)
-    return _newest_first([p for p in papers if p is not None]), parsed.versions
+    papers = [p for p in await context.paper.load_many(pith_numbers) if p is not None]
+    if papers:  # an identifier answers only with its highest-ranked signer's papers
+        best = min(context.rank(p.bundle_key_id) for p in papers)
+        papers = [p for p in papers if context.rank(p.bundle_key_id) == best]
+    return _newest_first(papers), parsed.versions
 
 
 @strawberry.type(description="Lookups and traversals over the graph of verified papers.")

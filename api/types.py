@@ -86,6 +86,13 @@ class Verification:
     canonical_sha256: str
     built_at: str = strawberry.field(description="When the bundle was built (the newest bundle wins).")
     key_ids: list[str] = strawberry.field(description="Every key that signed the bundle, sorted.")
+    bundle_key_id: str = strawberry.field(
+        description="The key that signed the bundle itself: its signer's rank decides conflicts."
+    )
+    rank: int | None = strawberry.field(
+        description="The precedence of that key's signer in this server's keyring (0 is the "
+        "highest: the registry); null when this server does not pin the key."
+    )
     fingerprints: list[str] = strawberry.field(
         description="The fingerprints of keyIds, in the same order, for the keys this server pins."
     )
@@ -176,6 +183,8 @@ class Paper:
             canonical_sha256=record.canonical_sha256,
             built_at=record.built_at,
             key_ids=list(record.key_ids),
+            bundle_key_id=record.bundle_key_id,
+            rank=keys[record.bundle_key_id].rank if record.bundle_key_id in keys else None,
             fingerprints=[keys[k].fingerprint for k in record.key_ids if k in keys],
             keys=[
                 TrustedKey(

@@ -32,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +43,9 @@ from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, decide
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.stores.rules import Outcome, decide
 from pith_graph.testing.corpus import write_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,9 +129,9 @@ class PrivateServer:
 class NaiveNeo4jStore:
     """Each bundle its own transaction, one statement per node and per edge.
 
-    What a loader without batching does. It keeps the update rules (a read per paper) but
-    skips orphan removal and ``Signer.keyIds`` upkeep, so it does strictly less work than
-    :class:`Neo4jStore`.
+    What a loader without batching does. It keeps the newest-wins rule (a read per paper) but
+    skips precedence across signers (a corpus has one), orphan removal and ``Signer.keyIds``
+    upkeep, so it does strictly less work than :class:`Neo4jStore`.
     """
 
     def __init__(self, store: Neo4jStore) -> None:
@@ -142,9 +143,15 @@ class NaiveNeo4jStore:
     def known_bundle_digests(self) -> set[str]:
         return self.store.known_bundle_digests()
 
-    def apply(self, batch: Sequence[PaperRows]) -> list[Outcome]:
+    def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         with self.store.driver.session(database=self.store.database) as session:
-            return [session.execute_write(self._one, rows) for rows in batch]
+            return AppliedBatch([session.execute_write(self._one, rows) for rows in batch])
+
+    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
+        return self.store.remove_papers(pith_numbers)
+
+    def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+        return self.store.papers_signed_with(key_ids)
 
     @staticmethod
     def _one(tx: neo4j.ManagedTransaction, rows: PaperRows) -> Outcome:
@@ -160,26 +167,19 @@ class NaiveNeo4jStore:
             tx.run(statements[statement], params).consume()
 
         run_one("detach", pithNumber=pith)
-        run_one("paper", pithNumber=pith, props=rows.paper)
+        run_one("paper", pithNumber=pith, props=rows.paper.properties())
         for author in rows.authors:
-            run_one("author", nameKey=author["nameKey"], name=author["name"])
-            run_one("authored", nameKey=author["nameKey"], pithNumber=pith)
+            run_one("author", **author.properties())
+            run_one("authored", nameKey=author.name_key, pithNumber=pith)
         for category in rows.categories:
-            run_one("category", code=category["code"], archive=category["archive"])
-            run_one("in_category", code=category["code"], primary=category["primary"], pithNumber=pith)
+            run_one("category", **category.node_properties())
+            run_one("in_category", code=category.code, primary=category.primary, pithNumber=pith)
         for alias in rows.aliases:
-            run_one("alias", kind=alias["kind"], value=alias["value"])
-            run_one("identifies", kind=alias["kind"], value=alias["value"], pithNumber=pith)
+            run_one("alias", **alias.properties())
+            run_one("identifies", **alias.properties(), pithNumber=pith)
         for signer in rows.signers:
-            run_one("signer", signerId=signer["signerId"], signerType=signer["signerType"])
-            run_one(
-                "signed",
-                signerId=signer["signerId"],
-                keyIds=signer["keyIds"],
-                eventTypes=signer["eventTypes"],
-                signedBundle=signer["signedBundle"],
-                pithNumber=pith,
-            )
+            run_one("signer", signerId=signer.signer_id, signerType=signer.signer_type)
+            run_one("signed", signerId=signer.signer_id, **signer.edge_properties(), pithNumber=pith)
         return outcome
 
     def counts(self) -> GraphCounts:

@@ -1,9 +1,21 @@
-"""The pinned keyring: the only keys whose signatures pith-graph trusts.
+"""The pinned keyring: the only keys whose signatures pith-graph trusts, and how far.
 
 A key inside a bundle proves nothing by itself. The keyring starts with the Pith registry's
-key (``pith-v1-2026-05``) and grows only from files the operator names with
-``--trusted-keys``: a JSON list of objects with ``key_id`` and ``public_key_hex`` or
-``public_key_b64`` (the names a bundle's ``public_keys[]`` uses), optionally ``signer_id``.
+key (``pith-v1-2026-05``, signer ``pith.science``) and grows only from files the operator
+names with ``--trusted-keys``: a JSON list of objects with ``key_id`` and ``public_key_hex``
+or ``public_key_b64`` (the names a bundle's ``public_keys[]`` uses), optionally
+``signer_id``, and optionally ``revoked`` (``true``) or ``revoked_at`` (an ISO 8601 UTC time).
+
+**Precedence.** Signers are ranked by where they first appear: the registry first (rank 0),
+then the signers of the ``--trusted-keys`` files in the order the files are given, entries in
+file order. A key without ``signer_id`` is a signer of its own (named by its key id); every
+key of one signer shares that signer's rank, so a signer can rotate keys without losing its
+place. Where two signers' bundles conflict, the lower rank wins (:mod:`pith_graph.loader.stores.base`).
+
+**Revocation.** A revoked key's signatures are rejected (``revoked_key``): all of them with
+``revoked: true``, those on bundles built at or after the time with ``revoked_at``. The
+time is the bundle's own ``built_at``, which a thief holding the key can backdate; revoke
+without a time when the key was stolen.
 """
 
 from __future__ import annotations
@@ -11,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +37,8 @@ from pith_graph.loader.canon import b32_of_digest
 
 __all__ = [
     "REGISTRY_KEY",
+    "REVOKED_ALWAYS",
+    "UNRANKED",
     "Keyring",
     "PinnedKey",
     "default_keyring",
@@ -43,13 +58,19 @@ def fingerprint_b32(key: bytes) -> str:
     return b32_of_digest(hashlib.sha256(key).hexdigest())[:26]
 
 
+#: ``revoked_at`` of a key revoked for all time.
+REVOKED_ALWAYS = ""
+
+
 @dataclass(frozen=True, slots=True)
 class PinnedKey:
-    """One trusted Ed25519 public key."""
+    """One trusted Ed25519 public key, optionally revoked (from ``revoked_at``; ``""``:
+    always)."""
 
     key_id: str
     public_key: bytes
     signer_id: str | None = None
+    revoked_at: str | None = None
     verify_key: VerifyKey = field(init=False, repr=False, compare=False)
     fingerprint: str = field(init=False, repr=False, compare=False)
     fingerprint_b32: str = field(init=False, repr=False, compare=False)
@@ -60,7 +81,16 @@ class PinnedKey:
         object.__setattr__(self, "fingerprint_b32", fingerprint_b32(self.public_key))
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (PinnedKey, (self.key_id, self.public_key, self.signer_id))
+        return (PinnedKey, (self.key_id, self.public_key, self.signer_id, self.revoked_at))
+
+    @property
+    def signer(self) -> str:
+        """The signer this key speaks for: its ``signer_id``, or its own id."""
+        return self.signer_id if self.signer_id is not None else self.key_id
+
+    def revoked_for(self, built_at: str) -> bool:
+        """Whether a signature on a bundle built at ``built_at`` is revoked."""
+        return self.revoked_at is not None and built_at >= self.revoked_at
 
 
 REGISTRY_KEY = PinnedKey(
@@ -70,16 +100,29 @@ REGISTRY_KEY = PinnedKey(
 )
 
 
+#: The rank of a key the keyring does not hold: below every pinned signer.
+UNRANKED = 1 << 30
+
+
 class Keyring(Mapping[str, PinnedKey]):
-    """Trusted keys by ``key_id``. Two different keys may not share an id."""
+    """Trusted keys by ``key_id``, with their signers' ranks (0 is the highest).
+
+    Two different keys may not share an id. Keys are ranked in the order given (see the
+    module docstring): ``Keyring([a, b]).rank(b.key_id)`` is 1 unless ``b`` speaks for
+    ``a``'s signer.
+    """
 
     def __init__(self, keys: Iterable[PinnedKey] = ()) -> None:
         self._keys: dict[str, PinnedKey] = {}
+        self._signer_ranks: dict[str, int] = {}
         for key in keys:
             known = self._keys.get(key.key_id)
             if known is not None and known.public_key != key.public_key:
                 raise KeyringError(f"key id {key.key_id!r} is pinned to two different keys")
+            if known is not None and known.revoked_at is not None and key.revoked_at is None:
+                continue  # a key revoked earlier in the list stays revoked
             self._keys[key.key_id] = key
+            self._signer_ranks.setdefault(key.signer, len(self._signer_ranks))
 
     def __getitem__(self, key_id: str) -> PinnedKey:
         return self._keys[key_id]
@@ -90,8 +133,19 @@ class Keyring(Mapping[str, PinnedKey]):
     def __len__(self) -> int:
         return len(self._keys)
 
+    def rank(self, key_id: str) -> int:
+        """The rank of the signer ``key_id`` speaks for (:data:`UNRANKED` if not pinned)."""
+        key = self._keys.get(key_id)
+        return UNRANKED if key is None else self._signer_ranks[key.signer]
+
+    def revoked(self) -> list[PinnedKey]:
+        """The revoked keys, by key id."""
+        return sorted(
+            (key for key in self._keys.values() if key.revoked_at is not None), key=lambda k: k.key_id
+        )
+
     def with_keys(self, keys: Iterable[PinnedKey]) -> Keyring:
-        """A new keyring holding these keys and the new ones."""
+        """A new keyring holding these keys, then the new ones (ranked after them)."""
         return Keyring([*self._keys.values(), *keys])
 
     def __reduce__(self) -> tuple[object, ...]:
@@ -127,6 +181,20 @@ def _key_bytes(entry: Mapping[str, Any], where: str) -> bytes:
     return decoded[0]
 
 
+_ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
+
+
+def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
+    revoked, revoked_at = entry.get("revoked", False), entry.get("revoked_at")
+    if not isinstance(revoked, bool):
+        raise KeyringError(f"{where}: revoked must be true or false")
+    if revoked_at is None:
+        return REVOKED_ALWAYS if revoked else None
+    if not isinstance(revoked_at, str) or not _ISO_Z.fullmatch(revoked_at):
+        raise KeyringError(f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z")
+    return revoked_at
+
+
 def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
     """Validate the JSON of a trusted-keys file and return its keys."""
     if not isinstance(data, list):
@@ -142,7 +210,7 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
         signer_id = entry.get("signer_id")
         if signer_id is not None and not isinstance(signer_id, str):
             raise KeyringError(f"{where}: signer_id must be a string")
-        keys.append(PinnedKey(key_id, _key_bytes(entry, where), signer_id))
+        keys.append(PinnedKey(key_id, _key_bytes(entry, where), signer_id, _revocation(entry, where)))
     return keys
 
 

@@ -26,7 +26,7 @@ from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bun
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
-from pith_graph.loader.verify import stated_bundle_digest, verify_bundle
+from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
 
 __all__ = ["LoadReport", "Rejection", "WorkerConfig", "process_one", "run"]
 
@@ -62,17 +62,22 @@ class WorkerConfig:
     keyring: Keyring
     limits: InputLimits = DEFAULT_INPUT_LIMITS
     known: frozenset[str] = frozenset()
+    clock_skew: float = DEFAULT_CLOCK_SKEW
 
 
 @dataclass(slots=True)
 class LoadReport:
-    """What a run did. ``accepted`` = inserted + replaced."""
+    """What a run did. ``accepted`` = inserted + replaced; ``outranked``: bundles not applied
+    because a higher-ranked signer holds their source id; ``displaced``: stored papers
+    removed because a higher-ranked signer's bundle took their source id over."""
 
     seen: int = 0
     inserted: int = 0
     replaced: int = 0
     duplicate: int = 0
     stale: int = 0
+    outranked: int = 0
+    displaced: int = 0
     rejected: int = 0
     rejections: list[Rejection] = field(default_factory=list)
     counts: GraphCounts | None = None
@@ -98,6 +103,8 @@ class LoadReport:
             self.replaced += 1
         elif outcome is Outcome.DUPLICATE:
             self.duplicate += 1
+        elif outcome is Outcome.OUTRANKED:
+            self.outranked += 1
         else:
             self.stale += 1
 
@@ -111,6 +118,8 @@ class LoadReport:
             "replaced": self.replaced,
             "duplicate": self.duplicate,
             "stale": self.stale,
+            "outranked": self.outranked,
+            "displaced": self.displaced,
             "rejected": self.rejected,
             "rejections": [
                 {
@@ -138,7 +147,7 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
             digest = stated_bundle_digest(bundle)
             if digest is not None and digest in config.known:
                 return Unchanged(digest)
-        return build_rows(verify_bundle(bundle, config.keyring), config.keyring)
+        return build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
 
@@ -269,6 +278,7 @@ def run(
     workers: int | None = None,
     batch_size: int = 1000,
     skip_known: bool = True,
+    clock_skew: float = DEFAULT_CLOCK_SKEW,
     stdin: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
     on_rejection: Callable[[Rejection], None] | None = None,
@@ -282,14 +292,16 @@ def run(
     started = time.perf_counter()
     files = expand_paths(paths)
     known = frozenset(store.known_bundle_digests()) if (store is not None and skip_known) else frozenset()
-    config = WorkerConfig(keyring, limits, known)
+    config = WorkerConfig(keyring, limits, known, clock_skew)
     report = LoadReport()
     batch: list[PaperRows] = []
 
     def flush() -> None:
         if store is not None and batch:
-            for outcome in store.apply(batch):
+            applied = store.apply(batch, keyring.rank)
+            for outcome in applied.outcomes:
                 report.add_outcome(outcome)
+            report.displaced += len(applied.removed)
         batch.clear()
 
     with cyclic_gc_paused():

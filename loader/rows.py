@@ -122,6 +122,7 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
         state_sha256=bundle["state"]["state_sha256"],
         built_at=bundle["built_at"],
         key_ids=tuple(sorted({key for row in signers for key in row.key_ids})),
+        bundle_key_id=bundle["bundle_signature"]["key_id"],
     )
     primary = meta["primary_cat"]
     categories = [CategoryLinkRow(primary, _archive(primary), True)]

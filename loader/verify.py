@@ -4,11 +4,12 @@ Checks run cheapest first and the first failure rejects the bundle:
 
 1. shape (:mod:`pith_graph.loader.shape`): required fields with the right types
    (``schema_error`` naming the field);
-2. trust: every signature (bundle, each event, the receipt) names a pinned key, with the
-   pinned fingerprint and signer; embedded copies of pinned keys are byte-identical
-   (``untrusted_key``, ``key_mismatch``);
-3. identifiers: pith numbers, ``pith_short_*`` and arXiv aliases, every event's subject
-   (``identifier_mismatch``);
+2. trust: every signature (bundle, each event, the receipt) names a pinned key that is not
+   revoked for the bundle, with the pinned fingerprint and signer; embedded copies of
+   pinned keys are byte-identical (``untrusted_key``, ``key_mismatch``, ``revoked_key``);
+   no time lies further in the future than the allowed clock skew (``future_dated``);
+3. identifiers: pith numbers, every alias the record derives (:func:`derived_alias`),
+   every event's subject (``identifier_mismatch``);
 4. digests: canonical record, each event and its ``event_id``, state, bundle, each accepted
    in raw-UTF-8 or ASCII-escaped canonical form (``digest_mismatch``);
 5. consistency: the ``record_created`` payload, its receipt and the newest graph snapshot
@@ -22,6 +23,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import time
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,7 +46,15 @@ from pith_graph.loader.identifiers import PITH_B32_LENGTH, pith_base32, title_ke
 from pith_graph.loader.keyring import Keyring, PinnedKey
 from pith_graph.loader.shape import check_shape
 
-__all__ = ["VerifiedBundle", "newest_snapshot", "stated_bundle_digest", "verify_bundle"]
+__all__ = [
+    "ARXIV_DOI_PREFIX",
+    "DEFAULT_CLOCK_SKEW",
+    "VerifiedBundle",
+    "derived_alias",
+    "newest_snapshot",
+    "stated_bundle_digest",
+    "verify_bundle",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +80,7 @@ def _fail(code: RejectCode, message: str) -> BundleError:
 # --- 2. trust ---------------------------------------------------------------------------
 
 
-def _pinned(keyring: Keyring, key_id: str, fingerprint: str, where: str) -> PinnedKey:
+def _pinned(keyring: Keyring, key_id: str, fingerprint: str, where: str, built_at: str) -> PinnedKey:
     key = keyring.get(key_id)
     if key is None:
         raise _fail(RejectCode.UNTRUSTED_KEY, f"{where} is signed by {key_id!r}, not a pinned key")
@@ -80,6 +90,9 @@ def _pinned(keyring: Keyring, key_id: str, fingerprint: str, where: str) -> Pinn
             f"{where} names key {key_id!r} with fingerprint {fingerprint}, "
             f"but the pinned key's is {key.fingerprint}",
         )
+    if key.revoked_for(built_at):
+        since = f" since {key.revoked_at}" if key.revoked_at else ""
+        raise _fail(RejectCode.REVOKED_KEY, f"{where} is signed by {key_id!r}, revoked{since}")
     return key
 
 
@@ -109,12 +122,12 @@ def _check_embedded_keys(bundle: Mapping[str, Any], keyring: Keyring) -> None:
 
 
 def _check_trust(bundle: Mapping[str, Any], keyring: Keyring) -> None:
-    sig = bundle["bundle_signature"]
-    _pinned(keyring, sig["key_id"], sig["public_key_fingerprint"], "the bundle")
+    sig, built_at = bundle["bundle_signature"], bundle["built_at"]
+    _pinned(keyring, sig["key_id"], sig["public_key_fingerprint"], "the bundle", built_at)
     for index, event in enumerate(bundle["events"]):
         where = f"events[{index}]"
         esig, signer = event["signature"], event["signer"]
-        key = _pinned(keyring, esig["key_id"], esig["public_key_fingerprint"], where)
+        key = _pinned(keyring, esig["key_id"], esig["public_key_fingerprint"], where, built_at)
         if signer["key_id"] != esig["key_id"] or signer["public_key_fingerprint"] != key.fingerprint:
             raise _fail(RejectCode.KEY_MISMATCH, f"{where}.signer names another key than its signature")
         if key.signer_id is not None and signer["signer_id"] != key.signer_id:
@@ -125,8 +138,22 @@ def _check_trust(bundle: Mapping[str, Any], keyring: Keyring) -> None:
             )
         if event["event_type"] == RECORD_CREATED:
             receipt = event["payload"]["receipt"]
-            _pinned(keyring, receipt["key_id"], receipt["public_key_fingerprint"], "the receipt")
+            _pinned(keyring, receipt["key_id"], receipt["public_key_fingerprint"], "the receipt", built_at)
     _check_embedded_keys(bundle, keyring)
+
+
+def _check_not_future(bundle: Mapping[str, Any], now: float, skew: float) -> None:
+    """``built_at`` and every event's ``created_at`` lie at most ``skew`` seconds ahead of
+    ``now``: a bundle dated in the future would otherwise win every later update (a freeze)."""
+    limit = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now + skew))  # compared to the second
+    times = [("built_at", bundle["built_at"])]
+    times += [(f"events[{i}].created_at", e["created_at"]) for i, e in enumerate(bundle["events"])]
+    for where, stamp in times:
+        if stamp[:19] > limit:
+            raise _fail(
+                RejectCode.FUTURE_DATED,
+                f"{where} {stamp} is more than {skew:g} s ahead of this machine's clock",
+            )
 
 
 # --- 3. identifiers ---------------------------------------------------------------------
@@ -154,21 +181,52 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
     source = record["source"]
     if bundle["source"] != source:
         raise _fail(RejectCode.IDENTIFIER_MISMATCH, "source differs from canonical_record.source")
-    derived = {
-        "arxiv": source["id"],
-        "arxiv_version": f"{source['id']}v{source['version']}",
-    }
     for index, alias in enumerate(bundle["source_aliases"]):
-        kind, value = alias["alias_kind"], alias["alias_value"]
-        where = f"source_aliases[{index}] ({kind})"
-        if kind.startswith("pith_short_"):
-            size = kind.removeprefix("pith_short_")
-            if not size.isdigit() or not 0 < int(size) <= PITH_B32_LENGTH:
-                raise _fail(RejectCode.IDENTIFIER_MISMATCH, f"{where} has no valid length")
-            if value != body[: int(size)]:
-                raise _fail(RejectCode.IDENTIFIER_MISMATCH, f"{where} is not a prefix of {body}")
-        elif source["kind"] == "arxiv" and kind in derived and value != derived[kind]:
-            raise _fail(RejectCode.IDENTIFIER_MISMATCH, f"{where} is {value!r}, expected {derived[kind]!r}")
+        derived = derived_alias(alias["alias_kind"], alias["alias_value"], source, body)
+        if derived is not None and alias["alias_value"] != derived:
+            where = f"source_aliases[{index}] ({alias['alias_kind']})"
+            raise _fail(
+                RejectCode.IDENTIFIER_MISMATCH,
+                f"{where} is {alias['alias_value']!r}, but the record derives {derived!r}",
+            )
+
+
+#: DOIs the arXiv mints for its papers: ``10.48550/arXiv.<id>``, in any letter case.
+ARXIV_DOI_PREFIX = "10.48550/arxiv."
+
+
+def derived_alias(kind: str, value: str, source: Mapping[str, Any], body: str) -> str | None:
+    """The value an alias must have when the canonical record determines it, else ``None``.
+
+    Derivable: ``arxiv`` (the id), ``arxiv_version`` (id + ``v`` + version), an arXiv DOI
+    (``10.48550/arXiv.<id>``, letter case kept as stated) and ``pith_short_<n>`` (the first
+    n characters of the pith number's body). Only an arXiv record derives arXiv identifiers,
+    so a record from elsewhere claiming one derives the impossible ``""``. Any other alias
+    (a journal DOI, an unknown kind) cannot be derived: it is kept, but the API never lets
+    it outrank a derivable one.
+
+    >>> derived_alias("doi", "10.48550/ARXIV.1907.13257", {"kind": "arxiv", "id": "1907.13257", "version": 1}, "")
+    '10.48550/ARXIV.1907.13257'
+    >>> derived_alias("doi", "10.48550/arxiv.2006.03318", {"kind": "arxiv", "id": "1907.13257", "version": 1}, "")
+    '10.48550/arxiv.1907.13257'
+    >>> derived_alias("doi", "10.1000/journal.42", {"kind": "arxiv", "id": "1907.13257", "version": 1}, "") is None
+    True
+    """
+    arxiv = source["kind"] == "arxiv"
+    if kind.startswith("pith_short_"):
+        size = kind.removeprefix("pith_short_")
+        valid = size.isdigit() and 0 < int(size) <= PITH_B32_LENGTH
+        return body[: int(size)] if valid else ""
+    if kind == "arxiv":
+        return source["id"] if arxiv else ""
+    if kind == "arxiv_version":
+        return f"{source['id']}v{source['version']}" if arxiv else ""
+    if kind == "doi" and value.lower().startswith(ARXIV_DOI_PREFIX):
+        if not arxiv:
+            return ""
+        expected = ARXIV_DOI_PREFIX + str(source["id"]).lower()
+        return value if value.lower() == expected else value[: len(ARXIV_DOI_PREFIX)] + source["id"]
+    return None
 
 
 # --- 4. digests -------------------------------------------------------------------------
@@ -322,10 +380,25 @@ def _check_signatures(bundle: Mapping[str, Any], keyring: Keyring) -> None:
     _verify_signature(keyring[sig["key_id"]], sig["bundle_sha256"], sig["signature_b64"], "the bundle")
 
 
-def verify_bundle(bundle: dict[str, Any], keyring: Keyring) -> VerifiedBundle:
-    """Run every check on a parsed bundle; raise :class:`BundleError` at the first failure."""
+#: How far ahead of this machine's clock a bundle's times may lie, by default (seconds).
+DEFAULT_CLOCK_SKEW = 300.0
+
+
+def verify_bundle(
+    bundle: dict[str, Any],
+    keyring: Keyring,
+    *,
+    clock_skew: float = DEFAULT_CLOCK_SKEW,
+    now: float | None = None,
+) -> VerifiedBundle:
+    """Run every check on a parsed bundle; raise :class:`BundleError` at the first failure.
+
+    ``now`` (seconds since the epoch, default: the clock) and ``clock_skew`` bound how far in
+    the future its times may lie (``future_dated``).
+    """
     check_shape(bundle)
     _check_trust(bundle, keyring)
+    _check_not_future(bundle, time.time() if now is None else now, clock_skew)
     _check_identifiers(bundle)
     _check_digests(bundle)
     _check_record_consistency(bundle)

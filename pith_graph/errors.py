@@ -54,6 +54,8 @@ class RejectCode(enum.StrEnum):
     SCHEMA_ERROR = "schema_error"  # a required field is missing or has the wrong type
     UNTRUSTED_KEY = "untrusted_key"  # a signature by a key that is not pinned
     KEY_MISMATCH = "key_mismatch"  # an embedded key or fingerprint differs from the pin
+    REVOKED_KEY = "revoked_key"  # a signature by a key the keyring revokes for this bundle
+    FUTURE_DATED = "future_dated"  # built_at or an event's created_at is ahead of the clock
     IDENTIFIER_MISMATCH = "identifier_mismatch"  # pith number / alias / subject disagree
     DIGEST_MISMATCH = "digest_mismatch"  # a recomputed SHA-256 differs from the stated one
     BAD_SIGNATURE = "bad_signature"  # an Ed25519 signature does not verify

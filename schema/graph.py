@@ -114,6 +114,11 @@ PAPER = NodeSpec(
         _p("stateSha256", "string", "SHA-256 of the bundle's merged state"),
         _p("builtAt", "string", "bundle built_at; the newest bundle per paper wins"),
         _p("keyIds", "list<string>", "ids of every key that signed the bundle, sorted"),
+        _p(
+            "bundleKeyId",
+            "string",
+            "id of the key that signed the bundle: its signer's rank decides conflicts",
+        ),
     ),
     "One arXiv version of a paper, as recorded by a verified bundle.",
 )

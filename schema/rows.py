@@ -72,6 +72,7 @@ class PaperRow(NamedTuple):
     state_sha256: str
     built_at: str
     key_ids: tuple[str, ...]
+    bundle_key_id: str
 
     def properties(self) -> dict[str, Any]:
         """The node's properties, named as the schema names them (lists as lists)."""

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pith_graph.errors import BundleError
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
-from pith_graph.loader.verify import verify_bundle
+from pith_graph.loader.verify import derived_alias, verify_bundle
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "tamper.json").read_text())
@@ -100,6 +100,10 @@ def _apply(bundle: dict[str, Any], edit: list[Any]) -> None:
         for alias in bundle["source_aliases"]:
             if alias["alias_kind"] == edit[1]:
                 alias["alias_value"] = edit[2]
+    elif op == "@add-alias":
+        bundle["source_aliases"].append(
+            {"alias_kind": edit[1], "alias_value": edit[2], "created_at": "2026-07-01T00:00:00Z"}
+        )
     elif op == "@flip-signature":
         *parent, last = edit[1]
         holder = _walk(bundle, tuple(parent))
@@ -260,3 +264,55 @@ def test_unsigned_metadata_is_the_only_mutable_part() -> None:
     bundle = valid_bundle()
     bundle["bundle_signature"]["signed_at"] = "2000-01-01T00:00:00Z"
     assert verify_bundle(bundle, KEYRING)
+
+
+@pytest.mark.parametrize(
+    ("kind", "value", "expected"),
+    [
+        pytest.param("arxiv", "2401.01234", "", id="arxiv-id-claimed-by-a-non-arxiv-record"),
+        pytest.param("arxiv_version", "2401.01234v1", "", id="arxiv-version-claimed-by-a-non-arxiv-record"),
+        pytest.param("doi", "10.48550/arXiv.2401.01234", "", id="arxiv-doi-claimed-by-a-non-arxiv-record"),
+        pytest.param("doi", "10.5281/zenodo.42", None, id="own-doi-not-derivable"),
+        pytest.param("pith_short_99", "ABC", "", id="short-alias-impossible-length"),
+    ],
+)
+def test_only_an_arxiv_record_derives_arxiv_identifiers(kind: str, value: str, expected: str | None) -> None:
+    source = {"kind": "zenodo", "id": "42", "version": 1}
+    assert derived_alias(kind, value, source, "BR75OIUY7WDYHPO53K7WUNQ4NZ") == expected
+
+
+def test_a_journal_doi_is_kept() -> None:
+    bundle = valid_bundle()
+    bundle["source_aliases"].append(
+        {"alias_kind": "doi", "alias_value": "10.1145/3555555.3555556", "created_at": "2026-07-01T00:00:00Z"}
+    )
+    resign(bundle, TRUSTED)
+    assert verify_bundle(bundle, KEYRING).pith_number == bundle["pith_number"]
+
+
+def test_future_dated_respects_the_configured_skew() -> None:
+    bundle = valid_bundle()  # built 2026-08-01T00:00:00Z
+    built = 1785542400.0  # that instant
+    assert verify_bundle(bundle, KEYRING, now=built - 60, clock_skew=60).pith_number
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, KEYRING, now=built - 61, clock_skew=60)
+    assert caught.value.code.value == "future_dated"
+
+
+def test_revoked_key_is_rejected_for_all_time_or_from_a_time() -> None:
+    bundle = valid_bundle()  # built 2026-08-01T00:00:00Z by TRUSTED
+    for revoked_at, code in (
+        ("", "revoked_key"),
+        ("2026-08-01T00:00:00Z", "revoked_key"),
+        ("2026-07-31T23:59:59Z", "revoked_key"),
+        ("2026-08-01T00:00:01Z", None),
+    ):
+        keyring = default_keyring().with_keys(
+            [PinnedKey(TRUSTED.key_id, TRUSTED.public_key, TRUSTED.signer_id, revoked_at)]
+        )
+        if code is None:
+            assert verify_bundle(bundle, keyring).pith_number == bundle["pith_number"]
+            continue
+        with pytest.raises(BundleError) as caught:
+            verify_bundle(bundle, keyring)
+        assert caught.value.code.value == code, revoked_at

@@ -1,94 +1,36 @@
-"""The ``GraphStore`` seam and the update rules both stores share.
+"""The ``GraphStore`` seam: where verified papers are written, and what stores report.
 
-A store receives batches of :class:`~pith_graph.loader.rows.PaperRows` and decides, against what it
-already holds, what each one does:
-
-* a pith number it has never seen is ``inserted``;
-* the same ``bundleSha256`` again is a ``duplicate`` and changes nothing;
-* a bundle whose ``(builtAt, bundleSha256)`` is greater than the stored one ``replaced`` the
-  paper's properties and edges (the digest breaks ties so the winner never depends on input
-  order);
-* a smaller one is ``stale`` and changes nothing.
-
-After a replacement, any Author, Category, Alias or Signer left without a paper is removed,
-so nodes, edges and properties are a function of the set of winning bundles, whatever the
-order of arrival — with one documented exception: ``Author.name`` is the smallest display
-form seen since the author's node was created, which may come from a bundle later replaced
-(names of one ``nameKey`` differ at most in case and compatibility forms).
+Both implementations (:class:`~pith_graph.loader.stores.memory.MemoryStore`,
+:class:`~pith_graph.loader.stores.neo4j.Neo4jStore`) apply batches under the update rules
+of :mod:`pith_graph.loader.stores.rules` and answer the same behaviour suite.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.stores.rules import Outcome
 
 __all__ = [
+    "AppliedBatch",
     "GraphCounts",
     "GraphExport",
     "GraphStore",
     "Outcome",
-    "decide",
-    "plan_batch",
+    "sorted_counts",
 ]
 
 
-class Outcome(enum.StrEnum):
-    """What applying one bundle did."""
+@dataclass(frozen=True, slots=True)
+class AppliedBatch:
+    """What applying a batch did: one outcome per input row, and the pith numbers of stored
+    papers removed because a higher-ranked signer took their source id over."""
 
-    INSERTED = "inserted"
-    REPLACED = "replaced"
-    DUPLICATE = "duplicate"
-    STALE = "stale"
-
-
-def decide(existing: tuple[str, str] | None, rows: PaperRows) -> Outcome:
-    """The outcome of ``rows`` against the stored ``(builtAt, bundleSha256)`` of its paper."""
-    if existing is None:
-        return Outcome.INSERTED
-    if existing[1] == rows.bundle_sha256:
-        return Outcome.DUPLICATE
-    if (rows.built_at, rows.bundle_sha256) > existing:
-        return Outcome.REPLACED
-    return Outcome.STALE
-
-
-def plan_batch(
-    batch: Sequence[PaperRows], stored: dict[str, tuple[str, str]]
-) -> tuple[list[PaperRows], list[Outcome]]:
-    """Decide a whole batch: the rows to write (one per paper) and one outcome per input.
-
-    ``stored`` maps pith numbers to the stored ``(builtAt, bundleSha256)``; it needs to hold
-    only the batch's papers. Several bundles of one paper in the batch reduce to the
-    greatest; the others are duplicates or stale.
-    """
-    best: dict[str, PaperRows] = {}
-    for rows in batch:
-        current = best.get(rows.pith_number)
-        if current is None or (rows.built_at, rows.bundle_sha256) > (
-            current.built_at,
-            current.bundle_sha256,
-        ):
-            best[rows.pith_number] = rows
-    to_write: list[PaperRows] = []
-    verdict: dict[str, Outcome] = {}
-    for pith, rows in best.items():
-        verdict[pith] = decide(stored.get(pith), rows)
-        if verdict[pith] in (Outcome.INSERTED, Outcome.REPLACED):
-            to_write.append(rows)
-    outcomes: list[Outcome] = []
-    for rows in batch:
-        winner = best[rows.pith_number]
-        if rows is winner:
-            outcomes.append(verdict[rows.pith_number])
-        elif rows.bundle_sha256 == winner.bundle_sha256:
-            outcomes.append(Outcome.DUPLICATE)
-        else:
-            outcomes.append(Outcome.STALE)
-    return to_write, outcomes
+    outcomes: list[Outcome]
+    removed: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +63,16 @@ class GraphStore(Protocol):
     def known_bundle_digests(self) -> set[str]:
         """Every stored ``bundleSha256``: bundles with these need no verification."""
 
-    def apply(self, batch: Sequence[PaperRows]) -> list[Outcome]:
-        """Apply a batch atomically under the update rules; one outcome per input row."""
+    def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
+        """Apply a batch atomically under the update rules (``rank`` ranks a key id: lower
+        wins, see :meth:`~pith_graph.loader.keyring.Keyring.rank`)."""
+
+    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
+        """Remove these papers (and whatever is left without a paper) atomically; return the
+        pith numbers that were there."""
+
+    def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+        """``(pithNumber, builtAt, keyIds)`` of every paper one of ``key_ids`` signed."""
 
     def counts(self) -> GraphCounts:
         """Nodes by label and edges by type."""

@@ -10,10 +10,11 @@ Sections:
 * schema: constraints and indexes rendered from :mod:`pith_graph.schema.database`
   (``schema/neo4j-schema.cypher`` is the checked-in rendering);
 * loader writes: what :class:`pith_graph.loader.stores.neo4j.Neo4jStore` runs inside one write
-  transaction per batch, in this order: lock the batch's papers and read their
-  ``(builtAt, bundleSha256)``; lock (or create) the signers; detach the papers that will
-  be written; set their properties; merge authors, categories and aliases; create the
-  edges; delete the nodes left without an edge; refresh ``Signer.keyIds``;
+  transaction per batch, in this order: lock the batch's source ids and read their stored
+  papers; lock (or create) the signers; detach the papers that will be written or removed;
+  set the written papers' properties and delete the removed ones; merge authors,
+  categories and aliases; create the edges; delete the nodes left without an edge;
+  refresh ``Signer.keyIds``;
 * store reads: digests, counts, export, clear.
 
 The API's read statements live with their reader (:mod:`pith_graph.api.reads.cypher`).
@@ -33,15 +34,18 @@ __all__ = [
     "CREATE_IN_CATEGORY",
     "CREATE_SIGNED",
     "DELETE_ORPHANS",
+    "DELETE_PAPERS",
     "DETACH_PAPERS",
     "EXPORT_EDGES",
     "EXPORT_NODES",
     "KNOWN_BUNDLE_DIGESTS",
-    "LOCK_PAPERS",
+    "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
+    "LOCK_SOURCES",
     "MERGE_ALIASES",
     "MERGE_AUTHORS",
     "MERGE_CATEGORIES",
+    "PAPERS_SIGNED_WITH",
     "PING",
     "REFRESH_SIGNER_KEYS",
     "SET_PAPERS",
@@ -117,15 +121,21 @@ PING = "RETURN 1 AS ok"
 # One write transaction per batch runs these in order. $piths and every $rows list are
 # sorted by key, so concurrent loaders take their locks in the same order.
 
-#: Lock the batch's papers (creating a bare node for a new pith number: the transaction
-#: always fills it, since a new paper is always inserted) and read what is stored. The
-#: SET/REMOVE pair takes the write lock before the properties are read.
-LOCK_PAPERS = """
-UNWIND $piths AS pith
-MERGE (p:Paper {pithNumber: pith})
-SET p._lock = true
-REMOVE p._lock
-RETURN pith, p.builtAt AS builtAt, p.bundleSha256 AS bundleSha256
+#: Lock each source id of the batch ($sources: sorted ``[sourceKind, sourceId]``) and read
+#: its stored papers. The lock is the source id's own alias node (``Alias {kind: 'arxiv',
+#: value: <id>}``, which its papers carry), merged on its uniqueness constraint: concurrent
+#: loaders of one source id take turns from here, so the precedence and newest rules are
+#: decided against everything committed. The SET/REMOVE pair takes the write lock.
+LOCK_SOURCES = """
+UNWIND $sources AS source
+MERGE (lock:Alias {kind: source[0], value: source[1]})
+SET lock._lock = true
+REMOVE lock._lock
+WITH source, lock
+OPTIONAL MATCH (p:Paper {sourceId: source[1]})
+WHERE p.sourceKind = source[0] AND p.sourceVersion IS NOT NULL
+RETURN elementId(lock) AS lockId, source,
+       collect([p.pithNumber, p.builtAt, p.bundleSha256, p.bundleKeyId]) AS papers
 """
 
 #: Create or lock the signers of the papers to write. Every paper of a corpus shares its
@@ -151,8 +161,32 @@ RETURN DISTINCT elementId(n) AS id, n.signerId AS signerId
 #: Replace the papers' properties with the winning bundle's.
 SET_PAPERS = """
 UNWIND $rows AS row
-MATCH (p:Paper {pithNumber: row.pithNumber})
+MERGE (p:Paper {pithNumber: row.pithNumber})
 SET p = row
+"""
+
+#: Delete papers already detached (displaced by a higher-ranked signer, or pruned).
+DELETE_PAPERS = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+DELETE p
+"""
+
+#: Lock papers about to be removed (pruning); returns those that exist.
+LOCK_PAPERS_TO_REMOVE = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+SET p._lock = true
+REMOVE p._lock
+RETURN pith
+"""
+
+#: Papers any of $keys signed (for pruning revoked keys).
+PAPERS_SIGNED_WITH = """
+MATCH (p:Paper)
+WHERE any(key IN p.keyIds WHERE key IN $keys)
+RETURN p.pithNumber AS pith, p.builtAt AS builtAt, p.keyIds AS keyIds
+ORDER BY pith
 """
 
 # Node rows are lists (``[key, value, ...]``): cheaper to encode than maps.

@@ -13,7 +13,7 @@ Save and load as networkx node-link JSON (:meth:`MemoryStore.save`, :meth:`Memor
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,8 @@ import orjson
 
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
+from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -43,6 +44,11 @@ __all__ = ["MemoryStore"]
 _LABEL, _TYPE = LABEL_ATTRIBUTE, TYPE_ATTRIBUTE
 #: Labels whose nodes exist only while a paper uses them.
 _DERIVED_LABELS = (AUTHOR.label, CATEGORY.label, ALIAS.label, SIGNER.label)
+_PITH_NUMBER = PAPER.prop("pithNumber")
+_SOURCE_KIND = PAPER.prop("sourceKind")
+_SOURCE_ID = PAPER.prop("sourceId")
+_PAPER_KEY_IDS = PAPER.prop("keyIds")
+_BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _BUILT_AT = PAPER.prop("builtAt")
 _BUNDLE_SHA256 = PAPER.prop("bundleSha256")
 _NAME = AUTHOR.prop("name")
@@ -60,11 +66,14 @@ class MemoryStore:
         self._succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = self.graph._succ
         self._pred: dict[str, dict[str, dict[str, dict[str, Any]]]] = self.graph._pred
         self._bundles: set[str] = set()
+        # (sourceKind, sourceId) -> its papers' pith numbers: the precedence rule's lookups.
+        self._by_source: defaultdict[SourceKey, set[str]] = defaultdict(set)
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
         for _node, data in self.graph.nodes(data=True):
             if data.get(_LABEL) == PAPER.label:
                 self._bundles.add(data[_BUNDLE_SHA256])
+                self._by_source[(data[_SOURCE_KIND], data[_SOURCE_ID])].add(data[_PITH_NUMBER])
         for start, _end, data in self.graph.edges(data=True):
             if data.get(_TYPE) == SIGNED.type:
                 signer = self.graph.nodes[start][_SIGNER_ID]
@@ -78,18 +87,41 @@ class MemoryStore:
     def known_bundle_digests(self) -> set[str]:
         return set(self._bundles)
 
-    def apply(self, batch: Sequence[PaperRows]) -> list[Outcome]:
-        graph = self.graph
-        stored: dict[str, tuple[str, str]] = {}
-        for rows in batch:
-            data = graph.nodes.get(node_id(PAPER.label, rows.pith_number))
-            if data is not None:
-                stored[rows.pith_number] = (data[_BUILT_AT], data[_BUNDLE_SHA256])
-        to_write, outcomes = plan_batch(batch, stored)
-        for rows in to_write:
+    def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
+        sources = {(rows.paper.source_kind, rows.paper.source_id) for rows in batch}
+        stored = [self._stored(pith) for source in sources for pith in self._by_source.get(source, ())]
+        plan = plan_batch(batch, stored, rank)
+        for pith in plan.remove:
+            self._remove(pith)
+        for rows in plan.write:
             self._write(rows)
-        nx._clear_cache(graph)  # the writes bypassed networkx's own cache invalidation
-        return outcomes
+        nx._clear_cache(self.graph)  # the writes bypassed networkx's own cache invalidation
+        return AppliedBatch(plan.outcomes, plan.remove)
+
+    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
+        removed = [pith for pith in sorted(set(pith_numbers)) if node_id(PAPER.label, pith) in self._nodes]
+        for pith in removed:
+            self._remove(pith)
+        nx._clear_cache(self.graph)
+        return removed
+
+    def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+        wanted = set(key_ids)
+        return sorted(
+            (data[_PITH_NUMBER], data[_BUILT_AT], list(data[_PAPER_KEY_IDS]))
+            for _node, data in self.graph.nodes(data=True)
+            if data.get(_LABEL) == PAPER.label and wanted.intersection(data[_PAPER_KEY_IDS])
+        )
+
+    def _stored(self, pith: str) -> StoredPaper:
+        data = self._nodes[node_id(PAPER.label, pith)]
+        return StoredPaper(
+            pith,
+            (data[_SOURCE_KIND], data[_SOURCE_ID]),
+            data[_BUILT_AT],
+            data[_BUNDLE_SHA256],
+            data.get(_BUNDLE_KEY_ID),
+        )
 
     def counts(self) -> GraphCounts:
         nodes = Counter(label for _, label in self.graph.nodes(data=_LABEL))
@@ -123,6 +155,29 @@ class MemoryStore:
             graph.remove_edge(paper, end, key=kind)
         return neighbours
 
+    def _remove(self, pith: str) -> None:
+        """Remove a paper, its edges and the nodes left without a paper."""
+        paper = node_id(PAPER.label, pith)
+        data = self._nodes[paper]
+        self._bundles.discard(data[_BUNDLE_SHA256])
+        self._by_source[(data[_SOURCE_KIND], data[_SOURCE_ID])].discard(pith)
+        touched = self._detach_paper(paper)
+        self.graph.remove_node(paper)
+        self._tidy(touched)
+
+    def _tidy(self, touched: set[str]) -> None:
+        """Remove the touched nodes left without an edge; refresh the touched signers' keyIds."""
+        graph = self.graph
+        for node in touched:
+            data = graph.nodes[node]
+            if data[_LABEL] in _DERIVED_LABELS and not graph.pred[node] and not graph.succ[node]:
+                if data[_LABEL] == SIGNER.label:
+                    self._signer_keys.pop(data[_SIGNER_ID], None)
+                graph.remove_node(node)
+            elif data[_LABEL] == SIGNER.label:
+                keys = self._signer_keys[data[_SIGNER_ID]]
+                data[_KEY_IDS] = sorted(key for key, count in keys.items() if count > 0)
+
     def _node(self, node: str, label: str, props: dict[str, Any]) -> dict[str, Any]:
         """The attributes of ``node``, adding it first if it is new.
 
@@ -148,7 +203,6 @@ class MemoryStore:
         keydict[kind] = data
 
     def _write(self, rows: PaperRows) -> None:
-        graph = self.graph
         paper = node_id(PAPER.label, rows.pith_number)
         touched: set[str] = set()
         if paper in self._nodes:
@@ -161,6 +215,7 @@ class MemoryStore:
         else:
             self._node(paper, PAPER.label, rows.paper.properties())
         self._bundles.add(rows.bundle_sha256)
+        self._by_source[(rows.paper.source_kind, rows.paper.source_id)].add(rows.pith_number)
 
         for author in rows.authors:
             node = node_id(AUTHOR.label, author.name_key)
@@ -187,15 +242,7 @@ class MemoryStore:
             self._signer_keys[signer.signer_id].update(signer.key_ids)
             touched.add(node)
 
-        for node in touched:
-            data = graph.nodes[node]
-            if data[_LABEL] in _DERIVED_LABELS and not graph.pred[node] and not graph.succ[node]:
-                if data[_LABEL] == SIGNER.label:
-                    self._signer_keys.pop(data[_SIGNER_ID], None)
-                graph.remove_node(node)
-            elif data[_LABEL] == SIGNER.label:
-                keys = self._signer_keys[data[_SIGNER_ID]]
-                data[_KEY_IDS] = sorted(key for key, count in keys.items() if count > 0)
+        self._tidy(touched)
 
     # -- persistence ---------------------------------------------------------------------
 

@@ -3,14 +3,15 @@
 Each :meth:`Neo4jStore.apply` is ONE managed write transaction (``execute_write``, retried
 by the driver on transient errors such as ``DeadlockDetected`` or a lost connection):
 
-1. lock the batch's papers, in pith-number order, and read their stored
-   ``(builtAt, bundleSha256)``: the update rules (:func:`~pith_graph.loader.stores.base.plan_batch`)
-   are decided against the database, under those locks, not against this process;
+1. lock the batch's source ids, in order, and read their stored papers: the update rules
+   (:func:`~pith_graph.loader.stores.rules.plan_batch`) are decided against the database,
+   under those locks, not against this process;
 2. lock (or create) the signers of the papers to write, in id order. A corpus's papers
    share their registry signer, so concurrent loaders take turns here rather than
    deadlocking on the authors and categories they share;
-3. delete the edges of the papers to write, set their properties, merge the other nodes
-   (sorted by key) and create the new edges, all as ``UNWIND $rows`` batches;
+3. delete the edges of the papers to write or remove, set the written papers' properties,
+   delete the removed ones, merge the other nodes (sorted by key) and create the new
+   edges, all as ``UNWIND $rows`` batches;
 4. delete the detached nodes left without an edge and recompute ``Signer.keyIds``.
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
@@ -24,17 +25,18 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher
-from pith_graph.loader.stores.base import GraphCounts, GraphExport, Outcome, plan_batch, sorted_counts
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import open_driver, translate, translated
+from pith_graph.loader.stores.rules import StoredPaper, plan_batch
 from pith_graph.schema.graph import (
     AUTHORED,
     IDENTIFIES,
@@ -50,6 +52,8 @@ from pith_graph.schema.rows import AliasRow
 __all__ = ["Neo4jStore"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Errors a concurrent writer can cause that the driver does not retry by itself (a node
 #: matched by MERGE and deleted by another transaction before it was locked). The batch is
@@ -126,15 +130,31 @@ class Neo4jStore:
         with self._session("reading stored bundle digests") as session:
             return session.execute_read(read)
 
-    def apply(self, batch: Sequence[PaperRows]) -> list[Outcome]:
+    def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         """Apply a batch in one transaction; see the module docstring for the steps."""
         if not batch:
-            return []
-        piths = sorted({rows.pith_number for rows in batch})
+            return AppliedBatch([])
+        return self._write_transaction(_apply_batch, batch, rank)
+
+    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
+        """Remove papers in one transaction (with the nodes left without a paper)."""
+        return self._write_transaction(_remove_papers, sorted(set(pith_numbers)))
+
+    def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+        def read(tx: neo4j.ManagedTransaction) -> list[tuple[str, str, list[str]]]:
+            found = tx.run(cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
+            return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
+
+        with self._session("finding papers by signing key") as session:
+            return session.execute_read(read)
+
+    def _write_transaction(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(tx, *args)`` in one managed write transaction, re-run from scratch when it
+        raced a concurrent writer (see ``_RACE_CODES``)."""
         for attempt in range(1, _RACE_ATTEMPTS + 1):
             try:
                 with self.driver.session(database=self.database) as session:
-                    return session.execute_write(_apply_batch, batch, piths)
+                    return session.execute_write(work, *args)
             except Neo4jError as error:
                 if error.code in _RACE_CODES and attempt < _RACE_ATTEMPTS:
                     log.info("batch raced a concurrent writer (%s); retrying", error.code)
@@ -197,20 +217,39 @@ def _run(tx: neo4j.ManagedTransaction, statement: str, **params: Any) -> None:
     tx.run(statement, params).consume()
 
 
-def _apply_batch(tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], piths: list[str]) -> list[Outcome]:
+def _apply_batch(
+    tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], rank: Callable[[str], int]
+) -> AppliedBatch:
     """The transaction function: lock, decide, write. Re-run from scratch on a retry."""
-    stored: dict[str, tuple[str, str]] = {}
-    for record in tx.run(cypher.LOCK_PAPERS, piths=piths):
-        if record["bundleSha256"] is not None:
-            stored[record["pith"]] = (record["builtAt"], record["bundleSha256"])
-    to_write, outcomes = plan_batch(batch, stored)
-    if to_write:
-        _write(tx, to_write)
-    return outcomes
+    sources = sorted({(rows.paper.source_kind, rows.paper.source_id) for rows in batch})
+    stored: list[StoredPaper] = []
+    locks: list[str] = []
+    for record in tx.run(cypher.LOCK_SOURCES, sources=[list(source) for source in sources]):
+        locks.append(record["lockId"])
+        source = (record["source"][0], record["source"][1])
+        for pith, built_at, bundle_sha256, key_id in record["papers"]:
+            if pith is not None and bundle_sha256 is not None:
+                stored.append(StoredPaper(pith, source, built_at, bundle_sha256, key_id))
+    plan = plan_batch(batch, stored, rank)
+    if plan.write or plan.remove:
+        _write(tx, plan.write, plan.remove, locks)
+    elif locks:
+        _run(tx, cypher.DELETE_ORPHANS, ids=locks)  # lock aliases of outranked sources
+    return AppliedBatch(plan.outcomes, plan.remove)
 
 
-def _write(tx: neo4j.ManagedTransaction, to_write: list[PaperRows]) -> None:
-    """Write the winning rows of a batch (one per paper) in the current transaction."""
+def _remove_papers(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[str]:
+    found = [record["pith"] for record in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)]
+    if found:
+        _write(tx, [], found, [])
+    return found
+
+
+def _write(
+    tx: neo4j.ManagedTransaction, to_write: list[PaperRows], remove: list[str], locks: list[str]
+) -> None:
+    """Write the winning rows of a batch (one per paper) and delete the ``remove`` papers in
+    the current transaction; ``locks`` are the batch's lock aliases (deleted if unused)."""
     signer_types: dict[str, str] = {}
     batch_keys: dict[str, set[str]] = {}
     authors: dict[str, str] = {}
@@ -239,13 +278,16 @@ def _write(tx: neo4j.ManagedTransaction, to_write: list[PaperRows]) -> None:
             if found:
                 edges[kind].append({"pith": pith, "items": found})
 
-    _run(
-        tx,
-        cypher.LOCK_SIGNERS,
-        rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
-    )
-    piths = sorted(rows.pith_number for rows in to_write)
+    if signer_types:
+        _run(
+            tx,
+            cypher.LOCK_SIGNERS,
+            rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
+        )
+    piths = sorted([rows.pith_number for rows in to_write] + remove)
     detached = tx.run(cypher.DETACH_PAPERS, piths=piths).data()
+    if remove:
+        _run(tx, cypher.DELETE_PAPERS, piths=remove)
     _run(tx, cypher.SET_PAPERS, rows=[rows.paper.properties() for rows in to_write])
     _run(tx, cypher.MERGE_AUTHORS, rows=sorted(authors.items()))
     _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
@@ -254,8 +296,9 @@ def _write(tx: neo4j.ManagedTransaction, to_write: list[PaperRows]) -> None:
     _run(tx, cypher.CREATE_IN_CATEGORY, rows=edges[IN_CATEGORY.type])
     _run(tx, cypher.CREATE_IDENTIFIES, rows=edges[IDENTIFIES.type])
     _run(tx, cypher.CREATE_SIGNED, rows=edges[SIGNED.type])
-    if detached:
-        _run(tx, cypher.DELETE_ORPHANS, ids=[record["id"] for record in detached])
+    orphans = sorted({record["id"] for record in detached} | set(locks))
+    if orphans:
+        _run(tx, cypher.DELETE_ORPHANS, ids=orphans)
     for record in detached:
         if record["signerId"] is not None:
             batch_keys.setdefault(record["signerId"], set())

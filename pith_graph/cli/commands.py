@@ -68,6 +68,9 @@ def _summary(report: LoadReport, console: Console, *, loaded: bool) -> None:
         table.add_row("accepted", f"{report.accepted} ({report.inserted} new, {report.replaced} replaced)")
         table.add_row("stale", str(report.stale))
         table.add_row("duplicate", str(report.duplicate))
+        table.add_row("outranked", str(report.outranked))
+        if report.displaced:
+            table.add_row("displaced (removed)", str(report.displaced))
     else:
         table.add_row("verified", str(report.verified))
     table.add_row("rejected", str(report.rejected))
@@ -99,6 +102,8 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     keyring = keyring_from(args)
     if args.max_bytes <= 0:
         raise UsageError("--max-bytes must be positive")
+    if not args.clock_skew >= 0:
+        raise UsageError("--clock-skew must be a number of seconds, 0 or more")
     store = open_store(args) if load else None
     try:
         if store is not None:
@@ -112,6 +117,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 limits=InputLimits(max_bytes=args.max_bytes),
                 workers=args.workers,
                 batch_size=_batch_size(args),
+                clock_skew=args.clock_skew,
                 on_progress=on_progress,
                 on_rejection=None if args.json else _print_rejection(out),
             )

@@ -10,6 +10,7 @@ from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
 from pith_graph.loader.stores.base import GraphStore
+from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -51,6 +52,13 @@ def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool =
     )
     parser.add_argument(
         "--workers", type=int, default=None, help="verification processes (default: one per core)"
+    )
+    parser.add_argument(
+        "--clock-skew",
+        type=float,
+        default=DEFAULT_CLOCK_SKEW,
+        metavar="SECONDS",
+        help="how far ahead of this clock a bundle's times may lie (default 300)",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
 

@@ -3,7 +3,9 @@
 Heavy-tailed author overlap (preferential attachment: a few authors on hundreds of papers,
 most on one to three), non-ASCII names (some written in NFD or with doubled spaces),
 old-style and new-style arXiv ids, several versions of ~20% of the ids and ~5% of bundles
-rebuilt later in the stream (same pith number, later ``built_at``, changed snapshot).
+rebuilt later in the stream (same pith number, later ``built_at``, changed snapshot). Every
+time lies between the registry's opening (2026-05-17) and mid-October 2026, so no bundle is
+dated in the future of a loader's clock (``future_dated``).
 """
 
 from __future__ import annotations
@@ -155,7 +157,7 @@ class _World:
         created = max(
             vocabulary.REGISTRY_OPENS + rng.randrange(60 * vocabulary.DAY), submitted + vocabulary.DAY
         )
-        built = created + rng.randrange(40 * vocabulary.DAY)
+        built = created + rng.randrange(20 * vocabulary.DAY)
         spec = PaperSpec(
             arxiv_id=arxiv_id,
             version=1,
@@ -173,8 +175,8 @@ class _World:
         if rng.random() < MULTI_VERSION_RATE:
             for version in range(2, rng.choice((3, 3, 4)) + 1):
                 abstract += " " + rng.choice(vocabulary.SENTENCES).format(**self._words())
-                created = built + rng.randrange(1, 30 * vocabulary.DAY)
-                built = created + rng.randrange(20 * vocabulary.DAY)
+                created = built + rng.randrange(1, 10 * vocabulary.DAY)
+                built = created + rng.randrange(5 * vocabulary.DAY)
                 specs.append(
                     replace(
                         spec,
@@ -189,7 +191,7 @@ class _World:
     def rebuild(self, spec: PaperSpec) -> PaperSpec:
         """The same record rebuilt later: same pith number, new snapshot."""
         rng = self.rng
-        built = _parse(spec.built_at) + rng.randint(vocabulary.DAY, 60 * vocabulary.DAY)
+        built = _parse(spec.built_at) + rng.randint(vocabulary.DAY, 20 * vocabulary.DAY)
         times = self.timestamps(_parse(spec.created_at), built)
         times["snapshot_created_at"] = _iso(built - rng.randrange(3600))
         for name in ("created_at", "receipt_computed_at", "receipt_signed_at"):

@@ -1,0 +1,43 @@
+"""Removing what a revoked key vouched for: :func:`prune_revoked`.
+
+A key revoked in the keyring (``revoked`` / ``revoked_at``, see
+:mod:`pith_graph.loader.keyring`) is refused for new bundles at verification; papers already
+in a store whose winning bundle it signed (any of its signatures: the bundle, an event, the
+receipt) are removed here, with every node left without a paper. Bundles of other signers
+that lost to the removed ones are not stored; loading them again restores those papers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.stores.base import GraphStore
+
+__all__ = ["PruneReport", "prune_revoked"]
+
+
+@dataclass(frozen=True, slots=True)
+class PruneReport:
+    """What pruning did: the revoked key ids looked for and the pith numbers removed (or,
+    with ``dry_run``, that would be)."""
+
+    revoked_keys: list[str]
+    removed: list[str] = field(default_factory=list)
+    dry_run: bool = False
+
+    def as_dict(self) -> dict[str, object]:
+        return {"revoked_keys": self.revoked_keys, "removed": self.removed, "dry_run": self.dry_run}
+
+
+def prune_revoked(store: GraphStore, keyring: Keyring, *, dry_run: bool = False) -> PruneReport:
+    """Remove from ``store`` every paper whose winning bundle depends on a key ``keyring``
+    revokes for it (``revoked_at`` compares with the paper's ``builtAt``)."""
+    revoked = {key.key_id: key for key in keyring.revoked()}
+    doomed = [
+        pith
+        for pith, built_at, key_ids in store.papers_signed_with(sorted(revoked))
+        if any(revoked[key].revoked_for(built_at) for key in key_ids if key in revoked)
+    ]
+    removed = doomed if dry_run else store.remove_papers(doomed)
+    return PruneReport(sorted(revoked), sorted(removed), dry_run)

@@ -1,0 +1,120 @@
+"""The command line's side of trust across signers: outranked in reports, prune, clock skew."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import orjson
+import pytest
+
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
+
+B = SignerIdentity.from_seed(b"cli-trust-b", key_id="b-key", signer_id="b.example")
+A = SignerIdentity.from_seed(b"cli-trust-a", key_id="a-key", signer_id="a.example")
+P = PaperSpec(
+    arxiv_id="2403.00042",
+    version=1,
+    title="Honest results",
+    authors=["Bea Honest"],
+    abstract_excerpt="Honest.",
+    primary_cat="cs.DS",
+    cross_cats=[],
+    license="http://creativecommons.org/licenses/by/4.0/",
+    submitted_at="2024-03-01T10:00:00Z",
+    created_at="2026-07-01T00:00:00Z",
+    built_at="2026-07-02T00:00:00Z",
+)
+
+
+def pith_graph(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pith_graph", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    bundles = tmp_path / "bundles"
+    bundles.mkdir()
+    (bundles / "1-b.json").write_bytes(orjson.dumps(build_bundle(P, B)))
+    forged = replace(P, authors=["Al Tacker"], built_at="2026-08-01T00:00:00Z")
+    (bundles / "2-a.json").write_bytes(orjson.dumps(build_bundle(forged, A)))
+    (bundles / "3-a-own.json").write_bytes(orjson.dumps(build_bundle(replace(P, arxiv_id="2403.00777"), A)))
+    (tmp_path / "keys.json").write_text(json.dumps([B.keyring_entry(), A.keyring_entry()]))
+    revoked = [B.keyring_entry(), {**A.keyring_entry(), "revoked": True}]
+    (tmp_path / "revoked.json").write_text(json.dumps(revoked))
+    return tmp_path
+
+
+def test_load_reports_outranked_in_json_and_text(folder: Path) -> None:
+    keys = str(folder / "keys.json")
+    result = pith_graph("load", str(folder / "bundles"), "--trusted-keys", keys, "--workers", "1", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert (report["inserted"], report["outranked"], report["replaced"], report["stale"]) == (2, 1, 0, 0)
+    text = pith_graph("load", str(folder / "bundles"), "--trusted-keys", keys, "--workers", "1")
+    assert text.returncode == 0, text.stderr
+    assert ["outranked", "1"] in [line.split() for line in text.stdout.splitlines()]
+
+
+def test_prune_removes_what_a_revoked_key_signed_from_a_saved_graph(folder: Path) -> None:
+    saved = folder / "g.json"
+    loaded = pith_graph(
+        "load", str(folder / "bundles"), "--trusted-keys", str(folder / "keys.json"), "--save", str(saved)
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    before = json.loads(saved.read_bytes())
+    a_papers = [
+        n["id"] for n in before["nodes"] if n.get("label") == "Paper" and n["bundleKeyId"] == A.key_id
+    ]
+    assert len(a_papers) == 1
+    dry = pith_graph(
+        "prune",
+        "--trusted-keys",
+        str(folder / "revoked.json"),
+        "--backend",
+        "memory",
+        "--graph",
+        str(saved),
+        "--dry-run",
+        "--json",
+    )
+    assert dry.returncode == 0, dry.stderr
+    assert json.loads(dry.stdout) == {
+        "revoked_keys": [A.key_id],
+        "removed": [a_papers[0].removeprefix("Paper:")],
+        "dry_run": True,
+    }
+    assert json.loads(saved.read_bytes()) == before
+    pruned = pith_graph(
+        "prune", "--trusted-keys", str(folder / "revoked.json"), "--backend", "memory", "--graph", str(saved)
+    )
+    assert pruned.returncode == 0, pruned.stderr
+    assert "removed 1 papers" in pruned.stdout
+    after = json.loads(saved.read_bytes())
+    assert [
+        n["id"] for n in after["nodes"] if n.get("label") == "Paper" and n["bundleKeyId"] == A.key_id
+    ] == []
+    assert "Signer:a.example" not in {n["id"] for n in after["nodes"]}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ("prune", "--backend", "memory", "--graph", "x.json"), "no key is revoked", id="nothing-revoked"
+        ),
+        pytest.param(("verify", "-", "--clock-skew", "-1"), "--clock-skew", id="negative-skew"),
+        pytest.param(("verify", "-", "--clock-skew", "nan"), "--clock-skew", id="nan-skew"),
+    ],
+)
+def test_usage_errors_are_one_line_exit_2(args: tuple[str, ...], message: str) -> None:
+    result = pith_graph(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in result.stderr
