@@ -122,7 +122,8 @@ class GraphQLView(GraphQL[Context, None]):
     async def execute_single(self, **kwargs: Any) -> ExecutionResult:  # type: ignore[override]
         """Run one operation under the time limit: at the limit the request's abort signal
         stops execution at the next field (graphql-core cancels pending resolvers); a hard
-        deadline a little later covers anything that ignores the signal."""
+        deadline a little later covers anything that ignores the signal. Then end the
+        request's reads (its transaction and lane, see :class:`Context`)."""
         context: Context = kwargs["context"]
         limit = self.limits.timeout_seconds
         timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, _timeout_error(limit))
@@ -137,6 +138,7 @@ class GraphQLView(GraphQL[Context, None]):
             )
         finally:
             timer.cancel()
+            context.close()
 
     async def process_result(self, request: Request, result: ExecutionResult) -> GraphQLHTTPResponse:
         if result.errors:

@@ -3,15 +3,21 @@
 Each DataLoader gathers the keys every resolver of one level asks for and calls its reader
 method once for all of them, so a nested query costs one reader call (one Cypher statement
 on Neo4j) per level and relation, whatever the number of papers. Methods that take
-``first``/``after`` get one loader per distinct value.
+``first``/``after`` get one loader per distinct value. (Requests whose document has an
+execution plan, :mod:`pith_graph.api.plan`, batch the same way without DataLoaders.)
 
 Reader calls run through a :class:`Runner`: inline for the in-memory reader (microseconds,
-no I/O), on a thread pool for Neo4j, so a slow database never blocks the event loop.
+no I/O), or on a :class:`ThreadRunner` for Neo4j, so a slow database never blocks the event
+loop. With a ``ThreadRunner`` a request holds one of its threads (a *lane*) from its first
+read to its end, and reads through the reader's :meth:`~GraphReader.for_request`: all its
+statements run on that thread, in one read transaction. :meth:`Context.close` ends it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -58,17 +64,49 @@ async def run_inline(fn: Callable[..., T], /, *args: Any) -> T:
     return fn(*args)
 
 
+Lane = ThreadPoolExecutor
+
+
 class ThreadRunner:
-    """Run on a bounded thread pool: for readers that wait on a database."""
+    """``threads`` lanes, each a thread of its own, for readers that wait on a database.
+
+    A request holds one lane for all its reads (:meth:`acquire`, :meth:`release`), so they
+    run on one thread in order; calling the runner itself runs one call on any free lane.
+    Requests beyond ``threads`` wait for a lane.
+    """
 
     def __init__(self, threads: int) -> None:
-        self._executor = ThreadPoolExecutor(threads, thread_name_prefix="graph-read")
+        self._lanes = [ThreadPoolExecutor(1, thread_name_prefix=f"graph-read-{i}") for i in range(threads)]
+        self._idle: list[Lane] = list(self._lanes)
+        self._waiting: deque[asyncio.Future[Lane]] = deque()
 
-    def __call__(self, fn: Callable[..., T], /, *args: Any) -> Awaitable[T]:
-        return asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+    async def acquire(self) -> Lane:
+        """A free lane (waits for one); give it back with :meth:`release`."""
+        if self._idle:
+            return self._idle.pop()
+        waiter: asyncio.Future[Lane] = asyncio.get_running_loop().create_future()
+        self._waiting.append(waiter)
+        return await waiter
+
+    def release(self, lane: Lane) -> None:
+        """Give a lane back (on the event loop's thread)."""
+        while self._waiting:
+            waiter = self._waiting.popleft()
+            if not waiter.done():
+                waiter.set_result(lane)
+                return
+        self._idle.append(lane)
+
+    async def __call__(self, fn: Callable[..., T], /, *args: Any) -> T:
+        lane = await self.acquire()
+        try:
+            return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
+        finally:
+            self.release(lane)
 
     def close(self) -> None:
-        self._executor.shutdown(wait=True, cancel_futures=True)
+        for lane in self._lanes:
+            lane.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,22 +119,58 @@ class KeyInfo:
 
 
 class Context:
-    """Everything a resolver needs for one request."""
+    """Everything a resolver needs for one request.
+
+    With a :class:`ThreadRunner` as ``run``, the request reads through
+    ``reader.for_request()`` on one lane: call :meth:`close` when the request ends (the
+    API's view does), which ends its transaction and frees the lane.
+    """
 
     def __init__(
         self,
         reader: GraphReader,
         limits: RequestLimits,
         keys: Mapping[str, KeyInfo],
-        run: Runner = run_inline,
+        run: Runner | ThreadRunner = run_inline,
     ) -> None:
-        self.reader = reader
         self.limits = limits
         self.keys = keys
-        self.run = run
+        self._lanes = run if isinstance(run, ThreadRunner) else None
+        self._lane: asyncio.Future[Lane] | None = None
+        self.reader = reader.for_request() if self._lanes is not None else reader
+        self.run: Runner = self._on_lane if self._lanes is not None else run
         #: Aborting it stops the request's execution at the next field (the time limit).
         self.abort = AbortController()
+        #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
+        self.deadline = time.monotonic() + limits.timeout_seconds
         self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
+
+    async def _on_lane(self, fn: Callable[..., T], /, *args: Any) -> T:
+        assert self._lanes is not None
+        if self._lane is None:
+            self._lane = asyncio.ensure_future(self._lanes.acquire())
+        lane = await asyncio.shield(self._lane)
+        return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
+
+    def close(self) -> None:
+        """End the request's reads: its transaction is closed on its lane, then the lane is
+        freed (without waiting; safe to call from a cancelled request, and more than once)."""
+        lanes, claim = self._lanes, self._lane
+        self._lane = None
+        if lanes is None:
+            return
+        if claim is None:
+            self.reader.close()  # never read: nothing is open
+            return
+
+        def claimed(done: asyncio.Future[Lane]) -> None:
+            if done.cancelled() or done.exception() is not None:
+                return
+            lane = done.result()
+            closing = asyncio.get_running_loop().run_in_executor(lane, self.reader.close)
+            closing.add_done_callback(lambda _: lanes.release(lane))
+
+        claim.add_done_callback(claimed)
 
     def rank(self, key_id: str) -> int:
         """The precedence of the signer of ``key_id`` in the server's keyring."""
@@ -126,8 +200,8 @@ class Context:
         return self._batch("paper", self.reader.papers_by_ids, lambda: None)
 
     @property
-    def identifier(self) -> DataLoader[IdentifierKey, list[str]]:
-        return self._batch("identifier", self.reader.resolve_identifiers, list)
+    def identifier(self) -> DataLoader[IdentifierKey, list[PaperRow]]:
+        return self._batch("identifier", self.reader.papers_by_identifiers, list)
 
     @property
     def authors_of(self) -> DataLoader[str, list[AuthorRecord]]:

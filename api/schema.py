@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable
-from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import strawberry
@@ -23,11 +21,11 @@ from pith_graph.api.connection import PaperConnection, decode_cursor, paper_conn
 from pith_graph.api.context import Context
 from pith_graph.api.fields import resolver
 from pith_graph.api.ids import parse_identifier
+from pith_graph.api.inputs import PaperFilterInput, named_papers, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
 from pith_graph.api.reads.records import PaperFilter
-from pith_graph.api.reads.words import search_terms
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
-from pith_graph.errors import BadUserInput, NotFound
+from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
@@ -36,106 +34,16 @@ __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl
 log = logging.getLogger("pith_graph.api.schema")
 T = TypeVar("T")
 
-MAX_TEXT_LENGTH = 500
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
-
-@strawberry.input(name="PaperFilter", description="Which papers to list; every field given must match.")
-class PaperFilterInput:
-    category: str | None = strawberry.field(
-        default=None, description="Listed in the category with this code (primary or cross-list), e.g. cs.LG."
-    )
-    archive: str | None = strawberry.field(
-        default=None, description="Listed in a category of this archive, e.g. cs."
-    )
-    author: str | None = strawberry.field(
-        default=None, description="By this author (matched by name key: case and spacing ignored)."
-    )
-    submitted_from: str | None = strawberry.field(
-        default=None, description="Submitted at or after this ISO 8601 date or UTC date-time."
-    )
-    submitted_before: str | None = strawberry.field(
-        default=None, description="Submitted before this ISO 8601 date or UTC date-time."
-    )
-    license: str | None = strawberry.field(default=None, description="Exactly this license URL.")
-    title: str | None = strawberry.field(
-        default=None, description="Title holds every word of this text (as search does)."
-    )
-
-
-def _text(value: str, what: str) -> str:
-    value = value.strip()
-    if not value:
-        raise BadUserInput(f"{what} is empty.")
-    if len(value) > MAX_TEXT_LENGTH:
-        raise BadUserInput(f"{what} is longer than {MAX_TEXT_LENGTH} characters.")
-    return value
-
-
-def _instant(value: str, what: str) -> str:
-    """An ISO 8601 date or date-time as the UTC text ``YYYY-MM-DDTHH:MM:SSZ``."""
-    text = _text(value, what)
-    try:
-        if _DATE.fullmatch(text):
-            moment = datetime.fromisoformat(text + "T00:00:00+00:00")
-        else:
-            moment = datetime.fromisoformat(text)
-    except ValueError as err:
-        raise BadUserInput(
-            f"{what} is not an ISO 8601 date or date-time: {text!r}.",
-            "Write e.g. 2020-01-31 or 2020-01-31T12:00:00Z.",
-        ) from err
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _words(text: str, what: str) -> tuple[str, ...]:
-    terms = search_terms(_text(text, what))
-    if not terms:
-        raise BadUserInput(f"{what} has no words to search for.")
-    return terms
-
-
-def to_filter(given: PaperFilterInput | None) -> PaperFilter:
-    """The reader's filter for the GraphQL input, validated."""
-    if given is None:
-        return PaperFilter()
-    author = None
-    if given.author is not None:
-        author = author_name_key(_text(given.author, "filter.author"))
-    return PaperFilter(
-        category=_text(given.category, "filter.category") if given.category is not None else None,
-        archive=_text(given.archive, "filter.archive") if given.archive is not None else None,
-        author=author,
-        submitted_from=_instant(given.submitted_from, "filter.submittedFrom")
-        if given.submitted_from is not None
-        else None,
-        submitted_before=_instant(given.submitted_before, "filter.submittedBefore")
-        if given.submitted_before is not None
-        else None,
-        license=_text(given.license, "filter.license") if given.license is not None else None,
-        title_terms=_words(given.title, "filter.title") if given.title is not None else (),
-    )
-
-
-def _newest_first(records: list[PaperRow]) -> list[PaperRow]:
-    return sorted(records, key=lambda p: (p.source_version, p.built_at, p.pith_number), reverse=True)
-
-
-async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRow], bool]:
-    """Every paper ``identifier`` names, newest version first, and whether it names versions."""
+async def _named(info: GraphInfo, identifier: str) -> list[PaperRow]:
+    """Every paper ``identifier`` names, newest version first (see :func:`named_papers`)."""
     parsed = parse_identifier(identifier)
     if parsed is None:
-        return [], False
+        return []
     context = info.context
     named = await asyncio.gather(*(context.identifier.load(key) for key in parsed.keys))
-    pith_numbers = sorted({pith for found in named for pith in found})
-    papers = [p for p in await context.paper.load_many(pith_numbers) if p is not None]
-    if papers:  # an identifier answers only with its highest-ranked signer's papers
-        best = min(context.rank(p.bundle_key_id) for p in papers)
-        papers = [p for p in papers if context.rank(p.bundle_key_id) == best]
-    return _newest_first(papers), parsed.versions
+    papers = {paper.pith_number: paper for found in named for paper in found}
+    return named_papers([papers[pith] for pith in sorted(papers)], context.rank)
 
 
 @strawberry.type(description="Lookups and traversals over the graph of verified papers.")
@@ -145,7 +53,7 @@ class Query:
         "arXiv id (without a version: the newest version) or DOI. Null when unknown."
     )
     async def paper(self, info: GraphInfo, id: str) -> Paper | None:
-        papers, _ = await _named(info, id)
+        papers = await _named(info, id)
         return Paper.from_record(papers[0]) if papers else None
 
     @resolver(
@@ -153,8 +61,7 @@ class Query:
         "a version or a DOI names every version)."
     )
     async def resolve(self, info: GraphInfo, id: str) -> list[Paper]:
-        papers, _ = await _named(info, id)
-        return [Paper.from_record(record) for record in papers]
+        return [Paper.from_record(record) for record in await _named(info, id)]
 
     @resolver("Papers, newest first, optionally filtered.")
     async def papers(
@@ -178,19 +85,19 @@ class Query:
     @resolver("Papers whose title holds every word of the text, newest first.")
     async def search(self, info: GraphInfo, text: str, first: int | None = None) -> list[Paper]:
         context = info.context
-        where = PaperFilter(title_terms=_words(text, "text"))
+        where = PaperFilter(title_terms=words(text, "text"))
         size = page_size(first, context.limits)
         page = await context.run(context.reader.list_papers, where, size, None)
         return [Paper.from_record(record) for record in page.items]
 
     @resolver("An author, matched by name key (case and spacing ignored). Null when unknown.")
     async def author(self, info: GraphInfo, name: str) -> Author | None:
-        record = await info.context.author.load(author_name_key(_text(name, "name")))
+        record = await info.context.author.load(author_name_key(text(name, "name")))
         return Author.from_record(record) if record is not None else None
 
     @resolver("A category by code, e.g. cs.LG. Null when unknown.")
     async def category(self, info: GraphInfo, code: str) -> Category | None:
-        record = await info.context.category.load(_text(code, "code"))
+        record = await info.context.category.load(text(code, "code"))
         return Category.from_record(record) if record is not None else None
 
     @resolver("Every category, by code.")
@@ -200,7 +107,7 @@ class Query:
 
     @resolver("A signer by id, e.g. pith.science. Null when unknown.")
     async def signer(self, info: GraphInfo, id: str) -> Signer | None:
-        record = await info.context.signer.load(_text(id, "id"))
+        record = await info.context.signer.load(text(id, "id"))
         return Signer.from_record(record) if record is not None else None
 
     @resolver(
@@ -223,7 +130,7 @@ async def _collaboration_path(
 ) -> list[PathStep] | None:
     context = info.context
     hops = path_hops(max_hops, context.limits)
-    keys = [author_name_key(_text(from_, "from")), author_name_key(_text(to, "to"))]
+    keys = [author_name_key(text(from_, "from")), author_name_key(text(to, "to"))]
     found = await context.author.load_many(keys)
     for name, record in zip((from_, to), found, strict=True):
         if record is None:

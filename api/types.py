@@ -41,6 +41,13 @@ __all__ = [
 GraphInfo = Info[Context, None]
 
 
+def counted(count: int | None) -> int:
+    """A record's paper count, which the resolvers always ask the reader for."""
+    if count is None:
+        raise RuntimeError("a record without its paper count reached a field that shows it")
+    return count
+
+
 @strawberry.type(description="An identifier of a paper: arXiv id, DOI, pith short forms.")
 class Alias:
     kind: str = strawberry.field(
@@ -212,7 +219,7 @@ class Author:
 
     @classmethod
     def from_record(cls, record: AuthorRecord) -> Author:
-        return cls(name=record.name, name_key=record.name_key, paper_count=record.paper_count)
+        return cls(name=record.name, name_key=record.name_key, paper_count=counted(record.paper_count))
 
     @resolver("The author's papers, newest first.")
     async def papers(
@@ -264,7 +271,7 @@ class Category:
 
     @classmethod
     def from_record(cls, record: CategoryRecord) -> Category:
-        return cls(code=record.code, archive=record.archive, paper_count=record.paper_count)
+        return cls(code=record.code, archive=record.archive, paper_count=counted(record.paper_count))
 
     @resolver("Papers listed in the category, newest first.")
     async def papers(
@@ -306,7 +313,7 @@ class Signer:
             signer_id=record.signer_id,
             signer_type=record.signer_type,
             key_ids=list(record.key_ids),
-            paper_count=record.paper_count,
+            paper_count=counted(record.paper_count),
         )
 
     @resolver("Papers the signer signed, newest first.")

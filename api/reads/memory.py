@@ -4,55 +4,63 @@ Reads go straight to the graph where an adjacency answers them (a paper's author
 alias's papers); the rest uses small indexes built on first use and kept: the newest-first
 key lists (all papers, per category, author, archive and signer), title words, short pith
 numbers, arXiv versions, and per-category rankings. The graph must not change after the
-first read; call :meth:`MemoryReader.refresh` if it does.
+first read; call :meth:`MemoryReader.refresh` if it does (:meth:`MemoryReader.warm` builds
+the indexes ahead of the first request).
+
+Selections are honoured for counts (an uncounted record's ``paper_count`` is ``None``);
+papers always carry every property (the records are built once and kept, so leaving some
+out would cost more than it saves), and relation hints are ignored: a later call is as cheap.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pith_graph.api.reads.memory_rankings import MemoryRankings
 from pith_graph.api.reads.memory_view import (
-    CODE,
     EVENT_TYPES,
     KEY_IDS,
     KIND,
     LABEL,
-    NAME_KEY,
     PITH_NUMBER,
     PRIMARY,
     SHORT_PITH_NUMBER,
     SIGNED_BUNDLE,
+    SOURCE_ID,
+    SOURCE_KIND,
     VALUE,
     Key,
-    MemoryGraphView,
 )
 from pith_graph.api.reads.records import (
+    EVERYTHING,
     AliasRecord,
-    AuthorCount,
     AuthorRecord,
-    CategoryCount,
     CategoryLink,
     CategoryRecord,
-    Coauthor,
     IdentifierKey,
     Page,
     PaperFilter,
     PaperKey,
-    PathStep,
-    RelatedPaper,
+    PaperSelection,
     SignatureRecord,
     SignerRecord,
 )
-from pith_graph.schema.graph import ALIAS, AUTHOR, CATEGORY, PAPER, SIGNED, SIGNER, node_id
+from pith_graph.schema.graph import ALIAS, AUTHOR, CATEGORY, IN_CATEGORY, PAPER, SIGNED, SIGNER, node_id
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["MemoryReader"]
 
+_IN_CATEGORY = IN_CATEGORY.type
+_SIGNED = SIGNED.type
 
-class MemoryReader(MemoryGraphView):
+
+def _source(data: dict[str, Any]) -> str:
+    return f"{data[SOURCE_KIND]}\x00{data[SOURCE_ID]}"
+
+
+class MemoryReader(MemoryRankings):
     """Batched reads over a ``MultiDiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
     def ping(self) -> None:
@@ -61,9 +69,25 @@ class MemoryReader(MemoryGraphView):
     def close(self) -> None:
         """Nothing to release."""
 
+    def for_request(self) -> MemoryReader:
+        """Itself: reads need no transaction, and every call is as cheap as a cached one."""
+        return self
+
+    def warm(self) -> None:
+        """Build the indexes the first requests would otherwise build (all papers newest
+        first, each category's papers, short pith numbers, versions, title words)."""
+        self._all_keys()
+        self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])
+        self._by_attribute("source", _source)
+        self._title_keys(("",))
+        for category in self.all_categories(counts=False):
+            self._category_keys(category.code)
+
     # -- identifiers ---------------------------------------------------------------------
 
-    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRow]:
+    def papers_by_ids(
+        self, pith_numbers: Sequence[str], want: PaperSelection = EVERYTHING
+    ) -> dict[str, PaperRow]:
         found = {}
         for pith in pith_numbers:
             record = self._paper(pith)
@@ -73,19 +97,28 @@ class MemoryReader(MemoryGraphView):
 
     def resolve_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[str]]:
         result: dict[IdentifierKey, list[str]] = {}
+        nodes = self._nodes
         for kind, value in keys:
             if kind == "pithNumber":
                 names = [value] if self._paper(value) is not None else []
             elif kind == "shortPithNumber":
-                names = self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER]).get(value, [])
+                names = list(self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER]).get(value, ()))
             else:
                 alias = node_id(ALIAS.label, kind, value)
-                data = self.G.nodes.get(alias)
+                data = nodes.get(alias)
                 names = []
                 if data is not None and data.get(LABEL) == ALIAS.label:
-                    names = sorted(self.G.nodes[paper][PITH_NUMBER] for paper in self.G.succ[alias])
-            result[(kind, value)] = list(names)
+                    names = sorted(nodes[paper][PITH_NUMBER] for paper in self._succ[alias])
+            result[(kind, value)] = names
         return result
+
+    def papers_by_identifiers(
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING
+    ) -> dict[IdentifierKey, list[PaperRow]]:
+        return {
+            key: [paper for paper in map(self._paper, piths) if paper is not None]
+            for key, piths in self.resolve_identifiers(keys).items()
+        }
 
     # -- listings ------------------------------------------------------------------------
 
@@ -131,16 +164,23 @@ class MemoryReader(MemoryGraphView):
         self, keys: list[Key], first: int, after: PaperKey | None, keep: Callable[[Key], bool] | None
     ) -> Page:
         start = len(keys) if after is None else bisect_left(keys, (after.submitted_at, after.pith_number))
-        picked: list[Key] = []
+        if keep is None:  # the page is a slice
+            low = max(0, start - first - 1)
+            picked = keys[low:start]
+            picked.reverse()
+            return Page(tuple(self._papers_of(picked[:first])), len(picked) > first)
+        found: list[Key] = []
         index = start - 1
-        while index >= 0 and len(picked) <= first:
+        while index >= 0 and len(found) <= first:
             key = keys[index]
-            if keep is None or keep(key):
-                picked.append(key)
+            if keep(key):
+                found.append(key)
             index -= 1
-        return Page(tuple(self._papers_of(picked[:first])), len(picked) > first)
+        return Page(tuple(self._papers_of(found[:first])), len(found) > first)
 
-    def list_papers(self, where: PaperFilter, first: int, after: PaperKey | None) -> Page:
+    def list_papers(
+        self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+    ) -> Page:
         return self._page(self._candidates(where), first, after, self._predicate(where))
 
     def count_papers(self, where: PaperFilter) -> int:
@@ -150,65 +190,74 @@ class MemoryReader(MemoryGraphView):
 
     # -- papers' relations ---------------------------------------------------------------
 
-    def authors_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AuthorRecord]]:
+    def authors_of_papers(
+        self, pith_numbers: Sequence[str], counts: bool = True
+    ) -> dict[str, list[AuthorRecord]]:
         result = {}
+        pred = self._pred
         for pith in pith_numbers:
             paper = node_id(PAPER.label, pith)
-            if paper in self.G:
-                authors = [self._author(node) for node in self._author_nodes_of(paper)]
-                result[pith] = sorted(authors, key=lambda a: (a.name, a.name_key))
+            if paper in pred:
+                authors = [self._author(node, counts) for node in self._author_nodes_of(paper)]
+                authors.sort(key=lambda a: (a.name, a.name_key))
+                result[pith] = authors
             else:
                 result[pith] = []
         return result
 
-    def categories_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[CategoryLink]]:
+    def categories_of_papers(
+        self, pith_numbers: Sequence[str], counts: bool = True
+    ) -> dict[str, list[CategoryLink]]:
         result = {}
+        succ = self._succ
         for pith in pith_numbers:
-            paper = node_id(PAPER.label, pith)
             links = []
-            if paper in self.G:
-                for node, edges in self.G.succ[paper].items():
-                    if "IN_CATEGORY" in edges:
-                        links.append(CategoryLink(self._category(node), bool(edges["IN_CATEGORY"][PRIMARY])))
-            result[pith] = sorted(links, key=lambda link: (not link.primary, link.category.code))
+            for node, edges in succ.get(node_id(PAPER.label, pith), {}).items():
+                edge = edges.get(_IN_CATEGORY)
+                if edge is not None:
+                    links.append(CategoryLink(self._category(node, counts), bool(edge[PRIMARY])))
+            links.sort(key=lambda link: (not link.primary, link.category.code))
+            result[pith] = links
         return result
 
     def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
         result = {}
-        nodes = self.G.nodes
+        nodes = self._nodes
         for pith in pith_numbers:
-            paper = node_id(PAPER.label, pith)
             aliases = []
-            if paper in self.G:
-                for node in self.G.pred[paper]:
-                    data = nodes[node]
-                    if data[LABEL] == ALIAS.label:
-                        aliases.append(AliasRecord(data[KIND], data[VALUE]))
-            result[pith] = sorted(aliases, key=lambda a: (a.kind, a.value))
+            for node in self._pred.get(node_id(PAPER.label, pith), ()):
+                data = nodes[node]
+                if data[LABEL] == ALIAS.label:
+                    aliases.append(AliasRecord(data[KIND], data[VALUE]))
+            aliases.sort(key=lambda a: (a.kind, a.value))
+            result[pith] = aliases
         return result
 
-    def signatures_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[SignatureRecord]]:
+    def signatures_of_papers(
+        self, pith_numbers: Sequence[str], counts: bool = True
+    ) -> dict[str, list[SignatureRecord]]:
         result = {}
         for pith in pith_numbers:
-            paper = node_id(PAPER.label, pith)
             found = []
-            if paper in self.G:
-                for node, edges in self.G.pred[paper].items():
-                    edge = edges.get(SIGNED.type)
-                    if edge is not None:
-                        found.append(
-                            SignatureRecord(
-                                self._signer(node),
-                                tuple(edge[KEY_IDS]),
-                                tuple(edge[EVENT_TYPES]),
-                                bool(edge[SIGNED_BUNDLE]),
-                            )
+            for node, edges in self._pred.get(node_id(PAPER.label, pith), {}).items():
+                edge = edges.get(_SIGNED)
+                if edge is not None:
+                    found.append(
+                        SignatureRecord(
+                            self._signer(node, counts),
+                            tuple(edge[KEY_IDS]),
+                            tuple(edge[EVENT_TYPES]),
+                            bool(edge[SIGNED_BUNDLE]),
                         )
-            result[pith] = sorted(found, key=lambda s: s.signer.signer_id)
+                    )
+            found.sort(key=lambda s: s.signer.signer_id)
+            result[pith] = found
         return result
 
-    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRow]]:
-        by_source = self._by_attribute("source", lambda d: f"{d['sourceKind']}\x00{d['sourceId']}")
+    def versions_of_papers(
+        self, pith_numbers: Sequence[str], want: PaperSelection = EVERYTHING
+    ) -> dict[str, list[PaperRow]]:
+        by_source = self._by_attribute("source", _source)
         result: dict[str, list[PaperRow]] = {}
         for pith in pith_numbers:
             record = self._paper(pith)
@@ -226,166 +275,40 @@ class MemoryReader(MemoryGraphView):
             )
         return result
 
-    def related_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[RelatedPaper]]:
-        result: dict[str, list[RelatedPaper]] = {}
-        for pith in pith_numbers:
-            record = self._paper(pith)
-            if record is None:
-                result[pith] = []
-                continue
-            shared: Counter[str] = Counter()
-            for author in self._author_nodes_of(node_id(PAPER.label, pith)):
-                shared.update(iter(self.G.succ[author]))
-            related = []
-            for node, count in shared.items():
-                other = self._paper(self.G.nodes[node][PITH_NUMBER])
-                assert other is not None
-                if (other.source_kind, other.source_id) != (record.source_kind, record.source_id):
-                    related.append(RelatedPaper(other, count))
-            related.sort(
-                key=lambda r: (r.shared_authors, r.paper.submitted_at, r.paper.pith_number),
-                reverse=True,
-            )
-            result[pith] = related[:first]
-        return result
+    # -- lookups by key ------------------------------------------------------------------
 
-    # -- authors -------------------------------------------------------------------------
-
-    def authors_by_keys(self, name_keys: Sequence[str]) -> dict[str, AuthorRecord]:
-        return self._records(AUTHOR.label, name_keys, self._author)
+    def authors_by_keys(self, name_keys: Sequence[str], counts: bool = True) -> dict[str, AuthorRecord]:
+        return self._records(AUTHOR.label, name_keys, lambda node: self._author(node, counts))
 
     def papers_of_authors(
-        self, name_keys: Sequence[str], first: int, after: PaperKey | None
+        self,
+        name_keys: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
     ) -> dict[str, Page]:
         return {key: self._page(self._author_keys(key), first, after, None) for key in name_keys}
 
-    def coauthors(self, name_keys: Sequence[str], first: int) -> dict[str, list[Coauthor]]:
-        result = {}
-        for key in name_keys:
-            node = self._node(AUTHOR.label, key)
-            counts: Counter[str] = Counter()
-            if node is not None:
-                for paper in self.G.succ[node]:
-                    counts.update(self._author_nodes_of(paper))
-                del counts[node]
-            ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]][NAME_KEY]))
-            result[key] = [Coauthor(self._author(other), count) for other, count in ranked[:first]]
-        return result
+    def categories_by_codes(self, codes: Sequence[str], counts: bool = True) -> dict[str, CategoryRecord]:
+        return self._records(CATEGORY.label, codes, lambda node: self._category(node, counts))
 
-    def author_categories(self, name_keys: Sequence[str]) -> dict[str, list[CategoryCount]]:
-        result = {}
-        for key in name_keys:
-            node = self._node(AUTHOR.label, key)
-            counts: Counter[str] = Counter()
-            if node is not None:
-                for paper in self.G.succ[node]:
-                    counts.update(c for c, edges in self.G.succ[paper].items() if "IN_CATEGORY" in edges)
-            result[key] = self._category_counts(counts, len(counts))
-        return result
-
-    def _category_counts(self, counts: Counter[str], first: int) -> list[CategoryCount]:
-        ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]][CODE]))
-        return [CategoryCount(self._category(node), count) for node, count in ranked[:first]]
-
-    # -- categories ----------------------------------------------------------------------
-
-    def categories_by_codes(self, codes: Sequence[str]) -> dict[str, CategoryRecord]:
-        return self._records(CATEGORY.label, codes, self._category)
-
-    def all_categories(self) -> list[CategoryRecord]:
-        categories = [
-            self._category(node)
-            for node, data in self.G.nodes(data=True)
-            if data.get(LABEL) == CATEGORY.label
-        ]
+    def all_categories(self, counts: bool = True) -> list[CategoryRecord]:
+        categories = [self._category(node, counts) for node in self._category_nodes()]
         return sorted(categories, key=lambda c: c.code)
 
     def papers_of_categories(
-        self, codes: Sequence[str], first: int, after: PaperKey | None
+        self, codes: Sequence[str], first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
     ) -> dict[str, Page]:
         return {code: self._page(self._category_keys(code), first, after, None) for code in codes}
 
-    def _ranking(self, kind: str, code: str, build: Callable[[str], list[Any]]) -> list[Any]:
-        found = self._rankings.get((kind, code))
-        if found is None:
-            node = self._node(CATEGORY.label, code)
-            found = self._rankings[(kind, code)] = build(node) if node is not None else []
-        return found
-
-    def top_authors(self, codes: Sequence[str], first: int) -> dict[str, list[AuthorCount]]:
-        def build(category: str) -> list[AuthorCount]:
-            counts: Counter[str] = Counter()
-            for paper in self.G.pred[category]:
-                counts.update(self._author_nodes_of(paper))
-            ranked = sorted(counts.items(), key=lambda item: (-item[1], self.G.nodes[item[0]][NAME_KEY]))
-            return [AuthorCount(self._author(node), count) for node, count in ranked]
-
-        return {code: self._ranking("top", code, build)[:first] for code in codes}
-
-    def co_listed(self, codes: Sequence[str], first: int) -> dict[str, list[CategoryCount]]:
-        def build(category: str) -> list[CategoryCount]:
-            counts: Counter[str] = Counter()
-            for paper in self.G.pred[category]:
-                counts.update(c for c, edges in self.G.succ[paper].items() if "IN_CATEGORY" in edges)
-            del counts[category]
-            return self._category_counts(counts, len(counts))
-
-        return {code: self._ranking("co", code, build)[:first] for code in codes}
-
-    # -- signers -------------------------------------------------------------------------
-
-    def signers_by_ids(self, signer_ids: Sequence[str]) -> dict[str, SignerRecord]:
-        return self._records(SIGNER.label, signer_ids, self._signer)
+    def signers_by_ids(self, signer_ids: Sequence[str], counts: bool = True) -> dict[str, SignerRecord]:
+        return self._records(SIGNER.label, signer_ids, lambda node: self._signer(node, counts))
 
     def papers_of_signers(
-        self, signer_ids: Sequence[str], first: int, after: PaperKey | None
+        self,
+        signer_ids: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
     ) -> dict[str, Page]:
         return {sid: self._page(self._signer_keys(sid), first, after, None) for sid in signer_ids}
-
-    # -- paths ---------------------------------------------------------------------------
-
-    def _neighbours(self, node: str) -> list[str]:
-        if self.G.nodes[node][LABEL] == AUTHOR.label:
-            return list(self.G.succ[node])
-        return self._author_nodes_of(node)
-
-    def _sort_key(self, node: str) -> str:
-        data = self.G.nodes[node]
-        return str(data[NAME_KEY] if data[LABEL] == AUTHOR.label else data[PITH_NUMBER])
-
-    def collaboration_path(self, source: str, target: str, max_hops: int) -> list[PathStep] | None:
-        start, goal = self._node(AUTHOR.label, source), self._node(AUTHOR.label, target)
-        if start is None or goal is None:
-            return None
-        if start == goal:
-            return []
-        # Breadth first from the goal until the layer holding the start is complete.
-        distance = {goal: 0}
-        layer = [goal]
-        depth = 0
-        while layer and start not in distance and depth < 2 * max_hops:
-            depth += 1
-            following = []
-            for node in layer:
-                for other in self._neighbours(node):
-                    if other not in distance:
-                        distance[other] = depth
-                        following.append(other)
-            layer = following
-        if start not in distance:
-            return None
-        # Walk from the start, always to the smallest key one step closer to the goal.
-        nodes = [start]
-        current = start
-        while current != goal:
-            step = distance[current] - 1
-            current = min(
-                (n for n in self._neighbours(current) if distance.get(n) == step), key=self._sort_key
-            )
-            nodes.append(current)
-        steps = []
-        for index in range(0, len(nodes) - 2, 2):
-            paper = self._paper(self.G.nodes[nodes[index + 1]][PITH_NUMBER])
-            assert paper is not None
-            steps.append(PathStep(self._author(nodes[index]), paper, self._author(nodes[index + 2])))
-        return steps

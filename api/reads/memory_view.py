@@ -22,6 +22,7 @@ from pith_graph.api.reads.words import title_words
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
+    AUTHORED,
     CATEGORY,
     IN_CATEGORY,
     LABEL_ATTRIBUTE,
@@ -42,6 +43,8 @@ PITH_NUMBER = PAPER.prop("pithNumber")
 SHORT_PITH_NUMBER = PAPER.prop("shortPithNumber")
 TITLE = PAPER.prop("title")
 SUBMITTED_AT = PAPER.prop("submittedAt")
+SOURCE_KIND = PAPER.prop("sourceKind")
+SOURCE_ID = PAPER.prop("sourceId")
 NAME_KEY = AUTHOR.prop("nameKey")
 NAME = AUTHOR.prop("name")
 CODE = CATEGORY.prop("code")
@@ -65,6 +68,11 @@ class MemoryGraphView:
 
     def __init__(self, graph: nx.MultiDiGraph) -> None:
         self.G = graph
+        # networkx's own dicts: node -> attributes, node -> neighbour -> key -> edge attributes
+        # (read directly: the views cost a call per lookup, and these reads are the hot path).
+        self._nodes: dict[str, dict[str, Any]] = graph._node
+        self._succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = graph._succ
+        self._pred: dict[str, dict[str, dict[str, dict[str, Any]]]] = graph._pred
         self.refresh()
 
     def refresh(self) -> None:
@@ -79,7 +87,7 @@ class MemoryGraphView:
     def _paper(self, pith_number: str) -> PaperRow | None:
         record = self._papers.get(pith_number)
         if record is None:
-            data = self.G.nodes.get(node_id(PAPER.label, pith_number))
+            data = self._nodes.get(node_id(PAPER.label, pith_number))
             if data is None or data.get(LABEL) != PAPER.label:
                 return None
             record = self._papers[pith_number] = PaperRow.from_properties(data)
@@ -93,21 +101,22 @@ class MemoryGraphView:
             out.append(record)
         return out
 
-    def _author(self, node: str) -> AuthorRecord:
-        data = self.G.nodes[node]
-        return AuthorRecord(data[NAME_KEY], data[NAME], self.G.out_degree(node))
+    def _author(self, node: str, counts: bool = True) -> AuthorRecord:
+        data = self._nodes[node]
+        return AuthorRecord(data[NAME_KEY], data[NAME], len(self._succ[node]) if counts else None)
 
-    def _category(self, node: str) -> CategoryRecord:
-        data = self.G.nodes[node]
-        return CategoryRecord(data[CODE], data[ARCHIVE], self.G.in_degree(node))
+    def _category(self, node: str, counts: bool = True) -> CategoryRecord:
+        data = self._nodes[node]
+        return CategoryRecord(data[CODE], data[ARCHIVE], len(self._pred[node]) if counts else None)
 
-    def _signer(self, node: str) -> SignerRecord:
-        data = self.G.nodes[node]
-        return SignerRecord(data[SIGNER_ID], data[SIGNER_TYPE], tuple(data[KEY_IDS]), self.G.out_degree(node))
+    def _signer(self, node: str, counts: bool = True) -> SignerRecord:
+        data = self._nodes[node]
+        count = len(self._succ[node]) if counts else None
+        return SignerRecord(data[SIGNER_ID], data[SIGNER_TYPE], tuple(data[KEY_IDS]), count)
 
     def _node(self, label: str, key: str) -> str | None:
         node = node_id(label, key)
-        data = self.G.nodes.get(node)
+        data = self._nodes.get(node)
         return node if data is not None and data.get(LABEL) == label else None
 
     def _records(self, label: str, keys: Sequence[str], record: Callable[[str], T]) -> dict[str, T]:
@@ -120,8 +129,14 @@ class MemoryGraphView:
         return found
 
     def _author_nodes_of(self, paper: str) -> list[str]:
-        nodes = self.G.nodes
-        return [node for node in self.G.pred[paper] if nodes[node][LABEL] == AUTHOR.label]
+        return [node for node, edges in self._pred[paper].items() if AUTHORED.type in edges]
+
+    def _category_nodes(self) -> list[str]:
+        def build() -> list[str]:
+            return [n for n, d in self._nodes.items() if d.get(LABEL) == CATEGORY.label]
+
+        found: list[str] = self._index("category nodes", build)
+        return found
 
     def _paper_nodes(self) -> Iterable[tuple[str, dict[str, Any]]]:
         return ((n, d) for n, d in self.G.nodes(data=True) if d.get(LABEL) == PAPER.label)

@@ -2,8 +2,16 @@
 
 A :class:`GraphReader` answers *batches*: every method takes many keys and returns a dict
 keyed by them, so one call (one Cypher statement on Neo4j) serves a whole level of a nested
-query and a per-request DataLoader can sit in front of each method. Results are plain frozen
-dataclasses, never driver or networkx objects.
+query. Results are plain frozen dataclasses, never driver or networkx objects.
+
+Callers say what they will read, so a store fetches no more: calls returning papers take a
+:class:`~pith_graph.api.reads.records.PaperSelection` (the properties read, and whether the
+papers' authors or categories will be asked for next, which Neo4j then fetches in the same
+statement), calls returning authors, categories or signers take ``counts`` (their paper
+counts are computed only when true; ``None`` otherwise). The defaults fetch everything.
+
+Per request, :meth:`GraphReader.for_request` gives a reader whose reads share one read
+transaction (Neo4j; the in-memory reader returns itself); close it when the request ends.
 
 Every ordering is total and spelled out here, so the in-memory and the Neo4j reader return
 identical answers:
@@ -28,6 +36,7 @@ from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
 from pith_graph.api.reads.records import (
+    EVERYTHING,
     AliasRecord,
     AuthorCount,
     AuthorRecord,
@@ -39,6 +48,7 @@ from pith_graph.api.reads.records import (
     Page,
     PaperFilter,
     PaperKey,
+    PaperSelection,
     PathStep,
     RelatedPaper,
     SignatureRecord,
@@ -57,85 +67,133 @@ class GraphReader(Protocol):
     (relations). ``first`` is already validated by the caller (0 ≤ first ≤ the page cap).
     """
 
-    def papers_by_ids(self, pith_numbers: Sequence[str]) -> dict[str, PaperRow]:
+    def papers_by_ids(
+        self, pith_numbers: Sequence[str], want: PaperSelection = EVERYTHING
+    ) -> dict[str, PaperRow]:
         """Papers by full pith number."""
 
     def resolve_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[str]]:
         """The pith numbers each ``(kind, value)`` names, sorted; kinds: ``pithNumber``,
         ``shortPithNumber`` or an alias kind. Values match exactly."""
 
-    def list_papers(self, where: PaperFilter, first: int, after: PaperKey | None) -> Page:
+    def papers_by_identifiers(
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING
+    ) -> dict[IdentifierKey, list[PaperRow]]:
+        """The papers each key names (as :meth:`resolve_identifiers`), by pith number."""
+
+    def list_papers(
+        self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+    ) -> Page:
         """A page of the papers ``where`` admits, newest first, after ``after``."""
 
     def count_papers(self, where: PaperFilter) -> int:
         """How many papers ``where`` admits."""
 
-    def authors_by_keys(self, name_keys: Sequence[str]) -> dict[str, AuthorRecord]:
+    def authors_by_keys(self, name_keys: Sequence[str], counts: bool = True) -> dict[str, AuthorRecord]:
         """Authors by name key."""
 
-    def authors_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AuthorRecord]]:
+    def authors_of_papers(
+        self, pith_numbers: Sequence[str], counts: bool = True
+    ) -> dict[str, list[AuthorRecord]]:
         """Each paper's authors, by name then name key."""
 
-    def categories_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[CategoryLink]]:
+    def categories_of_papers(
+        self, pith_numbers: Sequence[str], counts: bool = True
+    ) -> dict[str, list[CategoryLink]]:
         """Each paper's categories, primary first, then by code."""
 
     def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
         """Each paper's aliases by (kind, value)."""
 
-    def signatures_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[SignatureRecord]]:
+    def signatures_of_papers(
+        self, pith_numbers: Sequence[str], counts: bool = True
+    ) -> dict[str, list[SignatureRecord]]:
         """Each paper's SIGNED edges with their signers, by signer id."""
 
-    def versions_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[PaperRow]]:
+    def versions_of_papers(
+        self, pith_numbers: Sequence[str], want: PaperSelection = EVERYTHING
+    ) -> dict[str, list[PaperRow]]:
         """The other papers with the same source kind and id, by version then pith number."""
 
-    def related_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[RelatedPaper]]:
+    def related_papers(
+        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
+    ) -> dict[str, list[RelatedPaper]]:
         """Papers sharing authors with each paper (not its own versions): most shared
         authors first, then newest first; at most ``first`` each."""
 
     def papers_of_authors(
-        self, name_keys: Sequence[str], first: int, after: PaperKey | None
+        self,
+        name_keys: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
     ) -> dict[str, Page]:
         """A newest-first page of each author's papers."""
 
-    def coauthors(self, name_keys: Sequence[str], first: int) -> dict[str, list[Coauthor]]:
+    def coauthors(
+        self, name_keys: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[Coauthor]]:
         """Each author's coauthors: most shared papers first, then by name key."""
 
-    def author_categories(self, name_keys: Sequence[str]) -> dict[str, list[CategoryCount]]:
+    def author_categories(
+        self, name_keys: Sequence[str], counts: bool = True
+    ) -> dict[str, list[CategoryCount]]:
         """The categories of each author's papers with how many: most first, then by code."""
 
-    def categories_by_codes(self, codes: Sequence[str]) -> dict[str, CategoryRecord]:
+    def categories_by_codes(self, codes: Sequence[str], counts: bool = True) -> dict[str, CategoryRecord]:
         """Categories by code."""
 
-    def all_categories(self) -> list[CategoryRecord]:
+    def all_categories(self, counts: bool = True) -> list[CategoryRecord]:
         """Every category by code."""
 
     def papers_of_categories(
-        self, codes: Sequence[str], first: int, after: PaperKey | None
+        self, codes: Sequence[str], first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
     ) -> dict[str, Page]:
         """A newest-first page of the papers listed in each category."""
 
-    def top_authors(self, codes: Sequence[str], first: int) -> dict[str, list[AuthorCount]]:
+    def top_authors(
+        self, codes: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[AuthorCount]]:
         """Authors with the most papers in each category, then by name key."""
 
-    def co_listed(self, codes: Sequence[str], first: int) -> dict[str, list[CategoryCount]]:
+    def co_listed(
+        self, codes: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[CategoryCount]]:
         """Other categories the papers of each category are listed in, with how many papers:
         most first, then by code."""
 
-    def signers_by_ids(self, signer_ids: Sequence[str]) -> dict[str, SignerRecord]:
+    def signers_by_ids(self, signer_ids: Sequence[str], counts: bool = True) -> dict[str, SignerRecord]:
         """Signers by id."""
 
     def papers_of_signers(
-        self, signer_ids: Sequence[str], first: int, after: PaperKey | None
+        self,
+        signer_ids: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
     ) -> dict[str, Page]:
         """A newest-first page of the papers each signer signed."""
 
-    def collaboration_path(self, source: str, target: str, max_hops: int) -> list[PathStep] | None:
+    def collaboration_path(
+        self,
+        source: str,
+        target: str,
+        max_hops: int,
+        want: PaperSelection = EVERYTHING,
+        counts: bool = True,
+    ) -> list[PathStep] | None:
         """The shortest author → paper → author chain from ``source`` to ``target`` (name
         keys) with at most ``max_hops`` papers, or ``None``. Of several shortest chains, the
         one whose sequence of node keys (name keys and pith numbers) is smallest."""
+
+    def for_request(self) -> GraphReader:
+        """A reader for one request: its reads share one read transaction, opened on the
+        first read (Neo4j), and it may keep what a hint fetched for later calls. Use it from
+        one thread at a time and close it when the request ends. A reader with nothing to
+        share returns itself."""
 
     def ping(self) -> None:
         """Return when the store can answer; raise :class:`~pith_graph.errors.StoreError` if not."""
 
     def close(self) -> None:
-        """Release what the reader holds."""
+        """Release what the reader holds (a request reader: its transaction)."""

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import PaperRow
 
 __all__ = [
     "ALIAS_KINDS",
+    "ALL_PAPER_PROPERTIES",
+    "CORE_PAPER_PROPERTIES",
+    "EVERYTHING",
     "MAX_PATH_HOPS",
     "AliasRecord",
     "AuthorCount",
@@ -24,6 +28,7 @@ __all__ = [
     "Page",
     "PaperFilter",
     "PaperKey",
+    "PaperSelection",
     "PathStep",
     "RelatedPaper",
     "SignatureRecord",
@@ -37,6 +42,50 @@ ALIAS_KINDS = ("arxiv", "arxiv_version", "doi", "pith_short_8", "pith_short_12",
 MAX_PATH_HOPS = 6
 #: ``(kind, value)``: kind is ``pithNumber``, ``shortPithNumber`` or an alias kind.
 IdentifierKey = tuple[str, str]
+
+#: Every property of a ``Paper`` (schema names).
+ALL_PAPER_PROPERTIES = frozenset(PAPER.property_names)
+#: The properties every paper a reader returns carries, whatever was selected: its key,
+#: its place in the newest-first order, its versions, its signer's rank, its primary category.
+CORE_PAPER_PROPERTIES = frozenset(
+    PAPER.prop(name)
+    for name in (
+        "pithNumber",
+        "submittedAt",
+        "sourceKind",
+        "sourceId",
+        "sourceVersion",
+        "builtAt",
+        "bundleKeyId",
+        "primaryCategory",
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PaperSelection:
+    """What a caller will read of the papers a reader call returns (a look-ahead hint).
+
+    ``properties``: the ``Paper`` properties (schema names) it reads. A reader may leave the
+    others empty (``""``, ``0``, ``()``) but always fills :data:`CORE_PAPER_PROPERTIES`.
+    ``authors`` / ``categories``: the caller will next ask for these papers' authors
+    (categories) — ``False`` without, ``True`` with their paper counts — so a reader may fetch
+    them now (Neo4j: in the same statement) and answer that call without another one;
+    ``None``: it will not. A hint never changes an answer, only what is fetched when.
+    """
+
+    properties: frozenset[str] = ALL_PAPER_PROPERTIES
+    authors: bool | None = None
+    categories: bool | None = None
+
+    def __post_init__(self) -> None:
+        unknown = self.properties - ALL_PAPER_PROPERTIES
+        if unknown:
+            raise ValueError(f"not Paper properties: {sorted(unknown)}")
+
+
+#: Every property, no relations: what a caller that does not know its selection asks for.
+EVERYTHING = PaperSelection()
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -94,16 +143,20 @@ class PaperFilter:
 
 @dataclass(frozen=True, slots=True)
 class AuthorRecord:
+    """An author; ``paper_count`` is ``None`` when the call was asked not to count (``counts=False``)."""
+
     name_key: str
     name: str
-    paper_count: int
+    paper_count: int | None
 
 
 @dataclass(frozen=True, slots=True)
 class CategoryRecord:
+    """A category; ``paper_count`` is ``None`` when the call was asked not to count."""
+
     code: str
     archive: str
-    paper_count: int
+    paper_count: int | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,10 +175,12 @@ class AliasRecord:
 
 @dataclass(frozen=True, slots=True)
 class SignerRecord:
+    """A signer; ``paper_count`` is ``None`` when the call was asked not to count."""
+
     signer_id: str
     signer_type: str
     key_ids: tuple[str, ...]
-    paper_count: int
+    paper_count: int | None
 
 
 @dataclass(frozen=True, slots=True)

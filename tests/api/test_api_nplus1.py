@@ -22,15 +22,43 @@ pytestmark = pytest.mark.neo4j
 
 
 class CountingDriver:
-    """The reader's real driver, counting the statements it is asked to run."""
+    """The reader's real driver, counting the statements it is asked to run and the
+    transactions they run in (one per ``execute_query``, one per ``begin_transaction``)."""
 
     def __init__(self, driver: Any) -> None:
         self.driver = driver
         self.statements: list[str] = []
+        self.transactions = 0
 
     def execute_query(self, query: Any, *args: Any, **kwargs: Any) -> Any:
         self.statements.append(getattr(query, "text", query))
+        self.transactions += 1
         return self.driver.execute_query(query, *args, **kwargs)
+
+    def session(self, **kwargs: Any) -> Any:
+        return _Counting(self, self.driver.session(**kwargs))
+
+    def close(self) -> None:
+        self.driver.close()
+
+
+class _Counting:
+    """A session or transaction of the real driver that counts what goes through it."""
+
+    def __init__(self, counter: CountingDriver, inner: Any) -> None:
+        self._counter = counter
+        self._inner = inner
+
+    def begin_transaction(self, **kwargs: Any) -> Any:
+        self._counter.transactions += 1
+        return _Counting(self._counter, self._inner.begin_transaction(**kwargs))
+
+    def run(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        self._counter.statements.append(getattr(query, "text", query))
+        return self._inner.run(query, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 NESTED = """
@@ -63,6 +91,7 @@ def test_nested_query_runs_a_fixed_number_of_statements(neo4j_reader: Neo4jReade
     # list, count, authors, coauthors, categories, aliases, signatures: one statement each.
     assert len(counting.statements) == 7, counting.statements
     assert len(set(counting.statements)) == 7
+    assert counting.transactions == 1  # the request's reads share one read transaction
 
 
 def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) -> None:
@@ -75,4 +104,5 @@ def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) 
     with served(create_app(reader, run=runner, on_shutdown=runner.close), "neo4j", reader) as api:
         data = api.data(query)
     assert sum(1 for paper in data.values() if paper is not None) == 5  # the hand-made papers
-    assert len(counting.statements) == 2  # resolve the 20 identifiers, load the 5 papers
+    assert len(counting.statements) == 1  # the 20 identifiers' papers, in one statement
+    assert counting.transactions == 1

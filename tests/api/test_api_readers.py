@@ -20,9 +20,16 @@ from apitest import (  # noqa: F401 (fixtures)
 
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.records import PaperFilter, PaperKey, paper_key
+from pith_graph.api.reads.records import (
+    CORE_PAPER_PROPERTIES,
+    PaperFilter,
+    PaperKey,
+    PaperSelection,
+    paper_key,
+)
 from pith_graph.api.reads.words import search_terms
 from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.schema.rows import snake_case
 
 
 def _keys(G: nx.MultiDiGraph, label: str, attribute: str, limit: int = 120) -> list[str]:
@@ -93,6 +100,78 @@ def test_every_read_answers_alike(memory_reader: MemoryReader, neo4j_reader: Neo
         if found != expected:
             differences.append((name, args, expected, found))
     assert not differences, differences[:3]
+
+
+_UNCOUNTED = {
+    "authors_by_keys",
+    "authors_of_papers",
+    "categories_of_papers",
+    "signatures_of_papers",
+    "coauthors",
+    "author_categories",
+    "categories_by_codes",
+    "all_categories",
+    "top_authors",
+    "co_listed",
+    "signers_by_ids",
+    "collaboration_path",
+}
+
+
+@pytest.mark.neo4j
+def test_uncounted_reads_answer_alike(memory_reader: MemoryReader, neo4j_reader: Neo4jReader) -> None:
+    differences = []
+    for name, args in _calls(memory_reader.G):
+        if name not in _UNCOUNTED:
+            continue
+        expected = getattr(memory_reader, name)(*args, counts=False)
+        found = getattr(neo4j_reader, name)(*args, counts=False)
+        if found != expected:
+            differences.append((name, args, expected, found))
+    assert not differences, differences[:3]
+    authors = neo4j_reader.authors_by_keys(_keys(memory_reader.G, "Author", "nameKey"), counts=False)
+    assert authors and all(author.paper_count is None for author in authors.values())
+
+
+@pytest.mark.neo4j
+def test_a_selection_fetches_what_it_names_and_embeds_relations(
+    memory_reader: MemoryReader, neo4j_reader: Neo4jReader
+) -> None:
+    want = PaperSelection(frozenset({"title"}), authors=False, categories=True)
+    expected = memory_reader.list_papers(PaperFilter(), 30, None)
+    request = neo4j_reader.for_request()
+    try:
+        page = request.list_papers(PaperFilter(), 30, None, want)
+        assert page.has_next == expected.has_next
+        for found, full in zip(page.items, expected.items, strict=True):
+            for name in [*CORE_PAPER_PROPERTIES, "title"]:
+                assert getattr(found, snake_case(name)) == getattr(full, snake_case(name))
+            assert (found.abstract_excerpt, found.license, found.key_ids) == ("", "", ())
+        piths = [paper.pith_number for paper in page.items]
+        statements = request._statements  # the request's one transaction
+        ran = _counting(statements)
+        assert request.authors_of_papers(piths, counts=False) == memory_reader.authors_of_papers(
+            piths, counts=False
+        )
+        assert request.categories_of_papers(piths) == memory_reader.categories_of_papers(piths)
+        assert ran == [], "the embedded relations answer without a statement"
+        request.authors_of_papers(piths)  # with counts: not embedded, so one statement
+        assert len(ran) == 1
+    finally:
+        request.close()
+
+
+def _counting(statements: Any) -> list[str]:
+    """Record the statements ``statements`` runs from now on."""
+    ran: list[str] = []
+    rows = statements.rows
+
+    def counted(statement: str, parameters: dict[str, Any]) -> Any:
+        ran.append(statement)
+        return rows(statement, parameters)
+
+    statements.rows = counted
+    return ran
 
 
 def test_cursors_stay_valid_while_papers_are_added(corpus: Corpus) -> None:

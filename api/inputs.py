@@ -1,0 +1,140 @@
+"""Arguments as the reader needs them, validated: texts, dates, the ``PaperFilter`` input, and
+which papers an identifier answers with. Shared by the resolvers and the execution plans
+(:mod:`pith_graph.api.plan`), so both refuse the same input with the same error."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import strawberry
+
+from pith_graph.api.reads.records import PaperFilter
+from pith_graph.api.reads.words import search_terms
+from pith_graph.errors import BadUserInput
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.schema.rows import PaperRow
+
+__all__ = [
+    "MAX_TEXT_LENGTH",
+    "PaperFilterInput",
+    "filter_from_arguments",
+    "instant",
+    "named_papers",
+    "text",
+    "to_filter",
+    "words",
+]
+
+MAX_TEXT_LENGTH = 500
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+@strawberry.input(name="PaperFilter", description="Which papers to list; every field given must match.")
+class PaperFilterInput:
+    category: str | None = strawberry.field(
+        default=None, description="Listed in the category with this code (primary or cross-list), e.g. cs.LG."
+    )
+    archive: str | None = strawberry.field(
+        default=None, description="Listed in a category of this archive, e.g. cs."
+    )
+    author: str | None = strawberry.field(
+        default=None, description="By this author (matched by name key: case and spacing ignored)."
+    )
+    submitted_from: str | None = strawberry.field(
+        default=None, description="Submitted at or after this ISO 8601 date or UTC date-time."
+    )
+    submitted_before: str | None = strawberry.field(
+        default=None, description="Submitted before this ISO 8601 date or UTC date-time."
+    )
+    license: str | None = strawberry.field(default=None, description="Exactly this license URL.")
+    title: str | None = strawberry.field(
+        default=None, description="Title holds every word of this text (as search does)."
+    )
+
+
+def text(value: str, what: str) -> str:
+    """``value`` stripped; :class:`BadUserInput` when empty or too long."""
+    value = value.strip()
+    if not value:
+        raise BadUserInput(f"{what} is empty.")
+    if len(value) > MAX_TEXT_LENGTH:
+        raise BadUserInput(f"{what} is longer than {MAX_TEXT_LENGTH} characters.")
+    return value
+
+
+def instant(value: str, what: str) -> str:
+    """An ISO 8601 date or date-time as the UTC text ``YYYY-MM-DDTHH:MM:SSZ``."""
+    given = text(value, what)
+    try:
+        if _DATE.fullmatch(given):
+            moment = datetime.fromisoformat(given + "T00:00:00+00:00")
+        else:
+            moment = datetime.fromisoformat(given)
+    except ValueError as err:
+        raise BadUserInput(
+            f"{what} is not an ISO 8601 date or date-time: {given!r}.",
+            "Write e.g. 2020-01-31 or 2020-01-31T12:00:00Z.",
+        ) from err
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def words(value: str, what: str) -> tuple[str, ...]:
+    """The search words of ``value``; :class:`BadUserInput` when it has none."""
+    terms = search_terms(text(value, what))
+    if not terms:
+        raise BadUserInput(f"{what} has no words to search for.")
+    return terms
+
+
+def to_filter(given: PaperFilterInput | None) -> PaperFilter:
+    """The reader's filter for the GraphQL input, validated."""
+    if given is None:
+        return PaperFilter()
+    author = None
+    if given.author is not None:
+        author = author_name_key(text(given.author, "filter.author"))
+    return PaperFilter(
+        category=text(given.category, "filter.category") if given.category is not None else None,
+        archive=text(given.archive, "filter.archive") if given.archive is not None else None,
+        author=author,
+        submitted_from=instant(given.submitted_from, "filter.submittedFrom")
+        if given.submitted_from is not None
+        else None,
+        submitted_before=instant(given.submitted_before, "filter.submittedBefore")
+        if given.submitted_before is not None
+        else None,
+        license=text(given.license, "filter.license") if given.license is not None else None,
+        title_terms=words(given.title, "filter.title") if given.title is not None else (),
+    )
+
+
+_FILTER_FIELDS = {
+    "category": "category",
+    "archive": "archive",
+    "author": "author",
+    "submittedFrom": "submitted_from",
+    "submittedBefore": "submitted_before",
+    "license": "license",
+    "title": "title",
+}
+
+
+def filter_from_arguments(given: Mapping[str, Any] | None) -> PaperFilter:
+    """:func:`to_filter` of the input object as graphql-core coerces it (GraphQL names)."""
+    if given is None:
+        return PaperFilter()
+    return to_filter(PaperFilterInput(**{_FILTER_FIELDS[name]: value for name, value in given.items()}))
+
+
+def named_papers(papers: Sequence[PaperRow], rank: Callable[[str], int]) -> list[PaperRow]:
+    """What an identifier answers with: only its highest-ranked signer's papers (``rank``
+    of the bundle's key; 0 is the highest), newest version first."""
+    if papers:
+        best = min(rank(p.bundle_key_id) for p in papers)
+        papers = [p for p in papers if rank(p.bundle_key_id) == best]
+    return sorted(papers, key=lambda p: (p.source_version, p.built_at, p.pith_number), reverse=True)

@@ -1,0 +1,188 @@
+"""The in-memory reader's rankings and traversals: coauthors, top authors, co-listed and
+related papers, an author's categories, collaboration paths. Category rankings are computed
+once per category and kept (see :class:`~pith_graph.api.reads.memory_view.MemoryGraphView`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from pith_graph.api.reads.memory_view import CODE, LABEL, NAME_KEY, PITH_NUMBER, MemoryGraphView
+from pith_graph.api.reads.records import (
+    EVERYTHING,
+    AuthorCount,
+    CategoryCount,
+    Coauthor,
+    PaperSelection,
+    PathStep,
+    RelatedPaper,
+)
+from pith_graph.schema.graph import AUTHOR, CATEGORY, IN_CATEGORY, PAPER, node_id
+
+__all__ = ["MemoryRankings"]
+
+_IN_CATEGORY = IN_CATEGORY.type
+
+
+class MemoryRankings(MemoryGraphView):
+    """Rankings and paths over the graph (the ``GraphReader`` methods that count)."""
+
+    def coauthors(
+        self, name_keys: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[Coauthor]]:
+        result = {}
+        nodes = self._nodes
+        for key in name_keys:
+            node = self._node(AUTHOR.label, key)
+            shared: Counter[str] = Counter()
+            if node is not None:
+                for paper in self._succ[node]:
+                    shared.update(self._author_nodes_of(paper))
+                del shared[node]
+            ranked = sorted(shared.items(), key=lambda item: (-item[1], nodes[item[0]][NAME_KEY]))
+            result[key] = [Coauthor(self._author(other, counts), count) for other, count in ranked[:first]]
+        return result
+
+    def author_categories(
+        self, name_keys: Sequence[str], counts: bool = True
+    ) -> dict[str, list[CategoryCount]]:
+        result = {}
+        for key in name_keys:
+            node = self._node(AUTHOR.label, key)
+            found: Counter[str] = Counter()
+            if node is not None:
+                for paper in self._succ[node]:
+                    found.update(c for c, edges in self._succ[paper].items() if _IN_CATEGORY in edges)
+            result[key] = self._category_counts(found, len(found), counts)
+        return result
+
+    def _category_counts(self, found: Counter[str], first: int, counts: bool) -> list[CategoryCount]:
+        ranked = sorted(found.items(), key=lambda item: (-item[1], self._nodes[item[0]][CODE]))
+        return [CategoryCount(self._category(node, counts), count) for node, count in ranked[:first]]
+
+    def _ranking(self, kind: str, code: str, build: Callable[[str], list[Any]]) -> list[Any]:
+        found = self._rankings.get((kind, code))
+        if found is None:
+            node = self._node(CATEGORY.label, code)
+            found = self._rankings[(kind, code)] = build(node) if node is not None else []
+        return found
+
+    def top_authors(
+        self, codes: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[AuthorCount]]:
+        def build(category: str) -> list[AuthorCount]:
+            found: Counter[str] = Counter()
+            for paper in self._pred[category]:
+                found.update(self._author_nodes_of(paper))
+            ranked = sorted(found.items(), key=lambda item: (-item[1], self._nodes[item[0]][NAME_KEY]))
+            return [AuthorCount(self._author(node), count) for node, count in ranked]
+
+        result = {}
+        for code in codes:
+            ranked = self._ranking("top", code, build)[:first]
+            if not counts:
+                ranked = [AuthorCount(replace(a.author, paper_count=None), a.count) for a in ranked]
+            result[code] = ranked
+        return result
+
+    def co_listed(
+        self, codes: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[CategoryCount]]:
+        def build(category: str) -> list[CategoryCount]:
+            found: Counter[str] = Counter()
+            for paper in self._pred[category]:
+                found.update(c for c, edges in self._succ[paper].items() if _IN_CATEGORY in edges)
+            del found[category]
+            return self._category_counts(found, len(found), True)
+
+        result = {}
+        for code in codes:
+            ranked = self._ranking("co", code, build)[:first]
+            if not counts:
+                ranked = [CategoryCount(replace(c.category, paper_count=None), c.count) for c in ranked]
+            result[code] = ranked
+        return result
+
+    def related_papers(
+        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
+    ) -> dict[str, list[RelatedPaper]]:
+        result: dict[str, list[RelatedPaper]] = {}
+        for pith in pith_numbers:
+            record = self._paper(pith)
+            if record is None:
+                result[pith] = []
+                continue
+            shared: Counter[str] = Counter()
+            for author in self._author_nodes_of(node_id(PAPER.label, pith)):
+                shared.update(iter(self._succ[author]))
+            related = []
+            for node, count in shared.items():
+                other = self._paper(self._nodes[node][PITH_NUMBER])
+                assert other is not None
+                if (other.source_kind, other.source_id) != (record.source_kind, record.source_id):
+                    related.append(RelatedPaper(other, count))
+            related.sort(
+                key=lambda r: (r.shared_authors, r.paper.submitted_at, r.paper.pith_number),
+                reverse=True,
+            )
+            result[pith] = related[:first]
+        return result
+
+    # -- paths ---------------------------------------------------------------------------
+
+    def _neighbours(self, node: str) -> list[str]:
+        if self._nodes[node][LABEL] == AUTHOR.label:
+            return list(self._succ[node])
+        return self._author_nodes_of(node)
+
+    def _sort_key(self, node: str) -> str:
+        data = self._nodes[node]
+        return str(data[NAME_KEY] if data[LABEL] == AUTHOR.label else data[PITH_NUMBER])
+
+    def collaboration_path(
+        self,
+        source: str,
+        target: str,
+        max_hops: int,
+        want: PaperSelection = EVERYTHING,
+        counts: bool = True,
+    ) -> list[PathStep] | None:
+        start, goal = self._node(AUTHOR.label, source), self._node(AUTHOR.label, target)
+        if start is None or goal is None:
+            return None
+        if start == goal:
+            return []
+        # Breadth first from the goal until the layer holding the start is complete.
+        distance = {goal: 0}
+        layer = [goal]
+        depth = 0
+        while layer and start not in distance and depth < 2 * max_hops:
+            depth += 1
+            following = []
+            for node in layer:
+                for other in self._neighbours(node):
+                    if other not in distance:
+                        distance[other] = depth
+                        following.append(other)
+            layer = following
+        if start not in distance:
+            return None
+        # Walk from the start, always to the smallest key one step closer to the goal.
+        nodes = [start]
+        current = start
+        while current != goal:
+            step = distance[current] - 1
+            current = min(
+                (n for n in self._neighbours(current) if distance.get(n) == step), key=self._sort_key
+            )
+            nodes.append(current)
+        steps = []
+        for index in range(0, len(nodes) - 2, 2):
+            paper = self._paper(self._nodes[nodes[index + 1]][PITH_NUMBER])
+            assert paper is not None
+            steps.append(
+                PathStep(self._author(nodes[index], counts), paper, self._author(nodes[index + 2], counts))
+            )
+        return steps

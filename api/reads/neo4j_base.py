@@ -1,0 +1,109 @@
+"""What every Neo4j read shares: running statements (see
+:mod:`pith_graph.api.reads.neo4j_session`), decoding papers for a selection, and keeping the
+relations a selection embedded for the call that asks for them next."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import neo4j
+
+from pith_graph.api.reads import cypher
+from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
+from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
+from pith_graph.api.reads.records import Page, PaperKey, PaperSelection
+from pith_graph.schema.rows import PaperRow
+
+__all__ = ["Neo4jBase", "after_parameters"]
+
+#: ``[values, authors, categories]`` -> the paper (keeping what was embedded).
+_Decode = Callable[[Sequence[Any]], PaperRow]
+
+
+def after_parameters(after: PaperKey | None) -> dict[str, str | None]:
+    """The keyset position of a page as statement parameters."""
+    if after is None:
+        return {"afterAt": None, "afterPith": None}
+    return {"afterAt": after.submitted_at, "afterPith": after.pith_number}
+
+
+class Neo4jBase:
+    """Runs the read statements of one database and decodes their rows."""
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        database: str = "neo4j",
+        *,
+        uri: str = "neo4j",
+        timeout: float | None = None,
+        statements: Statements | None = None,
+    ) -> None:
+        self.driver = driver
+        self.database = database
+        self.uri = uri
+        self.timeout = timeout
+        self._request = statements is not None
+        self._statements = statements or EachInItsOwn(driver, database, uri, timeout)
+        #: (relation, counted) -> pith number -> records fetched ahead (request readers only).
+        self._ahead: dict[tuple[str, bool], dict[str, list[Any]]] = {}
+
+    # -- running statements --------------------------------------------------------------
+
+    def _rows(self, statement: str, **parameters: Any) -> list[neo4j.Record]:
+        return self._statements.rows(statement, parameters)
+
+    def _by_key(self, statement: str, keys: Sequence[Any], column: str, **parameters: Any) -> dict[Any, Any]:
+        if not keys:
+            return {}
+        rows = self._rows(statement, keys=list(dict.fromkeys(keys)), **parameters)
+        return {row["key"]: row[column] for row in rows}
+
+    def _papers(self, want: PaperSelection) -> tuple[cypher.Embed, dict[str, Any], _Decode]:
+        """The statement variant, parameters and decoder of papers for ``want``. Only a
+        request reader embeds relations: it keeps them for the call that asks next."""
+        props = paper_properties(want)
+        values = paper_decoder(props)
+        if not self._request or (want.authors is None and want.categories is None):
+            return (None, None), {"props": list(props)}, lambda projected: values(projected[0])
+        embed: cypher.Embed = (want.authors, want.categories)
+        authors_kept = self._ahead.setdefault(("authors", bool(want.authors)), {})
+        categories_kept = self._ahead.setdefault(("categories", bool(want.categories)), {})
+
+        def decode(projected: Sequence[Any]) -> PaperRow:
+            paper = values(projected[0])
+            if projected[1] is not None:
+                authors_kept[paper.pith_number] = author_list(projected[1])
+            if projected[2] is not None:
+                categories_kept[paper.pith_number] = category_links(projected[2])
+            return paper
+
+        return embed, {"props": list(props)}, decode
+
+    def _kept(self, relation: str, counts: bool, keys: Sequence[str]) -> dict[str, list[Any]] | None:
+        """What an embedding fetched for every one of ``keys`` (counted if ``counts``)."""
+        for counted in (True,) if counts else (False, True):
+            found = self._ahead.get((relation, counted))
+            if found is not None and all(key in found for key in keys):
+                return {key: found[key] for key in keys}
+        return None
+
+    def _page(self, rows: Sequence[Sequence[Any]], first: int, decode: _Decode) -> Page:
+        papers = [decode(row) for row in rows]
+        papers.sort(key=lambda p: (p.submitted_at, p.pith_number), reverse=True)
+        return Page(tuple(papers[:first]), len(papers) > first)
+
+    def _pages(
+        self,
+        statements: Mapping[cypher.Embed, str],
+        keys: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection,
+    ) -> dict[str, Page]:
+        embed, params, decode = self._papers(want)
+        found = self._by_key(
+            statements[embed], keys, "papers", limit=first + 1, **after_parameters(after), **params
+        )
+        return {key: self._page(found.get(key, []), first, decode) for key in keys}

@@ -1,0 +1,93 @@
+"""The Neo4j reader's rankings and traversals: related papers, coauthors, an author's
+categories, top authors, co-listed categories, collaboration paths."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pith_graph.api.reads import cypher
+from pith_graph.api.reads.neo4j_base import Neo4jBase
+from pith_graph.api.reads.neo4j_rows import author, category
+from pith_graph.api.reads.records import (
+    EVERYTHING,
+    AuthorCount,
+    CategoryCount,
+    Coauthor,
+    PaperSelection,
+    PathStep,
+    RelatedPaper,
+)
+
+__all__ = ["Neo4jRankings"]
+
+
+class Neo4jRankings(Neo4jBase):
+    """Rankings and paths (the ``GraphReader`` methods that count)."""
+
+    def related_papers(
+        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
+    ) -> dict[str, list[RelatedPaper]]:
+        embed, params, decode = self._papers(want)
+        statement = cypher.READ_RELATED_PAPERS[embed]
+        found = self._by_key(statement, pith_numbers, "related", first=first, **params)
+        return {
+            key: [RelatedPaper(decode(row[0]), int(row[1])) for row in found.get(key, [])]
+            for key in pith_numbers
+        }
+
+    def coauthors(
+        self, name_keys: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[Coauthor]]:
+        found = self._by_key(cypher.READ_COAUTHORS[counts], name_keys, "coauthors", first=first)
+        return {
+            key: [Coauthor(author(row[0]), int(row[1])) for row in found.get(key, [])] for key in name_keys
+        }
+
+    def author_categories(
+        self, name_keys: Sequence[str], counts: bool = True
+    ) -> dict[str, list[CategoryCount]]:
+        found = self._by_key(cypher.READ_AUTHOR_CATEGORIES[counts], name_keys, "categories")
+        return {
+            key: sorted(
+                (CategoryCount(category(row[0]), int(row[1])) for row in found.get(key, [])),
+                key=lambda c: (-c.count, c.category.code),
+            )
+            for key in name_keys
+        }
+
+    def top_authors(
+        self, codes: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[AuthorCount]]:
+        found = self._by_key(cypher.READ_TOP_AUTHORS[counts], codes, "authors", first=first)
+        return {
+            key: [AuthorCount(author(row[0]), int(row[1])) for row in found.get(key, [])] for key in codes
+        }
+
+    def co_listed(
+        self, codes: Sequence[str], first: int, counts: bool = True
+    ) -> dict[str, list[CategoryCount]]:
+        found = self._by_key(cypher.READ_CO_LISTED[counts], codes, "categories", first=first)
+        return {
+            key: [CategoryCount(category(row[0]), int(row[1])) for row in found.get(key, [])] for key in codes
+        }
+
+    # -- paths ---------------------------------------------------------------------------
+
+    def collaboration_path(
+        self,
+        source: str,
+        target: str,
+        max_hops: int,
+        want: PaperSelection = EVERYTHING,
+        counts: bool = True,
+    ) -> list[PathStep] | None:
+        if source == target:
+            return [] if self._by_key(cypher.READ_AUTHORS[False], [source], "author") else None
+        _, params, decode = self._papers(want)
+        statement = cypher.READ_COLLABORATION_PATH[(max_hops, counts)]
+        rows = self._rows(statement, source=source, target=target, **params)
+        if not rows:
+            return None
+        authors = [author(row) for row in rows[0]["authors"]]
+        papers = [decode(row) for row in rows[0]["papers"]]
+        return [PathStep(authors[index], paper, authors[index + 1]) for index, paper in enumerate(papers)]

@@ -1,0 +1,130 @@
+"""How the Neo4j reader runs its statements: each in its own transaction, or all of one
+request in one read transaction.
+
+* :class:`EachInItsOwn` runs every statement with ``driver.execute_query`` (a managed read
+  transaction, retried by the driver on transient errors): the reader used outside requests.
+* :class:`OneTransaction` opens one explicit read transaction on the first statement, runs
+  every later statement in it, and ends it on :meth:`~OneTransaction.close`: the reader of
+  one request (:meth:`~pith_graph.api.reads.neo4j.Neo4jReader.for_request`). A failed
+  statement ends the transaction (the server has rolled it back); a later statement opens
+  another. It is not thread-safe: the API uses it from one thread at a time (a request's
+  lane, see :mod:`pith_graph.api.context`).
+
+Both bound a transaction by ``timeout`` seconds on the server, and turn driver errors into
+:class:`~pith_graph.errors.StoreError` (``timeout`` when the server stopped a transaction
+that ran past it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Protocol
+
+import neo4j
+from neo4j.exceptions import DriverError, Neo4jError
+
+from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.loader.stores.neo4j_connect import translate
+
+__all__ = ["EachInItsOwn", "OneTransaction", "Statements"]
+
+
+class Statements(Protocol):
+    """Runs read statements and returns their records."""
+
+    def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]: ...
+
+    def close(self) -> None: ...
+
+
+class _Errors:
+    def __init__(self, uri: str, database: str, timeout: float | None) -> None:
+        self.uri = uri
+        self.database = database
+        self.timeout = timeout
+
+    @contextmanager
+    def translated(self) -> Iterator[None]:
+        try:
+            yield
+        except (Neo4jError, DriverError) as error:
+            if isinstance(error, Neo4jError) and "TransactionTimedOut" in (error.code or ""):
+                raise StoreError(StoreErrorCode.TIMEOUT, f"a read ran past {self.timeout} s") from error
+            raise translate(error, self.uri, self.database, "reading") from error
+
+
+class EachInItsOwn(_Errors):
+    """Every statement in its own managed read transaction."""
+
+    def __init__(self, driver: neo4j.Driver, database: str, uri: str, timeout: float | None) -> None:
+        super().__init__(uri, database, timeout)
+        self.driver = driver
+
+    def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
+        with self.translated():
+            result = self.driver.execute_query(
+                neo4j.Query(statement, timeout=self.timeout),
+                parameters,
+                routing_=neo4j.RoutingControl.READ,
+                database_=self.database,
+                bookmark_manager_=None,
+            )
+        return list(result.records)
+
+    def close(self) -> None:
+        """Nothing: the driver belongs to the reader."""
+
+
+class OneTransaction(_Errors):
+    """Every statement in one explicit read transaction, opened on the first."""
+
+    def __init__(self, driver: neo4j.Driver, database: str, uri: str, timeout: float | None) -> None:
+        super().__init__(uri, database, timeout)
+        self.driver = driver
+        self._session: neo4j.Session | None = None
+        self._transaction: neo4j.Transaction | None = None
+
+    def _begin(self) -> neo4j.Transaction:
+        session = self.driver.session(
+            database=self.database, default_access_mode=neo4j.READ_ACCESS, bookmark_manager=None
+        )
+        self._session = session
+        # BEGIN goes out with the first RUN (one round trip less), as execute_query does;
+        # the flag is the driver's own (neo4j < 7), skipped if it is gone.
+        pipelined = getattr(session, "_pipelined_begin", None)
+        if pipelined is None:
+            return session.begin_transaction(timeout=self.timeout)
+        with pipelined:
+            return session.begin_transaction(timeout=self.timeout)
+
+    def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
+        with self.translated():
+            try:
+                transaction = self._transaction
+                if transaction is None:
+                    transaction = self._transaction = self._begin()
+                return list(transaction.run(statement, parameters))
+            except BaseException:
+                self._end(commit=False)
+                raise
+
+    def _end(self, *, commit: bool) -> None:
+        transaction, session = self._transaction, self._session
+        self._transaction = self._session = None
+        try:
+            if transaction is not None and commit:
+                transaction.commit()
+        finally:
+            if session is not None:
+                session.close()  # rolls back a transaction still open
+
+    def close(self) -> None:
+        """End the transaction (a read: committing only releases it)."""
+        with self.translated():
+            self._end(commit=True)
+
+    @property
+    def open(self) -> bool:
+        """Whether a transaction is open."""
+        return self._transaction is not None
