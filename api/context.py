@@ -152,25 +152,34 @@ class Context:
         lane = await asyncio.shield(self._lane)
         return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
 
-    def close(self) -> None:
+    def close(self) -> asyncio.Future[None] | None:
         """End the request's reads: its transaction is closed on its lane, then the lane is
-        freed (without waiting; safe to call from a cancelled request, and more than once)."""
+        freed. Needs no waiting (safe from a cancelled request, and more than once); the
+        future returned, if any, is done when the lane is free."""
         lanes, claim = self._lanes, self._lane
         self._lane = None
         if lanes is None:
-            return
+            return None
         if claim is None:
             self.reader.close()  # never read: nothing is open
-            return
+            return None
+        loop = asyncio.get_running_loop()
+        released: asyncio.Future[None] = loop.create_future()
 
         def claimed(done: asyncio.Future[Lane]) -> None:
             if done.cancelled() or done.exception() is not None:
+                released.set_result(None)
                 return
             lane = done.result()
-            closing = asyncio.get_running_loop().run_in_executor(lane, self.reader.close)
-            closing.add_done_callback(lambda _: lanes.release(lane))
+
+            def free(_: object) -> None:
+                lanes.release(lane)
+                released.set_result(None)
+
+            loop.run_in_executor(lane, self.reader.close).add_done_callback(free)
 
         claim.add_done_callback(claimed)
+        return released
 
     def rank(self, key_id: str) -> int:
         """The precedence of the signer of ``key_id`` in the server's keyring."""

@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import Annotated, Any, TypeVar
 
 import strawberry
 from graphql import GraphQLError
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
-from strawberry.types import ExecutionContext
+from strawberry.types import ExecutionContext, ExecutionResult
+from strawberry.types.graphql import OperationType
 
 from pith_graph.api.coded_errors import is_unexpected
 from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
@@ -23,6 +24,7 @@ from pith_graph.api.fields import resolver
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, named_papers, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
+from pith_graph.api.plan import PLAN_SAFE_EXTENSIONS, PlanRecorder, Plans, run_plan
 from pith_graph.api.reads.records import PaperFilter
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
 from pith_graph.errors import NotFound
@@ -178,7 +180,46 @@ class AbortableExecution(StrawberryGraphQLCoreExecutionContext):
 
 
 class PithSchema(strawberry.Schema):
-    """The schema; logs unexpected errors (with their traceback) and nothing else."""
+    """The schema; answers from a plan when it has one for the document (see
+    :mod:`pith_graph.api.plan`), and logs unexpected errors (with their traceback)."""
+
+    #: Compiled plans, or None when some extension must see every execution.
+    plans: Plans | None = None
+
+    async def execute(
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        plans = self.plans
+        if (
+            plans is not None
+            and query is not None
+            and root_value is None
+            and isinstance(context_value, Context)
+            and (allowed_operation_types is None or OperationType.QUERY in allowed_operation_types)
+        ):
+            plan = plans.get(query, operation_name)
+            if plan is not None:
+                data = await run_plan(plan, self._schema, context_value, variable_values)
+                if data is not None:
+                    plans.answered += 1
+                    return ExecutionResult(data=data, errors=None, extensions={})
+                plans.gave_way += 1
+        return await super().execute(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed_operation_types,
+            operation_extensions,
+        )
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
@@ -191,11 +232,20 @@ class PithSchema(strawberry.Schema):
                 log.debug("GraphQL request error: %s", error.message)
 
 
-def build_schema(limits: RequestLimits = DEFAULT_LIMITS) -> PithSchema:
-    """The schema with the extensions for ``limits``."""
-    return PithSchema(
-        query=Query, extensions=schema_extensions(limits), execution_context_class=AbortableExecution
-    )
+def _name(extension: Any) -> str:
+    """The class name of an extension given as a class, a factory (partial) or an instance."""
+    target = getattr(extension, "func", extension)
+    return str(getattr(target, "__name__", type(target).__name__))
+
+
+def build_schema(limits: RequestLimits = DEFAULT_LIMITS, *, plans: bool = True) -> PithSchema:
+    """The schema with the extensions for ``limits``; ``plans=False`` answers every request
+    with the resolvers (the reference the plans are tested against)."""
+    extensions = [*schema_extensions(limits), PlanRecorder]
+    schema = PithSchema(query=Query, extensions=extensions, execution_context_class=AbortableExecution)
+    if plans and all(_name(extension) in PLAN_SAFE_EXTENSIONS for extension in extensions):
+        schema.plans = Plans(schema._schema)
+    return schema
 
 
 def print_sdl() -> str:

@@ -78,31 +78,68 @@ NESTED = """
 """
 
 
-def test_nested_query_runs_a_fixed_number_of_statements(neo4j_reader: Neo4jReader) -> None:
-    counting = CountingDriver(neo4j_reader.driver)
-    reader = Neo4jReader(counting, neo4j_reader.database, timeout=30)  # type: ignore[arg-type]
+class Counted:
+    """A served Neo4j reader whose statements and transactions are counted per request."""
+
+    def __init__(self, reader: Neo4jReader) -> None:
+        self.driver = CountingDriver(reader.driver)
+        self.reader = Neo4jReader(self.driver, reader.database, timeout=30)  # type: ignore[arg-type]
+
+    def ask(self, api: Any, query: str) -> tuple[dict[str, Any], list[str], int]:
+        """The data, and the statements and transactions this request ran."""
+        self.driver.statements.clear()
+        self.driver.transactions = 0
+        data = api.data(query)
+        return data, list(self.driver.statements), self.driver.transactions
+
+
+def _serve(counted: Counted) -> Any:
     runner = ThreadRunner(4)
-    with served(create_app(reader, run=runner, on_shutdown=runner.close), "neo4j", reader) as api:
-        data = api.data(NESTED)
+    app = create_app(counted.reader, run=runner, on_shutdown=runner.close)
+    return served(app, "neo4j", counted.reader)
+
+
+def test_nested_query_runs_a_fixed_number_of_statements_in_one_transaction(
+    neo4j_reader: Neo4jReader,
+) -> None:
+    counted = Counted(neo4j_reader)
+    with _serve(counted) as api:
+        data, resolved, transactions = counted.ask(api, NESTED)  # the first time: the resolvers
+        again, planned, planned_transactions = counted.ask(api, NESTED)  # then: its plan
+    assert again == data
     papers = data["papers"]["nodes"]
     assert len(papers) == 50
     authors = {a["name"] for p in papers for a in p["authors"]}
     assert len(authors) > 50  # the query really touched many authors
-    # list, count, authors, coauthors, categories, aliases, signatures: one statement each.
-    assert len(counting.statements) == 7, counting.statements
-    assert len(set(counting.statements)) == 7
-    assert counting.transactions == 1  # the request's reads share one read transaction
+    # Resolvers: list, count, authors, coauthors, categories, aliases, signatures: one each.
+    assert len(resolved) == 7, resolved
+    assert len(set(resolved)) == 7
+    # The plan fetches the authors and categories with the list: list, count, coauthors,
+    # aliases, signatures.
+    assert len(planned) == 5, planned
+    assert transactions == planned_transactions == 1  # a request's reads share one transaction
+
+
+def test_a_paper_with_authors_and_categories_is_one_statement(neo4j_reader: Neo4jReader) -> None:
+    query = '{ paper(id: "arXiv:2605.90002") { pithNumber title authors { name } categories { code } } }'
+    counted = Counted(neo4j_reader)
+    with _serve(counted) as api:
+        counted.ask(api, query)
+        data, statements, transactions = counted.ask(api, query)
+    assert data["paper"]["authors"] and data["paper"]["categories"]
+    assert (len(statements), transactions) == (1, 1), statements
+    assert "abstractExcerpt" not in str(statements)  # fetches only what is selected
+    assert "COUNT" not in statements[0]  # no paper counts when none is shown
 
 
 def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) -> None:
-    counting = CountingDriver(neo4j_reader.driver)
-    reader = Neo4jReader(counting, neo4j_reader.database, timeout=30)  # type: ignore[arg-type]
     query = (
         "{ " + " ".join(f'p{i}: paper(id: "arXiv:2605.{90001 + i}") {{ title }}' for i in range(20)) + " }"
     )
-    runner = ThreadRunner(4)
-    with served(create_app(reader, run=runner, on_shutdown=runner.close), "neo4j", reader) as api:
-        data = api.data(query)
-    assert sum(1 for paper in data.values() if paper is not None) == 5  # the hand-made papers
-    assert len(counting.statements) == 1  # the 20 identifiers' papers, in one statement
-    assert counting.transactions == 1
+    counted = Counted(neo4j_reader)
+    with _serve(counted) as api:
+        for _ in range(2):  # resolvers, then plan
+            data, statements, transactions = counted.ask(api, query)
+            assert sum(1 for paper in data.values() if paper is not None) == 5  # the hand-made papers
+            assert len(statements) == 1  # the 20 identifiers' papers, in one statement
+            assert transactions == 1

@@ -1,0 +1,94 @@
+"""Execution plans: a query document compiled once, then answered without the resolvers.
+
+graphql-core executes a query field by field: per field of every object it builds resolver
+info, calls a strawberry resolver, awaits DataLoaders (an event-loop pass per level) and
+completes the value. For the documents clients send again and again that interpretation
+costs several times the reads themselves. So the first time a document passes the schema's
+whole pipeline (parsing and validation with every limit, by strawberry), :class:`Plans`
+compiles it (:mod:`~pith_graph.api.plan.compile`) and keeps the plan; later requests with
+the same text and operation name are answered by running the plan
+(:mod:`~pith_graph.api.plan.run`): level by level, one batch of reader calls per level,
+the response built as plain dicts, and the reader told what the selection reads (only those
+properties, relations fetched ahead, counts only when shown).
+
+Plans answer only what succeeds: on any error they give way and the resolvers answer the
+request, so errors, codes, masking and partial results are the resolvers' own. Plans are
+used only while every extension of the schema is known to act at parse or validation time
+or on errors alone (:data:`PLAN_SAFE_EXTENSIONS`): an extension that acts during execution
+must run, so its presence turns plans off (add it to the list when it is safe).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+from graphql import DocumentNode, GraphQLSchema
+from strawberry.extensions import SchemaExtension
+
+from pith_graph.api.plan.compile import Plan, Unplannable, compile_plan
+from pith_graph.api.plan.run import run_plan
+
+__all__ = ["PLAN_SAFE_EXTENSIONS", "Plan", "PlanRecorder", "Plans", "run_plan"]
+
+log = logging.getLogger("pith_graph.api.plan")
+
+#: Names of extensions whose work is done by parsing, validation or on errors only.
+PLAN_SAFE_EXTENSIONS = frozenset(
+    {"CodedErrors", "ParserLimits", "AddValidationRules", "ParserCache", "ValidationCache", "PlanRecorder"}
+)
+
+
+class Plans:
+    """Plans by (query text, operation name); the least recently used go past ``maxsize``.
+
+    A document that cannot be planned is remembered too (as ``None``), so it is compiled once.
+    """
+
+    def __init__(self, schema: GraphQLSchema, maxsize: int = 256) -> None:
+        self.schema = schema
+        self.maxsize = maxsize
+        self._plans: OrderedDict[tuple[str, str | None], Plan | None] = OrderedDict()
+        #: Requests a plan answered, and those it left to the resolvers (see plan.run).
+        self.answered = 0
+        self.gave_way = 0
+
+    def get(self, query: str, operation_name: str | None) -> Plan | None:
+        key = (query, operation_name)
+        plan = self._plans.get(key)
+        if plan is not None:
+            self._plans.move_to_end(key)
+        return plan
+
+    def learn_once(self, query: str, operation_name: str | None, document: DocumentNode) -> None:
+        """Compile the plan of a document that passed parsing and validation, unless known."""
+        if (query, operation_name) in self._plans:
+            return
+        plan: Plan | None = None
+        try:
+            plan = compile_plan(self.schema, document, operation_name)
+        except Unplannable as reason:
+            log.debug("no plan (%s) for %.200r", reason, query)
+        except Exception:  # a bug here must not fail the request: the resolvers answer
+            log.warning("compiling a plan failed; the resolvers answer %.200r", query, exc_info=True)
+        self._plans[(query, operation_name)] = plan
+        while len(self._plans) > self.maxsize:
+            self._plans.popitem(last=False)
+
+
+class PlanRecorder(SchemaExtension):
+    """Gives the schema's :class:`Plans` (its ``plans`` attribute) every document that
+    reaches execution, so one that passed parsing and validation with the schema's rules."""
+
+    def on_execute(self) -> Iterator[None]:
+        context: Any = self.execution_context
+        plans: Plans | None = getattr(context.schema, "plans", None)
+        query: str | None = context.query
+        # As the request named it (strawberry's operation_name infers it from the document).
+        operation_name = getattr(context, "_provided_operation_name", context.operation_name)
+        document = context.graphql_document
+        if plans is not None and query is not None and document is not None:
+            plans.learn_once(query, operation_name, document)
+        yield

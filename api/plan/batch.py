@@ -1,0 +1,58 @@
+"""One level's reader calls, gathered and made together.
+
+Fields of one level of a plan register the keys they need (:meth:`Batch.keyed`) or a call
+(:meth:`Batch.call`); :meth:`Batch.run` then calls each reader method once for all the keys
+it was given (per distinct extra argument), like the DataLoaders of the resolvers do but
+without an event-loop pass per loader. On Neo4j the whole batch runs in one hop to the
+request's lane (one statement per method, in the request's transaction).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+from pith_graph.api.reads.reader import GraphReader
+
+__all__ = ["Batch"]
+
+Found = Callable[[], Any]
+
+
+class Batch:
+    """Reader calls waiting to be made: keyed calls merge their keys."""
+
+    def __init__(self, reader: GraphReader) -> None:
+        self.reader = reader
+        self._keys: dict[tuple[str, tuple[Hashable, ...]], dict[Hashable, None]] = {}
+        self._calls: list[tuple[str, tuple[Any, ...]]] = []
+        self._found: dict[Any, Any] = {}
+
+    def keyed(self, method: str, extra: tuple[Hashable, ...], keys: Iterable[Hashable]) -> Found:
+        """``reader.<method>(keys, *extra)`` with every key any field asks for; the returned
+        function gives the answer (a dict by key) once the batch has run."""
+        slot = (method, extra)
+        pending = self._keys.get(slot)
+        if pending is None:
+            pending = self._keys[slot] = {}
+        pending.update(dict.fromkeys(keys))
+        found = self._found
+        return lambda: found[slot]
+
+    def call(self, method: str, *args: Any) -> Found:
+        """``reader.<method>(*args)`` on its own; the returned function gives its answer."""
+        index = len(self._calls)
+        self._calls.append((method, args))
+        found = self._found
+        return lambda: found[index]
+
+    def __bool__(self) -> bool:
+        return bool(self._keys or self._calls)
+
+    def run(self) -> None:
+        """Make every call (blocking: on the request's lane for Neo4j)."""
+        reader = self.reader
+        for (method, extra), keys in self._keys.items():
+            self._found[(method, extra)] = getattr(reader, method)(list(keys), *extra)
+        for index, (method, args) in enumerate(self._calls):
+            self._found[index] = getattr(reader, method)(*args)

@@ -1,0 +1,279 @@
+"""A validated document compiled into a plan: its fields, their specs, and what to fetch.
+
+The plan of a query is a tree of :class:`SelectionPlan` (one per selection set and object
+type: fragments are inlined, fields asked for twice under one response key merged) whose
+:class:`FieldPlan` leaves know their :class:`~pith_graph.api.plan.specs.Spec`, their
+arguments (computed once when they use no variables) and, for fields that call the reader,
+the :class:`~pith_graph.api.plan.specs.Hint` drawn from what their selection reads: the
+``Paper`` properties and relations, and whether paper counts are shown.
+
+Only documents this module fully understands get a plan: a query operation whose fields
+all have specs, with no directives and no introspection beyond ``__typename``. Anything
+else (:class:`Unplannable`) runs on the resolvers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLField,
+    GraphQLObjectType,
+    GraphQLScalarType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    NamedTypeNode,
+    OperationType,
+    SelectionSetNode,
+    VariableDefinitionNode,
+    get_named_type,
+    get_operation_ast,
+    is_list_type,
+    is_non_null_type,
+    type_from_ast,
+    value_from_ast,
+    visit,
+)
+from graphql.execution.values import get_argument_values
+from graphql.language import Visitor
+from graphql.pyutils import Undefined
+
+from pith_graph.api.plan.fields import FIELDS
+from pith_graph.api.plan.specs import Hint, Spec
+from pith_graph.api.reads.records import EVERYTHING, PaperSelection
+
+__all__ = ["FieldPlan", "Plan", "SelectionPlan", "Unplannable", "compile_plan"]
+
+#: Types whose records carry a paper count a selection may or may not show.
+COUNTED = frozenset({"Author", "Category", "Signer"})
+
+
+class Unplannable(Exception):
+    """The document uses something plans do not cover; it runs on the resolvers."""
+
+
+@dataclass(eq=False, slots=True)
+class FieldPlan:
+    """One response key of a selection set."""
+
+    key: str
+    name: str
+    spec: Spec | None  # None: __typename
+    definition: GraphQLField | None
+    node: FieldNode
+    arguments: dict[str, Any] | None  # None: they use variables (computed per request)
+    sub: SelectionPlan | None = None
+    hint: Hint = field(default_factory=Hint)
+    non_null: bool = False
+    is_list: bool = False
+    item_non_null: bool = False
+
+
+@dataclass(eq=False, slots=True)
+class SelectionPlan:
+    """The fields asked of objects of one type, in response order."""
+
+    type_name: str
+    fields: list[FieldPlan]
+    keys: tuple[str, ...] = ()
+
+
+@dataclass(eq=False, slots=True)
+class Plan:
+    """A compiled query: its variables and its root selection. ``scalars`` describes the
+    variables when all are plain scalars (name, type name, non-null, default or
+    ``Undefined``), so a request can check them without graphql-core."""
+
+    variables: tuple[VariableDefinitionNode, ...]
+    root: SelectionPlan
+    scalars: tuple[tuple[str, str, bool, Any], ...] | None = None
+
+
+def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> Plan:
+    """The plan of ``document``'s operation; raises :class:`Unplannable`."""
+    operation = get_operation_ast(document, operation_name)
+    if operation is None or operation.operation is not OperationType.QUERY:
+        raise Unplannable("not one query operation")
+    if operation.directives:
+        raise Unplannable("directives")
+    query = schema.query_type
+    assert query is not None
+    fragments = {
+        definition.name.value: definition
+        for definition in document.definitions
+        if isinstance(definition, FragmentDefinitionNode)
+    }
+    root = _selection(query, [operation.selection_set], fragments)
+    variables = tuple(operation.variable_definitions or ())
+    return Plan(variables, root, _scalars(schema, variables))
+
+
+_SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID"})
+
+
+def _scalars(
+    schema: GraphQLSchema, variables: Sequence[VariableDefinitionNode]
+) -> tuple[tuple[str, str, bool, Any], ...] | None:
+    found = []
+    for definition in variables:
+        if definition.directives:
+            return None
+        kind = type_from_ast(schema, definition.type)
+        non_null = is_non_null_type(kind)
+        named = kind.of_type if non_null else kind  # type: ignore[union-attr]
+        if not isinstance(named, GraphQLScalarType) or named.name not in _SCALARS:
+            return None
+        default = Undefined
+        if definition.default_value is not None:
+            default = value_from_ast(definition.default_value, named)
+            if default is Undefined:
+                return None
+        found.append((definition.variable.name.value, named.name, non_null, default))
+    return tuple(found)
+
+
+def _collect(
+    kind: GraphQLObjectType,
+    selection_set: SelectionSetNode,
+    fragments: dict[str, FragmentDefinitionNode],
+    grouped: dict[str, list[FieldNode]],
+) -> None:
+    condition: NamedTypeNode | None
+    for selection in selection_set.selections:
+        if selection.directives:
+            raise Unplannable("directives")
+        if isinstance(selection, FieldNode):
+            key = (selection.alias or selection.name).value
+            grouped.setdefault(key, []).append(selection)
+            continue
+        if isinstance(selection, FragmentSpreadNode):
+            fragment = fragments[selection.name.value]
+            if fragment.directives or fragment.variable_definitions:
+                raise Unplannable("fragment directives or variables")
+            condition, inner = fragment.type_condition, fragment.selection_set
+        elif isinstance(selection, InlineFragmentNode):
+            condition, inner = selection.type_condition, selection.selection_set
+        else:  # pragma: no cover - graphql-core has no other selection
+            raise Unplannable(type(selection).__name__)
+        if condition is not None and condition.name.value != kind.name:
+            raise Unplannable("a fragment on another type")
+        _collect(kind, inner, fragments, grouped)
+
+
+def _selection(
+    kind: GraphQLObjectType,
+    selection_sets: Sequence[SelectionSetNode],
+    fragments: dict[str, FragmentDefinitionNode],
+) -> SelectionPlan:
+    grouped: dict[str, list[FieldNode]] = {}
+    for selection_set in selection_sets:
+        _collect(kind, selection_set, fragments, grouped)
+    plan = SelectionPlan(kind.name, [], tuple(grouped))
+    for key, nodes in grouped.items():
+        plan.fields.append(_field(kind, key, nodes, fragments))
+    return plan
+
+
+def _field(
+    kind: GraphQLObjectType, key: str, nodes: list[FieldNode], fragments: dict[str, FragmentDefinitionNode]
+) -> FieldPlan:
+    node = nodes[0]
+    name = node.name.value
+    if name == "__typename":
+        return FieldPlan(key, name, None, None, node, {}, non_null=True)
+    spec = FIELDS.get((kind.name, name))
+    if spec is None:
+        raise Unplannable(f"{kind.name}.{name}")
+    definition = kind.fields[name]
+    outer = definition.type
+    inner = outer.of_type if is_non_null_type(outer) else outer
+    is_list = is_list_type(inner)
+    plan = FieldPlan(
+        key,
+        name,
+        spec,
+        definition,
+        node,
+        None if _uses_variables(node) else get_argument_values(definition, node),
+        non_null=is_non_null_type(outer),
+        is_list=is_list,
+        item_non_null=is_list and is_non_null_type(inner.of_type),
+    )
+    named = get_named_type(outer)
+    if isinstance(named, GraphQLObjectType):
+        selection_sets = [n.selection_set for n in nodes if n.selection_set is not None]
+        plan.sub = _selection(named, selection_sets, fragments)
+        if spec.fetches:
+            plan.hint = _hint(plan.sub)
+    return plan
+
+
+def _uses_variables(node: FieldNode) -> bool:
+    """Whether the field's arguments refer to a variable."""
+    found: list[bool] = []
+
+    class Variables(Visitor):
+        def enter_variable(self, *_: Any) -> None:
+            found.append(True)
+
+    for argument in node.arguments or ():
+        visit(argument.value, Variables())
+    return bool(found)
+
+
+def _reachable(plan: SelectionPlan) -> Iterator[SelectionPlan]:
+    """``plan`` and the selections under it that no further reader call answers (the
+    objects one fetch returns: a connection's papers, a path's authors and papers, ...)."""
+    yield plan
+    for item in plan.fields:
+        if item.sub is not None and item.spec is not None and not item.spec.fetches:
+            yield from _reachable(item.sub)
+
+
+def shows_counts(plan: SelectionPlan) -> bool:
+    """Whether a selection of authors, categories or signers reads their paper count
+    (``paperCount``, or ``papers { totalCount }``, which is that count)."""
+    for item in plan.fields:
+        if item.spec is not None and item.spec.counts:
+            return True
+        papers = item.sub if item.name == "papers" else None
+        if papers is not None and any(inner.name == "totalCount" for inner in papers.fields):
+            return True
+    return False
+
+
+def _most(flag: bool | None, other: bool | None) -> bool | None:
+    """None < False < True: what two selections of one relation need together."""
+    if flag is None:
+        return other
+    if other is None:
+        return flag
+    return flag or other
+
+
+def _hint(sub: SelectionPlan) -> Hint:
+    plans = list(_reachable(sub))
+    counts = any(shows_counts(plan) for plan in plans if plan.type_name in COUNTED)
+    papers = [plan for plan in plans if plan.type_name == "Paper"]
+    if not papers:
+        return Hint(EVERYTHING, counts)
+    properties: set[str] = set()
+    authors: bool | None = None
+    categories: bool | None = None
+    for plan in papers:
+        for item in plan.fields:
+            if item.spec is not None:
+                properties |= item.spec.needs
+            if item.sub is None:
+                continue
+            if item.name == "authors":
+                authors = _most(authors, shows_counts(item.sub))
+            elif item.name in ("categories", "primaryCategory"):
+                categories = _most(categories, shows_counts(item.sub))
+    return Hint(PaperSelection(frozenset(properties), authors, categories), counts)

@@ -1,0 +1,346 @@
+"""Every field of the schema as a plan resolves it (see :mod:`pith_graph.api.plan.specs`).
+
+The answers are the resolvers' (:mod:`pith_graph.api.schema`, :mod:`pith_graph.api.types`):
+the same reader calls, the same argument checks (:mod:`pith_graph.api.inputs`,
+:mod:`pith_graph.api.limits`) and the same errors, which make the plan give way to the
+resolvers (a test runs both on every field). A field missing here makes documents that ask
+for it run on the resolvers only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pith_graph.api.connection import PageInfo as PageInfoObject
+from pith_graph.api.connection import decode_cursor, encode_cursor
+from pith_graph.api.context import KeyInfo
+from pith_graph.api.ids import parse_identifier
+from pith_graph.api.inputs import filter_from_arguments, named_papers, text, words
+from pith_graph.api.limits import page_size, path_hops
+from pith_graph.api.plan.specs import Spec, Step, load, value
+from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey, paper_key
+from pith_graph.errors import NotFound
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.schema.rows import PaperRow
+
+__all__ = ["FIELDS", "Connection", "Edge", "Verification"]
+
+_VERIFIED = ("bundleSha256", "stateSha256", "canonicalSha256", "builtAt", "keyIds", "bundleKeyId")
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A ``PaperConnection``: a page, where it starts, and its total (known, or counted
+    with ``where``)."""
+
+    page: Page
+    after: PaperKey | None
+    count: int | None = None
+    where: PaperFilter | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    cursor: str
+    node: PaperRow
+
+
+@dataclass(frozen=True, slots=True)
+class Verification:
+    paper: PaperRow
+    keys: Mapping[str, KeyInfo]
+
+
+# -- Query ----------------------------------------------------------------------------------
+
+
+def _named(step: Step, sources: list[Any]) -> Callable[[], list[PaperRow]]:
+    parsed = parse_identifier(step.args["id"])
+    keys = parsed.keys if parsed is not None else ()
+    found = step.batch.keyed("papers_by_identifiers", (step.hint.want,), keys)
+    rank = step.context.rank
+
+    def named() -> list[PaperRow]:
+        answer = found()
+        papers = {paper.pith_number: paper for key in keys for paper in answer[key]}
+        return named_papers([papers[pith] for pith in sorted(papers)], rank)
+
+    return named
+
+
+def _paper(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    named = _named(step, sources)
+    return lambda: [next(iter(named()), None)]
+
+
+def _resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    named = _named(step, sources)
+    return lambda: [named()]
+
+
+def _listing(step: Step, where: PaperFilter, after: str | None) -> tuple[PaperKey | None, Callable[[], Page]]:
+    size = page_size(step.args.get("first"), step.context.limits)
+    key = decode_cursor(after)
+    return key, step.batch.call("list_papers", where, size, key, step.hint.want)
+
+
+def _papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    where = filter_from_arguments(step.args.get("filter"))
+    key, page = _listing(step, where, step.args.get("after"))
+    return lambda: [Connection(page(), key, None, where)]
+
+
+def _search(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    _, page = _listing(step, PaperFilter(title_terms=words(step.args["text"], "text")), None)
+    return lambda: [list(page().items)]
+
+
+def _by_key(method: str, key: Callable[[dict[str, Any]], str]) -> Callable[..., Any]:
+    """A root lookup of one record by the key its arguments give (``None`` when unknown)."""
+
+    def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        wanted = key(step.args)
+        found = step.batch.keyed(method, (step.hint.counts,), [wanted])
+        return lambda: [found().get(wanted)]
+
+    return resolve
+
+
+def _categories(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    found = step.batch.call("all_categories", step.hint.counts)
+    return lambda: [found()]
+
+
+def _path(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    args = step.args
+    hops = path_hops(args.get("maxHops"), step.context.limits)
+    names = (args["from"], args["to"])
+    keys = [author_name_key(text(names[0], "from")), author_name_key(text(names[1], "to"))]
+    known = step.batch.keyed("authors_by_keys", (False,), keys)
+    path = step.batch.call("collaboration_path", keys[0], keys[1], hops, step.hint.want, step.hint.counts)
+
+    def found() -> list[Any]:
+        for name, key in zip(names, keys, strict=True):
+            if key not in known():
+                raise NotFound(
+                    f"No author is named {name.strip()!r}.", "Look the name up with author(name:)."
+                )
+        return [path()]
+
+    return found
+
+
+# -- relations of papers, authors, categories, signers ----------------------------------------
+
+
+def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Callable[..., Any]:
+    """A field answered by ``reader.<method>(keys of the sources, *extra)`` then ``pick``."""
+
+    def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        arguments: list[Any] = []
+        for name in extra:
+            if name == "first":
+                arguments.append(page_size(step.args.get("first"), step.context.limits))
+            else:
+                arguments.append(step.hint.want if name == "want" else step.hint.counts)
+        keys = [getattr(source, key) for source in sources]
+        found = step.batch.keyed(method, tuple(arguments), keys)
+        return lambda: [pick(found()[k]) for k in keys]
+
+    return resolve
+
+
+def _page_of(method: str, key: str) -> Callable[..., Any]:
+    """A ``papers(first, after)`` connection of each source (its total: its paper count)."""
+
+    def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        size = page_size(step.args.get("first"), step.context.limits)
+        after = decode_cursor(step.args.get("after"))
+        keys = [getattr(source, key) for source in sources]
+        found = step.batch.keyed(method, (size, after, step.hint.want), keys)
+        counts = [source.paper_count for source in sources]
+        return lambda: [Connection(found()[k], after, n) for k, n in zip(keys, counts, strict=True)]
+
+    return resolve
+
+
+def _primary(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    links = _of("categories_of_papers", lambda found: found, "pith_number", "counts")(step, sources)
+
+    def primary() -> list[Any]:
+        chosen = []
+        for paper, found in zip(sources, links(), strict=True):
+            link = next((link for link in found if link.primary), None)
+            code = paper.primary_category
+            fallback = CategoryRecord(code, code.split(".", 1)[0], 0 if step.hint.counts else None)
+            chosen.append(link.category if link is not None else fallback)
+        return chosen
+
+    return primary
+
+
+def _total(step: Step, sources: list[Connection]) -> Callable[[], list[Any]]:
+    """A connection's total: known (a record's paper count) or counted with its filter."""
+    pending: list[int | Callable[[], Any]] = []
+    for source in sources:
+        if source.count is not None:
+            pending.append(source.count)
+        elif source.where is not None:
+            pending.append(step.batch.call("count_papers", source.where))
+        else:
+            raise RuntimeError("a connection whose total was not fetched")
+    return lambda: [n if isinstance(n, int) else n() for n in pending]
+
+
+def _verification(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
+    keys = step.context.keys
+    found = [Verification(paper, keys) for paper in sources]
+    return lambda: found
+
+
+def _edges(connection: Connection) -> list[Edge]:
+    return [Edge(encode_cursor(paper_key(paper)), paper) for paper in connection.page.items]
+
+
+def _page_info(connection: Connection) -> PageInfoObject:
+    items = connection.page.items
+    return PageInfoObject(
+        has_next_page=connection.page.has_next,
+        has_previous_page=connection.after is not None,
+        start_cursor=encode_cursor(paper_key(items[0])) if items else None,
+        end_cursor=encode_cursor(paper_key(items[-1])) if items else None,
+    )
+
+
+def _trusted(verification: Verification) -> list[dict[str, Any]]:
+    keys = verification.keys
+    return [
+        {
+            "keyId": k,
+            "fingerprint": keys[k].fingerprint if k in keys else None,
+            "signerId": keys[k].signer_id if k in keys else None,
+        }
+        for k in verification.paper.key_ids
+    ]
+
+
+def _attribute(name: str) -> Callable[[Any], Any]:
+    return lambda source: getattr(source, name)
+
+
+def _entry(name: str) -> Callable[[Any], Any]:
+    return lambda source: source[name]
+
+
+_LIST = list
+FIELDS: dict[tuple[str, str], Spec] = {
+    ("Query", "paper"): load(_paper),
+    ("Query", "resolve"): load(_resolve),
+    ("Query", "papers"): load(_papers),
+    ("Query", "search"): load(_search),
+    ("Query", "author"): load(
+        _by_key("authors_by_keys", lambda args: author_name_key(text(args["name"], "name")))
+    ),
+    ("Query", "category"): load(_by_key("categories_by_codes", lambda args: text(args["code"], "code"))),
+    ("Query", "categories"): load(_categories),
+    ("Query", "signer"): load(_by_key("signers_by_ids", lambda args: text(args["id"], "id"))),
+    ("Query", "collaborationPath"): load(_path),
+    # Paper (a PaperRow)
+    **{
+        ("Paper", name): value(_attribute(attribute), name)
+        for name, attribute in (
+            ("pithNumber", "pith_number"),
+            ("shortPithNumber", "short_pith_number"),
+            ("title", "title"),
+            ("abstractExcerpt", "abstract_excerpt"),
+            ("license", "license"),
+            ("submittedAt", "submitted_at"),
+            ("sourceKind", "source_kind"),
+            ("sourceId", "source_id"),
+            ("sourceVersion", "source_version"),
+        )
+    },
+    ("Paper", "primaryCategory"): load(_primary, "primaryCategory"),
+    ("Paper", "categories"): load(
+        _of("categories_of_papers", lambda links: [link.category for link in links], "pith_number", "counts")
+    ),
+    ("Paper", "authors"): load(_of("authors_of_papers", _LIST, "pith_number", "counts")),
+    ("Paper", "aliases"): load(_of("aliases_of_papers", _LIST, "pith_number")),
+    ("Paper", "signers"): load(
+        _of("signatures_of_papers", lambda found: [s.signer for s in found], "pith_number", "counts")
+    ),
+    ("Paper", "versions"): load(_of("versions_of_papers", _LIST, "pith_number", "want")),
+    ("Paper", "relatedPapers"): load(_of("related_papers", _LIST, "pith_number", "first", "want")),
+    ("Paper", "verification"): Spec(_verification, frozenset(_VERIFIED)),
+    ("Verification", "bundleSha256"): value(lambda v: v.paper.bundle_sha256),
+    ("Verification", "stateSha256"): value(lambda v: v.paper.state_sha256),
+    ("Verification", "canonicalSha256"): value(lambda v: v.paper.canonical_sha256),
+    ("Verification", "builtAt"): value(lambda v: v.paper.built_at),
+    ("Verification", "keyIds"): value(lambda v: list(v.paper.key_ids)),
+    ("Verification", "bundleKeyId"): value(lambda v: v.paper.bundle_key_id),
+    ("Verification", "rank"): value(
+        lambda v: v.keys[v.paper.bundle_key_id].rank if v.paper.bundle_key_id in v.keys else None
+    ),
+    ("Verification", "fingerprints"): value(
+        lambda v: [v.keys[k].fingerprint for k in v.paper.key_ids if k in v.keys]
+    ),
+    ("Verification", "keys"): value(_trusted),
+    ("Verification", "signatures"): load(
+        lambda step, sources: _of("signatures_of_papers", _LIST, "pith_number", "counts")(
+            step, [v.paper for v in sources]
+        )
+    ),
+    ("TrustedKey", "keyId"): value(_entry("keyId")),
+    ("TrustedKey", "fingerprint"): value(_entry("fingerprint")),
+    ("TrustedKey", "signerId"): value(_entry("signerId")),
+    ("Signature", "signer"): value(_attribute("signer")),
+    ("Signature", "keyIds"): value(lambda s: list(s.key_ids)),
+    ("Signature", "eventTypes"): value(lambda s: list(s.event_types)),
+    ("Signature", "signedBundle"): value(_attribute("signed_bundle")),
+    ("Alias", "kind"): value(_attribute("kind")),
+    ("Alias", "value"): value(_attribute("value")),
+    # Author (an AuthorRecord)
+    ("Author", "name"): value(_attribute("name")),
+    ("Author", "nameKey"): value(_attribute("name_key")),
+    ("Author", "paperCount"): value(_attribute("paper_count"), counts=True),
+    ("Author", "papers"): load(_page_of("papers_of_authors", "name_key")),
+    ("Author", "coauthors"): load(_of("coauthors", _LIST, "name_key", "first", "counts")),
+    ("Author", "categories"): load(_of("author_categories", _LIST, "name_key", "counts")),
+    ("Coauthor", "author"): value(_attribute("author")),
+    ("Coauthor", "sharedPapers"): value(_attribute("shared_papers")),
+    ("AuthorCount", "author"): value(_attribute("author")),
+    ("AuthorCount", "count"): value(_attribute("count")),
+    ("CategoryCount", "category"): value(_attribute("category")),
+    ("CategoryCount", "count"): value(_attribute("count")),
+    # Category (a CategoryRecord)
+    ("Category", "code"): value(_attribute("code")),
+    ("Category", "archive"): value(_attribute("archive")),
+    ("Category", "paperCount"): value(_attribute("paper_count"), counts=True),
+    ("Category", "papers"): load(_page_of("papers_of_categories", "code")),
+    ("Category", "topAuthors"): load(_of("top_authors", _LIST, "code", "first", "counts")),
+    ("Category", "coListed"): load(_of("co_listed", _LIST, "code", "first", "counts")),
+    # Signer (a SignerRecord)
+    ("Signer", "signerId"): value(_attribute("signer_id")),
+    ("Signer", "signerType"): value(_attribute("signer_type")),
+    ("Signer", "keyIds"): value(lambda s: list(s.key_ids)),
+    ("Signer", "paperCount"): value(_attribute("paper_count"), counts=True),
+    ("Signer", "papers"): load(_page_of("papers_of_signers", "signer_id")),
+    # connections
+    ("PaperConnection", "edges"): value(_edges),
+    ("PaperConnection", "nodes"): value(lambda connection: list(connection.page.items)),
+    ("PaperConnection", "pageInfo"): value(_page_info),
+    ("PaperConnection", "totalCount"): load(_total),
+    ("PaperEdge", "cursor"): value(_attribute("cursor")),
+    ("PaperEdge", "node"): value(_attribute("node")),
+    ("PageInfo", "hasNextPage"): value(_attribute("has_next_page")),
+    ("PageInfo", "hasPreviousPage"): value(_attribute("has_previous_page")),
+    ("PageInfo", "startCursor"): value(_attribute("start_cursor")),
+    ("PageInfo", "endCursor"): value(_attribute("end_cursor")),
+    ("RelatedPaper", "paper"): value(_attribute("paper")),
+    ("RelatedPaper", "sharedAuthors"): value(_attribute("shared_authors")),
+    ("PathStep", "from"): value(_attribute("source")),
+    ("PathStep", "paper"): value(_attribute("paper")),
+    ("PathStep", "to"): value(_attribute("target")),
+}

@@ -1,0 +1,167 @@
+"""Running a plan: level by level, one batch of reader calls per level.
+
+Every field of a level (all the objects at that depth of the response, across the whole
+query) registers its reader calls in one :class:`~pith_graph.api.plan.batch.Batch`; the
+batch runs once (one hop to the request's lane on Neo4j, none in memory); then the values
+are put into the response and the objects they hold become the next level. The response
+is built as plain dicts in the order the document asks for its keys.
+
+A plan gives way instead of answering (:func:`run_plan` returns ``None``) when anything goes
+wrong — a bad variable or argument, an error of the reader, a null where the schema allows
+none, the request's time running out — so that the resolvers answer that request, with the
+errors and the partial data they give.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from graphql import GraphQLSchema
+from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
+from graphql.pyutils import Undefined
+
+from pith_graph.api.context import Context
+from pith_graph.api.plan.batch import Batch
+from pith_graph.api.plan.compile import Plan, SelectionPlan
+from pith_graph.api.plan.specs import Step
+from pith_graph.errors import PithGraphError
+
+__all__ = ["run_plan"]
+
+log = logging.getLogger("pith_graph.api.plan")
+
+#: (selection, its source objects, the response dicts they fill)
+Level = list[tuple[SelectionPlan, list[Any], list[dict[str, Any]]]]
+
+
+class _GiveWay(Exception):
+    """The plan cannot answer this request the way the resolvers would."""
+
+
+async def run_plan(
+    plan: Plan, schema: GraphQLSchema, context: Context, variable_values: dict[str, Any] | None
+) -> dict[str, Any] | None:
+    """The response data of ``plan``, or ``None`` when the resolvers must answer instead."""
+    variables = _NO_VARIABLES
+    if plan.variables:
+        found = _scalar_variables(plan, variable_values or {})
+        if found is not None:
+            variables = VariableValues({}, found)
+        else:
+            coerced = get_variable_values(schema, plan.variables, variable_values or {})
+            if isinstance(coerced, list):
+                return None
+            variables = coerced
+    data = dict.fromkeys(plan.root.keys)
+    try:
+        level: Level = [(plan.root, [None], [data])]
+        while level:
+            level = await _level(level, context, variables)
+    except (_GiveWay, PithGraphError) as reason:
+        log.debug("plan gives way: %r", reason)
+        return None
+    except Exception:
+        log.warning("a plan failed; the resolvers answer instead", exc_info=True)
+        return None
+    return data
+
+
+_INT_RANGE = range(-(2**31), 2**31)
+_NO_VARIABLES = VariableValues({}, {})
+
+
+def _scalar_variables(plan: Plan, inputs: dict[str, Any]) -> dict[str, Any] | None:
+    """The variables coerced as graphql-core would, when they are plain scalars given as
+    the right Python values (else ``None``: graphql-core coerces them, and reports errors)."""
+    if plan.scalars is None:
+        return None
+    coerced: dict[str, Any] = {}
+    for name, kind, non_null, default in plan.scalars:
+        if name not in inputs:
+            if default is not Undefined:
+                coerced[name] = default
+            elif non_null:
+                return None
+            continue
+        value = inputs[name]
+        if value is None:
+            if non_null:
+                return None
+        elif kind in ("String", "ID"):
+            if type(value) is not str:
+                return None
+        elif kind == "Int":
+            if type(value) is not int or value not in _INT_RANGE:
+                return None
+        elif kind == "Boolean":
+            if type(value) is not bool:
+                return None
+        elif type(value) not in (int, float) or value != value or value in (float("inf"), float("-inf")):
+            return None  # Float
+        else:
+            value = float(value)
+        coerced[name] = value
+    return coerced
+
+
+async def _level(level: Level, context: Context, variables: VariableValues) -> Level:
+    if time.monotonic() > context.deadline:
+        raise _GiveWay("out of time")
+    batch = Batch(context.reader)
+    pending = []
+    for selection, sources, outputs in level:
+        fields = selection.fields
+        for item in fields:
+            if item.spec is None:  # __typename
+                for output in outputs:
+                    output[item.key] = selection.type_name
+                continue
+            arguments = item.arguments
+            if arguments is None:  # they use variables
+                assert item.definition is not None
+                arguments = get_argument_values(item.definition, item.node, variables)
+            found = item.spec.resolve(Step(context, batch, arguments, item.hint), sources)
+            pending.append((item, found, outputs))
+    if batch:
+        await context.run(batch.run)
+    following: Level = []
+    for item, found, outputs in pending:
+        values = found()
+        sub = item.sub
+        key = item.key
+        if sub is None:
+            for output, value in zip(outputs, values, strict=True):
+                if value is None and item.non_null:
+                    raise _GiveWay(f"null {key}")
+                output[key] = value
+            continue
+        objects: list[Any] = []
+        children: list[dict[str, Any]] = []
+        child: dict[str, Any]
+        for output, value in zip(outputs, values, strict=True):
+            if value is None:
+                if item.non_null:
+                    raise _GiveWay(f"null {key}")
+            elif item.is_list:
+                inner: list[dict[str, Any] | None] = []
+                for element in value:
+                    if element is None:
+                        if item.item_non_null:
+                            raise _GiveWay(f"null in {key}")
+                        inner.append(None)
+                        continue
+                    child = dict.fromkeys(sub.keys)
+                    inner.append(child)
+                    objects.append(element)
+                    children.append(child)
+                output[key] = inner
+            else:
+                child = dict.fromkeys(sub.keys)
+                output[key] = child
+                objects.append(value)
+                children.append(child)
+        if objects:
+            following.append((sub, objects, children))
+    return following

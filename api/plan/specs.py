@@ -1,0 +1,73 @@
+"""How a plan resolves a field: a :class:`Spec` per object type and field of the schema.
+
+A spec resolves one field for *all* the objects of one level at once: given a
+:class:`Step` (the request's context, the level's :class:`~pith_graph.api.plan.batch.Batch`,
+the field's argument values and the :class:`Hint` drawn from its selection) and the level's
+source objects, it returns a function that gives the field's value for each source once the
+batch has run. Sources are the reader's records (a ``PaperRow`` is a ``Paper``, an
+``AuthorRecord`` an ``Author``, ...) and the small objects of :mod:`pith_graph.api.plan.fields`.
+
+``needs`` names the ``Paper`` properties a field of ``Paper`` reads; ``counts`` says that a
+field reads its source's paper count; ``fetches`` that it calls the reader (a selection's
+hints are drawn through the fields that do not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pith_graph.api.context import Context
+from pith_graph.api.plan.batch import Batch
+from pith_graph.api.reads.records import EVERYTHING, PaperSelection
+
+__all__ = ["Hint", "Resolve", "Spec", "Step", "load", "value"]
+
+
+@dataclass(frozen=True, slots=True)
+class Hint:
+    """What the objects a field returns will be asked for: their papers' selection, and
+    whether their (authors', categories', signers') paper counts are read."""
+
+    want: PaperSelection = EVERYTHING
+    counts: bool = True
+
+
+@dataclass(slots=True)
+class Step:
+    """One field of one level, in one request."""
+
+    context: Context
+    batch: Batch
+    args: dict[str, Any]
+    hint: Hint
+
+
+#: (step, sources) -> a function giving each source's value once the batch has run.
+Resolve = Callable[[Step, list[Any]], Callable[[], list[Any]]]
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """How to resolve one field of one object type."""
+
+    resolve: Resolve
+    needs: frozenset[str] = field(default_factory=frozenset)
+    counts: bool = False
+    fetches: bool = False
+
+
+def value(get: Callable[[Any], Any], *needs: str, counts: bool = False) -> Spec:
+    """A field read from its source alone."""
+
+    def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        values = [get(source) for source in sources]
+        return lambda: values
+
+    return Spec(resolve, frozenset(needs), counts)
+
+
+def load(resolve: Resolve, *needs: str, counts: bool = False) -> Spec:
+    """A field that asks the reader (through the step's batch)."""
+    return Spec(resolve, frozenset(needs), counts, fetches=True)

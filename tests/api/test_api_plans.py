@@ -1,0 +1,205 @@
+"""Execution plans answer exactly as the resolvers do, on both backends, for every field.
+
+Each query runs on a schema without plans (the resolvers: the reference) and twice on a
+schema with plans (the first run compiles the plan, the second is answered by it); data and
+errors must be identical. Queries that fail must leave the plan and give the resolvers'
+errors."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from apitest import (  # noqa: F401 (fixtures)
+    Corpus,
+    corpus,
+    memory_reader,
+    neo4j_corpus,
+    neo4j_reader,
+)
+from graphql import GraphQLObjectType
+from test_api_e2e import PAPER_FIELDS, QUERIES, Examples, examples  # noqa: F401 (fixture)
+
+from pith_graph.api.app import key_infos
+from pith_graph.api.context import Context, KeyInfo, ThreadRunner, run_inline
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.plan.fields import FIELDS
+from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.api.reads.reader import GraphReader
+from pith_graph.api.schema import PithSchema, build_schema
+
+
+class Backend:
+    """A reader, how it runs, and the keyring's keys."""
+
+    def __init__(self, reader: GraphReader, runner: Any, keys: dict[str, KeyInfo]) -> None:
+        self.reader = reader
+        self.runner = runner
+        self.keys = keys
+
+    def execute(self, schema: PithSchema, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        async def run() -> Any:
+            context = Context(self.reader, RequestLimits(), self.keys, self.runner)
+            try:
+                return await schema.execute(query, variables, context_value=context)
+            finally:
+                closing = context.close()
+                if closing is not None:
+                    await closing
+
+        result = asyncio.run(run())
+        errors = [error.formatted for error in result.errors or []]
+        return {"data": result.data, "errors": errors}
+
+
+@pytest.fixture(params=["memory", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def backend(request: pytest.FixtureRequest, corpus: Corpus) -> Iterator[Backend]:
+    keys = key_infos(corpus.keyring)
+    if request.param == "memory":
+        yield Backend(request.getfixturevalue("memory_reader"), run_inline, keys)
+        return
+    reader: Neo4jReader = request.getfixturevalue("neo4j_reader")
+    runner = ThreadRunner(2)
+    try:
+        yield Backend(reader, runner, keys)
+    finally:
+        runner.close()
+
+
+def _alike(backend: Backend, query: str, variables: dict[str, Any], *, planned: bool = True) -> Any:
+    reference = build_schema(plans=False)
+    planning = build_schema()
+    assert planning.plans is not None
+    expected = backend.execute(reference, query, variables)
+    first = backend.execute(planning, query, variables)  # compiles the plan
+    assert (planning.plans.get(query, None) is not None) == planned
+    answered = planning.plans.answered
+    second = backend.execute(planning, query, variables)  # answered by it, or not
+    assert first == expected
+    assert second == expected
+    if planned and not expected["errors"]:
+        assert planning.plans.answered == answered + 1, "the plan answered"
+    return expected
+
+
+MORE = [
+    pytest.param(
+        "query Q($id: String!, $first: Int = 3) { __typename p: paper(id: $id) { __typename ...Core "
+        "... on Paper { relatedPapers(first: $first) { paper { ...Core authors { name } } } } } } "
+        "fragment Core on Paper { pithNumber title versions { pithNumber title } }",
+        lambda e: {"id": e.doi},
+        id="fragments-aliases-defaults",
+    ),
+    pytest.param(
+        "query($n: String!) { author(name: $n) { name papers(first: 5) { totalCount "
+        "nodes { title authors { name paperCount coauthors(first: 3) { sharedPapers author { name "
+        "papers(first: 2) { totalCount nodes { pithNumber } } } } } categories { code paperCount } } "
+        "edges { cursor node { submittedAt abstractExcerpt } } } } }",
+        lambda e: {"n": e.hub_author},
+        id="nested-relations",
+    ),
+    pytest.param(
+        f"query($c: String!) {{ category(code: $c) {{ papers(first: 3) {{ nodes {{ {PAPER_FIELDS} }} }} }} }}",
+        lambda e: {"c": e.big_category},
+        id="every-paper-field",
+    ),
+    pytest.param(
+        "query($f: PaperFilter, $after: String) { papers(filter: $f, first: 4, after: $after) "
+        "{ totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } nodes { pithNumber } } }",
+        lambda e: {"f": {"category": e.big_category, "submittedFrom": "2016-01-01"}},
+        id="filter-variable",
+    ),
+    pytest.param(
+        "query($a: String!, $b: String!) { collaborationPath(from: $a, to: $b, maxHops: 3) "
+        "{ from { name paperCount } paper { title categories { code } } to { nameKey } } }",
+        lambda e: {"a": e.far_authors[0], "b": e.far_authors[1]},
+        id="path-with-relations",
+    ),
+]
+
+
+@pytest.mark.parametrize(("query", "variables"), QUERIES + MORE)
+def test_plans_answer_as_the_resolvers_do(
+    backend: Backend, examples: Examples, query: str, variables: Any
+) -> None:
+    expected = _alike(backend, query, variables(examples))
+    assert not expected["errors"], expected["errors"]
+
+
+FAILING = [
+    pytest.param('{ papers(first: 2, after: "forged") { nodes { title } } }', "BAD_USER_INPUT", id="cursor"),
+    pytest.param("{ papers(first: -1) { nodes { title } } }", "BAD_USER_INPUT", id="negative-first"),
+    pytest.param('{ a: search(text: "graph", first: 1000) { title } }', "LIMIT_EXCEEDED", id="page-cap"),
+    pytest.param('{ paper(id: "  ") { title } }', "BAD_USER_INPUT", id="empty-id"),
+    pytest.param(
+        '{ collaborationPath(from: "No Such Person", to: "Nobody") { paper { title } } }',
+        "NOT_FOUND",
+        id="unknown-author",
+    ),
+    pytest.param(
+        '{ papers(filter: {submittedFrom: "yesterday"}) { nodes { title } } }', "BAD_USER_INPUT", id="date"
+    ),
+]
+
+
+@pytest.mark.parametrize(("query", "code"), FAILING)
+def test_a_failing_request_gets_the_resolvers_errors(backend: Backend, query: str, code: str) -> None:
+    expected = _alike(backend, query, {})
+    assert [error["extensions"]["code"] for error in expected["errors"]] == [code]
+
+
+def test_a_wrong_variable_gets_the_resolvers_error(backend: Backend) -> None:
+    query = "query($id: String!) { paper(id: $id) { title } }"
+    for variables in ({}, {"id": 7}, {"id": None}):
+        expected = _alike(backend, query, variables)
+        assert expected["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        pytest.param("{ __schema { queryType { name } } }", id="introspection"),
+        pytest.param("query($s: Boolean!) { categories @skip(if: $s) { code } }", id="directive"),
+    ],
+)
+def test_documents_without_a_plan_run_on_the_resolvers(backend: Backend, query: str) -> None:
+    variables = {"s": False} if "$s" in query else {}
+    _alike(backend, query, variables, planned=False)
+
+
+def test_every_field_of_the_schema_has_a_plan() -> None:
+    schema = build_schema()._schema
+    missing = [
+        f"{name}.{field}"
+        for name, kind in schema.type_map.items()
+        if isinstance(kind, GraphQLObjectType) and not name.startswith("__")
+        for field in kind.fields
+        if (name, field) not in FIELDS
+    ]
+    assert not missing
+    assert set(FIELDS) <= {
+        (name, field)
+        for name, kind in schema.type_map.items()
+        if isinstance(kind, GraphQLObjectType)
+        for field in kind.fields
+    }
+
+
+def test_an_extension_that_acts_during_execution_turns_plans_off() -> None:
+    from strawberry.extensions import SchemaExtension
+
+    from pith_graph.api import schema as schema_module
+
+    class SeesEveryExecution(SchemaExtension):
+        def on_execute(self) -> Iterator[None]:
+            yield
+
+    assert build_schema().plans is not None
+    original = schema_module.schema_extensions
+    schema_module.schema_extensions = lambda limits: [*original(limits), SeesEveryExecution]  # type: ignore[assignment]
+    try:
+        assert build_schema().plans is None
+    finally:
+        schema_module.schema_extensions = original
