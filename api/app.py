@@ -32,6 +32,7 @@ from strawberry.types import ExecutionResult
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.planned import answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
 from pith_graph.errors import QueryTimeout, StoreError
@@ -132,13 +133,15 @@ class GraphQLView(GraphQL[Context, None]):
                 result: ExecutionResult = await super().execute_single(**kwargs)
                 return result
         except TimeoutError:
-            return ExecutionResult(
-                data=None,
-                errors=[GraphQLError(str(_timeout_error(limit)), original_error=_timeout_error(limit))],
-            )
+            return self.timed_out()
         finally:
             timer.cancel()
             context.close()
+
+    def timed_out(self) -> ExecutionResult:
+        """The result of a request that ran out of time."""
+        error = _timeout_error(self.limits.timeout_seconds)
+        return ExecutionResult(data=None, errors=[GraphQLError(str(error), original_error=error)])
 
     async def process_result(self, request: Request, result: ExecutionResult) -> GraphQLHTTPResponse:
         if result.errors:
@@ -149,7 +152,10 @@ class GraphQLView(GraphQL[Context, None]):
         if scope["type"] != "http":  # no subscriptions: refuse websockets
             await send({"type": "websocket.close", "code": 1003})
             return
-        request = Request(scope, receive=receive)
+        unanswered = await answer_from_plan(self, scope, receive, send)  # planned: no view
+        if unanswered is None:
+            return
+        request = Request(scope, receive=unanswered)
         try:
             response = await self.run(request)
         except HTTPException as err:

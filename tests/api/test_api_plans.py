@@ -13,9 +13,14 @@ from typing import Any
 
 import pytest
 from apitest import (  # noqa: F401 (fixtures)
+    Api,
     Corpus,
+    _neo4j_api,
+    api,
     corpus,
+    memory_api,
     memory_reader,
+    neo4j_api,
     neo4j_corpus,
     neo4j_reader,
 )
@@ -203,3 +208,20 @@ def test_an_extension_that_acts_during_execution_turns_plans_off() -> None:
         assert build_schema().plans is None
     finally:
         schema_module.schema_extensions = original
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        pytest.param("{ plan_http: categories { code archive paperCount } }", id="answered"),
+        pytest.param('{ plan_http: papers(after: "forged") { totalCount } }', id="error"),
+    ],
+)
+def test_http_answers_from_a_plan_as_the_view_does(api: Api, query: str) -> None:
+    """The first request goes through strawberry's view, the second is answered from the
+    plan without it (or, failing, by the view again): same status, headers and body."""
+    answers = [api.client.post("/graphql", json={"query": query, "variables": {}}) for _ in range(2)]
+    first, second = ({k: v for k, v in a.headers.items() if k != "date"} for a in answers)
+    assert answers[0].status_code == answers[1].status_code == 200
+    assert first == second
+    assert answers[0].content == answers[1].content

@@ -1,0 +1,126 @@
+"""The HTTP path of a planned request: read the body, answer from the plan, send JSON.
+
+A ``POST /graphql`` with a JSON body whose document already has an execution plan
+(:mod:`pith_graph.api.plan`) is answered here, without strawberry's HTTP view: the body is
+parsed with orjson, the plan runs under the request's time limit, and the data is sent as
+the view would send it (status 200, ``{"data": ...}``). Anything else — another method or
+content type, a batch, ``extensions``, a document without a plan, or a plan that gives way —
+goes on to the view with the body replayed, so every error is the view's own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Protocol
+
+import orjson
+from starlette.types import Message, Receive, Scope, Send
+from strawberry.types import ExecutionResult
+
+from pith_graph.api.context import Context, KeyInfo, Runner, ThreadRunner
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.plan import run_plan
+from pith_graph.api.reads.reader import GraphReader
+
+__all__ = ["answer_from_plan"]
+
+_REQUEST_KEYS = frozenset({"query", "variables", "operationName"})
+
+
+class PlannedView(Protocol):
+    """What this needs of the API's view (:class:`pith_graph.api.app.GraphQLView`)."""
+
+    schema: Any
+    reader: GraphReader
+    limits: RequestLimits
+    keys: dict[str, KeyInfo] | Any
+    runner: Runner | ThreadRunner
+
+    def timed_out(self) -> ExecutionResult: ...
+
+    async def process_result(self, request: Any, result: ExecutionResult) -> Any: ...
+
+
+def _json_content(scope: Scope) -> bool:
+    content_type = accept = b""
+    for name, value in scope["headers"]:
+        if name == b"content-type":
+            content_type = value
+        elif name == b"accept":
+            accept = value
+    return (
+        content_type.split(b";", 1)[0].strip().lower() == b"application/json" and b"multipart" not in accept
+    )
+
+
+async def _body(receive: Receive) -> bytes | None:
+    chunks = []
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replay
+
+
+async def _send_json(send: Send, payload: Any) -> None:
+    body = orjson.dumps(payload)
+    headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, send: Send) -> Receive | None:
+    """Answer the request from a plan (returns ``None``), or return a ``receive`` that
+    replays what was read, for the view to answer it."""
+    plans = view.schema.plans
+    if plans is None or scope["method"] != "POST" or not _json_content(scope):
+        return receive
+    body = await _body(receive)
+    if body is None:
+        return receive
+    replay = _replay(body, receive)
+    try:
+        request = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return replay
+    if not isinstance(request, dict) or not request.keys() <= _REQUEST_KEYS:
+        return replay
+    query, variables = request.get("query"), request.get("variables")
+    operation_name = request.get("operationName")
+    if not isinstance(query, str) or not isinstance(variables, dict | None):
+        return replay
+    if not isinstance(operation_name, str | None):
+        return replay
+    plan = plans.get(query, operation_name)
+    if plan is None:
+        return replay
+    context = Context(view.reader, view.limits, view.keys, view.runner)
+    try:
+        async with asyncio.timeout(view.limits.timeout_seconds):
+            data = await run_plan(plan, view.schema._schema, context, variables)
+    except TimeoutError:
+        await _send_json(send, await view.process_result(None, view.timed_out()))
+        return None
+    finally:
+        context.close()
+    if data is None:
+        plans.gave_way += 1
+        return replay
+    plans.answered += 1
+    await _send_json(send, {"data": data})
+    return None
