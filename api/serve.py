@@ -1,10 +1,13 @@
-"""Serve the GraphQL API: load or connect, then run uvicorn until SIGTERM.
+"""Serve the GraphQL API: load or connect, then run uvicorn in workers until SIGTERM.
 
 :func:`serve` is what ``pith-graph serve`` runs (the CLI only turns its options into
 :class:`~pith_graph.api.settings.ServerSettings`). ``backend="memory"`` verifies and loads
 the settings' bundles (default: the shipped samples) before the server accepts a request;
-``backend="neo4j"`` serves what the database holds. SIGTERM or Ctrl-C stops accepting
-connections, lets running requests finish (up to 10 s), then closes the reader.
+``backend="neo4j"`` serves what the database holds. The socket is bound first; with
+``workers`` above one, :mod:`pith_graph.api.workers` forks that many serving processes from
+this one once the graph is loaded (so they share it) or the database answered. SIGTERM or
+Ctrl-C stops accepting connections, lets running requests finish (up to 10 s), then closes
+the reader.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import gc
 import logging
 import signal
+import socket
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -23,6 +27,7 @@ from pith_graph.api.app import create_app
 from pith_graph.api.context import Runner, ThreadRunner, run_inline
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import ServerSettings
+from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve_in_workers
 from pith_graph.errors import UsageError
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.keyring import Keyring
@@ -34,12 +39,17 @@ log = logging.getLogger(__name__)
 
 GRACEFUL_SECONDS = 10
 
+#: Opens a reader (and how to run its calls) in the process that will serve with it.
+OpenReader = Callable[[], tuple[GraphReader, Runner | ThreadRunner]]
+
 
 def freeze_loaded_objects() -> None:
     """Move everything alive now (the loaded graph) out of the cyclic collector's reach.
 
     The graph lives as long as the server; left tracked, every full collection rescans its
     millions of objects (about 1.5 s at 100k papers), which becomes the p99 of every query.
+    Frozen objects are never written by the collector either, so forked workers keep
+    sharing their pages.
     """
     gc.collect()
     gc.freeze()
@@ -52,9 +62,11 @@ def _keyring(settings: ServerSettings) -> Keyring:
     return keyring
 
 
-def _open_reader(
+def _prepare(
     settings: ServerSettings, keyring: Keyring, on_loaded: Callable[[LoadReport], None]
-) -> tuple[GraphReader, Runner]:
+) -> OpenReader:
+    """Load the graph (memory) or check the database answers (neo4j), here, once; return
+    how a serving process opens its reader."""
     if settings.backend == "memory":
         from pith_graph.api.reads.memory import MemoryReader
         from pith_graph.loader.stores.memory import MemoryStore
@@ -64,36 +76,32 @@ def _open_reader(
             list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
         )
         on_loaded(report)
+        reader = MemoryReader(store.graph)
+        reader.warm()  # indexes built before any fork, so workers share them too
         freeze_loaded_objects()
-        return MemoryReader(store.graph), run_inline
+        return lambda: (reader, run_inline)
     if settings.paths:
         raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
     from pith_graph.api.reads.neo4j import Neo4jReader
 
-    reader = Neo4jReader.connect(
-        settings.neo4j_uri,
-        settings.neo4j_user,
-        settings.neo4j_password,
-        settings.neo4j_database,
-        timeout=settings.limits.timeout_seconds,
-    )
-    return reader, ThreadRunner(settings.neo4j_threads)
+    def connect() -> Neo4jReader:
+        return Neo4jReader.connect(
+            settings.neo4j_uri,
+            settings.neo4j_user,
+            settings.neo4j_password,
+            settings.neo4j_database,
+            timeout=settings.limits.timeout_seconds,
+        )
+
+    connect().close()  # fail now on a bad address or password; each process connects itself
+    return lambda: (connect(), ThreadRunner(settings.neo4j_threads))
 
 
-def serve(
-    settings: ServerSettings,
-    *,
-    on_loaded: Callable[[LoadReport], None] = lambda report: None,
-    on_listening: Callable[[str], None] = lambda url: None,
+def _serve_one(
+    settings: ServerSettings, keyring: Keyring, open_reader: OpenReader, sock: socket.socket
 ) -> int:
-    """Serve until stopped; return 0 after a clean stop, 3 if the server never started.
-
-    ``on_loaded`` receives the memory backend's load report; ``on_listening`` the URL.
-    Raises :class:`~pith_graph.errors.UsageError` or
-    :class:`~pith_graph.errors.StoreError` before serving when it cannot.
-    """
-    keyring = _keyring(settings)
-    reader, runner = _open_reader(settings, keyring, on_loaded)
+    """Serve on ``sock`` in this process until stopped; 0, or 3 if it never started."""
+    reader, runner = open_reader()
 
     def shutdown() -> None:
         if isinstance(runner, ThreadRunner):
@@ -109,21 +117,51 @@ def serve(
         backend=settings.backend,
         on_shutdown=shutdown,
     )
-    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     config = uvicorn.Config(
         app,
-        host=settings.host,
-        port=settings.port,
         lifespan="on",
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         server_header=False,
         log_config=None,
         access_log=False,
     )
-    on_listening(f"http://{settings.host}:{settings.port}/graphql")
     server = _Server(config)
-    server.run()
-    return 0 if server.started else 3
+    server.run(sockets=[sock])
+    return 0 if server.started else STARTUP_FAILURE
+
+
+def serve(
+    settings: ServerSettings,
+    *,
+    on_loaded: Callable[[LoadReport], None] = lambda report: None,
+    on_listening: Callable[[str], None] = lambda url: None,
+) -> int:
+    """Serve until stopped; return 0 after a clean stop, 3 if the server never started.
+
+    ``on_loaded`` receives the memory backend's load report; ``on_listening`` the URL.
+    Raises :class:`~pith_graph.errors.UsageError` or
+    :class:`~pith_graph.errors.StoreError` before serving when it cannot.
+    """
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    keyring = _keyring(settings)
+    try:
+        sock = bind(settings.host, settings.port)
+    except OSError as err:
+        raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
+    try:
+        open_reader = _prepare(settings, keyring, on_loaded)
+        host = f"[{settings.host}]" if ":" in settings.host else settings.host
+        url = f"http://{host}:{sock.getsockname()[1]}"
+        workers = settings.workers or default_workers()
+        logging.getLogger("uvicorn.error").info(
+            "Uvicorn running on %s (Press CTRL+C to quit), %d worker%s", url, workers, "s"[: workers > 1]
+        )
+        on_listening(f"{url}/graphql")
+        if workers == 1:
+            return _serve_one(settings, keyring, open_reader, sock)
+        return serve_in_workers(workers, lambda: _serve_one(settings, keyring, open_reader, sock))
+    finally:
+        sock.close()
 
 
 class _Server(uvicorn.Server):

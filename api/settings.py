@@ -14,6 +14,7 @@ variable                       meaning                      default
 ``PITH_API_MAX_BODY_BYTES``    request body size            65536
 ``PITH_API_TIMEOUT_SECONDS``   per-request time limit       10
 ``PITH_API_MAX_PATH_HOPS``     largest ``maxHops``          6
+``PITH_API_WORKERS``           serving processes            one per core
 ``PITH_API_NEO4J_THREADS``     concurrent Neo4j reads       16
 ``PITH_API_GRAPHIQL``          serve GraphiQL (``0``/``1``)  ``1``
 ``NEO4J_URI`` ...              as for ``pith-graph load``
@@ -61,6 +62,8 @@ class ServerSettings:
     neo4j_database: str = "neo4j"
     neo4j_threads: int = 16
     graphiql: bool = True
+    #: Serving processes (``None``: one per core), forked once the graph is loaded.
+    workers: int | None = None
     #: Memory backend: verification processes for the load (``None``: one per core).
     load_workers: int | None = None
 
@@ -71,6 +74,10 @@ class ServerSettings:
             raise UsageError(f"port must be between 0 and 65535, not {self.port}")
         if self.neo4j_threads < 1:
             raise UsageError("PITH_API_NEO4J_THREADS must be at least 1")
+        if self.workers is not None and self.workers < 1:
+            raise UsageError("workers (--workers, PITH_API_WORKERS) must be at least 1")
+        if self.load_workers is not None and self.load_workers < 1:
+            raise UsageError("--load-workers must be at least 1")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
@@ -98,6 +105,8 @@ class ServerSettings:
             values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
         if "PITH_API_NEO4J_THREADS" in env:
             values["neo4j_threads"] = number("PITH_API_NEO4J_THREADS", int)
+        if "PITH_API_WORKERS" in env:
+            values["workers"] = number("PITH_API_WORKERS", int)
         if "PITH_API_GRAPHIQL" in env:
             values["graphiql"] = env["PITH_API_GRAPHIQL"].strip().lower() not in ("0", "false", "no", "off")
         for variable, key in (

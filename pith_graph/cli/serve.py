@@ -38,7 +38,13 @@ def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
         "--workers",
         type=int,
         default=None,
-        help="memory backend: verification processes (default: one per core)",
+        help="serving processes, forked once the graph is loaded (default: one per core, PITH_API_WORKERS)",
+    )
+    serve.add_argument(
+        "--load-workers",
+        type=int,
+        default=None,
+        help="memory backend: verification processes for the load (default: one per core)",
     )
     add_neo4j_options(serve)
     serve.set_defaults(handler=cmd_serve)
@@ -57,7 +63,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         backend=args.backend,
         paths=tuple(args.paths) or None,
         trusted_keys=tuple(args.trusted_keys) or None,
-        load_workers=args.workers,
+        workers=args.workers,
+        load_workers=args.load_workers,
         neo4j_uri=args.uri,
         neo4j_user=args.user,
         neo4j_password=args.password,

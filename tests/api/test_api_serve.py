@@ -1,51 +1,140 @@
-"""``pith-graph serve``: loads before it listens, answers, and stops cleanly on SIGTERM."""
+"""``pith-graph serve``: loads before it listens, answers, and stops cleanly on SIGTERM, with
+one serving process or several."""
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
+import pytest
+
+QUERY = '{ paper(id: "doi:10.48550/ARXIV.2201.07821") { title } }'
 
 
-def test_serve_samples_then_sigterm() -> None:
+def _children(pid: int) -> set[int]:
+    """The processes whose parent is ``pid`` (from /proc)."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.add(int(entry.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _start(*options: str) -> tuple[subprocess.Popen[str], str, list[str]]:
     process = subprocess.Popen(
-        [sys.executable, "-m", "pith_graph", "serve", "--port", "0", "--workers", "1"],
+        [sys.executable, "-m", "pith_graph", "serve", "--port", "0", "--load-workers", "1", *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
     )
     assert process.stdout is not None
     output: list[str] = []
-    try:
-        deadline = time.monotonic() + 60
-        url = None
-        while url is None and time.monotonic() < deadline:
-            line = process.stdout.readline()
-            if not line:
-                break
-            output.append(line)
-            found = re.search(r"Uvicorn running on (http://\S+)", line)
-            if found:
-                url = found.group(1)
-        assert url is not None, "".join(output)
-        assert any("loaded 3 papers" in line for line in output), output
-        assert httpx.get(f"{url}/healthz").json() == {"status": "ok", "backend": "memory"}
-        body = httpx.post(
-            f"{url}/graphql", json={"query": '{ paper(id: "doi:10.48550/ARXIV.2201.07821") { title } }'}
-        )
-        assert body.json()["data"]["paper"]["title"].startswith("Building a Performance Model")
-    finally:
-        process.send_signal(signal.SIGTERM)
-        rest, _ = process.communicate(timeout=30)
+    deadline = time.monotonic() + 60
+    url = None
+    while url is None and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        output.append(line)
+        found = re.search(r"Uvicorn running on (http://\S+)", line)
+        if found:
+            url = found.group(1)
+    if url is None:
+        process.kill()
+        pytest.fail("".join(output))
+    return process, url, output
+
+
+def _stop(process: subprocess.Popen[str], output: list[str]) -> str:
+    process.send_signal(signal.SIGTERM)
+    rest, _ = process.communicate(timeout=30)
     output.append(rest)
-    assert process.returncode == 0, "".join(output)
-    log = "".join(output)
+    return "".join(output)
+
+
+def _answers(url: str) -> None:
+    deadline = time.monotonic() + 30
+    while True:  # the workers may still be starting
+        try:
+            health = httpx.get(f"{url}/healthz")
+            break
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    assert health.json() == {"status": "ok", "backend": "memory"}
+    for _ in range(3):  # the resolvers, then the plan
+        body = httpx.post(f"{url}/graphql", json={"query": QUERY})
+        assert body.json()["data"]["paper"]["title"].startswith("Building a Performance Model")
+
+
+def test_serve_samples_then_sigterm() -> None:
+    process, url, output = _start("--workers", "1")
+    try:
+        assert any("loaded 3 papers" in line for line in output), output
+        _answers(url)
+    finally:
+        log = _stop(process, output)
+    assert process.returncode == 0, log
     assert "Application shutdown complete" in log
     assert "Traceback" not in log
+
+
+def test_serve_in_two_workers_then_sigterm_stops_them_all() -> None:
+    process, url, output = _start("--workers", "2")
+    try:
+        assert sum("loaded 3 papers" in line for line in output) == 1, output  # loaded once
+        _answers(url)
+        deadline = time.monotonic() + 30
+        while len(workers := _children(process.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert len(workers) == 2, workers
+        for _ in range(20):  # both workers answer (new connections are spread between them)
+            assert httpx.post(f"{url}/graphql", json={"query": QUERY}).status_code == 200
+    finally:
+        log = _stop(process, output)
+    assert process.returncode == 0, log
+    assert log.count("Application shutdown complete") == 2, log
+    assert "Traceback" not in log
+    assert not [pid for pid in workers if _alive(pid)], "a worker outlived the server"
+
+
+def test_a_worker_dies_with_a_killed_supervisor() -> None:
+    process, url, _ = _start("--workers", "2")
+    try:
+        _answers(url)
+        workers = _children(process.pid)
+        assert len(workers) == 2
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(10)
+        deadline = time.monotonic() + 20
+        while [pid for pid in workers if _alive(pid)] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [pid for pid in workers if _alive(pid)], "a worker outlived its supervisor"
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=30)
 
 
 def test_serve_neo4j_refuses_paths() -> None:
