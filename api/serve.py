@@ -3,7 +3,9 @@
 :func:`serve` is what ``pith-graph serve`` runs (the CLI only turns its options into
 :class:`~pith_graph.api.settings.ServerSettings`). ``backend="memory"`` verifies and loads
 the settings' bundles (default: the shipped samples) before the server accepts a request;
-``backend="neo4j"`` serves what the database holds. The socket is bound first; with
+``backend="neo4j"`` serves what the database holds. With ``graph``, the memory backend starts
+from a saved graph instead (:mod:`pith_graph.loader.stores.snapshot`: trusted, not verified
+again), then loads any bundles on top. The socket is bound first; with
 ``workers`` above one, :mod:`pith_graph.api.workers` forks that many serving processes from
 this one once the graph is loaded (so they share it) or the database answered. SIGTERM or
 Ctrl-C stops accepting connections, lets running requests finish (up to 10 s), then closes
@@ -18,6 +20,7 @@ import signal
 import socket
 import sys
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -32,6 +35,7 @@ from pith_graph.errors import UsageError
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import LoadReport, run
+from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER
 
 __all__ = ["freeze_loaded_objects", "serve"]
 
@@ -63,20 +67,31 @@ def _keyring(settings: ServerSettings) -> Keyring:
 
 
 def _prepare(
-    settings: ServerSettings, keyring: Keyring, on_loaded: Callable[[LoadReport], None]
+    settings: ServerSettings,
+    keyring: Keyring,
+    on_loaded: Callable[[LoadReport], None],
+    on_opened: Callable[[str, int, float], None],
 ) -> OpenReader:
-    """Load the graph (memory) or check the database answers (neo4j), here, once; return
-    how a serving process opens its reader."""
+    """Open the saved graph and/or verify and load bundles (memory), or check the database
+    answers (neo4j), here, once; return how a serving process opens its reader."""
     if settings.backend == "memory":
         from pith_graph.api.reads.memory import MemoryReader
-        from pith_graph.loader.stores.memory import MemoryStore
+        from pith_graph.loader.stores.memory import MemoryStore, open_graph
 
-        store = MemoryStore()
-        report = run(
-            list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
-        )
-        on_loaded(report)
-        reader = MemoryReader(store.graph)
+        graph = None
+        if settings.graph is not None:
+            started = time.perf_counter()
+            graph = open_graph(settings.graph)
+            papers = sum(1 for _, label in graph.nodes(data=LABEL_ATTRIBUTE) if label == PAPER.label)
+            on_opened(settings.graph, papers, time.perf_counter() - started)
+        if graph is None or settings.paths:
+            store = MemoryStore(graph)
+            report = run(
+                list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
+            )
+            on_loaded(report)
+            graph = store.graph
+        reader = MemoryReader(graph)
         reader.warm()  # indexes built before any fork, so workers share them too
         freeze_loaded_objects()
         return lambda: (reader, run_inline)
@@ -134,11 +149,13 @@ def serve(
     settings: ServerSettings,
     *,
     on_loaded: Callable[[LoadReport], None] = lambda report: None,
+    on_opened: Callable[[str, int, float], None] = lambda path, papers, seconds: None,
     on_listening: Callable[[str], None] = lambda url: None,
 ) -> int:
     """Serve until stopped; return 0 after a clean stop, 3 if the server never started.
 
-    ``on_loaded`` receives the memory backend's load report; ``on_listening`` the URL.
+    ``on_loaded`` receives the memory backend's load report, ``on_opened`` the saved graph
+    it started from (path, papers, seconds), ``on_listening`` the URL.
     Raises :class:`~pith_graph.errors.UsageError` or
     :class:`~pith_graph.errors.StoreError` before serving when it cannot.
     """
@@ -149,7 +166,7 @@ def serve(
     except OSError as err:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
     try:
-        open_reader = _prepare(settings, keyring, on_loaded)
+        open_reader = _prepare(settings, keyring, on_loaded, on_opened)
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{host}:{sock.getsockname()[1]}"
         workers = settings.workers or default_workers()

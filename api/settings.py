@@ -7,6 +7,7 @@ variable                       meaning                      default
 ``PITH_API_PORT``              port                         ``8000``
 ``PITH_API_BACKEND``           ``memory`` or ``neo4j``      ``memory``
 ``PITH_API_TRUSTED_KEYS``      trusted-keys file            (registry key only)
+``PITH_API_GRAPH``             saved graph to start from    (none: verify and load)
 ``PITH_API_MAX_DEPTH``         query depth                  10
 ``PITH_API_MAX_ALIASES``       aliases per document         30
 ``PITH_API_MAX_TOKENS``        lexical tokens per document  2000
@@ -54,6 +55,8 @@ class ServerSettings:
     port: int = 8000
     backend: Backend = "memory"
     paths: tuple[str, ...] = ()
+    #: Memory backend: a saved graph (snapshot or node-link JSON) to start from.
+    graph: str | None = None
     trusted_keys: tuple[str, ...] = ()
     limits: RequestLimits = field(default_factory=RequestLimits)
     neo4j_uri: str = "bolt://127.0.0.1:7687"
@@ -74,6 +77,8 @@ class ServerSettings:
             raise UsageError(f"port must be between 0 and 65535, not {self.port}")
         if self.neo4j_threads < 1:
             raise UsageError("PITH_API_NEO4J_THREADS must be at least 1")
+        if self.graph is not None and self.backend != "memory":
+            raise UsageError("--graph starts the memory backend from a saved graph: not with neo4j")
         if self.workers is not None and self.workers < 1:
             raise UsageError("workers (--workers, PITH_API_WORKERS) must be at least 1")
         if self.load_workers is not None and self.load_workers < 1:
@@ -101,6 +106,8 @@ class ServerSettings:
             values["port"] = number("PITH_API_PORT", int)
         if "PITH_API_BACKEND" in env:
             values["backend"] = env["PITH_API_BACKEND"]
+        if env.get("PITH_API_GRAPH"):
+            values["graph"] = env["PITH_API_GRAPH"]
         if env.get("PITH_API_TRUSTED_KEYS"):
             values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
         if "PITH_API_NEO4J_THREADS" in env:

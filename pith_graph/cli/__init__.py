@@ -42,8 +42,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code."""
     args = build_parser().parse_args(argv)
     err = Console(stderr=True, soft_wrap=True)
-    if getattr(args, "save", None) and getattr(args, "backend", "memory") != "memory":
-        err.print("pith-graph: error: --save works with --backend memory only", markup=False)
+    saves = getattr(args, "save", None) or getattr(args, "snapshot", None)
+    if saves and getattr(args, "backend", "memory") != "memory":
+        err.print("pith-graph: error: --save and --snapshot work with --backend memory only", markup=False)
         return EXIT_USAGE
     try:
         code: int = args.handler(args)

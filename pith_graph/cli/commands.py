@@ -121,11 +121,14 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 on_progress=on_progress,
                 on_rejection=None if args.json else _print_rejection(out),
             )
-        if load and getattr(args, "save", None):
+        if load and (getattr(args, "save", None) or getattr(args, "snapshot", None)):
             from pith_graph.loader.stores.memory import MemoryStore
 
             assert isinstance(store, MemoryStore)
-            store.save(args.save)
+            if args.save:
+                store.save(args.save)
+            if args.snapshot:
+                store.save_snapshot(args.snapshot)
     finally:
         if store is not None:
             store.close()
@@ -160,6 +163,11 @@ def add_loader_commands(commands: argparse._SubParsersAction[Any]) -> None:
     add_input_options(load)
     load.add_argument("--backend", choices=("memory", "neo4j"), default="memory")
     load.add_argument("--save", metavar="FILE", help="memory backend: write node-link JSON here")
+    load.add_argument(
+        "--snapshot",
+        metavar="FILE",
+        help="memory backend: write a snapshot here (pith-graph serve --graph FILE starts from it)",
+    )
     load.add_argument(
         "--batch-size",
         type=int,

@@ -25,8 +25,12 @@ def add_prune_command(commands: argparse._SubParsersAction[Any]) -> None:
     )
     add_trust_options(prune)
     prune.add_argument("--backend", choices=("memory", "neo4j"), default="neo4j")
-    prune.add_argument("--graph", metavar="FILE", help="memory backend: the saved graph to prune")
-    prune.add_argument("--save", metavar="FILE", help="memory backend: where to write it (default: --graph)")
+    prune.add_argument(
+        "--graph", metavar="FILE", help="memory backend: the saved graph to prune (node-link or snapshot)"
+    )
+    prune.add_argument(
+        "--save", metavar="FILE", help="memory backend: where to write it, in its format (default: --graph)"
+    )
     prune.add_argument("--dry-run", action="store_true", help="report what would be removed, remove nothing")
     prune.add_argument("--json", action="store_true", help="print a JSON report on stdout")
     add_neo4j_options(prune)
@@ -49,8 +53,11 @@ def cmd_prune(args: argparse.Namespace) -> int:
     try:
         report = prune_revoked(store, keyring, dry_run=args.dry_run)
         if args.backend == "memory" and not args.dry_run:
+            from pith_graph.loader.stores.snapshot import is_snapshot
+
             assert isinstance(store, MemoryStore)
-            store.save(args.save or args.graph)
+            save = store.save_snapshot if is_snapshot(args.graph) else store.save  # keep its format
+            save(args.save or args.graph)
     finally:
         store.close()
     if args.json:

@@ -26,6 +26,13 @@ def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
         help="memory backend: bundles to verify and load (default: the shipped samples)",
     )
     serve.add_argument(
+        "--graph",
+        metavar="FILE",
+        default=None,
+        help="memory backend: start from a graph saved by pith-graph load --snapshot or --save "
+        "(trusted as it is: not verified again), then load any PATH on top",
+    )
+    serve.add_argument(
         "--backend",
         choices=("memory", "neo4j"),
         default=None,
@@ -62,6 +69,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         backend=args.backend,
         paths=tuple(args.paths) or None,
+        graph=args.graph,
         trusted_keys=tuple(args.trusted_keys) or None,
         workers=args.workers,
         load_workers=args.load_workers,
@@ -80,7 +88,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
             highlight=False,
         )
 
+    def opened(path: str, papers: int, seconds: float) -> None:
+        err.print(f"opened {path}: {papers} papers in {seconds:.1f} s", markup=False, highlight=False)
+
     def listening(url: str) -> None:
         err.print(f"serving {settings.backend} on {url}", markup=False, highlight=False)
 
-    return serve(settings, on_loaded=loaded, on_listening=listening)
+    return serve(settings, on_loaded=loaded, on_opened=opened, on_listening=listening)
