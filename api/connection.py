@@ -17,6 +17,7 @@ import strawberry
 from pith_graph.api.fields import resolver
 from pith_graph.api.reads.records import Page, PaperKey, paper_key
 from pith_graph.errors import BadUserInput
+from pith_graph.schema.rows import PaperRow
 
 if TYPE_CHECKING:
     from pith_graph.api.types import Paper
@@ -25,6 +26,7 @@ __all__ = [
     "PageInfo",
     "PaperConnection",
     "PaperEdge",
+    "cursor_of",
     "decode_cursor",
     "encode_cursor",
     "known_count",
@@ -32,6 +34,7 @@ __all__ = [
 ]
 
 _PREFIX = "p1|"
+_URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200
 
 
@@ -46,6 +49,12 @@ def encode_cursor(key: PaperKey) -> str:
     """
     raw = f"{_PREFIX}{key.submitted_at}|{key.pith_number}".encode()
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def cursor_of(paper: PaperRow) -> str:
+    """The cursor of a paper's place: ``encode_cursor(paper_key(paper))``, without the key."""
+    raw = f"{_PREFIX}{paper.submitted_at}|{paper.pith_number}".encode()
+    return binascii.b2a_base64(raw, newline=False).translate(_URLSAFE).rstrip(b"=").decode("ascii")
 
 
 def _decode(cursor: str) -> PaperKey | None:

@@ -141,6 +141,7 @@ def _serve_one(
         access_log=False,
     )
     server = _Server(config)
+    freeze_loaded_objects()  # this process's imports, schema and driver too: short GC pauses
     server.run(sockets=[sock])
     return 0 if server.started else STARTUP_FAILURE
 

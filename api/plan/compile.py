@@ -14,7 +14,7 @@ else (:class:`Unplannable`) runs on the resolvers.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +48,7 @@ from pith_graph.api.plan.fields import FIELDS
 from pith_graph.api.plan.specs import Hint, Spec
 from pith_graph.api.reads.records import EVERYTHING, PaperSelection
 
-__all__ = ["FieldPlan", "Plan", "SelectionPlan", "Unplannable", "compile_plan"]
+__all__ = ["FieldPlan", "GiveWay", "Plan", "SelectionPlan", "Unplannable", "compile_plan"]
 
 #: Types whose records carry a paper count a selection may or may not show.
 COUNTED = frozenset({"Author", "Category", "Signer"})
@@ -56,6 +56,11 @@ COUNTED = frozenset({"Author", "Category", "Signer"})
 
 class Unplannable(Exception):
     """The document uses something plans do not cover; it runs on the resolvers."""
+
+
+class GiveWay(Exception):
+    """The plan cannot answer this request as the resolvers would (a null where the schema
+    allows none, time running out): the resolvers answer it."""
 
 
 @dataclass(eq=False, slots=True)
@@ -77,11 +82,15 @@ class FieldPlan:
 
 @dataclass(eq=False, slots=True)
 class SelectionPlan:
-    """The fields asked of objects of one type, in response order."""
+    """The fields asked of objects of one type, in response order. ``build`` makes an
+    object's whole response at once when every field is read from the object alone (most
+    leaves: an author's name, a category's code); it raises :class:`GiveWay` on a null the
+    schema forbids."""
 
     type_name: str
     fields: list[FieldPlan]
     keys: tuple[str, ...] = ()
+    build: Callable[[Any], dict[str, Any]] | None = None
 
 
 @dataclass(eq=False, slots=True)
@@ -177,7 +186,43 @@ def _selection(
     plan = SelectionPlan(kind.name, [], tuple(grouped))
     for key, nodes in grouped.items():
         plan.fields.append(_field(kind, key, nodes, fragments))
+    plan.build = _builder(plan)
     return plan
+
+
+def _builder(plan: SelectionPlan) -> Callable[[Any], dict[str, Any]] | None:
+    getters: list[tuple[str, Callable[[Any], Any]]] = []
+    for item in plan.fields:
+        if item.sub is not None:
+            return None
+        if item.spec is None:  # __typename
+            getters.append((item.key, _constant(plan.type_name)))
+        elif item.spec.get is not None:
+            getters.append((item.key, item.spec.get))
+        else:
+            return None
+    required = [item.key for item in plan.fields if item.non_null]
+    if len(required) < len(getters):
+
+        def checked(source: Any) -> dict[str, Any]:
+            made = {key: get(source) for key, get in getters}
+            if any(made[key] is None for key in required):
+                raise GiveWay("a null where the schema allows none")
+            return made
+
+        return checked
+
+    def build(source: Any) -> dict[str, Any]:
+        made = {key: get(source) for key, get in getters}
+        if None in made.values():
+            raise GiveWay("a null where the schema allows none")
+        return made
+
+    return build
+
+
+def _constant(value: str) -> Callable[[Any], str]:
+    return lambda _: value
 
 
 def _field(

@@ -11,16 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import Any
 
 from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.connection import decode_cursor, encode_cursor
+from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import filter_from_arguments, named_papers, text, words
 from pith_graph.api.limits import page_size, path_hops
 from pith_graph.api.plan.specs import Spec, Step, load, value
-from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey, paper_key
+from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
 from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
@@ -201,7 +202,7 @@ def _verification(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]
 
 
 def _edges(connection: Connection) -> list[Edge]:
-    return [Edge(encode_cursor(paper_key(paper)), paper) for paper in connection.page.items]
+    return [Edge(cursor_of(paper), paper) for paper in connection.page.items]
 
 
 def _page_info(connection: Connection) -> PageInfoObject:
@@ -209,8 +210,8 @@ def _page_info(connection: Connection) -> PageInfoObject:
     return PageInfoObject(
         has_next_page=connection.page.has_next,
         has_previous_page=connection.after is not None,
-        start_cursor=encode_cursor(paper_key(items[0])) if items else None,
-        end_cursor=encode_cursor(paper_key(items[-1])) if items else None,
+        start_cursor=cursor_of(items[0]) if items else None,
+        end_cursor=cursor_of(items[-1]) if items else None,
     )
 
 
@@ -226,12 +227,8 @@ def _trusted(verification: Verification) -> list[dict[str, Any]]:
     ]
 
 
-def _attribute(name: str) -> Callable[[Any], Any]:
-    return lambda source: getattr(source, name)
-
-
-def _entry(name: str) -> Callable[[Any], Any]:
-    return lambda source: source[name]
+_attribute = attrgetter
+_entry = itemgetter
 
 
 _LIST = list

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import logging
 import time
+from itertools import repeat
+from operator import is_not
 from typing import Any
 
 from graphql import GraphQLSchema
@@ -24,7 +26,7 @@ from graphql.pyutils import Undefined
 
 from pith_graph.api.context import Context
 from pith_graph.api.plan.batch import Batch
-from pith_graph.api.plan.compile import Plan, SelectionPlan
+from pith_graph.api.plan.compile import GiveWay, Plan, SelectionPlan
 from pith_graph.api.plan.specs import Step
 from pith_graph.errors import PithGraphError
 
@@ -34,10 +36,6 @@ log = logging.getLogger("pith_graph.api.plan")
 
 #: (selection, its source objects, the response dicts they fill)
 Level = list[tuple[SelectionPlan, list[Any], list[dict[str, Any]]]]
-
-
-class _GiveWay(Exception):
-    """The plan cannot answer this request the way the resolvers would."""
 
 
 async def run_plan(
@@ -59,7 +57,7 @@ async def run_plan(
         level: Level = [(plan.root, [None], [data])]
         while level:
             level = await _level(level, context, variables)
-    except (_GiveWay, PithGraphError) as reason:
+    except (GiveWay, PithGraphError) as reason:
         log.debug("plan gives way: %r", reason)
         return None
     except Exception:
@@ -108,7 +106,7 @@ def _scalar_variables(plan: Plan, inputs: dict[str, Any]) -> dict[str, Any] | No
 
 async def _level(level: Level, context: Context, variables: VariableValues) -> Level:
     if time.monotonic() > context.deadline:
-        raise _GiveWay("out of time")
+        raise GiveWay("out of time")
     batch = Batch(context.reader)
     pending = []
     for selection, sources, outputs in level:
@@ -132,33 +130,49 @@ async def _level(level: Level, context: Context, variables: VariableValues) -> L
         sub = item.sub
         key = item.key
         if sub is None:
+            if item.non_null and None in values:
+                raise GiveWay(f"null {key}")
             for output, value in zip(outputs, values, strict=True):
-                if value is None and item.non_null:
-                    raise _GiveWay(f"null {key}")
                 output[key] = value
+            continue
+        build = sub.build
+        if build is not None:  # every field read from the object: make it whole, now
+            for output, value in zip(outputs, values, strict=True):
+                if value is None:
+                    if item.non_null:
+                        raise GiveWay(f"null {key}")
+                elif not item.is_list:
+                    output[key] = build(value)
+                elif all(map(is_not, value, repeat(None))):
+                    output[key] = list(map(build, value))
+                elif item.item_non_null:
+                    raise GiveWay(f"null in {key}")
+                else:
+                    output[key] = [None if element is None else build(element) for element in value]
             continue
         objects: list[Any] = []
         children: list[dict[str, Any]] = []
-        child: dict[str, Any]
+        keys = sub.keys
         for output, value in zip(outputs, values, strict=True):
             if value is None:
                 if item.non_null:
-                    raise _GiveWay(f"null {key}")
+                    raise GiveWay(f"null {key}")
             elif item.is_list:
-                inner: list[dict[str, Any] | None] = []
-                for element in value:
-                    if element is None:
-                        if item.item_non_null:
-                            raise _GiveWay(f"null in {key}")
-                        inner.append(None)
-                        continue
-                    child = dict.fromkeys(sub.keys)
-                    inner.append(child)
-                    objects.append(element)
-                    children.append(child)
-                output[key] = inner
+                if all(map(is_not, value, repeat(None))):  # the usual case: every element an object
+                    inner = [dict.fromkeys(keys) for _ in value]
+                    objects += value
+                    children += inner
+                    output[key] = inner
+                    continue
+                if item.item_non_null:
+                    raise GiveWay(f"null in {key}")
+                output[key] = [None if element is None else dict.fromkeys(keys) for element in value]
+                for element, made in zip(value, output[key], strict=True):
+                    if made is not None:
+                        objects.append(element)
+                        children.append(made)
             else:
-                child = dict.fromkeys(sub.keys)
+                child = dict.fromkeys(keys)
                 output[key] = child
                 objects.append(value)
                 children.append(child)

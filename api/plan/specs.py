@@ -56,16 +56,18 @@ class Spec:
     needs: frozenset[str] = field(default_factory=frozenset)
     counts: bool = False
     fetches: bool = False
+    #: For a field read from its source alone: the reading (lets a plan build objects whole).
+    get: Callable[[Any], Any] | None = None
 
 
 def value(get: Callable[[Any], Any], *needs: str, counts: bool = False) -> Spec:
     """A field read from its source alone."""
 
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
-        values = [get(source) for source in sources]
+        values = list(map(get, sources))
         return lambda: values
 
-    return Spec(resolve, frozenset(needs), counts)
+    return Spec(resolve, frozenset(needs), counts, get=get)
 
 
 def load(resolve: Resolve, *needs: str, counts: bool = False) -> Spec:

@@ -164,7 +164,8 @@ class Neo4jReader(Neo4jRankings):
         if kept is not None:
             return kept
         found = self._by_key(cypher.READ_AUTHORS_OF_PAPERS[counts], pith_numbers, "authors")
-        return {key: author_list(found.get(key, [])) for key in pith_numbers}
+        seen: dict[tuple[Any, ...], AuthorRecord] = {}
+        return {key: author_list(found.get(key, []), seen) for key in pith_numbers}
 
     def categories_of_papers(
         self, pith_numbers: Sequence[str], counts: bool = True

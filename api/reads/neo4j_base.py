@@ -70,11 +70,12 @@ class Neo4jBase:
         embed: cypher.Embed = (want.authors, want.categories)
         authors_kept = self._ahead.setdefault(("authors", bool(want.authors)), {})
         categories_kept = self._ahead.setdefault(("categories", bool(want.categories)), {})
+        seen: dict[tuple[Any, ...], Any] = {}
 
         def decode(projected: Sequence[Any]) -> PaperRow:
             paper = values(projected[0])
             if projected[1] is not None:
-                authors_kept[paper.pith_number] = author_list(projected[1])
+                authors_kept[paper.pith_number] = author_list(projected[1], seen)
             if projected[2] is not None:
                 categories_kept[paper.pith_number] = category_links(projected[2])
             return paper

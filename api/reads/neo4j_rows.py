@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import lru_cache
+from operator import itemgetter
 from typing import Any
 
 from pith_graph.api.reads.records import (
@@ -51,15 +52,18 @@ def paper_properties(want: PaperSelection) -> tuple[str, ...]:
 @lru_cache(maxsize=256)
 def paper_decoder(props: tuple[str, ...]) -> Callable[[Sequence[Any]], PaperRow]:
     """``values`` (in ``props`` order) -> a PaperRow, empty where not in ``props``."""
+    empties = [_EMPTY[name] for name in _NAMES]
     index = {name: position for position, name in enumerate(props)}
-    plan = [(index.get(name, -1), name in _LISTS, _EMPTY[name]) for name in _NAMES]
+    # Each field's place in ``values + empties``: its value if fetched, else its empty value.
+    pick = itemgetter(*(index[name] if name in index else len(props) + at for at, name in enumerate(_NAMES)))
+    lists = [at for at, name in enumerate(_NAMES) if name in _LISTS and name in index]
     make = PaperRow._make
 
     def decode(values: Sequence[Any]) -> PaperRow:
-        return make(
-            (tuple(values[at]) if is_list else values[at]) if at >= 0 else empty
-            for at, is_list, empty in plan
-        )
+        fields = pick([*values, *empties])
+        if lists:  # lists come as lists: rows hold tuples
+            fields = tuple(tuple(v) if at in lists else v for at, v in enumerate(fields))
+        return make(fields)
 
     return decode
 
@@ -69,11 +73,23 @@ def author(row: Sequence[Any]) -> AuthorRecord:
     return AuthorRecord(row[0], row[1], int(row[2]) if len(row) > 2 else None)
 
 
-def author_list(rows: Sequence[Sequence[Any]]) -> list[AuthorRecord]:
-    """A paper's authors, by name then name key."""
-    found = [author(row) for row in rows]
-    found.sort(key=lambda a: (a.name, a.name_key))
+def author_list(
+    rows: Sequence[Sequence[Any]], seen: dict[tuple[Any, ...], AuthorRecord]
+) -> list[AuthorRecord]:
+    """A paper's authors, by name then name key; ``seen`` keeps the records already made
+    (authors recur across the papers of one answer)."""
+    found = []
+    get = seen.get
+    for row in sorted(rows, key=_NAME_ORDER):
+        key = tuple(row)
+        record = get(key)
+        if record is None:
+            record = seen[key] = author(row)
+        found.append(record)
     return found
+
+
+_NAME_ORDER = itemgetter(1, 0)  # [nameKey, name, ...]: by name, then name key
 
 
 def category(row: Sequence[Any]) -> CategoryRecord:
