@@ -113,9 +113,10 @@ def _prepare(
 
 
 def _serve_one(
-    settings: ServerSettings, keyring: Keyring, open_reader: OpenReader, sock: socket.socket
+    settings: ServerSettings, keyring: Keyring, open_reader: OpenReader, listener: Callable[[], socket.socket]
 ) -> int:
-    """Serve on ``sock`` in this process until stopped; 0, or 3 if it never started."""
+    """Serve on ``listener()`` in this process until stopped; 0, or 3 if it never started."""
+    sock = listener()
     reader, runner = open_reader()
 
     def shutdown() -> None:
@@ -162,22 +163,25 @@ def serve(
     """
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     keyring = _keyring(settings)
-    try:
-        sock = bind(settings.host, settings.port)
+    workers = settings.workers or default_workers()
+    try:  # one worker listens on this socket; several listen on their own (it keeps the port)
+        sock = bind(settings.host, settings.port, listen=workers == 1)
     except OSError as err:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
     try:
         open_reader = _prepare(settings, keyring, on_loaded, on_opened)
+        port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
-        url = f"http://{host}:{sock.getsockname()[1]}"
-        workers = settings.workers or default_workers()
+        url = f"http://{host}:{port}"
         logging.getLogger("uvicorn.error").info(
             "Uvicorn running on %s (Press CTRL+C to quit), %d worker%s", url, workers, "s"[: workers > 1]
         )
         on_listening(f"{url}/graphql")
         if workers == 1:
-            return _serve_one(settings, keyring, open_reader, sock)
-        return serve_in_workers(workers, lambda: _serve_one(settings, keyring, open_reader, sock))
+            return _serve_one(settings, keyring, open_reader, lambda: sock)
+        return serve_in_workers(
+            workers, lambda: _serve_one(settings, keyring, open_reader, lambda: bind(settings.host, port))
+        )
     finally:
         sock.close()
 

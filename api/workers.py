@@ -1,10 +1,11 @@
-"""Serving processes: one listening socket, several forked workers, one supervisor.
+"""Serving processes: one port, several forked workers, one supervisor.
 
-:func:`serve_in_workers` forks ``count`` workers from the process that bound the socket
+:func:`serve_in_workers` forks ``count`` workers from the process that reserved the port
 (and, for the memory backend, loaded the graph and froze it out of the garbage collector's
 reach: the workers share its pages copy-on-write, nothing is loaded twice). Each worker
-accepts connections on the inherited socket and serves them with its own event loop; the
-kernel hands each new connection to one of them.
+listens on that port with a socket of its own (``SO_REUSEPORT``: the kernel spreads new
+connections over the workers by their addresses, where one shared socket lets whichever
+worker wakes first take a whole burst of them) and serves them with its own event loop.
 
 The supervisor (the parent) forwards SIGTERM and SIGINT to the workers once, waits for them
 to finish their requests and exit, and returns 0. Workers run in their own process group, so
@@ -45,18 +46,23 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def bind(host: str, port: int, backlog: int = 2048) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0: any free one)."""
+def bind(host: str, port: int, *, listen: bool = True, backlog: int = 2048) -> socket.socket:
+    """A TCP socket bound to ``host:port`` (port 0: any free one), listening unless
+    ``listen`` is false. ``SO_REUSEPORT`` lets every worker bind a listening socket of its
+    own to the same port; the kernel then spreads new connections over them (a socket
+    that only reserves the port, not listening, gets none)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if hasattr(socket, "SO_REUSEPORT"):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     try:
         sock.bind((host, port))
-        sock.listen(backlog)
+        if listen:
+            sock.listen(backlog)
     except OSError:
         sock.close()
         raise
-    sock.set_inheritable(True)
     return sock
 
 
