@@ -139,7 +139,7 @@ class MemoryGraphView:
         return found
 
     def _paper_nodes(self) -> Iterable[tuple[str, dict[str, Any]]]:
-        return ((n, d) for n, d in self.G.nodes(data=True) if d.get(LABEL) == PAPER.label)
+        return ((n, d) for n, d in self._nodes.items() if d.get(LABEL) == PAPER.label)
 
     # -- indexes -------------------------------------------------------------------------
 
@@ -153,7 +153,7 @@ class MemoryGraphView:
         """An ascending (submittedAt, pithNumber) list of ``papers``, cached under (kind, key)."""
         found = self._lists.get((kind, key))
         if found is None:
-            nodes = self.G.nodes
+            nodes = self._nodes
             found = sorted((nodes[paper][SUBMITTED_AT], nodes[paper][PITH_NUMBER]) for paper in papers())
             self._lists[(kind, key)] = found
         return found
@@ -163,21 +163,21 @@ class MemoryGraphView:
 
     def _category_keys(self, code: str) -> list[Key]:
         node = self._node(CATEGORY.label, code)
-        return self._sorted_keys("category", code, lambda: self.G.pred[node] if node else ())
+        return self._sorted_keys("category", code, lambda: self._pred[node] if node else ())
 
     def _author_keys(self, name_key: str) -> list[Key]:
         node = self._node(AUTHOR.label, name_key)
-        return self._sorted_keys("author", name_key, lambda: self.G.succ[node] if node else ())
+        return self._sorted_keys("author", name_key, lambda: self._succ[node] if node else ())
 
     def _signer_keys(self, signer_id: str) -> list[Key]:
         node = self._node(SIGNER.label, signer_id)
-        return self._sorted_keys("signer", signer_id, lambda: self.G.succ[node] if node else ())
+        return self._sorted_keys("signer", signer_id, lambda: self._succ[node] if node else ())
 
     def _archive_keys(self, archive: str) -> list[Key]:
         def papers() -> set[str]:
             found: set[str] = set()
             for code in self._archives().get(archive, ()):
-                found.update(self.G.pred[node_id(CATEGORY.label, code)])
+                found.update(self._pred[node_id(CATEGORY.label, code)])
             return found
 
         return self._sorted_keys(ARCHIVE, archive, papers)
@@ -202,7 +202,7 @@ class MemoryGraphView:
     def _archives(self) -> dict[str, list[str]]:
         def build() -> dict[str, list[str]]:
             found: defaultdict[str, list[str]] = defaultdict(list)
-            for _, data in self.G.nodes(data=True):
+            for data in self._nodes.values():
                 if data.get(LABEL) == CATEGORY.label:
                     found[data[ARCHIVE]].append(data[CODE])
             return dict(found)
