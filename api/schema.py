@@ -243,7 +243,10 @@ def build_schema(limits: RequestLimits = DEFAULT_LIMITS, *, plans: bool = True) 
     with the resolvers (the reference the plans are tested against)."""
     extensions = [*schema_extensions(limits), PlanRecorder]
     schema = PithSchema(query=Query, extensions=extensions, execution_context_class=AbortableExecution)
-    if plans and all(_name(extension) in PLAN_SAFE_EXTENSIONS for extension in extensions):
+    unknown = [_name(extension) for extension in extensions if _name(extension) not in PLAN_SAFE_EXTENSIONS]
+    if unknown:
+        log.warning("execution plans are off: %s may act during execution (see pith_graph.api.plan)", unknown)
+    elif plans:
         schema.plans = Plans(schema._schema)
     return schema
 

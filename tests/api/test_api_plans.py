@@ -174,6 +174,12 @@ def test_documents_without_a_plan_run_on_the_resolvers(backend: Backend, query: 
     _alike(backend, query, variables, planned=False)
 
 
+#: Fields left to the resolvers on purpose: documents asking for them run without a plan.
+#: A new field needs a spec in api/plan/fields.py (then test_plans_answer_as_the_resolvers_do
+#: should ask for it) or a place here.
+RESOLVERS_ONLY: frozenset[tuple[str, str]] = frozenset()
+
+
 def test_every_field_of_the_schema_has_a_plan() -> None:
     schema = build_schema()._schema
     missing = [
@@ -181,9 +187,9 @@ def test_every_field_of_the_schema_has_a_plan() -> None:
         for name, kind in schema.type_map.items()
         if isinstance(kind, GraphQLObjectType) and not name.startswith("__")
         for field in kind.fields
-        if (name, field) not in FIELDS
+        if (name, field) not in FIELDS and (name, field) not in RESOLVERS_ONLY
     ]
-    assert not missing
+    assert not missing, f"add a spec to api/plan/fields.py, or list them in RESOLVERS_ONLY: {missing}"
     assert set(FIELDS) <= {
         (name, field)
         for name, kind in schema.type_map.items()
