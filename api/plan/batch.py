@@ -3,8 +3,8 @@
 Fields of one level of a plan register the keys they need (:meth:`Batch.keyed`) or a call
 (:meth:`Batch.call`); :meth:`Batch.run` then calls each reader method once for all the keys
 it was given (per distinct extra argument), like the DataLoaders of the resolvers do but
-without an event-loop pass per loader. On Neo4j the whole batch runs in one hop to the
-request's lane (one statement per method, in the request's transaction).
+without an event-loop pass per loader (on Neo4j: one statement per method, in the request's
+transaction, on the request's lane, where the whole plan runs).
 """
 
 from __future__ import annotations

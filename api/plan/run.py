@@ -2,9 +2,11 @@
 
 Every field of a level (all the objects at that depth of the response, across the whole
 query) registers its reader calls in one :class:`~pith_graph.api.plan.batch.Batch`; the
-batch runs once (one hop to the request's lane on Neo4j, none in memory); then the values
-are put into the response and the objects they hold become the next level. The response
-is built as plain dicts in the order the document asks for its keys.
+batch runs once; then the values are put into the response and the objects they hold become
+the next level. The response is built as plain dicts in the order the document asks for its
+keys. The whole plan runs as one blocking call through the request's runner: inline for the
+in-memory reader, on the request's lane for Neo4j — one hop to its thread and back per
+request, however many levels.
 
 A plan gives way instead of answering (:func:`run_plan` returns ``None``) when anything goes
 wrong — a bad variable or argument, an error of the reader, a null where the schema allows
@@ -52,17 +54,21 @@ async def run_plan(
             if isinstance(coerced, list):
                 return None
             variables = coerced
-    data = dict.fromkeys(plan.root.keys)
     try:
-        level: Level = [(plan.root, [None], [data])]
-        while level:
-            level = await _level(level, context, variables)
+        return await context.run(_execute, plan, context, variables)
     except (GiveWay, PithGraphError) as reason:
         log.debug("plan gives way: %r", reason)
         return None
     except Exception:
         log.warning("a plan failed; the resolvers answer instead", exc_info=True)
         return None
+
+
+def _execute(plan: Plan, context: Context, variables: VariableValues) -> dict[str, Any]:
+    data = dict.fromkeys(plan.root.keys)
+    level: Level = [(plan.root, [None], [data])]
+    while level:
+        level = _level(level, context, variables)
     return data
 
 
@@ -104,7 +110,7 @@ def _scalar_variables(plan: Plan, inputs: dict[str, Any]) -> dict[str, Any] | No
     return coerced
 
 
-async def _level(level: Level, context: Context, variables: VariableValues) -> Level:
+def _level(level: Level, context: Context, variables: VariableValues) -> Level:
     if time.monotonic() > context.deadline:
         raise GiveWay("out of time")
     batch = Batch(context.reader)
@@ -123,7 +129,7 @@ async def _level(level: Level, context: Context, variables: VariableValues) -> L
             found = item.spec.resolve(Step(context, batch, arguments, item.hint), sources)
             pending.append((item, found, outputs))
     if batch:
-        await context.run(batch.run)
+        batch.run()
     following: Level = []
     for item, found, outputs in pending:
         values = found()
