@@ -76,6 +76,12 @@ def _calls(G: nx.MultiDiGraph) -> list[Any]:
         ("categories_by_codes", (categories,)),
         ("all_categories", ()),
         ("papers_of_categories", (categories, 4, middle)),
+        # Pages of nodes holding a large share of the papers are read from the submittedAt
+        # index (see cypher._page_of), the others by their edges: both, several sizes.
+        ("papers_of_categories", (categories, 1, None)),
+        ("papers_of_categories", (categories, 60, None)),
+        ("papers_of_signers", (signers, 2, middle)),
+        ("papers_of_authors", (authors, 1, None)),
         ("top_authors", (categories, 8)),
         ("co_listed", (categories, 5)),
         ("signers_by_ids", (signers,)),
