@@ -55,6 +55,11 @@ def _calls(G: nx.MultiDiGraph) -> list[Any]:
         PaperFilter(title_terms=search_terms("graphs")),
         PaperFilter(title_terms=search_terms("sparse inference"), archive="cs"),
         PaperFilter(title_terms=search_terms("3.5 Schrödinger")),
+        # Listings starting at a category or archive with many papers read the submittedAt
+        # index newest first; small ones their edges (cypher_pages): both, every category.
+        *(PaperFilter(category=code) for code in categories[:-1]),
+        PaperFilter(archive="math"),
+        PaperFilter(archive="physics", submitted_before="2024-01-01T00:00:00Z"),
     ]
     calls: list[Any] = [
         ("papers_by_ids", (papers,)),

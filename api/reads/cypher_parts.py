@@ -1,0 +1,65 @@
+"""What the read statements share: how a paper, an author, a category or a signer is
+projected (lists, see :mod:`pith_graph.api.reads.cypher`), the variants of those projections,
+and the keyset condition and order of newest-first pages."""
+
+from __future__ import annotations
+
+from itertools import product
+
+__all__ = [
+    "AFTER",
+    "COUNTS",
+    "EMBEDS",
+    "NEWEST_BOUND",
+    "NEWEST_FIRST",
+    "Embed",
+    "author_row",
+    "category_row",
+    "paper_row",
+    "signer_row",
+]
+
+#: (authors, categories) embedded with each paper: None (not), False (no counts), True (counts).
+Embed = tuple[bool | None, bool | None]
+_FLAGS = (None, False, True)
+EMBEDS: tuple[Embed, ...] = tuple(product(_FLAGS, _FLAGS))
+COUNTS = (False, True)
+
+
+def author_row(v: str, counts: bool) -> str:
+    count = f", COUNT {{ ({v})-[:AUTHORED]->() }}" if counts else ""
+    return f"[{v}.nameKey, {v}.name{count}]"
+
+
+def category_row(v: str, counts: bool) -> str:
+    count = f", COUNT {{ ({v})<-[:IN_CATEGORY]-() }}" if counts else ""
+    return f"[{v}.code, {v}.archive{count}]"
+
+
+def signer_row(v: str, counts: bool) -> str:
+    count = f", COUNT {{ ({v})-[:SIGNED]->() }}" if counts else ""
+    return f"[{v}.signerId, {v}.signerType, {v}.keyIds{count}]"
+
+
+def paper_row(v: str, embed: Embed = (None, None)) -> str:
+    """``[values of $props, authors or null, categories or null]`` of the paper ``v``."""
+    authors, categories = embed
+    values = f"[_k IN $props | {v}[_k]]"
+    embedded_authors = "null"
+    if authors is not None:
+        embedded_authors = f"[({v})<-[:AUTHORED]-(_a:Author) | {author_row('_a', authors)}]"
+    embedded_categories = "null"
+    if categories is not None:
+        link = f"{category_row('_c', categories)} + [_r.primary]"
+        embedded_categories = f"[({v})-[_r:IN_CATEGORY]->(_c:Category) | {link}]"
+    return f"[{values}, {embedded_authors}, {embedded_categories}]"
+
+
+AFTER = (
+    "($afterAt IS NULL OR p.submittedAt < $afterAt"
+    " OR (p.submittedAt = $afterAt AND p.pithNumber < $afterPith))"
+)
+NEWEST_FIRST = "ORDER BY p.submittedAt DESC, p.pithNumber DESC LIMIT $limit"
+
+#: Above every ``submittedAt``: an index range from the newest paper on (or after the cursor).
+NEWEST_BOUND = "coalesce($afterAt, '\\uffff')"
