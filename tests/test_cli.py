@@ -37,7 +37,10 @@ def test_verify_samples_exit_0() -> None:
     result = pith_graph("verify", SAMPLES)
     assert result.returncode == 0, result.stderr
     assert "REJECTED" not in result.stdout
-    assert "3" in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ["bundles", "seen", "3"] in rows
+    assert ["verified", "3"] in rows
+    assert ["rejected", "0"] in rows
 
 
 def test_verify_rejection_exit_1_names_file_and_code(tmp_path: Path) -> None:

@@ -43,10 +43,11 @@ def test_parallel_equals_serial_and_input_order_does_not_matter(
         assert report.rejected == 0
         assert report.seen == N
         assert report.accepted + report.stale + report.duplicate == N
+        # Rebuilt bundles exist in the corpus: whichever order they come in, one bundle of
+        # each rebuilt paper loses to the other (stale, or replaced by the newer one).
+        assert report.stale + report.replaced > 0
         exports.append(store.export())
     assert exports[0] == exports[1] == exports[2]
-    # Rebuilt bundles exist in the corpus, so some bundle lost to a newer one.
-    assert any(kind == "Paper" for kind in (d["label"] for d in exports[0].nodes.values()))
 
 
 def test_rejections_do_not_stop_the_batch_and_write_nothing(
