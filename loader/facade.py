@@ -12,7 +12,7 @@ from pith_graph.loader.parse import DEFAULT_MAX_BYTES, InputLimits
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.stores.memory import MemoryStore
 
-__all__ = ["SAMPLES", "load_graph", "resolve_keyring"]
+__all__ = ["SAMPLES", "export_graph", "load_graph", "resolve_keyring"]
 
 #: The real registry bundles shipped with pith-graph (a folder of ``*.json``).
 SAMPLES = str(Path(__file__).parent / "samples")
@@ -57,3 +57,36 @@ def load_graph(
         workers=workers,
     )
     return store.graph, report
+
+
+def export_graph(
+    uri: str | None = None,
+    *,
+    user: str | None = None,
+    password: str | None = None,
+    database: str | None = None,
+    category: str | None = None,
+    author: str | None = None,
+    hops: int = 1,
+    submitted_from: str | None = None,
+    submitted_to: str | None = None,
+) -> nx.MultiDiGraph:
+    """A subgraph of a Neo4j database as the networkx graph :func:`load_graph` would build
+    (see :mod:`pith_graph.loader.export`): the papers of ``category``, of ``author`` (and
+    coauthors up to ``hops``), submitted between the dates (inclusive), and all they touch;
+    with no selection, the whole graph. Connection settings default to ``NEO4J_URI``,
+    ``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``.
+    """
+    import os
+
+    from pith_graph.loader.export import Selection, export_subgraph
+    from pith_graph.loader.stores.neo4j import Neo4jStore
+
+    env = os.environ
+    with Neo4jStore.connect(
+        uri or env.get("NEO4J_URI", "bolt://127.0.0.1:7687"),
+        user or env.get("NEO4J_USER", "neo4j"),
+        password if password is not None else env.get("NEO4J_PASSWORD"),
+        database or env.get("NEO4J_DATABASE", "neo4j"),
+    ) as store:
+        return export_subgraph(store, Selection(category, author, hops, submitted_from, submitted_to))

@@ -36,8 +36,15 @@ __all__ = [
     "DELETE_ORPHANS",
     "DELETE_PAPERS",
     "DETACH_PAPERS",
+    "EXPORT_AUTHORS_OF_PAPERS",
     "EXPORT_EDGES",
+    "EXPORT_FILTER_PAPERS",
     "EXPORT_NODES",
+    "EXPORT_PAPERS",
+    "EXPORT_PAPERS_BETWEEN",
+    "EXPORT_PAPERS_OF_AUTHORS",
+    "EXPORT_PAPERS_OF_CATEGORY",
+    "EXPORT_PAPER_EDGES",
     "KNOWN_BUNDLE_DIGESTS",
     "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
@@ -287,6 +294,58 @@ EXPORT_NODES = "MATCH (n) RETURN elementId(n) AS id, labels(n) AS labels, proper
 EXPORT_EDGES = """
 MATCH (a)-[r]->(b)
 RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
+"""
+
+# Subgraph export (loader/export.py): pick papers, then read them and all they touch.
+_EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
+
+EXPORT_PAPERS_OF_AUTHORS = """
+UNWIND $keys AS key
+MATCH (:Author {nameKey: key})-[:AUTHORED]->(p:Paper)
+RETURN DISTINCT p.pithNumber AS pith
+"""
+
+EXPORT_AUTHORS_OF_PAPERS = """
+UNWIND $piths AS pith
+MATCH (:Paper {pithNumber: pith})<-[:AUTHORED]-(a:Author)
+RETURN DISTINCT a.nameKey AS key
+"""
+
+EXPORT_FILTER_PAPERS = f"""
+UNWIND $piths AS pith
+MATCH (p:Paper {{pithNumber: pith}})
+WHERE {_EXPORT_DATES}
+  AND ($category IS NULL OR EXISTS {{ (p)-[:IN_CATEGORY]->(:Category {{code: $category}}) }})
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS_OF_CATEGORY = f"""
+MATCH (:Category {{code: $category}})<-[:IN_CATEGORY]-(p:Paper)
+WHERE {_EXPORT_DATES}
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS_BETWEEN = f"""
+MATCH (p:Paper)
+WHERE {_EXPORT_DATES}
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+RETURN properties(p) AS props
+"""
+
+#: Every edge of the papers, with the node at its other end.
+EXPORT_PAPER_EDGES = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})-[r]-(n)
+RETURN pith, type(r) AS type, startNode(r) = p AS outgoing, labels(n)[0] AS label,
+       properties(n) AS props, properties(r) AS rel
 """
 
 #: Delete everything (tests), in auto-committed chunks: relationships first, so that no

@@ -196,6 +196,11 @@ class Neo4jStore:
         with self._session("exporting the graph") as session:
             return session.execute_read(read)
 
+    def read(self, work: Callable[[neo4j.ManagedTransaction], T], action: str) -> T:
+        """``work(tx)`` in one managed read transaction; driver errors become StoreError."""
+        with self._session(action) as session:
+            return session.execute_read(work)
+
     def close(self) -> None:
         self.driver.close()
 

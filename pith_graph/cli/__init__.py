@@ -5,7 +5,7 @@ Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usa
 wrong password, missing database); 130 interrupted.
 
 Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``prune``
-(:mod:`pith_graph.cli.prune`) and ``serve``
+(:mod:`pith_graph.cli.prune`), ``export`` (:mod:`pith_graph.cli.export`) and ``serve``
 (:mod:`pith_graph.cli.serve`, which builds the API's settings and calls
 :func:`pith_graph.api.serve.serve`).
 """
@@ -20,6 +20,7 @@ from typing import NoReturn
 from rich.console import Console
 
 from pith_graph.cli.commands import add_loader_commands
+from pith_graph.cli.export import add_export_command
 from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser
 from pith_graph.cli.prune import add_prune_command
 from pith_graph.cli.serve import add_serve_command
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_loader_commands(commands)
     add_prune_command(commands)
+    add_export_command(commands)
     add_serve_command(commands)
     return parser
 
@@ -42,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code."""
     args = build_parser().parse_args(argv)
     err = Console(stderr=True, soft_wrap=True)
-    if getattr(args, "save", None) and getattr(args, "backend", "memory") != "memory":
+    if args.command == "load" and args.save and args.backend != "memory":
         err.print("pith-graph: error: --save works with --backend memory only", markup=False)
         return EXIT_USAGE
     try:
