@@ -55,10 +55,15 @@ def _add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool 
 
 
 def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
-    """Connection options, defaulting to NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD / NEO4J_DATABASE."""
+    """Connection options, defaulting to NEO4J_URI / NEO4J_USER / NEO4J_DATABASE; the password
+    is found as :func:`~pith_graph.loader.stores.neo4j_auth.resolve_password` says."""
     parser.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
     parser.add_argument("--user", default=os.environ.get("NEO4J_USER", "neo4j"))
-    parser.add_argument("--password", default=os.environ.get("NEO4J_PASSWORD"))
+    password = parser.add_mutually_exclusive_group()
+    password.add_argument("--password", help="visible to other users in process lists: prefer --password-file")
+    password.add_argument("--password-file", metavar="FILE",
+                          help="file holding the password (mode 0600); default: NEO4J_PASSWORD, "
+                               "NEO4J_PASSWORD_FILE, then the local server's $NEO4J_DATA/password or ./.neo4j/password")
     parser.add_argument("--database", default=os.environ.get("NEO4J_DATABASE", "neo4j"))
 
 
@@ -69,8 +74,10 @@ def open_store(args: argparse.Namespace) -> GraphStore:
 
         return MemoryStore()
     from pith_graph.loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
+    from pith_graph.loader.stores.neo4j_auth import resolve_password
 
-    return Neo4jStore.connect(args.uri, args.user, args.password, args.database)
+    password = resolve_password(args.uri, password=args.password, password_file=args.password_file)
+    return Neo4jStore.connect(args.uri, args.user, password, args.database)
 
 
 def _keyring(args: argparse.Namespace) -> Keyring:
