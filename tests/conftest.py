@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -123,6 +124,14 @@ def _start(data: Path, password: str | None, auth: bool) -> Neo4jServer:
     if auth:
         server.password = read_password(data / "password")
     return server
+
+
+def pinned(name: str) -> str:
+    """A version property of the launcher's pom, e.g. ``pinned("gds.version")``."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    found = ET.parse(NEO4J_SCRIPT.parent / "neo4j-launcher" / "pom.xml").getroot().find(f"m:properties/m:{name}", ns)
+    assert found is not None and found.text, name
+    return found.text
 
 
 def read_password(path: Path) -> str:

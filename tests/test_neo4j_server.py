@@ -11,7 +11,6 @@ import re
 import stat
 import subprocess
 import urllib.request
-import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,18 +18,7 @@ import neo4j
 import pytest
 from neo4j.exceptions import AuthError
 
-from conftest import NEO4J_SCRIPT, PROJECT, Neo4jServer, free_port, read_password
-
-POM = PROJECT / "scripts" / "neo4j-launcher" / "pom.xml"
-
-
-def pinned(name: str) -> str:
-    """A version property of the launcher's pom, e.g. ``pinned("gds.version")``."""
-    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
-    found = ET.parse(POM).getroot().find(f"m:properties/m:{name}", ns)
-    assert found is not None and found.text, name
-    return found.text
-
+from conftest import NEO4J_SCRIPT, Neo4jServer, free_port, pinned, read_password
 
 def answer(server: Neo4jServer, query: str) -> object:
     with neo4j.GraphDatabase.driver(server.uri, auth=(server.user, server.password or "")) as driver:
