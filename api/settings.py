@@ -17,6 +17,7 @@ variable                       meaning                      default
 ``PITH_API_NEO4J_THREADS``     concurrent Neo4j reads       16
 ``PITH_API_GRAPHIQL``          serve GraphiQL (``0``/``1``)  ``1``
 ``NEO4J_URI`` ...              as for ``pith-graph load``
+``NEO4J_PASSWORD_FILE``        Neo4j password in a file     (see ``loader/stores/neo4j_auth.py``)
 =============================  ===========================  ==========================
 """
 
@@ -29,6 +30,7 @@ from typing import Any, Literal
 
 from pith_graph.api.limits import RequestLimits
 from pith_graph.errors import UsageError
+from pith_graph.loader.stores.neo4j_auth import resolve_password
 
 __all__ = ["ServerSettings"]
 
@@ -58,6 +60,7 @@ class ServerSettings:
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: str | None = None
+    neo4j_password_file: str | None = None
     neo4j_database: str = "neo4j"
     neo4j_threads: int = 16
     graphiql: bool = True
@@ -103,7 +106,6 @@ class ServerSettings:
         for variable, key in (
             ("NEO4J_URI", "neo4j_uri"),
             ("NEO4J_USER", "neo4j_user"),
-            ("NEO4J_PASSWORD", "neo4j_password"),
             ("NEO4J_DATABASE", "neo4j_database"),
         ):
             if variable in env:
@@ -116,4 +118,14 @@ class ServerSettings:
         except ValueError as err:
             raise UsageError(f"bad limit setting: {err}") from err
         values.update({key: value for key, value in overrides.items() if value is not None})
-        return cls(**values)
+        settings = cls(**values)
+        if settings.backend != "neo4j":
+            return settings
+        # NEO4J_PASSWORD, NEO4J_PASSWORD_FILE, the local server's file: in resolve_password's order.
+        password = resolve_password(
+            settings.neo4j_uri,
+            password=settings.neo4j_password,
+            password_file=settings.neo4j_password_file,
+            environ=env,
+        )
+        return replace(settings, neo4j_password=password)

@@ -75,18 +75,21 @@ def export_graph(
     (see :mod:`pith_graph.loader.export`): the papers of ``category``, of ``author`` (and
     coauthors up to ``hops``), submitted between the dates (inclusive), and all they touch;
     with no selection, the whole graph. Connection settings default to ``NEO4J_URI``,
-    ``NEO4J_USER``, ``NEO4J_PASSWORD``, ``NEO4J_DATABASE``.
+    ``NEO4J_USER``, ``NEO4J_DATABASE``; the password is found as ``pith-graph load`` finds
+    it (:func:`~pith_graph.loader.stores.neo4j_auth.resolve_password`).
     """
     import os
 
     from pith_graph.loader.export import Selection, export_subgraph
     from pith_graph.loader.stores.neo4j import Neo4jStore
+    from pith_graph.loader.stores.neo4j_auth import resolve_password
 
     env = os.environ
+    uri = uri or env.get("NEO4J_URI", "bolt://127.0.0.1:7687")
     with Neo4jStore.connect(
-        uri or env.get("NEO4J_URI", "bolt://127.0.0.1:7687"),
+        uri,
         user or env.get("NEO4J_USER", "neo4j"),
-        password if password is not None else env.get("NEO4J_PASSWORD"),
+        resolve_password(uri, password=password),
         database or env.get("NEO4J_DATABASE", "neo4j"),
     ) as store:
         return export_subgraph(store, Selection(category, author, hops, submitted_from, submitted_to))

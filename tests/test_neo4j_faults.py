@@ -56,6 +56,12 @@ def server(start_neo4j: Callable[..., Any]) -> Iterator[Any]:
     private.script("stop", timeout=180)
 
 
+def test_neo4j_password_is_the_password_and_is_kept_in_the_password_file(server: Any) -> None:
+    assert server.password_file is not None
+    assert server.password_file.read_text() == PASSWORD + "\n"
+    server.connect().close()  # and the server agrees
+
+
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     info = write_corpus(

@@ -53,8 +53,9 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
     if isinstance(error, AuthError):
         return StoreError(
             StoreErrorCode.AUTH,
-            f"{where} refused the credentials ({_one_line(error)}); "
-            "check --user/--password or NEO4J_USER/NEO4J_PASSWORD",
+            f"{where} refused the credentials ({_one_line(error)}); check --user and "
+            "--password/--password-file, or NEO4J_USER and NEO4J_PASSWORD/NEO4J_PASSWORD_FILE "
+            "(scripts/neo4j keeps its server's password in $NEO4J_DATA/password)",
         )
     if isinstance(error, Neo4jError) and (error.code or "").startswith(_DATABASE_CODES):
         return StoreError(
@@ -92,7 +93,8 @@ def translated(uri: str, database: str, action: str) -> Iterator[None]:
 def open_driver(uri: str, user: str, password: str | None, database: str) -> neo4j.Driver:
     """A driver that has reached ``database`` with these credentials, or a StoreError.
 
-    No password means no authentication (the local dev server runs without it).
+    No password means no authentication (a server started with ``NEO4J_AUTH=none``);
+    :func:`~pith_graph.loader.stores.neo4j_auth.resolve_password` finds the password to pass.
     """
     auth = (user, password) if password else None
     try:

@@ -12,7 +12,7 @@ import networkx as nx
 import orjson
 from rich.console import Console
 
-from pith_graph.cli.options import EXIT_OK, add_neo4j_options
+from pith_graph.cli.options import EXIT_OK, add_neo4j_options, connect_neo4j
 from pith_graph.errors import UsageError
 
 __all__ = ["add_export_command", "cmd_export"]
@@ -38,14 +38,13 @@ def add_export_command(commands: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from pith_graph.loader.export import Selection, export_subgraph
-    from pith_graph.loader.stores.neo4j import Neo4jStore
 
     target = Path(args.save)
     if not target.parent.is_dir() or target.is_dir():
         raise UsageError(f"cannot write {target}: not a file in an existing folder")
     selection = Selection(args.category, args.author, args.hops, args.submitted_from, args.submitted_to)
     started = time.perf_counter()
-    with Neo4jStore.connect(args.uri, args.user, args.password, args.database) as store:
+    with connect_neo4j(args) as store:
         G = export_subgraph(store, selection)
     target.write_bytes(orjson.dumps(nx.node_link_data(G, edges="edges")))
     seconds = time.perf_counter() - started
