@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from conftest import Neo4jServer
 
-from pith_graph.api.settings import Settings
+from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import UsageError
 from pith_graph.loader.stores.neo4j_auth import is_loopback, read_password_file, resolve_password
 
@@ -135,21 +135,21 @@ def test_a_missing_or_empty_named_file_is_a_usage_error(tmp_path: Path) -> None:
 def test_the_api_finds_the_password_only_for_the_neo4j_backend(tmp_path: Path) -> None:
     private_file(tmp_path / "password", "from-data-folder")
     env = {"NEO4J_DATA": str(tmp_path)}
-    assert Settings.from_env(env, backend="neo4j").neo4j_password == "from-data-folder"
-    assert Settings.from_env(env).neo4j_password is None  # memory: no Neo4j, no password
+    assert ServerSettings.from_env(env, backend="neo4j").neo4j_password == "from-data-folder"
+    assert ServerSettings.from_env(env).neo4j_password is None  # memory: no Neo4j, no password
     (tmp_path / "password").chmod(0o644)
-    assert Settings.from_env(env).backend == "memory"  # a bad file matters only when used
+    assert ServerSettings.from_env(env).backend == "memory"  # a bad file matters only when used
     with pytest.raises(UsageError, match="chmod 600"):
-        Settings.from_env(env, backend="neo4j")
+        ServerSettings.from_env(env, backend="neo4j")
 
 
 def test_the_apis_password_file_option_beats_neo4j_password(tmp_path: Path) -> None:
     path = private_file(tmp_path / "pw", "from-option")
     env = {"NEO4J_PASSWORD": "from-env", "PITH_API_BACKEND": "neo4j"}
-    assert Settings.from_env(env).neo4j_password == "from-env"
-    assert Settings.from_env(env, neo4j_password_file=str(path)).neo4j_password == "from-option"
+    assert ServerSettings.from_env(env).neo4j_password == "from-env"
+    assert ServerSettings.from_env(env, neo4j_password_file=str(path)).neo4j_password == "from-option"
     env["NEO4J_PASSWORD_FILE"] = str(path)
-    assert Settings.from_env({**env, "NEO4J_PASSWORD": ""}).neo4j_password == "from-option"
+    assert ServerSettings.from_env({**env, "NEO4J_PASSWORD": ""}).neo4j_password == "from-option"
 
 
 # -- the command line ------------------------------------------------------------------------
