@@ -27,6 +27,7 @@ from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
 from pith_graph.loader.verify import stated_bundle_digest, verify_bundle
+from pith_graph.loader.workers import die_with_parent
 
 __all__ = ["LoadReport", "Rejection", "WorkerConfig", "process_one", "run"]
 
@@ -146,8 +147,9 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
 _worker_config: WorkerConfig | None = None
 
 
-def _init_worker(config: WorkerConfig) -> None:
+def _init_worker(config: WorkerConfig, parent_pid: int) -> None:
     global _worker_config
+    die_with_parent(parent_pid)  # a killed loader must not leave its workers behind
     _worker_config = config
 
 
@@ -208,7 +210,7 @@ def _pool(workers: int, config: WorkerConfig) -> ProcessPoolExecutor:
     # (forkserver and spawn would, breaking scripts without a main guard).
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(config,))
+    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(config, os.getpid()))
 
 
 def _ordered(futures: Iterator[Future[list[Result]]], window: int) -> Iterator[Result]:
