@@ -21,11 +21,12 @@ from typing import Any
 import pytest
 
 from pith_graph.errors import StoreError
-from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.base import GraphExport
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.schema.database import constraints, indexes
 from pith_graph.testing.corpus import write_corpus
 
 pytestmark = pytest.mark.neo4j
@@ -167,6 +168,49 @@ def test_concurrent_overlapping_loads_equal_a_sequential_load(
         assert code == 0, stderr
         assert "Deadlock" not in stderr and "Traceback" not in stderr and "retried" not in stderr, stderr
     assert_same_graph(db.export(), corpus.reference(first, second))
+
+
+def _drop_schema(store: Neo4jStore) -> None:
+    """Back to a fresh database: no data, no constraints, no indexes (but the built-in lookups)."""
+    store.clear()
+    run_query = store.driver.execute_query
+    for record in run_query("SHOW CONSTRAINTS YIELD name", database_=store.database).records:
+        run_query(f"DROP CONSTRAINT `{record['name']}`", database_=store.database)
+    shown = run_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP'", database_=store.database)
+    for record in shown.records:
+        run_query(f"DROP INDEX `{record['name']}`", database_=store.database)
+
+
+def _schema_names(store: Neo4jStore) -> set[str]:
+    """The constraints and the online indexes."""
+    run_query = store.driver.execute_query
+    found = run_query("SHOW CONSTRAINTS YIELD name", database_=store.database).records
+    found += run_query(
+        "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE'", database_=store.database
+    ).records
+    return {record["name"] for record in found}
+
+
+def test_concurrent_first_loads_into_a_fresh_database_both_succeed(server: Any, corpus: Corpus) -> None:
+    """Two loaders creating the schema of a fresh database at once: both load, neither fails.
+
+    Before each round the database is made fresh again (the module's server is fresh on the
+    first); two loaders met on the schema lock in about half the rounds before the fix.
+    """
+    expected = {spec.name for spec in constraints()} | {spec.name for spec in indexes()}
+    store = server.connect()
+    try:
+        for round_number in range(6):
+            _drop_schema(store)
+            assert not expected & _schema_names(store)
+            processes = [loader(server, corpus, [Path(SAMPLES)]) for _ in range(2)]
+            for code, stderr in (finish(process) for process in processes):
+                assert code == 0, f"round {round_number}: {stderr}"
+                assert "Traceback" not in stderr, stderr
+            assert store.counts().nodes["Paper"] == 3
+        assert expected <= _schema_names(store)
+    finally:
+        store.close()
 
 
 # -- connection errors: one clear line, a stable code ----------------------------------------
