@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import BinaryIO
 
-from pith_graph.errors import BundleError, Source
+from pith_graph.errors import BundleError, Source, printable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
 from pith_graph.loader.rows import PaperRows, build_rows
@@ -46,7 +46,7 @@ class Rejection:
     source: Source
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.code}: {self.message}"
+        return f"{self.source}: {self.code}: {printable(self.message)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,8 +116,8 @@ class LoadReport:
             "rejections": [
                 {
                     "code": r.code,
-                    "message": r.message,
-                    "file": r.source.path,
+                    "message": printable(r.message),
+                    "file": r.source.shown_path,
                     "line": r.source.line,
                 }
                 for r in self.rejections

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -131,3 +132,39 @@ def test_malformed_keyring_exit_2(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         f"pith-graph: error: {keys}[0]: key is not valid hex/base64 (non-hexadecimal number found in fromhex() arg at position 0)"
     ]
+
+
+@pytest.mark.parametrize("command", ["verify", "load"])
+def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) -> None:
+    """Undecodable bytes and control characters of a file name are shown as ``\\xNN``, the
+    same in text and JSON; the file is rejected like any other."""
+    folder = os.fsencode(tmp_path)
+    for name in (b"bad\xff.json", b"two\nlines\x1b[31m.json"):
+        with open(os.path.join(folder, name), "wb") as handle:
+            handle.write(b"{}")
+    shown = [f"{tmp_path}/bad\\xff.json", f"{tmp_path}/two\\x0alines\\x1b[31m.json"]
+
+    as_json = pith_graph(command, str(tmp_path), "--json")
+    assert as_json.returncode == 1, as_json.stderr
+    assert "Traceback" not in as_json.stderr
+    report = json.loads(as_json.stdout)
+    assert sorted(r["file"] for r in report["rejections"]) == shown
+    assert {r["code"] for r in report["rejections"]} == {"schema_error"}
+
+    as_text = pith_graph(command, str(tmp_path))
+    assert as_text.returncode == 1, as_text.stderr
+    rejected = sorted(line for line in as_text.stdout.splitlines() if line.startswith("REJECTED"))
+    assert [line.split(": ")[0] for line in rejected] == [f"REJECTED {path}" for path in shown]
+
+    by_name = subprocess.run(
+        [sys.executable, "-m", "pith_graph", command, os.path.join(folder, b"bad\xff.json"), "--json"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert by_name.returncode == 1, by_name.stderr
+    assert [r["file"] for r in json.loads(by_name.stdout)["rejections"]] == shown[:1]
+    missing = subprocess.run(
+        [sys.executable, "-m", "pith_graph", command, b"/no/such/\xff"], capture_output=True, timeout=120
+    )
+    assert missing.returncode == 2
+    assert missing.stderr.decode() == "pith-graph: error: no such file or folder: /no/such/\\xff\n"
