@@ -168,3 +168,30 @@ def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) ->
     )
     assert missing.returncode == 2
     assert missing.stderr.decode() == "pith-graph: error: no such file or folder: /no/such/\\xff\n"
+
+
+@pytest.mark.parametrize(
+    ("destination", "needle"),
+    [
+        pytest.param("/no/such/dir/g.json", "no such folder: /no/such/dir", id="missing-folder"),
+        pytest.param(".", "is a folder", id="a-folder"),
+        pytest.param("{samples}/1907.13257.json/g.json", "is not a folder", id="parent-is-a-file"),
+        pytest.param("/proc/g.json", "cannot write in /proc", id="not-writable"),
+    ],
+)
+def test_save_destination_is_checked_before_loading(destination: str, needle: str) -> None:
+    result = pith_graph("load", SAMPLES, "--save", destination.format(samples=SAMPLES))
+    assert result.returncode == 2
+    assert result.stdout == ""  # nothing was loaded: no report
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pith-graph: error: --save "), result.stderr
+    assert needle in lines[0]
+
+
+def test_save_replaces_an_existing_file_whole(tmp_path: Path) -> None:
+    out = tmp_path / "graph.json"
+    out.write_text("an older graph")
+    result = pith_graph("load", SAMPLES, "--save", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text())["nodes"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json"]  # no temporary file left

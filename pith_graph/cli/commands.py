@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -31,6 +34,7 @@ from pith_graph.cli.options import (
 from pith_graph.errors import UsageError
 from pith_graph.loader.parse import InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
+from pith_graph.loader.stores.base import GraphStore
 
 __all__ = ["add_loader_commands"]
 
@@ -93,12 +97,50 @@ def _batch_size(args: argparse.Namespace) -> int:
     return int(size)
 
 
+def check_save_destination(path: str) -> None:
+    """Refuse a ``--save`` file that could not be written, before anything is loaded: its
+    folder must exist and take a new file, and it must not be a folder or a read-only file."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--save {path}: is a folder")
+    folder = target.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "no such folder"
+        raise UsageError(f"--save {path}: {what}: {folder}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise UsageError(f"--save {path}: the file is not writable")
+    try:  # the one sure test, whoever runs this and however the folder is mounted
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{target.name}.", suffix=".tmp"):
+            pass
+    except OSError as error:
+        raise UsageError(f"--save {path}: cannot write in {folder}: {error.strerror}") from error
+
+
+def _save(store: GraphStore, path: str) -> None:
+    """Write the graph next to ``path``, then rename it over ``path``: a failed save never
+    leaves a truncated file, nor destroys the one that was there."""
+    from pith_graph.loader.stores.memory import MemoryStore
+
+    assert isinstance(store, MemoryStore)
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        store.save(partial)
+        os.replace(partial, target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise UsageError(f"--save {path}: cannot write: {error.strerror or error}") from error
+
+
 def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     out = Console(soft_wrap=True)
     err = Console(stderr=True, soft_wrap=True)
     keyring = keyring_from(args)
     if args.max_bytes <= 0:
         raise UsageError("--max-bytes must be positive")
+    save = getattr(args, "save", None) if load else None
+    if save:
+        check_save_destination(save)
     store = open_store(args) if load else None
     try:
         if store is not None:
@@ -115,11 +157,8 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 on_progress=on_progress,
                 on_rejection=None if args.json else _print_rejection(out),
             )
-        if load and getattr(args, "save", None):
-            from pith_graph.loader.stores.memory import MemoryStore
-
-            assert isinstance(store, MemoryStore)
-            store.save(args.save)
+        if save and store is not None:
+            _save(store, save)
     finally:
         if store is not None:
             store.close()
