@@ -195,3 +195,30 @@ def test_save_replaces_an_existing_file_whole(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert json.loads(out.read_text())["nodes"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json"]  # no temporary file left
+
+
+LOAD_NEO4J = ("load", SAMPLES, "--backend", "neo4j")
+
+
+@pytest.mark.parametrize(
+    ("command", "uri", "needle"),
+    [
+        pytest.param(LOAD_NEO4J, "http://127.0.0.1:7474", "http:// is not a Bolt scheme", id="load-http"),
+        pytest.param(("schema",), "http://127.0.0.1:7474", "http:// is not a Bolt scheme", id="schema-http"),
+        pytest.param(
+            ("serve", "--backend", "neo4j", "--port", "0"),
+            "https://example.org",
+            "https:// is not a Bolt scheme",
+            id="serve-https",
+        ),
+        pytest.param(LOAD_NEO4J, "localhost:7687", "no scheme; use bolt://, bolt+s://", id="no-scheme"),
+        pytest.param(LOAD_NEO4J, "bolt://127.0.0.1:99999", "a number from 1 to 65535", id="port-range"),
+        pytest.param(LOAD_NEO4J, "neo4j://", "no host", id="no-host"),
+    ],
+)
+def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str, needle: str) -> None:
+    result = pith_graph(*command, "--uri", uri)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': "), result.stderr
+    assert needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

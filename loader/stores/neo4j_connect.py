@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from urllib.parse import urlsplit
 
 import neo4j
 from neo4j.exceptions import (
@@ -24,7 +25,11 @@ from neo4j.exceptions import (
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores import cypher
 
-__all__ = ["open_driver", "translated"]
+__all__ = ["URI_SCHEMES", "check_uri", "open_driver", "translated"]
+
+#: The URI schemes of Bolt: plain, TLS (``+s``) and TLS with any certificate (``+ssc``);
+#: ``neo4j`` routes (clusters, Aura), ``bolt`` talks to one server.
+URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 # The driver logs each retried transaction at WARNING ("... will be retried ..."); without a
 # handler Python would print those on stderr. Applications that configure logging still get
@@ -89,11 +94,36 @@ def translated(uri: str, database: str, action: str) -> Iterator[None]:
         raise translate(error, uri, database, action) from error
 
 
+def check_uri(uri: str) -> None:
+    """Raise :class:`UsageError` unless ``uri`` is a Bolt URI the driver can use: a scheme of
+    :data:`URI_SCHEMES`, a host, and a port (if any) from 1 to 65535.
+
+    The driver also takes ``http://`` and ``https://`` (its Query API, which needs packages
+    pith-graph does not install, and which pith-graph does not speak).
+    """
+    schemes = ", ".join(f"{scheme}://" for scheme in URI_SCHEMES)
+    bad = f"bad Neo4j URI {uri!r}"
+    parts = urlsplit(uri)
+    if "://" not in uri or parts.scheme not in URI_SCHEMES:
+        found = f"{parts.scheme}:// is not a Bolt scheme" if "://" in uri else "no scheme"
+        raise UsageError(f"{bad}: {found}; use {schemes}, e.g. bolt://127.0.0.1:7687")
+    if not parts.hostname:
+        raise UsageError(f"{bad}: no host, e.g. bolt://127.0.0.1:7687")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise UsageError(f"{bad}: the port must be a number from 1 to 65535")
+
+
 def open_driver(uri: str, user: str, password: str | None, database: str) -> neo4j.Driver:
     """A driver that has reached ``database`` with these credentials, or a StoreError.
 
-    No password means no authentication (the local dev server runs without it).
+    No password means no authentication (the local dev server runs without it). A URI the
+    driver cannot use is a :class:`UsageError` (:func:`check_uri`).
     """
+    check_uri(uri)
     auth = (user, password) if password else None
     try:
         driver = neo4j.GraphDatabase.driver(
