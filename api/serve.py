@@ -61,7 +61,11 @@ def _open_reader(
 
         store = MemoryStore()
         report = run(
-            list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
+            list(settings.paths) or [SAMPLES],
+            keyring=keyring,
+            store=store,
+            workers=settings.load_workers,
+            exclude=settings.trusted_keys,
         )
         on_loaded(report)
         freeze_loaded_objects()

@@ -55,5 +55,6 @@ def load_graph(
         store=store,
         limits=InputLimits(max_bytes=max_bytes),
         workers=workers,
+        exclude=[trusted_keys] if isinstance(trusted_keys, (str, Path)) else (),
     )
     return store.graph, report

@@ -274,15 +274,17 @@ def run(
     stdin: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
     on_rejection: Callable[[Rejection], None] | None = None,
+    exclude: Iterable[str | os.PathLike[str]] = (),
 ) -> LoadReport:
     """Verify every bundle of ``paths`` and, given a ``store``, write the accepted ones.
 
-    Without a store this is ``pith-graph verify``. Raises :class:`~pith_graph.errors.UsageError`
-    for a path that does not exist (before reading anything) and
-    :class:`~pith_graph.errors.StoreError` when the store fails.
+    Without a store this is ``pith-graph verify``. Files of ``exclude`` (the trusted-keys
+    files) are never read as bundles, even inside a folder of ``paths``. Raises
+    :class:`~pith_graph.errors.UsageError` for a path that does not exist (before reading
+    anything) and :class:`~pith_graph.errors.StoreError` when the store fails.
     """
     started = time.perf_counter()
-    files = expand_paths(paths)
+    files = expand_paths(paths, exclude=exclude)
     known = frozenset(store.known_bundle_digests()) if (store is not None and skip_known) else frozenset()
     config = WorkerConfig(keyring, limits, known)
     report = LoadReport()

@@ -156,6 +156,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 batch_size=_batch_size(args),
                 on_progress=on_progress,
                 on_rejection=None if args.json else _print_rejection(out),
+                exclude=args.trusted_keys,
             )
         if save and store is not None:
             _save(store, save)
