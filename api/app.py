@@ -31,10 +31,11 @@ from strawberry.types import ExecutionResult
 
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
+from pith_graph.api.health import HealthCheck
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
-from pith_graph.errors import QueryTimeout, StoreError
+from pith_graph.errors import QueryTimeout
 from pith_graph.loader.keyring import Keyring
 
 __all__ = ["GraphQLView", "create_app", "key_infos"]
@@ -256,21 +257,22 @@ def create_app(
     limits: RequestLimits | None = None,
     keyring: Keyring | None = None,
     run: Runner = run_inline,
+    ping_run: Runner | None = None,
     graphiql: bool = True,
     backend: str = "memory",
     on_shutdown: Callable[[], None] | None = None,
 ) -> ASGIApp:
-    """The ASGI app serving ``reader``. ``on_shutdown`` runs once the server has stopped
-    accepting requests (close the reader and the runner's threads there)."""
+    """The ASGI app serving ``reader``. ``ping_run`` runs the health check's pings (default:
+    ``run``; give Neo4j a thread of its own, see :mod:`pith_graph.api.health`).
+    ``on_shutdown`` runs once the server has stopped accepting requests (close the reader
+    and the runners' threads there)."""
     limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
     view = GraphQLView(reader, limits, keys, run, graphiql=graphiql)
+    healthy = HealthCheck(reader.ping, ping_run if ping_run is not None else run)
 
     async def healthz(request: Request) -> Response:
-        try:
-            await run(reader.ping)
-        except StoreError as err:
-            log.warning("health check failed: %s", err)
+        if not await healthy():
             return JSONResponse({"status": "unavailable", "backend": backend}, status_code=503)
         return JSONResponse({"status": "ok", "backend": backend})
 

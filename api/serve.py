@@ -54,7 +54,8 @@ def _keyring(settings: ServerSettings) -> Keyring:
 
 def _open_reader(
     settings: ServerSettings, keyring: Keyring, on_loaded: Callable[[LoadReport], None]
-) -> tuple[GraphReader, Runner]:
+) -> tuple[GraphReader, Runner, Runner]:
+    """The reader, the runner of its reads and the runner of the health check's pings."""
     if settings.backend == "memory":
         from pith_graph.api.reads.memory import MemoryReader
         from pith_graph.loader.stores.memory import MemoryStore
@@ -69,7 +70,7 @@ def _open_reader(
         )
         on_loaded(report)
         freeze_loaded_objects()
-        return MemoryReader(store.graph), run_inline
+        return MemoryReader(store.graph), run_inline, run_inline
     if settings.paths:
         raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
     from pith_graph.api.reads.neo4j import Neo4jReader
@@ -81,7 +82,7 @@ def _open_reader(
         settings.neo4j_database,
         timeout=settings.limits.timeout_seconds,
     )
-    return reader, ThreadRunner(settings.neo4j_threads)
+    return reader, ThreadRunner(settings.neo4j_threads), ThreadRunner(1)
 
 
 def serve(
@@ -97,11 +98,12 @@ def serve(
     :class:`~pith_graph.errors.StoreError` before serving when it cannot.
     """
     keyring = _keyring(settings)
-    reader, runner = _open_reader(settings, keyring, on_loaded)
+    reader, runner, ping_runner = _open_reader(settings, keyring, on_loaded)
 
     def shutdown() -> None:
-        if isinstance(runner, ThreadRunner):
-            runner.close()
+        for threads in (runner, ping_runner):
+            if isinstance(threads, ThreadRunner):
+                threads.close()
         reader.close()
 
     app = create_app(
@@ -109,6 +111,7 @@ def serve(
         limits=settings.limits,
         keyring=keyring,
         run=runner,
+        ping_run=ping_runner,
         graphiql=settings.graphiql,
         backend=settings.backend,
         on_shutdown=shutdown,

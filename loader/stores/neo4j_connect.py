@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import neo4j
@@ -25,7 +26,15 @@ from neo4j.exceptions import (
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores import cypher
 
-__all__ = ["URI_SCHEMES", "check_uri", "open_driver", "translated"]
+__all__ = [
+    "LOAD_TIMEOUTS",
+    "READ_TIMEOUTS",
+    "URI_SCHEMES",
+    "DriverTimeouts",
+    "check_uri",
+    "open_driver",
+    "translated",
+]
 
 #: The URI schemes of Bolt: plain, TLS (``+s``) and TLS with any certificate (``+ssc``);
 #: ``neo4j`` routes (clusters, Aura), ``bolt`` talks to one server.
@@ -38,6 +47,26 @@ logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 #: How long a managed transaction keeps retrying transient failures (deadlocks, a restart).
 MAX_RETRY_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class DriverTimeouts:
+    """How long a driver waits, in seconds: ``connect`` (TCP and Bolt handshake),
+    ``acquire`` (a connection from the pool, connecting included), ``retry`` (managed
+    transactions retry transient errors this long; 0: never), and ``liveness_check`` (a
+    pooled connection idle longer is tested before use; ``None``: never)."""
+
+    connect: float
+    acquire: float
+    retry: float
+    liveness_check: float | None = None
+
+
+#: The loader: a batch rides out deadlocks and a restarting server.
+LOAD_TIMEOUTS = DriverTimeouts(connect=10.0, acquire=60.0, retry=MAX_RETRY_SECONDS)
+#: The API: a request (and the health check) fails fast while the server is down, and the
+#: client asks again; a connection left idle across a restart is tested, not tried and failed.
+READ_TIMEOUTS = DriverTimeouts(connect=2.0, acquire=3.0, retry=0.0, liveness_check=2.0)
 
 _DATABASE_CODES = ("Neo.ClientError.Database.DatabaseNotFound", "Neo.ClientError.Database.")
 _UNAVAILABLE_CODES = ("Neo.TransientError.General.DatabaseUnavailable",)
@@ -68,7 +97,7 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
     if isinstance(error, (ServiceUnavailable, SessionExpired)) or (
         isinstance(error, Neo4jError) and error.code in _UNAVAILABLE_CODES
     ):
-        if action == "connecting":
+        if action in ("connecting", "reading"):
             hint = "is the server running? (scripts/neo4j start)"
         else:
             hint = (
@@ -117,7 +146,13 @@ def check_uri(uri: str) -> None:
         raise UsageError(f"{bad}: the port must be a number from 1 to 65535")
 
 
-def open_driver(uri: str, user: str, password: str | None, database: str) -> neo4j.Driver:
+def open_driver(
+    uri: str,
+    user: str,
+    password: str | None,
+    database: str,
+    timeouts: DriverTimeouts = LOAD_TIMEOUTS,
+) -> neo4j.Driver:
     """A driver that has reached ``database`` with these credentials, or a StoreError.
 
     No password means no authentication (the local dev server runs without it). A URI the
@@ -129,9 +164,10 @@ def open_driver(uri: str, user: str, password: str | None, database: str) -> neo
         driver = neo4j.GraphDatabase.driver(
             uri,
             auth=auth,
-            max_transaction_retry_time=MAX_RETRY_SECONDS,
-            connection_timeout=10.0,
-            connection_acquisition_timeout=60.0,
+            max_transaction_retry_time=timeouts.retry,
+            connection_timeout=timeouts.connect,
+            connection_acquisition_timeout=timeouts.acquire,
+            liveness_check_timeout=timeouts.liveness_check,
             warn_notification_severity="OFF",
             user_agent="pith-graph",
         )
