@@ -158,11 +158,13 @@ class GraphQLView(GraphQL[Context, None]):
 
 
 class Guard:
-    """Caps request bodies (413 with a GraphQL error) and adds safe response headers."""
+    """Caps request bodies in size (413) and in time (408), each answered with a GraphQL
+    error, and adds safe response headers."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, body_timeout: float = 10.0) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
 
     async def _refuse(self, send: Send, status: int, message: str, code: str) -> None:
         body = orjson.dumps(error_body(message, code))
@@ -179,6 +181,35 @@ class Guard:
         )
         await send({"type": "http.response.body", "body": body})
 
+    async def _read_body(self, length: bytes | None, receive: Receive, send: Send) -> bytes | None:
+        """The whole body, or ``None`` once refused (too large, too slow, malformed) or the
+        client went away. Any body is read, even a GET's: one left half-sent would hold the
+        connection after the answer."""
+        too_large = f"The request body is larger than {self.max_body_bytes} bytes."
+        if length is not None and not length.isdigit():
+            await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST")
+            return None
+        if length is not None and int(length) > self.max_body_bytes:
+            await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+            return None
+        body = bytearray()
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    body += message.get("body", b"")
+                    if len(body) > self.max_body_bytes:
+                        await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+                        return None
+                    if not message.get("more_body", False):
+                        return bytes(body)
+        except TimeoutError:
+            late = f"The request body did not arrive within {self.body_timeout:g} s."
+            await self._refuse(send, 408, late, "TIMEOUT")
+            return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -192,36 +223,21 @@ class Guard:
                 message = {**message, "headers": headers}
             await send(message)
 
-        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        headers = dict(scope.get("headers", []))
+        declares_body = b"transfer-encoding" in headers or headers.get(b"content-length", b"0") != b"0"
+        if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declares_body:
             await self.app(scope, receive, send_with_headers)
             return
-        too_large = f"The request body is larger than {self.max_body_bytes} bytes."
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                if not value.isdigit():
-                    await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST")
-                    return
-                if int(value) > self.max_body_bytes:
-                    await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
-                    return
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if len(body) > self.max_body_bytes:
-                await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
-                return
-            if not message.get("more_body", False):
-                break
+        body = await self._read_body(headers.get(b"content-length"), receive, send)
+        if body is None:
+            return
         replayed = False
 
         async def replay() -> Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
         await self.app(scope, replay, send_with_headers)
@@ -293,4 +309,4 @@ def create_app(
         ],
         lifespan=lifespan,
     )
-    return Guard(app, limits.max_body_bytes)
+    return Guard(app, limits.max_body_bytes, limits.body_timeout_seconds)

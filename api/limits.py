@@ -1,17 +1,21 @@
 """RequestLimits that keep one request from taking the server down, on by default.
 
-========================  =========  ==============================================
-limit                     default    enforced by
-========================  =========  ==============================================
-``max_depth``             10         strawberry's ``QueryDepthLimiter`` rule
-``max_aliases``           30         strawberry's ``MaxAliasesLimiter`` rule
-``max_tokens``            2000       the GraphQL parser (lexical tokens, comments
+==========================  =======  ==============================================
+limit                       default  enforced by
+==========================  =======  ==============================================
+``max_depth``               10       strawberry's ``QueryDepthLimiter`` rule
+``max_aliases``             30       strawberry's ``MaxAliasesLimiter`` rule
+``max_tokens``              2000     the GraphQL parser (lexical tokens, comments
                                      and source length are each bounded)
-``max_page_size``         100        ``first`` arguments (:func:`page_size`)
-``max_body_bytes``        65536      the HTTP layer (``api.app``)
-``timeout_seconds``       10         the HTTP layer, and Neo4j's transaction timeout
-``max_path_hops``         6          ``collaborationPath(maxHops:)``
-========================  =========  ==============================================
+``max_page_size``           100      ``first`` arguments (:func:`page_size`)
+``max_body_bytes``          65536    the HTTP layer (``api.app``): 413
+``header_timeout_seconds``  10       the HTTP protocol (``api.protocols``): headers
+                                     not complete in time close the connection
+``body_timeout_seconds``    10       the HTTP layer: a body not received in time
+                                     is a 408 (``TIMEOUT``)
+``timeout_seconds``         10       the HTTP layer, and Neo4j's transaction timeout
+``max_path_hops``           6        ``collaborationPath(maxHops:)``
+==========================  =======  ==============================================
 
 Going over a limit is a ``LIMIT_EXCEEDED`` error; the settings (``api.settings``) read each
 from the environment.
@@ -46,6 +50,8 @@ class RequestLimits:
     max_page_size: int = 100
     default_page_size: int = 20
     max_body_bytes: int = 64 * 1024
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 10.0
     timeout_seconds: float = 10.0
     max_path_hops: int = MAX_PATH_HOPS
     default_path_hops: int = 4
@@ -56,8 +62,9 @@ class RequestLimits:
                 raise ValueError(f"{name} must be at least 1")
         if not 0 < self.default_page_size <= self.max_page_size:
             raise ValueError("default_page_size must be between 1 and max_page_size")
-        if self.timeout_seconds <= 0:
-            raise ValueError("timeout_seconds must be positive")
+        for name in ("timeout_seconds", "header_timeout_seconds", "body_timeout_seconds"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
         if not 1 <= self.max_path_hops <= MAX_PATH_HOPS:
             raise ValueError(f"max_path_hops must be between 1 and {MAX_PATH_HOPS}")
         if not 1 <= self.default_path_hops <= self.max_path_hops:

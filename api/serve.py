@@ -21,6 +21,7 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.context import Runner, ThreadRunner, run_inline
+from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import UsageError
@@ -122,6 +123,7 @@ def serve(
         host=settings.host,
         port=settings.port,
         lifespan="on",
+        http=protocol_with_header_timeout(settings.limits.header_timeout_seconds),
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         server_header=False,
         log_config=None,

@@ -1,23 +1,25 @@
 """The server's settings: one object, read from the environment and validated at start-up.
 
-=============================  ===========================  ==========================
-variable                       meaning                      default
-=============================  ===========================  ==========================
-``PITH_API_HOST``              interface to listen on       ``127.0.0.1``
-``PITH_API_PORT``              port                         ``8000``
-``PITH_API_BACKEND``           ``memory`` or ``neo4j``      ``memory``
-``PITH_API_TRUSTED_KEYS``      trusted-keys file            (registry key only)
-``PITH_API_MAX_DEPTH``         query depth                  10
-``PITH_API_MAX_ALIASES``       aliases per document         30
-``PITH_API_MAX_TOKENS``        lexical tokens per document  2000
-``PITH_API_MAX_PAGE_SIZE``     largest ``first``            100
-``PITH_API_MAX_BODY_BYTES``    request body size            65536
-``PITH_API_TIMEOUT_SECONDS``   per-request time limit       10
-``PITH_API_MAX_PATH_HOPS``     largest ``maxHops``          6
-``PITH_API_NEO4J_THREADS``     concurrent Neo4j reads       16
-``PITH_API_GRAPHIQL``          serve GraphiQL (``0``/``1``)  ``1``
-``NEO4J_URI`` ...              as for ``pith-graph load``
-=============================  ===========================  ==========================
+=====================================  ============================  ===================
+variable                               meaning                       default
+=====================================  ============================  ===================
+``PITH_API_HOST``                      interface to listen on        ``127.0.0.1``
+``PITH_API_PORT``                      port                          ``8000``
+``PITH_API_BACKEND``                   ``memory`` or ``neo4j``       ``memory``
+``PITH_API_TRUSTED_KEYS``              trusted-keys file             (registry key only)
+``PITH_API_MAX_DEPTH``                 query depth                   10
+``PITH_API_MAX_ALIASES``               aliases per document          30
+``PITH_API_MAX_TOKENS``                lexical tokens per document   2000
+``PITH_API_MAX_PAGE_SIZE``             largest ``first``             100
+``PITH_API_MAX_BODY_BYTES``            request body size             65536
+``PITH_API_HEADER_TIMEOUT_SECONDS``    time to send the headers      10
+``PITH_API_BODY_TIMEOUT_SECONDS``      time to send the body         10
+``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
+``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
+``PITH_API_NEO4J_THREADS``             concurrent Neo4j reads        16
+``PITH_API_GRAPHIQL``                  serve GraphiQL (``0``/``1``)  ``1``
+``NEO4J_URI`` ...                      as for ``pith-graph load``
+=====================================  ============================  ===================
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_PAGE_SIZE": ("max_page_size", int),
     "PITH_API_MAX_BODY_BYTES": ("max_body_bytes", int),
     "PITH_API_TIMEOUT_SECONDS": ("timeout_seconds", float),
+    "PITH_API_HEADER_TIMEOUT_SECONDS": ("header_timeout_seconds", float),
+    "PITH_API_BODY_TIMEOUT_SECONDS": ("body_timeout_seconds", float),
     "PITH_API_MAX_PATH_HOPS": ("max_path_hops", int),
 }
 
