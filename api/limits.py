@@ -8,6 +8,10 @@ limit                       default  enforced by
 ``max_tokens``              2000     the GraphQL parser (lexical tokens, comments
                                      and source length are each bounded)
 ``max_page_size``           100      ``first`` arguments (:func:`page_size`)
+``max_cost``                25000    :class:`~pith_graph.api.cost.CostLimit`, before
+                                     execution: the objects the lists of a query may
+                                     return, ``first`` (default 20) multiplied down
+                                     each path and summed (:mod:`pith_graph.api.cost`)
 ``max_body_bytes``          65536    the HTTP layer (``api.app``): 413
 ``header_timeout_seconds``  10       the HTTP protocol (``api.protocols``): headers
                                      not complete in time close the connection
@@ -34,6 +38,7 @@ from strawberry.extensions.max_aliases import create_validator as max_aliases_ru
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
 from pith_graph.api.coded_errors import CodedErrors
+from pith_graph.api.cost import CostLimit
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 from pith_graph.errors import BadUserInput, LimitExceeded
 
@@ -49,6 +54,7 @@ class RequestLimits:
     max_tokens: int = 2000
     max_page_size: int = 100
     default_page_size: int = 20
+    max_cost: int = 25_000
     max_body_bytes: int = 64 * 1024
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
@@ -57,7 +63,7 @@ class RequestLimits:
     default_path_hops: int = 4
 
     def __post_init__(self) -> None:
-        for name in ("max_depth", "max_aliases", "max_tokens", "max_page_size", "max_body_bytes"):
+        for name in ("max_depth", "max_aliases", "max_tokens", "max_page_size", "max_cost", "max_body_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not 0 < self.default_page_size <= self.max_page_size:
@@ -115,7 +121,8 @@ class ParserLimits(SchemaExtension):
 
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
-    error codes, parser limits, validation limits, then the parse and validation caches.
+    error codes, parser limits, validation limits, the parse and validation caches, then the
+    cost limit (after validation: it counts with the request's variables, so it is not cached).
 
     The validation rules are built once here, so the validation cache can recognise them.
     """
@@ -130,4 +137,5 @@ def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtensio
         partial(AddValidationRules, rules),
         partial(ParserCache, maxsize=256),
         partial(ValidationCache, maxsize=256),
+        partial(CostLimit, limits),
     ]

@@ -11,6 +11,7 @@ variable                               meaning                       default
 ``PITH_API_MAX_ALIASES``               aliases per document          30
 ``PITH_API_MAX_TOKENS``                lexical tokens per document   2000
 ``PITH_API_MAX_PAGE_SIZE``             largest ``first``             100
+``PITH_API_MAX_COST``                  query cost (``api.cost``)     25000
 ``PITH_API_MAX_BODY_BYTES``            request body size             65536
 ``PITH_API_HEADER_TIMEOUT_SECONDS``    time to send the headers      10
 ``PITH_API_BODY_TIMEOUT_SECONDS``      time to send the body         10
@@ -41,6 +42,7 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_ALIASES": ("max_aliases", int),
     "PITH_API_MAX_TOKENS": ("max_tokens", int),
     "PITH_API_MAX_PAGE_SIZE": ("max_page_size", int),
+    "PITH_API_MAX_COST": ("max_cost", int),
     "PITH_API_MAX_BODY_BYTES": ("max_body_bytes", int),
     "PITH_API_TIMEOUT_SECONDS": ("timeout_seconds", float),
     "PITH_API_HEADER_TIMEOUT_SECONDS": ("header_timeout_seconds", float),
