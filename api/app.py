@@ -33,6 +33,7 @@ from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.loops import LoopThreads
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
 from pith_graph.errors import QueryTimeout
@@ -86,6 +87,7 @@ class GraphQLView(GraphQL[Context, None]):
         run: Runner,
         *,
         graphiql: bool,
+        threads: LoopThreads | None = None,
     ) -> None:
         super().__init__(
             build_schema(limits),
@@ -97,6 +99,7 @@ class GraphQLView(GraphQL[Context, None]):
         self.limits = limits
         self.keys = keys
         self.runner = run
+        self.threads = threads
 
     async def get_context(self, request: Any, response: Any) -> Context:
         return Context(self.reader, self.limits, self.keys, self.runner)
@@ -118,21 +121,30 @@ class GraphQLView(GraphQL[Context, None]):
         return orjson.dumps(data)
 
     async def execute_single(self, **kwargs: Any) -> ExecutionResult:  # type: ignore[override]
-        """Run one operation under the time limit: at the limit the request's abort signal
-        stops execution at the next field (graphql-core cancels pending resolvers); a hard
-        deadline a little later covers anything that ignores the signal."""
-        context: Context = kwargs["context"]
+        """Run one operation under the time limit, on the execution threads if there are
+        (:mod:`pith_graph.api.loops`): at the limit the request's abort signal stops
+        execution at the next field (graphql-core cancels pending resolvers); a hard
+        deadline a little later answers anyway."""
         limit = self.limits.timeout_seconds
-        timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, _timeout_error(limit))
         try:
             async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
-                result: ExecutionResult = await super().execute_single(**kwargs)
-                return result
+                if self.threads is None:
+                    return await self._execute_in_time(kwargs)
+                return await self.threads.run(lambda: self._execute_in_time(kwargs))
         except TimeoutError:
             return ExecutionResult(
                 data=None,
                 errors=[GraphQLError(str(_timeout_error(limit)), original_error=_timeout_error(limit))],
             )
+
+    async def _execute_in_time(self, kwargs: dict[str, Any]) -> ExecutionResult:
+        """strawberry's execution, aborted at the time limit (a timer on the running loop)."""
+        context: Context = kwargs["context"]
+        limit = self.limits.timeout_seconds
+        timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, _timeout_error(limit))
+        try:
+            result: ExecutionResult = await super().execute_single(**kwargs)
+            return result
         finally:
             timer.cancel()
 
@@ -274,17 +286,20 @@ def create_app(
     keyring: Keyring | None = None,
     run: Runner = run_inline,
     ping_run: Runner | None = None,
+    threads: LoopThreads | None = None,
     graphiql: bool = True,
     backend: str = "memory",
     on_shutdown: Callable[[], None] | None = None,
 ) -> ASGIApp:
     """The ASGI app serving ``reader``. ``ping_run`` runs the health check's pings (default:
-    ``run``; give Neo4j a thread of its own, see :mod:`pith_graph.api.health`).
+    ``run``; give Neo4j a thread of its own, see :mod:`pith_graph.api.health`). ``threads``
+    runs GraphQL executions off the server's event loop (the memory backend's, which are
+    CPU work; see :mod:`pith_graph.api.loops`).
     ``on_shutdown`` runs once the server has stopped accepting requests (close the reader
     and the runners' threads there)."""
     limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
-    view = GraphQLView(reader, limits, keys, run, graphiql=graphiql)
+    view = GraphQLView(reader, limits, keys, run, graphiql=graphiql, threads=threads)
     healthy = HealthCheck(reader.ping, ping_run if ping_run is not None else run)
 
     async def healthz(request: Request) -> Response:

@@ -21,6 +21,7 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.context import Runner, ThreadRunner, run_inline
+from pith_graph.api.loops import LoopThreads
 from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import ServerSettings
@@ -100,11 +101,15 @@ def serve(
     """
     keyring = _keyring(settings)
     reader, runner, ping_runner = _open_reader(settings, keyring, on_loaded)
+    # The memory backend's executions are CPU work: off the event loop (api.loops).
+    threads = LoopThreads(settings.memory_threads) if settings.backend == "memory" else None
 
     def shutdown() -> None:
-        for threads in (runner, ping_runner):
-            if isinstance(threads, ThreadRunner):
-                threads.close()
+        for pool in (runner, ping_runner):
+            if isinstance(pool, ThreadRunner):
+                pool.close()
+        if threads is not None:
+            threads.close()
         reader.close()
 
     app = create_app(
@@ -113,6 +118,7 @@ def serve(
         keyring=keyring,
         run=runner,
         ping_run=ping_runner,
+        threads=threads,
         graphiql=settings.graphiql,
         backend=settings.backend,
         on_shutdown=shutdown,

@@ -18,6 +18,9 @@ variable                               meaning                       default
 ``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
 ``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
 ``PITH_API_NEO4J_THREADS``             concurrent Neo4j reads        16
+``PITH_API_MEMORY_THREADS``            memory backend: threads       4
+                                       running queries off the
+                                       event loop
 ``PITH_API_GRAPHIQL``                  serve GraphiQL (``0``/``1``)  ``1``
 ``NEO4J_URI`` ...                      as for ``pith-graph load``
 =====================================  ============================  ===================
@@ -66,6 +69,8 @@ class ServerSettings:
     neo4j_password: str | None = None
     neo4j_database: str = "neo4j"
     neo4j_threads: int = 16
+    #: Memory backend: threads that run GraphQL executions off the event loop.
+    memory_threads: int = 4
     graphiql: bool = True
     #: Memory backend: verification processes for the load (``None``: one per core).
     load_workers: int | None = None
@@ -77,6 +82,8 @@ class ServerSettings:
             raise UsageError(f"port must be between 0 and 65535, not {self.port}")
         if self.neo4j_threads < 1:
             raise UsageError("PITH_API_NEO4J_THREADS must be at least 1")
+        if self.memory_threads < 1:
+            raise UsageError("PITH_API_MEMORY_THREADS must be at least 1")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
@@ -104,6 +111,8 @@ class ServerSettings:
             values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
         if "PITH_API_NEO4J_THREADS" in env:
             values["neo4j_threads"] = number("PITH_API_NEO4J_THREADS", int)
+        if "PITH_API_MEMORY_THREADS" in env:
+            values["memory_threads"] = number("PITH_API_MEMORY_THREADS", int)
         if "PITH_API_GRAPHIQL" in env:
             values["graphiql"] = env["PITH_API_GRAPHIQL"].strip().lower() not in ("0", "false", "no", "off")
         for variable, key in (

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import subprocess
+import sys
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from apitest import Api, corpus, memory_api, memory_reader, served  # noqa: F401 (fixtures)
 from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, get_named_type, parse
@@ -16,6 +23,7 @@ from pith_graph.api.cost import LIST_SIZES, PAGE_ITEMS, query_cost
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.schema import build_schema
+from pith_graph.testing.corpus import write_corpus
 
 SCHEMA = build_schema()._schema
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -119,3 +127,66 @@ def test_the_cost_limit_is_configurable(memory_reader: MemoryReader) -> None:
         assert api.data("{ papers(first: 10) { nodes { title } } }")["papers"]["nodes"]
         body = api.post("{ papers(first: 11) { nodes { title } } }")
         assert body["errors"][0]["message"] == "The query costs 11, over the limit of 10."
+
+
+# -- one heavy request does not stall the others (memory backend) -----------------------------
+
+#: Seconds of CPU on the memory backend (the cost limit is lifted for it: about 40,000).
+STALLING = _aliases(
+    2, "categories { papers(first: 100) { nodes { title authors { name } categories { code } } } }"
+)
+
+
+@pytest.fixture(scope="module")
+def served_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``pith-graph serve`` (memory backend) over a generated corpus, no cost limit."""
+    info = write_corpus(tmp_path_factory.mktemp("stall"), 2000, seed=12, workers=2, layout="jsonl")
+    env = {**os.environ, "PITH_API_MAX_COST": str(10**9), "PITH_API_TIMEOUT_SECONDS": "60"}
+    args = ["serve", str(info.directory), "--trusted-keys", str(info.keyring_path), "--port", "0"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        output: list[str] = []
+        while not (found := re.search(r"Uvicorn running on (http://\S+)", "".join(output[-1:]))):
+            line = process.stdout.readline()
+            assert line, "".join(output)
+            output.append(line)
+        yield found.group(1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+
+
+def test_a_heavy_query_does_not_stall_health_or_other_queries(served_corpus: str) -> None:
+    latencies: list[float] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        with httpx.Client(base_url=served_corpus, timeout=60) as client:
+            while not done.is_set():
+                started = time.monotonic()
+                assert client.get("/healthz").status_code == 200
+                small = client.post("/graphql", json={"query": "{ papers(first: 1) { nodes { title } } }"})
+                assert small.json()["data"]["papers"]["nodes"]
+                latencies.append(time.monotonic() - started)
+                time.sleep(0.05)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        started = time.monotonic()
+        heavy = httpx.post(f"{served_corpus}/graphql", json={"query": STALLING}, timeout=120)
+        seconds = time.monotonic() - started
+    finally:
+        done.set()
+        prober.join()
+    assert "errors" not in heavy.json()
+    print(f"heavy query {seconds:.1f} s; health + small query during it: max {max(latencies):.2f} s")
+    assert seconds > 1.0, "not heavy enough to show a stall on this machine"
+    assert max(latencies) < 1.0, f"a probe waited {max(latencies):.1f} s behind a {seconds:.1f} s query"
