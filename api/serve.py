@@ -21,6 +21,8 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.context import Runner, ThreadRunner, run_inline
+from pith_graph.api.loops import LoopThreads
+from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import UsageError
@@ -54,18 +56,23 @@ def _keyring(settings: ServerSettings) -> Keyring:
 
 def _open_reader(
     settings: ServerSettings, keyring: Keyring, on_loaded: Callable[[LoadReport], None]
-) -> tuple[GraphReader, Runner]:
+) -> tuple[GraphReader, Runner, Runner]:
+    """The reader, the runner of its reads and the runner of the health check's pings."""
     if settings.backend == "memory":
         from pith_graph.api.reads.memory import MemoryReader
         from pith_graph.loader.stores.memory import MemoryStore
 
         store = MemoryStore()
         report = run(
-            list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
+            list(settings.paths) or [SAMPLES],
+            keyring=keyring,
+            store=store,
+            workers=settings.load_workers,
+            exclude=settings.trusted_keys,
         )
         on_loaded(report)
         freeze_loaded_objects()
-        return MemoryReader(store.graph), run_inline
+        return MemoryReader(store.graph), run_inline, run_inline
     if settings.paths:
         raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
     from pith_graph.api.reads.neo4j import Neo4jReader
@@ -77,7 +84,7 @@ def _open_reader(
         settings.neo4j_database,
         timeout=settings.limits.timeout_seconds,
     )
-    return reader, ThreadRunner(settings.neo4j_threads)
+    return reader, ThreadRunner(settings.neo4j_threads), ThreadRunner(1)
 
 
 def serve(
@@ -93,11 +100,16 @@ def serve(
     :class:`~pith_graph.errors.StoreError` before serving when it cannot.
     """
     keyring = _keyring(settings)
-    reader, runner = _open_reader(settings, keyring, on_loaded)
+    reader, runner, ping_runner = _open_reader(settings, keyring, on_loaded)
+    # The memory backend's executions are CPU work: off the event loop (api.loops).
+    threads = LoopThreads(settings.memory_threads) if settings.backend == "memory" else None
 
     def shutdown() -> None:
-        if isinstance(runner, ThreadRunner):
-            runner.close()
+        for pool in (runner, ping_runner):
+            if isinstance(pool, ThreadRunner):
+                pool.close()
+        if threads is not None:
+            threads.close()
         reader.close()
 
     app = create_app(
@@ -105,6 +117,8 @@ def serve(
         limits=settings.limits,
         keyring=keyring,
         run=runner,
+        ping_run=ping_runner,
+        threads=threads,
         graphiql=settings.graphiql,
         backend=settings.backend,
         on_shutdown=shutdown,
@@ -115,6 +129,7 @@ def serve(
         host=settings.host,
         port=settings.port,
         lifespan="on",
+        http=protocol_with_header_timeout(settings.limits.header_timeout_seconds),
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         server_header=False,
         log_config=None,

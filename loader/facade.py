@@ -55,6 +55,7 @@ def load_graph(
         store=store,
         limits=InputLimits(max_bytes=max_bytes),
         workers=workers,
+        exclude=[trusted_keys] if isinstance(trusted_keys, (str, Path)) else (),
     )
     return store.graph, report
 

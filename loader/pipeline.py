@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from itertools import chain, islice
 from typing import BinaryIO
 
-from pith_graph.errors import BundleError, Source
+from pith_graph.errors import BundleError, Source, printable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
+from pith_graph.loader.workers import die_with_parent
 
 __all__ = ["LoadReport", "Rejection", "WorkerConfig", "process_one", "run"]
 
@@ -45,7 +46,7 @@ class Rejection:
     source: Source
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.code}: {self.message}"
+        return f"{self.source}: {self.code}: {printable(self.message)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,8 +125,8 @@ class LoadReport:
             "rejections": [
                 {
                     "code": r.code,
-                    "message": r.message,
-                    "file": r.source.path,
+                    "message": printable(r.message),
+                    "file": r.source.shown_path,
                     "line": r.source.line,
                 }
                 for r in self.rejections
@@ -155,8 +156,9 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
 _worker_config: WorkerConfig | None = None
 
 
-def _init_worker(config: WorkerConfig) -> None:
+def _init_worker(config: WorkerConfig, parent_pid: int) -> None:
     global _worker_config
+    die_with_parent(parent_pid)  # a killed loader must not leave its workers behind
     _worker_config = config
 
 
@@ -217,7 +219,7 @@ def _pool(workers: int, config: WorkerConfig) -> ProcessPoolExecutor:
     # (forkserver and spawn would, breaking scripts without a main guard).
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(config,))
+    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(config, os.getpid()))
 
 
 def _ordered(futures: Iterator[Future[list[Result]]], window: int) -> Iterator[Result]:
@@ -282,15 +284,17 @@ def run(
     stdin: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
     on_rejection: Callable[[Rejection], None] | None = None,
+    exclude: Iterable[str | os.PathLike[str]] = (),
 ) -> LoadReport:
     """Verify every bundle of ``paths`` and, given a ``store``, write the accepted ones.
 
-    Without a store this is ``pith-graph verify``. Raises :class:`~pith_graph.errors.UsageError`
-    for a path that does not exist (before reading anything) and
-    :class:`~pith_graph.errors.StoreError` when the store fails.
+    Without a store this is ``pith-graph verify``. Files of ``exclude`` (the trusted-keys
+    files) are never read as bundles, even inside a folder of ``paths``. Raises
+    :class:`~pith_graph.errors.UsageError` for a path that does not exist (before reading
+    anything) and :class:`~pith_graph.errors.StoreError` when the store fails.
     """
     started = time.perf_counter()
-    files = expand_paths(paths)
+    files = expand_paths(paths, exclude=exclude)
     known = frozenset(store.known_bundle_digests()) if (store is not None and skip_known) else frozenset()
     config = WorkerConfig(keyring, limits, known, clock_skew)
     report = LoadReport()

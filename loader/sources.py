@@ -42,12 +42,31 @@ def _is_bundle_file(name: str) -> bool:
     return name.endswith(BUNDLE_SUFFIXES)
 
 
-def expand_paths(paths: Iterable[str]) -> list[str]:
+def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The (device, inode) of a file, the same through any link or spelling of its path."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
     """Check every path exists and expand folders to their bundle files, sorted.
+
+    Files of ``exclude`` are left out wherever they are found, named directly or inside a
+    folder, by any path that leads to them (a symlink, a hard link, ``./``): the pipeline
+    passes the ``--trusted-keys`` files, so a corpus may keep its ``keyring.json`` beside
+    its bundles.
 
     Raises :class:`UsageError` for a path that does not exist: a typo should stop the run
     before anything is written, not become a rejection.
     """
+    excluded = {key for path in exclude if (key := _file_identity(path)) is not None}
+
+    def kept(path: str) -> bool:
+        return not excluded or _file_identity(path) not in excluded
+
     expanded: list[str] = []
     for raw in paths:
         if raw == "-":
@@ -61,9 +80,10 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
                 for name in names
                 if _is_bundle_file(name)
             )
-            expanded.extend(found)
+            expanded.extend(filter(kept, found))
         elif path.exists():
-            expanded.append(raw)
+            if kept(raw):
+                expanded.append(raw)
         else:
             raise UsageError(f"no such file or folder: {raw}")
     return expanded

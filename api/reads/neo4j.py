@@ -38,7 +38,7 @@ from pith_graph.api.reads.records import (
 from pith_graph.api.reads.words import lucene_query
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.stores.cypher import PING
-from pith_graph.loader.stores.neo4j_connect import open_driver, translate
+from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, open_driver, translate
 from pith_graph.schema.database import indexes
 from pith_graph.schema.rows import PaperRow
 
@@ -96,8 +96,10 @@ class Neo4jReader:
         *,
         timeout: float | None = None,
     ) -> Neo4jReader:
-        """A reader over a driver that has reached ``database`` (else a StoreError)."""
-        return cls(open_driver(uri, user, password, database), database, uri=uri, timeout=timeout)
+        """A reader over a driver that has reached ``database`` (else a StoreError), with
+        :data:`~pith_graph.loader.stores.neo4j_connect.READ_TIMEOUTS`: reads fail fast."""
+        driver = open_driver(uri, user, password, database, READ_TIMEOUTS)
+        return cls(driver, database, uri=uri, timeout=timeout)
 
     def close(self) -> None:
         self.driver.close()

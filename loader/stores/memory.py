@@ -12,6 +12,7 @@ Save and load as networkx node-link JSON (:meth:`MemoryStore.save`, :meth:`Memor
 
 from __future__ import annotations
 
+import os
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -247,9 +248,19 @@ class MemoryStore:
     # -- persistence ---------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
-        """Write the graph as networkx node-link JSON."""
-        data = nx.node_link_data(self.graph, edges="edges")
-        Path(path).write_bytes(orjson.dumps(data))
+        """Write the graph as networkx node-link JSON: beside ``path`` first, then renamed
+        over it, so a failed save never leaves a truncated file nor destroys the one there.
+
+        Raises :class:`~pith_graph.errors.UsageError` when it cannot be written.
+        """
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            partial.write_bytes(orjson.dumps(nx.node_link_data(self.graph, edges="edges")))
+            os.replace(partial, target)
+        except OSError as error:
+            partial.unlink(missing_ok=True)
+            raise UsageError(f"cannot write the graph to {path}: {error.strerror or error}") from error
 
     @classmethod
     def open(cls, path: str | Path) -> MemoryStore:

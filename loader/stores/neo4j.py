@@ -113,11 +113,17 @@ class Neo4jStore:
     # -- GraphStore ----------------------------------------------------------------------
 
     def ensure_schema(self) -> None:
-        """Create every constraint and index (idempotent) and wait until they are online."""
+        """Create every constraint and index (idempotent) and wait until they are online.
+
+        Safe with concurrent loaders on a fresh database: each statement is a managed
+        transaction, so a transient error (two loaders creating schema at once deadlock on
+        the schema lock) is retried with the driver's jittered back-off, and a rule another
+        loader created first is accepted.
+        """
         with self._session("creating constraints and indexes") as session:
             for statement in cypher.schema_statements():
                 try:
-                    session.run(statement).consume()
+                    session.execute_write(_run_schema_statement, statement)
                 except Neo4jError as error:  # another loader created it at the same moment
                     if error.code not in _SCHEMA_RACE_CODES:
                         raise
@@ -216,6 +222,10 @@ class Neo4jStore:
 def _single_count(tx: neo4j.ManagedTransaction, statement: str) -> int:
     record = tx.run(statement).single(strict=True)
     return int(record["count"])
+
+
+def _run_schema_statement(tx: neo4j.ManagedTransaction, statement: str, /) -> None:
+    tx.run(statement).consume()
 
 
 def _run(tx: neo4j.ManagedTransaction, statement: str, **params: Any) -> None:

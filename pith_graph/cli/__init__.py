@@ -24,7 +24,7 @@ from pith_graph.cli.export import add_export_command
 from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser
 from pith_graph.cli.prune import add_prune_command
 from pith_graph.cli.serve import add_serve_command
-from pith_graph.errors import PithGraphError, StoreError, UsageError
+from pith_graph.errors import PithGraphError, StoreError, UsageError, printable
 
 __all__ = ["build_parser", "entry", "main"]
 
@@ -51,13 +51,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
         return code
     except UsageError as error:
-        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
+        err.print(f"pith-graph: error: {printable(str(error))}", markup=False, highlight=False)
         return EXIT_USAGE
     except StoreError as error:
-        err.print(f"pith-graph: store error: {error}", markup=False, highlight=False)
+        err.print(f"pith-graph: store error: {printable(str(error))}", markup=False, highlight=False)
         return EXIT_STORE
     except PithGraphError as error:
-        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
+        err.print(f"pith-graph: error: {printable(str(error))}", markup=False, highlight=False)
         return EXIT_STORE
     except KeyboardInterrupt:
         err.print("pith-graph: interrupted", markup=False)

@@ -25,6 +25,7 @@ from pith_graph.cli.options import (
     EXIT_REJECTED,
     add_input_options,
     add_neo4j_options,
+    check_save_destination,
     keyring_from,
     open_store,
 )
@@ -104,6 +105,9 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
         raise UsageError("--max-bytes must be positive")
     if not args.clock_skew >= 0:
         raise UsageError("--clock-skew must be a number of seconds, 0 or more")
+    save = getattr(args, "save", None) if load else None
+    if save:
+        check_save_destination(save)
     store = open_store(args) if load else None
     try:
         if store is not None:
@@ -120,12 +124,13 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 clock_skew=args.clock_skew,
                 on_progress=on_progress,
                 on_rejection=None if args.json else _print_rejection(out),
+                exclude=args.trusted_keys,
             )
-        if load and getattr(args, "save", None):
+        if save and store is not None:
             from pith_graph.loader.stores.memory import MemoryStore
 
             assert isinstance(store, MemoryStore)
-            store.save(args.save)
+            store.save(save)
     finally:
         if store is not None:
             store.close()

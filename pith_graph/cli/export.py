@@ -8,12 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
 import orjson
 from rich.console import Console
 
-from pith_graph.cli.options import EXIT_OK, add_neo4j_options, connect_neo4j
-from pith_graph.errors import UsageError
+from pith_graph.cli.options import EXIT_OK, add_neo4j_options, check_save_destination, connect_neo4j
 
 __all__ = ["add_export_command", "cmd_export"]
 
@@ -38,15 +36,15 @@ def add_export_command(commands: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from pith_graph.loader.export import Selection, export_subgraph
+    from pith_graph.loader.stores.memory import MemoryStore
 
     target = Path(args.save)
-    if not target.parent.is_dir() or target.is_dir():
-        raise UsageError(f"cannot write {target}: not a file in an existing folder")
+    check_save_destination(args.save)
     selection = Selection(args.category, args.author, args.hops, args.submitted_from, args.submitted_to)
     started = time.perf_counter()
     with connect_neo4j(args) as store:
         G = export_subgraph(store, selection)
-    target.write_bytes(orjson.dumps(nx.node_link_data(G, edges="edges")))
+    MemoryStore(G).save(target)
     seconds = time.perf_counter() - started
     summary = {"nodes": G.number_of_nodes(), "edges": G.number_of_edges(), "seconds": round(seconds, 3)}
     if args.json:

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from pith_graph.errors import UsageError
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
@@ -24,6 +27,7 @@ __all__ = [
     "Parser",
     "add_input_options",
     "add_neo4j_options",
+    "check_save_destination",
     "connect_neo4j",
     "keyring_from",
     "open_store",
@@ -120,3 +124,22 @@ def keyring_from(args: argparse.Namespace) -> Keyring:
     for path in args.trusted_keys:
         keyring = keyring.with_keys(resolve_keyring(path).values())
     return keyring
+
+
+def check_save_destination(path: str) -> None:
+    """Refuse a ``--save`` file that could not be written, before anything is loaded: its
+    folder must exist and take a new file, and it must not be a folder or a read-only file."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"--save {path}: is a folder")
+    folder = target.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "no such folder"
+        raise UsageError(f"--save {path}: {what}: {folder}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise UsageError(f"--save {path}: the file is not writable")
+    try:  # the one sure test, whoever runs this and however the folder is mounted
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{target.name}.", suffix=".tmp"):
+            pass
+    except OSError as error:
+        raise UsageError(f"--save {path}: cannot write in {folder}: {error.strerror}") from error
