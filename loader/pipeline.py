@@ -106,8 +106,10 @@ class LoadReport:
             self.duplicate += 1
         elif outcome is Outcome.OUTRANKED:
             self.outranked += 1
-        else:
+        elif outcome is Outcome.STALE:
             self.stale += 1
+        else:
+            raise ValueError(f"not an outcome: {outcome!r}")
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary (what ``--json`` prints)."""

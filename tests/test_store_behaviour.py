@@ -371,3 +371,20 @@ def test_memory_and_neo4j_hold_the_same_graph(
         ), "no arXiv id with several versions"
     finally:
         neo4j.close()
+
+
+def test_a_paper_stored_before_bundle_key_ids_is_ranked_by_its_keys(tmp_path: Path) -> None:
+    """Papers written before ``bundleKeyId`` existed carry none: their best key ranks them."""
+    store = MemoryStore()
+    load(store, tmp_path, [bundle(NEW)])
+    (paper,) = labelled(store.export(), "Paper")
+    del store.graph.nodes[paper]["bundleKeyId"]
+    legacy = MemoryStore(store.graph)  # a store opened over such a graph
+    assert load(legacy, tmp_path, [bundle(OLD)]).stale == 1  # same signer: the newest still wins
+    outsider = SignerIdentity.from_seed(b"behaviour-outsider", key_id="outsider-key", signer_id="out.invalid")
+    keyring = KEYRING.with_keys([PinnedKey(outsider.key_id, outsider.public_key, outsider.signer_id)])
+    forged = orjson.dumps(
+        build_bundle(spec(authors=("Al Tacker",), built_at="2026-09-09T00:00:00Z"), outsider)
+    )
+    assert load(legacy, tmp_path, [forged], keyring=keyring).outranked == 1  # ranked below SIGNER
+    assert legacy.graph.nodes[paper]["builtAt"] == NEW.built_at

@@ -122,6 +122,7 @@ class MemoryStore:
             data[_BUILT_AT],
             data[_BUNDLE_SHA256],
             data.get(_BUNDLE_KEY_ID),
+            tuple(data[_PAPER_KEY_IDS]),
         )
 
     def counts(self) -> GraphCounts:

@@ -30,6 +30,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from pith_graph.loader.keyring import UNRANKED
 from pith_graph.loader.rows import PaperRows
 
 __all__ = ["BatchPlan", "Outcome", "SourceKey", "StoredPaper", "decide", "plan_batch"]
@@ -56,7 +57,8 @@ class StoredPaper:
     source: SourceKey
     built_at: str
     bundle_sha256: str
-    bundle_key_id: str | None  # None: written before bundleKeyId existed (ranked last)
+    bundle_key_id: str | None  # None: written before bundleKeyId existed
+    key_ids: tuple[str, ...] = ()  # every key that signed it: ranks a paper without bundleKeyId
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,8 +97,10 @@ def plan_batch(
     """
     stored_by_pith = {paper.pith_number: paper for paper in stored}
 
-    def stored_rank(paper: StoredPaper) -> int:
-        return rank(paper.bundle_key_id) if paper.bundle_key_id is not None else 1 << 31
+    def stored_rank(paper: StoredPaper) -> int:  # from before bundleKeyId: its best key's rank
+        if paper.bundle_key_id is not None:
+            return rank(paper.bundle_key_id)
+        return min((rank(key) for key in paper.key_ids), default=UNRANKED)
 
     top: dict[SourceKey, int] = {}
     for rows in batch:
