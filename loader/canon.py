@@ -103,6 +103,7 @@ def b32_of_digest(hex_digest: str, length: int = 26) -> str:
 
     >>> b32_of_digest("0c7fd72298fd8783bddddabf6a361c6e7ae24b3654f11ff6a67888be65f2523c")
     'BR75OIUY7WDYHPO53K7WUNQ4NZ'
+    >>> import base64
     >>> b32_of_digest("ff" * 32, 52) == base64.b32encode(b"\\xff" * 32).decode()[:52]
     True
     """
