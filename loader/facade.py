@@ -37,9 +37,9 @@ def load_graph(
     trusted_keys: TrustedKeys = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     workers: int | None = None,
-    graph: nx.MultiDiGraph | None = None,
-) -> tuple[nx.MultiDiGraph, LoadReport]:
-    """Verify and load bundles into a networkx ``MultiDiGraph``.
+    graph: nx.DiGraph | None = None,
+) -> tuple[nx.DiGraph, LoadReport]:
+    """Verify and load bundles into a networkx ``DiGraph`` (see :mod:`~pith_graph.loader.stores.memory`).
 
     Returns the graph and the :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with
     reasons, stale, duplicate, counts). Pass ``graph`` to add to an existing graph.

@@ -34,6 +34,7 @@ from pith_graph.errors import UsageError
 from pith_graph.loader.bulk.merge import write_csv
 from pith_graph.loader.bulk.neo4j_admin import (
     DATABASE,
+    IMPORTER_OPTIONS,
     database_exists,
     local_server,
     run_importer,
@@ -168,7 +169,8 @@ def bulk_import(
             sorted_counts((k, n) for k, n in csv.edges.items() if n),
         )
         if csv_only is not None:
-            (csv_only / "neo4j-admin.args").write_text("\n".join(csv.importer_args()) + "\n")
+            options = [*csv.importer_args(), *IMPORTER_OPTIONS]
+            (csv_only / "neo4j-admin.args").write_text("\n".join(options) + "\n")
             report.csv_folder = str(csv_only)
         else:
             assert data is not None

@@ -24,6 +24,7 @@ from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 
 __all__ = [
     "DATABASE",
+    "IMPORTER_OPTIONS",
     "database_exists",
     "find_script",
     "local_server",
@@ -33,6 +34,8 @@ __all__ = [
 
 DATABASE = "neo4j"
 _LAUNCHER_CLASS = "dev.pith.neo4j.Launcher"
+#: What the CSV files need of ``neo4j-admin database import full`` (:mod:`.csvfiles`).
+IMPORTER_OPTIONS = ("--id-type=string", "--array-delimiter=U+001F", "--bad-tolerance=0")
 _JAVA_OPTIONS = (
     "--add-opens=java.base/java.nio=ALL-UNNAMED",
     "--add-opens=java.base/java.io=ALL-UNNAMED",
@@ -160,9 +163,7 @@ def run_importer(
         "import",
         "full",
         *importer_args,
-        "--id-type=string",
-        "--array-delimiter=U+001F",
-        "--bad-tolerance=0",
+        *IMPORTER_OPTIONS,
         f"--overwrite-destination={str(overwrite).lower()}",
         f"--threads={threads}",
         f"--max-off-heap-memory={memory}",
