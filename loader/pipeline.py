@@ -12,6 +12,7 @@ import gc
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
@@ -23,7 +24,7 @@ from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bun
 from pith_graph.loader.pool import Handler, run_tasks
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
-from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphStore, Outcome
 from pith_graph.loader.tasks import Task, plan_tasks
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
 
@@ -255,6 +256,50 @@ def parts(
             yield part.seen, part.results
 
 
+class _Writer:
+    """Hands batches to the store in order. A store whose writes wait on a server
+    (``background_writes``) gets them on a thread, one batch at a time, while this thread
+    collects the next one from the workers: verification and writing overlap, and at most
+    two batches are in memory."""
+
+    def __init__(self, store: GraphStore | None, rank: Callable[[str], int], report: LoadReport) -> None:
+        self.store = store
+        self.rank = rank
+        self.report = report
+        background = store is not None and getattr(store, "background_writes", False)
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="pith-graph-writer") if background else None
+        self.pending: Future[AppliedBatch] | None = None
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        try:
+            self._collect()
+        finally:
+            if self.thread is not None:
+                self.thread.shutdown(wait=True)
+
+    def _count(self, applied: AppliedBatch) -> None:
+        for outcome in applied.outcomes:
+            self.report.add_outcome(outcome)
+        self.report.displaced += len(applied.removed)
+
+    def _collect(self) -> None:
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self._count(pending.result())
+
+    def write(self, batch: list[PaperRows]) -> None:
+        if self.store is None or not batch:
+            return
+        if self.thread is None:
+            self._count(self.store.apply(batch, self.rank))
+            return
+        self._collect()  # the previous batch is committed before the next one starts
+        self.pending = self.thread.submit(self.store.apply, batch, self.rank)
+
+
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
     """Pause Python's cyclic garbage collector, restoring its state after.
@@ -298,16 +343,9 @@ def run(
     config = WorkerConfig(keyring, limits, known, clock_skew)
     report = LoadReport()
     batch: list[PaperRows] = []
+    writer = _Writer(store, keyring.rank, report)
 
-    def flush() -> None:
-        if store is not None and batch:
-            applied = store.apply(batch, keyring.rank)
-            for outcome in applied.outcomes:
-                report.add_outcome(outcome)
-            report.displaced += len(applied.removed)
-        batch.clear()
-
-    with cyclic_gc_paused():
+    with cyclic_gc_paused(), writer:
         handler = BundleHandler(config, rows=store is not None)
         count = workers if workers is not None else (os.cpu_count() or 1)
         for seen, results in parts(files, handler, limits, count, stdin):
@@ -321,11 +359,12 @@ def run(
                 elif store is not None:
                     batch.append(result)
                     if len(batch) >= batch_size:
-                        flush()
+                        writer.write(batch)
+                        batch = []
             report.seen += seen
             if on_progress is not None and seen:
                 on_progress(report.seen)
-        flush()
+        writer.write(batch)
     if store is not None:
         report.counts = store.counts()
     report.seconds = time.perf_counter() - started

@@ -190,7 +190,7 @@ def test_papers_signed_by_key(loaded: tuple[Any, nx.DiGraph]) -> None:
                 "pithNumber": G.nodes[paper]["pithNumber"],
                 "title": G.nodes[paper]["title"],
                 "signer": G.nodes[signer]["signerId"],
-                "eventTypes": data["eventTypes"],
+                "eventTypes": list(data["eventTypes"]),  # a tuple in memory (shared, read-only)
                 "signedBundle": data["signedBundle"],
             }
             for signer, paper, data in edges(G, "SIGNED")
