@@ -234,16 +234,19 @@ def parts(
     if workers <= 1 or ("-" not in files and _estimated_bytes(files) < PARALLEL_MIN_BYTES):
         handler = make_handler(0)
         seen, found = 0, []
-        for item in iter_inputs(files, max_bytes=limits.max_bytes, stdin=stdin):
-            seen += 1
-            if (result := handler.handle(item)) is not None:
-                found.append(result)
-            if seen >= CHUNK:
-                yield seen, found
-                seen, found = 0, []
+        try:
+            for item in iter_inputs(files, max_bytes=limits.max_bytes, stdin=stdin):
+                seen += 1
+                if (result := handler.handle(item)) is not None:
+                    found.append(result)
+                if seen >= CHUNK:
+                    yield seen, found
+                    seen, found = 0, []
+        finally:
+            closed = handler.close()
         yield seen, found
         if on_close is not None:
-            on_close([handler.close()])
+            on_close([closed])
         return
     tasks = _stdin_tasks(files, limits, stdin) if "-" in files else plan_tasks(files, workers)
     offsets: dict[str, int] = {}

@@ -95,9 +95,11 @@ def running_server(data: Path) -> str | None:
         data / "data" / "databases" / "store_lock",
         data / "data" / "databases" / DATABASE / "database_lock",
     ):
-        if not lock.exists():
-            continue
-        with lock.open("rb+") as handle:
+        try:
+            handle = lock.open("rb+")
+        except OSError:
+            continue  # absent (never started) or not ours to lock: the importer checks again
+        with handle:
             try:
                 fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
