@@ -3,7 +3,7 @@
 Once the data lives in Neo4j (all of arXiv does not fit one process comfortably), scripts pull
 the part they analyse out of it instead of verifying bundles themselves. The result has the
 shape :func:`~pith_graph.loader.facade.load_graph` builds (node ids, labels, properties, edge
-types and keys: see :mod:`pith_graph.loader.stores.memory`), so the export of a whole
+types: see :mod:`pith_graph.loader.stores.memory`), so the export of a whole
 database equals ``load --save`` of the bundles loaded into it.
 
 A :class:`Selection` picks papers — of a category, of an author and the coauthors within
@@ -28,6 +28,7 @@ import networkx as nx
 from pith_graph.errors import UsageError
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
@@ -96,22 +97,22 @@ class Selection:
         return low, high
 
 
-def _new_graph() -> nx.MultiDiGraph:
-    return nx.MultiDiGraph()
+def _new_graph() -> nx.DiGraph:
+    return nx.DiGraph()
 
 
-def _add_node(G: nx.MultiDiGraph, label: str, props: dict[str, Any]) -> str:
+def _add_node(G: nx.DiGraph, label: str, props: dict[str, Any]) -> str:
     node = node_id(label, *(str(props[name]) for name in NODES[label].key))
     if node not in G:
         G.add_node(node, **{LABEL_ATTRIBUTE: label}, **props)
     return node
 
 
-def _add_edge(G: nx.MultiDiGraph, start: str, kind: str, end: str, props: dict[str, Any]) -> None:
-    G.add_edge(start, end, key=kind, **{TYPE_ATTRIBUTE: kind}, **props)
+def _add_edge(G: nx.DiGraph, start: str, kind: str, end: str, props: dict[str, Any]) -> None:
+    G.add_edge(start, end, **{TYPE_ATTRIBUTE: kind}, **props)
 
 
-def _whole(tx: neo4j.ManagedTransaction, G: nx.MultiDiGraph) -> None:
+def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph) -> None:
     ids: dict[str, str] = {}
     for record in tx.run(cypher.EXPORT_NODES):
         ids[record["id"]] = _add_node(G, record["labels"][0], dict(record["props"]))
@@ -151,7 +152,7 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
         yield items[start : start + size]
 
 
-def _papers(tx: neo4j.ManagedTransaction, G: nx.MultiDiGraph, piths: Iterable[str], chunk: int) -> None:
+def _papers(tx: neo4j.ManagedTransaction, G: nx.DiGraph, piths: Iterable[str], chunk: int) -> None:
     for part in _chunks(list(piths), chunk):
         for record in tx.run(cypher.EXPORT_PAPERS, piths=part):
             _add_node(G, "Paper", dict(record["props"]))
@@ -167,7 +168,7 @@ def export_subgraph(
     selection: Selection | None = None,
     *,
     chunk: int = CHUNK,
-) -> nx.MultiDiGraph:
+) -> nx.DiGraph:
     """The selected subgraph of the database ``store`` reaches, as a networkx graph shaped
     as :func:`~pith_graph.loader.facade.load_graph` builds it (the whole graph by default).
 
@@ -185,4 +186,5 @@ def export_subgraph(
             _papers(tx, G, _selected_papers(tx, selection), chunk)
 
     store.read(read, "exporting a subgraph")
+    MemoryStore(G).compact()  # equal edge attributes shared, read-only, as a load makes them
     return G

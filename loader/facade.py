@@ -37,9 +37,9 @@ def load_graph(
     trusted_keys: TrustedKeys = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     workers: int | None = None,
-    graph: nx.MultiDiGraph | None = None,
-) -> tuple[nx.MultiDiGraph, LoadReport]:
-    """Verify and load bundles into a networkx ``MultiDiGraph``.
+    graph: nx.DiGraph | None = None,
+) -> tuple[nx.DiGraph, LoadReport]:
+    """Verify and load bundles into a networkx ``DiGraph`` (see :mod:`~pith_graph.loader.stores.memory`).
 
     Returns the graph and the :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with
     reasons, stale, duplicate, counts). Pass ``graph`` to add to an existing graph.
@@ -71,7 +71,7 @@ def export_graph(
     hops: int = 1,
     submitted_from: str | None = None,
     submitted_to: str | None = None,
-) -> nx.MultiDiGraph:
+) -> nx.DiGraph:
     """A subgraph of a Neo4j database as the networkx graph :func:`load_graph` would build
     (see :mod:`pith_graph.loader.export`): the papers of ``category``, of ``author`` (and
     coauthors up to ``hops``), submitted between the dates (inclusive), and all they touch;

@@ -160,6 +160,7 @@ class StoreErrorCode(enum.StrEnum):
     DATABASE = "database"  # no such database
     WRITE_FAILED = "write_failed"  # the server refused a statement
     TIMEOUT = "timeout"  # the server stopped a statement that ran past its time
+    IMPORT_FAILED = "import_failed"  # Neo4j's offline importer refused the files or failed
 
 
 class StoreError(PithGraphError):

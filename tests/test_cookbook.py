@@ -82,7 +82,7 @@ def test_the_readme_has_the_cookbook_queries() -> None:
 
 
 @pytest.fixture(scope="module")
-def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, nx.MultiDiGraph]:
+def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, nx.DiGraph]:
     """The generated corpus in the session's Neo4j and in a memory graph."""
     info = write_corpus(
         tmp_path_factory.mktemp("cookbook"), 500, seed=SEED, workers=1, layout="jsonl", extra_signer_every=7
@@ -109,15 +109,15 @@ def query(server: Any, name: str, **params: Any) -> list[dict[str, Any]]:
         store.close()
 
 
-def nodes(G: nx.MultiDiGraph, label: str) -> dict[str, dict[str, Any]]:
+def nodes(G: nx.DiGraph, label: str) -> dict[str, dict[str, Any]]:
     return {node: data for node, data in G.nodes(data=True) if data["label"] == label}
 
 
-def edges(G: nx.MultiDiGraph, kind: str) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(u, v, data) for u, v, key, data in G.edges(keys=True, data=True) if key == kind]
+def edges(G: nx.DiGraph, kind: str) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(u, v, data) for u, v, data in G.edges(data=True) if data["type"] == kind]
 
 
-def test_coauthors(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_coauthors(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     papers_of: defaultdict[str, set[str]] = defaultdict(set)
     for author, paper, _ in edges(G, "AUTHORED"):
@@ -139,7 +139,7 @@ def test_coauthors(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "coauthors", nameKey=G.nodes[author]["nameKey"]) == expected
 
 
-def test_category_over_time(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_category_over_time(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     in_category = Counter(category for _, category, _ in edges(G, "IN_CATEGORY"))
     category = in_category.most_common(1)[0][0]
@@ -151,7 +151,7 @@ def test_category_over_time(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "category_over_time", category=G.nodes[category]["code"]) == expected
 
 
-def test_cross_listed_together(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_cross_listed_together(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     categories: defaultdict[str, list[str]] = defaultdict(list)
     for paper, category, _ in edges(G, "IN_CATEGORY"):
@@ -163,10 +163,10 @@ def test_cross_listed_together(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "cross_listed_together") == expected
 
 
-def test_versions_of_arxiv_id(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_versions_of_arxiv_id(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     versions = {
-        alias: [paper for _, paper, _ in G.out_edges(alias, keys=True)]
+        alias: list(G.successors(alias))
         for alias, data in nodes(G, "Alias").items()
         if data["kind"] == "arxiv"
     }
@@ -190,7 +190,7 @@ def test_versions_of_arxiv_id(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "versions_of_arxiv_id", arxivId=G.nodes[alias]["value"]) == expected
 
 
-def test_papers_signed_by_key(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_papers_signed_by_key(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     _, builder = corpus_signers(SEED)
     expected = sorted(
@@ -199,7 +199,7 @@ def test_papers_signed_by_key(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
                 "pithNumber": G.nodes[paper]["pithNumber"],
                 "title": G.nodes[paper]["title"],
                 "signer": G.nodes[signer]["signerId"],
-                "eventTypes": data["eventTypes"],
+                "eventTypes": list(data["eventTypes"]),  # a tuple in memory (shared, read-only)
                 "signedBundle": data["signedBundle"],
             }
             for signer, paper, data in edges(G, "SIGNED")

@@ -24,7 +24,7 @@ pytestmark = pytest.mark.neo4j
 
 
 @pytest.fixture(scope="module")
-def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, nx.MultiDiGraph, Path]:
+def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, nx.DiGraph, Path]:
     """A corpus loaded into the session's Neo4j, and the same bundles loaded in memory."""
     info = write_corpus(tmp_path_factory.mktemp("export"), 600, seed=21, workers=2, layout="jsonl")
     store: Neo4jStore = neo4j_server.connect()
@@ -48,7 +48,7 @@ def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple
     return neo4j_server, G, info.keyring_path
 
 
-def _export(server: Any, selection: Selection | None = None) -> nx.MultiDiGraph:
+def _export(server: Any, selection: Selection | None = None) -> nx.DiGraph:
     store: Neo4jStore = server.connect()
     try:
         return export_subgraph(store, selection)
@@ -56,28 +56,28 @@ def _export(server: Any, selection: Selection | None = None) -> nx.MultiDiGraph:
         store.close()
 
 
-def _same(actual: nx.MultiDiGraph, expected: nx.MultiDiGraph) -> None:
+def _same(actual: nx.DiGraph, expected: nx.DiGraph) -> None:
     assert type(actual) is type(expected)
     assert MemoryStore(actual).export() == MemoryStore(expected).export()
-    assert sorted(actual.edges(keys=True)) == sorted(expected.edges(keys=True))
+    assert sorted(actual.edges()) == sorted(expected.edges())
 
 
-def _touched(G: nx.MultiDiGraph, papers: set[str]) -> nx.MultiDiGraph:
+def _touched(G: nx.DiGraph, papers: set[str]) -> nx.DiGraph:
     """The expected export: ``papers``, their neighbours and the edges between them."""
     keep = set(papers)
     for paper in papers:
         keep |= set(G.pred[paper]) | set(G.succ[paper])
     H = G.subgraph(keep).copy()
-    H.remove_edges_from([(u, v, k) for u, v, k in H.edges(keys=True) if u not in papers and v not in papers])
+    H.remove_edges_from([(u, v) for u, v in H.edges() if u not in papers and v not in papers])
     return H
 
 
-def _papers(G: nx.MultiDiGraph) -> list[str]:
+def _papers(G: nx.DiGraph) -> list[str]:
     return [n for n, label in G.nodes(data="label") if label == "Paper"]
 
 
 def test_the_whole_database_equals_load_save_of_its_bundles(
-    loaded: tuple[Any, nx.MultiDiGraph, Path], tmp_path: Path
+    loaded: tuple[Any, nx.DiGraph, Path], tmp_path: Path
 ) -> None:
     server, G, _ = loaded
     _same(_export(server), G)
@@ -97,7 +97,7 @@ def test_the_whole_database_equals_load_save_of_its_bundles(
 
 
 def test_a_category_export_holds_its_papers_and_all_they_touch(
-    loaded: tuple[Any, nx.MultiDiGraph, Path],
+    loaded: tuple[Any, nx.DiGraph, Path],
 ) -> None:
     server, G, _ = loaded
     code = "cs.LG"
@@ -106,7 +106,7 @@ def test_a_category_export_holds_its_papers_and_all_they_touch(
     _same(_export(server, Selection(category=code)), _touched(G, papers))
 
 
-def test_an_author_export_follows_coauthors_for_each_hop(loaded: tuple[Any, nx.MultiDiGraph, Path]) -> None:
+def test_an_author_export_follows_coauthors_for_each_hop(loaded: tuple[Any, nx.DiGraph, Path]) -> None:
     server, G, _ = loaded
     author = max((n for n, label in G.nodes(data="label") if label == "Author"), key=G.out_degree)
     reached, frontier, papers = {author}, {author}, set()
@@ -119,7 +119,7 @@ def test_an_author_export_follows_coauthors_for_each_hop(loaded: tuple[Any, nx.M
         reached |= frontier
 
 
-def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.MultiDiGraph, Path]) -> None:
+def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGraph, Path]) -> None:
     server, G, _ = loaded
     stamps = sorted(G.nodes[p]["submittedAt"] for p in _papers(G))
     low, high = stamps[len(stamps) // 4], stamps[3 * len(stamps) // 4]

@@ -120,17 +120,3 @@ def test_folder_of_files_split_across_workers_equals_serial(
     assert [(r.code, r.source.path) for r in reports[0].rejections] == [
         ("schema_error", str(folder / "0200-bad.json"))
     ]
-
-
-def test_a_huge_file_is_read_in_chunks_by_the_parent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: tuple[list[bytes], Keyring]
-) -> None:
-    """Memory stays bounded: a file too big for one worker task is split into chunks."""
-    import pith_graph.loader.pipeline as pipeline
-
-    bundles, _ = corpus
-    small = [_write(tmp_path / f"s{i}.jsonl", bundles[i * 10 : i * 10 + 10]) for i in range(6)]
-    monkeypatch.setattr(pipeline, "GROUP_BYTES", 1)
-    assert pipeline._file_groups(small, 2) == [[path] for path in small]
-    monkeypatch.setattr(pipeline, "MAX_FILE_TASK_BYTES", 1000)
-    assert pipeline._file_groups(small, 2) is None

@@ -25,6 +25,7 @@ from pith_graph.api.reads.memory_view import (
     PRIMARY,
     SHORT_PITH_NUMBER,
     SIGNED_BUNDLE,
+    TYPE,
     VALUE,
     Key,
     MemoryGraphView,
@@ -53,7 +54,7 @@ __all__ = ["MemoryReader"]
 
 
 class MemoryReader(MemoryGraphView):
-    """Batched reads over a ``MultiDiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
+    """Batched reads over a ``DiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
     def ping(self) -> None:
         """Always ready."""
@@ -167,9 +168,9 @@ class MemoryReader(MemoryGraphView):
             paper = node_id(PAPER.label, pith)
             links = []
             if paper in self.G:
-                for node, edges in self.G.succ[paper].items():
-                    if "IN_CATEGORY" in edges:
-                        links.append(CategoryLink(self._category(node), bool(edges["IN_CATEGORY"][PRIMARY])))
+                for node, edge in self.G.succ[paper].items():
+                    if edge[TYPE] == "IN_CATEGORY":
+                        links.append(CategoryLink(self._category(node), bool(edge[PRIMARY])))
             result[pith] = sorted(links, key=lambda link: (not link.primary, link.category.code))
         return result
 
@@ -193,9 +194,8 @@ class MemoryReader(MemoryGraphView):
             paper = node_id(PAPER.label, pith)
             found = []
             if paper in self.G:
-                for node, edges in self.G.pred[paper].items():
-                    edge = edges.get(SIGNED.type)
-                    if edge is not None:
+                for node, edge in self.G.pred[paper].items():
+                    if edge[TYPE] == SIGNED.type:
                         found.append(
                             SignatureRecord(
                                 self._signer(node),
@@ -279,7 +279,7 @@ class MemoryReader(MemoryGraphView):
             counts: Counter[str] = Counter()
             if node is not None:
                 for paper in self.G.succ[node]:
-                    counts.update(c for c, edges in self.G.succ[paper].items() if "IN_CATEGORY" in edges)
+                    counts.update(c for c, edge in self.G.succ[paper].items() if edge[TYPE] == "IN_CATEGORY")
             result[key] = self._category_counts(counts, len(counts))
         return result
 
@@ -326,7 +326,7 @@ class MemoryReader(MemoryGraphView):
         def build(category: str) -> list[CategoryCount]:
             counts: Counter[str] = Counter()
             for paper in self.G.pred[category]:
-                counts.update(c for c, edges in self.G.succ[paper].items() if "IN_CATEGORY" in edges)
+                counts.update(c for c, edge in self.G.succ[paper].items() if edge[TYPE] == "IN_CATEGORY")
             del counts[category]
             return self._category_counts(counts, len(counts))
 

@@ -28,6 +28,7 @@ from pith_graph.schema.graph import (
     PAPER,
     SIGNED,
     SIGNER,
+    TYPE_ATTRIBUTE,
     node_id,
 )
 from pith_graph.schema.rows import PaperRow
@@ -38,6 +39,7 @@ T = TypeVar("T")
 
 # Schema names the reader uses (checked at import).
 LABEL = LABEL_ATTRIBUTE
+TYPE = TYPE_ATTRIBUTE
 PITH_NUMBER = PAPER.prop("pithNumber")
 SHORT_PITH_NUMBER = PAPER.prop("shortPithNumber")
 TITLE = PAPER.prop("title")
@@ -60,10 +62,10 @@ Key = tuple[str, str]
 
 
 class MemoryGraphView:
-    """Records and cached indexes over a ``MultiDiGraph`` written by
+    """Records and cached indexes over a ``DiGraph`` written by
     :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
-    def __init__(self, graph: nx.MultiDiGraph) -> None:
+    def __init__(self, graph: nx.DiGraph) -> None:
         self.G = graph
         self.refresh()
 

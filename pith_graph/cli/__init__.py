@@ -4,8 +4,9 @@ Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usa
 (bad option, missing path, unreadable keyring); 3 the graph store failed (unreachable,
 wrong password, missing database); 130 interrupted.
 
-Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``prune``
-(:mod:`pith_graph.cli.prune`), ``export`` (:mod:`pith_graph.cli.export`) and ``serve``
+Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``import``
+(:mod:`pith_graph.cli.importer`), ``prune`` (:mod:`pith_graph.cli.prune`), ``export``
+(:mod:`pith_graph.cli.export`) and ``serve``
 (:mod:`pith_graph.cli.serve`, which builds the API's settings and calls
 :func:`pith_graph.api.serve.serve`).
 """
@@ -21,6 +22,7 @@ from rich.console import Console
 
 from pith_graph.cli.commands import add_loader_commands
 from pith_graph.cli.export import add_export_command
+from pith_graph.cli.importer import add_import_command
 from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser
 from pith_graph.cli.prune import add_prune_command
 from pith_graph.cli.serve import add_serve_command
@@ -34,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_loader_commands(commands)
+    add_import_command(commands)
     add_prune_command(commands)
     add_export_command(commands)
     add_serve_command(commands)

@@ -33,10 +33,10 @@ from pith_graph.errors import UsageError
 from pith_graph.loader.parse import InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
 
-__all__ = ["add_loader_commands"]
+__all__ = ["add_loader_commands", "print_rejection", "progress", "summary"]
 
 
-def _progress(
+def progress(
     console: Console, label: str
 ) -> tuple[AbstractContextManager[Any], Callable[[int], None] | None]:
     if not console.is_terminal:
@@ -55,14 +55,14 @@ def _progress(
     return progress, lambda seen: progress.update(task, completed=seen)
 
 
-def _print_rejection(console: Console) -> Callable[[Rejection], None]:
+def print_rejection(console: Console) -> Callable[[Rejection], None]:
     def emit(rejection: Rejection) -> None:
         console.print(f"REJECTED {rejection}", markup=False, highlight=False, soft_wrap=True)
 
     return emit
 
 
-def _summary(report: LoadReport, console: Console, *, loaded: bool) -> None:
+def summary(report: LoadReport, console: Console, *, loaded: bool) -> None:
     table = Table(title="pith-graph", show_header=False, box=None)
     table.add_row("bundles seen", str(report.seen))
     if loaded:
@@ -112,8 +112,8 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     try:
         if store is not None:
             store.ensure_schema()
-        progress, on_progress = _progress(err, "verifying" if not load else "loading")
-        with progress:
+        bar, on_progress = progress(err, "verifying" if not load else "loading")
+        with bar:
             report = run(
                 args.paths,
                 keyring=keyring,
@@ -123,7 +123,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 batch_size=_batch_size(args),
                 clock_skew=args.clock_skew,
                 on_progress=on_progress,
-                on_rejection=None if args.json else _print_rejection(out),
+                on_rejection=None if args.json else print_rejection(out),
                 exclude=args.trusted_keys,
             )
         if save and store is not None:
@@ -137,7 +137,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     if args.json:
         sys.stdout.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        _summary(report, out, loaded=load)
+        summary(report, out, loaded=load)
     return EXIT_REJECTED if report.rejected else EXIT_OK
 
 
