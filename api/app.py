@@ -31,11 +31,13 @@ from strawberry.types import ExecutionResult
 
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
+from pith_graph.api.health import HealthCheck
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.loops import LoopThreads
 from pith_graph.api.planned import answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
-from pith_graph.errors import QueryTimeout, StoreError
+from pith_graph.errors import QueryTimeout
 from pith_graph.loader.keyring import Keyring
 
 __all__ = ["GraphQLView", "create_app", "key_infos"]
@@ -89,6 +91,7 @@ class GraphQLView(GraphQL[Context, None]):
         run: Runner,
         *,
         graphiql: bool,
+        threads: LoopThreads | None = None,
     ) -> None:
         super().__init__(
             build_schema(limits),
@@ -100,6 +103,7 @@ class GraphQLView(GraphQL[Context, None]):
         self.limits = limits
         self.keys = keys
         self.runner = run
+        self.threads = threads
 
     async def get_context(self, request: Any, response: Any) -> Context:
         return Context(self.reader, self.limits, self.keys, self.runner)
@@ -121,19 +125,28 @@ class GraphQLView(GraphQL[Context, None]):
         return orjson.dumps(data)
 
     async def execute_single(self, **kwargs: Any) -> ExecutionResult:  # type: ignore[override]
-        """Run one operation under the time limit: at the limit the request's abort signal
-        stops execution at the next field (graphql-core cancels pending resolvers); a hard
-        deadline a little later covers anything that ignores the signal. Then end the
-        request's reads (its transaction and lane, see :class:`Context`)."""
+        """Run one operation under the time limit, on the execution threads if there are
+        (:mod:`pith_graph.api.loops`): at the limit the request's abort signal stops
+        execution at the next field (graphql-core cancels pending resolvers); a hard
+        deadline a little later answers anyway. Then end the request's reads (its
+        transaction and lane, see :class:`Context`)."""
+        limit = self.limits.timeout_seconds
+        try:
+            async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
+                if self.threads is None:
+                    return await self._execute_in_time(kwargs)
+                return await self.threads.run(lambda: self._execute_in_time(kwargs))
+        except TimeoutError:
+            return self.timed_out()
+
+    async def _execute_in_time(self, kwargs: dict[str, Any]) -> ExecutionResult:
+        """strawberry's execution, aborted at the time limit (a timer on the running loop)."""
         context: Context = kwargs["context"]
         limit = self.limits.timeout_seconds
         timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, _timeout_error(limit))
         try:
-            async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
-                result: ExecutionResult = await super().execute_single(**kwargs)
-                return result
-        except TimeoutError:
-            return self.timed_out()
+            result: ExecutionResult = await super().execute_single(**kwargs)
+            return result
         finally:
             timer.cancel()
             context.close()
@@ -168,11 +181,13 @@ class GraphQLView(GraphQL[Context, None]):
 
 
 class Guard:
-    """Caps request bodies (413 with a GraphQL error) and adds safe response headers."""
+    """Caps request bodies in size (413) and in time (408), each answered with a GraphQL
+    error, and adds safe response headers."""
 
-    def __init__(self, app: ASGIApp, max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_body_bytes: int, body_timeout: float = 10.0) -> None:
         self.app = app
         self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
 
     async def _refuse(self, send: Send, status: int, message: str, code: str) -> None:
         body = orjson.dumps(error_body(message, code))
@@ -189,6 +204,35 @@ class Guard:
         )
         await send({"type": "http.response.body", "body": body})
 
+    async def _read_body(self, length: bytes | None, receive: Receive, send: Send) -> bytes | None:
+        """The whole body, or ``None`` once refused (too large, too slow, malformed) or the
+        client went away. Any body is read, even a GET's: one left half-sent would hold the
+        connection after the answer."""
+        too_large = f"The request body is larger than {self.max_body_bytes} bytes."
+        if length is not None and not length.isdigit():
+            await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST")
+            return None
+        if length is not None and int(length) > self.max_body_bytes:
+            await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+            return None
+        body = bytearray()
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    body += message.get("body", b"")
+                    if len(body) > self.max_body_bytes:
+                        await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+                        return None
+                    if not message.get("more_body", False):
+                        return bytes(body)
+        except TimeoutError:
+            late = f"The request body did not arrive within {self.body_timeout:g} s."
+            await self._refuse(send, 408, late, "TIMEOUT")
+            return None
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
@@ -202,36 +246,21 @@ class Guard:
                 message = {**message, "headers": headers}
             await send(message)
 
-        if scope["method"] in ("GET", "HEAD", "OPTIONS"):
+        headers = dict(scope.get("headers", []))
+        declares_body = b"transfer-encoding" in headers or headers.get(b"content-length", b"0") != b"0"
+        if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declares_body:
             await self.app(scope, receive, send_with_headers)
             return
-        too_large = f"The request body is larger than {self.max_body_bytes} bytes."
-        for name, value in scope.get("headers", []):
-            if name == b"content-length":
-                if not value.isdigit():
-                    await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST")
-                    return
-                if int(value) > self.max_body_bytes:
-                    await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
-                    return
-        body = bytearray()
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                return
-            body += message.get("body", b"")
-            if len(body) > self.max_body_bytes:
-                await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
-                return
-            if not message.get("more_body", False):
-                break
+        body = await self._read_body(headers.get(b"content-length"), receive, send)
+        if body is None:
+            return
         replayed = False
 
         async def replay() -> Message:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": bytes(body), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
         await self.app(scope, replay, send_with_headers)
@@ -267,21 +296,25 @@ def create_app(
     limits: RequestLimits | None = None,
     keyring: Keyring | None = None,
     run: Runner = run_inline,
+    ping_run: Runner | None = None,
+    threads: LoopThreads | None = None,
     graphiql: bool = True,
     backend: str = "memory",
     on_shutdown: Callable[[], None] | None = None,
 ) -> ASGIApp:
-    """The ASGI app serving ``reader``. ``on_shutdown`` runs once the server has stopped
-    accepting requests (close the reader and the runner's threads there)."""
+    """The ASGI app serving ``reader``. ``ping_run`` runs the health check's pings (default:
+    ``run``; give Neo4j a thread of its own, see :mod:`pith_graph.api.health`). ``threads``
+    runs GraphQL executions off the server's event loop (the memory backend's, which are
+    CPU work; see :mod:`pith_graph.api.loops`).
+    ``on_shutdown`` runs once the server has stopped accepting requests (close the reader
+    and the runners' threads there)."""
     limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
-    view = GraphQLView(reader, limits, keys, run, graphiql=graphiql)
+    view = GraphQLView(reader, limits, keys, run, graphiql=graphiql, threads=threads)
+    healthy = HealthCheck(reader.ping, ping_run if ping_run is not None else run)
 
     async def healthz(request: Request) -> Response:
-        try:
-            await run(reader.ping)
-        except StoreError as err:
-            log.warning("health check failed: %s", err)
+        if not await healthy():
             return JSONResponse({"status": "unavailable", "backend": backend}, status_code=503)
         return JSONResponse({"status": "ok", "backend": backend})
 
@@ -302,4 +335,4 @@ def create_app(
         ],
         lifespan=lifespan,
     )
-    return Guard(app, limits.max_body_bytes)
+    return Guard(app, limits.max_body_bytes, limits.body_timeout_seconds)

@@ -1,17 +1,25 @@
 """RequestLimits that keep one request from taking the server down, on by default.
 
-========================  =========  ==============================================
-limit                     default    enforced by
-========================  =========  ==============================================
-``max_depth``             10         strawberry's ``QueryDepthLimiter`` rule
-``max_aliases``           30         strawberry's ``MaxAliasesLimiter`` rule
-``max_tokens``            2000       the GraphQL parser (lexical tokens, comments
+==========================  =======  ==============================================
+limit                       default  enforced by
+==========================  =======  ==============================================
+``max_depth``               10       strawberry's ``QueryDepthLimiter`` rule
+``max_aliases``             30       strawberry's ``MaxAliasesLimiter`` rule
+``max_tokens``              2000     the GraphQL parser (lexical tokens, comments
                                      and source length are each bounded)
-``max_page_size``         100        ``first`` arguments (:func:`page_size`)
-``max_body_bytes``        65536      the HTTP layer (``api.app``)
-``timeout_seconds``       10         the HTTP layer, and Neo4j's transaction timeout
-``max_path_hops``         6          ``collaborationPath(maxHops:)``
-========================  =========  ==============================================
+``max_page_size``           100      ``first`` arguments (:func:`page_size`)
+``max_cost``                25000    :class:`~pith_graph.api.cost.CostLimit`, before
+                                     execution: the objects the lists of a query may
+                                     return, ``first`` (default 20) multiplied down
+                                     each path and summed (:mod:`pith_graph.api.cost`)
+``max_body_bytes``          65536    the HTTP layer (``api.app``): 413
+``header_timeout_seconds``  10       the HTTP protocol (``api.protocols``): headers
+                                     not complete in time close the connection
+``body_timeout_seconds``    10       the HTTP layer: a body not received in time
+                                     is a 408 (``TIMEOUT``)
+``timeout_seconds``         10       the HTTP layer, and Neo4j's transaction timeout
+``max_path_hops``           6        ``collaborationPath(maxHops:)``
+==========================  =======  ==============================================
 
 Going over a limit is a ``LIMIT_EXCEEDED`` error; the settings (``api.settings``) read each
 from the environment.
@@ -30,6 +38,7 @@ from strawberry.extensions.max_aliases import create_validator as max_aliases_ru
 from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
 from pith_graph.api.coded_errors import CodedErrors
+from pith_graph.api.cost import CostLimit
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 from pith_graph.errors import BadUserInput, LimitExceeded
 
@@ -45,19 +54,23 @@ class RequestLimits:
     max_tokens: int = 2000
     max_page_size: int = 100
     default_page_size: int = 20
+    max_cost: int = 25_000
     max_body_bytes: int = 64 * 1024
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 10.0
     timeout_seconds: float = 10.0
     max_path_hops: int = MAX_PATH_HOPS
     default_path_hops: int = 4
 
     def __post_init__(self) -> None:
-        for name in ("max_depth", "max_aliases", "max_tokens", "max_page_size", "max_body_bytes"):
+        for name in ("max_depth", "max_aliases", "max_tokens", "max_page_size", "max_cost", "max_body_bytes"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not 0 < self.default_page_size <= self.max_page_size:
             raise ValueError("default_page_size must be between 1 and max_page_size")
-        if self.timeout_seconds <= 0:
-            raise ValueError("timeout_seconds must be positive")
+        for name in ("timeout_seconds", "header_timeout_seconds", "body_timeout_seconds"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive")
         if not 1 <= self.max_path_hops <= MAX_PATH_HOPS:
             raise ValueError(f"max_path_hops must be between 1 and {MAX_PATH_HOPS}")
         if not 1 <= self.default_path_hops <= self.max_path_hops:
@@ -108,7 +121,8 @@ class ParserLimits(SchemaExtension):
 
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
-    error codes, parser limits, validation limits, then the parse and validation caches.
+    error codes, parser limits, validation limits, the parse and validation caches, then the
+    cost limit (after validation: it counts with the request's variables, so it is not cached).
 
     The validation rules are built once here, so the validation cache can recognise them.
     """
@@ -123,4 +137,5 @@ def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtensio
         partial(AddValidationRules, rules),
         partial(ParserCache, maxsize=256),
         partial(ValidationCache, maxsize=256),
+        partial(CostLimit, limits),
     ]

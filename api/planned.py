@@ -2,7 +2,8 @@
 
 A ``POST /graphql`` with a JSON body whose document already has an execution plan
 (:mod:`pith_graph.api.plan`) is answered here, without strawberry's HTTP view: the body is
-parsed with orjson, the plan runs under the request's time limit, and the data is sent as
+parsed with orjson, the plan runs under the request's time limit (on the execution
+threads of :mod:`pith_graph.api.loops` when there are: the memory backend), and the data is sent as
 the view would send it (status 200, ``{"data": ...}``). Anything else — another method or
 content type, a batch, ``extensions``, a document without a plan, or a plan that gives way —
 goes on to the view with the body replayed, so every error is the view's own.
@@ -19,6 +20,7 @@ from strawberry.types import ExecutionResult
 
 from pith_graph.api.context import Context, KeyInfo, Runner, ThreadRunner
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.loops import LoopThreads
 from pith_graph.api.plan import run_plan
 from pith_graph.api.reads.reader import GraphReader
 
@@ -35,6 +37,7 @@ class PlannedView(Protocol):
     limits: RequestLimits
     keys: dict[str, KeyInfo] | Any
     runner: Runner | ThreadRunner
+    threads: LoopThreads | None
 
     def timed_out(self) -> ExecutionResult: ...
 
@@ -112,7 +115,10 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
     context = Context(view.reader, view.limits, view.keys, view.runner)
     try:
         async with asyncio.timeout(view.limits.timeout_seconds):
-            data = await run_plan(plan, view.schema._schema, context, variables)
+            if view.threads is None:
+                data = await run_plan(plan, view.schema._schema, context, variables)
+            else:  # CPU work (the memory backend): off the server's event loop
+                data = await view.threads.run(lambda: run_plan(plan, view.schema._schema, context, variables))
     except TimeoutError:
         await _send_json(send, await view.process_result(None, view.timed_out()))
         return None

@@ -28,6 +28,8 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.context import Runner, ThreadRunner, run_inline
+from pith_graph.api.loops import LoopThreads
+from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import ServerSettings
 from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve_in_workers
@@ -44,7 +46,7 @@ log = logging.getLogger(__name__)
 GRACEFUL_SECONDS = 10
 
 #: Opens a reader (and how to run its calls) in the process that will serve with it.
-OpenReader = Callable[[], tuple[GraphReader, Runner | ThreadRunner]]
+OpenReader = Callable[[], tuple[GraphReader, Runner | ThreadRunner, Runner | ThreadRunner]]
 
 
 def freeze_loaded_objects() -> None:
@@ -87,14 +89,18 @@ def _prepare(
         if graph is None or settings.paths:
             store = MemoryStore(graph)
             report = run(
-                list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
+                list(settings.paths) or [SAMPLES],
+                keyring=keyring,
+                store=store,
+                workers=settings.load_workers,
+                exclude=settings.trusted_keys,
             )
             on_loaded(report)
             graph = store.graph
         reader = MemoryReader(graph)
         reader.warm()  # indexes built before any fork, so workers share them too
         freeze_loaded_objects()
-        return lambda: (reader, run_inline)
+        return lambda: (reader, run_inline, run_inline)
     if settings.paths:
         raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
     from pith_graph.api.reads.neo4j import Neo4jReader
@@ -109,7 +115,7 @@ def _prepare(
         )
 
     connect().close()  # fail now on a bad address or password; each process connects itself
-    return lambda: (connect(), ThreadRunner(settings.neo4j_threads))
+    return lambda: (connect(), ThreadRunner(settings.neo4j_threads), ThreadRunner(1))
 
 
 def _serve_one(
@@ -117,11 +123,17 @@ def _serve_one(
 ) -> int:
     """Serve on ``listener()`` in this process until stopped; 0, or 3 if it never started."""
     sock = listener()
-    reader, runner = open_reader()
+    reader, runner, ping_runner = open_reader()
+    # The memory backend's executions are CPU work: off the event loop (api.loops); made
+    # here, in the serving process (threads do not survive a fork).
+    threads = LoopThreads(settings.memory_threads) if settings.backend == "memory" else None
 
     def shutdown() -> None:
-        if isinstance(runner, ThreadRunner):
-            runner.close()
+        for pool in (runner, ping_runner):
+            if isinstance(pool, ThreadRunner):
+                pool.close()
+        if threads is not None:
+            threads.close()
         reader.close()
 
     app = create_app(
@@ -129,6 +141,8 @@ def _serve_one(
         limits=settings.limits,
         keyring=keyring,
         run=runner,
+        ping_run=ping_runner,
+        threads=threads,
         graphiql=settings.graphiql,
         backend=settings.backend,
         on_shutdown=shutdown,
@@ -136,6 +150,7 @@ def _serve_one(
     config = uvicorn.Config(
         app,
         lifespan="on",
+        http=protocol_with_header_timeout(settings.limits.header_timeout_seconds),
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         server_header=False,
         log_config=None,

@@ -1,25 +1,32 @@
 """The server's settings: one object, read from the environment and validated at start-up.
 
-=============================  ===========================  ==========================
-variable                       meaning                      default
-=============================  ===========================  ==========================
-``PITH_API_HOST``              interface to listen on       ``127.0.0.1``
-``PITH_API_PORT``              port                         ``8000``
-``PITH_API_BACKEND``           ``memory`` or ``neo4j``      ``memory``
-``PITH_API_TRUSTED_KEYS``      trusted-keys file            (registry key only)
-``PITH_API_GRAPH``             saved graph to start from    (none: verify and load)
-``PITH_API_MAX_DEPTH``         query depth                  10
-``PITH_API_MAX_ALIASES``       aliases per document         30
-``PITH_API_MAX_TOKENS``        lexical tokens per document  2000
-``PITH_API_MAX_PAGE_SIZE``     largest ``first``            100
-``PITH_API_MAX_BODY_BYTES``    request body size            65536
-``PITH_API_TIMEOUT_SECONDS``   per-request time limit       10
-``PITH_API_MAX_PATH_HOPS``     largest ``maxHops``          6
-``PITH_API_WORKERS``           serving processes            one per core
-``PITH_API_NEO4J_THREADS``     concurrent Neo4j reads       16
-``PITH_API_GRAPHIQL``          serve GraphiQL (``0``/``1``)  ``1``
-``NEO4J_URI`` ...              as for ``pith-graph load``
-=============================  ===========================  ==========================
+=====================================  ============================  ===================
+variable                               meaning                       default
+=====================================  ============================  ===================
+``PITH_API_HOST``                      interface to listen on        ``127.0.0.1``
+``PITH_API_PORT``                      port                          ``8000``
+``PITH_API_BACKEND``                   ``memory`` or ``neo4j``       ``memory``
+``PITH_API_TRUSTED_KEYS``              trusted-keys file             (registry key only)
+``PITH_API_GRAPH``                     saved graph to start from     (none: verify, load)
+``PITH_API_MAX_DEPTH``                 query depth                   10
+``PITH_API_MAX_ALIASES``               aliases per document          30
+``PITH_API_MAX_TOKENS``                lexical tokens per document   2000
+``PITH_API_MAX_PAGE_SIZE``             largest ``first``             100
+``PITH_API_MAX_COST``                  query cost (``api.cost``)     25000
+``PITH_API_MAX_BODY_BYTES``            request body size             65536
+``PITH_API_HEADER_TIMEOUT_SECONDS``    time to send the headers      10
+``PITH_API_BODY_TIMEOUT_SECONDS``      time to send the body         10
+``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
+``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
+``PITH_API_WORKERS``                   serving processes             one per core
+``PITH_API_NEO4J_THREADS``             concurrent Neo4j reads        16
+``PITH_API_MEMORY_THREADS``            memory backend: threads       4
+                                       running queries off the
+                                       event loop
+``PITH_API_GRAPHIQL``                  serve GraphiQL (``0``/``1``)  ``1``
+``NEO4J_URI`` ...                      as for ``pith-graph load``
+``NEO4J_PASSWORD_FILE``                Neo4j password in a file      (``neo4j_auth.py``)
+=====================================  ============================  ===================
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ from typing import Any, Literal
 
 from pith_graph.api.limits import RequestLimits
 from pith_graph.errors import UsageError
+from pith_graph.loader.stores.neo4j_auth import resolve_password
 
 __all__ = ["ServerSettings"]
 
@@ -41,8 +49,11 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_ALIASES": ("max_aliases", int),
     "PITH_API_MAX_TOKENS": ("max_tokens", int),
     "PITH_API_MAX_PAGE_SIZE": ("max_page_size", int),
+    "PITH_API_MAX_COST": ("max_cost", int),
     "PITH_API_MAX_BODY_BYTES": ("max_body_bytes", int),
     "PITH_API_TIMEOUT_SECONDS": ("timeout_seconds", float),
+    "PITH_API_HEADER_TIMEOUT_SECONDS": ("header_timeout_seconds", float),
+    "PITH_API_BODY_TIMEOUT_SECONDS": ("body_timeout_seconds", float),
     "PITH_API_MAX_PATH_HOPS": ("max_path_hops", int),
 }
 
@@ -62,8 +73,11 @@ class ServerSettings:
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
     neo4j_password: str | None = None
+    neo4j_password_file: str | None = None
     neo4j_database: str = "neo4j"
     neo4j_threads: int = 16
+    #: Memory backend: threads that run GraphQL executions off the event loop.
+    memory_threads: int = 4
     graphiql: bool = True
     #: Serving processes (``None``: one per core), forked once the graph is loaded.
     workers: int | None = None
@@ -83,6 +97,8 @@ class ServerSettings:
             raise UsageError("workers (--workers, PITH_API_WORKERS) must be at least 1")
         if self.load_workers is not None and self.load_workers < 1:
             raise UsageError("--load-workers must be at least 1")
+        if self.memory_threads < 1:
+            raise UsageError("PITH_API_MEMORY_THREADS must be at least 1")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
@@ -114,12 +130,13 @@ class ServerSettings:
             values["neo4j_threads"] = number("PITH_API_NEO4J_THREADS", int)
         if "PITH_API_WORKERS" in env:
             values["workers"] = number("PITH_API_WORKERS", int)
+        if "PITH_API_MEMORY_THREADS" in env:
+            values["memory_threads"] = number("PITH_API_MEMORY_THREADS", int)
         if "PITH_API_GRAPHIQL" in env:
             values["graphiql"] = env["PITH_API_GRAPHIQL"].strip().lower() not in ("0", "false", "no", "off")
         for variable, key in (
             ("NEO4J_URI", "neo4j_uri"),
             ("NEO4J_USER", "neo4j_user"),
-            ("NEO4J_PASSWORD", "neo4j_password"),
             ("NEO4J_DATABASE", "neo4j_database"),
         ):
             if variable in env:
@@ -132,4 +149,14 @@ class ServerSettings:
         except ValueError as err:
             raise UsageError(f"bad limit setting: {err}") from err
         values.update({key: value for key, value in overrides.items() if value is not None})
-        return cls(**values)
+        settings = cls(**values)
+        if settings.backend != "neo4j":
+            return settings
+        # NEO4J_PASSWORD, NEO4J_PASSWORD_FILE, the local server's file: in resolve_password's order.
+        password = resolve_password(
+            settings.neo4j_uri,
+            password=settings.neo4j_password,
+            password_file=settings.neo4j_password_file,
+            environ=env,
+        )
+        return replace(settings, neo4j_password=password)

@@ -47,6 +47,7 @@ from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j_auth import resolve_password
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -175,7 +176,7 @@ def _serve_child(
         assert reader is not None
         active, runner = reader, run_inline
     else:
-        active = Neo4jReader.connect(uri, timeout=30)
+        active = Neo4jReader.connect(uri, password=resolve_password(uri), timeout=30)
         runner = ThreadRunner(32)  # type: ignore[assignment]
     app = create_app(active, keyring=keyring, run=runner, backend=backend)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", backlog=256)
@@ -417,12 +418,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from pith_graph.loader.stores.neo4j import Neo4jStore
 
             if args.load_neo4j:
-                neo4j_store = Neo4jStore.connect(args.neo4j_uri)
+                neo4j_store = Neo4jStore.connect(args.neo4j_uri, password=resolve_password(args.neo4j_uri))
                 neo4j_store.clear()
                 neo4j_store.ensure_schema()
                 run([str(args.corpus)], keyring=keyring, store=neo4j_store)
                 neo4j_store.close()
-            reader = Neo4jReader.connect(args.neo4j_uri, timeout=30)
+            reader = Neo4jReader.connect(
+                args.neo4j_uri, password=resolve_password(args.neo4j_uri), timeout=30
+            )
             held, expected = reader.count_papers(PaperFilter()), memory.count_papers(PaperFilter())
             if held != expected:
                 print(f"neo4j holds {held} papers, not {expected}: use --load-neo4j", file=sys.stderr)

@@ -94,15 +94,27 @@ def subset(folder: Path, n: int, scratch: Path) -> Path:
 # -- the server ------------------------------------------------------------------------------
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
 class PrivateServer:
     """A Neo4j started with scripts/neo4j on a free port and a temporary data folder."""
 
     def __init__(self) -> None:
         self.data = Path(tempfile.mkdtemp(prefix="bench-neo4j-"))
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = sock.getsockname()[1]
-        self.env = {**os.environ, "NEO4J_DATA": str(self.data), "NEO4J_BOLT_PORT": str(port)}
+        port, http_port = free_port(), free_port()
+        # A throw-away server: no authentication (NEO4J_AUTH=none), as before it was the default.
+        self.env = {
+            **os.environ,
+            "NEO4J_DATA": str(self.data),
+            "NEO4J_BOLT_PORT": str(port),
+            "NEO4J_HTTP_PORT": str(http_port),
+            "NEO4J_AUTH": "none",
+        }
         self.env.pop("NEO4J_PASSWORD", None)
         done = self._script("start")
         if done.returncode != 0:

@@ -17,7 +17,7 @@ from pith_graph.errors import (
     UsageError,
 )
 from pith_graph.loader.analysis import coauthorship_graph, papers_of
-from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
+from pith_graph.loader.facade import SAMPLES, export_graph, load_graph, resolve_keyring
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
 from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
@@ -51,6 +51,7 @@ __all__ = [
     "build_rows",
     "coauthorship_graph",
     "default_keyring",
+    "export_graph",
     "load_graph",
     "load_keyring_file",
     "papers_of",

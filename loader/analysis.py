@@ -7,22 +7,22 @@ from itertools import combinations
 
 import networkx as nx
 
-from pith_graph.schema.graph import AUTHOR, AUTHORED, LABEL_ATTRIBUTE, PAPER
+from pith_graph.schema.graph import AUTHOR, AUTHORED, LABEL_ATTRIBUTE, PAPER, TYPE_ATTRIBUTE
 
 __all__ = ["coauthorship_graph", "papers_of"]
 
 
-def papers_of(G: nx.MultiDiGraph, author: str) -> list[str]:
+def papers_of(G: nx.DiGraph, author: str) -> list[str]:
     """Paper node ids of an Author node id (``"Author:<nameKey>"``)."""
-    return [paper for _a, paper, kind in G.out_edges(author, keys=True) if kind == AUTHORED.type]
+    return [paper for _a, paper, kind in G.out_edges(author, data=TYPE_ATTRIBUTE) if kind == AUTHORED.type]
 
 
-def coauthorship_graph(G: nx.MultiDiGraph) -> nx.Graph:
+def coauthorship_graph(G: nx.DiGraph) -> nx.Graph:
     """Project the paper graph onto authors: an edge per pair of coauthors.
 
     Parameters
     ----------
-    G : the ``MultiDiGraph`` a load produced.
+    G : the ``DiGraph`` a load produced.
 
     Returns
     -------
@@ -41,7 +41,9 @@ def coauthorship_graph(G: nx.MultiDiGraph) -> nx.Graph:
     for paper, label in G.nodes(data=LABEL_ATTRIBUTE):
         if label != PAPER.label:
             continue
-        authors = sorted(start for start, _p, kind in G.in_edges(paper, keys=True) if kind == AUTHORED.type)
+        authors = sorted(
+            start for start, _p, kind in G.in_edges(paper, data=TYPE_ATTRIBUTE) if kind == AUTHORED.type
+        )
         weights.update(combinations(authors, 2))
     C = nx.Graph()
     for node, data in G.nodes(data=True):

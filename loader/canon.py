@@ -9,7 +9,6 @@ writes); both bind the same parsed value.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import re
 from collections.abc import Iterator
@@ -85,17 +84,32 @@ def sha256_hex(data: bytes) -> str:
 
 def digest_matches(value: Any, expected_hex: str) -> bool:
     """True when SHA-256 of either canonical encoding of ``value`` equals ``expected_hex``."""
-    return any(sha256_hex(enc) == expected_hex for enc in canon_variants(value))
+    raw = orjson.dumps(value, option=_SORT)
+    if hashlib.sha256(raw).hexdigest() == expected_hex:
+        return True
+    return not _is_escaped_form(raw) and sha256_hex(ascii_escaped(raw)) == expected_hex
+
+
+_B32 = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567"
+#: Every 10-bit value as its two base32 characters.
+_B32_PAIRS = [bytes((_B32[v >> 5], _B32[v & 31])) for v in range(1024)]
 
 
 def b32_of_digest(hex_digest: str, length: int = 26) -> str:
     """The first ``length`` characters of the RFC 4648 base32 of the raw digest bytes.
 
-    Every 5 bytes make 8 characters, so only the bytes those characters need are encoded
-    (the standard library's base32 is pure Python).
+    Read ten bits at a time from the digest as one integer (the standard library's base32
+    is pure Python, and this runs once per bundle).
 
     >>> b32_of_digest("0c7fd72298fd8783bddddabf6a361c6e7ae24b3654f11ff6a67888be65f2523c")
     'BR75OIUY7WDYHPO53K7WUNQ4NZ'
+    >>> import base64
+    >>> b32_of_digest("ff" * 32, 52) == base64.b32encode(b"\\xff" * 32).decode()[:52]
+    True
     """
-    needed = -(-length // 8) * 5
-    return base64.b32encode(bytes.fromhex(hex_digest)[:needed]).decode("ascii")[:length]
+    pairs = -(-length // 2)
+    bits = pairs * 10
+    nibbles = -(-bits // 4)
+    value = int(hex_digest[:nibbles].ljust(nibbles, "0"), 16) >> (nibbles * 4 - bits)
+    encoded = b"".join(_B32_PAIRS[(value >> shift) & 1023] for shift in range(bits - 10, -1, -10))
+    return encoded[:length].decode("ascii")

@@ -12,7 +12,7 @@ from pith_graph.loader.parse import DEFAULT_MAX_BYTES, InputLimits
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.stores.memory import MemoryStore
 
-__all__ = ["SAMPLES", "load_graph", "resolve_keyring"]
+__all__ = ["SAMPLES", "export_graph", "load_graph", "resolve_keyring"]
 
 #: The real registry bundles shipped with pith-graph (a folder of ``*.json``).
 SAMPLES = str(Path(__file__).parent / "samples")
@@ -37,9 +37,9 @@ def load_graph(
     trusted_keys: TrustedKeys = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     workers: int | None = None,
-    graph: nx.MultiDiGraph | None = None,
-) -> tuple[nx.MultiDiGraph, LoadReport]:
-    """Verify and load bundles into a networkx ``MultiDiGraph``.
+    graph: nx.DiGraph | None = None,
+) -> tuple[nx.DiGraph, LoadReport]:
+    """Verify and load bundles into a networkx ``DiGraph`` (see :mod:`~pith_graph.loader.stores.memory`).
 
     Returns the graph and the :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with
     reasons, stale, duplicate, counts). Pass ``graph`` to add to an existing graph.
@@ -55,5 +55,42 @@ def load_graph(
         store=store,
         limits=InputLimits(max_bytes=max_bytes),
         workers=workers,
+        exclude=[trusted_keys] if isinstance(trusted_keys, (str, Path)) else (),
     )
     return store.graph, report
+
+
+def export_graph(
+    uri: str | None = None,
+    *,
+    user: str | None = None,
+    password: str | None = None,
+    database: str | None = None,
+    category: str | None = None,
+    author: str | None = None,
+    hops: int = 1,
+    submitted_from: str | None = None,
+    submitted_to: str | None = None,
+) -> nx.DiGraph:
+    """A subgraph of a Neo4j database as the networkx graph :func:`load_graph` would build
+    (see :mod:`pith_graph.loader.export`): the papers of ``category``, of ``author`` (and
+    coauthors up to ``hops``), submitted between the dates (inclusive), and all they touch;
+    with no selection, the whole graph. Connection settings default to ``NEO4J_URI``,
+    ``NEO4J_USER``, ``NEO4J_DATABASE``; the password is found as ``pith-graph load`` finds
+    it (:func:`~pith_graph.loader.stores.neo4j_auth.resolve_password`).
+    """
+    import os
+
+    from pith_graph.loader.export import Selection, export_subgraph
+    from pith_graph.loader.stores.neo4j import Neo4jStore
+    from pith_graph.loader.stores.neo4j_auth import resolve_password
+
+    env = os.environ
+    uri = uri or env.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+    with Neo4jStore.connect(
+        uri,
+        user or env.get("NEO4J_USER", "neo4j"),
+        resolve_password(uri, password=password),
+        database or env.get("NEO4J_DATABASE", "neo4j"),
+    ) as store:
+        return export_subgraph(store, Selection(category, author, hops, submitted_from, submitted_to))

@@ -107,11 +107,13 @@ def parse_bundle(data: bytes, limits: InputLimits = DEFAULT_INPUT_LIMITS) -> dic
         # orjson's message is good; let the standard parser give line/column when it can.
         _slow_parse(data)
         raise BundleError(RejectCode.MALFORMED_JSON, str(err)) from err
-    if not isinstance(value, dict):
-        raise BundleError(RejectCode.NOT_OBJECT, f"top level is a JSON {type(value).__name__}, not an object")
+    if orjson.dumps(value) != data.strip():
+        # Not byte-identical compact JSON: orjson may have kept only the last of two equal
+        # keys, so check the document as written (slow, rare). First, so that a duplicate
+        # hiding a deep branch is reported as what it is.
+        _slow_parse(data)
     if _depth_exceeds(value, limits.max_depth):
         raise BundleError(RejectCode.TOO_DEEP, f"JSON nests deeper than the limit of {limits.max_depth}")
-    if orjson.dumps(value) != data.strip():
-        # Not byte-identical compact JSON: check keys exactly (slow, rare).
-        _slow_parse(data)
+    if not isinstance(value, dict):
+        raise BundleError(RejectCode.NOT_OBJECT, f"top level is a JSON {type(value).__name__}, not an object")
     return value

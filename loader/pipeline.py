@@ -9,30 +9,39 @@ A rejected bundle is recorded with its code, message, file and line, and the run
 from __future__ import annotations
 
 import gc
-import multiprocessing
 import os
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import chain, islice
-from typing import BinaryIO
+from itertools import islice
+from typing import Any, BinaryIO
 
-from pith_graph.errors import BundleError, Source
+from pith_graph.errors import BundleError, Source, printable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
+from pith_graph.loader.pool import Handler, run_tasks
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
-from pith_graph.loader.stores.base import GraphCounts, GraphStore, Outcome
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphStore, Outcome
+from pith_graph.loader.tasks import Task, plan_tasks
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
 
-__all__ = ["LoadReport", "Rejection", "WorkerConfig", "process_one", "run"]
+__all__ = [
+    "BundleHandler",
+    "LoadReport",
+    "Rejection",
+    "WorkerConfig",
+    "check_one",
+    "parts",
+    "process_one",
+    "run",
+]
 
 CHUNK = 64
-GROUP_BYTES = 1 << 20
-MAX_FILE_TASK_BYTES = 32 << 20  # ~20k gzipped or ~2k plain bundles per worker task
+#: Below this much (estimated inflated) input, verification stays in this process.
+PARALLEL_MIN_BYTES = 2 << 20
 MAX_KEPT_REJECTIONS = 1000
 
 
@@ -45,7 +54,7 @@ class Rejection:
     source: Source
 
     def __str__(self) -> str:
-        return f"{self.source}: {self.code}: {self.message}"
+        return f"{self.source}: {self.code}: {printable(self.message)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,8 +114,10 @@ class LoadReport:
             self.duplicate += 1
         elif outcome is Outcome.OUTRANKED:
             self.outranked += 1
-        else:
+        elif outcome is Outcome.STALE:
             self.stale += 1
+        else:
+            raise ValueError(f"not an outcome: {outcome!r}")
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary (what ``--json`` prints)."""
@@ -124,8 +135,8 @@ class LoadReport:
             "rejections": [
                 {
                     "code": r.code,
-                    "message": r.message,
-                    "file": r.source.path,
+                    "message": printable(r.message),
+                    "file": r.source.shown_path,
                     "line": r.source.line,
                 }
                 for r in self.rejections
@@ -152,104 +163,146 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
         return Rejection(err.code.value, err.message, raw.source)
 
 
-_worker_config: WorkerConfig | None = None
+def check_one(raw: RawBundle, config: WorkerConfig) -> Rejection | None:
+    """Parse and verify one bundle without building its rows (``pith-graph verify``)."""
+    try:
+        verify_bundle(parse_bundle(raw.data, config.limits), config.keyring, clock_skew=config.clock_skew)
+    except BundleError as err:
+        return Rejection(err.code.value, err.message, raw.source)
+    return None
 
 
-def _init_worker(config: WorkerConfig) -> None:
-    global _worker_config
-    _worker_config = config
+@dataclass(frozen=True, slots=True)
+class BundleHandler:
+    """The worker's handler for ``run``: rows of accepted bundles (``rows``), or only the
+    rejections (verification alone). Built in each worker by :meth:`__call__`."""
+
+    config: WorkerConfig
+    rows: bool = True
+
+    def __call__(self, _index: int) -> BundleHandler:
+        return self
+
+    def handle(self, item: RawBundle | BundleError) -> Result | None:
+        if isinstance(item, BundleError):
+            return Rejection(item.code.value, item.message, item.source or Source("?"))
+        return process_one(item, self.config) if self.rows else check_one(item, self.config)
+
+    def heavy(self, result: object) -> bool:
+        return isinstance(result, PaperRows)
+
+    def close(self) -> None:
+        """Nothing to flush."""
 
 
-def _result(item: RawBundle | BundleError, config: WorkerConfig) -> Result:
-    if isinstance(item, BundleError):
-        return Rejection(item.code.value, item.message, item.source or Source("?"))
-    return process_one(item, config)
+def _renumbered(results: list[Result], offset: int) -> list[Result]:
+    """Rejections of a byte range, numbered from the file's first line."""
+    if not offset:
+        return results
+    return [
+        Rejection(r.code, r.message, Source(r.source.path, r.source.line + offset))
+        if isinstance(r, Rejection) and r.source.line is not None
+        else r
+        for r in results
+    ]
 
 
-def _process_chunk(chunk: list[RawBundle | BundleError]) -> list[Result]:
-    """Worker task: bundles the parent read."""
-    assert _worker_config is not None, "worker not initialised"
-    return [_result(item, _worker_config) for item in chunk]
+def _stdin_tasks(files: list[str], limits: InputLimits, stdin: BinaryIO | None) -> Iterator[Task]:
+    inputs = iter_inputs(files, max_bytes=limits.max_bytes, stdin=stdin)
+    while chunk := tuple(islice(inputs, CHUNK)):
+        yield Task("bundles", bundles=chunk)
 
 
-def _chunks(items: Iterator[RawBundle | BundleError], size: int) -> Iterator[list[RawBundle | BundleError]]:
-    while chunk := list(islice(items, size)):
-        yield chunk
-
-
-def _process_files(paths: list[str]) -> list[Result]:
-    """Worker task: whole files, read by the worker itself (the parent only collects)."""
-    config = _worker_config
-    assert config is not None, "worker not initialised"
-    inputs = iter_inputs(paths, max_bytes=config.limits.max_bytes)
-    return [_result(item, config) for item in inputs]
-
-
-def _file_groups(files: list[str], workers: int) -> list[list[str]] | None:
-    """Files grouped into tasks of about ``GROUP_BYTES`` each, when that spreads the work.
-
-    ``None`` when reading in the parent is better: stdin, too few groups to keep every
-    worker busy, or a file over ``MAX_FILE_TASK_BYTES`` (a worker returns a task's results
-    at once, so a huge file must be split into chunks, which only the parent can do; this
-    keeps memory bounded whatever the input).
-    """
-    if "-" in files:
-        return None
-    groups: list[list[str]] = []
-    size = GROUP_BYTES
+def _estimated_bytes(files: list[str]) -> int:
+    total = 0
     for path in files:
-        if size >= GROUP_BYTES:
-            groups.append([])
-            size = 0
-        groups[-1].append(path)
         try:
-            file_size = os.path.getsize(path)
+            total += os.path.getsize(path) * (10 if path.endswith(".gz") else 1)
         except OSError:
-            file_size = GROUP_BYTES  # unreadable: its own task, reported by the worker
-        if file_size > MAX_FILE_TASK_BYTES:
-            return None
-        size += file_size
-    return groups if len(groups) >= 2 * workers else None
+            continue
+    return total
 
 
-def _pool(workers: int, config: WorkerConfig) -> ProcessPoolExecutor:
-    # fork: workers inherit the loaded modules and never re-import a script's __main__
-    # (forkserver and spawn would, breaking scripts without a main guard).
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
-    return ProcessPoolExecutor(workers, context, initializer=_init_worker, initargs=(config,))
-
-
-def _ordered(futures: Iterator[Future[list[Result]]], window: int) -> Iterator[Result]:
-    """Results of ``futures`` in submission order, at most ``window`` tasks in flight."""
-    in_flight: deque[Future[list[Result]]] = deque()
-    for future in futures:
-        in_flight.append(future)
-        while len(in_flight) > window:
-            yield from in_flight.popleft().result()
-    while in_flight:
-        yield from in_flight.popleft().result()
-
-
-def _results(
-    files: list[str], config: WorkerConfig, workers: int, stdin: BinaryIO | None
-) -> Iterator[Result]:
-    """Results in input order, from worker processes when the input is large enough."""
-    groups = _file_groups(files, workers) if workers > 1 else None
-    if groups is not None:
-        with _pool(workers, config) as pool:
-            yield from _ordered((pool.submit(_process_files, g) for g in groups), workers * 2)
+def parts(
+    files: list[str],
+    make_handler: Callable[[int], Handler],
+    limits: InputLimits,
+    workers: int,
+    stdin: BinaryIO | None = None,
+    on_close: Callable[[list[object]], None] | None = None,
+) -> Iterator[tuple[int, list[Any]]]:
+    """``(bundles seen, results)`` for ``files`` in input order: in worker processes when
+    the input is large enough (they read their own tasks), else in this process."""
+    if workers <= 1 or ("-" not in files and _estimated_bytes(files) < PARALLEL_MIN_BYTES):
+        handler = make_handler(0)
+        seen, found = 0, []
+        try:
+            for item in iter_inputs(files, max_bytes=limits.max_bytes, stdin=stdin):
+                seen += 1
+                if (result := handler.handle(item)) is not None:
+                    found.append(result)
+                if seen >= CHUNK:
+                    yield seen, found
+                    seen, found = 0, []
+        finally:
+            closed = handler.close()
+        yield seen, found
+        if on_close is not None:
+            on_close([closed])
         return
-    inputs = iter_inputs(files, max_bytes=config.limits.max_bytes, stdin=stdin)
-    chunks = _chunks(inputs, CHUNK)
-    head = list(islice(chunks, 2))
-    if workers <= 1 or len(head) < 2:
-        for chunk in chain(head, chunks):
-            yield from (_result(item, config) for item in chunk)
-        return
-    with _pool(workers, config) as pool:
-        tasks = (pool.submit(_process_chunk, chunk) for chunk in chain(head, chunks))
-        yield from _ordered(tasks, workers * 4)
+    tasks = _stdin_tasks(files, limits, stdin) if "-" in files else plan_tasks(files, workers)
+    offsets: dict[str, int] = {}
+    for part in run_tasks(tasks, workers, make_handler, limits.max_bytes, on_close):
+        if part.task.kind == "range":
+            yield part.seen, _renumbered(part.results, offsets.get(part.task.path, 0))
+            if part.last:
+                offsets[part.task.path] = offsets.get(part.task.path, 0) + part.lines
+        else:
+            yield part.seen, part.results
+
+
+class _Writer:
+    """Hands batches to the store in order. A store whose writes wait on a server
+    (``background_writes``) gets them on a thread, one batch at a time, while this thread
+    collects the next one from the workers: verification and writing overlap, and at most
+    two batches are in memory."""
+
+    def __init__(self, store: GraphStore | None, rank: Callable[[str], int], report: LoadReport) -> None:
+        self.store = store
+        self.rank = rank
+        self.report = report
+        background = store is not None and getattr(store, "background_writes", False)
+        self.thread = ThreadPoolExecutor(1, thread_name_prefix="pith-graph-writer") if background else None
+        self.pending: Future[AppliedBatch] | None = None
+
+    def __enter__(self) -> _Writer:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        try:
+            self._collect()
+        finally:
+            if self.thread is not None:
+                self.thread.shutdown(wait=True)
+
+    def _count(self, applied: AppliedBatch) -> None:
+        for outcome in applied.outcomes:
+            self.report.add_outcome(outcome)
+        self.report.displaced += len(applied.removed)
+
+    def _collect(self) -> None:
+        if self.pending is not None:
+            pending, self.pending = self.pending, None
+            self._count(pending.result())
+
+    def write(self, batch: list[PaperRows]) -> None:
+        if self.store is None or not batch:
+            return
+        if self.thread is None:
+            self._count(self.store.apply(batch, self.rank))
+            return
+        self._collect()  # the previous batch is committed before the next one starts
+        self.pending = self.thread.submit(self.store.apply, batch, self.rank)
 
 
 @contextmanager
@@ -282,46 +335,43 @@ def run(
     stdin: BinaryIO | None = None,
     on_progress: Callable[[int], None] | None = None,
     on_rejection: Callable[[Rejection], None] | None = None,
+    exclude: Iterable[str | os.PathLike[str]] = (),
 ) -> LoadReport:
     """Verify every bundle of ``paths`` and, given a ``store``, write the accepted ones.
 
-    Without a store this is ``pith-graph verify``. Raises :class:`~pith_graph.errors.UsageError`
-    for a path that does not exist (before reading anything) and
-    :class:`~pith_graph.errors.StoreError` when the store fails.
+    Without a store this is ``pith-graph verify``. Files of ``exclude`` (the trusted-keys
+    files) are never read as bundles, even inside a folder of ``paths``. Raises
+    :class:`~pith_graph.errors.UsageError` for a path that does not exist (before reading
+    anything) and :class:`~pith_graph.errors.StoreError` when the store fails.
     """
     started = time.perf_counter()
-    files = expand_paths(paths)
+    files = expand_paths(paths, exclude=exclude)
     known = frozenset(store.known_bundle_digests()) if (store is not None and skip_known) else frozenset()
     config = WorkerConfig(keyring, limits, known, clock_skew)
     report = LoadReport()
     batch: list[PaperRows] = []
+    writer = _Writer(store, keyring.rank, report)
 
-    def flush() -> None:
-        if store is not None and batch:
-            applied = store.apply(batch, keyring.rank)
-            for outcome in applied.outcomes:
-                report.add_outcome(outcome)
-            report.displaced += len(applied.removed)
-        batch.clear()
-
-    with cyclic_gc_paused():
-        for result in _results(
-            files, config, workers if workers is not None else (os.cpu_count() or 1), stdin
-        ):
-            report.seen += 1
-            if isinstance(result, Rejection):
-                report.add_rejection(result)
-                if on_rejection is not None:
-                    on_rejection(result)
-            elif isinstance(result, Unchanged):
-                report.duplicate += 1
-            elif store is not None:
-                batch.append(result)
-                if len(batch) >= batch_size:
-                    flush()
-            if on_progress is not None:
+    with cyclic_gc_paused(), writer:
+        handler = BundleHandler(config, rows=store is not None)
+        count = workers if workers is not None else (os.cpu_count() or 1)
+        for seen, results in parts(files, handler, limits, count, stdin):
+            for result in results:
+                if isinstance(result, Rejection):
+                    report.add_rejection(result)
+                    if on_rejection is not None:
+                        on_rejection(result)
+                elif isinstance(result, Unchanged):
+                    report.duplicate += 1
+                elif store is not None:
+                    batch.append(result)
+                    if len(batch) >= batch_size:
+                        writer.write(batch)
+                        batch = []
+            report.seen += seen
+            if on_progress is not None and seen:
                 on_progress(report.seen)
-        flush()
+        writer.write(batch)
     if store is not None:
         report.counts = store.counts()
     report.seconds = time.perf_counter() - started

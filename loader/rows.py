@@ -43,6 +43,15 @@ class PaperRows(NamedTuple):
     def bundle_sha256(self) -> str:
         return self.paper.bundle_sha256
 
+    @property
+    def source(self) -> tuple[str, str]:
+        """``(sourceKind, sourceId)``: what the precedence rule groups by."""
+        return (self.paper.source_kind, self.paper.source_id)
+
+    @property
+    def bundle_key_id(self) -> str:
+        return self.paper.bundle_key_id
+
 
 def _archive(code: str) -> str:
     return code.split(".", 1)[0]

@@ -23,7 +23,7 @@ from typing import BinaryIO
 
 from pith_graph.errors import BundleError, RejectCode, Source, UsageError
 
-__all__ = ["BUNDLE_SUFFIXES", "RawBundle", "expand_paths", "iter_inputs"]
+__all__ = ["BUNDLE_SUFFIXES", "RawBundle", "expand_paths", "iter_inputs", "iter_lines"]
 
 BUNDLE_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -42,12 +42,31 @@ def _is_bundle_file(name: str) -> bool:
     return name.endswith(BUNDLE_SUFFIXES)
 
 
-def expand_paths(paths: Iterable[str]) -> list[str]:
+def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The (device, inode) of a file, the same through any link or spelling of its path."""
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino
+
+
+def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
     """Check every path exists and expand folders to their bundle files, sorted.
+
+    Files of ``exclude`` are left out wherever they are found, named directly or inside a
+    folder, by any path that leads to them (a symlink, a hard link, ``./``): the pipeline
+    passes the ``--trusted-keys`` files, so a corpus may keep its ``keyring.json`` beside
+    its bundles.
 
     Raises :class:`UsageError` for a path that does not exist: a typo should stop the run
     before anything is written, not become a rejection.
     """
+    excluded = {key for path in exclude if (key := _file_identity(path)) is not None}
+
+    def kept(path: str) -> bool:
+        return not excluded or _file_identity(path) not in excluded
+
     expanded: list[str] = []
     for raw in paths:
         if raw == "-":
@@ -61,9 +80,10 @@ def expand_paths(paths: Iterable[str]) -> list[str]:
                 for name in names
                 if _is_bundle_file(name)
             )
-            expanded.extend(found)
+            expanded.extend(filter(kept, found))
         elif path.exists():
-            expanded.append(raw)
+            if kept(raw):
+                expanded.append(raw)
         else:
             raise UsageError(f"no such file or folder: {raw}")
     return expanded
@@ -80,15 +100,27 @@ def _too_large(size_hint: str, limit: int, source: Source) -> BundleError:
     )
 
 
-def _iter_lines(
-    stream: BinaryIO, path: str, limit: int, first_line: int = 1
+def iter_lines(
+    stream: BinaryIO,
+    path: str,
+    limit: int,
+    first_line: int = 1,
+    stop: int | None = None,
+    counted: list[int] | None = None,
 ) -> Iterator[RawBundle | BundleError]:
-    """One bundle per non-blank line; a line over the limit is skipped to its end."""
+    """One bundle per non-blank line; a line over the limit is skipped to its end.
+
+    With ``stop``, reading ends before the first line that starts at or after that offset
+    of ``stream`` (a byte range of a file, see :mod:`pith_graph.loader.tasks`); ``counted``
+    then receives the number of lines read, blank ones included.
+    """
     number = first_line - 1
     while True:
+        if stop is not None and stream.tell() >= stop:
+            break
         line = stream.readline(limit + 2)  # limit + newline + one byte to detect overflow
         if not line:
-            return
+            break
         number += 1
         source = Source(path, number)
         if len(line) > limit + 1 or (len(line) == limit + 1 and not line.endswith(b"\n")):
@@ -99,6 +131,8 @@ def _iter_lines(
         stripped = line.strip()
         if stripped:
             yield RawBundle(stripped, source)
+    if counted is not None:
+        counted.append(number - first_line + 1)
 
 
 def _iter_document(stream: BinaryIO, path: str, limit: int) -> Iterator[RawBundle | BundleError]:
@@ -120,7 +154,7 @@ def _iter_stdin(stream: BinaryIO, limit: int) -> Iterator[RawBundle | BundleErro
     replay = io.BufferedReader(_Prepend(first, source))
     if not head or (head.startswith(b"{") and head.endswith(b"}")):
         # JSON Lines; one compact document on one line is the single-bundle case.
-        yield from _iter_lines(replay, "-", limit)
+        yield from iter_lines(replay, "-", limit)
     else:
         # A pretty-printed (multi-line) document, or garbage: one bundle.
         yield from _iter_document(replay, "-", limit)
@@ -155,7 +189,7 @@ def _iter_file(path: str, limit: int) -> Iterator[RawBundle | BundleError]:
         if path.endswith(".gz"):
             stream = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
         if is_lines:
-            yield from _iter_lines(stream, path, limit)
+            yield from iter_lines(stream, path, limit)
         else:
             yield from _iter_document(stream, path, limit)
 

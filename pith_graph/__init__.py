@@ -35,6 +35,7 @@ from pith_graph.loader import (
     LoadReport,
     MemoryStore,
     coauthorship_graph,
+    export_graph,
     load_graph,
     papers_of,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "StoreError",
     "UsageError",
     "coauthorship_graph",
+    "export_graph",
     "load_graph",
     "papers_of",
 ]

@@ -22,6 +22,7 @@ other error into a coded, masked GraphQL error is :mod:`pith_graph.api.coded_err
 from __future__ import annotations
 
 import enum
+import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,7 @@ __all__ = [
     "StoreError",
     "StoreErrorCode",
     "UsageError",
+    "printable",
 ]
 
 
@@ -63,15 +65,54 @@ class RejectCode(enum.StrEnum):
     STATE_MISMATCH = "state_mismatch"  # state disagrees with the event log
 
 
+_LINE_BREAKING = frozenset({"Cc", "Cs", "Zl", "Zp"})
+
+
+def printable(text: str) -> str:
+    r"""``text`` safe to print on one line and to encode as UTF-8 (JSON, a terminal).
+
+    A file name that is not valid UTF-8 reaches Python with each undecodable byte as a lone
+    surrogate (PEP 383); those become ``\xNN``, the byte itself. Control characters (a
+    newline, a terminal escape sequence) and line separators become ``\xNN`` or ``\uNNNN``
+    too, so a file name can neither break a report line nor drive the terminal. Everything
+    else, a backslash included, is kept as it is.
+
+    >>> printable("bad\udcff.json"), printable("two\nlines"), printable("Zoë.json")
+    ('bad\\xff.json', 'two\\x0alines', 'Zoë.json')
+    """
+    if text.isprintable():
+        return text
+    out = []
+    for char in text:
+        code = ord(char)
+        if unicodedata.category(char) not in _LINE_BREAKING:
+            out.append(char)
+        elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a file name
+            out.append(f"\\x{code - 0xDC00:02x}")
+        elif code <= 0xFF:
+            out.append(f"\\x{code:02x}")
+        else:
+            out.append(f"\\u{code:04x}")
+    return "".join(out)
+
+
 @dataclass(frozen=True, slots=True)
 class Source:
-    """Where a bundle came from: a path (``-`` for stdin) and, for JSON Lines, a line."""
+    """Where a bundle came from: a path (``-`` for stdin) and, for JSON Lines, a line.
+
+    ``path`` is the path as the file system gave it; reports show :attr:`shown_path`.
+    """
 
     path: str
     line: int | None = None
 
+    @property
+    def shown_path(self) -> str:
+        """The path as reports show it (:func:`printable`)."""
+        return printable(self.path)
+
     def __str__(self) -> str:
-        return self.path if self.line is None else f"{self.path}:{self.line}"
+        return self.shown_path if self.line is None else f"{self.shown_path}:{self.line}"
 
 
 class PithGraphError(Exception):
@@ -119,6 +160,7 @@ class StoreErrorCode(enum.StrEnum):
     DATABASE = "database"  # no such database
     WRITE_FAILED = "write_failed"  # the server refused a statement
     TIMEOUT = "timeout"  # the server stopped a statement that ran past its time
+    IMPORT_FAILED = "import_failed"  # Neo4j's offline importer refused the files or failed
 
 
 class StoreError(PithGraphError):

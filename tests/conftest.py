@@ -2,13 +2,15 @@
 
 Neo4j: with ``NEO4J_URI`` set, tests use that server (``NEO4J_USER``, ``NEO4J_PASSWORD``,
 ``NEO4J_DATABASE`` apply). Otherwise the session starts its own with ``scripts/neo4j start``
-on a free port and a data folder under pytest's temporary directory (never a developer's
-data), and stops it at the end. A server that cannot start skips the Neo4j tests, except
-under ``CI=true``, where it fails them.
+on free ports (Bolt and HTTP) and a data folder under pytest's temporary directory (never a
+developer's data), with authentication on as for everyone: the password is the one the
+script generated into ``<data>/password``. It is stopped at the end. A server that cannot
+start skips the Neo4j tests, except under ``CI=true``, where it fails them.
 
 Fixtures: ``samples``, ``neo4j_server``, ``neo4j_uri``, ``start_neo4j`` (a private server,
-e.g. one a test may restart) and ``store`` (parametrized ``memory`` / ``neo4j``). Tests that
-use a Neo4j fixture are marked ``neo4j`` automatically.
+e.g. one a test may restart), ``local_server`` (one started by ``scripts/neo4j``) and
+``store`` (parametrized ``memory`` / ``neo4j``). Tests that use a Neo4j fixture are marked
+``neo4j`` automatically.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,23 +33,31 @@ from pith_graph.loader.stores.neo4j import Neo4jStore
 PROJECT = Path(__file__).resolve().parents[1]
 NEO4J_SCRIPT = PROJECT / "scripts" / "neo4j"
 START_TIMEOUT = 600  # seconds; the first start may build the launcher with Maven
-_NEO4J_FIXTURES = {"neo4j_server", "neo4j_uri", "start_neo4j"}
+_NEO4J_FIXTURES = {"neo4j_server", "neo4j_uri", "start_neo4j", "local_server"}
 
 
 @dataclass
 class Neo4jServer:
     """A Neo4j to test against. ``env`` is set when this test run started it, so
-    ``scripts/neo4j`` (``stop``, ``start``, ``restart``) can be pointed at it."""
+    ``scripts/neo4j`` (``stop``, ``start``, ``restart``) can be pointed at it; ``data`` is
+    then its data folder and ``http_uri`` its HTTP address (Neo4j Browser)."""
 
     uri: str
     user: str = "neo4j"
     password: str | None = None
     database: str = "neo4j"
     env: dict[str, str] | None = field(default=None, repr=False)
+    data: Path | None = None
+    http_uri: str | None = None
 
     @property
     def managed(self) -> bool:
         return self.env is not None
+
+    @property
+    def password_file(self) -> Path | None:
+        """The password file ``scripts/neo4j`` keeps for a server this run started."""
+        return None if self.data is None else self.data / "password"
 
     def connect(self) -> Neo4jStore:
         return Neo4jStore.connect(self.uri, self.user, self.password, self.database)
@@ -69,7 +80,8 @@ class Neo4jServer:
         )
 
 
-def _free_port() -> int:
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on (now)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port: int = sock.getsockname()[1]
@@ -83,17 +95,22 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _start(data: Path, password: str | None) -> Neo4jServer:
+def _start(data: Path, password: str | None, auth: bool) -> Neo4jServer:
+    http_port = free_port()
     env = {
         **os.environ,
         "NEO4J_DATA": str(data),
-        "NEO4J_BOLT_PORT": str(_free_port()),
+        "NEO4J_BOLT_PORT": str(free_port()),
+        "NEO4J_HTTP_PORT": str(http_port),
         "NEO4J_HEAP": os.environ.get("NEO4J_TEST_HEAP", "1g"),
     }
-    env.pop("NEO4J_PASSWORD", None)
+    for name in ("NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE", "NEO4J_AUTH"):
+        env.pop(name, None)  # a developer's own settings never reach a private server
     if password:
         env["NEO4J_PASSWORD"] = password
-    server = Neo4jServer(uri="", password=password, env=env)
+    if not auth:
+        env["NEO4J_AUTH"] = "none"
+    server = Neo4jServer(uri="", env=env, data=data, http_uri=f"http://127.0.0.1:{http_port}")
     try:
         done = server.script("start")
     except (OSError, subprocess.TimeoutExpired) as error:
@@ -104,16 +121,36 @@ def _start(data: Path, password: str | None) -> Neo4jServer:
         tail = "\n".join(done.stderr.strip().splitlines()[-15:])
         _unavailable(f"scripts/neo4j start exited {done.returncode}:\n{tail}")
     server.uri = lines[-1]
+    if auth:
+        server.password = read_password(data / "password")
     return server
+
+
+def pinned(name: str) -> str:
+    """A version property of the launcher's pom, e.g. ``pinned("gds.version")``."""
+    ns = {"m": "http://maven.apache.org/POM/4.0.0"}
+    found = (
+        ET.parse(NEO4J_SCRIPT.parent / "neo4j-launcher" / "pom.xml")
+        .getroot()
+        .find(f"m:properties/m:{name}", ns)
+    )
+    assert found is not None and found.text, name
+    return found.text
+
+
+def read_password(path: Path) -> str:
+    """The password ``scripts/neo4j`` wrote (one line)."""
+    return path.read_text(encoding="utf-8").splitlines()[0]
 
 
 @pytest.fixture(scope="session")
 def start_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Neo4jServer]]:
-    """Start a private Neo4j (``start_neo4j(password=None)``); all are stopped at session end."""
+    """Start a private Neo4j (``start_neo4j(password=None, auth=True)``: no password means the
+    generated one); all are stopped at session end."""
     started: list[Neo4jServer] = []
 
-    def start(password: str | None = None) -> Neo4jServer:
-        server = _start(tmp_path_factory.mktemp("neo4j"), password)
+    def start(password: str | None = None, auth: bool = True) -> Neo4jServer:
+        server = _start(tmp_path_factory.mktemp("neo4j"), password, auth)
         started.append(server)
         return server
 
@@ -144,6 +181,13 @@ def neo4j_server(start_neo4j: Callable[..., Neo4jServer]) -> Neo4jServer:
     finally:
         store.close()
     return server
+
+
+@pytest.fixture(scope="session")
+def local_server(neo4j_server: Neo4jServer, start_neo4j: Callable[..., Neo4jServer]) -> Neo4jServer:
+    """A server ``scripts/neo4j`` started for this run with no NEO4J_PASSWORD: the session's,
+    or a private one when NEO4J_URI points elsewhere."""
+    return neo4j_server if neo4j_server.managed else start_neo4j()
 
 
 @pytest.fixture(scope="session")

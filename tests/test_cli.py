@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -37,7 +38,10 @@ def test_verify_samples_exit_0() -> None:
     result = pith_graph("verify", SAMPLES)
     assert result.returncode == 0, result.stderr
     assert "REJECTED" not in result.stdout
-    assert "3" in result.stdout
+    rows = [line.split() for line in result.stdout.splitlines()]
+    assert ["bundles", "seen", "3"] in rows
+    assert ["verified", "3"] in rows
+    assert ["rejected", "0"] in rows
 
 
 def test_verify_rejection_exit_1_names_file_and_code(tmp_path: Path) -> None:
@@ -87,7 +91,8 @@ def test_save_writes_node_link_json(tmp_path: Path) -> None:
     out = tmp_path / "graph.json"
     result = pith_graph("load", SAMPLES, "--save", str(out))
     assert result.returncode == 0, result.stderr
-    graph = nx.node_link_graph(json.loads(out.read_text()), directed=True, multigraph=True, edges="edges")
+    graph = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
+    assert type(graph) is nx.DiGraph
     labels = nx.get_node_attributes(graph, "label")
     assert sorted(labels.values()).count("Paper") == 3
     assert graph.number_of_edges() == 50
@@ -131,3 +136,93 @@ def test_malformed_keyring_exit_2(tmp_path: Path) -> None:
     assert result.stderr.strip().splitlines() == [
         f"pith-graph: error: {keys}[0]: key is not valid hex/base64 (non-hexadecimal number found in fromhex() arg at position 0)"
     ]
+
+
+@pytest.mark.parametrize("command", ["verify", "load"])
+def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) -> None:
+    """Undecodable bytes and control characters of a file name are shown as ``\\xNN``, the
+    same in text and JSON; the file is rejected like any other."""
+    folder = os.fsencode(tmp_path)
+    for name in (b"bad\xff.json", b"two\nlines\x1b[31m.json"):
+        with open(os.path.join(folder, name), "wb") as handle:
+            handle.write(b"{}")
+    shown = [f"{tmp_path}/bad\\xff.json", f"{tmp_path}/two\\x0alines\\x1b[31m.json"]
+
+    as_json = pith_graph(command, str(tmp_path), "--json")
+    assert as_json.returncode == 1, as_json.stderr
+    assert "Traceback" not in as_json.stderr
+    report = json.loads(as_json.stdout)
+    assert sorted(r["file"] for r in report["rejections"]) == shown
+    assert {r["code"] for r in report["rejections"]} == {"schema_error"}
+
+    as_text = pith_graph(command, str(tmp_path))
+    assert as_text.returncode == 1, as_text.stderr
+    rejected = sorted(line for line in as_text.stdout.splitlines() if line.startswith("REJECTED"))
+    assert [line.split(": ")[0] for line in rejected] == [f"REJECTED {path}" for path in shown]
+
+    by_name = subprocess.run(
+        [sys.executable, "-m", "pith_graph", command, os.path.join(folder, b"bad\xff.json"), "--json"],
+        capture_output=True,
+        timeout=120,
+    )
+    assert by_name.returncode == 1, by_name.stderr
+    assert [r["file"] for r in json.loads(by_name.stdout)["rejections"]] == shown[:1]
+    missing = subprocess.run(
+        [sys.executable, "-m", "pith_graph", command, b"/no/such/\xff"], capture_output=True, timeout=120
+    )
+    assert missing.returncode == 2
+    assert missing.stderr.decode() == "pith-graph: error: no such file or folder: /no/such/\\xff\n"
+
+
+@pytest.mark.parametrize(
+    ("destination", "needle"),
+    [
+        pytest.param("/no/such/dir/g.json", "no such folder: /no/such/dir", id="missing-folder"),
+        pytest.param(".", "is a folder", id="a-folder"),
+        pytest.param("{samples}/1907.13257.json/g.json", "is not a folder", id="parent-is-a-file"),
+        pytest.param("/proc/g.json", "cannot write in /proc", id="not-writable"),
+    ],
+)
+def test_save_destination_is_checked_before_loading(destination: str, needle: str) -> None:
+    result = pith_graph("load", SAMPLES, "--save", destination.format(samples=SAMPLES))
+    assert result.returncode == 2
+    assert result.stdout == ""  # nothing was loaded: no report
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pith-graph: error: --save "), result.stderr
+    assert needle in lines[0]
+
+
+def test_save_replaces_an_existing_file_whole(tmp_path: Path) -> None:
+    out = tmp_path / "graph.json"
+    out.write_text("an older graph")
+    result = pith_graph("load", SAMPLES, "--save", str(out), "--json")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(out.read_text())["nodes"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json"]  # no temporary file left
+
+
+LOAD_NEO4J = ("load", SAMPLES, "--backend", "neo4j")
+
+
+@pytest.mark.parametrize(
+    ("command", "uri", "needle"),
+    [
+        pytest.param(LOAD_NEO4J, "http://127.0.0.1:7474", "http:// is not a Bolt scheme", id="load-http"),
+        pytest.param(("schema",), "http://127.0.0.1:7474", "http:// is not a Bolt scheme", id="schema-http"),
+        pytest.param(
+            ("serve", "--backend", "neo4j", "--port", "0"),
+            "https://example.org",
+            "https:// is not a Bolt scheme",
+            id="serve-https",
+        ),
+        pytest.param(LOAD_NEO4J, "localhost:7687", "no scheme; use bolt://, bolt+s://", id="no-scheme"),
+        pytest.param(LOAD_NEO4J, "bolt://127.0.0.1:99999", "a number from 1 to 65535", id="port-range"),
+        pytest.param(LOAD_NEO4J, "neo4j://", "no host", id="no-host"),
+    ],
+)
+def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str, needle: str) -> None:
+    result = pith_graph(*command, "--uri", uri)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': "), result.stderr
+    assert needle in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1, result.stderr

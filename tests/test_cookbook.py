@@ -1,10 +1,13 @@
 """The README's Neo4j section is true: its Cypher cookbook returns, on a real server, what
-the in-memory graph says it should; its schema table and ``schema/neo4j-schema.cypher`` match
-``schema/``; the constraints it promises exist on the server.
+the in-memory graph says it should (the GDS answers checked against networkx's algorithms,
+APOC's export against the graph, and no GDS projection left behind); its schema table and
+``schema/neo4j-schema.cypher`` match ``schema/``; the constraints it promises exist on the
+server.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from itertools import combinations
@@ -15,6 +18,7 @@ import networkx as nx
 import pytest
 
 from pith_graph.cli import main
+from pith_graph.loader.analysis import coauthorship_graph
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.cypher import render_schema
@@ -59,13 +63,18 @@ def test_checked_in_schema_file_is_the_rendering(capsys: pytest.CaptureFixture[s
     assert "REQUIRE (n.kind, n.value) IS UNIQUE" in checked_in  # the Alias key decision
 
 
-def test_the_readme_has_the_five_cookbook_queries() -> None:
+def test_the_readme_has_the_cookbook_queries() -> None:
     assert set(QUERIES) == {
         "coauthors",
         "category_over_time",
         "cross_listed_together",
         "versions_of_arxiv_id",
         "papers_signed_by_key",
+        # with GDS and APOC
+        "central_authors_of_category",
+        "coauthor_communities",
+        "papers_similar_by_authors",
+        "yearly_category_export",
     }
 
 
@@ -73,7 +82,7 @@ def test_the_readme_has_the_five_cookbook_queries() -> None:
 
 
 @pytest.fixture(scope="module")
-def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, nx.MultiDiGraph]:
+def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, nx.DiGraph]:
     """The generated corpus in the session's Neo4j and in a memory graph."""
     info = write_corpus(
         tmp_path_factory.mktemp("cookbook"), 500, seed=SEED, workers=1, layout="jsonl", extra_signer_every=7
@@ -100,15 +109,15 @@ def query(server: Any, name: str, **params: Any) -> list[dict[str, Any]]:
         store.close()
 
 
-def nodes(G: nx.MultiDiGraph, label: str) -> dict[str, dict[str, Any]]:
+def nodes(G: nx.DiGraph, label: str) -> dict[str, dict[str, Any]]:
     return {node: data for node, data in G.nodes(data=True) if data["label"] == label}
 
 
-def edges(G: nx.MultiDiGraph, kind: str) -> list[tuple[str, str, dict[str, Any]]]:
-    return [(u, v, data) for u, v, key, data in G.edges(keys=True, data=True) if key == kind]
+def edges(G: nx.DiGraph, kind: str) -> list[tuple[str, str, dict[str, Any]]]:
+    return [(u, v, data) for u, v, data in G.edges(data=True) if data["type"] == kind]
 
 
-def test_coauthors(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_coauthors(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     papers_of: defaultdict[str, set[str]] = defaultdict(set)
     for author, paper, _ in edges(G, "AUTHORED"):
@@ -130,7 +139,7 @@ def test_coauthors(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "coauthors", nameKey=G.nodes[author]["nameKey"]) == expected
 
 
-def test_category_over_time(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_category_over_time(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     in_category = Counter(category for _, category, _ in edges(G, "IN_CATEGORY"))
     category = in_category.most_common(1)[0][0]
@@ -142,7 +151,7 @@ def test_category_over_time(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "category_over_time", category=G.nodes[category]["code"]) == expected
 
 
-def test_cross_listed_together(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_cross_listed_together(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     categories: defaultdict[str, list[str]] = defaultdict(list)
     for paper, category, _ in edges(G, "IN_CATEGORY"):
@@ -154,10 +163,10 @@ def test_cross_listed_together(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "cross_listed_together") == expected
 
 
-def test_versions_of_arxiv_id(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_versions_of_arxiv_id(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     versions = {
-        alias: [paper for _, paper, _ in G.out_edges(alias, keys=True)]
+        alias: list(G.successors(alias))
         for alias, data in nodes(G, "Alias").items()
         if data["kind"] == "arxiv"
     }
@@ -181,7 +190,7 @@ def test_versions_of_arxiv_id(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     assert query(server, "versions_of_arxiv_id", arxivId=G.nodes[alias]["value"]) == expected
 
 
-def test_papers_signed_by_key(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_papers_signed_by_key(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     _, builder = corpus_signers(SEED)
     expected = sorted(
@@ -190,7 +199,7 @@ def test_papers_signed_by_key(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
                 "pithNumber": G.nodes[paper]["pithNumber"],
                 "title": G.nodes[paper]["title"],
                 "signer": G.nodes[signer]["signerId"],
-                "eventTypes": data["eventTypes"],
+                "eventTypes": list(data["eventTypes"]),  # a tuple in memory (shared, read-only)
                 "signedBundle": data["signedBundle"],
             }
             for signer, paper, data in edges(G, "SIGNED")
@@ -200,6 +209,135 @@ def test_papers_signed_by_key(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
     )
     assert 0 < len(expected) < len(nodes(G, "Paper"))
     assert query(server, "papers_signed_by_key", keyId=builder.key_id) == expected
+
+
+# -- with GDS and APOC ------------------------------------------------------------------------
+
+
+def projections_left(server: Any) -> list[str]:
+    store = server.connect()
+    try:
+        records, _, _ = store.driver.execute_query("CALL gds.graph.list() YIELD graphName RETURN graphName")
+        return [record["graphName"] for record in records]
+    finally:
+        store.close()
+
+
+def authors_by_paper(G: nx.MultiDiGraph) -> dict[str, set[str]]:
+    authors: defaultdict[str, set[str]] = defaultdict(set)
+    for author, paper, _ in edges(G, "AUTHORED"):
+        authors[paper].add(author)
+    return dict(authors)
+
+
+def coauthors_among(G: nx.MultiDiGraph, papers: set[str]) -> nx.Graph:
+    """Authors linked when they share a paper of ``papers``; weight = papers shared."""
+    C = nx.Graph()
+    for paper, authors in authors_by_paper(G).items():
+        if paper in papers:
+            for a, b in combinations(sorted(authors), 2):
+                C.add_edge(a, b, weight=C.get_edge_data(a, b, {"weight": 0})["weight"] + 1)
+    return C
+
+
+def busiest_category(G: nx.MultiDiGraph) -> str:
+    return Counter(category for _, category, _ in edges(G, "IN_CATEGORY")).most_common(1)[0][0]
+
+
+def test_central_authors_of_category_is_pagerank(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+    server, G = loaded
+    category = busiest_category(G)
+    C = coauthors_among(G, {paper for paper, c, _ in edges(G, "IN_CATEGORY") if c == category})
+    assert C.number_of_nodes() > 50
+    expected = nx.pagerank(C, weight="weight", tol=1e-12, max_iter=1000)
+    node_of = {G.nodes[node]["name"]: node for node in C}
+    rows = query(server, "central_authors_of_category", category=G.nodes[category]["code"])
+    assert len(rows) == 10
+    for row in rows:
+        assert row["pageRank"] == pytest.approx(expected[node_of[row["author"]]], rel=1e-4)
+    top = sorted(expected.values(), reverse=True)[:10]
+    assert [row["pageRank"] for row in rows] == pytest.approx(top, rel=1e-4)
+    assert projections_left(server) == []
+
+
+def test_coauthor_communities_are_as_good_as_networkx_louvain(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+    server, G = loaded
+    C = coauthorship_graph(G)
+    C.remove_nodes_from(list(nx.isolates(C)))  # authors without a coauthor are not projected
+    node_of = {G.nodes[node]["name"]: node for node in C}
+    rows = query(server, "coauthor_communities", minSize=1)
+    communities = [{node_of[name] for name in row["members"]} for row in rows]
+    # A partition of the coauthor graph, largest first, members sorted, never across components.
+    assert sum(map(len, communities)) == C.number_of_nodes() == len(set().union(*communities))
+    assert [row["size"] for row in rows] == sorted((len(c) for c in communities), reverse=True)
+    assert all(row["members"] == sorted(row["members"]) for row in rows)
+    component = {node: i for i, nodes in enumerate(nx.connected_components(C)) for node in nodes}
+    assert all(len({component[node] for node in community}) == 1 for community in communities)
+    # As good as networkx's Louvain (both are heuristics: compare the modularity reached).
+    ours = nx.community.modularity(C, communities, weight="weight")
+    theirs = max(
+        nx.community.modularity(
+            C, nx.community.louvain_communities(C, weight="weight", seed=seed), weight="weight"
+        )
+        for seed in range(3)
+    )
+    assert ours > 0.5
+    assert ours >= theirs - 0.02, (ours, theirs)
+    assert projections_left(server) == []
+
+
+def test_papers_similar_by_authors_is_jaccard(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+    server, G = loaded
+    authors = authors_by_paper(G)
+    papers_of: defaultdict[str, set[str]] = defaultdict(set)
+    for paper, names in authors.items():
+        for author in names:
+            papers_of[author].add(paper)
+
+    def neighbours(paper: str) -> set[str]:
+        return set().union(*(papers_of[a] for a in authors[paper])) - {paper}
+
+    source = max(sorted(authors), key=lambda paper: len(neighbours(paper)))
+    jaccard = {
+        other: len(authors[source] & authors[other]) / len(authors[source] | authors[other])
+        for other in neighbours(source)
+    }
+    assert len(jaccard) > 10
+    rows = query(server, "papers_similar_by_authors", pithNumber=G.nodes[source]["pithNumber"])
+    assert len(rows) == 10
+    paper_of = {G.nodes[paper]["pithNumber"]: paper for paper in authors}
+    for row in rows:
+        other = paper_of[row["pithNumber"]]
+        assert row["similarity"] == pytest.approx(jaccard[other])
+        assert row["sharedAuthors"] == len(authors[source] & authors[other])
+        assert row["title"] == G.nodes[other]["title"]
+    assert [row["similarity"] for row in rows] == pytest.approx(sorted(jaccard.values(), reverse=True)[:10])
+    assert projections_left(server) == []
+
+
+def test_yearly_category_export_streams_the_papers_as_json_lines(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+    server, G = loaded
+    category = busiest_category(G)
+    in_category = [paper for paper, c, _ in edges(G, "IN_CATEGORY") if c == category]
+    year = Counter(G.nodes[paper]["submittedYear"] for paper in in_category).most_common(1)[0][0]
+    authors = authors_by_paper(G)
+    expected = sorted(
+        (
+            {
+                "pithNumber": G.nodes[paper]["pithNumber"],
+                "title": G.nodes[paper]["title"],
+                "submittedAt": G.nodes[paper]["submittedAt"],
+                "authors": sorted(G.nodes[a]["name"] for a in authors.get(paper, ())),
+            }
+            for paper in in_category
+            if G.nodes[paper]["submittedYear"] == year
+        ),
+        key=lambda row: row["pithNumber"],
+    )
+    assert len(expected) > 5
+    [row] = query(server, "yearly_category_export", category=G.nodes[category]["code"], year=year)
+    assert row["rows"] == len(expected)
+    assert [json.loads(line) for line in row["data"].splitlines()] == expected
 
 
 def test_the_promised_constraints_and_indexes_exist(neo4j_server: Any) -> None:

@@ -258,3 +258,27 @@ def test_cli(tmp_path: Path) -> None:
     assert "wrote 40 bundles" in result.stdout
     assert (tmp_path / "c" / "keyring.json").exists()
     assert len(_read_jsonl_gz(tmp_path / "c" / "bundles-00000.jsonl.gz")) == 40
+
+
+@pytest.mark.parametrize("layout", ["jsonl.gz", "files"])
+def test_a_generated_corpus_loads_clean_with_its_keyring_inside(tmp_path: Path, layout: str) -> None:
+    """The corpus keeps keyring.json beside its shards; given as --trusted-keys, it is never
+    read as a bundle, whichever way its path is spelled."""
+    folder = tmp_path / "corpus"
+    subprocess.run(
+        [sys.executable, "-m", "pith_graph.testing.corpus", str(folder), "-n", "30", "--layout", layout],
+        capture_output=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    (tmp_path / "keys.json").symlink_to(folder / "keyring.json")
+    for keys in (folder / "keyring.json", tmp_path / "keys.json", folder / "." / "keyring.json"):
+        result = subprocess.run(
+            [sys.executable, "-m", "pith_graph", "load", str(folder), "--trusted-keys", str(keys), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert result.returncode == 0, result.stdout + result.stderr
+        report = orjson.loads(result.stdout)
+        assert (report["seen"], report["rejected"]) == (30, 0), report

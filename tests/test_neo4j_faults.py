@@ -9,23 +9,27 @@ server (started here, so it can be restarted without disturbing other tests).
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from pith_graph.errors import StoreError
-from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.base import GraphExport
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.schema.database import constraints, indexes
 from pith_graph.testing.corpus import write_corpus
 
 pytestmark = pytest.mark.neo4j
@@ -54,6 +58,12 @@ def server(start_neo4j: Callable[..., Any]) -> Iterator[Any]:
     private = start_neo4j(password=PASSWORD)
     yield private
     private.script("stop", timeout=180)
+
+
+def test_neo4j_password_is_the_password_and_is_kept_in_the_password_file(server: Any) -> None:
+    assert server.password_file is not None
+    assert server.password_file.read_text() == PASSWORD + "\n"
+    server.connect().close()  # and the server agrees
 
 
 @pytest.fixture(scope="module")
@@ -167,6 +177,110 @@ def test_concurrent_overlapping_loads_equal_a_sequential_load(
         assert code == 0, stderr
         assert "Deadlock" not in stderr and "Traceback" not in stderr and "retried" not in stderr, stderr
     assert_same_graph(db.export(), corpus.reference(first, second))
+
+
+def _drop_schema(store: Neo4jStore) -> None:
+    """Back to a fresh database: no data, no constraints, no indexes (but the built-in lookups)."""
+    store.clear()
+    run_query = store.driver.execute_query
+    for record in run_query("SHOW CONSTRAINTS YIELD name", database_=store.database).records:
+        run_query(f"DROP CONSTRAINT `{record['name']}`", database_=store.database)
+    shown = run_query("SHOW INDEXES YIELD name, type WHERE type <> 'LOOKUP'", database_=store.database)
+    for record in shown.records:
+        run_query(f"DROP INDEX `{record['name']}`", database_=store.database)
+
+
+def _schema_names(store: Neo4jStore) -> set[str]:
+    """The constraints and the online indexes."""
+    run_query = store.driver.execute_query
+    found = run_query("SHOW CONSTRAINTS YIELD name", database_=store.database).records
+    found += run_query(
+        "SHOW INDEXES YIELD name, state WHERE state = 'ONLINE'", database_=store.database
+    ).records
+    return {record["name"] for record in found}
+
+
+def test_concurrent_first_loads_into_a_fresh_database_both_succeed(server: Any, corpus: Corpus) -> None:
+    """Two loaders creating the schema of a fresh database at once: both load, neither fails.
+
+    Before each round the database is made fresh again (the module's server is fresh on the
+    first); two loaders met on the schema lock in about half the rounds before the fix.
+    """
+    expected = {spec.name for spec in constraints()} | {spec.name for spec in indexes()}
+    store = server.connect()
+    try:
+        for round_number in range(6):
+            _drop_schema(store)
+            assert not expected & _schema_names(store)
+            processes = [loader(server, corpus, [Path(SAMPLES)]) for _ in range(2)]
+            for code, stderr in (finish(process) for process in processes):
+                assert code == 0, f"round {round_number}: {stderr}"
+                assert "Traceback" not in stderr, stderr
+            assert store.counts().nodes["Paper"] == 3
+        assert expected <= _schema_names(store)
+    finally:
+        store.close()
+
+
+# -- the API while the server is down -------------------------------------------------------
+
+QUERY = {"query": '{ paper(id: "arXiv:1907.13257") { title authors { name } } }'}
+
+
+@contextmanager
+def serving(server: Any) -> Iterator[str]:
+    """``pith-graph serve --backend neo4j`` on a free port; yields its base URL."""
+    env = {**os.environ, "NEO4J_PASSWORD": PASSWORD}
+    args = [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j", "--uri", server.uri]
+    process = subprocess.Popen(
+        [*args, "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    assert process.stdout is not None
+    try:
+        output = []
+        while not (found := re.search(r"Uvicorn running on (http://\S+)", output[-1] if output else "")):
+            line = process.stdout.readline()
+            assert line, "".join(output)
+            output.append(line)
+        yield found.group(1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+def _timed(call: Callable[[], httpx.Response]) -> tuple[httpx.Response, float]:
+    started = time.monotonic()
+    response = call()
+    return response, time.monotonic() - started
+
+
+def test_api_answers_fast_while_the_server_is_down_and_recovers(server: Any, corpus: Corpus) -> None:
+    """/healthz is a 503 within 2 s and queries are SERVICE_UNAVAILABLE at once while Neo4j
+    is stopped; both recover once it is back."""
+    code, stderr = finish(loader(server, corpus, [Path(SAMPLES)]))
+    assert code == 0, stderr
+    with serving(server) as url, httpx.Client(base_url=url, timeout=30) as client:
+        assert client.get("/healthz").status_code == 200
+        assert client.post("/graphql", json=QUERY).json()["data"]["paper"]["title"]
+        stopped = server.script("stop")
+        assert stopped.returncode == 0, stopped.stderr
+        try:
+            for _ in range(3):
+                health, seconds = _timed(lambda: client.get("/healthz"))
+                assert (health.status_code, health.json()["status"]) == (503, "unavailable")
+                assert seconds < 2.0, f"/healthz took {seconds:.1f} s with the server down"
+                answer, seconds = _timed(lambda: client.post("/graphql", json=QUERY))
+                errors = answer.json()["errors"]
+                assert [e["extensions"]["code"] for e in errors] == ["SERVICE_UNAVAILABLE"], errors
+                assert seconds < 2.5, f"a query took {seconds:.1f} s to fail with the server down"
+        finally:
+            started = server.script("start")
+            assert started.returncode == 0, started.stderr
+        deadline = time.monotonic() + 120
+        while client.get("/healthz").status_code != 200:
+            assert time.monotonic() < deadline, "/healthz did not recover"
+            time.sleep(0.5)
+        assert client.post("/graphql", json=QUERY).json()["data"]["paper"]["title"]
 
 
 # -- connection errors: one clear line, a stable code ----------------------------------------

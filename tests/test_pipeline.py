@@ -43,10 +43,11 @@ def test_parallel_equals_serial_and_input_order_does_not_matter(
         assert report.rejected == 0
         assert report.seen == N
         assert report.accepted + report.stale + report.duplicate == N
+        # Rebuilt bundles exist in the corpus: whichever order they come in, one bundle of
+        # each rebuilt paper loses to the other (stale, or replaced by the newer one).
+        assert report.stale + report.replaced > 0
         exports.append(store.export())
     assert exports[0] == exports[1] == exports[2]
-    # Rebuilt bundles exist in the corpus, so some bundle lost to a newer one.
-    assert any(kind == "Paper" for kind in (d["label"] for d in exports[0].nodes.values()))
 
 
 def test_rejections_do_not_stop_the_batch_and_write_nothing(
@@ -119,17 +120,3 @@ def test_folder_of_files_split_across_workers_equals_serial(
     assert [(r.code, r.source.path) for r in reports[0].rejections] == [
         ("schema_error", str(folder / "0200-bad.json"))
     ]
-
-
-def test_a_huge_file_is_read_in_chunks_by_the_parent(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, corpus: tuple[list[bytes], Keyring]
-) -> None:
-    """Memory stays bounded: a file too big for one worker task is split into chunks."""
-    import pith_graph.loader.pipeline as pipeline
-
-    bundles, _ = corpus
-    small = [_write(tmp_path / f"s{i}.jsonl", bundles[i * 10 : i * 10 + 10]) for i in range(6)]
-    monkeypatch.setattr(pipeline, "GROUP_BYTES", 1)
-    assert pipeline._file_groups(small, 2) == [[path] for path in small]
-    monkeypatch.setattr(pipeline, "MAX_FILE_TASK_BYTES", 1000)
-    assert pipeline._file_groups(small, 2) is None

@@ -14,6 +14,7 @@ from nacl.exceptions import BadSignatureError
 from nacl.signing import SigningKey, VerifyKey
 
 from pith_graph.loader.canon import canon, sha256_hex
+from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.format import bundle_digest
 from pith_graph.loader.identifiers import pith_base32, pith_number_for
 from pith_graph.testing.signer import (
@@ -24,7 +25,7 @@ from pith_graph.testing.signer import (
     state_for,
 )
 
-BUNDLES = sorted(Path("/work/shared/bundles").glob("*.json"))
+BUNDLES = sorted(Path(SAMPLES).glob("*.json"))  # the real registry bundles the package ships
 REGISTRY_HEX = "b2d552b68890857171a78b36a5dccf368a953413288c353f7c9d9d6f94b709b3"
 REGISTRY_FINGERPRINT = "8d4b5ee74e4693bcd1df2446408b0d54"
 

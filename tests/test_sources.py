@@ -106,3 +106,15 @@ def test_stdin_pretty_document_is_one_bundle() -> None:
     items = _read(["-"], stdin=pretty)
     assert len(items) == 1 and isinstance(items[0], RawBundle)
     assert items[0].data == pretty and items[0].source == Source("-")
+
+
+def test_excluded_files_are_left_out_by_any_path(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    keys = tmp_path / "sub" / "keyring.json"
+    keys.write_bytes(b"[]")
+    (tmp_path / "sub" / "a.json").write_bytes(b"{}")
+    (tmp_path / "hard.json").hardlink_to(keys)
+    (tmp_path / "soft.json").symlink_to(keys)
+    assert expand_paths([str(tmp_path)], exclude=[keys]) == [str(tmp_path / "sub" / "a.json")]
+    assert expand_paths([str(keys), str(tmp_path / "soft.json")], exclude=[str(tmp_path / "hard.json")]) == []
+    assert len(expand_paths([str(tmp_path)], exclude=[tmp_path / "missing.json"])) == 4

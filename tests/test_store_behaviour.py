@@ -23,7 +23,7 @@ from pith_graph.loader.stores.base import GraphExport, GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.testing.corpus import write_corpus
-from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
 SIGNER = SignerIdentity.from_seed(b"behaviour", key_id="behaviour-key", signer_id="behaviour.invalid")
 BUILDER = SignerIdentity.from_seed(
@@ -220,6 +220,65 @@ def test_replacement_drops_edges_and_orphans_and_recomputes_signer_keys(
     assert graph == reference(tmp_path, [bundle(NEW), bundle(replace_built(other, "2026-09-01T00:00:00Z"))])
 
 
+@pytest.mark.parametrize("greater_first", [False, True], ids=["smaller-then-greater", "greater-then-smaller"])
+@pytest.mark.parametrize("mode", ["one-batch", "two-runs"])
+def test_equal_built_at_the_greater_bundle_sha256_wins(
+    store: GraphStore, tmp_path: Path, greater_first: bool, mode: str
+) -> None:
+    one = build_bundle(spec(authors=("Ann Lee",)), SIGNER)
+    two = build_bundle(spec(authors=("Bo Chen",)), SIGNER)
+    assert one["built_at"] == two["built_at"] and one["pith_number"] == two["pith_number"]
+    smaller, greater = sorted((one, two), key=lambda b: b["bundle_signature"]["bundle_sha256"])
+    ordered = [orjson.dumps(b) for b in ((greater, smaller) if greater_first else (smaller, greater))]
+    if mode == "two-runs":
+        reports = [load(store, tmp_path, [data]) for data in ordered]
+    else:
+        reports = [load(store, tmp_path, ordered, batch_size=2)]
+    totals = {key: sum(outcome(r)[key] for r in reports) for key in outcome(reports[0])}
+    later = "replaced" if (mode == "two-runs" and not greater_first) else "stale"
+    assert totals == {"inserted": 1, "replaced": 0, "duplicate": 0, "stale": 0, "rejected": 0} | {later: 1}
+    (paper,) = labelled(store.export(), "Paper").values()
+    assert paper["bundleSha256"] == greater["bundle_signature"]["bundle_sha256"]
+    winner_author = greater["events"][1]["payload"]["graph_snapshot"]["paper"]["authors_text"].lower()
+    assert set(labelled(store.export(), "Author")) == {f"Author:{winner_author}"}
+
+
+def test_every_kind_of_node_left_without_a_paper_is_removed(store: GraphStore, tmp_path: Path) -> None:
+    """Author, Alias and Signer by a rebuild that drops them; Category (fixed per paper by its
+    record) and everything else when the paper itself goes."""
+    first = build_bundle(OLD, SIGNER, extra_event_signer=BUILDER)
+    lonely = spec("2401.00009", authors=("Lo Nely",), title="Alone in its category")
+    lonely = dataclasses.replace(lonely, primary_cat="math.AG", cross_cats=["math.CT"])
+    load(store, tmp_path, [orjson.dumps(first), bundle(lonely)])
+    pith = first["pith_number"]
+    short16 = next(a["alias_value"] for a in first["source_aliases"] if a["alias_kind"] == "pith_short_16")
+    graph = store.export()
+    for node in (
+        "Author:cy dunn",
+        f"Alias:pith_short_16:{short16}",
+        "Signer:builder.invalid",
+        "Category:math.AG",
+    ):
+        assert node in graph.nodes
+
+    rebuilt = build_bundle(NEW, SIGNER)  # drops Cy Dunn and the builder's signature
+    rebuilt["source_aliases"] = [a for a in rebuilt["source_aliases"] if a["alias_kind"] != "pith_short_16"]
+    resign(rebuilt, SIGNER)
+    assert rebuilt["pith_number"] == pith
+    assert load(store, tmp_path, [orjson.dumps(rebuilt)]).replaced == 1
+    graph = store.export()
+    assert "Author:cy dunn" not in graph.nodes
+    assert f"Alias:pith_short_16:{short16}" not in graph.nodes
+    assert "Signer:builder.invalid" not in graph.nodes
+    assert "Category:math.AG" in graph.nodes
+
+    lonely_pith = build_bundle(lonely, SIGNER)["pith_number"]
+    assert store.remove_papers([lonely_pith, "pith:2000:NOSUCHPAPERXXXXXXXXXXXXXXXX"]) == [lonely_pith]
+    graph = store.export()
+    assert not [n for n in graph.nodes if "math." in n or "lo nely" in n or "2401.00009" in n]
+    assert graph == reference(tmp_path, [orjson.dumps(rebuilt)])
+
+
 def replace_built(paper: PaperSpec, built_at: str) -> PaperSpec:
     return dataclasses.replace(paper, built_at=built_at)
 
@@ -312,3 +371,20 @@ def test_memory_and_neo4j_hold_the_same_graph(
         ), "no arXiv id with several versions"
     finally:
         neo4j.close()
+
+
+def test_a_paper_stored_before_bundle_key_ids_is_ranked_by_its_keys(tmp_path: Path) -> None:
+    """Papers written before ``bundleKeyId`` existed carry none: their best key ranks them."""
+    store = MemoryStore()
+    load(store, tmp_path, [bundle(NEW)])
+    (paper,) = labelled(store.export(), "Paper")
+    del store.graph.nodes[paper]["bundleKeyId"]
+    legacy = MemoryStore(store.graph)  # a store opened over such a graph
+    assert load(legacy, tmp_path, [bundle(OLD)]).stale == 1  # same signer: the newest still wins
+    outsider = SignerIdentity.from_seed(b"behaviour-outsider", key_id="outsider-key", signer_id="out.invalid")
+    keyring = KEYRING.with_keys([PinnedKey(outsider.key_id, outsider.public_key, outsider.signer_id)])
+    forged = orjson.dumps(
+        build_bundle(spec(authors=("Al Tacker",), built_at="2026-09-09T00:00:00Z"), outsider)
+    )
+    assert load(legacy, tmp_path, [forged], keyring=keyring).outranked == 1  # ranked below SIGNER
+    assert legacy.graph.nodes[paper]["builtAt"] == NEW.built_at

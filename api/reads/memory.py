@@ -30,6 +30,7 @@ from pith_graph.api.reads.memory_view import (
     SIGNED_BUNDLE,
     SOURCE_ID,
     SOURCE_KIND,
+    TYPE,
     VALUE,
     Key,
 )
@@ -61,7 +62,7 @@ def _source(data: dict[str, Any]) -> str:
 
 
 class MemoryReader(MemoryRankings):
-    """Batched reads over a ``MultiDiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
+    """Batched reads over a ``DiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
     def ping(self) -> None:
         """Always ready."""
@@ -212,9 +213,8 @@ class MemoryReader(MemoryRankings):
         succ = self._succ
         for pith in pith_numbers:
             links = []
-            for node, edges in succ.get(node_id(PAPER.label, pith), {}).items():
-                edge = edges.get(_IN_CATEGORY)
-                if edge is not None:
+            for node, edge in succ.get(node_id(PAPER.label, pith), {}).items():
+                if edge[TYPE] == _IN_CATEGORY:
                     links.append(CategoryLink(self._category(node, counts), bool(edge[PRIMARY])))
             links.sort(key=lambda link: (not link.primary, link.category.code))
             result[pith] = links
@@ -239,9 +239,8 @@ class MemoryReader(MemoryRankings):
         result = {}
         for pith in pith_numbers:
             found = []
-            for node, edges in self._pred.get(node_id(PAPER.label, pith), {}).items():
-                edge = edges.get(_SIGNED)
-                if edge is not None:
+            for node, edge in self._pred.get(node_id(PAPER.label, pith), {}).items():
+                if edge[TYPE] == _SIGNED:
                     found.append(
                         SignatureRecord(
                             self._signer(node, counts),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pith_graph.api.reads.memory_view import CODE, LABEL, NAME_KEY, PITH_NUMBER, MemoryGraphView
+from pith_graph.api.reads.memory_view import CODE, LABEL, NAME_KEY, PITH_NUMBER, TYPE, MemoryGraphView
 from pith_graph.api.reads.records import (
     EVERYTHING,
     AuthorCount,
@@ -54,7 +54,7 @@ class MemoryRankings(MemoryGraphView):
             found: Counter[str] = Counter()
             if node is not None:
                 for paper in self._succ[node]:
-                    found.update(c for c, edges in self._succ[paper].items() if _IN_CATEGORY in edges)
+                    found.update(c for c, edge in self._succ[paper].items() if edge[TYPE] == _IN_CATEGORY)
             result[key] = self._category_counts(found, len(found), counts)
         return result
 
@@ -93,7 +93,7 @@ class MemoryRankings(MemoryGraphView):
         def build(category: str) -> list[CategoryCount]:
             found: Counter[str] = Counter()
             for paper in self._pred[category]:
-                found.update(c for c, edges in self._succ[paper].items() if _IN_CATEGORY in edges)
+                found.update(c for c, edge in self._succ[paper].items() if edge[TYPE] == _IN_CATEGORY)
             del found[category]
             return self._category_counts(found, len(found), True)
 

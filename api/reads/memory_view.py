@@ -29,6 +29,7 @@ from pith_graph.schema.graph import (
     PAPER,
     SIGNED,
     SIGNER,
+    TYPE_ATTRIBUTE,
     node_id,
 )
 from pith_graph.schema.rows import PaperRow
@@ -39,6 +40,7 @@ T = TypeVar("T")
 
 # Schema names the reader uses (checked at import).
 LABEL = LABEL_ATTRIBUTE
+TYPE = TYPE_ATTRIBUTE
 PITH_NUMBER = PAPER.prop("pithNumber")
 SHORT_PITH_NUMBER = PAPER.prop("shortPithNumber")
 TITLE = PAPER.prop("title")
@@ -63,16 +65,16 @@ Key = tuple[str, str]
 
 
 class MemoryGraphView:
-    """Records and cached indexes over a ``MultiDiGraph`` written by
+    """Records and cached indexes over a ``DiGraph`` written by
     :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
-    def __init__(self, graph: nx.MultiDiGraph) -> None:
+    def __init__(self, graph: nx.DiGraph) -> None:
         self.G = graph
-        # networkx's own dicts: node -> attributes, node -> neighbour -> key -> edge attributes
+        # networkx's own dicts: node -> attributes, node -> neighbour -> edge attributes
         # (read directly: the views cost a call per lookup, and these reads are the hot path).
         self._nodes: dict[str, dict[str, Any]] = graph._node
-        self._succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = graph._succ
-        self._pred: dict[str, dict[str, dict[str, dict[str, Any]]]] = graph._pred
+        self._succ: dict[str, dict[str, dict[str, Any]]] = graph._succ
+        self._pred: dict[str, dict[str, dict[str, Any]]] = graph._pred
         self.refresh()
 
     def refresh(self) -> None:
@@ -129,7 +131,7 @@ class MemoryGraphView:
         return found
 
     def _author_nodes_of(self, paper: str) -> list[str]:
-        return [node for node, edges in self._pred[paper].items() if AUTHORED.type in edges]
+        return [node for node, edge in self._pred[paper].items() if edge[TYPE] == AUTHORED.type]
 
     def _category_nodes(self) -> list[str]:
         def build() -> list[str]:

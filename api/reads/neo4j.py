@@ -38,7 +38,7 @@ from pith_graph.api.reads.records import (
 )
 from pith_graph.api.reads.words import lucene_query
 from pith_graph.loader.stores.cypher import PING
-from pith_graph.loader.stores.neo4j_connect import open_driver
+from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, open_driver
 from pith_graph.schema.database import indexes
 from pith_graph.schema.rows import PaperRow
 
@@ -60,8 +60,10 @@ class Neo4jReader(Neo4jRankings):
         *,
         timeout: float | None = None,
     ) -> Neo4jReader:
-        """A reader over a driver that has reached ``database`` (else a StoreError)."""
-        return cls(open_driver(uri, user, password, database), database, uri=uri, timeout=timeout)
+        """A reader over a driver that has reached ``database`` (else a StoreError), with
+        :data:`~pith_graph.loader.stores.neo4j_connect.READ_TIMEOUTS`: reads fail fast."""
+        driver = open_driver(uri, user, password, database, READ_TIMEOUTS)
+        return cls(driver, database, uri=uri, timeout=timeout)
 
     def for_request(self) -> Neo4jReader:
         """A reader whose statements share one read transaction (see the module docstring)."""

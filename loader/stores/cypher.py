@@ -11,10 +11,10 @@ Sections:
   (``schema/neo4j-schema.cypher`` is the checked-in rendering);
 * loader writes: what :class:`pith_graph.loader.stores.neo4j.Neo4jStore` runs inside one write
   transaction per batch, in this order: lock the batch's source ids and read their stored
-  papers; lock (or create) the signers; detach the papers that will be written or removed;
-  set the written papers' properties and delete the removed ones; merge authors,
-  categories and aliases; create the edges; delete the nodes left without an edge;
-  refresh ``Signer.keyIds``;
+  papers; lock (or create) the signers; detach the stored papers that will be replaced or
+  removed and delete the removed ones; merge authors and categories; write each paper with
+  its aliases and edges in one pass; delete the nodes left without an edge; refresh
+  ``Signer.keyIds``;
 * store reads: digests, counts, export, clear.
 
 The API's read statements live with their reader (:mod:`pith_graph.api.reads.cypher`).
@@ -29,26 +29,28 @@ __all__ = [
     "AWAIT_INDEXES",
     "CLEAR_NODES",
     "CLEAR_RELATIONSHIPS",
-    "CREATE_AUTHORED",
-    "CREATE_IDENTIFIES",
-    "CREATE_IN_CATEGORY",
-    "CREATE_SIGNED",
     "DELETE_ORPHANS",
     "DELETE_PAPERS",
     "DETACH_PAPERS",
+    "EXPORT_AUTHORS_OF_PAPERS",
     "EXPORT_EDGES",
+    "EXPORT_FILTER_PAPERS",
     "EXPORT_NODES",
+    "EXPORT_PAPERS",
+    "EXPORT_PAPERS_BETWEEN",
+    "EXPORT_PAPERS_OF_AUTHORS",
+    "EXPORT_PAPERS_OF_CATEGORY",
+    "EXPORT_PAPER_EDGES",
     "KNOWN_BUNDLE_DIGESTS",
     "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
     "LOCK_SOURCES",
-    "MERGE_ALIASES",
     "MERGE_AUTHORS",
     "MERGE_CATEGORIES",
     "PAPERS_SIGNED_WITH",
     "PING",
     "REFRESH_SIGNER_KEYS",
-    "SET_PAPERS",
+    "WRITE_PAPERS",
     "constraint_statement",
     "count_edges",
     "count_nodes",
@@ -135,7 +137,7 @@ WITH source, lock
 OPTIONAL MATCH (p:Paper {sourceId: source[1]})
 WHERE p.sourceKind = source[0] AND p.sourceVersion IS NOT NULL
 RETURN elementId(lock) AS lockId, source,
-       collect([p.pithNumber, p.builtAt, p.bundleSha256, p.bundleKeyId]) AS papers
+       collect([p.pithNumber, p.builtAt, p.bundleSha256, p.bundleKeyId, p.keyIds]) AS papers
 """
 
 #: Create or lock the signers of the papers to write. Every paper of a corpus shares its
@@ -156,13 +158,6 @@ UNWIND $piths AS pith
 MATCH (:Paper {pithNumber: pith})-[r]-(n)
 DELETE r
 RETURN DISTINCT elementId(n) AS id, n.signerId AS signerId
-"""
-
-#: Replace the papers' properties with the winning bundle's.
-SET_PAPERS = """
-UNWIND $rows AS row
-MERGE (p:Paper {pithNumber: row.pithNumber})
-SET p = row
 """
 
 #: Delete papers already detached (displaced by a higher-ranked signer, or pruned).
@@ -209,49 +204,38 @@ MERGE (c:Category {code: row[0]})
 ON CREATE SET c.archive = row[1]
 """
 
-#: $rows: ``[kind, value]``.
-MERGE_ALIASES = """
+#: Write each winning paper and all its edges in one pass: its properties replace the stored
+#: ones (it was detached above if it existed), then one unit subquery per relationship type
+#: creates its edges from the paper in hand (no second lookup of the paper). Authors,
+#: categories and signers were merged above (in key order); aliases are merged here: all but
+#: a shared journal DOI belong to the paper's own source id, which LOCK_SOURCES holds.
+#: $rows: ``{props, authors: [nameKey], categories: [[code, primary]], aliases: [[kind,
+#: value]], signers: [[signerId, keyIds, eventTypes, signedBundle]]}``, by pithNumber.
+WRITE_PAPERS = """
 UNWIND $rows AS row
-MERGE (:Alias {kind: row[0], value: row[1]})
-"""
-
-# Edge rows are one per paper (``{pith, items}``). The papers were detached above, so their
-# edges are created, not merged.
-
-#: items: author nameKeys.
-CREATE_AUTHORED = """
-UNWIND $rows AS row
-MATCH (p:Paper {pithNumber: row.pith})
-UNWIND row.items AS key
-MATCH (a:Author {nameKey: key})
-CREATE (a)-[:AUTHORED]->(p)
-"""
-
-#: items: ``[code, primary]``.
-CREATE_IN_CATEGORY = """
-UNWIND $rows AS row
-MATCH (p:Paper {pithNumber: row.pith})
-UNWIND row.items AS item
-MATCH (c:Category {code: item[0]})
-CREATE (p)-[:IN_CATEGORY {primary: item[1]}]->(c)
-"""
-
-#: items: ``[kind, value]``.
-CREATE_IDENTIFIES = """
-UNWIND $rows AS row
-MATCH (p:Paper {pithNumber: row.pith})
-UNWIND row.items AS item
-MATCH (a:Alias {kind: item[0], value: item[1]})
-CREATE (a)-[:IDENTIFIES]->(p)
-"""
-
-#: items: ``[signerId, keyIds, eventTypes, signedBundle]``.
-CREATE_SIGNED = """
-UNWIND $rows AS row
-MATCH (p:Paper {pithNumber: row.pith})
-UNWIND row.items AS item
-MATCH (s:Signer {signerId: item[0]})
-CREATE (s)-[:SIGNED {keyIds: item[1], eventTypes: item[2], signedBundle: item[3]}]->(p)
+MERGE (p:Paper {pithNumber: row.props.pithNumber})
+SET p = row.props
+WITH p, row
+CALL (p, row) {
+  UNWIND row.authors AS key
+  MATCH (a:Author {nameKey: key})
+  CREATE (a)-[:AUTHORED]->(p)
+}
+CALL (p, row) {
+  UNWIND row.categories AS item
+  MATCH (c:Category {code: item[0]})
+  CREATE (p)-[:IN_CATEGORY {primary: item[1]}]->(c)
+}
+CALL (p, row) {
+  UNWIND row.aliases AS item
+  MERGE (a:Alias {kind: item[0], value: item[1]})
+  CREATE (a)-[:IDENTIFIES]->(p)
+}
+CALL (p, row) {
+  UNWIND row.signers AS item
+  MATCH (s:Signer {signerId: item[0]})
+  CREATE (s)-[:SIGNED {keyIds: item[1], eventTypes: item[2], signedBundle: item[3]}]->(p)
+}
 """
 
 #: Remove the detached neighbours that no paper uses any more.
@@ -287,6 +271,58 @@ EXPORT_NODES = "MATCH (n) RETURN elementId(n) AS id, labels(n) AS labels, proper
 EXPORT_EDGES = """
 MATCH (a)-[r]->(b)
 RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
+"""
+
+# Subgraph export (loader/export.py): pick papers, then read them and all they touch.
+_EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
+
+EXPORT_PAPERS_OF_AUTHORS = """
+UNWIND $keys AS key
+MATCH (:Author {nameKey: key})-[:AUTHORED]->(p:Paper)
+RETURN DISTINCT p.pithNumber AS pith
+"""
+
+EXPORT_AUTHORS_OF_PAPERS = """
+UNWIND $piths AS pith
+MATCH (:Paper {pithNumber: pith})<-[:AUTHORED]-(a:Author)
+RETURN DISTINCT a.nameKey AS key
+"""
+
+EXPORT_FILTER_PAPERS = f"""
+UNWIND $piths AS pith
+MATCH (p:Paper {{pithNumber: pith}})
+WHERE {_EXPORT_DATES}
+  AND ($category IS NULL OR EXISTS {{ (p)-[:IN_CATEGORY]->(:Category {{code: $category}}) }})
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS_OF_CATEGORY = f"""
+MATCH (:Category {{code: $category}})<-[:IN_CATEGORY]-(p:Paper)
+WHERE {_EXPORT_DATES}
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS_BETWEEN = f"""
+MATCH (p:Paper)
+WHERE {_EXPORT_DATES}
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+RETURN properties(p) AS props
+"""
+
+#: Every edge of the papers, with the node at its other end.
+EXPORT_PAPER_EDGES = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})-[r]-(n)
+RETURN pith, type(r) AS type, startNode(r) = p AS outgoing, labels(n)[0] AS label,
+       properties(n) AS props, properties(r) AS rel
 """
 
 #: Delete everything (tests), in auto-committed chunks: relationships first, so that no

@@ -1,18 +1,24 @@
-"""The embedded store: a networkx ``MultiDiGraph`` in this process.
+"""The embedded store: a networkx ``DiGraph`` in this process.
 
 Node ids are :func:`pith_graph.schema.graph.node_id` strings (``"Paper:pith:2019:BR75..."``,
 ``"Author:zoë smith"``, ``"Category:cs.LG"``, ``"Alias:doi:10.48550/..."``,
 ``"Signer:pith.science"``). Every node carries ``label`` plus its schema properties; every
-edge carries ``type`` plus its properties, and its networkx key is the type, so two nodes
-have at most one edge of each type. Edges point the way the schema says:
-``Author→Paper``, ``Paper→Category``, ``Alias→Paper``, ``Signer→Paper``.
+edge carries ``type`` plus its properties. Two nodes share at most one edge (each pair of
+labels has one relationship type), so the graph is a ``DiGraph``: edges have no keys.
+Edges point the way the schema says: ``Author→Paper``, ``Paper→Category``,
+``Alias→Paper``, ``Signer→Paper``. Edge attributes are shared and read-only
+(:mod:`pith_graph.loader.stores.memory_graph`); node ids used by many edges (authors,
+categories, signers) are interned, so each is stored once.
 
 Save as networkx node-link JSON (:meth:`MemoryStore.save`) or as a snapshot, several times
-faster to read (:meth:`MemoryStore.save_snapshot`); :meth:`MemoryStore.open` reads either.
+faster to read (:meth:`MemoryStore.save_snapshot`); :meth:`MemoryStore.open` reads either,
+and node-link graphs saved as the ``MultiDiGraph`` of earlier versions.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -24,6 +30,7 @@ import orjson
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
+from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import is_snapshot, open_snapshot, save_snapshot
 from pith_graph.schema.graph import (
@@ -54,28 +61,51 @@ _BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _BUILT_AT = PAPER.prop("builtAt")
 _BUNDLE_SHA256 = PAPER.prop("bundleSha256")
 _NAME = AUTHOR.prop("name")
+_KIND = ALIAS.prop("kind")
+_VALUE = ALIAS.prop("value")
+_CODE = CATEGORY.prop("code")
+_ARCHIVE = CATEGORY.prop("archive")
 _SIGNER_ID = SIGNER.prop("signerId")
 _SIGNER_TYPE = SIGNER.prop("signerType")
 _KEY_IDS = SIGNER.prop("keyIds")
 
 
-class MemoryStore:
-    """A :class:`~pith_graph.loader.stores.base.GraphStore` over a networkx ``MultiDiGraph``."""
+#: Paper properties with few distinct values, interned (one string object per value).
+_INTERNED = tuple(PAPER.prop(name) for name in ("license", "primaryCategory", "sourceKind", "bundleKeyId"))
 
-    def __init__(self, graph: nx.MultiDiGraph | None = None) -> None:
-        self.graph: nx.MultiDiGraph = graph if graph is not None else nx.MultiDiGraph()
-        self._nodes: dict[str, dict[str, Any]] = self.graph._node
-        self._succ: dict[str, dict[str, dict[str, dict[str, Any]]]] = self.graph._succ
-        self._pred: dict[str, dict[str, dict[str, dict[str, Any]]]] = self.graph._pred
+
+def _paper_properties(rows: PaperRows) -> dict[str, Any]:
+    props = rows.paper.properties()
+    for name in _INTERNED:
+        props[name] = sys.intern(props[name])
+    props[_PAPER_KEY_IDS] = [sys.intern(key) for key in props[_PAPER_KEY_IDS]]
+    return props
+
+
+def _as_digraph(graph: nx.DiGraph | nx.MultiDiGraph) -> nx.DiGraph:
+    if not graph.is_directed():
+        raise UsageError("pith-graph's graph is directed (an nx.DiGraph)")
+    if graph.is_multigraph():  # saved by an earlier version: the edge key was the type
+        return nx.DiGraph(graph)
+    return graph
+
+
+class MemoryStore:
+    """A :class:`~pith_graph.loader.stores.base.GraphStore` over a networkx ``DiGraph``."""
+
+    def __init__(self, graph: nx.DiGraph | None = None) -> None:
+        self.graph: nx.DiGraph = _as_digraph(graph) if graph is not None else nx.DiGraph()
+        self._edge_data = EdgeInterner()
         self._bundles: set[str] = set()
-        # (sourceKind, sourceId) -> its papers' pith numbers: the precedence rule's lookups.
-        self._by_source: defaultdict[SourceKey, set[str]] = defaultdict(set)
+        # (sourceKind, sourceId) -> its papers' pith numbers: the precedence rule's lookups
+        # (a tuple: most source ids have one or two versions, and a set costs 216 bytes).
+        self._by_source: dict[SourceKey, tuple[str, ...]] = {}
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
         for _node, data in self.graph.nodes(data=True):
             if data.get(_LABEL) == PAPER.label:
                 self._bundles.add(data[_BUNDLE_SHA256])
-                self._by_source[(data[_SOURCE_KIND], data[_SOURCE_ID])].add(data[_PITH_NUMBER])
+                self._add_source((data[_SOURCE_KIND], data[_SOURCE_ID]), data[_PITH_NUMBER])
         for start, _end, data in self.graph.edges(data=True):
             if data.get(_TYPE) == SIGNED.type:
                 signer = self.graph.nodes[start][_SIGNER_ID]
@@ -90,21 +120,19 @@ class MemoryStore:
         return set(self._bundles)
 
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
-        sources = {(rows.paper.source_kind, rows.paper.source_id) for rows in batch}
+        sources = {rows.source for rows in batch}
         stored = [self._stored(pith) for source in sources for pith in self._by_source.get(source, ())]
         plan = plan_batch(batch, stored, rank)
         for pith in plan.remove:
             self._remove(pith)
         for rows in plan.write:
             self._write(rows)
-        nx._clear_cache(self.graph)  # the writes bypassed networkx's own cache invalidation
         return AppliedBatch(plan.outcomes, plan.remove)
 
     def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
-        removed = [pith for pith in sorted(set(pith_numbers)) if node_id(PAPER.label, pith) in self._nodes]
+        removed = [pith for pith in sorted(set(pith_numbers)) if node_id(PAPER.label, pith) in self.graph]
         for pith in removed:
             self._remove(pith)
-        nx._clear_cache(self.graph)
         return removed
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
@@ -116,25 +144,28 @@ class MemoryStore:
         )
 
     def _stored(self, pith: str) -> StoredPaper:
-        data = self._nodes[node_id(PAPER.label, pith)]
+        data = self.graph.nodes[node_id(PAPER.label, pith)]
         return StoredPaper(
             pith,
             (data[_SOURCE_KIND], data[_SOURCE_ID]),
             data[_BUILT_AT],
             data[_BUNDLE_SHA256],
             data.get(_BUNDLE_KEY_ID),
+            tuple(data[_PAPER_KEY_IDS]),
         )
 
     def counts(self) -> GraphCounts:
         nodes = Counter(label for _, label in self.graph.nodes(data=_LABEL))
-        edges = Counter(kind for _, _, kind in self.graph.edges(keys=True))
+        edges = Counter(kind for _, _, kind in self.graph.edges(data=_TYPE))
         return GraphCounts(sorted_counts(nodes.items()), sorted_counts(edges.items()))
 
     def export(self) -> GraphExport:
         nodes = {node: dict(data) for node, data in self.graph.nodes(data=True)}
         edges = {
-            (start, kind, end): {k: v for k, v in data.items() if k != _TYPE}
-            for start, end, kind, data in self.graph.edges(keys=True, data=True)
+            (start, data[_TYPE], end): {
+                k: list(v) if isinstance(v, tuple) else v for k, v in data.items() if k != _TYPE
+            }
+            for start, end, data in self.graph.edges(data=True)
         }
         return GraphExport(nodes, edges)
 
@@ -143,26 +174,36 @@ class MemoryStore:
 
     # -- writing -------------------------------------------------------------------------
 
+    def _add_source(self, source: SourceKey, pith: str) -> None:
+        known = self._by_source.get(source, ())
+        if pith not in known:
+            self._by_source[source] = (*known, pith)
+
     def _detach_paper(self, paper: str) -> set[str]:
         """Remove every edge of ``paper``; return the nodes it was attached to."""
         graph = self.graph
         neighbours: set[str] = set()
-        for start, _end, kind, data in list(graph.in_edges(paper, keys=True, data=True)):
-            if kind == SIGNED.type:
+        for start, _end, data in list(graph.in_edges(paper, data=True)):
+            if data[_TYPE] == SIGNED.type:
                 self._signer_keys[graph.nodes[start][_SIGNER_ID]].subtract(data[_KEY_IDS])
             neighbours.add(start)
-            graph.remove_edge(start, paper, key=kind)
-        for _start, end, kind in list(graph.out_edges(paper, keys=True)):
+            graph.remove_edge(start, paper)
+        for _start, end in list(graph.out_edges(paper)):
             neighbours.add(end)
-            graph.remove_edge(paper, end, key=kind)
+            graph.remove_edge(paper, end)
         return neighbours
 
     def _remove(self, pith: str) -> None:
         """Remove a paper, its edges and the nodes left without a paper."""
         paper = node_id(PAPER.label, pith)
-        data = self._nodes[paper]
+        data = self.graph.nodes[paper]
         self._bundles.discard(data[_BUNDLE_SHA256])
-        self._by_source[(data[_SOURCE_KIND], data[_SOURCE_ID])].discard(pith)
+        source = (data[_SOURCE_KIND], data[_SOURCE_ID])
+        left = tuple(other for other in self._by_source.get(source, ()) if other != pith)
+        if left:
+            self._by_source[source] = left
+        else:
+            self._by_source.pop(source, None)
         touched = self._detach_paper(paper)
         self.graph.remove_node(paper)
         self._tidy(touched)
@@ -180,78 +221,76 @@ class MemoryStore:
                 keys = self._signer_keys[data[_SIGNER_ID]]
                 data[_KEY_IDS] = sorted(key for key, count in keys.items() if count > 0)
 
-    def _node(self, node: str, label: str, props: dict[str, Any]) -> dict[str, Any]:
-        """The attributes of ``node``, adding it first if it is new.
-
-        Writes go straight to networkx's adjacency dicts (``_node``, ``_succ``, ``_pred``:
-        the documented MultiDiGraph structure, with its default dict factories) instead of
-        ``add_node``/``add_edge``, which check and copy more than a loader needs; this is
-        the hot loop of an in-memory load. :meth:`apply` clears networkx's cache after.
-        """
-        data: dict[str, Any] | None = self._nodes.get(node)
-        if data is None:
-            data = {_LABEL: label, **props}
-            self._nodes[node] = data
-            self._succ[node] = {}
-            self._pred[node] = {}
-        return data
-
-    def _edge(self, start: str, end: str, kind: str, data: dict[str, Any]) -> None:
-        keydict = self._succ[start].get(end)
-        if keydict is None:
-            keydict = {}
-            self._succ[start][end] = keydict
-            self._pred[end][start] = keydict
-        keydict[kind] = data
-
     def _write(self, rows: PaperRows) -> None:
+        graph = self.graph
+        nodes = graph.nodes
         paper = node_id(PAPER.label, rows.pith_number)
         touched: set[str] = set()
-        if paper in self._nodes:
+        new: list[tuple[str, dict[str, Any]]] = []
+        edges: list[tuple[str, str, EdgeData]] = []
+        old = nodes.get(paper)
+        if old is not None:
             touched = self._detach_paper(paper)
-            old = self._nodes[paper]
             self._bundles.discard(old[_BUNDLE_SHA256])
             old.clear()
             old[_LABEL] = PAPER.label
-            old.update(rows.paper.properties())
+            old.update(_paper_properties(rows))
         else:
-            self._node(paper, PAPER.label, rows.paper.properties())
+            new.append((paper, {_LABEL: PAPER.label, **_paper_properties(rows)}))
         self._bundles.add(rows.bundle_sha256)
-        self._by_source[(rows.paper.source_kind, rows.paper.source_id)].add(rows.pith_number)
+        self._add_source((sys.intern(rows.paper.source_kind), rows.paper.source_id), rows.pith_number)
+
+        def node(label: str, key: str, props: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:
+            name = sys.intern(node_id(label, key))
+            data = nodes.get(name)
+            if data is None:
+                new.append((name, {_LABEL: label, **props}))
+            return name, data
 
         for author in rows.authors:
-            node = node_id(AUTHOR.label, author.name_key)
-            data = self._node(node, AUTHOR.label, author.properties())
-            if author.name < data[_NAME]:
+            name, data = node(AUTHOR.label, author.name_key, author.properties())
+            if data is not None and author.name < data[_NAME]:
                 data[_NAME] = author.name
-            self._edge(node, paper, AUTHORED.type, {_TYPE: AUTHORED.type})
+            edges.append((name, paper, self._edge_data({_TYPE: AUTHORED.type})))
         for category in rows.categories:
-            node = node_id(CATEGORY.label, category.code)
-            self._node(node, CATEGORY.label, category.node_properties())
-            self._edge(paper, node, IN_CATEGORY.type, {_TYPE: IN_CATEGORY.type, **category.edge_properties()})
-        for alias in rows.aliases:
-            node = node_id(ALIAS.label, alias.kind, alias.value)
-            self._node(node, ALIAS.label, alias.properties())
-            self._edge(node, paper, IDENTIFIES.type, {_TYPE: IDENTIFIES.type})
-        for signer in rows.signers:
-            node = node_id(SIGNER.label, signer.signer_id)
-            self._node(
-                node,
-                SIGNER.label,
-                {_SIGNER_ID: signer.signer_id, _SIGNER_TYPE: signer.signer_type, _KEY_IDS: []},
+            name, _ = node(CATEGORY.label, category.code, {_CODE: category.code, _ARCHIVE: category.archive})
+            edges.append(
+                (paper, name, self._edge_data({_TYPE: IN_CATEGORY.type, **category.edge_properties()}))
             )
-            self._edge(node, paper, SIGNED.type, {_TYPE: SIGNED.type, **signer.edge_properties()})
+        for alias in rows.aliases:
+            name = node_id(ALIAS.label, alias.kind, alias.value)
+            if nodes.get(name) is None:
+                new.append((name, {_LABEL: ALIAS.label, _KIND: sys.intern(alias.kind), _VALUE: alias.value}))
+            edges.append((name, paper, self._edge_data({_TYPE: IDENTIFIES.type})))
+        for signer in rows.signers:
+            props = {_SIGNER_ID: signer.signer_id, _SIGNER_TYPE: signer.signer_type, _KEY_IDS: []}
+            name, _ = node(SIGNER.label, signer.signer_id, props)
+            edges.append((name, paper, self._edge_data({_TYPE: SIGNED.type, **signer.edge_properties()})))
             self._signer_keys[signer.signer_id].update(signer.key_ids)
-            touched.add(node)
-
+            touched.add(name)
+        put(graph, new, edges)
         self._tidy(touched)
+
+    def compact(self) -> None:
+        """Share equal edge attributes (a graph read from a file has a dict per edge)."""
+        put(self.graph, (), [(u, v, self._edge_data(data)) for u, v, data in self.graph.edges(data=True)])
 
     # -- persistence ---------------------------------------------------------------------
 
     def save(self, path: str | Path) -> None:
-        """Write the graph as networkx node-link JSON."""
-        data = nx.node_link_data(self.graph, edges="edges")
-        Path(path).write_bytes(orjson.dumps(data))
+        """Write the graph as networkx node-link JSON: beside ``path`` first, then renamed
+        over it, so a failed save never leaves a truncated file nor destroys the one there.
+
+        Raises :class:`~pith_graph.errors.UsageError` when it cannot be written.
+        """
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        try:
+            partial.write_bytes(orjson.dumps(nx.node_link_data(self.graph, edges="edges")))
+            os.replace(partial, target)
+        except OSError as error:
+            partial.unlink(missing_ok=True)
+            raise UsageError(f"cannot write the graph to {path}: {error.strerror or error}") from error
 
     def save_snapshot(self, path: str | Path) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read
@@ -260,17 +299,29 @@ class MemoryStore:
 
     @classmethod
     def open(cls, path: str | Path) -> MemoryStore:
-        """A store over a graph saved with :meth:`save` or :meth:`save_snapshot`."""
+        """A store over a graph saved with :meth:`save` or :meth:`save_snapshot` (or as an
+        earlier ``MultiDiGraph``)."""
         return cls(open_graph(path))
 
 
-def open_graph(path: str | Path) -> nx.MultiDiGraph:
-    """A graph saved as a snapshot or as node-link JSON (told apart by their first bytes)."""
+def _is_snapshot(path: str | Path) -> bool:
     try:
-        if is_snapshot(path):
+        return is_snapshot(path)
+    except OSError as err:
+        raise UsageError(f"cannot open saved graph {path}: {err.strerror or err}") from err
+
+
+def open_graph(path: str | Path) -> nx.DiGraph:
+    """A graph saved as a snapshot or as node-link JSON (told apart by their first bytes),
+    its edges sharing their attributes as a loaded graph's do; a node-link ``MultiDiGraph``
+    of earlier versions comes back as a ``DiGraph``."""
+    try:
+        if _is_snapshot(path):
             return open_snapshot(path)
         data = orjson.loads(Path(path).read_bytes())
-        graph: nx.MultiDiGraph = nx.node_link_graph(data, directed=True, multigraph=True, edges="edges")
+        graph = nx.node_link_graph(data, directed=True, edges="edges")
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as err:
         raise UsageError(f"cannot open saved graph {path}: {err}") from err
-    return graph
+    store = MemoryStore(graph)
+    store.compact()
+    return store.graph

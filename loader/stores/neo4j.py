@@ -9,9 +9,9 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
 2. lock (or create) the signers of the papers to write, in id order. A corpus's papers
    share their registry signer, so concurrent loaders take turns here rather than
    deadlocking on the authors and categories they share;
-3. delete the edges of the papers to write or remove, set the written papers' properties,
-   delete the removed ones, merge the other nodes (sorted by key) and create the new
-   edges, all as ``UNWIND $rows`` batches;
+3. delete the edges of the stored papers to replace or remove, delete the removed ones,
+   merge authors and categories (sorted by key), then write each paper, its aliases and
+   all its edges in one ``UNWIND $rows`` statement (one lookup per paper);
 4. delete the detached nodes left without an edge and recompute ``Signer.keyIds``.
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
@@ -37,17 +37,7 @@ from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import open_driver, translate, translated
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
-from pith_graph.schema.graph import (
-    AUTHORED,
-    IDENTIFIES,
-    IN_CATEGORY,
-    LABEL_ATTRIBUTE,
-    NODES,
-    RELATIONSHIPS,
-    SIGNED,
-    node_id,
-)
-from pith_graph.schema.rows import AliasRow
+from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
 
 __all__ = ["Neo4jStore"]
 
@@ -77,6 +67,10 @@ INDEX_WAIT_SECONDS = 300
 
 class Neo4jStore:
     """A :class:`~pith_graph.loader.stores.base.GraphStore` writing to one Neo4j database."""
+
+    #: A batch mostly waits on the server: the pipeline writes it on a thread of its own
+    #: while it verifies the next one (one batch at a time, in order).
+    background_writes = True
 
     def __init__(self, driver: neo4j.Driver, *, uri: str, database: str = "neo4j") -> None:
         self.driver = driver
@@ -113,11 +107,17 @@ class Neo4jStore:
     # -- GraphStore ----------------------------------------------------------------------
 
     def ensure_schema(self) -> None:
-        """Create every constraint and index (idempotent) and wait until they are online."""
+        """Create every constraint and index (idempotent) and wait until they are online.
+
+        Safe with concurrent loaders on a fresh database: each statement is a managed
+        transaction, so a transient error (two loaders creating schema at once deadlock on
+        the schema lock) is retried with the driver's jittered back-off, and a rule another
+        loader created first is accepted.
+        """
         with self._session("creating constraints and indexes") as session:
             for statement in cypher.schema_statements():
                 try:
-                    session.run(statement).consume()
+                    session.execute_write(_run_schema_statement, statement)
                 except Neo4jError as error:  # another loader created it at the same moment
                     if error.code not in _SCHEMA_RACE_CODES:
                         raise
@@ -196,6 +196,11 @@ class Neo4jStore:
         with self._session("exporting the graph") as session:
             return session.execute_read(read)
 
+    def read(self, work: Callable[[neo4j.ManagedTransaction], T], action: str) -> T:
+        """``work(tx)`` in one managed read transaction; driver errors become StoreError."""
+        with self._session(action) as session:
+            return session.execute_read(work)
+
     def close(self) -> None:
         self.driver.close()
 
@@ -213,6 +218,10 @@ def _single_count(tx: neo4j.ManagedTransaction, statement: str) -> int:
     return int(record["count"])
 
 
+def _run_schema_statement(tx: neo4j.ManagedTransaction, statement: str, /) -> None:
+    tx.run(statement).consume()
+
+
 def _run(tx: neo4j.ManagedTransaction, statement: str, **params: Any) -> None:
     tx.run(statement, params).consume()
 
@@ -221,18 +230,21 @@ def _apply_batch(
     tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], rank: Callable[[str], int]
 ) -> AppliedBatch:
     """The transaction function: lock, decide, write. Re-run from scratch on a retry."""
-    sources = sorted({(rows.paper.source_kind, rows.paper.source_id) for rows in batch})
+    sources = sorted({rows.source for rows in batch})
     stored: list[StoredPaper] = []
     locks: list[str] = []
     for record in tx.run(cypher.LOCK_SOURCES, sources=[list(source) for source in sources]):
         locks.append(record["lockId"])
         source = (record["source"][0], record["source"][1])
-        for pith, built_at, bundle_sha256, key_id in record["papers"]:
+        for pith, built_at, bundle_sha256, key_id, key_ids in record["papers"]:
             if pith is not None and bundle_sha256 is not None:
-                stored.append(StoredPaper(pith, source, built_at, bundle_sha256, key_id))
+                stored.append(
+                    StoredPaper(pith, source, built_at, bundle_sha256, key_id, tuple(key_ids or ()))
+                )
     plan = plan_batch(batch, stored, rank)
     if plan.write or plan.remove:
-        _write(tx, plan.write, plan.remove, locks)
+        held = {paper.pith_number for paper in stored}
+        _write(tx, plan.write, plan.remove, locks, held)
     elif locks:
         _run(tx, cypher.DELETE_ORPHANS, ids=locks)  # lock aliases of outranked sources
     return AppliedBatch(plan.outcomes, plan.remove)
@@ -241,42 +253,44 @@ def _apply_batch(
 def _remove_papers(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[str]:
     found = [record["pith"] for record in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)]
     if found:
-        _write(tx, [], found, [])
+        _write(tx, [], found, [], set(found))
     return found
 
 
 def _write(
-    tx: neo4j.ManagedTransaction, to_write: list[PaperRows], remove: list[str], locks: list[str]
+    tx: neo4j.ManagedTransaction,
+    to_write: list[PaperRows],
+    remove: list[str],
+    locks: list[str],
+    held: set[str],
 ) -> None:
     """Write the winning rows of a batch (one per paper) and delete the ``remove`` papers in
-    the current transaction; ``locks`` are the batch's lock aliases (deleted if unused)."""
+    the current transaction; ``locks`` are the batch's lock aliases (deleted if unused),
+    ``held`` the pith numbers stored before (only those have edges to detach)."""
     signer_types: dict[str, str] = {}
     batch_keys: dict[str, set[str]] = {}
     authors: dict[str, str] = {}
     categories: dict[str, str] = {}
-    aliases: set[AliasRow] = set()
-    edges: dict[str, list[dict[str, Any]]] = {kind: [] for kind in RELATIONSHIPS}
+    papers: list[dict[str, Any]] = []
     for rows in sorted(to_write, key=lambda r: r.pith_number):
-        pith = rows.pith_number
         for author in rows.authors:
             authors[author.name_key] = min(author.name, authors.get(author.name_key, author.name))
         for category in rows.categories:
             categories.setdefault(category.code, category.archive)
-        aliases.update(rows.aliases)
         for signer in rows.signers:
             signer_types.setdefault(signer.signer_id, signer.signer_type)
             batch_keys.setdefault(signer.signer_id, set()).update(signer.key_ids)
-        items: dict[str, list[Any]] = {
-            AUTHORED.type: [author.name_key for author in rows.authors],
-            IN_CATEGORY.type: [[c.code, c.primary] for c in rows.categories],
-            IDENTIFIES.type: [[a.kind, a.value] for a in rows.aliases],
-            SIGNED.type: [
-                [s.signer_id, list(s.key_ids), list(s.event_types), s.signed_bundle] for s in rows.signers
-            ],
-        }
-        for kind, found in items.items():
-            if found:
-                edges[kind].append({"pith": pith, "items": found})
+        papers.append(
+            {
+                "props": rows.paper.properties(),
+                "authors": [author.name_key for author in rows.authors],
+                "categories": [[c.code, c.primary] for c in rows.categories],
+                "aliases": [[a.kind, a.value] for a in rows.aliases],
+                "signers": [
+                    [s.signer_id, list(s.key_ids), list(s.event_types), s.signed_bundle] for s in rows.signers
+                ],
+            }
+        )
 
     if signer_types:
         _run(
@@ -284,18 +298,14 @@ def _write(
             cypher.LOCK_SIGNERS,
             rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
         )
-    piths = sorted([rows.pith_number for rows in to_write] + remove)
-    detached = tx.run(cypher.DETACH_PAPERS, piths=piths).data()
+    piths = sorted({rows.pith_number for rows in to_write if rows.pith_number in held} | set(remove))
+    detached = tx.run(cypher.DETACH_PAPERS, piths=piths).data() if piths else []
     if remove:
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
-    _run(tx, cypher.SET_PAPERS, rows=[rows.paper.properties() for rows in to_write])
-    _run(tx, cypher.MERGE_AUTHORS, rows=sorted(authors.items()))
-    _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
-    _run(tx, cypher.MERGE_ALIASES, rows=[list(alias) for alias in sorted(aliases)])
-    _run(tx, cypher.CREATE_AUTHORED, rows=edges[AUTHORED.type])
-    _run(tx, cypher.CREATE_IN_CATEGORY, rows=edges[IN_CATEGORY.type])
-    _run(tx, cypher.CREATE_IDENTIFIES, rows=edges[IDENTIFIES.type])
-    _run(tx, cypher.CREATE_SIGNED, rows=edges[SIGNED.type])
+    if papers:
+        _run(tx, cypher.MERGE_AUTHORS, rows=sorted(authors.items()))
+        _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
+        _run(tx, cypher.WRITE_PAPERS, rows=papers)
     orphans = sorted({record["id"] for record in detached} | set(locks))
     if orphans:
         _run(tx, cypher.DELETE_ORPHANS, ids=orphans)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import neo4j
 from neo4j.exceptions import (
@@ -24,7 +26,19 @@ from neo4j.exceptions import (
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores import cypher
 
-__all__ = ["open_driver", "translated"]
+__all__ = [
+    "LOAD_TIMEOUTS",
+    "READ_TIMEOUTS",
+    "URI_SCHEMES",
+    "DriverTimeouts",
+    "check_uri",
+    "open_driver",
+    "translated",
+]
+
+#: The URI schemes of Bolt: plain, TLS (``+s``) and TLS with any certificate (``+ssc``);
+#: ``neo4j`` routes (clusters, Aura), ``bolt`` talks to one server.
+URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 # The driver logs each retried transaction at WARNING ("... will be retried ..."); without a
 # handler Python would print those on stderr. Applications that configure logging still get
@@ -33,6 +47,26 @@ logging.getLogger("neo4j").addHandler(logging.NullHandler())
 
 #: How long a managed transaction keeps retrying transient failures (deadlocks, a restart).
 MAX_RETRY_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class DriverTimeouts:
+    """How long a driver waits, in seconds: ``connect`` (TCP and Bolt handshake),
+    ``acquire`` (a connection from the pool, connecting included), ``retry`` (managed
+    transactions retry transient errors this long; 0: never), and ``liveness_check`` (a
+    pooled connection idle longer is tested before use; ``None``: never)."""
+
+    connect: float
+    acquire: float
+    retry: float
+    liveness_check: float | None = None
+
+
+#: The loader: a batch rides out deadlocks and a restarting server.
+LOAD_TIMEOUTS = DriverTimeouts(connect=10.0, acquire=60.0, retry=MAX_RETRY_SECONDS)
+#: The API: a request (and the health check) fails fast while the server is down, and the
+#: client asks again; a connection left idle across a restart is tested, not tried and failed.
+READ_TIMEOUTS = DriverTimeouts(connect=2.0, acquire=3.0, retry=0.0, liveness_check=2.0)
 
 _DATABASE_CODES = ("Neo.ClientError.Database.DatabaseNotFound", "Neo.ClientError.Database.")
 _UNAVAILABLE_CODES = ("Neo.TransientError.General.DatabaseUnavailable",)
@@ -53,8 +87,9 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
     if isinstance(error, AuthError):
         return StoreError(
             StoreErrorCode.AUTH,
-            f"{where} refused the credentials ({_one_line(error)}); "
-            "check --user/--password or NEO4J_USER/NEO4J_PASSWORD",
+            f"{where} refused the credentials ({_one_line(error)}); check --user and "
+            "--password/--password-file, or NEO4J_USER and NEO4J_PASSWORD/NEO4J_PASSWORD_FILE "
+            "(scripts/neo4j keeps its server's password in $NEO4J_DATA/password)",
         )
     if isinstance(error, Neo4jError) and (error.code or "").startswith(_DATABASE_CODES):
         return StoreError(
@@ -63,7 +98,7 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
     if isinstance(error, (ServiceUnavailable, SessionExpired)) or (
         isinstance(error, Neo4jError) and error.code in _UNAVAILABLE_CODES
     ):
-        if action == "connecting":
+        if action in ("connecting", "reading"):
             hint = "is the server running? (scripts/neo4j start)"
         else:
             hint = (
@@ -89,19 +124,52 @@ def translated(uri: str, database: str, action: str) -> Iterator[None]:
         raise translate(error, uri, database, action) from error
 
 
-def open_driver(uri: str, user: str, password: str | None, database: str) -> neo4j.Driver:
+def check_uri(uri: str) -> None:
+    """Raise :class:`UsageError` unless ``uri`` is a Bolt URI the driver can use: a scheme of
+    :data:`URI_SCHEMES`, a host, and a port (if any) from 1 to 65535.
+
+    The driver also takes ``http://`` and ``https://`` (its Query API, which needs packages
+    pith-graph does not install, and which pith-graph does not speak).
+    """
+    schemes = ", ".join(f"{scheme}://" for scheme in URI_SCHEMES)
+    bad = f"bad Neo4j URI {uri!r}"
+    parts = urlsplit(uri)
+    if "://" not in uri or parts.scheme not in URI_SCHEMES:
+        found = f"{parts.scheme}:// is not a Bolt scheme" if "://" in uri else "no scheme"
+        raise UsageError(f"{bad}: {found}; use {schemes}, e.g. bolt://127.0.0.1:7687")
+    if not parts.hostname:
+        raise UsageError(f"{bad}: no host, e.g. bolt://127.0.0.1:7687")
+    try:
+        port = parts.port
+    except ValueError:
+        port = 0
+    if port == 0:
+        raise UsageError(f"{bad}: the port must be a number from 1 to 65535")
+
+
+def open_driver(
+    uri: str,
+    user: str,
+    password: str | None,
+    database: str,
+    timeouts: DriverTimeouts = LOAD_TIMEOUTS,
+) -> neo4j.Driver:
     """A driver that has reached ``database`` with these credentials, or a StoreError.
 
-    No password means no authentication (the local dev server runs without it).
+    No password means no authentication (a server started with ``NEO4J_AUTH=none``);
+    :func:`~pith_graph.loader.stores.neo4j_auth.resolve_password` finds the password to pass.
+    A URI the driver cannot use is a :class:`UsageError` (:func:`check_uri`).
     """
+    check_uri(uri)
     auth = (user, password) if password else None
     try:
         driver = neo4j.GraphDatabase.driver(
             uri,
             auth=auth,
-            max_transaction_retry_time=MAX_RETRY_SECONDS,
-            connection_timeout=10.0,
-            connection_acquisition_timeout=60.0,
+            max_transaction_retry_time=timeouts.retry,
+            connection_timeout=timeouts.connect,
+            connection_acquisition_timeout=timeouts.acquire,
+            liveness_check_timeout=timeouts.liveness_check,
             warn_notification_severity="OFF",
             user_agent="pith-graph",
         )

@@ -1,7 +1,7 @@
 """The update rules both stores share: which bundle's paper a store keeps.
 
 A store receives batches of :class:`~pith_graph.loader.rows.PaperRows` and decides, against
-what it already holds, what each one does. Two rules, in this order:
+what it already holds (the bulk importer: against nothing, for all bundles at once), what each one does. Two rules, in this order:
 
 1. **Precedence across signers** (:mod:`pith_graph.loader.keyring` ranks them). A source id
    (``sourceKind``, ``sourceId``: an arXiv id with all its versions) belongs to the
@@ -29,13 +29,33 @@ import enum
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, Protocol, TypeVar
 
-from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.keyring import UNRANKED
 
-__all__ = ["BatchPlan", "Outcome", "SourceKey", "StoredPaper", "decide", "plan_batch"]
+__all__ = ["BatchPlan", "Candidate", "Outcome", "SourceKey", "StoredPaper", "decide", "plan_batch"]
 
 #: ``(sourceKind, sourceId)``: the papers of every version of one arXiv id.
 SourceKey = tuple[str, str]
+
+
+class Candidate(Protocol):
+    """What the rules read of a bundle: :class:`~pith_graph.loader.rows.PaperRows`, or the
+    bulk importer's compact record of one."""
+
+    @property
+    def pith_number(self) -> str: ...
+    @property
+    def built_at(self) -> str: ...
+    @property
+    def bundle_sha256(self) -> str: ...
+    @property
+    def source(self) -> SourceKey: ...
+    @property
+    def bundle_key_id(self) -> str: ...
+
+
+C = TypeVar("C", bound=Candidate)
 
 
 class Outcome(enum.StrEnum):
@@ -56,21 +76,22 @@ class StoredPaper:
     source: SourceKey
     built_at: str
     bundle_sha256: str
-    bundle_key_id: str | None  # None: written before bundleKeyId existed (ranked last)
+    bundle_key_id: str | None  # None: written before bundleKeyId existed
+    key_ids: tuple[str, ...] = ()  # every key that signed it: ranks a paper without bundleKeyId
 
 
 @dataclass(frozen=True, slots=True)
-class BatchPlan:
+class BatchPlan(Generic[C]):
     """What to do with a batch: ``write`` (one winning row per pith number, inserted or
     replacing), ``remove`` (pith numbers of stored papers displaced by a higher-ranked
     signer) and one outcome per input row."""
 
-    write: list[PaperRows]
+    write: list[C]
     remove: list[str]
     outcomes: list[Outcome] = field(default_factory=list)
 
 
-def decide(existing: tuple[str, str] | None, rows: PaperRows) -> Outcome:
+def decide(existing: tuple[str, str] | None, rows: Candidate) -> Outcome:
     """Rule 2 alone: ``rows`` against the stored ``(builtAt, bundleSha256)`` of its paper."""
     if existing is None:
         return Outcome.INSERTED
@@ -81,13 +102,11 @@ def decide(existing: tuple[str, str] | None, rows: PaperRows) -> Outcome:
     return Outcome.STALE
 
 
-def _source(rows: PaperRows) -> SourceKey:
-    return (rows.paper.source_kind, rows.paper.source_id)
+def _source(rows: Candidate) -> SourceKey:
+    return rows.source
 
 
-def plan_batch(
-    batch: Sequence[PaperRows], stored: Iterable[StoredPaper], rank: Callable[[str], int]
-) -> BatchPlan:
+def plan_batch(batch: Sequence[C], stored: Iterable[StoredPaper], rank: Callable[[str], int]) -> BatchPlan[C]:
     """Decide a whole batch under both rules.
 
     ``stored`` must hold every stored paper sharing a source id with a row of the batch
@@ -95,12 +114,14 @@ def plan_batch(
     """
     stored_by_pith = {paper.pith_number: paper for paper in stored}
 
-    def stored_rank(paper: StoredPaper) -> int:
-        return rank(paper.bundle_key_id) if paper.bundle_key_id is not None else 1 << 31
+    def stored_rank(paper: StoredPaper) -> int:  # from before bundleKeyId: its best key's rank
+        if paper.bundle_key_id is not None:
+            return rank(paper.bundle_key_id)
+        return min((rank(key) for key in paper.key_ids), default=UNRANKED)
 
     top: dict[SourceKey, int] = {}
     for rows in batch:
-        source, row_rank = _source(rows), rank(rows.paper.bundle_key_id)
+        source, row_rank = _source(rows), rank(rows.bundle_key_id)
         top[source] = min(top.get(source, row_rank), row_rank)
     holders: defaultdict[SourceKey, list[StoredPaper]] = defaultdict(list)
     for paper in stored_by_pith.values():
@@ -108,14 +129,14 @@ def plan_batch(
             holders[paper.source].append(paper)
             top[paper.source] = min(top[paper.source], stored_rank(paper))
 
-    best: dict[str, PaperRows] = {}
+    best: dict[str, C] = {}
     for rows in batch:
-        if rank(rows.paper.bundle_key_id) > top[_source(rows)]:
+        if rank(rows.bundle_key_id) > top[_source(rows)]:
             continue
         current = best.get(rows.pith_number)
         if current is None or (rows.built_at, rows.bundle_sha256) > (current.built_at, current.bundle_sha256):
             best[rows.pith_number] = rows
-    plan = BatchPlan(write=[], remove=[])
+    plan: BatchPlan[C] = BatchPlan(write=[], remove=[])
     verdict: dict[str, Outcome] = {}
     for pith, rows in best.items():
         existing = stored_by_pith.get(pith)
@@ -132,7 +153,7 @@ def plan_batch(
         )
     for rows in batch:
         winner = best.get(rows.pith_number)
-        if rank(rows.paper.bundle_key_id) > top[_source(rows)]:
+        if rank(rows.bundle_key_id) > top[_source(rows)]:
             plan.outcomes.append(Outcome.OUTRANKED)
         elif rows is winner:
             plan.outcomes.append(verdict[rows.pith_number])

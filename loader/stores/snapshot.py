@@ -7,16 +7,18 @@ of values per node (its id follows from its key), and per relationship type, row
 kept as they are, so any graph a :class:`~pith_graph.loader.stores.memory.MemoryStore` holds
 round-trips exactly. The header names the format, its version, the counts and the SHA-256 of
 the body: a truncated or altered file is refused (:class:`~pith_graph.errors.UsageError`),
-never half-read.
+never half-read. Edges read back share their attributes, as the store's own do
+(:class:`~pith_graph.loader.stores.memory_graph.EdgeData`: equal attribute sets are one
+read-only dict).
 
 A snapshot is *trusted*: reading it verifies no signature (that is its point: a restart
 without verifying every bundle again). Keep it where only the loader writes.
 
 >>> import networkx as nx, tempfile, pathlib
->>> G = nx.MultiDiGraph()
+>>> G = nx.DiGraph()
 >>> G.add_node("Author:ann", label="Author", nameKey="ann", name="Ann")
 >>> G.add_node("Paper:p", label="Paper", pithNumber="p")
->>> _ = G.add_edge("Author:ann", "Paper:p", key="AUTHORED", type="AUTHORED")
+>>> G.add_edge("Author:ann", "Paper:p", type="AUTHORED")
 >>> path = pathlib.Path(tempfile.mkdtemp()) / "graph.snapshot"
 >>> save_snapshot(G, path)
 >>> H = open_snapshot(path)
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
@@ -35,12 +38,13 @@ import networkx as nx
 import orjson
 
 from pith_graph.errors import UsageError
+from pith_graph.loader.stores.memory_graph import EdgeInterner
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
 __all__ = ["FORMAT", "is_snapshot", "open_snapshot", "save_snapshot"]
 
 FORMAT = "pith-graph-snapshot"
-VERSION = 1
+VERSION = 2  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph)
 _MAGIC = b'{"format":"' + FORMAT.encode()
 
 
@@ -57,8 +61,9 @@ def _node_id(label: str, data: dict[str, Any]) -> str | None:
     return node_id(label, *(data[key] for key in spec.key))
 
 
-def save_snapshot(graph: nx.MultiDiGraph, path: str | Path) -> None:
-    """Write ``graph`` (as a MemoryStore holds it) to ``path``."""
+def save_snapshot(graph: nx.DiGraph, path: str | Path) -> None:
+    """Write ``graph`` (as a MemoryStore holds it) to ``path``: beside it first, then renamed
+    over it, so a failed write never leaves a truncated file nor destroys the one there."""
     labels: dict[str, dict[str, Any]] = {}
     rows_of: dict[str, list[str]] = {}  # label -> its nodes stored as rows, in order
     irregular: list[tuple[str, str]] = []  # (group, node) stored as they are
@@ -84,17 +89,17 @@ def save_snapshot(graph: nx.MultiDiGraph, path: str | Path) -> None:
         index[node] = len(index)
         labels[label]["other"].append([index[node], node, graph.nodes[node]])
     types: dict[str, dict[str, Any]] = {}
-    for source, target, key, data in graph.edges(keys=True, data=True):
+    for source, target, data in graph.edges(data=True):
         kind = data.get(TYPE_ATTRIBUTE)
         group = types.setdefault(str(kind), {"properties": None, "at": 0, "rows": [], "other": []})
         names = [name for name in data if name != TYPE_ATTRIBUTE]
         at = list(data).index(TYPE_ATTRIBUTE) if kind is not None else -1
         if group["properties"] is None:
             group["properties"], group["at"] = names, at
-        if kind is not None and key == kind and names == group["properties"] and at == group["at"]:
+        if kind is not None and names == group["properties"] and at == group["at"]:
             group["rows"].append([index[source], index[target], *(data[name] for name in names)])
         else:
-            group["other"].append([index[source], index[target], key, data])
+            group["other"].append([index[source], index[target], dict(data)])
     body = orjson.dumps({"nodes": labels, "edges": types})
     header = {
         "format": FORMAT,
@@ -103,10 +108,17 @@ def save_snapshot(graph: nx.MultiDiGraph, path: str | Path) -> None:
         "edges": graph.number_of_edges(),
         "sha256": hashlib.sha256(body).hexdigest(),
     }
-    Path(path).write_bytes(orjson.dumps(header) + b"\n" + body)
+    target = Path(path)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_bytes(orjson.dumps(header) + b"\n" + body)
+        os.replace(partial, target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise UsageError(f"cannot write the graph to {path}: {error.strerror or error}") from error
 
 
-def open_snapshot(path: str | Path) -> nx.MultiDiGraph:
+def open_snapshot(path: str | Path) -> nx.DiGraph:
     """The graph saved at ``path``; :class:`UsageError` if it is not an intact snapshot."""
     try:
         raw = Path(path).read_bytes()
@@ -126,19 +138,19 @@ def open_snapshot(path: str | Path) -> nx.MultiDiGraph:
     return graph
 
 
-def _build(body: bytes) -> nx.MultiDiGraph:
+def _build(body: bytes) -> nx.DiGraph:
     """The graph of a body, written into networkx's own dicts (as MemoryStore does:
     ``add_node``/``add_edge`` check and copy more than a trusted, regular file needs)."""
     enabled = gc.isenabled()
     gc.disable()  # a million new objects, none in a cycle: collections would only cost time
     try:
-        return _fill(nx.MultiDiGraph(), orjson.loads(body))
+        return _fill(nx.DiGraph(), orjson.loads(body))
     finally:
         if enabled:
             gc.enable()
 
 
-def _fill(graph: nx.MultiDiGraph, data: dict[str, Any]) -> nx.MultiDiGraph:
+def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
     nodes: dict[str, dict[str, Any]] = graph._node
     succ: dict[str, dict[str, Any]] = graph._succ
     pred: dict[str, dict[str, Any]] = graph._pred
@@ -173,6 +185,8 @@ def _fill(graph: nx.MultiDiGraph, data: dict[str, Any]) -> nx.MultiDiGraph:
         ids.append(node)
     if len(ids) != len(nodes):
         raise ValueError("two nodes share an id")
+    shared = EdgeInterner()
+    edges = 0
     for kind, group in data["edges"].items():
         names = group["properties"] or []
         rows = group["rows"]
@@ -180,24 +194,19 @@ def _fill(graph: nx.MultiDiGraph, data: dict[str, Any]) -> nx.MultiDiGraph:
         if any(len(row) != width for row in rows):
             raise ValueError(f"a {kind} row does not have {width} values")
         place = _placer(TYPE_ATTRIBUTE, kind, names, group["at"])
-        plain = {TYPE_ATTRIBUTE: kind}.copy
+        plain = shared({TYPE_ATTRIBUTE: kind})
         for row in rows:
-            attributes = place(row[2:]) if names else plain()
+            attributes = shared(place(row[2:])) if names else plain
             source, target = ids[row[0]], ids[row[1]]
-            out = succ[source]
-            keydict = out.get(target)
-            if keydict is None:
-                keydict = out[target] = {}
-                pred[target][source] = keydict
-            keydict[kind] = attributes
-        for source, target, key, attributes in group["other"]:
+            succ[source][target] = attributes
+            pred[target][source] = attributes
+        for source, target, attributes in group["other"]:
             if not isinstance(attributes, dict):
                 raise ValueError("an edge's attributes are not a map")
-            keydict = succ[ids[source]].get(ids[target])
-            if keydict is None:
-                keydict = succ[ids[source]][ids[target]] = {}
-                pred[ids[target]][ids[source]] = keydict
-            keydict[key] = attributes
+            succ[ids[source]][ids[target]] = pred[ids[target]][ids[source]] = shared(attributes)
+        edges += len(rows) + len(group["other"])
+    if edges != sum(len(out) for out in succ.values()):
+        raise ValueError("two edges join the same two nodes")
     return graph
 
 

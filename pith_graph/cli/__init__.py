@@ -4,8 +4,9 @@ Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usa
 (bad option, missing path, unreadable keyring); 3 the graph store failed (unreachable,
 wrong password, missing database); 130 interrupted.
 
-Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``prune``
-(:mod:`pith_graph.cli.prune`) and ``serve``
+Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``import``
+(:mod:`pith_graph.cli.importer`), ``prune`` (:mod:`pith_graph.cli.prune`), ``export``
+(:mod:`pith_graph.cli.export`) and ``serve``
 (:mod:`pith_graph.cli.serve`, which builds the API's settings and calls
 :func:`pith_graph.api.serve.serve`).
 """
@@ -20,10 +21,12 @@ from typing import NoReturn
 from rich.console import Console
 
 from pith_graph.cli.commands import add_loader_commands
+from pith_graph.cli.export import add_export_command
+from pith_graph.cli.importer import add_import_command
 from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser
 from pith_graph.cli.prune import add_prune_command
 from pith_graph.cli.serve import add_serve_command
-from pith_graph.errors import PithGraphError, StoreError, UsageError
+from pith_graph.errors import PithGraphError, StoreError, UsageError, printable
 
 __all__ = ["build_parser", "entry", "main"]
 
@@ -33,7 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_loader_commands(commands)
+    add_import_command(commands)
     add_prune_command(commands)
+    add_export_command(commands)
     add_serve_command(commands)
     return parser
 
@@ -50,13 +55,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.handler(args)
         return code
     except UsageError as error:
-        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
+        err.print(f"pith-graph: error: {printable(str(error))}", markup=False, highlight=False)
         return EXIT_USAGE
     except StoreError as error:
-        err.print(f"pith-graph: store error: {error}", markup=False, highlight=False)
+        err.print(f"pith-graph: store error: {printable(str(error))}", markup=False, highlight=False)
         return EXIT_STORE
     except PithGraphError as error:
-        err.print(f"pith-graph: error: {error}", markup=False, highlight=False)
+        err.print(f"pith-graph: error: {printable(str(error))}", markup=False, highlight=False)
         return EXIT_STORE
     except KeyboardInterrupt:
         err.print("pith-graph: interrupted", markup=False)

@@ -25,6 +25,7 @@ from pith_graph.cli.options import (
     EXIT_REJECTED,
     add_input_options,
     add_neo4j_options,
+    check_save_destination,
     keyring_from,
     open_store,
 )
@@ -32,10 +33,10 @@ from pith_graph.errors import UsageError
 from pith_graph.loader.parse import InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
 
-__all__ = ["add_loader_commands"]
+__all__ = ["add_loader_commands", "print_rejection", "progress", "summary"]
 
 
-def _progress(
+def progress(
     console: Console, label: str
 ) -> tuple[AbstractContextManager[Any], Callable[[int], None] | None]:
     if not console.is_terminal:
@@ -54,14 +55,14 @@ def _progress(
     return progress, lambda seen: progress.update(task, completed=seen)
 
 
-def _print_rejection(console: Console) -> Callable[[Rejection], None]:
+def print_rejection(console: Console) -> Callable[[Rejection], None]:
     def emit(rejection: Rejection) -> None:
         console.print(f"REJECTED {rejection}", markup=False, highlight=False, soft_wrap=True)
 
     return emit
 
 
-def _summary(report: LoadReport, console: Console, *, loaded: bool) -> None:
+def summary(report: LoadReport, console: Console, *, loaded: bool) -> None:
     table = Table(title="pith-graph", show_header=False, box=None)
     table.add_row("bundles seen", str(report.seen))
     if loaded:
@@ -104,12 +105,18 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
         raise UsageError("--max-bytes must be positive")
     if not args.clock_skew >= 0:
         raise UsageError("--clock-skew must be a number of seconds, 0 or more")
+    save = getattr(args, "save", None) if load else None
+    snapshot = getattr(args, "snapshot", None) if load else None
+    if save:
+        check_save_destination(save)
+    if snapshot:
+        check_save_destination(snapshot, option="--snapshot")
     store = open_store(args) if load else None
     try:
         if store is not None:
             store.ensure_schema()
-        progress, on_progress = _progress(err, "verifying" if not load else "loading")
-        with progress:
+        bar, on_progress = progress(err, "verifying" if not load else "loading")
+        with bar:
             report = run(
                 args.paths,
                 keyring=keyring,
@@ -119,23 +126,24 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 batch_size=_batch_size(args),
                 clock_skew=args.clock_skew,
                 on_progress=on_progress,
-                on_rejection=None if args.json else _print_rejection(out),
+                on_rejection=None if args.json else print_rejection(out),
+                exclude=args.trusted_keys,
             )
-        if load and (getattr(args, "save", None) or getattr(args, "snapshot", None)):
+        if (save or snapshot) and store is not None:
             from pith_graph.loader.stores.memory import MemoryStore
 
             assert isinstance(store, MemoryStore)
-            if args.save:
-                store.save(args.save)
-            if args.snapshot:
-                store.save_snapshot(args.snapshot)
+            if save:
+                store.save(save)
+            if snapshot:
+                store.save_snapshot(snapshot)
     finally:
         if store is not None:
             store.close()
     if args.json:
         sys.stdout.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        _summary(report, out, loaded=load)
+        summary(report, out, loaded=load)
     return EXIT_REJECTED if report.rejected else EXIT_OK
 
 

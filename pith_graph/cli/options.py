@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import NoReturn
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
+from pith_graph.errors import UsageError
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
+
+if TYPE_CHECKING:
+    from pith_graph.loader.stores.neo4j import Neo4jStore
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -21,6 +27,8 @@ __all__ = [
     "Parser",
     "add_input_options",
     "add_neo4j_options",
+    "check_save_destination",
+    "connect_neo4j",
     "keyring_from",
     "open_store",
 ]
@@ -75,11 +83,30 @@ def add_trust_options(parser: argparse.ArgumentParser) -> None:
 
 
 def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
-    """Connection options, defaulting to NEO4J_URI / NEO4J_USER / NEO4J_PASSWORD / NEO4J_DATABASE."""
+    """Connection options, defaulting to NEO4J_URI / NEO4J_USER / NEO4J_DATABASE; the password
+    is found as :func:`~pith_graph.loader.stores.neo4j_auth.resolve_password` says."""
     parser.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
     parser.add_argument("--user", default=os.environ.get("NEO4J_USER", "neo4j"))
-    parser.add_argument("--password", default=os.environ.get("NEO4J_PASSWORD"))
+    password = parser.add_mutually_exclusive_group()
+    password.add_argument(
+        "--password", help="visible to other users in process lists: prefer --password-file"
+    )
+    password.add_argument(
+        "--password-file",
+        metavar="FILE",
+        help="file holding the password (mode 0600); default: NEO4J_PASSWORD, "
+        "NEO4J_PASSWORD_FILE, then the local server's $NEO4J_DATA/password or ./.neo4j/password",
+    )
     parser.add_argument("--database", default=os.environ.get("NEO4J_DATABASE", "neo4j"))
+
+
+def connect_neo4j(args: argparse.Namespace) -> Neo4jStore:
+    """The Neo4j store the connection options name (the password found as documented)."""
+    from pith_graph.loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
+    from pith_graph.loader.stores.neo4j_auth import resolve_password
+
+    password = resolve_password(args.uri, password=args.password, password_file=args.password_file)
+    return Neo4jStore.connect(args.uri, args.user, password, args.database)
 
 
 def open_store(args: argparse.Namespace) -> GraphStore:
@@ -88,9 +115,7 @@ def open_store(args: argparse.Namespace) -> GraphStore:
         from pith_graph.loader.stores.memory import MemoryStore
 
         return MemoryStore()
-    from pith_graph.loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
-
-    return Neo4jStore.connect(args.uri, args.user, args.password, args.database)
+    return connect_neo4j(args)
 
 
 def keyring_from(args: argparse.Namespace) -> Keyring:
@@ -99,3 +124,22 @@ def keyring_from(args: argparse.Namespace) -> Keyring:
     for path in args.trusted_keys:
         keyring = keyring.with_keys(resolve_keyring(path).values())
     return keyring
+
+
+def check_save_destination(path: str, *, option: str = "--save") -> None:
+    """Refuse a ``--save`` (or ``--snapshot``) file that could not be written, before anything is loaded: its
+    folder must exist and take a new file, and it must not be a folder or a read-only file."""
+    target = Path(path)
+    if target.is_dir():
+        raise UsageError(f"{option} {path}: is a folder")
+    folder = target.parent
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "no such folder"
+        raise UsageError(f"{option} {path}: {what}: {folder}")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise UsageError(f"{option} {path}: the file is not writable")
+    try:  # the one sure test, whoever runs this and however the folder is mounted
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{target.name}.", suffix=".tmp"):
+            pass
+    except OSError as error:
+        raise UsageError(f"{option} {path}: cannot write in {folder}: {error.strerror}") from error

@@ -9,7 +9,14 @@ from typing import Any
 import orjson
 from rich.console import Console
 
-from pith_graph.cli.options import EXIT_OK, add_neo4j_options, add_trust_options, keyring_from, open_store
+from pith_graph.cli.options import (
+    EXIT_OK,
+    add_neo4j_options,
+    add_trust_options,
+    check_save_destination,
+    keyring_from,
+    open_store,
+)
 from pith_graph.errors import UsageError
 from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores.base import GraphStore
@@ -45,6 +52,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     if args.backend == "memory":
         if not args.graph:
             raise UsageError("--backend memory prunes a saved graph: pass --graph FILE")
+        check_save_destination(args.save or args.graph)
         from pith_graph.loader.stores.memory import MemoryStore
 
         store = MemoryStore.open(args.graph)

@@ -76,6 +76,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         neo4j_uri=args.uri,
         neo4j_user=args.user,
         neo4j_password=args.password,
+        neo4j_password_file=args.password_file,
         neo4j_database=args.database,
     )
 

@@ -44,13 +44,14 @@ from pith_graph.testing.signer import PaperSpec, build_bundle
 
 
 class ThreadServer:
-    """A real uvicorn serving ``app`` on a free loopback port, in a thread of this process."""
+    """A real uvicorn serving ``app`` on a free loopback port, in a thread of this process
+    (``config_options`` go to ``uvicorn.Config``)."""
 
-    def __init__(self, app: Any) -> None:
+    def __init__(self, app: Any, **config_options: Any) -> None:
         self._socket = socket.socket()
         self._socket.bind(("127.0.0.1", 0))
         self.port: int = self._socket.getsockname()[1]
-        config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False)
+        config = uvicorn.Config(app, lifespan="on", log_config=None, access_log=False, **config_options)
         self.server = uvicorn.Server(config)
         self._thread = threading.Thread(
             target=self.server.run, kwargs={"sockets": [self._socket]}, name="uvicorn", daemon=True

@@ -39,7 +39,7 @@ class Examples:
     far_authors: tuple[str, str]  # two authors a few hops apart
 
 
-def _papers(G: nx.MultiDiGraph) -> list[dict[str, Any]]:
+def _papers(G: nx.DiGraph) -> list[dict[str, Any]]:
     return [data for _, data in G.nodes(data=True) if data["label"] == "Paper"]
 
 

@@ -17,6 +17,7 @@ from apitest import (  # noqa: F401 (fixtures)
 
 from pith_graph.api.app import create_app
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.loops import LoopThreads
 from pith_graph.api.reads.memory import MemoryReader
 
 
@@ -183,14 +184,22 @@ def test_query_by_get_works(memory_api: Api) -> None:
     assert response.json()["data"]["categories"]
 
 
-def test_timeout_is_a_coded_error(memory_reader: MemoryReader) -> None:
+@pytest.mark.parametrize("on_threads", [False, True], ids=["event-loop", "loop-threads"])
+def test_timeout_is_a_coded_error(memory_reader: MemoryReader, on_threads: bool) -> None:
     limits = RequestLimits(timeout_seconds=1e-6)
-    with served(create_app(memory_reader, limits=limits), "memory", memory_reader) as api:
-        response = api.client.post(
-            "/graphql",
-            json={"query": "{ papers(first: 100) { nodes { authors { name } categories { code } } } }"},
-        )
-        _check(response, "TIMEOUT")
+    threads = LoopThreads(1) if on_threads else None
+    try:
+        with served(
+            create_app(memory_reader, limits=limits, threads=threads), "memory", memory_reader
+        ) as api:
+            response = api.client.post(
+                "/graphql",
+                json={"query": "{ papers(first: 100) { nodes { authors { name } categories { code } } } }"},
+            )
+            _check(response, "TIMEOUT")
+    finally:
+        if threads is not None:
+            threads.close()
 
 
 def test_limits_are_configurable(memory_reader: MemoryReader) -> None:

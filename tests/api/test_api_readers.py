@@ -32,13 +32,13 @@ from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.schema.rows import snake_case
 
 
-def _keys(G: nx.MultiDiGraph, label: str, attribute: str, limit: int = 120) -> list[str]:
+def _keys(G: nx.DiGraph, label: str, attribute: str, limit: int = 120) -> list[str]:
     found = sorted(d[attribute] for _, d in G.nodes(data=True) if d["label"] == label)
     step = max(1, len(found) // limit)
     return [*found[::step], "no such key"]
 
 
-def _calls(G: nx.MultiDiGraph) -> list[Any]:
+def _calls(G: nx.DiGraph) -> list[Any]:
     papers = _keys(G, "Paper", "pithNumber")
     authors = _keys(G, "Author", "nameKey")
     categories = _keys(G, "Category", "code", 100)

@@ -1,16 +1,25 @@
 package dev.pith.neo4j;
 
 import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 
+import org.neo4j.cli.ExecutionContext;
+import org.neo4j.commandline.admin.security.SetInitialPasswordCommand;
+import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.SettingValueParsers;
 import org.neo4j.configuration.connectors.BoltConnector;
+import org.neo4j.configuration.connectors.BoltConnectorInternalSettings;
 import org.neo4j.configuration.connectors.HttpConnector;
 import org.neo4j.configuration.connectors.HttpsConnector;
 import org.neo4j.configuration.helpers.SocketAddress;
@@ -18,33 +27,53 @@ import org.neo4j.dbms.api.DatabaseManagementService;
 import org.neo4j.dbms.api.DatabaseManagementServiceBuilder;
 import org.neo4j.graphdb.GraphDatabaseService;
 import org.neo4j.graphdb.config.Setting;
+import org.neo4j.internal.kernel.api.connectioninfo.ClientConnectionInfo;
+import org.neo4j.internal.kernel.api.security.AuthenticationResult;
+import org.neo4j.internal.kernel.api.security.LoginContext;
+import org.neo4j.io.fs.DefaultFileSystemAbstraction;
+import org.neo4j.kernel.api.security.AuthManager;
+import org.neo4j.kernel.api.security.AuthToken;
+import org.neo4j.kernel.internal.GraphDatabaseAPI;
 import org.neo4j.logging.Level;
 import org.neo4j.logging.log4j.Log4jLogProvider;
+import org.neo4j.server.configuration.ConfigurableServerModules;
 import org.neo4j.server.configuration.ServerSettings;
+import picocli.CommandLine;
 
 /**
  * A local Neo4j 5.26 Community server for development and tests, without Docker.
  *
- * <p>Runs the embedded DBMS with only a Bolt listener on 127.0.0.1 (no HTTP, no routing
- * connector, no usage reporting). Started in the background by {@code scripts/neo4j}; stops
- * cleanly on SIGTERM through a shutdown hook.
+ * <p>Runs the embedded DBMS with a Bolt listener and an HTTP listener for Neo4j Browser (at
+ * {@code /browser/}) on 127.0.0.1 only, with authentication on and the APOC Core and Graph Data
+ * Science plugins loaded from the plugin directory (no routing connector, no usage reporting).
+ * The embedded DBMS starts the same Jetty web server as a server install once the HTTP connector
+ * is enabled. Started in the background by {@code scripts/neo4j}; stops cleanly on SIGTERM
+ * through a shutdown hook.
  *
  * <p>Environment:
  * <ul>
  *   <li>{@code NEO4J_DATA} – Neo4j home: databases, transaction logs, {@code logs/debug.log},
  *       the pid file {@code neo4j.pid}. Required (the script passes it).</li>
  *   <li>{@code NEO4J_BOLT_PORT} – Bolt port on 127.0.0.1, default 7687.</li>
+ *   <li>{@code NEO4J_HTTP_PORT} – HTTP port on 127.0.0.1 (Neo4j Browser), default 7474.</li>
+ *   <li>{@code NEO4J_PLUGINS_DIR} – Neo4j's plugin directory: the APOC and GDS jars, which
+ *       must also be on the classpath. Required (the script passes it).</li>
  *   <li>{@code NEO4J_PAGECACHE} – page cache size, Neo4j byte syntax ("512m", "1g"); default 512m.</li>
  *   <li>{@code NEO4J_TX_TIMEOUT} – transaction timeout, Neo4j duration syntax ("10m", "0s" =
  *       none); default 10m.</li>
- *   <li>{@code NEO4J_PASSWORD} – if set (8+ characters), auth is enabled and the {@code neo4j}
- *       user's password is set to it at every start; if unset, auth is disabled.</li>
+ *   <li>{@code NEO4J_AUTH} – {@code none}: authentication off. Anything else (or unset): on,
+ *       and the {@code neo4j} user's password is set at every start to the content of
+ *       {@code NEO4J_DATA/password}, which the script writes (mode 0600) before starting us.
+ *       The password never travels through the environment or the command line.</li>
  * </ul>
  *
  * <p>Once Bolt accepts connections it prints one line starting with {@code READY bolt://} to
  * stdout; the script waits for that line.
  */
 public final class Launcher {
+
+    /** The plugins' namespaces: loaded (allow-list) and given full access (unrestricted). */
+    private static final List<String> PLUGIN_PROCEDURES = List.of("apoc.*", "gds.*");
 
     private Launcher() {}
 
@@ -64,13 +93,18 @@ public final class Launcher {
     private static void run() throws Exception {
         Path home = Path.of(requireEnv("NEO4J_DATA")).toAbsolutePath().normalize();
         int port = Integer.parseInt(env("NEO4J_BOLT_PORT", "7687"));
+        int httpPort = Integer.parseInt(env("NEO4J_HTTP_PORT", "7474"));
+        Path plugins = Path.of(requireEnv("NEO4J_PLUGINS_DIR")).toAbsolutePath().normalize();
         long pageCache = SettingValueParsers.BYTES.parse(env("NEO4J_PAGECACHE", "512m"));
         Duration txTimeout = SettingValueParsers.DURATION.parse(env("NEO4J_TX_TIMEOUT", "10m"));
-        String password = System.getenv("NEO4J_PASSWORD");
-        boolean auth = password != null && !password.isEmpty();
+        boolean auth = !"none".equalsIgnoreCase(env("NEO4J_AUTH", ""));
+        String password = auth ? readPassword(home.resolve("password")) : null;
 
         Files.createDirectories(home.resolve("import"));
         Path pidFile = home.resolve("neo4j.pid");
+        if (auth && Files.notExists(home.resolve("data").resolve("databases").resolve("system"))) {
+            setInitialPassword(home, password);
+        }
 
         DatabaseManagementService dbms = new DatabaseManagementServiceBuilder(home)
                 // Neo4j's user-facing log ("neo4j.log" in a server install) goes to stdout, which
@@ -83,14 +117,35 @@ public final class Launcher {
                         BoltConnector.advertised_address, new SocketAddress("127.0.0.1", port),
                         BoltConnector.encryption_level, BoltConnector.EncryptionLevel.DISABLED,
                         GraphDatabaseSettings.default_listen_address, new SocketAddress("127.0.0.1"),
-                        // No HTTP(S) (the embedded DBMS does not start it anyway) and no
-                        // server-side routing connector (it would listen on :7688).
-                        HttpConnector.enabled, false,
+                        // No HTTPS, no server-side routing connector (it would listen on :7688).
                         HttpsConnector.enabled, false,
                         GraphDatabaseSettings.routing_enabled, false,
-                        // No phoning home.
+                        // No phoning home (the DBMS, and the Browser's telemetry).
                         GraphDatabaseSettings.udc_enabled, false,
                         ServerSettings.allow_telemetry, false))
+                .setConfig(Map.<Setting<?>, Object>of(
+                        // HTTP on loopback, for Neo4j Browser only (/browser/, and the discovery
+                        // document at / that tells it the Bolt address). The HTTP query and
+                        // transaction APIs stay off: their JAX-RS set-up costs seconds of CPU at
+                        // every start, and everything here speaks Bolt.
+                        HttpConnector.enabled, true,
+                        HttpConnector.listen_address, new SocketAddress("127.0.0.1", httpPort),
+                        HttpConnector.advertised_address, new SocketAddress("127.0.0.1", httpPort),
+                        ServerSettings.http_enabled_modules, Set.of(ConfigurableServerModules.BROWSER)))
+                .setConfig(Map.<Setting<?>, Object>of(
+                        // Stop in ~2 s instead of ~13 s: by default Bolt waits 5 s for its
+                        // connections, 5 s for its worker threads, and Netty has a quiet period.
+                        // A dev/test server has nothing to drain (transactions are terminated
+                        // by the shutdown anyway); tests restart and stop servers often.
+                        BoltConnectorInternalSettings.connection_shutdown_wait_time, Duration.ofSeconds(1),
+                        BoltConnectorInternalSettings.thread_pool_shutdown_wait_time, Duration.ofSeconds(1),
+                        GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0))
+                .setConfig(Map.<Setting<?>, Object>of(
+                        // Plugins: Neo4j registers the procedures of the jars in this folder
+                        // (APOC, GDS). Only theirs are loaded, and they may use internal APIs.
+                        GraphDatabaseSettings.plugin_dir, plugins,
+                        GraphDatabaseSettings.procedure_allowlist, PLUGIN_PROCEDURES,
+                        GraphDatabaseSettings.procedure_unrestricted, PLUGIN_PROCEDURES))
                 .setConfig(Map.<Setting<?>, Object>of(
                         GraphDatabaseSettings.auth_enabled, auth,
                         GraphDatabaseSettings.pagecache_memory, pageCache,
@@ -128,35 +183,62 @@ public final class Launcher {
             throw new IllegalStateException("database 'neo4j' did not become available");
         }
         if (auth) {
-            setPassword(dbms, password);
+            ensurePassword(dbms, password);
         }
 
         Files.writeString(pidFile, ProcessHandle.current().pid() + "\n", StandardCharsets.US_ASCII);
-        System.out.printf("READY bolt://127.0.0.1:%d (auth %s, page cache %d MiB, pid %d)%n",
-                port, auth ? "on" : "off", pageCache >> 20, ProcessHandle.current().pid());
+        System.out.printf("READY bolt://127.0.0.1:%d http://127.0.0.1:%d (auth %s, page cache %d MiB, pid %d)%n",
+                port, httpPort, auth ? "on" : "off", pageCache >> 20, ProcessHandle.current().pid());
         System.out.flush();
         stopped.await(); // the shutdown hook releases it; the JVM then exits
     }
 
-    /**
-     * Sets the {@code neo4j} user's password through the system database (embedded transactions
-     * run with full rights, so no login is needed). A fresh store has neo4j/neo4j with
-     * "change required"; this replaces it. Run at every start so NEO4J_PASSWORD is the truth.
-     */
-    private static void setPassword(DatabaseManagementService dbms, String password) {
-        GraphDatabaseService system = dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME);
-        try {
-            system.executeTransactionally(
-                    "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
-            System.out.println("neo4j-launcher: password of user 'neo4j' set from NEO4J_PASSWORD");
-        } catch (RuntimeException e) {
-            // Setting the same password again is refused: then it is already right.
-            if (String.valueOf(e.getMessage()).contains("cannot be the same")) {
-                System.out.println("neo4j-launcher: password of user 'neo4j' unchanged");
-            } else {
-                throw e;
-            }
+    /** The password in {@code file} (written by the script): its first line, 8+ characters. */
+    private static String readPassword(Path file) throws IOException {
+        String text = Files.readString(file, StandardCharsets.UTF_8);
+        String password = text.lines().findFirst().orElse("");
+        if (password.length() < 8) {
+            throw new IllegalArgumentException(file + ": the password must have 8 or more characters");
         }
+        return password;
+    }
+
+    /**
+     * A new store: let the system database create user {@code neo4j} with this password, the
+     * way {@code neo4j-admin dbms set-initial-password} does (it writes data/dbms/auth.ini, read
+     * once when the system database is first created). This spares the first start the Cypher
+     * {@code ALTER USER} below, which costs several CPU seconds of query compilation.
+     */
+    private static void setInitialPassword(Path home, String password) throws IOException {
+        var quiet = new PrintStream(OutputStream.nullOutputStream());
+        var context = new ExecutionContext(home, home.resolve("conf"), quiet, System.out, new DefaultFileSystemAbstraction());
+        int code = new CommandLine(new SetInitialPasswordCommand(context)).execute(password);
+        if (code != 0) {
+            throw new IllegalStateException("neo4j-admin set-initial-password failed with exit code " + code);
+        }
+        // A salted hash, but still nobody else's business (the command leaves it 0644).
+        Files.setPosixFilePermissions(home.resolve("data/dbms/auth.ini"), PosixFilePermissions.fromString("rw-------"));
+    }
+
+    /**
+     * Makes the password of user {@code neo4j} the one in the password file: checked with a
+     * login (no Cypher, so cheap), and set through the system database only if it differs (a
+     * password changed in the file or by a user, or a store that began without auth). Embedded
+     * transactions run with full rights, so no login is needed for that.
+     */
+    private static void ensurePassword(DatabaseManagementService dbms, String password) throws Exception {
+        GraphDatabaseService system = dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME);
+        AuthManager authManager =
+                ((GraphDatabaseAPI) system).getDependencyResolver().resolveDependency(AuthManager.class);
+        LoginContext login = authManager.login(
+                AuthToken.newBasicAuthToken("neo4j", password), ClientConnectionInfo.EMBEDDED_CONNECTION);
+        if (login.subject().getAuthenticationResult() == AuthenticationResult.SUCCESS) {
+            System.out.println("neo4j-launcher: user 'neo4j' has the password of the password file");
+            return;
+        }
+        system.executeTransactionally(
+                "ALTER USER neo4j SET PASSWORD $pw CHANGE NOT REQUIRED", Map.of("pw", password));
+        System.out.println("neo4j-launcher: password of user 'neo4j' set from the password file");
     }
 
     private static String env(String name, String fallback) {

@@ -1,0 +1,205 @@
+"""Bulk import: build a new Neo4j database from bundles with Neo4j's offline importer.
+
+:func:`bulk_import` runs in three passes and two Neo4j steps:
+
+1. **verify and spill** — the verification workers of a load (:mod:`pith_graph.loader.pool`)
+   verify every bundle and write each accepted one, already encoded as CSV rows, to a spill
+   partition chosen by its source id (:mod:`.spill`);
+2. **decide** — each partition is decided alone under the update rules (newest wins within a
+   signer, precedence across signers; stale, duplicate and outranked bundles counted), and
+   the winners' Paper and edge rows are copied into the CSV files (:mod:`.merge`);
+3. **nodes** — Author, Category, Alias and Signer rows, partitioned by key, are written once;
+4. ``neo4j-admin database import full`` builds the database from the files
+   (:mod:`.neo4j_admin`);
+5. the server is started once to create the constraints and indexes
+   (``schema/neo4j-schema.cypher``) and wait until they are online, then stopped.
+
+The result is the database a transactional load of the same bundles into an empty database
+would build, which ``scripts/neo4j start`` serves and ``pith-graph load`` updates.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from pith_graph.errors import UsageError
+from pith_graph.loader.bulk.merge import write_csv
+from pith_graph.loader.bulk.neo4j_admin import (
+    DATABASE,
+    IMPORTER_OPTIONS,
+    database_exists,
+    local_server,
+    run_importer,
+    running_server,
+)
+from pith_graph.loader.bulk.spill import SpillHandler
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits
+from pith_graph.loader.pipeline import LoadReport, Rejection, WorkerConfig, cyclic_gc_paused, parts
+from pith_graph.loader.sources import expand_paths
+from pith_graph.loader.stores.base import GraphCounts, sorted_counts
+from pith_graph.loader.stores.rules import Outcome
+from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
+
+__all__ = ["ImportReport", "bulk_import", "partitions_for"]
+
+#: Bundles per spill partition the planner aims at (a partition is decided in memory).
+PARTITION_BUNDLES = 20_000
+MAX_PARTITIONS = 512
+
+
+@dataclass
+class ImportReport(LoadReport):
+    """A :class:`~pith_graph.loader.pipeline.LoadReport` plus the time of each step."""
+
+    steps: dict[str, float] = field(default_factory=dict)
+    csv_folder: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        found = super().as_dict()
+        found["steps"] = {name: round(seconds, 3) for name, seconds in self.steps.items()}
+        return found
+
+
+def partitions_for(files: list[str]) -> int:
+    """Spill partitions for ``files``: about ``PARTITION_BUNDLES`` bundles each, from their
+    sizes (1 kB per gzipped bundle, 8 kB per plain one: an overestimate, so partitions come
+    out smaller rather than larger); 64 for stdin, whose size is unknown."""
+    if "-" in files:
+        return 64
+    estimate = 0
+    for path in files:
+        try:
+            size = os.path.getsize(path)
+        except OSError:
+            continue
+        estimate += size // 1000 if path.endswith(".gz") else size // 8000
+    return max(1, min(MAX_PARTITIONS, math.ceil(estimate / PARTITION_BUNDLES)))
+
+
+def _check_target(data: Path, replace: bool) -> bool:
+    """Refuse a running server or a database that holds nodes; return whether the importer
+    must overwrite existing (empty, or replaced) store files."""
+    if data.exists() and not data.is_dir():
+        raise UsageError(f"--neo4j-data {data} is not a folder")
+    busy = running_server(data) if data.exists() else None
+    if busy is not None:
+        raise UsageError(f"the Neo4j of {data} is in use ({busy}): stop it first (scripts/neo4j stop)")
+    if not database_exists(data):
+        return False
+    if replace:
+        return True
+    from pith_graph.loader.stores.neo4j import Neo4jStore  # the driver loads only when needed
+
+    with local_server(data) as uri, Neo4jStore.connect(uri, database=DATABASE) as store:
+        held = sum(store.counts().nodes.values())
+    if held:
+        raise UsageError(
+            f"the database in {data} holds {held} nodes: pass --replace to overwrite it, "
+            "or load into it with `pith-graph load --backend neo4j`"
+        )
+    return True
+
+
+def bulk_import(
+    paths: Iterable[str],
+    *,
+    keyring: Keyring,
+    data: Path | None,
+    replace: bool = False,
+    csv_only: Path | None = None,
+    limits: InputLimits = DEFAULT_INPUT_LIMITS,
+    workers: int | None = None,
+    clock_skew: float = DEFAULT_CLOCK_SKEW,
+    stdin: BinaryIO | None = None,
+    work_folder: Path | None = None,
+    importer_memory: str = "2G",
+    on_progress: Callable[[int], None] | None = None,
+    on_rejection: Callable[[Rejection], None] | None = None,
+) -> ImportReport:
+    """Import ``paths`` into a new database in the Neo4j home ``data`` (see the module).
+
+    With ``csv_only``, stop after writing the CSV files (and ``neo4j-admin.args``, the
+    importer's options) into that folder. Raises :class:`~pith_graph.errors.UsageError`
+    (a missing path, a running server, a database that holds nodes without ``replace``)
+    and :class:`~pith_graph.errors.StoreError` (the importer or the server failed).
+    """
+    started = time.perf_counter()
+    files = expand_paths(paths)
+    report = ImportReport()
+    overwrite = _check_target(data, replace) if data is not None and csv_only is None else False
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    base = work_folder or (csv_only.parent if csv_only else data)
+    assert base is not None
+    base.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".pith-graph-import-", dir=base))
+    try:
+        spill = work / "spill"
+        spill.mkdir()
+        partitions = partitions_for(files)
+        handler = SpillHandler(WorkerConfig(keyring, limits, frozenset(), clock_skew), spill, partitions)
+        step = time.perf_counter()
+        with cyclic_gc_paused():
+            for seen, results in parts(files, handler, limits, count, stdin):
+                for result in results:
+                    report.add_rejection(result)
+                    if on_rejection is not None:
+                        on_rejection(result)
+                report.seen += seen
+                if on_progress is not None and seen:
+                    on_progress(report.seen)
+        report.steps["verify"] = time.perf_counter() - step
+        step = time.perf_counter()
+        csv, outcomes = write_csv(spill, partitions, keyring.rank, csv_only or work / "csv")
+        report.steps["csv"] = time.perf_counter() - step
+        report.inserted = outcomes[Outcome.INSERTED]
+        report.stale = outcomes[Outcome.STALE]
+        report.duplicate = outcomes[Outcome.DUPLICATE]
+        report.outranked = outcomes[Outcome.OUTRANKED]
+        report.counts = GraphCounts(
+            sorted_counts((k, n) for k, n in csv.nodes.items() if n),
+            sorted_counts((k, n) for k, n in csv.edges.items() if n),
+        )
+        if csv_only is not None:
+            options = [*csv.importer_args(), *IMPORTER_OPTIONS]
+            (csv_only / "neo4j-admin.args").write_text("\n".join(options) + "\n")
+            report.csv_folder = str(csv_only)
+        else:
+            assert data is not None
+            _build_database(data, csv.importer_args(), overwrite, count, importer_memory, work, report)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _build_database(
+    data: Path, args: list[str], overwrite: bool, threads: int, memory: str, work: Path, report: ImportReport
+) -> None:
+    from pith_graph.loader.stores.neo4j import Neo4jStore
+
+    step = time.perf_counter()
+    run_importer(
+        data,
+        args,
+        overwrite=overwrite,
+        threads=threads,
+        heap=os.environ.get("NEO4J_IMPORT_HEAP", "1g"),
+        memory=memory,
+        report_file=work / "import.report",
+        log=data / "logs" / "import.log",
+    )
+    report.steps["neo4j-admin"] = time.perf_counter() - step
+    step = time.perf_counter()
+    with local_server(data) as uri, Neo4jStore.connect(uri, database=DATABASE) as store:
+        store.ensure_schema()
+        report.counts = store.counts()
+    report.steps["schema"] = time.perf_counter() - step

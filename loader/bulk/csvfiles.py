@@ -1,0 +1,114 @@
+"""The CSV files Neo4j's offline importer reads: headers from the schema, rows encoded once.
+
+One file set per node label and relationship type (:data:`TARGETS`), each in two parts:
+rows without a line break, and the rare rows whose values hold ``\\n`` or ``\\r``, which the
+importer parses as multi-line only in the files named to it (``--multiline-fields``), so
+the fast path stays fast. Every string is quoted (``"`` doubled inside), integers and
+booleans are bare, a list is one quoted string of items joined by U+001F (the
+``--array-delimiter``, a control character no key id or event type holds).
+
+Node ids (``:ID``) are the schema keys in an id space per label; an ``Alias`` is keyed on a
+pair, so its id is ``<len(kind)>:<kind><value>`` (one string per pair, never stored).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pith_graph.errors import UsageError
+from pith_graph.schema.graph import (
+    ALIAS,
+    AUTHOR,
+    AUTHORED,
+    CATEGORY,
+    IDENTIFIES,
+    IN_CATEGORY,
+    PAPER,
+    SIGNED,
+    SIGNER,
+    NodeSpec,
+    PropertySpec,
+    RelationshipSpec,
+)
+
+__all__ = [
+    "ARRAY_DELIMITER",
+    "EDGE_TARGETS",
+    "NODE_TARGETS",
+    "TARGETS",
+    "Target",
+    "alias_id",
+    "encode",
+    "line",
+]
+
+ARRAY_DELIMITER = "\x1f"
+_CSV_TYPES = {"string": "", "integer": ":long", "boolean": ":boolean", "list<string>": ":string[]"}
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """One node label or relationship type: its files' stem, header and importer option."""
+
+    name: str  # file stem
+    option: str  # --nodes or --relationships
+    label: str  # label or relationship type
+    header: str
+
+
+def _columns(props: Sequence[PropertySpec], skip: Sequence[str] = ()) -> list[str]:
+    return [prop.name + _CSV_TYPES[prop.type] for prop in props if prop.name not in skip]
+
+
+def _node_target(spec: NodeSpec) -> Target:
+    if len(spec.key) == 1:
+        key = spec.key[0]
+        columns = [f"{key}:ID({spec.label})", *_columns(spec.properties, skip=(key,))]
+    else:  # a composite key: an id column of its own, never stored
+        columns = [f":ID({spec.label})", *_columns(spec.properties)]
+    return Target(spec.label.lower(), "--nodes", spec.label, ",".join(columns))
+
+
+def _edge_target(spec: RelationshipSpec) -> Target:
+    columns = [f":START_ID({spec.start})", f":END_ID({spec.end})", *_columns(spec.properties)]
+    return Target(spec.type.lower(), "--relationships", spec.type, ",".join(columns))
+
+
+NODE_TARGETS = tuple(_node_target(spec) for spec in (PAPER, AUTHOR, CATEGORY, ALIAS, SIGNER))
+EDGE_TARGETS = tuple(_edge_target(spec) for spec in (AUTHORED, IN_CATEGORY, IDENTIFIES, SIGNED))
+TARGETS = NODE_TARGETS + EDGE_TARGETS
+
+
+def alias_id(kind: str, value: str) -> str:
+    """The importer id of ``Alias {kind, value}`` (injective: the kind's length comes first).
+
+    >>> alias_id("doi", "10.1/x")
+    '3:doi10.1/x'
+    """
+    return f"{len(kind)}:{kind}{value}"
+
+
+def encode(value: Any) -> str:
+    """One CSV field.
+
+    >>> [encode(v) for v in ('a "b", c', 7, True, ["k1", "k2"])]
+    ['"a ""b"", c"', '7', 'true', '"k1\\x1fk2"']
+    """
+    if isinstance(value, str):
+        return '"' + value.replace('"', '""') + '"'
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    items = list(value)
+    if not items or any(ARRAY_DELIMITER in item for item in items):
+        raise UsageError(f"cannot write the list {items!r} for Neo4j's importer (empty, or holds U+001F)")
+    return '"' + ARRAY_DELIMITER.join(item.replace('"', '""') for item in items) + '"'
+
+
+def line(values: Sequence[Any]) -> tuple[bytes, bool]:
+    """A CSV row and whether it holds a line break (it then goes to the multi-line part)."""
+    text = ",".join(map(encode, values)) + "\n"
+    return text.encode("utf-8"), "\n" in text[:-1] or "\r" in text

@@ -1,0 +1,185 @@
+"""The local Neo4j a bulk import builds: its data folder, its offline importer, its server.
+
+The folder is ``scripts/neo4j``'s ``NEO4J_DATA`` (a Neo4j home: the database in
+``data/databases/neo4j``, its transaction logs in ``data/transactions/neo4j``). The importer
+is Neo4j's own (``neo4j-admin database import full``), run from the jars the launcher's
+Maven build resolved (``scripts/neo4j-launcher/target/lib``: ``org.neo4j.cli.AdminTool``,
+whose ``import`` command lives in ``neo4j-import-tool``). The server is started with
+``scripts/neo4j`` on a free port, without authentication, only to check that a database
+is empty and to create the constraints and indexes after an import: Community's record
+format cannot build them during one (``--schema`` needs Enterprise's block format).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import socket
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+
+__all__ = [
+    "DATABASE",
+    "IMPORTER_OPTIONS",
+    "database_exists",
+    "find_script",
+    "local_server",
+    "run_importer",
+    "running_server",
+]
+
+DATABASE = "neo4j"
+_LAUNCHER_CLASS = "dev.pith.neo4j.Launcher"
+#: What the CSV files need of ``neo4j-admin database import full`` (:mod:`.csvfiles`).
+IMPORTER_OPTIONS = ("--id-type=string", "--array-delimiter=U+001F", "--bad-tolerance=0")
+_JAVA_OPTIONS = (
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "-XX:+UseG1GC",
+    "-XX:+ExitOnOutOfMemoryError",
+)
+
+
+def find_script() -> Path:
+    """``scripts/neo4j``: ``PITH_NEO4J_SCRIPT``, else the checkout this package runs from."""
+    given = os.environ.get("PITH_NEO4J_SCRIPT")
+    script = Path(given) if given else Path(__file__).resolve().parents[2] / "scripts" / "neo4j"
+    if not script.is_file():
+        raise UsageError(
+            f"cannot find scripts/neo4j at {script}: run from a pith-graph checkout or set PITH_NEO4J_SCRIPT"
+        )
+    return script
+
+
+def _script_env(data: Path, port: int | None = None) -> dict[str, str]:
+    env = {**os.environ, "NEO4J_DATA": str(data)}
+    env.pop("NEO4J_PASSWORD", None)  # a private start: no authentication
+    if port is not None:
+        env["NEO4J_BOLT_PORT"] = str(port)
+    return env
+
+
+def _lib(script: Path, data: Path) -> Path:
+    lib = script.parent / "neo4j-launcher" / "target" / "lib"
+    if not (lib.is_dir() and any(lib.glob("neo4j-import-tool-*.jar"))):
+        done = subprocess.run(
+            [str(script), "build"], env=_script_env(data), capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise StoreError(
+                StoreErrorCode.IMPORT_FAILED, f"building Neo4j's jars failed: {_tail(done.stderr)}"
+            )
+    return lib
+
+
+def _tail(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def running_server(data: Path) -> str | None:
+    """Why the Neo4j of ``data`` counts as running (its launcher's pid file names a live
+    launcher, or a process holds the store's lock), or ``None``."""
+    pid_file = data / "neo4j.pid"
+    with contextlib.suppress(OSError, ValueError):
+        pid = int(pid_file.read_text().strip())
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        if _LAUNCHER_CLASS.encode() in command:
+            return f"its server is running (pid {pid})"
+    for lock in (
+        data / "data" / "databases" / "store_lock",
+        data / "data" / "databases" / DATABASE / "database_lock",
+    ):
+        try:
+            handle = lock.open("rb+")
+        except OSError:
+            continue  # absent (never started) or not ours to lock: the importer checks again
+        with handle:
+            try:
+                fcntl.lockf(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                return f"a process holds {lock}"
+            fcntl.lockf(handle, fcntl.LOCK_UN)
+    return None
+
+
+def database_exists(data: Path) -> bool:
+    """Whether ``data`` holds store files for the database."""
+    return (data / "data" / "databases" / DATABASE / "neostore").exists()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def local_server(data: Path) -> Iterator[str]:
+    """Start the Neo4j of ``data`` on a free loopback port (no authentication); yield its
+    Bolt URI; stop it (cleanly: the next start needs no recovery)."""
+    script = find_script()
+    env = _script_env(data, _free_port())
+    done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    try:
+        if done.returncode != 0 or not lines:
+            raise StoreError(
+                StoreErrorCode.UNAVAILABLE, f"starting Neo4j on {data} failed: {_tail(done.stderr)}"
+            )
+        yield lines[-1]
+    finally:
+        subprocess.run([str(script), "stop"], env=env, capture_output=True, text=True, check=False)
+
+
+def run_importer(
+    data: Path,
+    importer_args: list[str],
+    *,
+    overwrite: bool,
+    threads: int,
+    heap: str,
+    memory: str,
+    report_file: Path,
+    log: Path,
+) -> None:
+    """``neo4j-admin database import full`` into the database of ``data`` (which no server
+    may use); its output goes to ``log``. Raises :class:`StoreError` (``import_failed``)."""
+    script = find_script()
+    data.mkdir(parents=True, exist_ok=True)
+    lib = _lib(script, data)
+    command = [
+        os.environ.get("NEO4J_JAVA", "java"),
+        f"-Xmx{heap}",
+        *_JAVA_OPTIONS,
+        "-cp",
+        f"{lib}/*",
+        "org.neo4j.cli.AdminTool",
+        "database",
+        "import",
+        "full",
+        *importer_args,
+        *IMPORTER_OPTIONS,
+        f"--overwrite-destination={str(overwrite).lower()}",
+        f"--threads={threads}",
+        f"--max-off-heap-memory={memory}",
+        f"--report-file={report_file}",
+        DATABASE,
+    ]
+    env = {**os.environ, "NEO4J_HOME": str(data)}
+    env.pop("NEO4J_CONF", None)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with log.open("w") as out:
+        code = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+    if code != 0:
+        text = log.read_text(errors="replace")
+        raise StoreError(
+            StoreErrorCode.IMPORT_FAILED,
+            f"neo4j-admin database import exited {code}: {_tail(text)} (full output: {log})",
+        )

@@ -1,0 +1,190 @@
+"""Subgraphs from Neo4j into networkx: :func:`export_subgraph`.
+
+Once the data lives in Neo4j (all of arXiv does not fit one process comfortably), scripts pull
+the part they analyse out of it instead of verifying bundles themselves. The result has the
+shape :func:`~pith_graph.loader.facade.load_graph` builds (node ids, labels, properties, edge
+types: see :mod:`pith_graph.loader.stores.memory`), so the export of a whole
+database equals ``load --save`` of the bundles loaded into it.
+
+A :class:`Selection` picks papers — of a category, of an author and the coauthors within
+``hops``, submitted in a date range (all that are given must hold) — and the export holds
+those papers and everything they touch: their authors, categories, aliases and signers, with
+the edges between them. Node properties are the database's (``Signer.keyIds`` and
+``Author.name`` reflect the whole graph, not the subgraph). Records stream from the server in
+chunks of papers, so memory holds the graph being built and one chunk, whatever the size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import neo4j
+import networkx as nx
+
+from pith_graph.errors import UsageError
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
+
+__all__ = ["MAX_HOPS", "Selection", "export_subgraph"]
+
+#: Longest coauthor chain an author export follows (papers in the chain).
+MAX_HOPS = 6
+CHUNK = 2000
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: bool = False) -> str:
+    """An ISO 8601 date or date-time as the UTC text papers store (``…Z``). A bare date is the
+    start of that day (``end_of_day``: of the next); a date-time is itself (``next_second``:
+    one second later, making an exclusive bound of an inclusive one)."""
+    try:
+        if _DATE.fullmatch(text):
+            moment = datetime.fromisoformat(text + "T00:00:00+00:00")
+            if end_of_day:
+                moment += timedelta(days=1)
+        else:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            if next_second:
+                moment += timedelta(seconds=1)
+    except ValueError as err:
+        raise UsageError(f"{what} is not an ISO 8601 date or date-time: {text!r}") from err
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which papers to export; every field given must hold (none given: the whole graph).
+
+    ``author`` is a name (matched by name key, so case, spacing and Unicode form do not
+    matter); ``hops`` = 1 exports the author's papers, 2 adds their coauthors' papers, and so
+    on. ``submitted_from`` and ``submitted_to`` are dates or date-times, both inclusive (a
+    bare ``to`` date includes that whole day).
+    """
+
+    category: str | None = None
+    author: str | None = None
+    hops: int = 1
+    submitted_from: str | None = None
+    submitted_to: str | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.hops <= MAX_HOPS:
+            raise UsageError(f"hops must be between 1 and {MAX_HOPS}")
+        if self.hops != 1 and self.author is None:
+            raise UsageError("hops needs an author")
+
+    @property
+    def everything(self) -> bool:
+        return (self.category, self.author, self.submitted_from, self.submitted_to) == (None,) * 4
+
+    def bounds(self) -> tuple[str | None, str | None]:
+        """``[from, before)`` as stored texts (stored times have whole seconds)."""
+        low = _instant(self.submitted_from, "from") if self.submitted_from else None
+        high = (
+            _instant(self.submitted_to, "to", end_of_day=True, next_second=True)
+            if self.submitted_to
+            else None
+        )
+        return low, high
+
+
+def _new_graph() -> nx.DiGraph:
+    return nx.DiGraph()
+
+
+def _add_node(G: nx.DiGraph, label: str, props: dict[str, Any]) -> str:
+    node = node_id(label, *(str(props[name]) for name in NODES[label].key))
+    if node not in G:
+        G.add_node(node, **{LABEL_ATTRIBUTE: label}, **props)
+    return node
+
+
+def _add_edge(G: nx.DiGraph, start: str, kind: str, end: str, props: dict[str, Any]) -> None:
+    G.add_edge(start, end, **{TYPE_ATTRIBUTE: kind}, **props)
+
+
+def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph) -> None:
+    ids: dict[str, str] = {}
+    for record in tx.run(cypher.EXPORT_NODES):
+        ids[record["id"]] = _add_node(G, record["labels"][0], dict(record["props"]))
+    for record in tx.run(cypher.EXPORT_EDGES):
+        _add_edge(G, ids[record["start"]], record["type"], ids[record["end"]], dict(record["props"]))
+
+
+def _selected_papers(tx: neo4j.ManagedTransaction, selection: Selection) -> list[str]:
+    low, high = selection.bounds()
+    dates: dict[str, Any] = {"from": low, "before": high}
+    if selection.author is not None:
+        authors = {author_name_key(selection.author)}
+        seen: set[str] = set()
+        frontier = set(authors)
+        for hop in range(selection.hops):
+            papers = {r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_OF_AUTHORS, keys=sorted(frontier))}
+            seen |= papers
+            if hop + 1 == selection.hops:
+                break
+            found = {r["key"] for r in tx.run(cypher.EXPORT_AUTHORS_OF_PAPERS, piths=sorted(papers))}
+            frontier = found - authors
+            authors |= found
+        piths = sorted(seen)
+        return [
+            r["pith"]
+            for r in tx.run(cypher.EXPORT_FILTER_PAPERS, piths=piths, category=selection.category, **dates)
+        ]
+    if selection.category is not None:
+        return [
+            r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_OF_CATEGORY, category=selection.category, **dates)
+        ]
+    return [r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_BETWEEN, **dates)]
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _papers(tx: neo4j.ManagedTransaction, G: nx.DiGraph, piths: Iterable[str], chunk: int) -> None:
+    for part in _chunks(list(piths), chunk):
+        for record in tx.run(cypher.EXPORT_PAPERS, piths=part):
+            _add_node(G, "Paper", dict(record["props"]))
+        for record in tx.run(cypher.EXPORT_PAPER_EDGES, piths=part):
+            paper = node_id("Paper", record["pith"])
+            other = _add_node(G, record["label"], dict(record["props"]))
+            start, end = (paper, other) if record["outgoing"] else (other, paper)
+            _add_edge(G, start, record["type"], end, dict(record["rel"]))
+
+
+def export_subgraph(
+    store: Neo4jStore,
+    selection: Selection | None = None,
+    *,
+    chunk: int = CHUNK,
+) -> nx.DiGraph:
+    """The selected subgraph of the database ``store`` reaches, as a networkx graph shaped
+    as :func:`~pith_graph.loader.facade.load_graph` builds it (the whole graph by default).
+
+    Raises :class:`~pith_graph.errors.StoreError` when the database fails and
+    :class:`~pith_graph.errors.UsageError` for a selection that cannot be (a bad date).
+    """
+    selection = selection if selection is not None else Selection()
+    selection.bounds()  # dates are checked before anything is read
+    G = _new_graph()
+
+    def read(tx: neo4j.ManagedTransaction) -> None:
+        if selection.everything:
+            _whole(tx, G)
+        else:
+            _papers(tx, G, _selected_papers(tx, selection), chunk)
+
+    store.read(read, "exporting a subgraph")
+    MemoryStore(G).compact()  # equal edge attributes shared, read-only, as a load makes them
+    return G

@@ -1,0 +1,270 @@
+"""Worker processes that read their own tasks and stream results back, in input order.
+
+:func:`run_tasks` hands :class:`~pith_graph.loader.tasks.Task`\\ s to one process per worker
+and yields what they produce as :class:`Part`\\ s, task after task in the order given, so a
+run's output never depends on the number of workers. Each worker processes every bundle of
+its task with a :class:`Handler` and sends back only what the parent needs: how many
+bundles it saw and the results that are not ``None`` (rows to write, rejections), in parts
+of at most ``PART_RESULTS`` results or ``PART_BUNDLES`` bundles.
+
+Memory stays bounded: a worker runs ahead of the parent by at most ``AHEAD`` tasks, and by
+at most ``HEAVY_PARTS`` parts holding results its handler calls heavy (graph rows); then it
+waits (a semaphore per worker). The parent reads the worker that holds the oldest task, so
+a waiting worker never blocks the one the parent waits for.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from multiprocessing.context import BaseContext
+from typing import Any, Protocol
+
+from pith_graph.errors import BundleError
+from pith_graph.loader.sources import RawBundle
+from pith_graph.loader.tasks import Task, read_task
+from pith_graph.loader.workers import die_with_parent
+
+__all__ = ["AHEAD", "HEAVY_PARTS", "Handler", "Part", "run_tasks"]
+
+AHEAD = 2
+HEAVY_PARTS = 4
+PART_RESULTS = 256
+PART_BUNDLES = 2048
+_POLL_SECONDS = 1.0
+
+
+class Handler(Protocol):
+    """What a worker does with each bundle (built in the worker by a factory)."""
+
+    def handle(self, item: RawBundle | BundleError) -> object | None:
+        """The result to send to the parent, or ``None`` for nothing."""
+
+    def heavy(self, result: object) -> bool:
+        """Whether ``result`` counts against the worker's run-ahead limit."""
+
+    def close(self) -> object:
+        """Finish (flush files); the value is handed to the parent."""
+
+
+@dataclass(slots=True)
+class Part:
+    """Results of one task, in order. The last part of a task has ``last`` set and, for a
+    ``range`` task, ``lines``: how many lines it read (the next range's lines follow)."""
+
+    task: Task
+    seen: int
+    results: list[Any] = field(default_factory=list)
+    last: bool = False
+    lines: int = 0
+
+
+# -- the worker side ---------------------------------------------------------------------------
+
+#: (task id, seen, results, last, lines, heavy)
+_Message = tuple[int, int, list[Any], bool, int, bool]
+
+
+def _work(task_id: int, task: Task, handler: Handler, limit: int, results: Any, slots: Any) -> None:
+    seen, found, heavy = 0, list[Any](), False
+
+    def send(last: bool = False, lines: int = 0) -> None:
+        nonlocal seen, found, heavy
+        if heavy:
+            slots.acquire()
+        results.put((task_id, seen, found, last, lines, heavy))
+        seen, found, heavy = 0, [], False
+
+    lines = 0
+    for item in read_task(task, limit):
+        if item is None:  # the end of a share's block: a part of its own
+            send()
+            continue
+        if isinstance(item, int):
+            lines = item
+            continue
+        seen += 1
+        result = handler.handle(item)
+        if result is not None:
+            found.append(result)
+            heavy = heavy or handler.heavy(result)
+        if task.kind != "share" and (len(found) >= PART_RESULTS or seen >= PART_BUNDLES):
+            send()
+    send(last=True, lines=lines)
+
+
+def _worker_main(
+    index: int,
+    parent_pid: int,
+    make_handler: Callable[[int], Handler],
+    limit: int,
+    tasks: Any,
+    results: Any,
+    slots: Any,
+) -> None:
+    die_with_parent(parent_pid)  # a killed loader must not leave its workers behind
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt ends
+    try:
+        handler = make_handler(index)
+        while (item := tasks.get()) is not None:
+            task_id, task = item
+            _work(task_id, task, handler, limit, results, slots)
+        results.put(("closed", handler.close()))
+    except BaseException as error:  # reported to the parent, which raises it
+        results.put(("failed", error))
+
+
+# -- the parent side ---------------------------------------------------------------------------
+
+
+def _context() -> BaseContext:
+    # fork: workers inherit the loaded modules and never re-import a script's __main__
+    # (forkserver and spawn would, breaking scripts without a main guard).
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+
+
+class _Worker:
+    def __init__(self, context: BaseContext, index: int, args: tuple[Any, ...]) -> None:
+        self.tasks: Any = context.SimpleQueue()
+        self.results: Any = context.Queue()
+        self.slots: Any = context.Semaphore(HEAVY_PARTS)
+        self.outstanding = 0
+        self.process = context.Process(  # type: ignore[attr-defined]
+            target=_worker_main,
+            args=(index, os.getpid(), *args, self.tasks, self.results, self.slots),
+            daemon=True,
+            name=f"pith-graph-worker-{index}",
+        )
+
+    def get(self) -> Any:
+        while True:
+            try:
+                message = self.results.get(timeout=_POLL_SECONDS)
+            except queue.Empty:
+                if not self.process.is_alive():
+                    raise RuntimeError(
+                        f"{self.process.name} died (exit code {self.process.exitcode})"
+                    ) from None
+                continue
+            if message[0] == "failed":
+                raise message[1]
+            return message
+
+    def part(self, task: Task) -> Part:
+        _, seen, found, last, lines, heavy = self.get()
+        if heavy:
+            self.slots.release()
+        return Part(task, seen, found, last, lines)
+
+
+Assigned = list[tuple[Task, _Worker]]
+
+
+class _Scheduler:
+    """Hands tasks to workers (at most ``AHEAD`` each) and yields their parts in order."""
+
+    def __init__(self, tasks: Iterable[Task | list[Task]], pool: list[_Worker]) -> None:
+        self.upcoming = iter(tasks)
+        self.pool = pool
+        self.pending: deque[Assigned] = deque()
+        self.held: Task | list[Task] | None = None
+        self.next_id = 0
+
+    def _fits(self, item: Task | list[Task]) -> Assigned | None:
+        if isinstance(item, list):  # shares run side by side, one per worker
+            if self.pending and any(w.outstanding >= AHEAD for w in self.pool):
+                return None
+            return list(zip(item, self.pool, strict=True))
+        worker = min(self.pool, key=lambda w: w.outstanding)
+        if self.pending and worker.outstanding >= AHEAD:
+            return None
+        return [(item, worker)]
+
+    def _assign(self) -> None:
+        while True:
+            item = self.held if self.held is not None else next(self.upcoming, None)
+            self.held = None
+            if item is None:
+                return
+            assigned = self._fits(item)
+            if assigned is None:
+                self.held = item
+                return
+            for task, worker in assigned:
+                worker.tasks.put((self.next_id, task))
+                worker.outstanding += 1
+            self.pending.append(assigned)
+            self.next_id += 1
+
+    def parts(self) -> Iterator[Part]:
+        while True:
+            self._assign()
+            if not self.pending:
+                return
+            assigned = self.pending.popleft()
+            yield from _consume(assigned)
+            for _task, worker in assigned:
+                worker.outstanding -= 1
+
+
+def _consume(assigned: Assigned) -> Iterator[Part]:
+    """Every part of one task; for the shares of a file, their blocks in turn."""
+    if len(assigned) == 1:
+        task, worker = assigned[0]
+        while not (part := worker.part(task)).last:
+            yield part
+        yield part
+        return
+    turn = 0
+    while True:
+        task, worker = assigned[turn % len(assigned)]
+        part = worker.part(task)
+        if part.last:  # no block here: the file has ended; the other shares end too
+            for other_task, other in assigned:
+                while other is not worker and not (tail := other.part(other_task)).last:
+                    yield tail  # pragma: no cover - shares end together
+            yield part
+            return
+        yield part
+        turn += 1
+
+
+def run_tasks(
+    tasks: Iterable[Task | list[Task]],
+    workers: int,
+    make_handler: Callable[[int], Handler],
+    limit: int,
+    on_close: Callable[[list[object]], None] | None = None,
+) -> Iterator[Part]:
+    """Run ``tasks`` on ``workers`` processes; yield their parts in task order.
+
+    A list of tasks is the shares of one file, one per worker: they run side by side and
+    their blocks are yielded in turn. ``on_close`` receives what each worker's handler
+    returned when it closed, once every task is done.
+    """
+    context = _context()
+    pool = [_Worker(context, index, (make_handler, limit)) for index in range(workers)]
+    for worker in pool:
+        worker.process.start()
+    try:
+        yield from _Scheduler(tasks, pool).parts()
+        for worker in pool:
+            worker.tasks.put(None)
+        closed = [worker.get()[1] for worker in pool]
+        for worker in pool:
+            worker.process.join()
+        if on_close is not None:
+            on_close(closed)
+    finally:
+        for worker in pool:
+            if worker.process.is_alive():
+                worker.process.terminate()
+                worker.process.join()
+            worker.results.close()
+            worker.results.cancel_join_thread()

@@ -1,0 +1,248 @@
+"""A small mutation tester: does the test suite notice when the code is subtly wrong?
+
+For each module given, every mutation below is applied in turn to a copy of its syntax tree,
+written over the module (the original is always restored), and the module's tests run in a
+fresh process; a mutant whose tests still pass *survived*. Mutations, one at a time:
+
+* comparisons: ``<``/``<=``, ``>``/``>=``, ``==``/``!=``, ``in``/``not in``, ``is``/``is not``;
+* ``and``/``or``; ``not x`` → ``x``; ``+``/``-``; ``min``/``max``;
+* integer constants ``n`` → ``n + 1``; ``True``/``False``;
+* ``return x`` → ``return None``; ``raise …`` → ``pass``; ``continue``/``break``.
+
+Docstrings, ``__all__``, decorators and type annotations are never mutated. Run through
+``scripts/mutation`` (not part of CI: it takes minutes per module)::
+
+    .venv/bin/python scripts/mutate.py loader/stores/rules.py -- tests/test_store_behaviour.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+SWAPS: dict[type, type] = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.And: ast.Or,
+    ast.Or: ast.And,
+    ast.Add: ast.Sub,
+    ast.Sub: ast.Add,
+}
+
+
+@dataclass(frozen=True)
+class Mutant:
+    index: int
+    line: int
+    description: str
+
+
+def _skipped(tree: ast.Module) -> set[int]:
+    """ids of nodes never mutated: docstrings, ``__all__``, annotations."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        first = body[0] if isinstance(body, list) and body else None
+        if (
+            isinstance(first, ast.Expr)
+            and isinstance(first.value, ast.Constant)
+            and isinstance(first.value.value, str)
+        ):
+            skip.update(id(n) for n in ast.walk(first))
+        for decorator in getattr(node, "decorator_list", ()):  # frozen=True, slots=True: not behaviour
+            skip.update(id(n) for n in ast.walk(decorator))
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
+            skip.update(id(n) for n in ast.walk(node))
+        for annotation in (getattr(node, "annotation", None), getattr(node, "returns", None)):
+            if annotation is not None:
+                skip.update(id(n) for n in ast.walk(annotation))
+    return skip
+
+
+class _Mutator(ast.NodeTransformer):
+    """Counts mutation sites; applies the one numbered ``target`` (``None``: just count)."""
+
+    def __init__(self, skip: set[int], target: int | None = None) -> None:
+        self.skip = skip
+        self.target = target
+        self.sites: list[Mutant] = []
+
+    def _site(self, node: ast.AST, description: str) -> bool:
+        index = len(self.sites)
+        self.sites.append(Mutant(index, getattr(node, "lineno", 0), description))
+        return index == self.target
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        if id(node) in self.skip:
+            return node
+        return super().generic_visit(node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        for position, op in enumerate(node.ops):
+            if type(op) in SWAPS and self._site(node, f"{type(op).__name__} -> {SWAPS[type(op)].__name__}"):
+                node.ops[position] = SWAPS[type(op)]()
+        return node
+
+    def visit_BoolOp(self, node: ast.BoolOp) -> ast.AST:
+        self.generic_visit(node)
+        if self._site(node, f"{type(node.op).__name__} -> {SWAPS[type(node.op)].__name__}"):
+            node.op = SWAPS[type(node.op)]()
+        return node
+
+    def visit_BinOp(self, node: ast.BinOp) -> ast.AST:
+        self.generic_visit(node)
+        if type(node.op) in SWAPS and self._site(
+            node, f"{type(node.op).__name__} -> {SWAPS[type(node.op)].__name__}"
+        ):
+            node.op = SWAPS[type(node.op)]()
+        return node
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> ast.AST:
+        self.generic_visit(node)
+        if isinstance(node.op, ast.Not) and self._site(node, "not x -> x"):
+            return node.operand
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if id(node) in self.skip:
+            return node
+        if isinstance(node.value, bool):
+            if self._site(node, f"{node.value} -> {not node.value}"):
+                return ast.copy_location(ast.Constant(not node.value), node)
+        elif isinstance(node.value, int) and self._site(node, f"{node.value} -> {node.value + 1}"):
+            return ast.copy_location(ast.Constant(node.value + 1), node)
+        return node
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if id(node) not in self.skip and node.id in ("min", "max"):
+            other = "max" if node.id == "min" else "min"
+            if self._site(node, f"{node.id} -> {other}"):
+                return ast.copy_location(ast.Name(other, node.ctx), node)
+        return node
+
+    def visit_Return(self, node: ast.Return) -> ast.AST:
+        self.generic_visit(node)
+        returns_none = node.value is None or (
+            isinstance(node.value, ast.Constant) and node.value.value is None
+        )
+        if not returns_none and self._site(node, "return x -> return None"):
+            return ast.copy_location(ast.Return(ast.Constant(None)), node)
+        return node
+
+    def visit_Raise(self, node: ast.Raise) -> ast.AST:
+        self.generic_visit(node)
+        if self._site(node, "raise -> pass"):
+            return ast.copy_location(ast.Pass(), node)
+        return node
+
+    def visit_Continue(self, node: ast.Continue) -> ast.AST:
+        if self._site(node, "continue -> break"):
+            return ast.copy_location(ast.Break(), node)
+        return node
+
+    def visit_Break(self, node: ast.Break) -> ast.AST:
+        if self._site(node, "break -> continue"):
+            return ast.copy_location(ast.Continue(), node)
+        return node
+
+
+def mutants(source: str) -> tuple[list[Mutant], Iterator[tuple[Mutant, str]]]:
+    tree = ast.parse(source)
+    counter = _Mutator(_skipped(tree))
+    counter.visit(tree)
+    sites = counter.sites
+
+    def each() -> Iterator[tuple[Mutant, str]]:
+        for site in sites:
+            fresh = ast.parse(source)
+            mutator = _Mutator(_skipped(fresh), site.index)
+            mutated = ast.fix_missing_locations(mutator.visit(fresh))
+            yield site, ast.unparse(mutated)
+
+    return sites, each()
+
+
+def _run(tests: list[str], timeout: float) -> tuple[bool, float]:
+    """True when the tests pass; their duration."""
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-x",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "not neo4j and not slow",
+    ]
+    started = time.monotonic()
+    try:
+        done = subprocess.run([*command, *tests], env=env, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        return False, timeout  # a hang counts as caught
+    return done.returncode == 0, time.monotonic() - started
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("module", help="the source file to mutate")
+    parser.add_argument("tests", nargs="+", help="the tests that cover it (after --)")
+    parser.add_argument("--out", help="write the results as JSON here")
+    args = parser.parse_args(argv)
+
+    path = Path(args.module)
+    original = path.read_text(encoding="utf-8")
+    cache = path.parent / "__pycache__"
+    ok, baseline = _run(args.tests, 3600)
+    if not ok:
+        print(f"{path}: the tests fail before any mutation", file=sys.stderr)
+        return 2
+    sites, each = mutants(original)
+    survivors: list[Mutant] = []
+    try:
+        for site, source in each:
+            path.write_text(source, encoding="utf-8")
+            for stale in cache.glob(f"{path.stem}.*.pyc"):
+                stale.unlink()
+            passed, _ = _run(args.tests, max(60.0, 5 * baseline))
+            if passed:
+                survivors.append(site)
+                print(f"  survived: line {site.line}: {site.description}", flush=True)
+    finally:
+        path.write_text(original, encoding="utf-8")
+        for stale in cache.glob(f"{path.stem}.*.pyc"):
+            stale.unlink()
+    killed = len(sites) - len(survivors)
+    score = 100 * killed / max(len(sites), 1)
+    print(f"{path}: {killed}/{len(sites)} mutants killed ({score:.0f}%)", flush=True)
+    if args.out:
+        result = {"module": str(path), "mutants": len(sites), "killed": killed, "score": round(score, 1)}
+        result["survivors"] = [asdict(s) for s in survivors]
+        Path(args.out).write_text(json.dumps(result, indent=2), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

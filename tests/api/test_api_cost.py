@@ -1,0 +1,192 @@
+"""The query cost limit (checked before execution) and one heavy query not stalling others."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from apitest import Api, corpus, memory_api, memory_reader, served  # noqa: F401 (fixtures)
+from graphql import GraphQLList, GraphQLNonNull, GraphQLObjectType, get_named_type, parse
+
+from pith_graph.api.app import create_app
+from pith_graph.api.cost import LIST_SIZES, PAGE_ITEMS, query_cost
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.schema import build_schema
+from pith_graph.testing.corpus import write_corpus
+
+SCHEMA = build_schema()._schema
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def _aliases(count: int, field: str) -> str:
+    return "{ " + " ".join(f"a{i}: {field}" for i in range(count)) + " }"
+
+
+#: The request of the issue: 30 aliases of a heavy field (3 KB, 6 MB of answer).
+HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) { nodes { title } } } } }")
+
+
+@pytest.mark.parametrize(
+    ("query", "variables", "cost"),
+    [
+        pytest.param('{ paper(id: "x") { title } }', None, 0, id="no-lists"),
+        pytest.param("{ papers { totalCount } }", None, 20, id="default-page"),
+        pytest.param(
+            "{ papers(first: 50) { nodes { title authors { name } } } }", None, 550, id="page-of-authors"
+        ),
+        pytest.param(
+            "{ papers(first: 50) { edges { node { title } } pageInfo { endCursor } } }", None, 50, id="edges"
+        ),
+        pytest.param(HEAVY, None, 30 * (100 + 100 * 10 + 100 * 10 * 100), id="the-issue"),
+        pytest.param("query($n: Int) { papers(first: $n) { nodes { title } } }", {"n": 7}, 7, id="variable"),
+        pytest.param(
+            "query($n: Int = 9) { papers(first: $n) { nodes { title } } }", None, 9, id="variable-default"
+        ),
+        pytest.param(
+            "query($n: Int) { papers(first: $n) { nodes { title } } }", {"n": "x"}, 100, id="not-an-int"
+        ),
+        pytest.param("{ papers(first: 10000) { totalCount } }", None, 100, id="over-the-page-cap"),
+        pytest.param(
+            "{ categories { topAuthors(first: 5) { author { name } } } }", None, 200 + 1000, id="estimate"
+        ),
+        pytest.param(
+            '{ collaborationPath(from: "a", to: "b", maxHops: 6) { paper { authors { name } } } }',
+            None,
+            6 + 60,
+            id="path",
+        ),
+        pytest.param(
+            "{ ...F  b: categories { code } } fragment F on Query { categories { code } }",
+            None,
+            400,
+            id="fragment",
+        ),
+    ],
+)
+def test_query_cost(query: str, variables: dict[str, Any] | None, cost: int) -> None:
+    assert query_cost(SCHEMA, parse(query), None, variables, RequestLimits()) == cost
+
+
+def test_every_list_without_first_has_a_size() -> None:
+    """A new list field needs a deliberate size, not the fallback."""
+    unsized = []
+    for type_ in SCHEMA.type_map.values():
+        if not isinstance(type_, GraphQLObjectType) or type_.name.startswith("__"):
+            continue
+        for name, field in type_.fields.items():
+            kind = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
+            is_object_list = isinstance(kind, GraphQLList) and isinstance(
+                get_named_type(kind), GraphQLObjectType
+            )
+            key = f"{type_.name}.{name}"
+            if is_object_list and not {"first", "maxHops"} & set(field.args) and key not in PAGE_ITEMS:
+                unsized.append(key)
+    assert sorted(unsized) == sorted(LIST_SIZES)
+
+
+def test_readme_examples_are_within_the_default_limit() -> None:
+    blocks = re.findall(r"```graphql\n(.*?)```", README.read_text(), flags=re.S)
+    assert blocks
+    for block in blocks:
+        assert 0 < query_cost(SCHEMA, parse(block), None, {}, RequestLimits()) <= RequestLimits().max_cost
+
+
+def test_a_costly_query_is_refused_before_it_runs(memory_api: Api) -> None:
+    started = time.monotonic()
+    body = memory_api.post(HEAVY)
+    assert time.monotonic() - started < 2
+    assert body["data"] is None
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "LIMIT_EXCEEDED"
+    assert error["message"] == "The query costs 3033000, over the limit of 25000."
+    assert "first" in error["extensions"]["suggestion"]
+
+
+def test_the_cost_counts_variables_by_value(memory_api: Api) -> None:
+    query = (
+        "query($n: Int) { papers(first: $n) { nodes { authors { papers(first: $n) { nodes { title } } } } } }"
+    )
+    assert "errors" not in memory_api.post(query, {"n": 5})  # 5 + 50 + 250
+    refused = memory_api.post(query, {"n": 100})  # 100 + 1000 + 100000
+    assert refused["errors"][0]["extensions"]["code"] == "LIMIT_EXCEEDED"
+
+
+def test_the_cost_limit_is_configurable(memory_reader: MemoryReader) -> None:
+    with served(create_app(memory_reader, limits=RequestLimits(max_cost=10)), "memory", memory_reader) as api:
+        assert api.data("{ papers(first: 10) { nodes { title } } }")["papers"]["nodes"]
+        body = api.post("{ papers(first: 11) { nodes { title } } }")
+        assert body["errors"][0]["message"] == "The query costs 11, over the limit of 10."
+
+
+# -- one heavy request does not stall the others (memory backend) -----------------------------
+
+#: Seconds of CPU on the memory backend (the cost limit is lifted for it: about 40,000).
+STALLING = _aliases(
+    2, "categories { papers(first: 100) { nodes { title authors { name } categories { code } } } }"
+)
+
+
+@pytest.fixture(scope="module")
+def served_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``pith-graph serve`` (memory backend) over a generated corpus, no cost limit."""
+    info = write_corpus(tmp_path_factory.mktemp("stall"), 2000, seed=12, workers=2, layout="jsonl")
+    env = {**os.environ, "PITH_API_MAX_COST": str(10**9), "PITH_API_TIMEOUT_SECONDS": "60"}
+    args = ["serve", str(info.directory), "--trusted-keys", str(info.keyring_path), "--port", "0"]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", *args],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        output: list[str] = []
+        while not (found := re.search(r"Uvicorn running on (http://\S+)", "".join(output[-1:]))):
+            line = process.stdout.readline()
+            assert line, "".join(output)
+            output.append(line)
+        yield found.group(1)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)
+
+
+def test_a_heavy_query_does_not_stall_health_or_other_queries(served_corpus: str) -> None:
+    latencies: list[float] = []
+    done = threading.Event()
+
+    def probe() -> None:
+        with httpx.Client(base_url=served_corpus, timeout=60) as client:
+            while not done.is_set():
+                started = time.monotonic()
+                assert client.get("/healthz").status_code == 200
+                small = client.post("/graphql", json={"query": "{ papers(first: 1) { nodes { title } } }"})
+                assert small.json()["data"]["papers"]["nodes"]
+                latencies.append(time.monotonic() - started)
+                time.sleep(0.05)
+
+    prober = threading.Thread(target=probe)
+    prober.start()
+    try:
+        started = time.monotonic()
+        heavy = httpx.post(f"{served_corpus}/graphql", json={"query": STALLING}, timeout=120)
+        seconds = time.monotonic() - started
+    finally:
+        done.set()
+        prober.join()
+    assert "errors" not in heavy.json()
+    print(f"heavy query {seconds:.1f} s; health + small query during it: max {max(latencies):.2f} s")
+    assert seconds > 1.0, "not heavy enough to show a stall on this machine"
+    assert max(latencies) < 1.0, f"a probe waited {max(latencies):.1f} s behind a {seconds:.1f} s query"

@@ -1,0 +1,60 @@
+"""``/healthz`` answers within its bound however slow the store is, with one ping in flight."""
+
+from __future__ import annotations
+
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+from apitest import corpus, memory_reader, served  # noqa: F401 (fixtures)
+
+from pith_graph.api.app import create_app
+from pith_graph.api.context import ThreadRunner
+from pith_graph.api.reads.memory import MemoryReader
+
+
+class HungStore(MemoryReader):
+    """A store whose ping hangs until released (a server that stopped answering)."""
+
+    def __init__(self, reader: MemoryReader) -> None:
+        super().__init__(reader.G)
+        self.released = threading.Event()
+        self.pings = 0
+
+    def ping(self) -> None:
+        self.pings += 1
+        self.released.wait(30)
+
+
+def test_health_is_503_within_its_bound_and_probes_share_one_ping(memory_reader: MemoryReader) -> None:
+    store = HungStore(memory_reader)
+    runner, ping_runner = ThreadRunner(4), ThreadRunner(1)
+    app = create_app(store, run=runner, ping_run=ping_runner)
+    try:
+        with (
+            served(app, "memory", store) as api,
+            ThreadPoolExecutor(8) as pool,
+            httpx.Client(base_url=api.url, timeout=30) as client,
+        ):
+
+            def probe() -> tuple[int, float]:
+                started = time.monotonic()
+                status = client.get("/healthz").status_code
+                return status, time.monotonic() - started
+
+            answers = list(pool.map(lambda _: probe(), range(8)))
+            assert {status for status, _ in answers} == {503}
+            assert max(seconds for _, seconds in answers) < 2.0, answers
+            assert store.pings == 1  # eight probes, one blocked thread
+            # Queries still run: the pings have a thread of their own.
+            assert api.data("{ categories { code } }")["categories"]
+            store.released.set()
+            deadline = time.monotonic() + 10
+            while api.client.get("/healthz").status_code != 200:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+    finally:
+        store.released.set()
+        runner.close()
+        ping_runner.close()

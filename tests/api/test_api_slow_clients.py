@@ -1,0 +1,166 @@
+"""Slow clients cannot hold connections: request headers and bodies must arrive in time.
+
+Over real sockets, against ``pith-graph serve`` (httptools, the parser uvicorn picks) and
+against the h11 parser, with both deadlines set to one second.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import orjson
+import pytest
+from apitest import ThreadServer, corpus, memory_reader  # noqa: F401 (fixtures)
+
+from pith_graph.api.app import create_app
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.protocols import protocol_with_header_timeout
+from pith_graph.api.reads.memory import MemoryReader
+
+BOUND = 1.0  # seconds, for headers and for bodies
+SLACK = 1.5  # what a loaded machine may add before the server acts
+QUERY = b'{"query": "{ categories { code } }"}'
+
+
+@pytest.fixture(scope="module")
+def served_cli() -> Iterator[tuple[str, int]]:
+    env = {
+        **os.environ,
+        "PITH_API_HEADER_TIMEOUT_SECONDS": str(BOUND),
+        "PITH_API_BODY_TIMEOUT_SECONDS": str(BOUND),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", "serve", "--port", "0", "--workers", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        output: list[str] = []
+        while not (found := re.search(r"Uvicorn running on http://([\d.]+):(\d+)", "".join(output[-1:]))):
+            line = process.stdout.readline()
+            assert line, "".join(output)
+            output.append(line)
+        yield found.group(1), int(found.group(2))
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def served_h11(memory_reader: MemoryReader) -> Iterator[tuple[str, int]]:
+    limits = RequestLimits(body_timeout_seconds=BOUND)
+    app = create_app(memory_reader, limits=limits)
+    with ThreadServer(app, http=protocol_with_header_timeout(BOUND, parser="h11")) as server:
+        yield "127.0.0.1", server.port
+
+
+@pytest.fixture(params=["httptools", "h11"])
+def address(request: pytest.FixtureRequest) -> tuple[str, int]:
+    found: tuple[str, int] = request.getfixturevalue(
+        "served_cli" if request.param == "httptools" else "served_h11"
+    )
+    return found
+
+
+def _connect(address: tuple[str, int], data: bytes = b"") -> socket.socket:
+    sock = socket.create_connection(address, timeout=30)
+    if data:
+        sock.sendall(data)
+    return sock
+
+
+def _until_closed(sock: socket.socket, limit: float = 30) -> tuple[bytes, float]:
+    """Everything the server sends until it closes the connection, and how long that took."""
+    started = time.monotonic()
+    sock.settimeout(limit)
+    received = b""
+    with sock:
+        while chunk := sock.recv(65536):
+            received += chunk
+    return received, time.monotonic() - started
+
+
+def _post_head(length: int) -> bytes:
+    return (
+        b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"Content-Length: " + str(length).encode() + b"\r\n\r\n"
+    )
+
+
+def test_a_silent_connection_is_closed(address: tuple[str, int]) -> None:
+    received, seconds = _until_closed(_connect(address))
+    assert received == b""
+    assert seconds < BOUND + SLACK
+
+
+def test_half_a_header_line_is_closed_with_408(address: tuple[str, int]) -> None:
+    received, seconds = _until_closed(_connect(address, b"GET /healthz HTTP/1.1\r\nHost: te"))
+    assert received.startswith(b"HTTP/1.1 408 ")
+    assert seconds < BOUND + SLACK
+
+
+def test_trickled_headers_gain_no_time(address: tuple[str, int]) -> None:
+    sock = _connect(address, b"GET /healthz HTTP/1.1\r\n")
+    started = time.monotonic()
+    try:
+        for _ in range(int((BOUND + SLACK) / 0.2) + 5):
+            time.sleep(0.2)
+            sock.sendall(b"X-Slow: 1\r\n")
+    except OSError:
+        pass  # closed by the server, as it should be
+    assert time.monotonic() - started < BOUND + SLACK
+    received, _ = _until_closed(sock)
+    assert not received or received.startswith(b"HTTP/1.1 408 ")
+
+
+def test_half_a_body_gets_408(address: tuple[str, int]) -> None:
+    received, seconds = _until_closed(_connect(address, _post_head(len(QUERY)) + QUERY[:10]))
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 408 ")
+    assert orjson.loads(body)["errors"][0]["extensions"]["code"] == "TIMEOUT"
+    assert seconds < BOUND + SLACK
+
+
+def test_half_a_get_body_is_not_left_open(address: tuple[str, int]) -> None:
+    request = b"GET /healthz HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\nab"
+    received, seconds = _until_closed(_connect(address, request))
+    assert received.startswith(b"HTTP/1.1 408 ")
+    assert seconds < BOUND + SLACK
+
+
+def test_many_half_sent_bodies_are_all_closed(address: tuple[str, int]) -> None:
+    sockets = [_connect(address, _post_head(len(QUERY)) + QUERY[:5]) for _ in range(50)]
+    with ThreadPoolExecutor(50) as pool:
+        results = list(pool.map(_until_closed, sockets))
+    assert all(received.startswith(b"HTTP/1.1 408 ") for received, _ in results)
+    assert max(seconds for _, seconds in results) < BOUND + SLACK
+
+
+def test_normal_and_slow_but_timely_requests_are_unaffected(address: tuple[str, int]) -> None:
+    with _connect(address) as sock:
+        sock.settimeout(30)
+        for pause in (0.0, BOUND * 1.5):  # the deadline counts from a request's first byte
+            time.sleep(pause)
+            sock.sendall(_post_head(len(QUERY)) + QUERY[:10])
+            time.sleep(BOUND / 3)  # a body sent in two parts, within its time
+            sock.sendall(QUERY[10:])
+            head = b""
+            while b"\r\n\r\n" not in head:
+                head += sock.recv(65536)
+            assert head.startswith(b"HTTP/1.1 200 "), head
+            length = int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE).group(1))  # type: ignore[union-attr]
+            body = head.partition(b"\r\n\r\n")[2]
+            while len(body) < length:
+                body += sock.recv(65536)
+            assert orjson.loads(body)["data"]["categories"]

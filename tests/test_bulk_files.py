@@ -1,0 +1,89 @@
+"""Bulk import without Neo4j: the CSV files say what a load would keep, and the checks of
+the target folder. (``test_bulk_import.py`` runs Neo4j's importer on such files.)"""
+
+from __future__ import annotations
+
+import csv
+import io
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pith_graph.loader.bulk import bulk_import, partitions_for
+from pith_graph.loader.bulk.csvfiles import TARGETS, alias_id, line
+from pith_graph.loader.bulk.neo4j_admin import running_server
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing.corpus import write_corpus
+
+
+def test_csv_rows_round_trip_through_a_csv_reader() -> None:
+    values = ['a "b", c', "line\nbreak", 7, True, ["k1", "k2"], ""]
+    encoded, multiline = line(values)
+    assert multiline
+    (row,) = csv.reader(io.StringIO(encoded.decode()))
+    assert row == ['a "b", c', "line\nbreak", "7", "true", "k1\x1fk2", ""]
+    assert alias_id("a:b", "c") != alias_id("a", "b:c")
+    headers = {target.label: target.header for target in TARGETS}
+    assert headers["Alias"] == ":ID(Alias),kind,value"
+    assert (
+        headers["SIGNED"]
+        == ":START_ID(Signer),:END_ID(Paper),keyIds:string[],eventTypes:string[],signedBundle:boolean"
+    )
+    assert headers["Paper"].startswith("pithNumber:ID(Paper),") and "submittedYear:long" in headers["Paper"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_the_files_hold_what_a_load_keeps(
+    tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pith_graph.loader.bulk as bulk
+
+    info = write_corpus(
+        tmp_path / "c", 600, seed=13, workers=1, layout="jsonl", shard_size=200, extra_signer_every=5
+    )
+    keyring = resolve_keyring(info.keyring_path)
+    paths = [str(p) for p in info.shards]
+    monkeypatch.setattr(bulk, "PARTITION_BUNDLES", 50)  # many partitions
+    assert partitions_for(paths) > 5
+    report = bulk_import(paths, keyring=keyring, data=None, csv_only=tmp_path / "csv", workers=workers)
+    memory = MemoryStore()
+    loaded = run(paths, keyring=keyring, store=memory, workers=1, batch_size=10_000)
+    assert (report.inserted, report.stale, report.duplicate, report.outranked) == (
+        loaded.inserted,
+        loaded.stale,
+        loaded.duplicate,
+        loaded.outranked,
+    )
+    assert report.counts == memory.counts()
+    papers = (tmp_path / "csv" / "paper.csv").read_text(encoding="utf-8").splitlines()
+    stored = {data["bundleSha256"] for _, data in memory.graph.nodes(data=True) if data["label"] == "Paper"}
+    assert {row[12] for row in csv.reader(papers)} == stored  # bundleSha256
+    assert not any(tmp_path.glob(".pith-graph-import-*"))  # the spill is gone
+
+
+def test_a_process_holding_the_store_lock_counts_as_running(tmp_path: Path) -> None:
+    lock = tmp_path / "data" / "databases" / "store_lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_bytes(b"")
+    assert running_server(tmp_path) is None
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, sys, time; f = open(sys.argv[1], 'rb+'); fcntl.lockf(f, fcntl.LOCK_EX);"
+            " print('held', flush=True); time.sleep(60)",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert running_server(tmp_path) == f"a process holds {lock}"
+    finally:
+        holder.kill()
+        holder.communicate()

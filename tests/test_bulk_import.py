@@ -1,0 +1,186 @@
+"""``pith-graph import``: Neo4j's offline importer builds the same database a transactional
+load builds, refuses a running server or a database with data, and leaves a database that
+``scripts/neo4j start`` serves and ``pith-graph load`` updates (stale and duplicate bundles
+decided against the imported papers).
+
+One private server's data folder is imported into (stopped), the session's server gets a
+transactional load of the same corpus, and both are compared node for node, edge for edge,
+property for property.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from pith_graph.loader.bulk import bulk_import
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing.corpus import corpus_signers, write_corpus
+from pith_graph.testing.signer import PaperSpec, build_bundle
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
+
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def _odd_paper(index: int, title: str, abstract: str) -> PaperSpec:
+    return PaperSpec(
+        arxiv_id=f"2409.{index:05d}",
+        version=1,
+        title=title,
+        authors=['Ann "the" Lee', "Bo, Jr", "Zoë  Smith"],
+        abstract_excerpt=abstract,
+        primary_cat="cs.LG",
+        cross_cats=["stat.ML"],
+        license="http://creativecommons.org/licenses/by/4.0/",
+        submitted_at="2024-09-05T10:00:00Z",
+        created_at="2026-07-01T00:00:00Z",
+        built_at="2026-07-02T00:00:00Z",
+    )
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Keyring, Path]:
+    """A generated corpus (rebuilt bundles, two signers, several versions of some ids) plus
+    papers whose text the CSV files must carry exactly: quotes, commas, line breaks."""
+    folder = tmp_path_factory.mktemp("bulk")
+    info = write_corpus(folder, 400, seed=11, workers=1, layout="jsonl", shard_size=150, extra_signer_every=9)
+    signer, _ = corpus_signers(11)
+    odd = [
+        _odd_paper(1, 'Quotes "q", commas, and\na new line', "Line one\r\nline two \\ back; semi"),
+        _odd_paper(2, "Tab\tand unit\x1fseparator and emoji 🧪", "plain"),
+    ]
+    extra = folder / "odd.jsonl"
+    extra.write_bytes(b"".join(orjson.dumps(build_bundle(p, signer)) + b"\n" for p in odd))
+    return [str(p) for p in info.shards] + [str(extra)], resolve_keyring(info.keyring_path), info.keyring_path
+
+
+@pytest.fixture(scope="module")
+def imported(start_neo4j: Callable[..., Any], corpus: tuple[list[str], Keyring, Path]) -> Iterator[Any]:
+    """A private server whose (stopped) data folder was bulk-imported, running again."""
+    paths, keyring, _ = corpus
+    server = start_neo4j()
+    assert server.script("stop").returncode == 0
+    report = bulk_import(paths, keyring=keyring, data=Path(server.env["NEO4J_DATA"]), workers=2)
+    assert report.rejected == 0 and report.stale > 0
+    assert set(report.steps) == {"verify", "csv", "neo4j-admin", "schema"}
+    started = server.script("start")
+    assert started.returncode == 0, started.stderr
+    yield server, report
+    server.script("stop")
+
+
+def test_import_equals_a_transactional_load(
+    imported: tuple[Any, Any], neo4j_server: Any, corpus: tuple[list[str], Keyring, Path]
+) -> None:
+    server, report = imported
+    paths, keyring, _ = corpus
+    loaded = neo4j_server.connect()
+    bulk = server.connect()
+    try:
+        loaded.clear()
+        load_report = run(paths, keyring=keyring, store=loaded, workers=2, batch_size=5000)
+        assert (report.inserted, report.stale, report.duplicate, report.outranked) == (
+            load_report.inserted,
+            load_report.stale,
+            load_report.duplicate,
+            load_report.outranked,
+        )
+        expected, actual = loaded.export(), bulk.export()
+        assert actual.nodes.keys() == expected.nodes.keys()
+        assert actual.nodes == expected.nodes
+        assert actual.edges == expected.edges
+        assert bulk.counts() == loaded.counts() == report.counts
+        odd = [n for n in actual.nodes.values() if n["label"] == "Paper" and "\n" in n["title"]]
+        assert [n["abstractExcerpt"] for n in odd] == ["Line one\r\nline two \\ back; semi"]
+        with bulk.driver.session(database="neo4j") as session:
+            names = {r["name"] for r in session.run("SHOW CONSTRAINTS YIELD name")}
+            states = {r["state"] for r in session.run("SHOW INDEXES YIELD state")}
+        assert "paper_pithnumber_unique" in names and states == {"ONLINE"}
+    finally:
+        loaded.close()
+        bulk.close()
+
+
+def test_a_later_load_updates_the_imported_database(
+    imported: tuple[Any, Any], corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    server, _ = imported
+    paths, keyring, _ = corpus
+    store = server.connect()
+    try:
+        again = run(paths, keyring=keyring, store=store, workers=1, skip_known=False)
+        assert again.accepted == 0 and again.duplicate > 0 and again.stale > 0  # decided against the import
+        signer, _ = corpus_signers(11)
+        newer = _odd_paper(1, "A rebuilt title", "newer")
+        older = PaperSpec(**{**newer.__dict__, "built_at": "2026-06-01T00:00:00Z"})
+        folder = tmp_path / "more"
+        folder.mkdir()
+        (folder / "more.jsonl").write_bytes(
+            b"".join(orjson.dumps(build_bundle(p, signer)) + b"\n" for p in (newer, older))
+        )
+        more = run([str(folder)], keyring=keyring, store=store, workers=1)
+        assert (more.inserted, more.replaced, more.stale) == (
+            1,
+            0,
+            1,
+        )  # a new pith number, and its older twin
+        memory = MemoryStore()
+        run([*paths, str(folder)], keyring=keyring, store=memory, workers=1)
+        assert store.export() == memory.export()
+    finally:
+        store.close()
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pith_graph", "import", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=PROJECT,
+        check=False,
+    )
+
+
+def test_the_cli_refuses_a_running_server_and_a_database_with_data(
+    imported: tuple[Any, Any], corpus: tuple[list[str], Keyring, Path]
+) -> None:
+    server, _ = imported
+    paths, _, keys = corpus
+    data = server.env["NEO4J_DATA"]
+    running = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", data)
+    assert running.returncode == 2, running.stderr
+    assert running.stderr.startswith("pith-graph: error: the Neo4j of") and "stop it first" in running.stderr
+    assert len(running.stderr.strip().splitlines()) == 1
+    assert server.script("stop").returncode == 0
+    try:
+        full = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", data)
+        assert full.returncode == 2, full.stderr
+        assert "holds" in full.stderr and "--replace" in full.stderr
+        assert len(full.stderr.strip().splitlines()) == 1
+    finally:
+        assert server.script("start").returncode == 0
+
+
+def test_csv_only_writes_the_files_and_the_importer_options(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    paths, _, keys = corpus
+    done = _cli(*paths, "--trusted-keys", str(keys), "--csv-only", str(tmp_path / "csv"), "--json")
+    assert done.returncode == 0, done.stderr
+    args = (tmp_path / "csv" / "neo4j-admin.args").read_text().split()
+    assert any(a.startswith("--nodes=Paper=") for a in args)
+    assert any(a.startswith("--relationships=SIGNED=") for a in args)
+    assert any(a.startswith("--multiline-fields=") for a in args)
+    report = orjson.loads(done.stdout)
+    assert report["nodes"]["Paper"] == report["accepted"]

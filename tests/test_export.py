@@ -1,0 +1,143 @@
+"""Subgraphs from Neo4j into networkx: the whole database equals ``load --save`` of its
+bundles; a selection holds exactly its papers and everything they touch (checked against
+networkx on the in-memory graph of the same bundles)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from pith_graph.errors import UsageError
+from pith_graph.loader.export import Selection, export_subgraph
+from pith_graph.loader.facade import load_graph
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.testing import write_corpus
+
+pytestmark = pytest.mark.neo4j
+
+
+@pytest.fixture(scope="module")
+def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, nx.DiGraph, Path]:
+    """A corpus loaded into the session's Neo4j, and the same bundles loaded in memory."""
+    info = write_corpus(tmp_path_factory.mktemp("export"), 600, seed=21, workers=2, layout="jsonl")
+    store: Neo4jStore = neo4j_server.connect()
+    try:
+        store.clear()
+        done = subprocess.run(
+            [
+                *(sys.executable, "-m", "pith_graph", "load", *map(str, info.shards), "--backend", "neo4j"),
+                *("--trusted-keys", str(info.keyring_path), *neo4j_server.cli_args()),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+    finally:
+        store.close()
+    G, report = load_graph(info.shards, trusted_keys=info.keyring_path, workers=1)
+    assert report.rejected == 0
+    return neo4j_server, G, info.keyring_path
+
+
+def _export(server: Any, selection: Selection | None = None) -> nx.DiGraph:
+    store: Neo4jStore = server.connect()
+    try:
+        return export_subgraph(store, selection)
+    finally:
+        store.close()
+
+
+def _same(actual: nx.DiGraph, expected: nx.DiGraph) -> None:
+    assert type(actual) is type(expected)
+    assert MemoryStore(actual).export() == MemoryStore(expected).export()
+    assert sorted(actual.edges()) == sorted(expected.edges())
+
+
+def _touched(G: nx.DiGraph, papers: set[str]) -> nx.DiGraph:
+    """The expected export: ``papers``, their neighbours and the edges between them."""
+    keep = set(papers)
+    for paper in papers:
+        keep |= set(G.pred[paper]) | set(G.succ[paper])
+    H = G.subgraph(keep).copy()
+    H.remove_edges_from([(u, v) for u, v in H.edges() if u not in papers and v not in papers])
+    return H
+
+
+def _papers(G: nx.DiGraph) -> list[str]:
+    return [n for n, label in G.nodes(data="label") if label == "Paper"]
+
+
+def test_the_whole_database_equals_load_save_of_its_bundles(
+    loaded: tuple[Any, nx.DiGraph, Path], tmp_path: Path
+) -> None:
+    server, G, _ = loaded
+    _same(_export(server), G)
+    saved = tmp_path / "whole.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pith_graph", "export", "--save", str(saved), "--json", *server.cli_args()],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert (summary["nodes"], summary["edges"]) == (G.number_of_nodes(), G.number_of_edges())
+    from_file = nx.node_link_graph(json.loads(saved.read_bytes()), edges="edges")
+    _same(from_file, G)
+
+
+def test_a_category_export_holds_its_papers_and_all_they_touch(
+    loaded: tuple[Any, nx.DiGraph, Path],
+) -> None:
+    server, G, _ = loaded
+    code = "cs.LG"
+    papers = {p for p in _papers(G) if f"Category:{code}" in G.succ[p]}
+    assert len(papers) > 20
+    _same(_export(server, Selection(category=code)), _touched(G, papers))
+
+
+def test_an_author_export_follows_coauthors_for_each_hop(loaded: tuple[Any, nx.DiGraph, Path]) -> None:
+    server, G, _ = loaded
+    author = max((n for n, label in G.nodes(data="label") if label == "Author"), key=G.out_degree)
+    reached, frontier, papers = {author}, {author}, set()
+    for hops in (1, 2):
+        found = {p for a in frontier for p in G.succ[a]}
+        papers |= found
+        name = G.nodes[author]["name"].upper()  # matched by name key: case does not matter
+        _same(_export(server, Selection(author=name, hops=hops)), _touched(G, papers))
+        frontier = {a for p in found for a in G.pred[p] if G.nodes[a]["label"] == "Author"} - reached
+        reached |= frontier
+
+
+def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGraph, Path]) -> None:
+    server, G, _ = loaded
+    stamps = sorted(G.nodes[p]["submittedAt"] for p in _papers(G))
+    low, high = stamps[len(stamps) // 4], stamps[3 * len(stamps) // 4]
+    papers = {p for p in _papers(G) if low <= G.nodes[p]["submittedAt"] <= high}
+    _same(_export(server, Selection(submitted_from=low, submitted_to=high)), _touched(G, papers))
+    day = high[:10]
+    papers = {p for p in _papers(G) if G.nodes[p]["submittedAt"][:10] <= day}
+    _same(_export(server, Selection(submitted_to=day)), _touched(G, papers))
+
+
+@pytest.mark.parametrize(
+    "selection",
+    [
+        pytest.param({"submitted_from": "yesterday"}, id="bad-date"),
+        pytest.param({"hops": 2}, id="hops-without-author"),
+        pytest.param({"author": "x", "hops": 9}, id="too-many-hops"),
+    ],
+)
+def test_impossible_selections_are_usage_errors(selection: dict[str, Any]) -> None:
+    with pytest.raises(UsageError):
+        Selection(**selection).bounds()

@@ -1,0 +1,99 @@
+"""The in-memory graph's compact writes: ``put`` is the only code that writes networkx's
+private adjacency dicts, so these tests pin what it relies on. If networkx changes its
+``DiGraph`` internals or its view cache, they fail here first."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import networkx as nx
+import pytest
+
+from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
+
+
+def _built_both_ways() -> tuple[nx.DiGraph, nx.DiGraph, EdgeData]:
+    interner = EdgeInterner()
+    authored = interner({"type": "AUTHORED"})
+    ours = nx.DiGraph()
+    _ = ours.nodes, ours.adj, ours.edges, ours.pred, ours.succ  # cached views exist before the write
+    put(ours, [("a", {"label": "Author"}), ("p", {"label": "Paper"}), ("q", {"label": "Paper"})], [])
+    put(ours, [], [("a", "p", authored), ("a", "q", authored)])
+    theirs = nx.DiGraph()
+    theirs.add_node("a", label="Author")
+    theirs.add_node("p", label="Paper")
+    theirs.add_node("q", label="Paper")
+    theirs.add_edge("a", "p", type="AUTHORED")
+    theirs.add_edge("a", "q", type="AUTHORED")
+    return ours, theirs, authored
+
+
+def test_put_builds_what_networkx_builds() -> None:
+    ours, theirs, authored = _built_both_ways()
+    assert nx.utils.graphs_equal(ours, theirs)
+    assert list(ours.edges(data=True)) == list(theirs.edges(data=True))
+    assert dict(ours.pred["p"]) == {"a": authored} and ours.in_degree("q") == 1
+    assert ours.edges["a", "p"] is ours.edges["a", "q"] is authored  # shared, not copied
+    # the cached views see the writes (put clears networkx's cache as add_edge does)
+    assert set(ours.adj["a"]) == {"p", "q"} and ours.number_of_edges() == 2
+    assert sorted(ours.nodes) == ["a", "p", "q"]
+    ours.remove_edge("a", "p")  # public methods keep working on what put wrote
+    ours.remove_node("q")
+    assert list(ours.edges) == [] and sorted(ours) == ["a", "p"]
+
+
+def test_edge_data_is_read_only_and_copies_are_plain() -> None:
+    ours, _, authored = _built_both_ways()
+    with pytest.raises(TypeError, match="read-only"):
+        ours.edges["a", "p"]["weight"] = 1
+    with pytest.raises(TypeError):
+        ours.add_edge("a", "p", weight=1)  # would change every AUTHORED edge
+    with pytest.raises(TypeError):
+        nx.set_edge_attributes(ours, 1, "weight")
+    mine = nx.DiGraph(ours)
+    mine.edges["a", "p"]["weight"] = 1
+    assert mine.edges["a", "q"] == {"type": "AUTHORED"} and authored == {"type": "AUTHORED"}
+    copied = ours.copy()
+    copied.edges["a", "p"]["weight"] = 2
+    assert type(copied.edges["a", "p"]) is dict
+    for clone in (pickle.loads(pickle.dumps(ours)), copy.deepcopy(ours)):
+        assert nx.utils.graphs_equal(clone, ours)
+
+
+def test_interner_shares_equal_attributes_and_freezes_lists() -> None:
+    interner = EdgeInterner()
+    one = interner({"type": "SIGNED", "keyIds": ["k"], "signedBundle": True})
+    two = interner({"type": "SIGNED", "keyIds": ["k"], "signedBundle": True})
+    other = interner({"type": "SIGNED", "keyIds": ["k", "j"], "signedBundle": True})
+    assert one is two and one is not other
+    assert one["keyIds"] == ("k",)
+
+
+def test_saved_graphs_read_back_new_and_old(tmp_path: object) -> None:
+    """``--save`` files stay readable by networkx and by ``MemoryStore.open``, including those
+    an earlier version saved as a ``MultiDiGraph`` (edge key = type)."""
+    from pathlib import Path
+
+    import orjson
+
+    from pith_graph.loader.facade import SAMPLES, load_graph
+    from pith_graph.loader.stores.memory import MemoryStore
+
+    folder = Path(str(tmp_path))
+    G, _ = load_graph([SAMPLES])
+    store = MemoryStore(G)
+    store.save(folder / "new.json")
+    again = nx.node_link_graph(orjson.loads((folder / "new.json").read_bytes()), edges="edges")
+    assert type(again) is nx.DiGraph and sorted(again.edges) == sorted(G.edges)
+    assert MemoryStore(again).export() == store.export()  # tuples in memory, lists in JSON
+    old = nx.MultiDiGraph()
+    old.add_nodes_from(G.nodes(data=True))
+    for u, v, data in G.edges(data=True):
+        old.add_edge(u, v, key=data["type"], **data)
+    (folder / "old.json").write_bytes(orjson.dumps(nx.node_link_data(old, edges="edges")))
+    for name in ("new.json", "old.json"):
+        opened = MemoryStore.open(folder / name)
+        assert type(opened.graph) is nx.DiGraph
+        assert opened.export() == store.export()
+        assert all(type(data) is EdgeData for _, _, data in opened.graph.edges(data=True))

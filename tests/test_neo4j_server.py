@@ -1,0 +1,119 @@
+"""``scripts/neo4j``'s server: authentication on by default (a generated password in a file
+only its owner can read, ``NEO4J_AUTH=none`` to turn it off), the APOC and GDS plugins in the
+versions the launcher's pom pins, and Neo4j Browser over HTTP on loopback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+import neo4j
+from conftest import NEO4J_SCRIPT, Neo4jServer, free_port, pinned, read_password
+from neo4j.exceptions import AuthError
+
+
+def answer(server: Neo4jServer, query: str) -> object:
+    with neo4j.GraphDatabase.driver(server.uri, auth=(server.user, server.password or "")) as driver:
+        records, _, _ = driver.execute_query(query, database_=server.database)
+        return records[0][0]
+
+
+def script_start(data: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``scripts/neo4j start`` on free ports, with none of the caller's NEO4J_* settings."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    base.update(NEO4J_DATA=str(data), NEO4J_BOLT_PORT=str(free_port()), NEO4J_HTTP_PORT=str(free_port()))
+    return subprocess.run(
+        [str(NEO4J_SCRIPT), "start"], env={**base, **env}, capture_output=True, text=True, timeout=600
+    )
+
+
+def refuses_unauthenticated(uri: str) -> bool:
+    with neo4j.GraphDatabase.driver(uri, auth=None) as driver:
+        try:
+            driver.verify_connectivity()
+        except AuthError:
+            return True
+        return False
+
+
+# -- authentication --------------------------------------------------------------------------
+
+
+def test_a_server_started_without_a_password_refuses_unauthenticated_connections(
+    local_server: Neo4jServer,
+) -> None:
+    assert refuses_unauthenticated(local_server.uri)
+
+
+def test_the_generated_password_is_private_strong_and_accepted(local_server: Neo4jServer) -> None:
+    assert local_server.password_file is not None
+    mode = stat.S_IMODE(local_server.password_file.stat().st_mode)
+    assert mode == 0o600, oct(mode)
+    password = read_password(local_server.password_file)
+    assert re.fullmatch(r"[A-Za-z0-9]{24}", password)
+    assert answer(local_server, "RETURN 1") == 1
+    assert local_server.data is not None
+    auth_ini = local_server.data / "data" / "dbms" / "auth.ini"  # the initial password's hash
+    assert stat.S_IMODE(auth_ini.stat().st_mode) == 0o600
+
+
+def test_auth_none_turns_authentication_off_and_a_restart_turns_it_on(
+    start_neo4j: Callable[..., Neo4jServer],
+) -> None:
+    server = start_neo4j(auth=False)
+    assert server.password_file is not None and not server.password_file.exists()
+    assert not refuses_unauthenticated(server.uri)
+    # The same store, restarted without NEO4J_AUTH: its neo4j user (created without auth,
+    # "password change required") gets a generated password.
+    assert server.env is not None
+    del server.env["NEO4J_AUTH"]
+    restarted = server.script("restart")
+    assert restarted.returncode == 0, restarted.stderr
+    assert refuses_unauthenticated(server.uri)
+    server.password = read_password(server.password_file)
+    assert answer(server, "RETURN 1") == 1
+
+
+def test_a_short_neo4j_password_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    done = script_start(tmp_path, NEO4J_PASSWORD="short")
+    assert done.returncode != 0
+    assert "NEO4J_PASSWORD must have 8 or more characters" in done.stderr
+    assert not (tmp_path / "password").exists()
+    assert not (tmp_path / "neo4j.pid").exists()
+
+
+def test_a_password_file_others_can_read_is_refused_by_the_script(tmp_path: Path) -> None:
+    (tmp_path / "password").write_text("a-good-long-password\n")
+    (tmp_path / "password").chmod(0o644)
+    done = script_start(tmp_path)
+    assert done.returncode != 0
+    assert f"{tmp_path}/password is accessible by group or others (mode 644): chmod 600" in done.stderr
+    assert not (tmp_path / "neo4j.pid").exists()
+
+
+# -- plugins and HTTP ------------------------------------------------------------------------
+
+
+def test_apoc_and_gds_answer_in_the_pinned_versions(local_server: Neo4jServer) -> None:
+    assert answer(local_server, "RETURN apoc.version()") == pinned("apoc.version")
+    assert answer(local_server, "RETURN gds.version()") == pinned("gds.version")
+    kernel = answer(local_server, "CALL dbms.components() YIELD versions RETURN versions[0]")
+    assert kernel == pinned("neo4j.version")
+
+
+def test_http_serves_the_discovery_document_and_the_browser(local_server: Neo4jServer) -> None:
+    assert local_server.http_uri is not None
+    with urllib.request.urlopen(local_server.http_uri + "/", timeout=30) as reply:
+        discovery = json.load(reply)
+    assert discovery["bolt_direct"] == local_server.uri
+    assert discovery["neo4j_edition"] == "community"
+    with urllib.request.urlopen(local_server.http_uri + "/browser/", timeout=30) as reply:
+        page = reply.read().decode()
+    assert "<title>Neo4j Browser</title>" in page

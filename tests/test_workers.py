@@ -1,0 +1,128 @@
+"""Verification workers never outlive the loader: a ``kill -9`` of ``pith-graph load`` takes
+its worker processes with it (Linux: the kernel's parent-death signal; elsewhere a watchdog)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pith_graph.testing.corpus import CorpusInfo, write_corpus
+
+WORKERS = 2
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    """Running (a zombie waiting to be reaped counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def _wait_gone(pids: list[int], seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (alive := [pid for pid in pids if _alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return alive
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
+    return write_corpus(tmp_path_factory.mktemp("workers"), 600, seed=11, workers=2, layout="jsonl")
+
+
+@pytest.fixture
+def stray() -> Iterator[list[int]]:
+    """Pids to SIGKILL after the test, whatever it asserted (never leave processes behind)."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_sigkill_of_the_loader_ends_its_workers(corpus: CorpusInfo, stray: list[int]) -> None:
+    # The corpus goes in on stdin, which stays open: the loader has started its workers and
+    # is mid-run, waiting for more input, when it is killed.
+    args = ["load", "-", "--workers", str(WORKERS), "--trusted-keys", str(corpus.keyring_path)]
+    loader = subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    stray.append(loader.pid)
+    assert loader.stdin is not None
+    loader.stdin.write(corpus.shards[0].read_bytes())
+    loader.stdin.flush()
+    deadline = time.monotonic() + 60
+    while len(workers := _children(loader.pid)) < WORKERS:
+        assert loader.poll() is None, "the loader ended before it was killed"
+        assert time.monotonic() < deadline, "the loader started no workers"
+        time.sleep(0.05)
+    stray.extend(workers)
+
+    os.kill(loader.pid, signal.SIGKILL)  # the loader only, not its process group
+    loader.wait(10)
+    loader.stdin.close()
+
+    assert _wait_gone(workers, 5.0) == [], "workers outlived the killed loader"
+
+
+def test_watchdog_ends_a_worker_without_prctl(tmp_path: Path, stray: list[int]) -> None:
+    """Where the kernel cannot be asked (not Linux), a thread watches the parent instead."""
+    pid_file = tmp_path / "worker.pid"
+    script = textwrap.dedent(
+        f"""
+        import os, time
+        from pith_graph.loader import workers
+        workers._kernel_kills_orphans = lambda: False
+        parent = os.getpid()
+        if os.fork() == 0:
+            workers.die_with_parent(parent)
+            with open({str(pid_file)!r}, "w") as f:
+                f.write(str(os.getpid()))
+            time.sleep(60)
+            os._exit(0)
+        time.sleep(60)
+        """
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], start_new_session=True)
+    stray.append(parent.pid)
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() or not pid_file.read_text():
+        assert time.monotonic() < deadline, "the worker did not start"
+        time.sleep(0.05)
+    worker = int(pid_file.read_text())
+    stray.append(worker)
+
+    os.kill(parent.pid, signal.SIGKILL)
+    parent.wait(10)
+
+    assert _wait_gone([worker], 5.0) == [], "the watchdog did not end the orphan"
