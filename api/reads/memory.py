@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pith_graph.api.reads.memory_discovery import MemoryDiscoveryReads
 from pith_graph.api.reads.memory_view import (
     CODE,
     EVENT_TYPES,
@@ -27,7 +28,6 @@ from pith_graph.api.reads.memory_view import (
     SIGNED_BUNDLE,
     VALUE,
     Key,
-    MemoryGraphView,
 )
 from pith_graph.api.reads.records import (
     AliasRecord,
@@ -52,7 +52,7 @@ from pith_graph.schema.rows import PaperRow
 __all__ = ["MemoryReader"]
 
 
-class MemoryReader(MemoryGraphView):
+class MemoryReader(MemoryDiscoveryReads):
     """Batched reads over a ``MultiDiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
     def ping(self) -> None:

@@ -18,6 +18,7 @@ import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
 from pith_graph.api.reads import cypher
+from pith_graph.api.reads.neo4j_discovery import Neo4jDiscoveryReads
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
@@ -70,7 +71,7 @@ def _page(rows: Sequence[Mapping[str, Any]], first: int) -> Page:
     return Page(papers, len(rows) > first)
 
 
-class Neo4jReader:
+class Neo4jReader(Neo4jDiscoveryReads):
     """Batched reads from one Neo4j database."""
 
     def __init__(

@@ -1,0 +1,238 @@
+"""The in-memory answers to :class:`~pith_graph.api.reads.discovery.DiscoveryReads`.
+
+A mixin of :class:`~pith_graph.api.reads.memory.MemoryReader`, over the same view and
+indexes, plus three of its own built on first use: the BM25 text index
+(:class:`~pith_graph.api.reads.text_index.TextIndex`, papers numbered in pith-number order),
+the typeahead's sorted (folded word, author rank) pairs, and recent searches' ranked hits.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from heapq import nsmallest
+from typing import TYPE_CHECKING, Any
+
+from pith_graph.api.reads.discovery import (
+    Facet,
+    FacetCount,
+    Listing,
+    ScoredPaper,
+    SearchOrder,
+    SearchPage,
+    SearchPosition,
+    top_counts,
+)
+from pith_graph.api.reads.folding import name_keys
+from pith_graph.api.reads.memory_view import (
+    ARCHIVE,
+    CODE,
+    LABEL,
+    NAME,
+    NAME_KEY,
+    PITH_NUMBER,
+    Key,
+    MemoryGraphView,
+)
+from pith_graph.api.reads.records import AuthorRecord, IdentifierKey, PaperFilter
+from pith_graph.api.reads.text_index import TextIndex
+from pith_graph.schema.graph import AUTHOR, IN_CATEGORY, PAPER
+from pith_graph.schema.rows import PaperRow
+
+__all__ = ["MemoryDiscoveryReads"]
+
+#: Searches whose ranked hits are kept, so paging through one is cheap.
+SEARCH_CACHE_SIZE = 64
+_TITLE = PAPER.prop("title")
+_ABSTRACT = PAPER.prop("abstractExcerpt")
+_YEAR = PAPER.prop("submittedYear")
+_LICENSE = PAPER.prop("license")
+
+
+class MemoryDiscoveryReads(MemoryGraphView):
+    """Batch lookups, ranked search, facets and typeahead over the networkx graph."""
+
+    if TYPE_CHECKING:  # provided by MemoryReader
+
+        def resolve_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[str]]: ...
+        def _candidates(self, where: PaperFilter) -> list[Key]: ...
+        def _predicate(self, where: PaperFilter) -> Callable[[Key], bool] | None: ...
+
+    def refresh(self) -> None:
+        super().refresh()
+        self._searches: OrderedDict[Any, Any] = OrderedDict()
+
+    # -- batch lookups -------------------------------------------------------------------
+
+    def papers_by_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[PaperRow]]:
+        found = {}
+        for key, piths in self.resolve_identifiers(keys).items():
+            found[key] = [paper for paper in map(self._paper, piths) if paper is not None]
+        return found
+
+    # -- listings ------------------------------------------------------------------------
+
+    def _text_index(self) -> tuple[TextIndex, list[str]]:
+        def build() -> tuple[TextIndex, list[str]]:
+            papers = sorted(self._paper_nodes(), key=lambda item: item[1][PITH_NUMBER])
+            index = TextIndex((data[_TITLE], data[_ABSTRACT]) for _, data in papers)
+            return index, [data[PITH_NUMBER] for _, data in papers]
+
+        result: tuple[TextIndex, list[str]] = self._index("text", build)
+        return result
+
+    def _cached(self, key: Any, build: Callable[[], Any]) -> Any:
+        cache = self._searches
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = build()
+            if len(cache) > SEARCH_CACHE_SIZE:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(key)
+        return found
+
+    def _text_hits(self, terms: tuple[str, ...]) -> dict[str, float]:
+        """Pith number -> score of every paper holding each term (title or abstract)."""
+
+        def build() -> dict[str, float]:
+            index, piths = self._text_index()
+            return {piths[doc]: score for doc, score in index.search(terms).items()}
+
+        found: dict[str, float] = self._cached(("hits", terms), build)
+        return found
+
+    def _admits(self, listing: Listing) -> Callable[[Key], bool] | None:
+        """Every condition of the listing besides its search words (None: nothing)."""
+        where = listing.where
+        pools: list[list[Key]] = []
+        if where.title_terms:
+            pools.append(self._title_keys(where.title_terms))
+        if where.author is not None:
+            pools.append(self._author_keys(where.author))
+        if where.category is not None:
+            pools.append(self._category_keys(where.category))
+        if where.archive is not None:
+            pools.append(self._archive_keys(where.archive))
+        if listing.signer is not None:
+            pools.append(self._signer_keys(listing.signer))
+        sets = [{pith for _, pith in pool} for pool in sorted(pools, key=len)]
+        own = (where.submitted_from, where.submitted_before, where.license) != (None, None, None)
+        if not sets and not own:
+            return None
+
+        def admits(key: Key) -> bool:
+            if not all(key[1] in members for members in sets):
+                return False
+            return not own or where.admits(self._paper(key[1]))  # type: ignore[arg-type]
+
+        return admits
+
+    def _members(self, listing: Listing) -> list[Key]:
+        """The listing's papers as ascending (submittedAt, pithNumber) keys."""
+        if listing.text:
+            hits = self._text_hits(listing.text)
+            keys = sorted((self._paper(pith).submitted_at, pith) for pith in hits)  # type: ignore[union-attr]
+            keep = self._admits(listing)
+        elif listing.signer is not None:
+            keys, keep = self._signer_keys(listing.signer), self._admits(listing)
+        else:
+            keys, keep = self._candidates(listing.where), self._predicate(listing.where)
+        return keys if keep is None else [key for key in keys if keep(key)]
+
+    def count_listing(self, listing: Listing) -> int:
+        return len(self._members(listing))
+
+    # -- search --------------------------------------------------------------------------
+
+    def _ranked(self, listing: Listing) -> list[tuple[float, str]]:
+        """The listing's hits as ascending (-score, pithNumber): best first."""
+
+        def build() -> list[tuple[float, str]]:
+            hits = self._text_hits(listing.text)
+            return sorted((-hits[pith], pith) for _, pith in self._members(listing))
+
+        found: list[tuple[float, str]] = self._cached(("ranked", listing), build)
+        return found
+
+    def search_papers(
+        self, listing: Listing, order: SearchOrder, first: int, after: SearchPosition | None
+    ) -> SearchPage:
+        hits = self._text_hits(listing.text)
+        if order == "relevance":
+            ranked = self._ranked(listing)
+            start = 0 if after is None else bisect_right(ranked, (-after.score, after.pith_number))
+            piths = [pith for _, pith in ranked[start : start + first + 1]]
+        else:
+            keys: list[Key] = self._cached(("newest", listing), lambda: self._members(listing))
+            end = len(keys) if after is None else bisect_left(keys, (after.submitted_at, after.pith_number))
+            piths = [pith for _, pith in reversed(keys[max(0, end - first - 1) : end])]
+        items = tuple(ScoredPaper(self._paper(pith), hits[pith]) for pith in piths[:first])  # type: ignore[arg-type]
+        return SearchPage(items, len(piths) > first, after.offset if after is not None else 0)
+
+    # -- facets --------------------------------------------------------------------------
+
+    def _facet_values(self, facet: Facet) -> Callable[[str], Iterable[str]]:
+        """The values a paper node has for ``facet``."""
+        G = self.G
+        nodes = G.nodes
+
+        def categories(node: str) -> list[str]:
+            return [c for c, edges in G.succ[node].items() if IN_CATEGORY.type in edges]
+
+        if facet == "years":
+            return lambda node: (str(nodes[node][_YEAR]),)
+        if facet == "licenses":
+            return lambda node: (nodes[node][_LICENSE],)
+        if facet == "categories":
+            return lambda node: [nodes[c][CODE] for c in categories(node)]
+        if facet == "archives":
+            return lambda node: {nodes[c][ARCHIVE] for c in categories(node)}
+        return lambda node: [nodes[a][NAME] for a in G.pred[node] if nodes[a][LABEL] == AUTHOR.label]
+
+    def facet_counts(
+        self, listing: Listing, facets: Sequence[Facet], first: int
+    ) -> dict[Facet, list[FacetCount]]:
+        members = [f"{PAPER.label}:{pith}" for _, pith in self._members(listing)]
+        result: dict[Facet, list[FacetCount]] = {}
+        for facet in dict.fromkeys(facets):
+            values = self._facet_values(facet)
+            counts: Counter[str] = Counter()
+            for node in members:
+                counts.update(values(node))
+            result[facet] = top_counts(counts, first)
+        return result
+
+    # -- typeahead -----------------------------------------------------------------------
+
+    def _typeahead(self) -> tuple[list[str], array[int], list[str]]:
+        """Sorted folded words, the rank of the author of each, authors by rank."""
+
+        def build() -> tuple[list[str], array[int], list[str]]:
+            G = self.G
+            authors = sorted(
+                (node for node, data in G.nodes(data=True) if data.get(LABEL) == AUTHOR.label),
+                key=lambda node: (-G.out_degree(node), G.nodes[node][NAME_KEY]),
+            )
+            pairs = sorted(
+                (key, rank) for rank, node in enumerate(authors) for key in name_keys(G.nodes[node][NAME])
+            )
+            return [key for key, _ in pairs], array("i", (rank for _, rank in pairs)), authors
+
+        result: tuple[list[str], array[int], list[str]] = self._index("typeahead", build)
+        return result
+
+    def authors_by_prefix(self, keys: Sequence[str], first: int) -> list[AuthorRecord]:
+        if not keys or first == 0:
+            return []
+        words, ranks, authors = self._typeahead()
+        matches: list[set[int]] = []
+        for key in dict.fromkeys(keys):
+            start = bisect_left(words, key)
+            end = bisect_right(words, key + "\U0010ffff", lo=start)
+            matches.append(set(ranks[start:end]))
+        matches.sort(key=len)
+        found = matches[0].intersection(*matches[1:])
+        return [self._author(authors[rank]) for rank in nsmallest(first, found)]
