@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable
-from datetime import UTC, datetime
 from typing import Annotated, Any, TypeVar
 
 import strawberry
@@ -23,11 +21,19 @@ from pith_graph.api.connection import PaperConnection, decode_cursor, paper_conn
 from pith_graph.api.context import Context
 from pith_graph.api.fields import resolver
 from pith_graph.api.ids import parse_identifier
+from pith_graph.api.inputs import PaperFilterInput, required_text, search_words, to_filter
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
-from pith_graph.api.reads.records import PaperFilter
-from pith_graph.api.reads.words import search_terms
+from pith_graph.api.lookups import authors_by_prefix, best_versions, papers_by_ids
+from pith_graph.api.reads.discovery import Listing
+from pith_graph.api.search import (
+    SearchConnection,
+    SearchOrder,
+    decode_search_cursor,
+    fingerprint,
+    search_connection,
+)
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
-from pith_graph.errors import BadUserInput, NotFound
+from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
@@ -35,92 +41,6 @@ __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl
 
 log = logging.getLogger("pith_graph.api.schema")
 T = TypeVar("T")
-
-MAX_TEXT_LENGTH = 500
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
-
-
-@strawberry.input(name="PaperFilter", description="Which papers to list; every field given must match.")
-class PaperFilterInput:
-    category: str | None = strawberry.field(
-        default=None, description="Listed in the category with this code (primary or cross-list), e.g. cs.LG."
-    )
-    archive: str | None = strawberry.field(
-        default=None, description="Listed in a category of this archive, e.g. cs."
-    )
-    author: str | None = strawberry.field(
-        default=None, description="By this author (matched by name key: case and spacing ignored)."
-    )
-    submitted_from: str | None = strawberry.field(
-        default=None, description="Submitted at or after this ISO 8601 date or UTC date-time."
-    )
-    submitted_before: str | None = strawberry.field(
-        default=None, description="Submitted before this ISO 8601 date or UTC date-time."
-    )
-    license: str | None = strawberry.field(default=None, description="Exactly this license URL.")
-    title: str | None = strawberry.field(
-        default=None, description="Title holds every word of this text (as search does)."
-    )
-
-
-def _text(value: str, what: str) -> str:
-    value = value.strip()
-    if not value:
-        raise BadUserInput(f"{what} is empty.")
-    if len(value) > MAX_TEXT_LENGTH:
-        raise BadUserInput(f"{what} is longer than {MAX_TEXT_LENGTH} characters.")
-    return value
-
-
-def _instant(value: str, what: str) -> str:
-    """An ISO 8601 date or date-time as the UTC text ``YYYY-MM-DDTHH:MM:SSZ``."""
-    text = _text(value, what)
-    try:
-        if _DATE.fullmatch(text):
-            moment = datetime.fromisoformat(text + "T00:00:00+00:00")
-        else:
-            moment = datetime.fromisoformat(text)
-    except ValueError as err:
-        raise BadUserInput(
-            f"{what} is not an ISO 8601 date or date-time: {text!r}.",
-            "Write e.g. 2020-01-31 or 2020-01-31T12:00:00Z.",
-        ) from err
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _words(text: str, what: str) -> tuple[str, ...]:
-    terms = search_terms(_text(text, what))
-    if not terms:
-        raise BadUserInput(f"{what} has no words to search for.")
-    return terms
-
-
-def to_filter(given: PaperFilterInput | None) -> PaperFilter:
-    """The reader's filter for the GraphQL input, validated."""
-    if given is None:
-        return PaperFilter()
-    author = None
-    if given.author is not None:
-        author = author_name_key(_text(given.author, "filter.author"))
-    return PaperFilter(
-        category=_text(given.category, "filter.category") if given.category is not None else None,
-        archive=_text(given.archive, "filter.archive") if given.archive is not None else None,
-        author=author,
-        submitted_from=_instant(given.submitted_from, "filter.submittedFrom")
-        if given.submitted_from is not None
-        else None,
-        submitted_before=_instant(given.submitted_before, "filter.submittedBefore")
-        if given.submitted_before is not None
-        else None,
-        license=_text(given.license, "filter.license") if given.license is not None else None,
-        title_terms=_words(given.title, "filter.title") if given.title is not None else (),
-    )
-
-
-def _newest_first(records: list[PaperRow]) -> list[PaperRow]:
-    return sorted(records, key=lambda p: (p.source_version, p.built_at, p.pith_number), reverse=True)
 
 
 async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRow], bool]:
@@ -132,10 +52,7 @@ async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRow], bool
     named = await asyncio.gather(*(context.identifier.load(key) for key in parsed.keys))
     pith_numbers = sorted({pith for found in named for pith in found})
     papers = [p for p in await context.paper.load_many(pith_numbers) if p is not None]
-    if papers:  # an identifier answers only with its highest-ranked signer's papers
-        best = min(context.rank(p.bundle_key_id) for p in papers)
-        papers = [p for p in papers if context.rank(p.bundle_key_id) == best]
-    return _newest_first(papers), parsed.versions
+    return best_versions(context, papers), parsed.versions
 
 
 @strawberry.type(description="Lookups and traversals over the graph of verified papers.")
@@ -156,6 +73,15 @@ class Query:
         papers, _ = await _named(info, id)
         return [Paper.from_record(record) for record in papers]
 
+    @resolver(
+        "The paper each identifier names, as paper(id:) answers, in the order given: null where "
+        "an identifier names none (or is blank); a repeated identifier is answered each time. "
+        "At most 500 identifiers by default (LIMIT_EXCEEDED beyond), looked up in one read."
+    )
+    async def papers_by_id(self, info: GraphInfo, ids: list[str]) -> list[Paper | None]:
+        found = await papers_by_ids(info.context, ids)
+        return [Paper.from_record(record) if record is not None else None for record in found]
+
     @resolver("Papers, newest first, optionally filtered.")
     async def papers(
         self,
@@ -173,24 +99,51 @@ class Query:
         async def count() -> int:
             return await context.run(context.reader.count_papers, where)
 
-        return paper_connection(page, key, count)
+        return paper_connection(page, key, count, Listing(where))
 
-    @resolver("Papers whose title holds every word of the text, newest first.")
-    async def search(self, info: GraphInfo, text: str, first: int | None = None) -> list[Paper]:
+    @resolver(
+        "Papers holding every word of the text in their title or abstract excerpt (words as "
+        "Lucene's standard analyzer splits them; no query syntax), optionally filtered; best "
+        "match first (orderBy: RELEVANCE) or newest first (NEWEST). Each edge has its score."
+    )
+    async def search(
+        self,
+        info: GraphInfo,
+        text: str,
+        filter: PaperFilterInput | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        order_by: SearchOrder | None = SearchOrder.RELEVANCE,
+    ) -> SearchConnection:
         context = info.context
-        where = PaperFilter(title_terms=_words(text, "text"))
+        order = order_by or SearchOrder.RELEVANCE
+        listing = Listing(to_filter(filter), search_words(text, "text"))
         size = page_size(first, context.limits)
-        page = await context.run(context.reader.list_papers, where, size, None)
-        return [Paper.from_record(record) for record in page.items]
+        search = fingerprint(listing, order)
+        position = decode_search_cursor(after, search)
+        page = await context.run(context.reader.search_papers, listing, order.value, size, position)
+
+        async def count() -> int:
+            return await context.run(context.reader.count_listing, listing)
+
+        return search_connection(page, search, position, count, listing)
+
+    @resolver(
+        "Authors for a typeahead: every word typed is the start of some word of the name "
+        "(case, accents and spacing ignored: zoe sm, ZOË and sm all find Zoë Smith); most "
+        "papers first, then by name key. [] when nothing is typed."
+    )
+    async def authors(self, info: GraphInfo, prefix: str, first: int | None = 10) -> list[Author]:
+        return [Author.from_record(r) for r in await authors_by_prefix(info.context, prefix, first)]
 
     @resolver("An author, matched by name key (case and spacing ignored). Null when unknown.")
     async def author(self, info: GraphInfo, name: str) -> Author | None:
-        record = await info.context.author.load(author_name_key(_text(name, "name")))
+        record = await info.context.author.load(author_name_key(required_text(name, "name")))
         return Author.from_record(record) if record is not None else None
 
     @resolver("A category by code, e.g. cs.LG. Null when unknown.")
     async def category(self, info: GraphInfo, code: str) -> Category | None:
-        record = await info.context.category.load(_text(code, "code"))
+        record = await info.context.category.load(required_text(code, "code"))
         return Category.from_record(record) if record is not None else None
 
     @resolver("Every category, by code.")
@@ -200,7 +153,7 @@ class Query:
 
     @resolver("A signer by id, e.g. pith.science. Null when unknown.")
     async def signer(self, info: GraphInfo, id: str) -> Signer | None:
-        record = await info.context.signer.load(_text(id, "id"))
+        record = await info.context.signer.load(required_text(id, "id"))
         return Signer.from_record(record) if record is not None else None
 
     @resolver(
@@ -223,7 +176,7 @@ async def _collaboration_path(
 ) -> list[PathStep] | None:
     context = info.context
     hops = path_hops(max_hops, context.limits)
-    keys = [author_name_key(_text(from_, "from")), author_name_key(_text(to, "to"))]
+    keys = [author_name_key(required_text(from_, "from")), author_name_key(required_text(to, "to"))]
     found = await context.author.load_many(keys)
     for name, record in zip((from_, to), found, strict=True):
         if record is None:

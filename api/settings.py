@@ -14,6 +14,7 @@ variable                       meaning                      default
 ``PITH_API_MAX_BODY_BYTES``    request body size            65536
 ``PITH_API_TIMEOUT_SECONDS``   per-request time limit       10
 ``PITH_API_MAX_PATH_HOPS``     largest ``maxHops``          6
+``PITH_API_MAX_BATCH_IDS``     ids per ``papersById``       500
 ``PITH_API_NEO4J_THREADS``     concurrent Neo4j reads       16
 ``PITH_API_GRAPHIQL``          serve GraphiQL (``0``/``1``)  ``1``
 ``NEO4J_URI`` ...              as for ``pith-graph load``
@@ -42,6 +43,7 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_BODY_BYTES": ("max_body_bytes", int),
     "PITH_API_TIMEOUT_SECONDS": ("timeout_seconds", float),
     "PITH_API_MAX_PATH_HOPS": ("max_path_hops", int),
+    "PITH_API_MAX_BATCH_IDS": ("max_batch_ids", int),
 }
 
 
