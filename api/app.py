@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from cross_web import HTTPException
@@ -31,6 +31,7 @@ from strawberry.types import ExecutionResult
 
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
+from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
@@ -141,7 +142,9 @@ class GraphQLView(GraphQL[Context, None]):
     async def process_result(self, request: Request, result: ExecutionResult) -> GraphQLHTTPResponse:
         if result.errors:
             result.errors = [coded(error) for error in result.errors]
-        return process_result(result)
+        body = process_result(result)
+        note_request_error(request, cast(dict[str, Any], body))
+        return body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # no subscriptions: refuse websockets
@@ -156,7 +159,7 @@ class GraphQLView(GraphQL[Context, None]):
         except Exception:
             log.exception("unexpected error answering %s %s", scope.get("method"), scope.get("path"))
             response = _json(error_body(INTERNAL_MESSAGE, "INTERNAL_SERVER_ERROR"), 500)
-        await response(scope, receive, send)
+        await negotiate(request, response)(scope, receive, send)
 
 
 class Guard:
@@ -262,9 +265,12 @@ def create_app(
     graphiql: bool = True,
     backend: str = "memory",
     on_shutdown: Callable[[], None] | None = None,
+    cors_origins: Sequence[str] = (),
+    cache_control: str = "no-cache",
 ) -> ASGIApp:
     """The ASGI app serving ``reader``. ``on_shutdown`` runs once the server has stopped
-    accepting requests (close the reader and the runner's threads there)."""
+    accepting requests (close the reader and the runner's threads there). Browsers on
+    ``cors_origins`` may call it; ``GET /graphql`` answers carry ``cache_control``."""
     limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
     view = GraphQLView(reader, limits, keys, run, graphiql=graphiql)
@@ -294,4 +300,4 @@ def create_app(
         ],
         lifespan=lifespan,
     )
-    return Guard(app, limits.max_body_bytes)
+    return with_cors(Guard(ETags(app, cache_control), limits.max_body_bytes), cors_origins)

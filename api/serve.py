@@ -108,6 +108,8 @@ def serve(
         graphiql=settings.graphiql,
         backend=settings.backend,
         on_shutdown=shutdown,
+        cors_origins=settings.cors_origins,
+        cache_control=settings.cache_control,
     )
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     config = uvicorn.Config(

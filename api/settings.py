@@ -17,6 +17,9 @@ variable                       meaning                      default
 ``PITH_API_MAX_BATCH_IDS``     ids per ``papersById``       500
 ``PITH_API_NEO4J_THREADS``     concurrent Neo4j reads       16
 ``PITH_API_GRAPHIQL``          serve GraphiQL (``0``/``1``)  ``1``
+``PITH_API_CORS_ORIGINS``      browser origins allowed      (none)
+                               (comma-separated, or ``*``)
+``PITH_API_CACHE_CONTROL``     ``Cache-Control`` of GETs    ``no-cache``
 ``NEO4J_URI`` ...              as for ``pith-graph load``
 =============================  ===========================  ==========================
 """
@@ -24,6 +27,7 @@ variable                       meaning                      default
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -34,6 +38,7 @@ from pith_graph.errors import UsageError
 __all__ = ["ServerSettings"]
 
 Backend = Literal["memory", "neo4j"]
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
 _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_DEPTH": ("max_depth", int),
@@ -63,6 +68,10 @@ class ServerSettings:
     neo4j_database: str = "neo4j"
     neo4j_threads: int = 16
     graphiql: bool = True
+    #: Origins whose pages may call the API (CORS), e.g. ``https://app.example.org``.
+    cors_origins: tuple[str, ...] = ()
+    #: ``Cache-Control`` of ``GET /graphql`` answers (which carry an ``ETag``).
+    cache_control: str = "no-cache"
     #: Memory backend: verification processes for the load (``None``: one per core).
     load_workers: int | None = None
 
@@ -73,6 +82,13 @@ class ServerSettings:
             raise UsageError(f"port must be between 0 and 65535, not {self.port}")
         if self.neo4j_threads < 1:
             raise UsageError("PITH_API_NEO4J_THREADS must be at least 1")
+        for origin in self.cors_origins:
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                raise UsageError(
+                    f"PITH_API_CORS_ORIGINS: {origin!r} is not an origin (scheme://host[:port], no path)"
+                )
+        if not self.cache_control.isascii() or not self.cache_control.isprintable():
+            raise UsageError("PITH_API_CACHE_CONTROL must be printable ASCII")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
@@ -100,6 +116,12 @@ class ServerSettings:
             values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
         if "PITH_API_NEO4J_THREADS" in env:
             values["neo4j_threads"] = number("PITH_API_NEO4J_THREADS", int)
+        if "PITH_API_CORS_ORIGINS" in env:
+            values["cors_origins"] = tuple(
+                o.strip() for o in env["PITH_API_CORS_ORIGINS"].split(",") if o.strip()
+            )
+        if "PITH_API_CACHE_CONTROL" in env:
+            values["cache_control"] = env["PITH_API_CACHE_CONTROL"].strip()
         if "PITH_API_GRAPHIQL" in env:
             values["graphiql"] = env["PITH_API_GRAPHIQL"].strip().lower() not in ("0", "false", "no", "off")
         for variable, key in (
