@@ -64,8 +64,10 @@ def _open_reader(
             list(settings.paths) or [SAMPLES], keyring=keyring, store=store, workers=settings.load_workers
         )
         on_loaded(report)
+        memory = MemoryReader(store.graph)
+        memory.warm()  # search and typeahead indexes, before the first request
         freeze_loaded_objects()
-        return MemoryReader(store.graph), run_inline
+        return memory, run_inline
     if settings.paths:
         raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
     from pith_graph.api.reads.neo4j import Neo4jReader

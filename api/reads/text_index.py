@@ -13,7 +13,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from pith_graph.api.reads.bm25 import FieldScorer, add, avg_field_length, encode_norm, idf
+from pith_graph.api.reads.bm25 import FieldScorer, avg_field_length, encode_norm, idf
 from pith_graph.api.reads.words import quoted, tokens
 
 __all__ = ["FIELDS", "TextIndex", "text_query"]
@@ -60,18 +60,23 @@ class _Field:
             found[0].append(doc)
             found[1].append(min(freq, 0xFFFF))
 
-    def scores(self, term: str) -> Iterable[tuple[int, float]]:
-        """(document, score) for every document holding ``term`` in this field."""
+    def scores(self, term: str) -> dict[int, float]:
+        """Document -> score, for every document holding ``term`` in this field."""
         found = self.postings.get(term)
         if found is None:
-            return ()
+            return {}
         docs, freqs = found
         scorer = FieldScorer(
             self.boost, idf(len(docs), self.doc_count), avg_field_length(self.total_terms, self.doc_count)
         )
         norms = self.norms
         score = scorer.score
-        return ((doc, score(freq, norms[doc])) for doc, freq in zip(docs, freqs, strict=True))
+        return {doc: score(freq, norms[doc]) for doc, freq in zip(docs, freqs, strict=True)}
+
+
+def _rounded(sums: dict[int, float]) -> dict[int, float]:
+    """Each double rounded to float32, in bulk (the cast Lucene's scorers end with)."""
+    return dict(zip(sums, array("f", sums.values()).tolist(), strict=True))
 
 
 class TextIndex:
@@ -88,28 +93,26 @@ class TextIndex:
 
     def search(self, terms: Sequence[str]) -> dict[int, float]:
         """Every document holding each term in some field, with its score."""
-        per_term: list[dict[int, list[float]]] = []
+        per_term: list[dict[int, float]] = []
         for term in terms:
-            matched: dict[int, list[float]] = {}
-            for field in self.fields:
-                for doc, score in field.scores(term):
-                    found = matched.get(doc)
-                    if found is None:
-                        matched[doc] = [score]
-                    else:
-                        found.append(score)
+            title, abstract = (field.scores(term) for field in self.fields)
+            both = {doc: score + abstract[doc] for doc, score in title.items() if doc in abstract}
+            matched = {**title, **abstract, **_rounded(both)}
             if not matched:
                 return {}
             per_term.append(matched)
+        if len(per_term) == 1:
+            return per_term[0]
         per_term.sort(key=len)
-        result: dict[int, float] = {}
-        for doc, clauses in per_term[0].items():
-            word_scores = [add(clauses)]
-            for other in per_term[1:]:
+        first, *others = per_term
+        sums = {}
+        for doc, score in first.items():
+            total = score
+            for other in others:
                 found = other.get(doc)
                 if found is None:
                     break
-                word_scores.append(add(found))
+                total += found  # exact in double: a handful of float32 values of like size
             else:
-                result[doc] = add(word_scores)
-        return result
+                sums[doc] = total
+        return _rounded(sums)
