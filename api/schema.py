@@ -19,12 +19,13 @@ from strawberry.types import ExecutionContext
 from pith_graph.api.coded_errors import is_unexpected
 from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
 from pith_graph.api.context import Context
-from pith_graph.api.fields import resolver
+from pith_graph.api.fields import resolver, selects
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, required_text, search_words, to_filter
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
 from pith_graph.api.lookups import authors_by_prefix, best_versions, papers_by_ids
-from pith_graph.api.reads.discovery import Listing
+from pith_graph.api.reads.discovery import Listing, SearchPage
+from pith_graph.api.reads.records import Page
 from pith_graph.api.search import (
     SearchConnection,
     SearchOrder,
@@ -41,6 +42,8 @@ __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl
 
 log = logging.getLogger("pith_graph.api.schema")
 T = TypeVar("T")
+#: A connection's fields that need its page (totalCount and facets do not).
+_PAGE_FIELDS = frozenset({"edges", "nodes", "pageInfo"})
 
 
 async def _named(info: GraphInfo, identifier: str) -> tuple[list[PaperRow], bool]:
@@ -94,7 +97,9 @@ class Query:
         where = to_filter(filter)
         size = page_size(first, context.limits)
         key = decode_cursor(after)
-        page = await context.run(context.reader.list_papers, where, size, key)
+        page = Page((), False)  # only totalCount or facets asked for: no page to read
+        if selects(info, _PAGE_FIELDS):
+            page = await context.run(context.reader.list_papers, where, size, key)
 
         async def count() -> int:
             return await context.run(context.reader.count_papers, where)
@@ -121,7 +126,9 @@ class Query:
         size = page_size(first, context.limits)
         search = fingerprint(listing, order)
         position = decode_search_cursor(after, search)
-        page = await context.run(context.reader.search_papers, listing, order.value, size, position)
+        page = SearchPage((), False, position.offset if position is not None else 0)
+        if selects(info, _PAGE_FIELDS):
+            page = await context.run(context.reader.search_papers, listing, order.value, size, position)
 
         async def count() -> int:
             return await context.run(context.reader.count_listing, listing)

@@ -11,11 +11,13 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from heapq import nsmallest
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.api.reads.discovery import (
+    FACETS,
     Facet,
     FacetCount,
     Listing,
@@ -70,6 +72,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
         self._text_index()
         self._typeahead()
         self._submitted()
+        self._facet_values()
 
     # -- batch lookups -------------------------------------------------------------------
 
@@ -192,36 +195,37 @@ class MemoryDiscoveryReads(MemoryGraphView):
 
     # -- facets --------------------------------------------------------------------------
 
-    def _facet_values(self, facet: Facet) -> Callable[[str], Iterable[str]]:
-        """The values a paper node has for ``facet``."""
-        G = self.G
-        nodes = G.nodes
+    def _facet_values(self) -> dict[Facet, dict[str, tuple[str, ...]]]:
+        """facet -> pithNumber -> the paper's values, for every paper (built once)."""
 
-        def categories(node: str) -> list[str]:
-            return [c for c, edges in G.succ[node].items() if IN_CATEGORY.type in edges]
+        def build() -> dict[Facet, dict[str, tuple[str, ...]]]:
+            G = self.G
+            nodes = G.nodes
+            found: dict[Facet, dict[str, tuple[str, ...]]] = {facet: {} for facet in FACETS}
+            for node, data in self._paper_nodes():
+                pith = data[PITH_NUMBER]
+                categories = [nodes[c] for c, edges in G.succ[node].items() if IN_CATEGORY.type in edges]
+                found["years"][pith] = (str(data[_YEAR]),)
+                found["licenses"][pith] = (data[_LICENSE],)
+                found["categories"][pith] = tuple(c[CODE] for c in categories)
+                found["archives"][pith] = tuple(dict.fromkeys(c[ARCHIVE] for c in categories))
+                found["authors"][pith] = tuple(
+                    nodes[a][NAME] for a in G.pred[node] if nodes[a][LABEL] == AUTHOR.label
+                )
+            return found
 
-        if facet == "years":
-            return lambda node: (str(nodes[node][_YEAR]),)
-        if facet == "licenses":
-            return lambda node: (nodes[node][_LICENSE],)
-        if facet == "categories":
-            return lambda node: [nodes[c][CODE] for c in categories(node)]
-        if facet == "archives":
-            return lambda node: {nodes[c][ARCHIVE] for c in categories(node)}
-        return lambda node: [nodes[a][NAME] for a in G.pred[node] if nodes[a][LABEL] == AUTHOR.label]
+        result: dict[Facet, dict[str, tuple[str, ...]]] = self._index("facets", build)
+        return result
 
     def facet_counts(
         self, listing: Listing, facets: Sequence[Facet], first: int
     ) -> dict[Facet, list[FacetCount]]:
-        members = [f"{PAPER.label}:{pith}" for _, pith in self._members(listing)]
-        result: dict[Facet, list[FacetCount]] = {}
-        for facet in dict.fromkeys(facets):
-            values = self._facet_values(facet)
-            counts: Counter[str] = Counter()
-            for node in members:
-                counts.update(values(node))
-            result[facet] = top_counts(counts, first)
-        return result
+        piths = [pith for _, pith in self._members(listing)]
+        values = self._facet_values()
+        return {
+            facet: top_counts(Counter(chain.from_iterable(map(values[facet].__getitem__, piths))), first)
+            for facet in dict.fromkeys(facets)
+        }
 
     # -- typeahead -----------------------------------------------------------------------
 
