@@ -11,11 +11,11 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import cache
 from importlib.resources import files
-from typing import Any
+from typing import Any, cast
 
 import orjson
 from cross_web import HTTPException
@@ -32,6 +32,7 @@ from strawberry.types import ExecutionResult
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
 from pith_graph.api.health import HealthCheck
+from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.loops import LoopThreads
 from pith_graph.api.planned import answer_from_plan
@@ -156,10 +157,13 @@ class GraphQLView(GraphQL[Context, None]):
         error = _timeout_error(self.limits.timeout_seconds)
         return ExecutionResult(data=None, errors=[GraphQLError(str(error), original_error=error)])
 
-    async def process_result(self, request: Request, result: ExecutionResult) -> GraphQLHTTPResponse:
+    async def process_result(self, request: Request | None, result: ExecutionResult) -> GraphQLHTTPResponse:
         if result.errors:
             result.errors = [coded(error) for error in result.errors]
-        return process_result(result)
+        body = process_result(result)
+        if request is not None:  # None: a planned request that ran out of time
+            note_request_error(request, cast(dict[str, Any], body))
+        return body
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":  # no subscriptions: refuse websockets
@@ -177,7 +181,7 @@ class GraphQLView(GraphQL[Context, None]):
         except Exception:
             log.exception("unexpected error answering %s %s", scope.get("method"), scope.get("path"))
             response = _json(error_body(INTERNAL_MESSAGE, "INTERNAL_SERVER_ERROR"), 500)
-        await response(scope, receive, send)
+        await negotiate(request, response)(scope, receive, send)
 
 
 class Guard:
@@ -301,13 +305,16 @@ def create_app(
     graphiql: bool = True,
     backend: str = "memory",
     on_shutdown: Callable[[], None] | None = None,
+    cors_origins: Sequence[str] = (),
+    cache_control: str = "no-cache",
 ) -> ASGIApp:
     """The ASGI app serving ``reader``. ``ping_run`` runs the health check's pings (default:
     ``run``; give Neo4j a thread of its own, see :mod:`pith_graph.api.health`). ``threads``
     runs GraphQL executions off the server's event loop (the memory backend's, which are
     CPU work; see :mod:`pith_graph.api.loops`).
     ``on_shutdown`` runs once the server has stopped accepting requests (close the reader
-    and the runners' threads there)."""
+    and the runners' threads there). Browsers on
+    ``cors_origins`` may call it; ``GET /graphql`` answers carry ``cache_control``."""
     limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
     view = GraphQLView(reader, limits, keys, run, graphiql=graphiql, threads=threads)
@@ -335,4 +342,6 @@ def create_app(
         ],
         lifespan=lifespan,
     )
-    return Guard(app, limits.max_body_bytes, limits.body_timeout_seconds)
+    return with_cors(
+        Guard(ETags(app, cache_control), limits.max_body_bytes, limits.body_timeout_seconds), cors_origins
+    )

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import strawberry
 
+from pith_graph.api.context import Context
+from pith_graph.api.facets import FACETS_DOC, Facets, facets_of
 from pith_graph.api.fields import resolver
+from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import Page, PaperKey, paper_key
 from pith_graph.errors import BadUserInput
 from pith_graph.schema.rows import PaperRow
@@ -110,6 +113,7 @@ class PaperConnection:
     edges: list[PaperEdge]
     page_info: PageInfo
     counter: strawberry.Private[Callable[[], Awaitable[int]]]
+    listing: strawberry.Private[Listing]
 
     @resolver("The papers of this page (the edges' nodes).")
     def nodes(self) -> list[Annotated[Paper, strawberry.lazy("pith_graph.api.types")]]:
@@ -119,9 +123,13 @@ class PaperConnection:
     async def total_count(self) -> int:
         return await self.counter()
 
+    @resolver(FACETS_DOC)
+    def facets(self, info: strawberry.Info[Context, None], first: int | None = 10) -> Facets:
+        return facets_of(self.listing, first, info.context)
+
 
 def paper_connection(
-    page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]]
+    page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]], listing: Listing
 ) -> PaperConnection:
     """A connection over a reader page."""
     edges = [
@@ -137,6 +145,7 @@ def paper_connection(
             end_cursor=edges[-1].cursor if edges else None,
         ),
         counter=counter,
+        listing=listing,
     )
 
 

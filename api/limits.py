@@ -19,8 +19,8 @@ limit                       default  enforced by
                                      is a 408 (``TIMEOUT``)
 ``timeout_seconds``         10       the HTTP layer, and Neo4j's transaction timeout
 ``max_path_hops``           6        ``collaborationPath(maxHops:)``
-==========================  =======  ==============================================
-
+``max_batch_ids``           500      ``papersById(ids:)``
+==========================  =======  =======================================
 Going over a limit is a ``LIMIT_EXCEEDED`` error; the settings (``api.settings``) read each
 from the environment.
 """
@@ -61,9 +61,18 @@ class RequestLimits:
     timeout_seconds: float = 10.0
     max_path_hops: int = MAX_PATH_HOPS
     default_path_hops: int = 4
+    max_batch_ids: int = 500
 
     def __post_init__(self) -> None:
-        for name in ("max_depth", "max_aliases", "max_tokens", "max_page_size", "max_cost", "max_body_bytes"):
+        for name in (
+            "max_depth",
+            "max_aliases",
+            "max_tokens",
+            "max_page_size",
+            "max_cost",
+            "max_body_bytes",
+            "max_batch_ids",
+        ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")
         if not 0 < self.default_page_size <= self.max_page_size:

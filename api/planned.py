@@ -4,7 +4,8 @@ A ``POST /graphql`` with a JSON body whose document already has an execution pla
 (:mod:`pith_graph.api.plan`) is answered here, without strawberry's HTTP view: the body is
 parsed with orjson, the plan runs under the request's time limit (on the execution
 threads of :mod:`pith_graph.api.loops` when there are: the memory backend), and the data is sent as
-the view would send it (status 200, ``{"data": ...}``). Anything else — another method or
+the view would send it (status 200, ``{"data": ...}``, in the media type the client
+asked for, :mod:`pith_graph.api.http`). Anything else — another method or
 content type, a batch, ``extensions``, a document without a plan, or a plan that gives way —
 goes on to the view with the body replayed, so every error is the view's own.
 """
@@ -19,6 +20,7 @@ from starlette.types import Message, Receive, Scope, Send
 from strawberry.types import ExecutionResult
 
 from pith_graph.api.context import Context, KeyInfo, Runner, ThreadRunner
+from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.loops import LoopThreads
 from pith_graph.api.plan import run_plan
@@ -44,16 +46,18 @@ class PlannedView(Protocol):
     async def process_result(self, request: Any, result: ExecutionResult) -> Any: ...
 
 
-def _json_content(scope: Scope) -> bool:
+def _json_content(scope: Scope) -> bytes | None:
+    """The media type to answer in, when the request is JSON (else ``None``)."""
     content_type = accept = b""
     for name, value in scope["headers"]:
         if name == b"content-type":
             content_type = value
         elif name == b"accept":
             accept = value
-    return (
-        content_type.split(b";", 1)[0].strip().lower() == b"application/json" and b"multipart" not in accept
-    )
+    if content_type.split(b";", 1)[0].strip().lower() != b"application/json" or b"multipart" in accept:
+        return None
+    wanted = wants_graphql_response(accept.decode("latin-1") if accept else None)
+    return GRAPHQL_RESPONSE.encode() if wanted else b"application/json"
 
 
 async def _body(receive: Receive) -> bytes | None:
@@ -80,9 +84,13 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replay
 
 
-async def _send_json(send: Send, payload: Any) -> None:
+async def _send_json(send: Send, payload: Any, media_type: bytes) -> None:
     body = orjson.dumps(payload)
-    headers = [(b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
+    headers = [
+        (b"content-length", str(len(body)).encode()),
+        (b"content-type", media_type),
+        (b"vary", b"Accept"),
+    ]
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 
@@ -91,7 +99,8 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
     """Answer the request from a plan (returns ``None``), or return a ``receive`` that
     replays what was read, for the view to answer it."""
     plans = view.schema.plans
-    if plans is None or scope["method"] != "POST" or not _json_content(scope):
+    media_type = _json_content(scope) if scope["method"] == "POST" else None
+    if plans is None or media_type is None:
         return receive
     body = await _body(receive)
     if body is None:
@@ -120,7 +129,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
             else:  # CPU work (the memory backend): off the server's event loop
                 data = await view.threads.run(lambda: run_plan(plan, view.schema._schema, context, variables))
     except TimeoutError:
-        await _send_json(send, await view.process_result(None, view.timed_out()))
+        await _send_json(send, await view.process_result(None, view.timed_out()), media_type)
         return None
     finally:
         context.close()
@@ -128,5 +137,5 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
         plans.gave_way += 1
         return replay
     plans.answered += 1
-    await _send_json(send, {"data": data})
+    await _send_json(send, {"data": data}, media_type)
     return None

@@ -20,12 +20,21 @@ from strawberry.types.graphql import OperationType
 from pith_graph.api.coded_errors import is_unexpected
 from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
 from pith_graph.api.context import Context
-from pith_graph.api.fields import resolver
+from pith_graph.api.fields import resolver, selects
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, named_papers, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
+from pith_graph.api.lookups import authors_by_prefix, papers_by_ids
 from pith_graph.api.plan import PLAN_SAFE_EXTENSIONS, PlanRecorder, Plans, run_plan
-from pith_graph.api.reads.records import PaperFilter
+from pith_graph.api.reads.discovery import Listing, SearchPage
+from pith_graph.api.reads.records import Page
+from pith_graph.api.search import (
+    SearchConnection,
+    SearchOrder,
+    decode_search_cursor,
+    fingerprint,
+    search_connection,
+)
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
 from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
@@ -35,6 +44,8 @@ __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl
 
 log = logging.getLogger("pith_graph.api.schema")
 T = TypeVar("T")
+#: A connection's fields that need its page (totalCount and facets do not).
+_PAGE_FIELDS = frozenset({"edges", "nodes", "pageInfo"})
 
 
 async def _named(info: GraphInfo, identifier: str) -> list[PaperRow]:
@@ -65,6 +76,15 @@ class Query:
     async def resolve(self, info: GraphInfo, id: str) -> list[Paper]:
         return [Paper.from_record(record) for record in await _named(info, id)]
 
+    @resolver(
+        "The paper each identifier names, as paper(id:) answers, in the order given: null where "
+        "an identifier names none (or is blank); a repeated identifier is answered each time. "
+        "At most 500 identifiers by default (LIMIT_EXCEEDED beyond), looked up in one read."
+    )
+    async def papers_by_id(self, info: GraphInfo, ids: list[str]) -> list[Paper | None]:
+        found = await papers_by_ids(info.context, ids)
+        return [Paper.from_record(record) if record is not None else None for record in found]
+
     @resolver("Papers, newest first, optionally filtered.")
     async def papers(
         self,
@@ -77,20 +97,51 @@ class Query:
         where = to_filter(filter)
         size = page_size(first, context.limits)
         key = decode_cursor(after)
-        page = await context.run(context.reader.list_papers, where, size, key)
+        page = Page((), False)  # only totalCount or facets asked for: no page to read
+        if selects(info, _PAGE_FIELDS):
+            page = await context.run(context.reader.list_papers, where, size, key)
 
         async def count() -> int:
             return await context.run(context.reader.count_papers, where)
 
-        return paper_connection(page, key, count)
+        return paper_connection(page, key, count, Listing(where))
 
-    @resolver("Papers whose title holds every word of the text, newest first.")
-    async def search(self, info: GraphInfo, text: str, first: int | None = None) -> list[Paper]:
+    @resolver(
+        "Papers holding every word of the text in their title or abstract excerpt (words as "
+        "Lucene's standard analyzer splits them; no query syntax), optionally filtered; best "
+        "match first (orderBy: RELEVANCE) or newest first (NEWEST). Each edge has its score."
+    )
+    async def search(
+        self,
+        info: GraphInfo,
+        text: str,
+        filter: PaperFilterInput | None = None,
+        first: int | None = None,
+        after: str | None = None,
+        order_by: SearchOrder | None = SearchOrder.RELEVANCE,
+    ) -> SearchConnection:
         context = info.context
-        where = PaperFilter(title_terms=words(text, "text"))
+        order = order_by or SearchOrder.RELEVANCE
+        listing = Listing(to_filter(filter), words(text, "text"))
         size = page_size(first, context.limits)
-        page = await context.run(context.reader.list_papers, where, size, None)
-        return [Paper.from_record(record) for record in page.items]
+        search = fingerprint(listing, order)
+        position = decode_search_cursor(after, search)
+        page = SearchPage((), False, position.offset if position is not None else 0)
+        if selects(info, _PAGE_FIELDS):
+            page = await context.run(context.reader.search_papers, listing, order.value, size, position)
+
+        async def count() -> int:
+            return await context.run(context.reader.count_listing, listing)
+
+        return search_connection(page, search, position, count, listing)
+
+    @resolver(
+        "Authors for a typeahead: every word typed is the start of some word of the name "
+        "(case, accents and spacing ignored: zoe sm, ZOË and sm all find Zoë Smith); most "
+        "papers first, then by name key. [] when nothing is typed."
+    )
+    async def authors(self, info: GraphInfo, prefix: str, first: int | None = 10) -> list[Author]:
+        return [Author.from_record(r) for r in await authors_by_prefix(info.context, prefix, first)]
 
     @resolver("An author, matched by name key (case and spacing ignored). Null when unknown.")
     async def author(self, info: GraphInfo, name: str) -> Author | None:

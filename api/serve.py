@@ -146,6 +146,8 @@ def _serve_one(
         graphiql=settings.graphiql,
         backend=settings.backend,
         on_shutdown=shutdown,
+        cors_origins=settings.cors_origins,
+        cache_control=settings.cache_control,
     )
     config = uvicorn.Config(
         app,

@@ -1,37 +1,11 @@
 """The server's settings: one object, read from the environment and validated at start-up.
 
-=====================================  ============================  ===================
-variable                               meaning                       default
-=====================================  ============================  ===================
-``PITH_API_HOST``                      interface to listen on        ``127.0.0.1``
-``PITH_API_PORT``                      port                          ``8000``
-``PITH_API_BACKEND``                   ``memory`` or ``neo4j``       ``memory``
-``PITH_API_TRUSTED_KEYS``              trusted-keys file             (registry key only)
-``PITH_API_GRAPH``                     saved graph to start from     (none: verify, load)
-``PITH_API_MAX_DEPTH``                 query depth                   10
-``PITH_API_MAX_ALIASES``               aliases per document          30
-``PITH_API_MAX_TOKENS``                lexical tokens per document   2000
-``PITH_API_MAX_PAGE_SIZE``             largest ``first``             100
-``PITH_API_MAX_COST``                  query cost (``api.cost``)     25000
-``PITH_API_MAX_BODY_BYTES``            request body size             65536
-``PITH_API_HEADER_TIMEOUT_SECONDS``    time to send the headers      10
-``PITH_API_BODY_TIMEOUT_SECONDS``      time to send the body         10
-``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
-``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
-``PITH_API_WORKERS``                   serving processes             one per core
-``PITH_API_NEO4J_THREADS``             concurrent Neo4j reads        16
-``PITH_API_MEMORY_THREADS``            memory backend: threads       4
-                                       running queries off the
-                                       event loop
-``PITH_API_GRAPHIQL``                  serve GraphiQL (``0``/``1``)  ``1``
-``NEO4J_URI`` ...                      as for ``pith-graph load``
-``NEO4J_PASSWORD_FILE``                Neo4j password in a file      (``neo4j_auth.py``)
-=====================================  ============================  ===================
-"""
+=====================================  ============================  ============"""
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -43,6 +17,7 @@ from pith_graph.loader.stores.neo4j_auth import resolve_password
 __all__ = ["ServerSettings"]
 
 Backend = Literal["memory", "neo4j"]
+_ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
 _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_DEPTH": ("max_depth", int),
@@ -55,6 +30,7 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_HEADER_TIMEOUT_SECONDS": ("header_timeout_seconds", float),
     "PITH_API_BODY_TIMEOUT_SECONDS": ("body_timeout_seconds", float),
     "PITH_API_MAX_PATH_HOPS": ("max_path_hops", int),
+    "PITH_API_MAX_BATCH_IDS": ("max_batch_ids", int),
 }
 
 
@@ -81,6 +57,10 @@ class ServerSettings:
     graphiql: bool = True
     #: Serving processes (``None``: one per core), forked once the graph is loaded.
     workers: int | None = None
+    #: Origins whose pages may call the API (CORS), e.g. ``https://app.example.org``.
+    cors_origins: tuple[str, ...] = ()
+    #: ``Cache-Control`` of ``GET /graphql`` answers (which carry an ``ETag``).
+    cache_control: str = "no-cache"
     #: Memory backend: verification processes for the load (``None``: one per core).
     load_workers: int | None = None
 
@@ -99,6 +79,13 @@ class ServerSettings:
             raise UsageError("--load-workers must be at least 1")
         if self.memory_threads < 1:
             raise UsageError("PITH_API_MEMORY_THREADS must be at least 1")
+        for origin in self.cors_origins:
+            if origin != "*" and not _ORIGIN.fullmatch(origin):
+                raise UsageError(
+                    f"PITH_API_CORS_ORIGINS: {origin!r} is not an origin (scheme://host[:port], no path)"
+                )
+        if not self.cache_control.isascii() or not self.cache_control.isprintable():
+            raise UsageError("PITH_API_CACHE_CONTROL must be printable ASCII")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
@@ -132,6 +119,12 @@ class ServerSettings:
             values["workers"] = number("PITH_API_WORKERS", int)
         if "PITH_API_MEMORY_THREADS" in env:
             values["memory_threads"] = number("PITH_API_MEMORY_THREADS", int)
+        if "PITH_API_CORS_ORIGINS" in env:
+            values["cors_origins"] = tuple(
+                o.strip() for o in env["PITH_API_CORS_ORIGINS"].split(",") if o.strip()
+            )
+        if "PITH_API_CACHE_CONTROL" in env:
+            values["cache_control"] = env["PITH_API_CACHE_CONTROL"].strip()
         if "PITH_API_GRAPHIQL" in env:
             values["graphiql"] = env["PITH_API_GRAPHIQL"].strip().lower() not in ("0", "false", "no", "off")
         for variable, key in (

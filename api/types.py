@@ -13,10 +13,12 @@ from pith_graph.api.connection import PaperConnection, decode_cursor, known_coun
 from pith_graph.api.context import Context
 from pith_graph.api.fields import resolver
 from pith_graph.api.limits import page_size
+from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorRecord,
     CategoryRecord,
+    PaperFilter,
     SignatureRecord,
     SignerRecord,
 )
@@ -231,7 +233,8 @@ class Author:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
         page = await info.context.author_papers(size, key).load(self.name_key)
-        return paper_connection(page, key, known_count(self.paper_count))
+        listing = Listing(PaperFilter(author=self.name_key))
+        return paper_connection(page, key, known_count(self.paper_count), listing)
 
     @resolver("People who share papers with the author: most shared first, then by name key.")
     async def coauthors(self, info: GraphInfo, first: int | None = None) -> list[Coauthor]:
@@ -283,7 +286,8 @@ class Category:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
         page = await info.context.category_papers(size, key).load(self.code)
-        return paper_connection(page, key, known_count(self.paper_count))
+        listing = Listing(PaperFilter(category=self.code))
+        return paper_connection(page, key, known_count(self.paper_count), listing)
 
     @resolver("Authors with the most papers in the category, then by name key.")
     async def top_authors(self, info: GraphInfo, first: int | None = None) -> list[AuthorCount]:
@@ -326,7 +330,7 @@ class Signer:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
         page = await info.context.signer_papers(size, key).load(self.signer_id)
-        return paper_connection(page, key, known_count(self.paper_count))
+        return paper_connection(page, key, known_count(self.paper_count), Listing(signer=self.signer_id))
 
 
 @strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pith_graph.schema.graph import NODES
 
-__all__ = ["ConstraintSpec", "IndexSpec", "constraints", "indexes"]
+__all__ = ["FULLTEXT_ANALYZER", "ConstraintSpec", "IndexSpec", "constraints", "indexes"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,12 +26,19 @@ class ConstraintSpec:
 
 @dataclass(frozen=True, slots=True)
 class IndexSpec:
-    """A range or full-text index."""
+    """A range or full-text index (a full-text one with a named Lucene analyzer)."""
 
     name: str
     label: str
     properties: tuple[str, ...]
     kind: Literal["range", "fulltext"] = "range"
+    analyzer: str | None = None
+
+
+#: Neo4j's default full-text analyzer: Lucene's standard tokenizer, lower case, no stop words.
+#: The API's in-memory reader splits words the same way (``api/reads/words.py``); named in
+#: each index so that a server configured with another default cannot change the answers.
+FULLTEXT_ANALYZER = "standard-no-stop-words"
 
 
 def _snake(label: str, props: tuple[str, ...]) -> str:
@@ -58,7 +65,14 @@ _LOOKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 
 def indexes() -> list[IndexSpec]:
-    """Range indexes for the lookups above and a full-text index on ``Paper.title``."""
+    """Range indexes for the lookups above, then the full-text indexes: ``Paper.title`` (the
+    ``title`` filter), ``Paper.title`` + ``Paper.abstractExcerpt`` (ranked search, BM25) and
+    ``Author.name`` (typeahead; folded on the query side, see ``api/reads/folding.py``)."""
     found = [IndexSpec(f"{_snake(label, props)}_index", label, props) for label, props in _LOOKUPS]
-    found.append(IndexSpec("paper_title_fulltext", "Paper", ("title",), "fulltext"))
+    for name, label, props in (
+        ("paper_title_fulltext", "Paper", ("title",)),
+        ("paper_text_fulltext", "Paper", ("title", "abstractExcerpt")),
+        ("author_name_fulltext", "Author", ("name",)),
+    ):
+        found.append(IndexSpec(name, label, props, "fulltext", FULLTEXT_ANALYZER))
     return found

@@ -13,4 +13,6 @@ CREATE INDEX paper_sourceid_sourceversion_index IF NOT EXISTS FOR (n:Paper) ON (
 CREATE INDEX paper_shortpithnumber_index IF NOT EXISTS FOR (n:Paper) ON (n.shortPithNumber);
 CREATE INDEX paper_license_index IF NOT EXISTS FOR (n:Paper) ON (n.license);
 CREATE INDEX category_archive_index IF NOT EXISTS FOR (n:Category) ON (n.archive);
-CREATE FULLTEXT INDEX paper_title_fulltext IF NOT EXISTS FOR (n:Paper) ON EACH [n.title];
+CREATE FULLTEXT INDEX paper_title_fulltext IF NOT EXISTS FOR (n:Paper) ON EACH [n.title] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}};
+CREATE FULLTEXT INDEX paper_text_fulltext IF NOT EXISTS FOR (n:Paper) ON EACH [n.title, n.abstractExcerpt] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}};
+CREATE FULLTEXT INDEX author_name_fulltext IF NOT EXISTS FOR (n:Author) ON EACH [n.name] OPTIONS {indexConfig: {`fulltext.analyzer`: 'standard-no-stop-words'}};

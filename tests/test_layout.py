@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import pith_graph.api.reads.cypher as read_cypher
+import pith_graph.api.reads.cypher_discovery as discovery_cypher
 import pith_graph.loader.stores.cypher as write_cypher
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
@@ -27,7 +28,7 @@ MAX_MODULE_LINES = 420  # the house guideline is "about 400"
 
 def _statements() -> list[str]:
     found: list[str] = []
-    for module in (read_cypher, write_cypher):
+    for module in (read_cypher, discovery_cypher, write_cypher):
         for name, value in vars(module).items():
             if name.startswith("_"):
                 continue
@@ -36,6 +37,15 @@ def _statements() -> list[str]:
             elif isinstance(value, dict):
                 found += [v for v in value.values() if isinstance(v, str)]
     found += write_cypher.schema_statements()
+    every_check = frozenset(discovery_cypher.FILTER_CHECKS)
+    for start in discovery_cypher.LISTING_STARTS:
+        found.append(discovery_cypher.count_statement(start, every_check))
+        found.append(
+            discovery_cypher.facets_statement(
+                start, every_check, ("years", "licenses", "authors", "categories")
+            )
+        )
+    found += [discovery_cypher.search_statement(order, every_check) for order in ("relevance", "newest")]
     return found
 
 

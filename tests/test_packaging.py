@@ -39,6 +39,8 @@ def test_wheel_installs_one_import_package(wheel: Path) -> None:
         "pith_graph/schema/neo4j-schema.cypher",
         "pith_graph/api/schema.graphql",
         "pith_graph/api/static/graphiql.html",
+        "pith_graph/api/reads/word_classes.txt",  # Lucene's word classes, for search and typeahead
+        "pith_graph/api/reads/ascii_folding.txt",
     ):
         assert data in names
     assert not [name for name in names if "/tests/" in name or name.startswith("tests/")]

@@ -4,7 +4,8 @@ The answers are the resolvers' (:mod:`pith_graph.api.schema`, :mod:`pith_graph.a
 the same reader calls, the same argument checks (:mod:`pith_graph.api.inputs`,
 :mod:`pith_graph.api.limits`) and the same errors, which make the plan give way to the
 resolvers (a test runs both on every field). A field missing here makes documents that ask
-for it run on the resolvers only.
+for it run on the resolvers only: so far the discovery fields (``search``, ``papersById``,
+``authors``, ``facets``), whose reads are one call per request anyway.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from pith_graph.api.connection import PageInfo as PageInfoObject
 from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.inputs import filter_from_arguments, named_papers, text, words
+from pith_graph.api.inputs import filter_from_arguments, named_papers, text
 from pith_graph.api.limits import page_size, path_hops
 from pith_graph.api.plan.specs import Spec, Step, load, value
 from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
@@ -91,11 +92,6 @@ def _papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     where = filter_from_arguments(step.args.get("filter"))
     key, page = _listing(step, where, step.args.get("after"))
     return lambda: [Connection(page(), key, None, where)]
-
-
-def _search(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
-    _, page = _listing(step, PaperFilter(title_terms=words(step.args["text"], "text")), None)
-    return lambda: [list(page().items)]
 
 
 def _by_key(method: str, key: Callable[[dict[str, Any]], str]) -> Callable[..., Any]:
@@ -236,7 +232,6 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Query", "paper"): load(_paper),
     ("Query", "resolve"): load(_resolve),
     ("Query", "papers"): load(_papers),
-    ("Query", "search"): load(_search),
     ("Query", "author"): load(
         _by_key("authors_by_keys", lambda args: author_name_key(text(args["name"], "name")))
     ),

@@ -18,6 +18,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from pith_graph.api.reads.memory_discovery import MemoryDiscoveryReads
 from pith_graph.api.reads.memory_rankings import MemoryRankings
 from pith_graph.api.reads.memory_view import (
     EVENT_TYPES,
@@ -61,7 +62,7 @@ def _source(data: dict[str, Any]) -> str:
     return f"{data[SOURCE_KIND]}\x00{data[SOURCE_ID]}"
 
 
-class MemoryReader(MemoryRankings):
+class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     """Batched reads over a ``DiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
     def ping(self) -> None:
@@ -76,13 +77,15 @@ class MemoryReader(MemoryRankings):
 
     def warm(self) -> None:
         """Build the indexes the first requests would otherwise build (all papers newest
-        first, each category's papers, short pith numbers, versions, title words)."""
+        first, each category's papers, short pith numbers, versions, title words, and the
+        search, typeahead and facet indexes: about 10 s at 100k papers)."""
         self._all_keys()
         self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])
         self._by_attribute("source", _source)
         self._title_keys(("",))
         for category in self.all_categories(counts=False):
             self._category_keys(category.code)
+        super().warm()  # search, typeahead and facet indexes (MemoryDiscoveryReads)
 
     # -- identifiers ---------------------------------------------------------------------
 

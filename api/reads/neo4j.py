@@ -19,6 +19,7 @@ from typing import Any
 
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_base import after_parameters
+from pith_graph.api.reads.neo4j_discovery import Neo4jDiscoveryReads
 from pith_graph.api.reads.neo4j_rankings import Neo4jRankings
 from pith_graph.api.reads.neo4j_rows import author, author_list, category, category_links, signer
 from pith_graph.api.reads.neo4j_session import OneTransaction
@@ -47,7 +48,7 @@ __all__ = ["Neo4jReader"]
 TITLE_INDEX = next(spec.name for spec in indexes() if spec.kind == "fulltext")
 
 
-class Neo4jReader(Neo4jRankings):
+class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
     """Batched reads from one Neo4j database."""
 
     @classmethod

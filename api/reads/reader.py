@@ -35,6 +35,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from pith_graph.api.reads.discovery import DiscoveryReads
 from pith_graph.api.reads.records import (
     EVERYTHING,
     AliasRecord,
@@ -60,7 +61,7 @@ __all__ = ["GraphReader"]
 
 
 @runtime_checkable
-class GraphReader(Protocol):
+class GraphReader(DiscoveryReads, Protocol):
     """Batched reads over a loaded graph. Implemented by ``MemoryReader`` and ``Neo4jReader``.
 
     Missing keys are absent from the returned dicts (lookups) or map to empty lists

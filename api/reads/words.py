@@ -1,18 +1,30 @@
-"""Word splitting as Neo4j's full-text index does it (Lucene's standard analyzer).
+"""Word splitting as Neo4j's full-text indexes do it (Lucene 9's ``StandardTokenizer``).
 
-The in-memory reader answers title search with :func:`title_words`, the Neo4j reader with
-the full-text index queried through :func:`lucene_query`, so both must split text into the
-same words: letters and digits join into words, as do ``.`` / ``'`` / ``:`` between letters
-and ``.`` / ``,`` between digits; each CJK ideograph is a word of its own.
+The in-memory reader must find the very words Neo4j's indexes hold, or search, ranking and
+typeahead would answer differently on the two backends. Lucene's tokenizer implements the
+word-break rules of Unicode's UAX #29 over Unicode 9 character properties, plus emoji
+sequences; Python has neither table, so ``word_classes.txt`` records what each code point is
+*to Lucene* — probed from Lucene itself by ``tests/lucene/LuceneAnalysis.java classes``, and
+checked against it in the test suite — and :func:`tokens` applies the same grammar:
+
+* letters and digits join into words, as do ``.`` / ``'`` between letters, ``:`` between
+  letters, ``.`` / ``,`` / ``;`` between digits, and ``_`` anywhere; combining marks and
+  format characters stay inside a word;
+* each CJK ideograph and each hiragana is a word of its own; katakana and Hangul runs are
+  words; runs of Thai, Lao, Khmer, Myanmar are kept whole;
+* emoji (with modifiers, presentation selectors, ZWJ sequences, keycaps, flags) are words;
+* everything else separates words. Words are lower-cased code point by code point
+  (``Character.toLowerCase``, as Lucene's ``LowerCaseFilter``) and cut into pieces of 255.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
+from bisect import bisect_right
 from collections.abc import Sequence
+from importlib.resources import files
 
-__all__ = ["MAX_SEARCH_TERMS", "lucene_query", "search_terms", "title_words"]
+__all__ = ["MAX_SEARCH_TERMS", "lucene_query", "search_terms", "title_words", "tokens"]
 
 #: Words of a search text beyond this are ignored.
 MAX_SEARCH_TERMS = 16
@@ -20,137 +32,115 @@ MAX_SEARCH_TERMS = 16
 _MAX_TOKEN_LENGTH = 255
 
 
-def _is_ideographic(char: str) -> bool:
-    code = ord(char)
-    return (
-        0x3400 <= code <= 0x4DBF
-        or 0x4E00 <= code <= 0x9FFF
-        or 0xF900 <= code <= 0xFAFF
-        or 0x20000 <= code <= 0x3FFFF
-        or 0x3040 <= code <= 0x309F  # hiragana: one token per character too
-    )
+def _load_classes() -> tuple[list[int], list[str]]:
+    starts: list[int] = []
+    classes: list[str] = []
+    text = (files("pith_graph.api.reads") / "word_classes.txt").read_text(encoding="ascii")
+    for line in text.splitlines():
+        first, _, kind = line.split("\t")
+        starts.append(int(first, 16))
+        # b (emoji that takes a skin-tone modifier) behaves as any emoji character here.
+        classes.append("M" if kind == "b" else kind)
+    return starts, classes
 
 
-_MID_LETTER = frozenset(":·\u0387\u05f4\u2027\ufe13\ufe55\uff1a")
-_MID_NUM_LET = frozenset(".'\u2018\u2019\u2024\ufe52\uff07\uff0e")
-_MID_NUM = frozenset(",;\u037e\u0589\u060c\u060d\u066c\u07f8\u2044\ufe10\ufe14\ufe50\ufe54\uff0c\uff1b")
+_STARTS, _CLASSES = _load_classes()
+# Characters the emoji grammar tells apart from their Lucene class (digits, extend, other).
+_SPECIAL = {
+    **{ord(d): "D" for d in "0123456789"},
+    ord("#"): "k",
+    ord("*"): "k",
+    ord("'"): "q",  # single quote: a joiner, and a Hebrew letter's own
+    ord('"'): "Q",  # double quote: joins Hebrew letters only
+    0xFE0F: "v",  # emoji presentation selector
+    0xFE0E: "w",  # text presentation selector
+    0x200D: "z",  # zero width joiner
+    0x20E3: "c",  # combining enclosing keycap
+}
 
 
-def _char_class(char: str) -> str:
-    """``L`` letter-like, ``N`` digit, ``E`` extend (mark, format, connector), ``I``
-    ideographic, ``O`` other (remembered per character: titles repeat them)."""
-    kind = _CLASSES.get(char)
-    if kind is None:
-        kind = _classify(char)
-        if len(_CLASSES) < 65536:  # bounded: no text can grow it without end
-            _CLASSES[char] = kind
-    return kind
+class _ClassTable(dict[int, str]):
+    """Code point -> class letter, for ``str.translate``; filled on first sight."""
+
+    def __missing__(self, code: int) -> str:
+        kind = _SPECIAL.get(code) or _CLASSES[bisect_right(_STARTS, code) - 1]
+        self[code] = kind
+        return kind
 
 
-def _classify(char: str) -> str:
-    if _is_ideographic(char):
-        return "I"
-    category = unicodedata.category(char)
-    if category[0] == "L":
-        return "L"
-    if category == "Nd":
-        return "N"
-    if category[0] == "N":
-        return "L"
-    if category in ("Mn", "Mc", "Me", "Cf", "Pc"):
-        return "E"
-    return "O"
+_TABLE = _ClassTable()
 
-
-_CLASSES: dict[str, str] = {}
+# The grammar of StandardTokenizerImpl.jflex over the class letters (see the module doc):
+# L letter, h Hebrew letter, N/D digit, K katakana, I ideograph, H hiragana, S south-east Asian, M emoji,
+# m emoji modifier, R regional indicator, E/v/w/z/c extend, X connector (_), B/l/d/q/Q joiners.
+_Q = "[Evwzcm]*"  # extend, format, ZWJ (and emoji modifiers) after a character
+# The same without presentation selectors, inside emoji; a ZWJ before another emoji joins the two.
+_QE = "(?:[Ecm]|z+(?![Mm]))*"
+# A Hebrew letter keeps a single quote after it, and a double quote between two of them.
+_AL = f"(?:L{_Q}|h{_Q}(?:q{_Q}|Q{_Q}(?=h))?)"
+_NU = f"[ND]{_Q}"
+_KA = f"K{_Q}"
+_XN = f"X{_Q}"
+_LETTERS = f"{_AL}(?:(?:(?:{_XN})*|[lBq]{_Q}){_AL})*"
+_NUMBERS = f"{_NU}(?:(?:(?:{_XN})*|[dBq]{_Q}){_NU})*"
+_GROUP = f"(?:{_KA}(?:(?:{_XN})*{_KA})*|(?:{_NUMBERS}|{_LETTERS})+)"
+_WORD = f"(?:{_XN})*{_GROUP}(?:(?:{_XN})+{_GROUP})*(?:{_XN})*"
+_EMOJI_ELEMENT = f"z*M{_QE}v?|m{_QE}"
+_EMOJI = f"(?:{_EMOJI_ELEMENT})(?:z(?:{_EMOJI_ELEMENT}))*|R{_Q}R{_Q}"
+_KEYCAP = f"k{_QE}v?c{_QE}"  # after words: a digit keycap is also a word, and words run longer
+# Separators are skipped first; then the common case, a run of plain letters and digits
+# between separators, before the full grammar (cheap either way on prose).
+_PLAIN = "(?<![^O])[LhND]++(?![^O])"
+_TOKEN = re.compile(f"[^LhNDXKMmRkSIHz]*+({_PLAIN}|{_EMOJI}|{_WORD}|{_KEYCAP}|(?:S{_Q})+|I{_Q}|H{_Q})")
+_ASCII = bytes(ord(_TABLE[code]) if code < 128 else 79 for code in range(256))  # 79: "O"
 
 
 def _lower(token: str) -> str:
-    """Per-character simple lower case, as Lucene's LowerCaseFilter does."""
+    """Per-code-point simple lower case, as Java's ``Character.toLowerCase`` (Python's
+    ``str.lower`` turns ``İ`` into two characters)."""
     if token.isascii():
         return token.lower()
     return "".join("i" if char == "\u0130" else char.lower() for char in token)
 
 
-def title_words(text: str) -> tuple[str, ...]:
-    """The words of ``text`` as Lucene's standard analyzer finds them, lower-cased, deduplicated.
+def tokens(text: str) -> list[str]:
+    """Every word of ``text`` in order, as Lucene's standard analyzer finds them, lower-cased.
 
-    Letters and digits join into words, as do ``.`` / ``'`` / ``:`` between letters and
-    ``.`` / ``,`` between digits; marks and ``_`` stay inside a word; each CJK ideograph is a
-    word of its own; everything else separates words.
+    >>> tokens("Graph  neural-networks: GPT4 at 3.5 T.F.L.O.P.S, O'Brien; 李伟 🚀 _x_")
+    ['graph', 'neural', 'networks', 'gpt4', 'at', '3.5', 't.f.l.o.p.s', "o'brien", '李', '伟', '🚀', '_x_']
+    """
+    found: list[str] = []
+    if text.isascii():
+        classes = text.encode("ascii").translate(_ASCII).decode("ascii")
+    else:
+        classes = text.translate(_TABLE)
+    for match in _TOKEN.finditer(classes):
+        start, end = match.span(1)
+        token = _lower(text[start:end])
+        if len(token) <= _MAX_TOKEN_LENGTH:
+            found.append(token)
+        else:
+            found += [token[i : i + _MAX_TOKEN_LENGTH] for i in range(0, len(token), _MAX_TOKEN_LENGTH)]
+    return found
+
+
+def title_words(text: str) -> tuple[str, ...]:
+    """The distinct words of ``text`` (:func:`tokens`), in order of first appearance.
 
     >>> title_words("Graph  neural-networks: GPT4 at 3.5 T.F.L.O.P.S, O'Brien; 李伟")
     ('graph', 'neural', 'networks', 'gpt4', 'at', '3.5', 't.f.l.o.p.s', "o'brien", '李', '伟')
     """
-    if text.isascii() and "_" not in text:  # most titles: one regular expression does it
-        found = (token.lower() for token in _ASCII_WORD.findall(text))
-        return tuple(dict.fromkeys(piece for token in found for piece in _pieces(token)))
-    return _title_words(text)
-
-
-# ASCII without "_" (the one ASCII character that extends a word without being part of its
-# letters): letters and digits, joined by ':' '.' "'" between letters and ',' ';' '.' "'"
-# between digits — what _title_words does for such text (a test checks the two agree).
-_ASCII_WORD = re.compile(
-    r"[A-Za-z0-9]+(?:(?:(?<=[A-Za-z])[:.'](?=[A-Za-z])|(?<=[0-9])[,;.'](?=[0-9]))[A-Za-z0-9]+)*"
-)
-
-
-def _pieces(token: str) -> list[str]:
-    if len(token) <= _MAX_TOKEN_LENGTH:
-        return [token]
-    return [token[start : start + _MAX_TOKEN_LENGTH] for start in range(0, len(token), _MAX_TOKEN_LENGTH)]
-
-
-def _title_words(text: str) -> tuple[str, ...]:
-    """:func:`title_words` character by character (any text)."""
-    words: list[str] = []
-    current: list[str] = []
-    last = "O"  # class of the last word character
-    chars = text
-    index = 0
-    length = len(chars)
-
-    def flush() -> None:
-        if current:
-            token = _lower("".join(current))
-            for start in range(0, len(token), _MAX_TOKEN_LENGTH):
-                words.append(token[start : start + _MAX_TOKEN_LENGTH])
-            current.clear()
-
-    while index < length:
-        char = chars[index]
-        kind = _char_class(char)
-        if kind == "I":
-            flush()
-            words.append(char)
-            last = "O"
-        elif kind in ("L", "N"):
-            current.append(char)
-            last = kind
-        elif kind == "E":
-            if current:
-                current.append(char)
-        elif current and index + 1 < length:
-            following = _char_class(chars[index + 1])
-            joins_letters = last == "L" and following == "L" and (char in _MID_LETTER or char in _MID_NUM_LET)
-            joins_digits = last == "N" and following == "N" and (char in _MID_NUM or char in _MID_NUM_LET)
-            if joins_letters or joins_digits:
-                current.append(char)
-            else:
-                flush()
-                last = "O"
-        else:
-            flush()
-            last = "O"
-        index += 1
-    flush()
-    return tuple(dict.fromkeys(words))
+    return tuple(dict.fromkeys(tokens(text)))
 
 
 def search_terms(text: str) -> tuple[str, ...]:
     """The words of a search text (:func:`title_words`), at most :data:`MAX_SEARCH_TERMS`."""
     return title_words(text)[:MAX_SEARCH_TERMS]
+
+
+def quoted(term: str) -> str:
+    """A term as a Lucene phrase: quoted, ``"`` and ``\\`` escaped, so nothing in it is syntax."""
+    return '"' + re.sub(r'(["\\])', r"\\\1", term) + '"'
 
 
 def lucene_query(terms: Sequence[str]) -> str:
@@ -159,4 +149,4 @@ def lucene_query(terms: Sequence[str]) -> str:
     >>> lucene_query(['graph', 'a"b'])
     '+"graph" +"a\\\\"b"'
     """
-    return " ".join('+"' + re.sub(r'(["\\])', r"\\\1", term) + '"' for term in terms)
+    return " ".join("+" + quoted(term) for term in terms)

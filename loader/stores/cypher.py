@@ -90,7 +90,12 @@ def index_statement(spec: IndexSpec) -> str:
     """
     if spec.kind == "fulltext":
         each = ", ".join(f"n.{name}" for name in spec.properties)
-        return f"CREATE FULLTEXT INDEX {spec.name} IF NOT EXISTS FOR (n:{spec.label}) ON EACH [{each}]"
+        options = ""
+        if spec.analyzer is not None:
+            options = f" OPTIONS {{indexConfig: {{`fulltext.analyzer`: '{spec.analyzer}'}}}}"
+        return (
+            f"CREATE FULLTEXT INDEX {spec.name} IF NOT EXISTS FOR (n:{spec.label}) ON EACH [{each}]{options}"
+        )
     on = ", ".join(f"n.{name}" for name in spec.properties)
     return f"CREATE INDEX {spec.name} IF NOT EXISTS FOR (n:{spec.label}) ON ({on})"
 

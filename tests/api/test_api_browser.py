@@ -174,3 +174,38 @@ def test_graphiql_runs_a_query_in_a_real_browser(devtools: DevTools, samples_api
     (ARTIFACTS / "graphiql.png").write_bytes(base64.b64decode(shot["data"]))
     visible = devtools.evaluate("document.querySelector('.graphiql-response').innerText")
     assert "Multi-GPU Parallelization" in visible
+
+
+def test_graphiql_documents_the_frontend_fields(devtools: DevTools, samples_api: Api) -> None:
+    targets = devtools.send("Target.getTargets")["targetInfos"]
+    page = next(t for t in targets if t["type"] == "page")
+    devtools.session = devtools.send("Target.attachToTarget", targetId=page["targetId"], flatten=True)[
+        "sessionId"
+    ]
+    devtools.send("Page.enable")
+    devtools.send("Runtime.enable")
+    devtools.send("Page.navigate", url=f"{samples_api.url}/graphql")
+    devtools.wait_for(
+        "!!document.querySelector('.graphiql-sidebar button[aria-label=\"Show Documentation Explorer\"]')"
+    )
+    devtools.evaluate(
+        "document.querySelector('.graphiql-sidebar button[aria-label=\"Show Documentation Explorer\"]').click()"
+    )
+    devtools.wait_for(
+        "Array.from(document.querySelectorAll('.graphiql-doc-explorer a')).some(a => a.innerText === 'Query')"
+    )
+    devtools.evaluate(
+        "Array.from(document.querySelectorAll('.graphiql-doc-explorer a')).find(a => a.innerText === 'Query').click()"
+    )
+    docs = devtools.wait_for(
+        "(() => { const d = document.querySelector('.graphiql-doc-explorer');"
+        " const text = d ? d.innerText : ''; return text.includes('papersById') ? text : ''; })()"
+    )
+    for shown in (
+        "papersById(",
+        "ids: [String!]!",
+        "orderBy: SearchOrder = RELEVANCE",
+        "authors(",
+        "prefix: String!",
+    ):
+        assert shown in docs, shown

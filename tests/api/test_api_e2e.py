@@ -144,11 +144,13 @@ QUERIES: list[Any] = [
         id="papers-title",
     ),
     pytest.param(
-        '{ a: search(text: "Schrödinger", first: 50) { title } '
-        'b: search(text: "LÉVY processes") { title } '
-        'c: search(text: "3.5") { title } d: search(text: "李") { title } '
-        'e: search(text: "o\'brien\'s multi-GPU") { title } f: search(text: "İstanbul σίσυφος") { title } '
-        'g: search(text: "self_supervised 🚀") { title } h: search(text: "erdős-rényi") { title } }',
+        '{ a: search(text: "Schrödinger", first: 50) { ...hits } '
+        'b: search(text: "LÉVY processes") { ...hits } '
+        'c: search(text: "3.5") { ...hits } d: search(text: "李") { ...hits } '
+        'e: search(text: "o\'brien\'s multi-GPU") { ...hits } f: search(text: "İstanbul σίσυφος") { ...hits } '
+        'g: search(text: "self_supervised 🚀") { ...hits } h: search(text: "erdős-rényi") { ...hits } '
+        'i: search(text: "rocket 🚀") { ...hits } } '
+        "fragment hits on SearchConnection { totalCount edges { score cursor node { title } } }",
         lambda e: {},
         id="search-words",
     ),

@@ -18,6 +18,8 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_reader,
 )
 
+from pith_graph.api.reads.discovery import FACETS, Listing, SearchPosition
+from pith_graph.api.reads.folding import typed_keys
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.records import (
@@ -96,9 +98,42 @@ def _calls(G: nx.DiGraph) -> list[Any]:
         calls.append(("list_papers", (where, 25, None)))
         calls.append(("list_papers", (where, 10, middle)))
         calls.append(("count_papers", (where,)))
+    calls += _discovery_calls(G, papers, aliases, signers)
     hub = max(authors[:-1], key=lambda key: G.out_degree(f"Author:{key}"))
     for other in authors[::10]:
         calls.append(("collaboration_path", (hub, other, 4)))
+    return calls
+
+
+def _discovery_calls(
+    G: nx.MultiDiGraph, papers: list[str], aliases: list[tuple[str, str]], signers: list[str]
+) -> list[Any]:
+    """Batch lookups, search (both orders, pages after a position), counts, facets, typeahead."""
+    listings = [
+        Listing(text=search_terms("graphs")),
+        Listing(text=search_terms("learning sparse")),
+        Listing(PaperFilter(archive="cs", submitted_from="2015-01-01T00:00:00Z"), search_terms("inference")),
+        Listing(PaperFilter(title_terms=search_terms("networks")), search_terms("graph")),
+        Listing(text=search_terms("Schrödinger 3.5")),
+        Listing(PaperFilter(category="cs.LG")),
+        Listing(PaperFilter(license="http://creativecommons.org/licenses/by/4.0/", archive="math")),
+        Listing(signer=signers[0]),
+        Listing(PaperFilter(title_terms=search_terms("sparse")), signer=signers[0]),
+        Listing(),
+    ]
+    middle = SearchPosition(2.0, "2016-06-01T00:00:00Z", "pith:2016:M", 7)
+    calls: list[Any] = [
+        ("papers_by_identifiers", ([*aliases, ("pithNumber", papers[0]), ("shortPithNumber", "pith:NOPE")],)),
+    ]
+    for listing in listings:
+        calls.append(("count_listing", (listing,)))
+        calls.append(("facet_counts", (listing, FACETS, 7)))
+        if listing.text:
+            for order in ("relevance", "newest"):
+                calls.append(("search_papers", (listing, order, 15, None)))
+                calls.append(("search_papers", (listing, order, 5, middle)))
+    for typed in ("zo", "ZOË", "sm", "zoe sm", "li", "李", "o'b", "an", "will", "s", "ångst", "xyzzy"):
+        calls.append(("authors_by_prefix", (typed_keys(typed), 8)))
     return calls
 
 

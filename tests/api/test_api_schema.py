@@ -23,7 +23,11 @@ def test_sdl_has_the_fields_frontends_rely_on() -> None:
         "paper(id: String!): Paper",
         "resolve(id: String!): [Paper!]!",
         "papers(filter: PaperFilter = null, first: Int = null, after: String = null): PaperConnection!",
-        "search(text: String!, first: Int = null): [Paper!]!",
+        "search(text: String!, filter: PaperFilter = null, first: Int = null, after: String = null, "
+        "orderBy: SearchOrder = RELEVANCE): SearchConnection!",
+        "papersById(ids: [String!]!): [Paper]!",
+        "authors(prefix: String!, first: Int = 10): [Author!]!",
+        "facets(first: Int = 10): Facets!",
         "author(name: String!): Author",
         "category(code: String!): Category",
         "categories: [Category!]!",

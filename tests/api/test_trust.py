@@ -272,6 +272,15 @@ def test_the_api_answers_with_the_higher_ranked_signers_papers(api_over: Api) ->
     assert api_over.data(query, id=f"arXiv:{P.arxiv_id}v2") == {"paper": None, "resolve": []}
     own = api_over.data(query, id=f"arXiv:{OTHER.arxiv_id}")
     assert own["paper"]["title"] == OTHER.title  # A keeps its own paper
+    # papersById applies the same rule to each identifier of a batch.
+    ids = [
+        f"arXiv:{P.arxiv_id}",
+        "doi:10.1145/3600000.3600001",
+        f"arXiv:{P.arxiv_id}v2",
+        f"arXiv:{OTHER.arxiv_id}",
+    ]
+    batch = api_over.data("query($ids: [String!]!) { papersById(ids: $ids) { title } }", ids=ids)
+    assert batch["papersById"] == [{"title": P.title}, {"title": P.title}, None, {"title": OTHER.title}]
 
 
 # -- revocation ----------------------------------------------------------------------------------

@@ -1,0 +1,76 @@
+"""Facets: how a whole listing's papers spread over years, categories, archives, licenses, authors.
+
+``facets(first:)`` on a connection hands out a :class:`Facets` object; nothing is counted
+until a facet field is asked for, and the facets asked for together are one reader call (one
+Cypher statement on Neo4j, which finds the listing's papers once for all of them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import strawberry
+from strawberry.dataloader import DataLoader
+
+from pith_graph.api.context import Context
+from pith_graph.api.fields import resolver
+from pith_graph.api.limits import page_size
+from pith_graph.api.reads.discovery import Facet, FacetCount, Listing
+
+__all__ = ["FACETS_FIRST", "FacetValue", "Facets", "facets_of"]
+
+#: Values per facet when ``first`` is not given.
+FACETS_FIRST = 10
+FACETS_DOC = (
+    "Counts over the whole listing (not only this page), per facet: the `first` most frequent "
+    "values (default 10), most papers first, then by value. Counted only for the facets asked for."
+)
+
+
+@strawberry.type(description="A value of a facet and how many papers of the listing have it.")
+class FacetValue:
+    value: str
+    count: int
+
+
+@strawberry.type(description=FACETS_DOC)
+class Facets:
+    listing: strawberry.Private[Listing]
+    first: strawberry.Private[int]
+    loader: strawberry.Private[DataLoader[Facet, list[FacetCount]] | None] = None
+
+    async def _counts(self, info: strawberry.Info[Context, None], facet: Facet) -> list[FacetValue]:
+        if self.loader is None:  # sibling facet fields resolve together: one batch
+            context = info.context
+
+            async def count(facets: Sequence[Facet]) -> list[list[FacetCount]]:
+                found = await context.run(context.reader.facet_counts, self.listing, list(facets), self.first)
+                return [found[facet] for facet in facets]
+
+            self.loader = DataLoader(load_fn=count)
+        return [FacetValue(value=c.value, count=c.count) for c in await self.loader.load(facet)]
+
+    @resolver("Years of submission, e.g. 2019.")
+    async def years(self, info: strawberry.Info[Context, None]) -> list[FacetValue]:
+        return await self._counts(info, "years")
+
+    @resolver("Category codes (primary or cross-list), e.g. cs.LG.")
+    async def categories(self, info: strawberry.Info[Context, None]) -> list[FacetValue]:
+        return await self._counts(info, "categories")
+
+    @resolver("Archives of the categories, e.g. cs; a paper counts once per archive.")
+    async def archives(self, info: strawberry.Info[Context, None]) -> list[FacetValue]:
+        return await self._counts(info, "archives")
+
+    @resolver("License URLs.")
+    async def licenses(self, info: strawberry.Info[Context, None]) -> list[FacetValue]:
+        return await self._counts(info, "licenses")
+
+    @resolver("Authors by display name (filter on one with filter.author).")
+    async def authors(self, info: strawberry.Info[Context, None]) -> list[FacetValue]:
+        return await self._counts(info, "authors")
+
+
+def facets_of(listing: Listing, first: int | None, context: Context) -> Facets:
+    """The facets of ``listing``, ``first`` values each (checked like a page size)."""
+    return Facets(listing=listing, first=page_size(FACETS_FIRST if first is None else first, context.limits))

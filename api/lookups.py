@@ -1,0 +1,69 @@
+"""Identifiers to papers (one or many at once) and author typeahead.
+
+An identifier answers only with its highest-ranked signer's papers (a lower-ranked signer
+may claim an alias, such as a journal DOI, that a higher-ranked one's paper carries), newest
+version first; ``paper`` and ``papersById`` share that rule (:func:`best_versions`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from pith_graph.api.context import Context
+from pith_graph.api.ids import ParsedId, parse_identifier
+from pith_graph.api.inputs import MAX_TEXT_LENGTH, named_papers
+from pith_graph.api.limits import page_size
+from pith_graph.api.reads.folding import typed_keys
+from pith_graph.api.reads.records import AuthorRecord, IdentifierKey
+from pith_graph.errors import BadUserInput, LimitExceeded
+from pith_graph.schema.rows import PaperRow
+
+__all__ = ["TYPEAHEAD_FIRST", "authors_by_prefix", "best_versions", "papers_by_ids"]
+
+#: Authors a typeahead answers with when ``first`` is not given.
+TYPEAHEAD_FIRST = 10
+
+
+def best_versions(context: Context, papers: Iterable[PaperRow]) -> list[PaperRow]:
+    """The papers of the highest-ranked signer among ``papers``, newest version first."""
+    return named_papers(list(papers), context.rank)
+
+
+def _parsed(identifier: str) -> ParsedId | None:
+    """What an identifier names; None for one that names nothing, blank ones included."""
+    try:
+        return parse_identifier(identifier)
+    except BadUserInput:
+        return None
+
+
+async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | None]:
+    """The paper each identifier names (as ``paper(id:)``), aligned with ``ids``: None where
+    it names none. One reader call for the whole list."""
+    limit = context.limits.max_batch_ids
+    if len(ids) > limit:
+        raise LimitExceeded(
+            f"ids holds {len(ids)} identifiers; at most {limit} are looked up at once.",
+            f"Split the list into calls of {limit} or fewer.",
+        )
+    parsed = [_parsed(identifier) for identifier in ids]
+    keys: list[IdentifierKey] = list(dict.fromkeys(key for found in parsed if found for key in found.keys))
+    named = await context.run(context.reader.papers_by_identifiers, keys) if keys else {}
+    answers: list[PaperRow | None] = []
+    for found in parsed:
+        papers = {} if found is None else {p.pith_number: p for key in found.keys for p in named.get(key, [])}
+        best = best_versions(context, papers.values())
+        answers.append(best[0] if best else None)
+    return answers
+
+
+async def authors_by_prefix(context: Context, prefix: str, first: int | None) -> list[AuthorRecord]:
+    """Authors with, for every word typed, a name word starting with it (case, accents and
+    spacing ignored): most papers first, then by name key. ``[]`` when nothing is typed."""
+    size = page_size(TYPEAHEAD_FIRST if first is None else first, context.limits)
+    if len(prefix) > MAX_TEXT_LENGTH:
+        raise BadUserInput(f"prefix is longer than {MAX_TEXT_LENGTH} characters.")
+    keys = typed_keys(prefix)
+    if not keys or size == 0:
+        return []
+    return await context.run(context.reader.authors_by_prefix, keys, size)

@@ -1,0 +1,164 @@
+"""The read Cypher behind batch lookups, ranked search, facets and typeahead.
+
+As in :mod:`pith_graph.api.reads.cypher`, no value is ever formatted into a statement: they
+are composed from the constant fragments below, chosen by *which* filters a listing has, and
+every value is a parameter. Full-text queries are built by
+:func:`~pith_graph.api.reads.text_index.text_query` and
+:func:`~pith_graph.api.reads.folding.prefix_query`, every user word quoted or escaped.
+
+A listing starts from its most selective part (:data:`LISTING_STARTS`) and checks only the
+other filters it has (:data:`FILTER_CHECKS`; a check that is switched off by a null
+parameter still costs a subquery per paper). The search words and the ``title`` filter are
+both in the Lucene query of the ``text`` start (title words as zero-boost required clauses,
+so they filter without changing scores).
+
+Rankings over many groups (the authors facet, typeahead) sort by count first and read the
+tie-breaking name only for the groups that can reach the top ``$first``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+
+from pith_graph.api.reads.discovery import FACETS
+
+__all__ = [
+    "CATEGORY_COMBINATIONS",
+    "FACET_COUNTS",
+    "FILTER_CHECKS",
+    "LISTING_STARTS",
+    "READ_AUTHORS_BY_PREFIX",
+    "count_statement",
+    "facets_statement",
+    "search_statement",
+]
+
+#: start -> the clause that yields the listing's candidate papers as ``p``.
+LISTING_STARTS = {
+    "text": "CALL db.index.fulltext.queryNodes($textIndex, $lucene) YIELD node AS p, score",
+    "title": "CALL db.index.fulltext.queryNodes($titleIndex, $titleLucene) YIELD node AS p",
+    "author": "MATCH (:Author {nameKey: $author})-[:AUTHORED]->(p:Paper)",
+    "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper)",
+    "signer": "MATCH (:Signer {signerId: $signer})-[:SIGNED]->(p:Paper)",
+    "archive": "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p",
+    "all": "MATCH (p:Paper)",
+}
+#: filter -> the condition on ``p`` (the parameter has the filter's name).
+FILTER_CHECKS = {
+    "from": "p.submittedAt >= $from",
+    "before": "p.submittedAt < $before",
+    "license": "p.license = $license",
+    "category": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) }",
+    "archive": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }",
+    "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
+    "signer": "EXISTS { (p)<-[:SIGNED]-(:Signer {signerId: $signer}) }",
+}
+
+# The ``$first`` values with the highest ``n`` (then by ``value``), when the rows so far are
+# (group, n): groups are read in ``n`` order until ``$first`` are in hand, and only those
+# are ordered by their value.
+_TOP_GROUPS = """WITH n, collect(group) AS groups
+ORDER BY n DESC
+WITH collect({n: n, groups: groups}) AS ranks
+WITH reduce(top = [], rank IN ranks |
+  CASE WHEN size(top) >= $first THEN top ELSE top + [g IN rank.groups | {group: g, n: rank.n}] END) AS top
+UNWIND top AS row
+WITH row.group AS group, row.n AS n"""
+
+#: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p``.
+FACET_COUNTS = {
+    "years": "WITH p.submittedYear AS value, count(*) AS n",
+    "licenses": "WITH p.license AS value, count(*) AS n",
+    "authors": (
+        f"MATCH (p)<-[:AUTHORED]-(a:Author)\nWITH a AS group, count(*) AS n\n{_TOP_GROUPS}\n"
+        "WITH group.name AS value, n"
+    ),
+}
+#: Categories and archives both come from the listing's combinations of categories (a few
+#: hundred, however many papers): each with its papers' count, the reader adds them up.
+CATEGORY_COMBINATIONS = """CALL (ps) {
+  UNWIND ps AS p
+  WITH [(p)-[:IN_CATEGORY]->(c:Category) | c] AS cs, count(*) AS n
+  RETURN collect({codes: [c IN cs | c.code], archives: [c IN cs | c.archive], count: n}) AS combinations
+}"""
+assert set(FACET_COUNTS) | {"categories", "archives"} == set(FACETS)
+
+READ_AUTHORS_BY_PREFIX = f"""
+CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS a
+WITH a AS group, COUNT {{ (a)-[:AUTHORED]->() }} AS n
+{_TOP_GROUPS}
+WITH group AS a, n
+ORDER BY n DESC, a.nameKey ASC
+LIMIT $first
+RETURN a.nameKey AS nameKey, a.name AS name, n AS paperCount
+"""
+
+# Skipped checks: the one the start already guarantees.
+_IMPLIED = {"author": "author", "category": "category", "signer": "signer", "archive": "archive"}
+
+
+def _where(start: str, checks: Iterable[str]) -> str:
+    wanted = sorted(set(checks) - {_IMPLIED.get(start, "")})
+    return " AND ".join(FILTER_CHECKS[name] for name in wanted) or "true"
+
+
+@cache
+def count_statement(start: str, checks: frozenset[str]) -> str:
+    """Count the listing (one ``n`` row)."""
+    return f"{LISTING_STARTS[start]}\nWITH p WHERE {_where(start, checks)}\nRETURN count(p) AS n\n"
+
+
+@cache
+def facets_statement(start: str, checks: frozenset[str], facets: tuple[str, ...]) -> str:
+    """One row: for each facet (a column named after it), the ``$first`` most frequent
+    ``{value, count}`` over the listing, whose papers are found once; for categories and
+    archives, a ``combinations`` column (:data:`CATEGORY_COMBINATIONS`)."""
+    parts = [f"{LISTING_STARTS[start]}\nWITH p WHERE {_where(start, checks)}\nWITH collect(p) AS ps"]
+    columns = []
+    for facet in facets:
+        if facet not in FACET_COUNTS:
+            continue
+        counts = FACET_COUNTS[facet].replace("\n", "\n  ")
+        parts.append(
+            f"CALL (ps) {{\n  UNWIND ps AS p\n  {counts}\n  ORDER BY n DESC, value ASC\n  LIMIT $first\n"
+            f"  RETURN collect({{value: value, count: n}}) AS {facet}\n}}"
+        )
+        columns.append(facet)
+    if {"categories", "archives"} & set(facets):
+        parts.append(CATEGORY_COMBINATIONS)
+        columns.append("combinations")
+    parts.append("RETURN " + ", ".join(columns))
+    return "\n".join(parts) + "\n"
+
+
+@cache
+def search_statement(order: str, checks: frozenset[str]) -> str:
+    """A page of a search (the ``text`` start), in ``order``.
+
+    Relevance: Lucene's best ``$fetch`` hits, then the page among them after the position
+    (score descending, pithNumber ascending); ``fetched`` and ``floor`` (the lowest score
+    fetched) tell the reader whether hits left behind could still belong on the page.
+    Newest: every hit, the page after the position (submittedAt, pithNumber descending).
+    """
+    where = _where("text", checks)
+    if order == "newest":
+        return f"""{LISTING_STARTS["text"]}
+WITH p, score WHERE {where}
+  AND ($afterAt IS NULL OR p.submittedAt < $afterAt
+       OR (p.submittedAt = $afterAt AND p.pithNumber < $afterPith))
+RETURN p {{.*}} AS paper, score
+ORDER BY p.submittedAt DESC, p.pithNumber DESC
+LIMIT $limit
+"""
+    # Collected hits are only filtered with list expressions: UNWINDing them again makes
+    # Neo4j's memory tracker count the whole list once per row.
+    return f"""CALL db.index.fulltext.queryNodes($textIndex, $lucene, {{limit: $fetch}}) YIELD node AS p, score
+WITH p, score, {where} AS kept
+ORDER BY score DESC, p.pithNumber ASC
+WITH collect({{p: p, score: score, kept: kept}}) AS hits
+WITH size(hits) AS fetched, hits[-1].score AS floor,
+     [h IN hits WHERE h.kept AND ($afterScore IS NULL OR h.score < $afterScore
+        OR (h.score = $afterScore AND h.p.pithNumber > $afterPith))][0..$limit] AS page
+RETURN fetched, floor, [h IN page | {{paper: properties(h.p), score: h.score}}] AS page
+"""

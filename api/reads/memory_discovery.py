@@ -1,0 +1,251 @@
+"""The in-memory answers to :class:`~pith_graph.api.reads.discovery.DiscoveryReads`.
+
+A mixin of :class:`~pith_graph.api.reads.memory.MemoryReader`, over the same view and
+indexes, plus three of its own built on first use: the BM25 text index
+(:class:`~pith_graph.api.reads.text_index.TextIndex`, papers numbered in pith-number order),
+the typeahead's sorted (folded word, author rank) pairs, and recent searches' ranked hits.
+"""
+
+from __future__ import annotations
+
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Sequence
+from heapq import nsmallest
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from pith_graph.api.reads.discovery import (
+    FACETS,
+    Facet,
+    FacetCount,
+    Listing,
+    ScoredPaper,
+    SearchOrder,
+    SearchPage,
+    SearchPosition,
+    top_counts,
+)
+from pith_graph.api.reads.folding import name_keys
+from pith_graph.api.reads.memory_view import (
+    ARCHIVE,
+    CODE,
+    LABEL,
+    NAME,
+    NAME_KEY,
+    PITH_NUMBER,
+    TYPE,
+    Key,
+    MemoryGraphView,
+)
+from pith_graph.api.reads.records import AuthorRecord, PaperFilter
+from pith_graph.api.reads.text_index import TextIndex
+from pith_graph.schema.graph import AUTHOR, IN_CATEGORY, PAPER
+
+__all__ = ["MemoryDiscoveryReads"]
+
+#: Searches whose ranked hits are kept, so paging through one is cheap.
+SEARCH_CACHE_SIZE = 64
+_TITLE = PAPER.prop("title")
+_ABSTRACT = PAPER.prop("abstractExcerpt")
+_YEAR = PAPER.prop("submittedYear")
+_LICENSE = PAPER.prop("license")
+
+
+class MemoryDiscoveryReads(MemoryGraphView):
+    """Batch lookups, ranked search, facets and typeahead over the networkx graph."""
+
+    if TYPE_CHECKING:  # provided by MemoryReader
+
+        def _candidates(self, where: PaperFilter) -> list[Key]: ...
+        def _predicate(self, where: PaperFilter) -> Callable[[Key], bool] | None: ...
+
+    def refresh(self) -> None:
+        super().refresh()
+        self._searches: OrderedDict[Any, Any] = OrderedDict()
+
+    def warm(self) -> None:
+        """Build the search and typeahead indexes now (seconds on a large graph: about 10 s
+        at 100k papers), so that no request pays for them."""
+        self._text_index()
+        self._typeahead()
+        self._submitted()
+        self._facet_values()
+
+    # -- listings ------------------------------------------------------------------------
+
+    def _text_index(self) -> tuple[TextIndex, list[str]]:
+        def build() -> tuple[TextIndex, list[str]]:
+            papers = sorted(self._paper_nodes(), key=lambda item: item[1][PITH_NUMBER])
+            index = TextIndex((data[_TITLE], data[_ABSTRACT]) for _, data in papers)
+            return index, [data[PITH_NUMBER] for _, data in papers]
+
+        result: tuple[TextIndex, list[str]] = self._index("text", build)
+        return result
+
+    def _cached(self, key: Any, build: Callable[[], Any]) -> Any:
+        cache = self._searches
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = build()
+            if len(cache) > SEARCH_CACHE_SIZE:
+                cache.popitem(last=False)
+        else:
+            cache.move_to_end(key)
+        return found
+
+    def _text_hits(self, terms: tuple[str, ...]) -> dict[str, float]:
+        """Pith number -> score of every paper holding each term (title or abstract)."""
+
+        def build() -> dict[str, float]:
+            index, piths = self._text_index()
+            return {piths[doc]: score for doc, score in index.search(terms).items()}
+
+        found: dict[str, float] = self._cached(("hits", terms), build)
+        return found
+
+    def _admits(self, listing: Listing) -> Callable[[Key], bool] | None:
+        """Every condition of the listing besides its search words (None: nothing)."""
+        where = listing.where
+        pools: list[list[Key]] = []
+        if where.title_terms:
+            pools.append(self._title_keys(where.title_terms))
+        if where.author is not None:
+            pools.append(self._author_keys(where.author))
+        if where.category is not None:
+            pools.append(self._category_keys(where.category))
+        if where.archive is not None:
+            pools.append(self._archive_keys(where.archive))
+        if listing.signer is not None:
+            pools.append(self._signer_keys(listing.signer))
+        sets = [{pith for _, pith in pool} for pool in sorted(pools, key=len)]
+        start, before, license = where.submitted_from, where.submitted_before, where.license
+        if not sets and (start, before, license) == (None, None, None):
+            return None
+        nodes = self.G.nodes
+
+        def admits(key: Key) -> bool:
+            at, pith = key
+            if (start is not None and at < start) or (before is not None and at >= before):
+                return False
+            if not all(pith in members for members in sets):
+                return False
+            return license is None or nodes[f"{PAPER.label}:{pith}"][_LICENSE] == license
+
+        return admits
+
+    def _members(self, listing: Listing) -> list[Key]:
+        """The listing's papers as ascending (submittedAt, pithNumber) keys."""
+        if listing.text:
+            submitted = self._submitted()
+            keys = sorted((submitted[pith], pith) for pith in self._text_hits(listing.text))
+            keep = self._admits(listing)
+        elif listing.signer is not None:
+            keys, keep = self._signer_keys(listing.signer), self._admits(listing)
+        else:
+            keys, keep = self._candidates(listing.where), self._predicate(listing.where)
+        return keys if keep is None else [key for key in keys if keep(key)]
+
+    def _submitted(self) -> dict[str, str]:
+        """pithNumber -> submittedAt."""
+        found: dict[str, str] = self._index("submitted", lambda: {pith: at for at, pith in self._all_keys()})
+        return found
+
+    def count_listing(self, listing: Listing) -> int:
+        return len(self._members(listing))
+
+    # -- search --------------------------------------------------------------------------
+
+    def _ranked(self, listing: Listing) -> list[tuple[float, str]]:
+        """The listing's hits as ascending (-score, pithNumber): best first."""
+
+        def build() -> list[tuple[float, str]]:
+            hits = self._text_hits(listing.text)
+            if listing == Listing(text=listing.text):  # nothing but the words: every hit
+                return sorted((-score, pith) for pith, score in hits.items())
+            return sorted((-hits[pith], pith) for _, pith in self._members(listing))
+
+        found: list[tuple[float, str]] = self._cached(("ranked", listing), build)
+        return found
+
+    def search_papers(
+        self, listing: Listing, order: SearchOrder, first: int, after: SearchPosition | None
+    ) -> SearchPage:
+        hits = self._text_hits(listing.text)
+        if order == "relevance":
+            ranked = self._ranked(listing)
+            start = 0 if after is None else bisect_right(ranked, (-after.score, after.pith_number))
+            piths = [pith for _, pith in ranked[start : start + first + 1]]
+        else:
+            keys: list[Key] = self._cached(("newest", listing), lambda: self._members(listing))
+            end = len(keys) if after is None else bisect_left(keys, (after.submitted_at, after.pith_number))
+            piths = [pith for _, pith in reversed(keys[max(0, end - first - 1) : end])]
+        items = tuple(ScoredPaper(self._paper(pith), hits[pith]) for pith in piths[:first])  # type: ignore[arg-type]
+        return SearchPage(items, len(piths) > first, after.offset if after is not None else 0)
+
+    # -- facets --------------------------------------------------------------------------
+
+    def _facet_values(self) -> dict[Facet, dict[str, tuple[str, ...]]]:
+        """facet -> pithNumber -> the paper's values, for every paper (built once)."""
+
+        def build() -> dict[Facet, dict[str, tuple[str, ...]]]:
+            G = self.G
+            nodes = G.nodes
+            found: dict[Facet, dict[str, tuple[str, ...]]] = {facet: {} for facet in FACETS}
+            for node, data in self._paper_nodes():
+                pith = data[PITH_NUMBER]
+                categories = [nodes[c] for c, edge in G.succ[node].items() if edge[TYPE] == IN_CATEGORY.type]
+                found["years"][pith] = (str(data[_YEAR]),)
+                found["licenses"][pith] = (data[_LICENSE],)
+                found["categories"][pith] = tuple(c[CODE] for c in categories)
+                found["archives"][pith] = tuple(dict.fromkeys(c[ARCHIVE] for c in categories))
+                found["authors"][pith] = tuple(
+                    nodes[a][NAME] for a in G.pred[node] if nodes[a][LABEL] == AUTHOR.label
+                )
+            return found
+
+        result: dict[Facet, dict[str, tuple[str, ...]]] = self._index("facets", build)
+        return result
+
+    def facet_counts(
+        self, listing: Listing, facets: Sequence[Facet], first: int
+    ) -> dict[Facet, list[FacetCount]]:
+        piths = [pith for _, pith in self._members(listing)]
+        values = self._facet_values()
+        return {
+            facet: top_counts(Counter(chain.from_iterable(map(values[facet].__getitem__, piths))), first)
+            for facet in dict.fromkeys(facets)
+        }
+
+    # -- typeahead -----------------------------------------------------------------------
+
+    def _typeahead(self) -> tuple[list[str], array[int], list[str]]:
+        """Sorted folded words, the rank of the author of each, authors by rank."""
+
+        def build() -> tuple[list[str], array[int], list[str]]:
+            G = self.G
+            authors = sorted(
+                (node for node, data in G.nodes(data=True) if data.get(LABEL) == AUTHOR.label),
+                key=lambda node: (-G.out_degree(node), G.nodes[node][NAME_KEY]),
+            )
+            pairs = sorted(
+                (key, rank) for rank, node in enumerate(authors) for key in name_keys(G.nodes[node][NAME])
+            )
+            return [key for key, _ in pairs], array("i", (rank for _, rank in pairs)), authors
+
+        result: tuple[list[str], array[int], list[str]] = self._index("typeahead", build)
+        return result
+
+    def authors_by_prefix(self, keys: Sequence[str], first: int) -> list[AuthorRecord]:
+        if not keys or first == 0:
+            return []
+        words, ranks, authors = self._typeahead()
+        matches: list[set[int]] = []
+        for key in dict.fromkeys(keys):
+            start = bisect_left(words, key)
+            end = bisect_right(words, key + "\U0010ffff", lo=start)
+            matches.append(set(ranks[start:end]))
+        matches.sort(key=len)
+        found = matches[0].intersection(*matches[1:])
+        return [self._author(authors[rank]) for rank in nsmallest(first, found)]

@@ -1,0 +1,178 @@
+"""The Neo4j answers to :class:`~pith_graph.api.reads.discovery.DiscoveryReads`.
+
+A mixin of :class:`~pith_graph.api.reads.neo4j.Neo4jReader`: each method is one statement
+of :mod:`~pith_graph.api.reads.cypher_discovery` (a facet: one statement per facet; a
+relevance page: one, rarely more, see :meth:`Neo4jDiscoveryReads.search_papers`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pith_graph.api.reads import cypher_discovery as cypher
+from pith_graph.api.reads.discovery import (
+    FACETS,
+    Facet,
+    FacetCount,
+    Listing,
+    ScoredPaper,
+    SearchOrder,
+    SearchPage,
+    SearchPosition,
+    top_counts,
+)
+from pith_graph.api.reads.folding import prefix_query
+from pith_graph.api.reads.records import AuthorRecord
+from pith_graph.api.reads.text_index import text_query
+from pith_graph.api.reads.words import lucene_query, quoted
+from pith_graph.schema.database import indexes
+from pith_graph.schema.rows import PaperRow
+
+if TYPE_CHECKING:
+    import neo4j
+
+__all__ = ["Neo4jDiscoveryReads"]
+
+_FULLTEXT = {spec.name: spec for spec in indexes() if spec.kind == "fulltext"}
+TITLE_INDEX = "paper_title_fulltext"
+TEXT_INDEX = "paper_text_fulltext"
+AUTHOR_INDEX = "author_name_fulltext"
+assert {TITLE_INDEX, TEXT_INDEX, AUTHOR_INDEX} <= set(_FULLTEXT)
+#: Lucene hits fetched beyond the page at first; each retry fetches four times more.
+_FETCH_MARGIN = 32
+_NO_LIMIT = 2**31 - 1
+
+
+def _start(listing: Listing) -> str:
+    where = listing.where
+    if listing.text:
+        return "text"
+    if where.title_terms:
+        return "title"
+    for start, value in (
+        ("author", where.author),
+        ("category", where.category),
+        ("signer", listing.signer),
+        ("archive", where.archive),
+    ):
+        if value is not None:
+            return start
+    return "all"
+
+
+def _checks(listing: Listing) -> frozenset[str]:
+    """The filters the listing has (besides search and title words)."""
+    where = listing.where
+    given = {
+        "from": where.submitted_from,
+        "before": where.submitted_before,
+        "license": where.license,
+        "category": where.category,
+        "archive": where.archive,
+        "author": where.author,
+        "signer": listing.signer,
+    }
+    return frozenset(name for name, value in given.items() if value is not None)
+
+
+def _parameters(listing: Listing) -> dict[str, Any]:
+    where = listing.where
+    lucene = text_query(listing.text)
+    if where.title_terms:  # required, zero boost: filters without changing scores
+        lucene += " " + " ".join(f"+title:{quoted(term)}^0" for term in where.title_terms)
+    return {
+        "textIndex": TEXT_INDEX,
+        "lucene": lucene,
+        "titleIndex": TITLE_INDEX,
+        "titleLucene": lucene_query(where.title_terms),
+        "author": where.author,
+        "category": where.category,
+        "archive": where.archive,
+        "signer": listing.signer,
+        "from": where.submitted_from,
+        "before": where.submitted_before,
+        "license": where.license,
+    }
+
+
+def _scored(row: Mapping[str, Any]) -> ScoredPaper:
+    return ScoredPaper(PaperRow.from_properties(row["paper"]), float(row["score"]))
+
+
+class Neo4jDiscoveryReads:
+    """Batch lookups, ranked search, facets and typeahead from Neo4j."""
+
+    if TYPE_CHECKING:  # provided by Neo4jReader
+
+        def _rows(self, statement: str, **parameters: Any) -> list[neo4j.Record]: ...
+
+    def count_listing(self, listing: Listing) -> int:
+        statement = cypher.count_statement(_start(listing), _checks(listing))
+        return int(self._rows(statement, **_parameters(listing))[0]["n"])
+
+    def facet_counts(
+        self, listing: Listing, facets: Sequence[Facet], first: int
+    ) -> dict[Facet, list[FacetCount]]:
+        wanted = tuple(facet for facet in FACETS if facet in facets)
+        if not wanted:
+            return {}
+        statement = cypher.facets_statement(_start(listing), _checks(listing), wanted)
+        row = self._rows(statement, first=first, **_parameters(listing))[0]
+        result: dict[Facet, list[FacetCount]] = {}
+        for facet in wanted:
+            if facet in ("categories", "archives"):
+                counts: Counter[str] = Counter()
+                for combination in row["combinations"]:
+                    values = combination["codes" if facet == "categories" else "archives"]
+                    for value in set(values):
+                        counts[value] += int(combination["count"])
+                result[facet] = top_counts(counts, first)
+            else:
+                result[facet] = [FacetCount(str(found["value"]), int(found["count"])) for found in row[facet]]
+        return result
+
+    def search_papers(
+        self, listing: Listing, order: SearchOrder, first: int, after: SearchPosition | None
+    ) -> SearchPage:
+        offset = after.offset if after is not None else 0
+        parameters = _parameters(listing)
+        if order == "newest":
+            rows = self._rows(
+                cypher.search_statement(order, _checks(listing)),
+                limit=first + 1,
+                afterAt=after.submitted_at if after is not None else None,
+                afterPith=after.pith_number if after is not None else None,
+                **parameters,
+            )
+            items = [_scored(row) for row in rows]
+            return SearchPage(tuple(items[:first]), len(items) > first, offset)
+        # Lucene ranks by score alone, cutting ties anywhere: fetch the best hits beyond the
+        # page and retry with more until the hits left behind cannot belong on it.
+        fetch = offset + first + 1 + _FETCH_MARGIN
+        statement = cypher.search_statement(order, _checks(listing))
+        while True:
+            row = self._rows(
+                statement,
+                fetch=fetch,
+                limit=first + 1,
+                afterScore=after.score if after is not None else None,
+                afterPith=after.pith_number if after is not None else None,
+                **parameters,
+            )[0]
+            items = [_scored(found) for found in row["page"]]
+            complete = int(row["fetched"]) < fetch or (
+                len(items) == first + 1 and float(row["floor"]) < items[-1].score
+            )
+            if complete or fetch >= _NO_LIMIT:
+                return SearchPage(tuple(items[:first]), len(items) > first, offset)
+            fetch = min(fetch * 4, _NO_LIMIT)
+
+    def authors_by_prefix(self, keys: Sequence[str], first: int) -> list[AuthorRecord]:
+        if not keys or first == 0:
+            return []
+        rows = self._rows(
+            cypher.READ_AUTHORS_BY_PREFIX, index=AUTHOR_INDEX, query=prefix_query(keys), first=first
+        )
+        return [AuthorRecord(row["nameKey"], row["name"], int(row["paperCount"])) for row in rows]

@@ -1,0 +1,163 @@
+"""Ranked search as GraphQL: ``SearchOrder``, ``SearchConnection`` and its cursors.
+
+A search cursor is a keyset position — the paper's score and key, so a page always starts
+strictly after the paper the cursor names, with nothing skipped or repeated while the
+results stay the same — and the *fingerprint* of the search that handed it out (its words,
+filter and order): a cursor of another search is refused (``BAD_USER_INPUT``) instead of
+silently paging something else. It also carries the paper's rank, which lets the Neo4j
+reader ask Lucene for just enough hits. An offset alone would shift under added papers; a
+keyset alone could not be checked against its search.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from typing import TYPE_CHECKING, Annotated
+
+import strawberry
+
+from pith_graph.api.connection import PageInfo
+from pith_graph.api.context import Context
+from pith_graph.api.facets import FACETS_DOC, Facets, facets_of
+from pith_graph.api.fields import resolver
+from pith_graph.api.reads.discovery import Listing, SearchPage, SearchPosition
+from pith_graph.errors import BadUserInput
+
+if TYPE_CHECKING:
+    from pith_graph.api.types import Paper
+
+__all__ = [
+    "SearchConnection",
+    "SearchEdge",
+    "SearchOrder",
+    "decode_search_cursor",
+    "fingerprint",
+    "search_connection",
+]
+
+_PREFIX = "s1"
+_MAX_CURSOR_LENGTH = 300
+
+
+@strawberry.enum(description="How search results are ordered.")
+class SearchOrder(Enum):
+    RELEVANCE = strawberry.enum_value(
+        "relevance",
+        description="Best match first (BM25 over title and abstract excerpt, title counting "
+        "double), then by pith number.",
+    )
+    NEWEST = strawberry.enum_value("newest", description="Newest first, as papers(filter:) lists.")
+
+
+def fingerprint(listing: Listing, order: SearchOrder) -> str:
+    """A short digest of what a search asks (words, filter, order)."""
+    return hashlib.sha256(repr((order.value, listing)).encode()).hexdigest()[:16]
+
+
+def _encode(search: str, position: SearchPosition) -> str:
+    raw = "|".join(
+        (
+            _PREFIX,
+            search,
+            repr(position.score),
+            position.submitted_at,
+            position.pith_number,
+            str(position.offset),
+        )
+    )
+    return base64.urlsafe_b64encode(raw.encode()).decode("ascii").rstrip("=")
+
+
+def decode_search_cursor(after: str | None, search: str) -> SearchPosition | None:
+    """The position of an ``after`` cursor of the search ``search`` (a :func:`fingerprint`).
+
+    >>> position = SearchPosition(2.5, "2019-07-30T23:20:50Z", "pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ", 20)
+    >>> decode_search_cursor(_encode("abc", position), "abc") == position
+    True
+    """
+    if after is None:
+        return None
+    parts: list[str] = []
+    if after and len(after) <= _MAX_CURSOR_LENGTH and after.isascii():
+        try:
+            raw = base64.urlsafe_b64decode(after + "=" * (-len(after) % 4)).decode("utf-8")
+            parts = raw.split("|")
+        except (binascii.Error, ValueError):
+            parts = []
+    if len(parts) != 6 or parts[0] != _PREFIX:
+        raise BadUserInput("after is not a search cursor this API issued.", "Pass an endCursor of a search.")
+    if parts[1] != search:
+        raise BadUserInput(
+            "after is a cursor of another search.",
+            "Page on with the same text, filter and orderBy, or start again without after.",
+        )
+    try:
+        score, offset = float(parts[2]), int(parts[5])
+    except ValueError as err:
+        raise BadUserInput("after is not a search cursor this API issued.") from err
+    if not parts[3] or not parts[4] or offset < 0:
+        raise BadUserInput("after is not a search cursor this API issued.")
+    return SearchPosition(score, parts[3], parts[4], offset)
+
+
+@strawberry.type(description="A paper found by a search, its score and its cursor.")
+class SearchEdge:
+    node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")]
+    score: float = strawberry.field(
+        description="BM25 relevance (higher is better); comparable within one search only."
+    )
+    cursor: str
+
+
+@strawberry.type(description="A page of search results (Relay cursor connection).")
+class SearchConnection:
+    edges: list[SearchEdge]
+    page_info: PageInfo
+    counter: strawberry.Private[Callable[[], Awaitable[int]]]
+    listing: strawberry.Private[Listing]
+
+    @resolver("The papers of this page (the edges' nodes).")
+    def nodes(self) -> list[Annotated[Paper, strawberry.lazy("pith_graph.api.types")]]:
+        return [edge.node for edge in self.edges]
+
+    @resolver("How many papers match the search (counted only when asked for).")
+    async def total_count(self) -> int:
+        return await self.counter()
+
+    @resolver(FACETS_DOC)
+    def facets(self, info: strawberry.Info[Context, None], first: int | None = 10) -> Facets:
+        return facets_of(self.listing, first, info.context)
+
+
+def search_connection(
+    page: SearchPage,
+    search: str,
+    after: SearchPosition | None,
+    counter: Callable[[], Awaitable[int]],
+    listing: Listing,
+) -> SearchConnection:
+    """A connection over a page of search results."""
+    from pith_graph.api.types import Paper
+
+    edges = []
+    for index, item in enumerate(page.items):
+        paper = item.paper
+        position = SearchPosition(item.score, paper.submitted_at, paper.pith_number, page.offset + index + 1)
+        edges.append(
+            SearchEdge(node=Paper.from_record(paper), score=item.score, cursor=_encode(search, position))
+        )
+    return SearchConnection(
+        edges=edges,
+        page_info=PageInfo(
+            has_next_page=page.has_next,
+            has_previous_page=after is not None,
+            start_cursor=edges[0].cursor if edges else None,
+            end_cursor=edges[-1].cursor if edges else None,
+        ),
+        counter=counter,
+        listing=listing,
+    )
