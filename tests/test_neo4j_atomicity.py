@@ -63,10 +63,11 @@ def test_a_statement_failing_mid_batch_leaves_nothing_of_the_batch(
         batch_size=BATCH,
     )
     before = db.export()
-    # The papers, authors, categories, aliases and three kinds of edges of the next batch are
-    # written by earlier statements of the same transaction; the SIGNED edges then fail.
-    failing = "UNWIND $rows AS row WITH row WHERE 1 / (size(row.items) - size(row.items)) = 1 RETURN row"
-    monkeypatch.setattr(cypher, "CREATE_SIGNED", failing)
+    # The papers of the next batch, their authors, categories, aliases and every edge are
+    # written by earlier statements of the same transaction; refreshing Signer.keyIds, the
+    # last statement, then fails.
+    failing = "UNWIND $rows AS row WITH row WHERE 1 / (size(row.keyIds) - size(row.keyIds)) = 1 RETURN row"
+    monkeypatch.setattr(cypher, "REFRESH_SIGNER_KEYS", failing)
     with pytest.raises(StoreError) as caught:
         run(
             [_write(tmp_path, "second.jsonl", lines[BATCH : 2 * BATCH])],

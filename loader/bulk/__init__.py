@@ -99,7 +99,10 @@ def _check_target(data: Path, replace: bool) -> bool:
         return True
     from pith_graph.loader.stores.neo4j import Neo4jStore  # the driver loads only when needed
 
-    with local_server(data) as uri, Neo4jStore.connect(uri, database=DATABASE) as store:
+    with (
+        local_server(data) as (uri, password),
+        Neo4jStore.connect(uri, password=password, database=DATABASE) as store,
+    ):
         held = sum(store.counts().nodes.values())
     if held:
         raise UsageError(
@@ -199,7 +202,10 @@ def _build_database(
     )
     report.steps["neo4j-admin"] = time.perf_counter() - step
     step = time.perf_counter()
-    with local_server(data) as uri, Neo4jStore.connect(uri, database=DATABASE) as store:
+    with (
+        local_server(data) as (uri, password),
+        Neo4jStore.connect(uri, password=password, database=DATABASE) as store,
+    ):
         store.ensure_schema()
         report.counts = store.counts()
     report.steps["schema"] = time.perf_counter() - step

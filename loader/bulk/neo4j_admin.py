@@ -5,8 +5,9 @@ The folder is ``scripts/neo4j``'s ``NEO4J_DATA`` (a Neo4j home: the database in
 is Neo4j's own (``neo4j-admin database import full``), run from the jars the launcher's
 Maven build resolved (``scripts/neo4j-launcher/target/lib``: ``org.neo4j.cli.AdminTool``,
 whose ``import`` command lives in ``neo4j-import-tool``). The server is started with
-``scripts/neo4j`` on a free port, without authentication, only to check that a database
-is empty and to create the constraints and indexes after an import: Community's record
+``scripts/neo4j`` on a free loopback port, with the folder's own authentication (the
+password ``scripts/neo4j`` keeps in ``password`` there, generated at its first start), only
+to check that a database is empty and to create the constraints and indexes after an import: Community's record
 format cannot build them during one (``--schema`` needs Enterprise's block format).
 """
 
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.loader.stores.neo4j_auth import read_password_file
 
 __all__ = [
     "DATABASE",
@@ -58,7 +60,8 @@ def find_script() -> Path:
 
 def _script_env(data: Path, port: int | None = None) -> dict[str, str]:
     env = {**os.environ, "NEO4J_DATA": str(data)}
-    env.pop("NEO4J_PASSWORD", None)  # a private start: no authentication
+    env.pop("NEO4J_PASSWORD", None)  # the folder's password stays as it is
+    env.pop("NEO4J_AUTH", None)  # authentication on, as the folder's server runs
     if port is not None:
         env["NEO4J_BOLT_PORT"] = str(port)
     return env
@@ -121,9 +124,10 @@ def _free_port() -> int:
 
 
 @contextlib.contextmanager
-def local_server(data: Path) -> Iterator[str]:
-    """Start the Neo4j of ``data`` on a free loopback port (no authentication); yield its
-    Bolt URI; stop it (cleanly: the next start needs no recovery)."""
+def local_server(data: Path) -> Iterator[tuple[str, str | None]]:
+    """Start the Neo4j of ``data`` on a free loopback port; yield its Bolt URI and the
+    password of user neo4j (``data/password``); stop it (cleanly: the next start needs no
+    recovery)."""
     script = find_script()
     env = _script_env(data, _free_port())
     done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
@@ -133,7 +137,8 @@ def local_server(data: Path) -> Iterator[str]:
             raise StoreError(
                 StoreErrorCode.UNAVAILABLE, f"starting Neo4j on {data} failed: {_tail(done.stderr)}"
             )
-        yield lines[-1]
+        password_file = data / "password"
+        yield lines[-1], read_password_file(password_file) if password_file.is_file() else None
     finally:
         subprocess.run([str(script), "stop"], env=env, capture_output=True, text=True, check=False)
 
