@@ -366,13 +366,12 @@ def main(argv: list[str] | None = None) -> int:
     log_dir = Path(tempfile.mkdtemp(prefix="bench-peer-logs-"))
     servers: dict[str, Server] = {}
     try:
-        with neo4j.GraphDatabase.driver(uri, auth=auth) as driver:
+        with neo4j.GraphDatabase.driver(uri, auth=auth, notifications_min_severity="OFF") as driver:
             held = count_papers(driver, args.database)
             if held and args.clear:
                 say(f"--clear: deleting the {held} papers (and everything else) in {uri} ...")
-                driver.execute_query(
-                    "MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS", database_=args.database
-                )
+                with driver.session(database=args.database) as session:  # IN TRANSACTIONS: auto-commit only
+                    session.run("MATCH (n) CALL (n) { DETACH DELETE n } IN TRANSACTIONS").consume()
                 held = 0
             if held:
                 say(f"{uri} holds {held} papers: serving them as they are (--clear to reload)")

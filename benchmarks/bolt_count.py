@@ -284,10 +284,14 @@ class BoltCounter:
             finally:
                 writer.close()
 
-        await asyncio.gather(
-            pipe(client_reader, server_writer, connection.from_client),
-            pipe(server_reader, client_writer, connection.from_server),
-        )
+        try:
+            await asyncio.gather(
+                pipe(client_reader, server_writer, connection.from_client),
+                pipe(server_reader, client_writer, connection.from_server),
+            )
+        except asyncio.CancelledError:  # close(): end quietly (start_server's callback reads the result)
+            client_writer.close()
+            server_writer.close()
 
     def reset(self) -> None:
         with self.lock:
@@ -298,5 +302,15 @@ class BoltCounter:
             return self.tally
 
     def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(5)
+        """Stop listening, cut the connections still open, stop the thread."""
+
+        async def shutdown() -> None:
+            tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+
+        if self.thread.is_alive():
+            asyncio.run_coroutine_threadsafe(shutdown(), self.loop).result(10)
+            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.thread.join(10)
