@@ -314,7 +314,8 @@ def print_table(summary: dict[str, Any], statements: dict[str, Any]) -> None:
     say(
         "\nratios: below 1 is ours faster for latency (p50, p99); above 1 is ours faster for throughput."
         "\nCPU ms/req: CPU time of the server process + of Neo4j per request at 16 clients (median over rounds)."
-        "\nCypher/req: statements, transactions and database time per request (counting Bolt proxy, 1 client)."
+        "\nCypher/req: statements, transactions, and ms from each RUN to its last result, per request, seen by"
+        "\n  the counting Bolt proxy with 1 client (a busy machine's scheduling delays count too)."
     )
 
 
