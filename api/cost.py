@@ -3,9 +3,10 @@
 The cost of an operation is how many objects its lists may return, summed over the
 document: every list field counts the product of the sizes of the lists above it and its
 own. A list with ``first`` has that size (or the default page size, 20, when ``first`` is
-not given); ``collaborationPath`` has ``maxHops`` (default 4); a list without ``first`` has
+not given); ``collaborationPath`` has ``maxHops`` (default 4); ``papersById`` has as many
+items as identifiers (at most ``max_batch_ids``); a list without ``first`` has
 the estimate of :data:`LIST_SIZES`; the ``edges`` and ``nodes`` of a page are counted by
-the field that took ``first``. Fragments count where they are spread; aliases count once
+the field that took ``first`` (a search's too; a facet's values by ``facets(first:)``). Fragments count where they are spread; aliases count once
 each. For example::
 
     { papers(first: 50) { nodes { title authors { name } } } }    50 + 50 × 10   =     550
@@ -36,6 +37,7 @@ from graphql import (
     GraphQLSchema,
     InlineFragmentNode,
     IntValueNode,
+    ListValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
     ValueNode,
@@ -65,9 +67,18 @@ LIST_SIZES: dict[str, int] = {
     "Author.categories": 20,
     "Verification.keys": 2,
     "Verification.signatures": 2,
+    # A facet's values: the ``first`` of ``facets(first:)``, which counts the Facets object
+    # that many times already, so each facet list counts once more per value.
+    "Facets.years": 1,
+    "Facets.categories": 1,
+    "Facets.archives": 1,
+    "Facets.licenses": 1,
+    "Facets.authors": 1,
 }
 #: The lists of a page: their items are what the connection's ``first`` already counted.
-PAGE_ITEMS = frozenset({"PaperConnection.edges", "PaperConnection.nodes"})
+PAGE_ITEMS = frozenset(
+    {"PaperConnection.edges", "PaperConnection.nodes", "SearchConnection.edges", "SearchConnection.nodes"}
+)
 #: The size of a list of objects missing from :data:`LIST_SIZES` (a test keeps it complete).
 UNLISTED_SIZE = 10
 
@@ -105,6 +116,17 @@ class _Counter:
             return cap  # not an Int: execution refuses it; count the worst
         return max(0, min(value, cap))
 
+    def _length(self, node: ValueNode | None, cap: int) -> int:
+        """A list argument's length, at most ``cap`` (more is refused by its own check)."""
+        value: Any = None
+        if isinstance(node, ListValueNode):
+            value = node.values
+        elif isinstance(node, VariableNode):
+            value = self.variables.get(node.name.value)
+        if not isinstance(value, list | tuple):
+            return 1 if value is not None else 0  # a single value is coerced to a list of one
+        return min(len(value), cap)
+
     def _size(self, parent: GraphQLObjectType, node: FieldNode, field: GraphQLField) -> int | None:
         """How many items the field returns per parent; ``None`` for a single value."""
         arguments = {argument.name.value: argument.value for argument in node.arguments or ()}
@@ -113,6 +135,8 @@ class _Counter:
             return self._int(arguments.get("first"), limits.default_page_size, limits.max_page_size)
         if "maxHops" in field.args:
             return self._int(arguments.get("maxHops"), limits.default_path_hops, limits.max_path_hops)
+        if "ids" in field.args:  # papersById: one answer per identifier
+            return self._length(arguments.get("ids"), limits.max_batch_ids)
         key = f"{parent.name}.{node.name.value}"
         if key in PAGE_ITEMS or not _is_object_list(field):
             return None

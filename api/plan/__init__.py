@@ -36,8 +36,17 @@ __all__ = ["PLAN_SAFE_EXTENSIONS", "Plan", "PlanRecorder", "Plans", "run_plan"]
 log = logging.getLogger("pith_graph.api.plan")
 
 #: Names of extensions whose work is done by parsing, validation or on errors only.
+#: ``CostLimit`` acts as execution starts, so :func:`run_plan` checks the cost itself.
 PLAN_SAFE_EXTENSIONS = frozenset(
-    {"CodedErrors", "ParserLimits", "AddValidationRules", "ParserCache", "ValidationCache", "PlanRecorder"}
+    {
+        "CodedErrors",
+        "ParserLimits",
+        "AddValidationRules",
+        "ParserCache",
+        "ValidationCache",
+        "PlanRecorder",
+        "CostLimit",
+    }
 )
 
 

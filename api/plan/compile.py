@@ -102,6 +102,11 @@ class Plan:
     variables: tuple[VariableDefinitionNode, ...]
     root: SelectionPlan
     scalars: tuple[tuple[str, str, bool, Any], ...] | None = None
+    #: The document and operation, for the cost limit (:mod:`pith_graph.api.cost`).
+    document: DocumentNode | None = None
+    operation_name: str | None = None
+    #: The cost, once known, of a plan without variables (it cannot change).
+    cost: int | None = None
 
 
 def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> Plan:
@@ -120,7 +125,7 @@ def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: 
     }
     root = _selection(query, [operation.selection_set], fragments)
     variables = tuple(operation.variable_definitions or ())
-    return Plan(variables, root, _scalars(schema, variables))
+    return Plan(variables, root, _scalars(schema, variables), document, operation_name)
 
 
 _SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID"})

@@ -27,6 +27,7 @@ from graphql.execution.values import VariableValues, get_argument_values, get_va
 from graphql.pyutils import Undefined
 
 from pith_graph.api.context import Context
+from pith_graph.api.cost import query_cost
 from pith_graph.api.plan.batch import Batch
 from pith_graph.api.plan.compile import GiveWay, Plan, SelectionPlan
 from pith_graph.api.plan.specs import Step
@@ -43,7 +44,10 @@ Level = list[tuple[SelectionPlan, list[Any], list[dict[str, Any]]]]
 async def run_plan(
     plan: Plan, schema: GraphQLSchema, context: Context, variable_values: dict[str, Any] | None
 ) -> dict[str, Any] | None:
-    """The response data of ``plan``, or ``None`` when the resolvers must answer instead."""
+    """The response data of ``plan``, or ``None`` when the resolvers must answer instead
+    (also when the query costs more than the limit: they refuse it, see :mod:`pith_graph.api.cost`)."""
+    if _cost(plan, schema, context, variable_values) > context.limits.max_cost:
+        return None
     variables = _NO_VARIABLES
     if plan.variables:
         found = _scalar_variables(plan, variable_values or {})
@@ -62,6 +66,17 @@ async def run_plan(
     except Exception:
         log.warning("a plan failed; the resolvers answer instead", exc_info=True)
         return None
+
+
+def _cost(plan: Plan, schema: GraphQLSchema, context: Context, variable_values: dict[str, Any] | None) -> int:
+    if plan.cost is not None:
+        return plan.cost
+    if plan.document is None:
+        return 0
+    cost = query_cost(schema, plan.document, plan.operation_name, variable_values, context.limits)
+    if not plan.variables:
+        plan.cost = cost  # the limits are the schema's, so the same for every request
+    return cost
 
 
 def _execute(plan: Plan, context: Context, variables: VariableValues) -> dict[str, Any]:

@@ -1,0 +1,199 @@
+"""The pieces of ``bench_peer.py`` that set things up: the peer's npm install, wrk, the corpus,
+a private Neo4j, the two GraphQL server processes, and a plain HTTP POST."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import neo4j
+
+from pith_graph.testing.corpus import write_corpus
+
+ROOT = Path(__file__).resolve().parent.parent
+RESULTS = ROOT / "benchmarks" / "results"
+PEER_DIR = ROOT / "benchmarks" / "peer"
+
+
+def say(message: str) -> None:
+    print(message, flush=True)
+
+
+# -- tools -----------------------------------------------------------------------------------
+
+
+def install_peer() -> dict[str, str]:
+    """``npm ci`` the peer when node_modules is missing or older than the lock; its versions."""
+    node, npm = shutil.which("node"), shutil.which("npm")
+    if not node or not npm:
+        raise SystemExit("bench_peer: Node.js 20+ and npm are needed for the peer")
+    node_version = subprocess.run(
+        [node, "--version"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    if int(node_version.lstrip("v").split(".")[0]) < 20:
+        raise SystemExit(f"bench_peer: Node.js 20+ is needed, found {node_version}")
+    installed = PEER_DIR / "node_modules" / ".package-lock.json"
+    lock = PEER_DIR / "package-lock.json"
+    if not installed.exists() or installed.stat().st_mtime < lock.stat().st_mtime:
+        say("installing the peer with npm ci into benchmarks/peer/node_modules ...")
+        subprocess.run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=PEER_DIR, check=True)
+    versions = {"node": node_version}
+    for package in ("@neo4j/graphql", "@apollo/server", "graphql", "neo4j-driver"):
+        meta = json.loads((PEER_DIR / "node_modules" / package / "package.json").read_text())
+        versions[package] = meta["version"]
+    return versions
+
+
+def ensure_wrk() -> str:
+    found = shutil.which("wrk")
+    if found:
+        return found
+    if os.geteuid() == 0 and shutil.which("apt-get"):
+        say("installing wrk (Debian package) ...")
+
+        def apt(*words: str) -> bool:
+            return subprocess.run(["apt-get", *words], stdout=subprocess.DEVNULL, check=False).returncode == 0
+
+        if not apt("install", "-y", "-q", "wrk"):
+            apt("update", "-q")
+            apt("install", "-y", "-q", "wrk")
+    found = shutil.which("wrk")
+    if not found:
+        raise SystemExit("bench_peer: wrk is needed (apt-get install wrk)")
+    return found
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def uptime() -> str:
+    return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+
+
+# -- corpus and database ---------------------------------------------------------------------
+
+
+def corpus(n: int, seed: int, given: str | None) -> Path:
+    """A corpus folder: ``--corpus``, or generated once into benchmarks/results/ (atomically)."""
+    if given:
+        return Path(given)
+    path = RESULTS / f"corpus-{n}-seed{seed}"
+    if not (path / "keyring.json").exists():
+        say(f"generating {n} bundles into {path} ...")
+        scratch = Path(tempfile.mkdtemp(prefix=".corpus-", dir=RESULTS))
+        info = write_corpus(scratch, n, seed=seed, layout="jsonl.gz")
+        scratch.rename(path)
+        say(f"  {info.total_bytes / 1e6:.0f} MB in {info.elapsed_seconds:.0f} s")
+    return path
+
+
+class PrivateNeo4j:
+    """A Neo4j started with scripts/neo4j on a free port and a temporary data folder."""
+
+    def __init__(self) -> None:
+        self.data = Path(tempfile.mkdtemp(prefix="bench-peer-neo4j-"))
+        self.env = {**os.environ, "NEO4J_DATA": str(self.data), "NEO4J_BOLT_PORT": str(free_port())}
+        self.env.pop("NEO4J_PASSWORD", None)
+        done = self._script("start")
+        if done.returncode != 0:
+            raise SystemExit(f"scripts/neo4j start failed:\n{done.stderr}")
+        self.uri = done.stdout.strip().splitlines()[-1]
+        self.pid = int((self.data / "neo4j.pid").read_text().strip())
+
+    def _script(self, command: str) -> subprocess.CompletedProcess[str]:
+        script = str(ROOT / "scripts" / "neo4j")
+        return subprocess.run([script, command], env=self.env, capture_output=True, text=True, check=False)
+
+    def stop(self) -> None:
+        self._script("stop")
+        shutil.rmtree(self.data, ignore_errors=True)
+
+
+def count_papers(driver: neo4j.Driver, database: str) -> int:
+    records, _, _ = driver.execute_query("MATCH (p:Paper) RETURN count(p)", database_=database)
+    return int(records[0][0])
+
+
+def load(folder: Path, uri: str, env: dict[str, str]) -> None:
+    shards = sorted(str(p) for p in folder.iterdir() if p.name.startswith("bundles-"))
+    command = [sys.executable, "-m", "pith_graph", "load", *shards, "--backend", "neo4j", "--uri", uri]
+    command += ["--trusted-keys", str(folder / "keyring.json")]
+    started = time.perf_counter()
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"pith-graph load failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
+    say(f"  loaded in {time.perf_counter() - started:.0f} s")
+
+
+# -- the two servers -------------------------------------------------------------------------
+
+
+class Server:
+    """One GraphQL server process (ours or the peer) on a free port of 127.0.0.1."""
+
+    def __init__(self, kind: str, uri: str, env: dict[str, str], log_dir: Path) -> None:
+        self.kind = kind
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/graphql"
+        self.log = log_dir / f"{kind}-{self.port}.log"
+        if kind == "ours":
+            command = [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j"]
+            command += ["--uri", uri, "--host", "127.0.0.1", "--port", str(self.port)]
+            env = {**env, "PITH_API_GRAPHIQL": "0"}
+        else:
+            command = ["node", str(PEER_DIR / "server.mjs")]
+            env = {**env, "NEO4J_URI": uri, "HOST": "127.0.0.1", "PORT": str(self.port)}
+            env["NODE_ENV"] = "production"
+        with self.log.open("wb") as log:
+            self.process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"{kind} server exited:\n{self.log.read_text()[-3000:]}")
+            try:
+                if post(self.url, {"query": "{ __typename }"}).get("data"):
+                    return
+            except OSError:
+                time.sleep(0.3)
+        raise SystemExit(f"{kind} server did not answer within 120 s:\n{self.log.read_text()[-3000:]}")
+
+    def cpu_seconds(self) -> float:
+        return process_cpu_seconds(self.process.pid)
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(5)
+
+
+def process_cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process and its waited-for children, from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    ticks = sum(int(value) for value in fields[11:15])  # utime stime cutime cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def post(url: str, body: dict[str, Any]) -> dict[str, Any]:
+    request = urllib.request.Request(
+        url, json.dumps(body).encode(), {"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
