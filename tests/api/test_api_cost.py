@@ -133,16 +133,17 @@ def test_the_cost_limit_is_configurable(memory_reader: MemoryReader) -> None:
 
 #: Seconds of CPU on the memory backend (the cost limit is lifted for it: about 40,000).
 STALLING = _aliases(
-    2, "categories { papers(first: 100) { nodes { title authors { name } categories { code } } } }"
+    4, "categories { papers(first: 100) { nodes { title authors { name } categories { code } } } }"
 )
 
 
 @pytest.fixture(scope="module")
 def served_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``pith-graph serve`` (memory backend) over a generated corpus, no cost limit."""
+    """``pith-graph serve`` (memory backend, one worker) over a generated corpus, no cost limit."""
     info = write_corpus(tmp_path_factory.mktemp("stall"), 2000, seed=12, workers=2, layout="jsonl")
     env = {**os.environ, "PITH_API_MAX_COST": str(10**9), "PITH_API_TIMEOUT_SECONDS": "60"}
     args = ["serve", str(info.directory), "--trusted-keys", str(info.keyring_path), "--port", "0"]
+    args += ["--workers", "1"]  # one process: the heavy query and the probes share its event loop
     process = subprocess.Popen(
         [sys.executable, "-m", "pith_graph", *args],
         env=env,
