@@ -20,7 +20,8 @@ limit                       default  enforced by
 ``timeout_seconds``         10       the HTTP layer, and Neo4j's transaction timeout
 ``max_path_hops``           6        ``collaborationPath(maxHops:)``
 ``max_batch_ids``           500      ``papersById(ids:)``
-==========================  =======  =======================================
+==========================  =======  ==============================================
+
 Going over a limit is a ``LIMIT_EXCEEDED`` error; the settings (``api.settings``) read each
 from the environment.
 """

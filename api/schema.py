@@ -250,7 +250,8 @@ class PithSchema(strawberry.Schema):
         plans = self.plans
         if (
             plans is not None
-            and query is not None
+            and isinstance(query, str)
+            and isinstance(operation_name, str | None)  # an HTTP body may hold anything here
             and root_value is None
             and isinstance(context_value, Context)
             and (allowed_operation_types is None or OperationType.QUERY in allowed_operation_types)

@@ -1,6 +1,37 @@
 """The server's settings: one object, read from the environment and validated at start-up.
 
-=====================================  ============================  ============"""
+=====================================  ============================  ===================
+variable                               meaning                       default
+=====================================  ============================  ===================
+``PITH_API_HOST``                      interface to listen on        ``127.0.0.1``
+``PITH_API_PORT``                      port                          ``8000``
+``PITH_API_BACKEND``                   ``memory`` or ``neo4j``       ``memory``
+``PITH_API_TRUSTED_KEYS``              trusted-keys file             (registry key only)
+``PITH_API_GRAPH``                     saved graph to start from     (none: verify, load)
+``PITH_API_MAX_DEPTH``                 query depth                   10
+``PITH_API_MAX_ALIASES``               aliases per document          30
+``PITH_API_MAX_TOKENS``                lexical tokens per document   2000
+``PITH_API_MAX_PAGE_SIZE``             largest ``first``             100
+``PITH_API_MAX_COST``                  query cost (``api.cost``)     25000
+``PITH_API_MAX_BODY_BYTES``            request body size             65536
+``PITH_API_HEADER_TIMEOUT_SECONDS``    time to send the headers      10
+``PITH_API_BODY_TIMEOUT_SECONDS``      time to send the body         10
+``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
+``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
+``PITH_API_MAX_BATCH_IDS``             ids per ``papersById``        500
+``PITH_API_WORKERS``                   serving processes             one per core
+``PITH_API_NEO4J_THREADS``             concurrent Neo4j reads        16
+``PITH_API_MEMORY_THREADS``            memory backend: threads       4
+                                       running queries off the
+                                       event loop
+``PITH_API_GRAPHIQL``                  serve GraphiQL (``0``/``1``)  ``1``
+``PITH_API_CORS_ORIGINS``              browser origins allowed       (none)
+                                       (comma-separated, or ``*``)
+``PITH_API_CACHE_CONTROL``             ``Cache-Control`` of GETs     ``no-cache``
+``NEO4J_URI`` ...                      as for ``pith-graph load``
+``NEO4J_PASSWORD_FILE``                Neo4j password in a file      (``neo4j_auth.py``)
+=====================================  ============================  ===================
+"""
 
 from __future__ import annotations
 

@@ -343,6 +343,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--password", default=os.environ.get("NEO4J_PASSWORD"))
     parser.add_argument("--database", default=os.environ.get("NEO4J_DATABASE", "neo4j"))
     parser.add_argument("--no-count", action="store_true", help="skip counting statements per request")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="our serving processes (default 1: like the peer's one Node process; serve's own default is one per core)",
+    )
     parser.add_argument("--keep", action="store_true", help="leave the servers (and a private Neo4j) running")
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds < 1 or args.inputs < 1:
@@ -385,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
         say(f"{papers} papers in Neo4j ({server_agent}); peer: @neo4j/graphql {versions['@neo4j/graphql']}")
 
         say("starting both servers ...")
-        servers = {kind: Server(kind, uri, env, log_dir) for kind in ("ours", "peer")}
+        servers = {kind: Server(kind, uri, env, log_dir, args.workers) for kind in ("ours", "peer")}
         say(f"  ours {servers['ours'].url}   peer {servers['peer'].url}")
         say("comparing answers ...")
         bodies = check_answers(servers["ours"], servers["peer"], inputs)
@@ -407,7 +413,7 @@ def main(argv: list[str] | None = None) -> int:
         after = {"uptime": uptime(), "loadavg": os.getloadavg()}
         print_table(summary, statements)
         say(f"\nbefore: {before['uptime']}\nafter:  {after['uptime']}")
-        out = RESULTS / "peer.json"
+        out = RESULTS / ("peer.json" if args.workers == 1 else f"peer-workers{args.workers}.json")
         out.write_text(
             json.dumps(
                 {

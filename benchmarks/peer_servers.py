@@ -143,14 +143,23 @@ def load(folder: Path, uri: str, env: dict[str, str]) -> None:
 class Server:
     """One GraphQL server process (ours or the peer) on a free port of 127.0.0.1."""
 
-    def __init__(self, kind: str, uri: str, env: dict[str, str], log_dir: Path) -> None:
+    def __init__(self, kind: str, uri: str, env: dict[str, str], log_dir: Path, workers: int = 1) -> None:
         self.kind = kind
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/graphql"
         self.log = log_dir / f"{kind}-{self.port}.log"
         if kind == "ours":
             command = [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j"]
-            command += ["--uri", uri, "--host", "127.0.0.1", "--port", str(self.port)]
+            command += [
+                "--uri",
+                uri,
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--workers",
+                str(workers),
+            ]
             env = {**env, "PITH_API_GRAPHIQL": "0"}
         else:
             command = ["node", str(PEER_DIR / "server.mjs")]
@@ -170,7 +179,10 @@ class Server:
         raise SystemExit(f"{kind} server did not answer within 120 s:\n{self.log.read_text()[-3000:]}")
 
     def cpu_seconds(self) -> float:
-        return process_cpu_seconds(self.process.pid)
+        """CPU time of the server and of its worker processes (children it has not waited for)."""
+        return process_cpu_seconds(self.process.pid) + sum(
+            process_cpu_seconds(child) for child in children(self.process.pid)
+        )
 
     def stop(self) -> None:
         self.process.terminate()
@@ -179,6 +191,19 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait(5)
+
+
+def children(pid: int) -> list[int]:
+    """The running child processes of ``pid``."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
 
 
 def process_cpu_seconds(pid: int) -> float:

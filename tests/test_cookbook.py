@@ -223,14 +223,14 @@ def projections_left(server: Any) -> list[str]:
         store.close()
 
 
-def authors_by_paper(G: nx.MultiDiGraph) -> dict[str, set[str]]:
+def authors_by_paper(G: nx.DiGraph) -> dict[str, set[str]]:
     authors: defaultdict[str, set[str]] = defaultdict(set)
     for author, paper, _ in edges(G, "AUTHORED"):
         authors[paper].add(author)
     return dict(authors)
 
 
-def coauthors_among(G: nx.MultiDiGraph, papers: set[str]) -> nx.Graph:
+def coauthors_among(G: nx.DiGraph, papers: set[str]) -> nx.Graph:
     """Authors linked when they share a paper of ``papers``; weight = papers shared."""
     C = nx.Graph()
     for paper, authors in authors_by_paper(G).items():
@@ -240,11 +240,11 @@ def coauthors_among(G: nx.MultiDiGraph, papers: set[str]) -> nx.Graph:
     return C
 
 
-def busiest_category(G: nx.MultiDiGraph) -> str:
+def busiest_category(G: nx.DiGraph) -> str:
     return Counter(category for _, category, _ in edges(G, "IN_CATEGORY")).most_common(1)[0][0]
 
 
-def test_central_authors_of_category_is_pagerank(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_central_authors_of_category_is_pagerank(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     category = busiest_category(G)
     C = coauthors_among(G, {paper for paper, c, _ in edges(G, "IN_CATEGORY") if c == category})
@@ -260,7 +260,7 @@ def test_central_authors_of_category_is_pagerank(loaded: tuple[Any, nx.MultiDiGr
     assert projections_left(server) == []
 
 
-def test_coauthor_communities_are_as_good_as_networkx_louvain(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_coauthor_communities_are_as_good_as_networkx_louvain(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     C = coauthorship_graph(G)
     C.remove_nodes_from(list(nx.isolates(C)))  # authors without a coauthor are not projected
@@ -286,7 +286,7 @@ def test_coauthor_communities_are_as_good_as_networkx_louvain(loaded: tuple[Any,
     assert projections_left(server) == []
 
 
-def test_papers_similar_by_authors_is_jaccard(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_papers_similar_by_authors_is_jaccard(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     authors = authors_by_paper(G)
     papers_of: defaultdict[str, set[str]] = defaultdict(set)
@@ -315,7 +315,7 @@ def test_papers_similar_by_authors_is_jaccard(loaded: tuple[Any, nx.MultiDiGraph
     assert projections_left(server) == []
 
 
-def test_yearly_category_export_streams_the_papers_as_json_lines(loaded: tuple[Any, nx.MultiDiGraph]) -> None:
+def test_yearly_category_export_streams_the_papers_as_json_lines(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     category = busiest_category(G)
     in_category = [paper for paper, c, _ in edges(G, "IN_CATEGORY") if c == category]

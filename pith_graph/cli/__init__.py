@@ -48,7 +48,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     err = Console(stderr=True, soft_wrap=True)
     saves = getattr(args, "save", None) or getattr(args, "snapshot", None)
-    if saves and getattr(args, "backend", "memory") != "memory":
+    if args.command == "load" and saves and args.backend != "memory":
         err.print("pith-graph: error: --save and --snapshot work with --backend memory only", markup=False)
         return EXIT_USAGE
     try:

@@ -31,7 +31,7 @@ from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.words import search_terms
 
 
-def _papers(G: nx.MultiDiGraph) -> dict[str, dict[str, Any]]:
+def _papers(G: nx.DiGraph) -> dict[str, dict[str, Any]]:
     return {d["pithNumber"]: d for _, d in G.nodes(data=True) if d["label"] == "Paper"}
 
 
@@ -226,7 +226,7 @@ FACETS = """query($filter: PaperFilter, $first: Int) {
 }"""
 
 
-def _facets_oracle(G: nx.MultiDiGraph, piths: set[str], first: int) -> dict[str, list[dict[str, Any]]]:
+def _facets_oracle(G: nx.DiGraph, piths: set[str], first: int) -> dict[str, list[dict[str, Any]]]:
     counts: dict[str, Counter[str]] = {
         name: Counter() for name in ("years", "categories", "archives", "licenses", "authors")
     }
@@ -235,7 +235,7 @@ def _facets_oracle(G: nx.MultiDiGraph, piths: set[str], first: int) -> dict[str,
         data = G.nodes[node]
         counts["years"][str(data["submittedYear"])] += 1
         counts["licenses"][data["license"]] += 1
-        categories = [G.nodes[c] for c, edges in G.succ[node].items() if "IN_CATEGORY" in edges]
+        categories = [G.nodes[c] for c, edge in G.succ[node].items() if edge["type"] == "IN_CATEGORY"]
         counts["categories"].update(c["code"] for c in categories)
         counts["archives"].update({c["archive"] for c in categories})
         counts["authors"].update(G.nodes[a]["name"] for a in G.pred[node] if G.nodes[a]["label"] == "Author")

@@ -106,7 +106,7 @@ def _calls(G: nx.DiGraph) -> list[Any]:
 
 
 def _discovery_calls(
-    G: nx.MultiDiGraph, papers: list[str], aliases: list[tuple[str, str]], signers: list[str]
+    G: nx.DiGraph, papers: list[str], aliases: list[tuple[str, str]], signers: list[str]
 ) -> list[Any]:
     """Batch lookups, search (both orders, pages after a position), counts, facets, typeahead."""
     listings = [
