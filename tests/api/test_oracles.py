@@ -8,7 +8,9 @@ code: no MemoryReader index, no shared word splitting), then asked of both backe
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter, defaultdict
+from collections.abc import Callable
 
 import networkx as nx
 import pytest
@@ -163,3 +165,186 @@ def test_a_listing_is_the_filtered_papers_newest_first(api: Api, G: nx.MultiDiGr
     )["papers"]
     assert found["totalCount"] == len(papers)
     assert [n["pithNumber"] for n in found["nodes"]] == expected
+
+
+def test_coauthors_rank_by_shared_papers_then_name_key(api: Api, G: nx.MultiDiGraph) -> None:
+    query = (
+        "query($n: String!, $first: Int) { author(name: $n) "
+        "{ coauthors(first: $first) { sharedPapers author { nameKey } } } }"
+    )
+    cuts_in_a_tie = 0
+    for author in sorted(_label(G, "Author"), key=lambda a: (-G.out_degree(a), a))[:6]:
+        shared: Counter[str] = Counter()
+        for paper in G.succ[author]:
+            shared.update(G.nodes[a]["nameKey"] for a in _authors_of(G, paper) if a != author)
+        ranked = sorted(shared.items(), key=lambda item: (-item[1], item[0]))
+        # a page that ends inside a run of equal counts: only the tie order decides who is on it
+        tie = next((k for k in range(1, len(ranked)) if ranked[k - 1][1] == ranked[k][1]), None)
+        cuts_in_a_tie += tie is not None
+        for first in {0, 1, tie or 1, FIRST}:
+            found = api.data(query, n=G.nodes[author]["name"], first=first)["author"]["coauthors"]
+            assert [(c["author"]["nameKey"], c["sharedPapers"]) for c in found] == ranked[:first], first
+    assert cuts_in_a_tie
+
+
+# -- facets: counts over the whole filtered listing -------------------------------------------------
+
+
+def _name_key(name: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
+
+
+def _passes(G: nx.MultiDiGraph, paper: str, filter_: dict[str, str]) -> bool:
+    """``PaperFilter`` as the schema documents it (title aside)."""
+    data = G.nodes[paper]
+    categories = [G.nodes[c] for c in _categories_of(G, paper)]
+    checks: dict[str, Callable[[str], bool]] = {
+        "category": lambda code: code in {c["code"] for c in categories},
+        "archive": lambda archive: archive in {c["archive"] for c in categories},
+        "author": lambda name: _name_key(name) in {G.nodes[a]["nameKey"] for a in _authors_of(G, paper)},
+        "license": lambda url: data["license"] == url,
+        "submittedFrom": lambda day: data["submittedAt"] >= day,
+        "submittedBefore": lambda day: data["submittedAt"] < day,
+    }
+    return all(checks[key](value) for key, value in filter_.items())
+
+
+def _facet_values(G: nx.MultiDiGraph, paper: str) -> dict[str, set[str]]:
+    categories = [G.nodes[c] for c in _categories_of(G, paper)]
+    return {
+        "years": {G.nodes[paper]["submittedAt"][:4]},
+        "categories": {c["code"] for c in categories},
+        "archives": {c["archive"] for c in categories},  # once per archive
+        "licenses": {G.nodes[paper]["license"]},
+        "authors": {G.nodes[a]["name"] for a in _authors_of(G, paper)},
+    }
+
+
+FACETS = """query($f: PaperFilter, $k: Int) { papers(filter: $f, first: 0) { totalCount facets(first: $k) {
+  years { value count } categories { value count } archives { value count }
+  licenses { value count } authors { value count } } } }"""
+
+
+def test_facets_count_every_filtered_paper(api: Api, G: nx.MultiDiGraph) -> None:
+    papers = _label(G, "Paper")
+    hub = max(_label(G, "Author"), key=lambda a: (G.out_degree(a), a))
+    licenses = Counter(G.nodes[p]["license"] for p in papers)
+    middle = sorted(G.nodes[p]["submittedAt"] for p in papers)[len(papers) // 2]  # a paper's own time
+    cases: list[tuple[dict[str, str], int]] = [
+        ({}, 3),
+        ({"archive": "math"}, 4),
+        ({"author": "  " + G.nodes[hub]["name"].upper().replace(" ", "   ")}, 5),
+        ({"license": licenses.most_common()[1][0], "submittedBefore": middle[:10]}, 10),
+        ({"archive": "cs", "category": "stat.ML", "submittedFrom": "2012-01-01"}, FIRST),
+        ({"submittedFrom": middle, "submittedBefore": "2026-06-01"}, 1),
+    ]
+    cuts_in_a_tie = 0
+    for filter_, first in cases:
+        counts: dict[str, Counter[str]] = defaultdict(Counter)
+        listed = [p for p in papers if _passes(G, p, filter_)]
+        for paper in listed:
+            for facet, values in _facet_values(G, paper).items():
+                counts[facet].update(values)
+        assert listed, filter_
+        found = api.data(FACETS, f=filter_, k=first)["papers"]
+        assert found["totalCount"] == len(listed), filter_
+        for facet in ("years", "categories", "archives", "licenses", "authors"):
+            ranked = sorted(counts[facet].items(), key=lambda item: (-item[1], item[0]))
+            cuts_in_a_tie += len(ranked) > first and ranked[first - 1][1] == ranked[first][1]
+            got = [(v["value"], v["count"]) for v in found["facets"][facet]]
+            assert got == ranked[:first], (filter_, facet)
+    assert cuts_in_a_tie
+
+
+# -- authors(prefix:): the typeahead ---------------------------------------------------------------
+
+#: Letters NFKD leaves whole, written as the ASCII a person types for them.
+_LETTERS = str.maketrans({"ø": "o", "ł": "l", "đ": "d", "æ": "ae", "œ": "oe", "ı": "i", "’": "'"})
+
+
+def _folded_words(text: str) -> list[str]:
+    """Words of a name or of what was typed: case folded, accents dropped (NFKD), Latin only."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold().translate(_LETTERS))
+    plain = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return re.findall(r"[a-z0-9]+(?:'[a-z0-9]+)*", plain)
+
+
+def test_typeahead_matches_word_prefixes_most_papers_first(api: Api, G: nx.MultiDiGraph) -> None:
+    authors = [(G.nodes[a], G.out_degree(a)) for a in _label(G, "Author")]
+    typed = ["a", "ka", "BER", "zo", "jo", "lukasz", "so", "or", "duc", "jurg", "nguy", "o'b"]
+    typed += ["ma s", "s ma", "Zoë", "ÅS", "velstr", "smith zo", "qqq"]
+    for data, _ in sorted(authors, key=lambda item: (-item[1], item[0]["nameKey"]))[:5]:
+        typed.append("  " + "   ".join(word[:2].upper() for word in reversed(data["name"].split())))
+    hits = 0
+    for text in typed:
+        keys = _folded_words(text)
+        matching = [
+            (-papers, data["nameKey"])
+            for data, papers in authors
+            if all(any(word.startswith(key) for word in _folded_words(data["name"])) for key in keys)
+        ]
+        expected = sorted(matching)[:FIRST]
+        hits += len(expected)
+        found = api.data(
+            "query($p: String!) { authors(prefix: $p, first: 100) { nameKey paperCount } }", p=text
+        )["authors"]
+        assert [(-a["paperCount"], a["nameKey"]) for a in found] == expected, text
+    assert hits > 200
+
+
+# -- search(text:): every word, in the title or the abstract excerpt --------------------------------
+
+
+def _search_words(text: str) -> set[str]:
+    """Plain word splitting for ASCII text: letters, digits and ``_``, joined by ``.`` or ``'``."""
+    return set(re.findall(r"[a-z0-9_]+(?:[.'][a-z0-9_]+)*", text.lower()))
+
+
+SEARCH = """query($t: String!, $f: PaperFilter, $o: SearchOrder, $after: String) {
+  search(text: $t, filter: $f, orderBy: $o, first: 100, after: $after) {
+    totalCount edges { node { pithNumber } } pageInfo { hasNextPage endCursor } } }"""
+
+
+def _search(api: Api, text: str, order: str, filter_: dict[str, str]) -> tuple[list[str], int]:
+    found: list[str] = []
+    after = None
+    while True:
+        page = api.data(SEARCH, t=text, f=filter_, o=order, after=after)["search"]
+        found += [edge["node"]["pithNumber"] for edge in page["edges"]]
+        if not page["pageInfo"]["hasNextPage"]:
+            return found, page["totalCount"]
+        after = page["pageInfo"]["endCursor"]
+
+
+def test_search_finds_every_paper_holding_every_word(api: Api, G: nx.MultiDiGraph) -> None:
+    papers = _newest(G, _label(G, "Paper"))
+    texts = [(G.nodes[p]["title"] + "\n" + G.nodes[p]["abstractExcerpt"]).lower() for p in papers]
+    words = [_search_words(text) for text in texts]
+    # a word that ever touches a non-ASCII letter might be split otherwise: not asked for
+    glued = [_search_words(re.sub(r"[^\x00-\x7f]", "a", text)) for text in texts]
+    frequency = Counter(w for found in words for w in found)
+    unsure = {w for found, joined in zip(words, glued, strict=True) for w in found - joined}
+    usable = [w for w, _ in frequency.most_common() if w.isalpha() and len(w) > 5 and w not in unsure]
+    title_only = next(w for w in usable if all(w not in t.split("\n")[1] for t in texts))
+    queries: list[tuple[str, dict[str, str]]] = [
+        (usable[0], {}),
+        (f"{usable[1]} {usable[6]}", {}),
+        (f"{usable[2].upper()},  {usable[9]}!", {}),
+        (" ".join(usable[3:6]), {}),
+        (title_only, {}),
+        (usable[-1], {}),
+        (usable[4], {"archive": "math"}),
+    ]
+    for text, filter_ in queries:
+        wanted = _search_words(text)
+        expected = [
+            G.nodes[p]["pithNumber"]
+            for p, found in zip(papers, words, strict=True)
+            if wanted <= found and _passes(G, p, filter_)
+        ]
+        assert expected, text
+        newest, total = _search(api, text, "NEWEST", filter_)
+        assert total == len(expected), text
+        assert newest == expected, text
+        ranked, total = _search(api, text, "RELEVANCE", filter_)
+        assert total == len(expected) == len(ranked) and set(ranked) == set(expected), text

@@ -1,0 +1,188 @@
+"""Every ``PITH_API_*`` variable: read into its own setting, a bad value refused at start-up
+(``UsageError``, exit code 2, one line), and documented in the settings docstring and the README."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pith_graph.api import settings as settings_module
+from pith_graph.api.settings import ServerSettings
+from pith_graph.errors import UsageError
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+SETTINGS_SOURCE = Path(settings_module.__file__).read_text("utf-8")
+DEFAULT = ServerSettings()
+
+#: variable, a value, the setting it sets (``limits.*``: a RequestLimits field) and to what.
+READS: list[tuple[str, str, str, object]] = [
+    ("PITH_API_HOST", "0.0.0.0", "host", "0.0.0.0"),
+    ("PITH_API_PORT", "8123", "port", 8123),
+    ("PITH_API_GRAPH", "/srv/graph.snapshot", "graph", "/srv/graph.snapshot"),
+    ("PITH_API_TRUSTED_KEYS", "/srv/keys.json", "trusted_keys", ("/srv/keys.json",)),
+    ("PITH_API_NEO4J_THREADS", "3", "neo4j_threads", 3),
+    ("PITH_API_WORKERS", "3", "workers", 3),
+    ("PITH_API_MEMORY_THREADS", "2", "memory_threads", 2),
+    ("PITH_API_CORS_ORIGINS", "https://a.example", "cors_origins", ("https://a.example",)),
+    ("PITH_API_CACHE_CONTROL", "public, max-age=60", "cache_control", "public, max-age=60"),
+    ("PITH_API_GRAPHIQL", "0", "graphiql", False),
+    ("PITH_API_GRAPHIQL", "off", "graphiql", False),
+    ("PITH_API_MAX_DEPTH", "7", "limits.max_depth", 7),
+    ("PITH_API_MAX_ALIASES", "12", "limits.max_aliases", 12),
+    ("PITH_API_MAX_TOKENS", "900", "limits.max_tokens", 900),
+    ("PITH_API_MAX_PAGE_SIZE", "50", "limits.max_page_size", 50),
+    ("PITH_API_MAX_COST", "999", "limits.max_cost", 999),
+    ("PITH_API_MAX_BODY_BYTES", "4096", "limits.max_body_bytes", 4096),
+    ("PITH_API_TIMEOUT_SECONDS", "2.5", "limits.timeout_seconds", 2.5),
+    ("PITH_API_HEADER_TIMEOUT_SECONDS", "3.5", "limits.header_timeout_seconds", 3.5),
+    ("PITH_API_BODY_TIMEOUT_SECONDS", "4.5", "limits.body_timeout_seconds", 4.5),
+    ("PITH_API_MAX_PATH_HOPS", "5", "limits.max_path_hops", 5),
+    ("PITH_API_MAX_BATCH_IDS", "20", "limits.max_batch_ids", 20),
+]
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "setting", "expected"),
+    [pytest.param(*row, id=f"{row[0]}={row[1]}") for row in READS],
+)
+def test_a_variable_sets_its_setting_and_nothing_else(
+    variable: str, value: str, setting: str, expected: object
+) -> None:
+    if setting.startswith("limits."):
+        field = setting.removeprefix("limits.")
+        assert getattr(DEFAULT.limits, field) != expected
+        wanted = dataclasses.replace(DEFAULT, limits=dataclasses.replace(DEFAULT.limits, **{field: expected}))
+    else:
+        assert getattr(DEFAULT, setting) != expected
+        wanted = dataclasses.replace(DEFAULT, **{setting: expected})
+    assert ServerSettings.from_env({variable: value}) == wanted
+
+
+def test_the_backend_variable_selects_neo4j() -> None:
+    env = {"PITH_API_BACKEND": "neo4j", "NEO4J_PASSWORD": "secret"}  # a password: no local file looked up
+    expected = dataclasses.replace(DEFAULT, backend="neo4j", neo4j_password="secret")
+    assert ServerSettings.from_env(env) == expected
+
+
+def test_neo4j_variables_are_read() -> None:
+    env = {"NEO4J_URI": "bolt://db:7688", "NEO4J_USER": "reader", "NEO4J_DATABASE": "papers"}
+    expected = dataclasses.replace(
+        DEFAULT, neo4j_uri="bolt://db:7688", neo4j_user="reader", neo4j_database="papers"
+    )
+    assert ServerSettings.from_env(env) == expected
+
+
+NAN_IS_ACCEPTED = pytest.mark.xfail(
+    strict=True,
+    reason="nan passes RequestLimits' `<= 0` checks (a nan request or body timeout: every request gets a 500)",
+)
+
+BAD: list[Any] = [
+    *(
+        pytest.param({variable: value}, id=f"{variable}={value}")
+        for variable, values in {
+            "PITH_API_PORT": ["http", "70000", "-1", ""],
+            "PITH_API_BACKEND": ["mysql", ""],
+            "PITH_API_NEO4J_THREADS": ["0", "many"],
+            "PITH_API_WORKERS": ["0", "two"],
+            "PITH_API_MEMORY_THREADS": ["0", "1.5"],
+            "PITH_API_CORS_ORIGINS": ["https://a.example/path"],
+            "PITH_API_CACHE_CONTROL": ["max-age=60\x07", "public, max-âge=60"],
+            "PITH_API_MAX_DEPTH": ["abc", "0", "2.5"],
+            "PITH_API_MAX_ALIASES": ["abc", "0"],
+            "PITH_API_MAX_TOKENS": ["abc", "-5"],
+            "PITH_API_MAX_PAGE_SIZE": ["abc", "0"],
+            "PITH_API_MAX_COST": ["1e6", "0"],
+            "PITH_API_MAX_BODY_BYTES": ["64KiB", "0"],
+            "PITH_API_TIMEOUT_SECONDS": ["ten", "0", "-1"],
+            "PITH_API_HEADER_TIMEOUT_SECONDS": ["ten", "0"],
+            "PITH_API_BODY_TIMEOUT_SECONDS": ["ten", "0"],
+            "PITH_API_MAX_PATH_HOPS": ["abc", "0", "7"],
+            "PITH_API_MAX_BATCH_IDS": ["abc", "0"],
+        }.items()
+        for value in values
+    ),
+    pytest.param({"PITH_API_GRAPH": "/srv/g.snapshot", "PITH_API_BACKEND": "neo4j"}, id="graph-with-neo4j"),
+    *(
+        pytest.param({variable: "nan"}, id=f"{variable}=nan", marks=NAN_IS_ACCEPTED)
+        for variable in (
+            "PITH_API_TIMEOUT_SECONDS",
+            "PITH_API_HEADER_TIMEOUT_SECONDS",
+            "PITH_API_BODY_TIMEOUT_SECONDS",
+        )
+    ),
+]
+
+
+@pytest.mark.parametrize("env", BAD)
+def test_a_bad_value_is_a_usage_error(env: dict[str, str]) -> None:
+    with pytest.raises(UsageError) as raised:
+        ServerSettings.from_env({"NEO4J_PASSWORD": "secret", **env})
+    variable = next(iter(env))
+    setting = variable.removeprefix("PITH_API_").lower()
+    message = str(raised.value)
+    assert variable in message or setting in message, message  # something a user can act on
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the defaults of first (20) and maxHops (4) cannot be set and are not lowered with "
+    "the cap: UsageError 'bad limit setting: default_page_size must be between 1 and max_page_size'",
+)
+@pytest.mark.parametrize(
+    ("variable", "field"),
+    [("PITH_API_MAX_PAGE_SIZE", "max_page_size"), ("PITH_API_MAX_PATH_HOPS", "max_path_hops")],
+)
+def test_a_cap_below_its_default_is_a_usable_setting(variable: str, field: str) -> None:
+    assert getattr(ServerSettings.from_env({variable: "3"}).limits, field) == 3
+
+
+def test_serve_with_a_bad_limit_exits_2_with_one_line(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "PITH_API_MAX_DEPTH": "abc", "HOME": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-m", "pith_graph", "serve", "--port", "0"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.splitlines() == ["pith-graph: error: PITH_API_MAX_DEPTH must be a number, not 'abc'"]
+    assert result.stdout == ""
+
+
+# -- documented where a reader looks -------------------------------------------------------------------
+
+
+def _read_by_code() -> set[str]:
+    """``PITH_API_*`` names in api/settings.py outside its module docstring."""
+    tree = ast.parse(SETTINGS_SOURCE)
+    docstring = ast.get_docstring(tree, clean=False) or ""
+    return set(re.findall(r"PITH_API_[A-Z0-9_]+", SETTINGS_SOURCE.replace(docstring, "", 1)))
+
+
+def test_every_variable_read_is_tested_here() -> None:
+    tested = {row[0] for row in READS} | {"PITH_API_BACKEND"}
+    assert _read_by_code() == tested
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="api/settings.py's docstring lost its table in merge ea324e7 (only one border line is left)",
+)
+def test_the_settings_docstring_lists_exactly_the_variables_read() -> None:
+    documented = set(re.findall(r"``(PITH_API_[A-Z0-9_]+)``", settings_module.__doc__ or ""))
+    assert documented == _read_by_code()
+
+
+def test_the_readme_names_every_variable_read() -> None:
+    readme = README.read_text("utf-8")
+    assert {name for name in _read_by_code() if f"`{name}`" not in readme} == set()
