@@ -28,11 +28,13 @@ from the environment.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from graphql import ASTValidationRule
+from graphql import ASTValidationRule, DocumentNode, GraphQLError, SelectionSetNode, ValidationContext
+from graphql.language import Visitor, visit
 from graphql.validation import MaxIntrospectionDepthRule
 from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension, ValidationCache
 from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
@@ -79,8 +81,9 @@ class RequestLimits:
         if not 0 < self.default_page_size <= self.max_page_size:
             raise ValueError("default_page_size must be between 1 and max_page_size")
         for name in ("timeout_seconds", "header_timeout_seconds", "body_timeout_seconds"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive")
+            seconds = getattr(self, name)
+            if not (seconds > 0 and math.isfinite(seconds)):  # nan and inf too
+                raise ValueError(f"{name} must be a positive, finite number of seconds")
         if not 1 <= self.max_path_hops <= MAX_PATH_HOPS:
             raise ValueError(f"max_path_hops must be between 1 and {MAX_PATH_HOPS}")
         if not 1 <= self.default_path_hops <= self.max_path_hops:
@@ -129,6 +132,39 @@ class ParserLimits(SchemaExtension):
         yield
 
 
+class _EmptySelections(Visitor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: SelectionSetNode | None = None
+
+    def enter_selection_set(self, node: SelectionSetNode, *_args: object) -> object:
+        if not node.selections:
+            self.found = node
+            return self.BREAK
+        return None
+
+
+def _depth_rule(max_depth: int) -> type[ASTValidationRule]:
+    """strawberry's depth rule, after refusing an empty selection set (``{ }``, which
+    graphql-core parses and the depth rule cannot measure)."""
+    base = max_depth_rule(max_depth, None)
+
+    class DepthRule(base):  # type: ignore[misc, valid-type]
+        def __init__(self, context: ValidationContext) -> None:
+            document: DocumentNode = context.document
+            empty = _EmptySelections()
+            visit(document, empty)
+            if empty.found is not None:
+                ASTValidationRule.__init__(self, context)
+                context.report_error(
+                    GraphQLError("A selection set is empty: select at least one field.", empty.found)
+                )
+                return
+            super().__init__(context)
+
+    return DepthRule
+
+
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
     error codes, parser limits, validation limits, the parse and validation caches, then the
@@ -137,7 +173,7 @@ def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtensio
     The validation rules are built once here, so the validation cache can recognise them.
     """
     rules: list[type[ASTValidationRule]] = [
-        max_depth_rule(limits.max_depth, None),
+        _depth_rule(limits.max_depth),
         max_aliases_rule(limits.max_aliases),
         MaxIntrospectionDepthRule,
     ]

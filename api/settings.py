@@ -50,6 +50,17 @@ __all__ = ["ServerSettings"]
 Backend = Literal["memory", "neo4j"]
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
+_SWITCHES = {
+    "0": False,
+    "false": False,
+    "no": False,
+    "off": False,
+    "1": True,
+    "true": True,
+    "yes": True,
+    "on": True,
+}
+
 _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_DEPTH": ("max_depth", int),
     "PITH_API_MAX_ALIASES": ("max_aliases", int),
@@ -135,7 +146,9 @@ class ServerSettings:
                 raise UsageError(f"{name} must be a number, not {env[name]!r}") from err
 
         if "PITH_API_HOST" in env:
-            values["host"] = env["PITH_API_HOST"]
+            if not env["PITH_API_HOST"].strip():
+                raise UsageError("PITH_API_HOST is empty: name an interface, e.g. 127.0.0.1")
+            values["host"] = env["PITH_API_HOST"].strip()
         if "PITH_API_PORT" in env:
             values["port"] = number("PITH_API_PORT", int)
         if "PITH_API_BACKEND" in env:
@@ -157,7 +170,12 @@ class ServerSettings:
         if "PITH_API_CACHE_CONTROL" in env:
             values["cache_control"] = env["PITH_API_CACHE_CONTROL"].strip()
         if "PITH_API_GRAPHIQL" in env:
-            values["graphiql"] = env["PITH_API_GRAPHIQL"].strip().lower() not in ("0", "false", "no", "off")
+            switch = env["PITH_API_GRAPHIQL"].strip().lower()
+            if switch not in _SWITCHES:
+                raise UsageError(
+                    f"PITH_API_GRAPHIQL must be 0 or 1 (or off/on), not {env['PITH_API_GRAPHIQL']!r}"
+                )
+            values["graphiql"] = _SWITCHES[switch]
         for variable, key in (
             ("NEO4J_URI", "neo4j_uri"),
             ("NEO4J_USER", "neo4j_user"),
@@ -169,9 +187,19 @@ class ServerSettings:
             if variable in env:
                 limits[name] = number(variable, kind)
         try:
-            values["limits"] = replace(RequestLimits(), **limits)
+            defaults = RequestLimits()
+            # A cap below its default lowers the default with it (first: 20, maxHops: 4).
+            if "max_page_size" in limits:
+                limits["default_page_size"] = min(defaults.default_page_size, limits["max_page_size"])
+            if "max_path_hops" in limits:
+                limits["default_path_hops"] = min(defaults.default_path_hops, limits["max_path_hops"])
+            values["limits"] = replace(defaults, **limits)
         except ValueError as err:
-            raise UsageError(f"bad limit setting: {err}") from err
+            message = str(err)
+            for variable, (name, _) in _LIMIT_VARIABLES.items():  # name the variable set
+                if message.startswith(name + " ") and variable in env:
+                    message = variable + message[len(name) :]
+            raise UsageError(f"bad limit setting: {message}") from err
         values.update({key: value for key, value in overrides.items() if value is not None})
         settings = cls(**values)
         if settings.backend != "neo4j":

@@ -242,11 +242,6 @@ def test_the_cost_message_counts_as_the_readme_says(memory_api: Api) -> None:
     assert body["errors"][0]["message"] == "The query costs 25001, over the limit of 25000."
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="graphql-core 3.3 parses an empty selection set, then strawberry's depth rule raises "
-    "ValueError (max() of nothing): masked as INTERNAL_SERVER_ERROR, logged as unexpected",
-)
 @pytest.mark.parametrize("query", ['{ paper(id: "x") { } }', "{ }"])
 def test_an_empty_selection_is_refused_as_invalid(memory_api: Api, query: str) -> None:
     codes = [e["extensions"]["code"] for e in memory_api.post(query)["errors"]]
