@@ -137,6 +137,7 @@ class Context:
         self.keys = keys
         self._lanes = run if isinstance(run, ThreadRunner) else None
         self._lane: asyncio.Future[Lane] | None = None
+        self._closed = False
         self.reader = reader.for_request() if self._lanes is not None else reader
         self.run: Runner = self._on_lane if self._lanes is not None else run
         #: Aborting it stops the request's execution at the next field (the time limit).
@@ -147,9 +148,16 @@ class Context:
 
     async def _on_lane(self, fn: Callable[..., T], /, *args: Any) -> T:
         assert self._lanes is not None
+        if self._closed:
+            # A resolver still pending when execution ended (a sibling failed, or the time
+            # ran out): its answer is dropped, and a read now would open a transaction
+            # that nothing closes.
+            raise asyncio.CancelledError("the request has ended")
         if self._lane is None:
             self._lane = asyncio.ensure_future(self._lanes.acquire())
         lane = await asyncio.shield(self._lane)
+        if self._closed:  # closed while this waited for the lane: its close is queued first
+            raise asyncio.CancelledError("the request has ended")
         return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
 
     def close(self) -> asyncio.Future[None] | None:
@@ -158,6 +166,7 @@ class Context:
         future returned, if any, is done when the lane is free."""
         lanes, claim = self._lanes, self._lane
         self._lane = None
+        self._closed = True
         if lanes is None:
             return None
         if claim is None:
