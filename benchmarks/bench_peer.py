@@ -364,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
 
     private = None if args.uri else PrivateNeo4j()
     uri = private.uri if private else args.uri
-    password = args.password if args.uri else None
+    password = args.password if private is None else private.password
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NEO4J_", "PITH_API_"))}
     env.update(NEO4J_USER=args.user, NEO4J_DATABASE=args.database)
     if password:

@@ -23,6 +23,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import signal
 import statistics
@@ -96,19 +97,25 @@ class Serve:
 
 def wrk(url: str, bodies: Path, clients: int, seconds: int) -> dict[str, Any]:
     command = ["wrk", "-t1", f"-c{clients}", f"-d{seconds}s", "--timeout", "30s", "-s", str(LUA)]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [*command, f"{url}/graphql", "--", str(bodies)], capture_output=True, text=True, check=False
     )
     lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
     if done.returncode or not lines:
         raise SystemExit(f"wrk failed: {done.stdout}\n{done.stderr}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     found = json.loads(lines[-1])
+    client_cpu = (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
     if found["bad"] or found["socket_errors"]:
         raise SystemExit(f"bad answers: {found}")
     return {
         "throughput": round(found["requests"] / (found["duration_us"] / 1e6), 1),
         "p50_ms": found["p50_us"] / 1000,
         "p99_ms": found["p99_us"] / 1000,
+        # The client's share of the 2 cores (wrk checks every answer in Lua): what is left
+        # for the server is the rest.
+        "client_cores": round(client_cpu / (found["duration_us"] / 1e6), 2),
         "loadavg": round(os.getloadavg()[0], 2),
     }
 
@@ -191,7 +198,7 @@ def main(argv: list[str] | None = None) -> int:
                     }
                     results["throughput"].append(row)
                     say(
-                        f"  workers {workers} clients {clients:>2}: {row['throughput']:8.1f} req/s  p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms  (load {row['loadavg']})"
+                        f"  workers {workers} clients {clients:>2}: {row['throughput']:8.1f} req/s  p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms  (client {row['client_cores']} cores, load {row['loadavg']})"
                     )
             finally:
                 server.stop()

@@ -29,9 +29,9 @@ from graphql import DocumentNode, GraphQLSchema
 from strawberry.extensions import SchemaExtension
 
 from pith_graph.api.plan.compile import Plan, Unplannable, compile_plan
-from pith_graph.api.plan.run import run_plan
+from pith_graph.api.plan.run import plan_cost, run_plan
 
-__all__ = ["PLAN_SAFE_EXTENSIONS", "Plan", "PlanRecorder", "Plans", "run_plan"]
+__all__ = ["PLAN_SAFE_EXTENSIONS", "Plan", "PlanRecorder", "Plans", "plan_cost", "run_plan"]
 
 log = logging.getLogger("pith_graph.api.plan")
 

@@ -22,8 +22,9 @@ from itertools import repeat
 from operator import is_not
 from typing import Any
 
-from graphql import GraphQLSchema
+from graphql import ArgumentNode, DocumentNode, GraphQLSchema, VariableNode
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
+from graphql.language import Visitor, visit
 from graphql.pyutils import Undefined
 
 from pith_graph.api.context import Context
@@ -46,7 +47,7 @@ async def run_plan(
 ) -> dict[str, Any] | None:
     """The response data of ``plan``, or ``None`` when the resolvers must answer instead
     (also when the query costs more than the limit: they refuse it, see :mod:`pith_graph.api.cost`)."""
-    if _cost(plan, schema, context, variable_values) > context.limits.max_cost:
+    if plan_cost(plan, schema, context, variable_values) > context.limits.max_cost:
         return None
     variables = _NO_VARIABLES
     if plan.variables:
@@ -68,15 +69,38 @@ async def run_plan(
         return None
 
 
-def _cost(plan: Plan, schema: GraphQLSchema, context: Context, variable_values: dict[str, Any] | None) -> int:
+def plan_cost(
+    plan: Plan, schema: GraphQLSchema, context: Context, variable_values: dict[str, Any] | None
+) -> int:
+    """The cost of the plan's query with these variables (:mod:`pith_graph.api.cost`)."""
     if plan.cost is not None:
         return plan.cost
     if plan.document is None:
         return 0
     cost = query_cost(schema, plan.document, plan.operation_name, variable_values, context.limits)
-    if not plan.variables:
-        plan.cost = cost  # the limits are the schema's, so the same for every request
+    if not _sized_by_variables(plan.document):
+        plan.cost = cost  # the same for every request: the limits are the schema's
     return cost
+
+
+#: The arguments that size a list in the cost (:mod:`pith_graph.api.cost`).
+_SIZING = frozenset({"first", "maxHops", "ids"})
+
+
+def _sized_by_variables(document: DocumentNode) -> bool:
+    """Whether a variable gives a list its size (then the cost depends on the request)."""
+    found = False
+
+    class Sizes(Visitor):
+        def enter_argument(self, node: ArgumentNode, *_args: object) -> object:
+            nonlocal found
+            if node.name.value in _SIZING and isinstance(node.value, VariableNode):
+                found = True
+                return self.BREAK
+            return None
+
+    visit(document, Sizes())
+    return found
 
 
 def _execute(plan: Plan, context: Context, variables: VariableValues) -> dict[str, Any]:

@@ -163,6 +163,23 @@ def test_a_wrong_variable_gets_the_resolvers_error(backend: Backend) -> None:
         assert expected["errors"][0]["extensions"]["code"] == "BAD_USER_INPUT"
 
 
+def test_a_planned_query_over_the_cost_limit_is_refused(backend: Backend) -> None:
+    """The cost counts with each request's variables, also once the document has a plan."""
+    query = (
+        "query($n: Int) { papers(first: $n) { nodes { authors { papers(first: $n) { nodes { title } } } } } }"
+    )
+    schema = build_schema()
+    assert schema.plans is not None
+    cheap = backend.execute(schema, query, {"n": 2})  # 2 + 2 × 10 + 2 × 10 × 2 = 62
+    assert not cheap["errors"] and schema.plans.get(query, None) is not None
+    again = backend.execute(schema, query, {"n": 2})
+    assert again == cheap and schema.plans.answered == 1
+    costly = backend.execute(schema, query, {"n": 100})  # 100 + 1,000 + 100,000 = 101,100
+    assert costly["data"] is None
+    assert [e["extensions"]["code"] for e in costly["errors"]] == ["LIMIT_EXCEEDED"]
+    assert "101100" in costly["errors"][0]["message"].replace(",", "")
+
+
 @pytest.mark.parametrize(
     "query",
     [
