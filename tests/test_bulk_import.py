@@ -184,3 +184,16 @@ def test_csv_only_writes_the_files_and_the_importer_options(
     assert any(a.startswith("--multiline-fields=") for a in args)
     report = orjson.loads(done.stdout)
     assert report["nodes"]["Paper"] == report["accepted"]
+
+
+def test_the_keyring_in_the_corpus_folder_is_not_read_as_a_bundle(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    """A folder holding its own trusted-keys file (as a generated corpus does) imports
+    without rejecting the keyring, as ``pith-graph load`` does."""
+    _, _, keys = corpus
+    assert keys.parent.is_dir() and any(keys.parent.glob("bundles-*"))
+    done = _cli(str(keys.parent), "--trusted-keys", str(keys), "--csv-only", str(tmp_path / "csv"), "--json")
+    report = orjson.loads(done.stdout)
+    assert [r["file"] for r in report["rejections"]] == [], report["rejections"]
+    assert done.returncode == 0, done.stderr

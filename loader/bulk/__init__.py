@@ -127,8 +127,11 @@ def bulk_import(
     importer_memory: str = "2G",
     on_progress: Callable[[int], None] | None = None,
     on_rejection: Callable[[Rejection], None] | None = None,
+    exclude: Iterable[str | os.PathLike[str]] = (),
 ) -> ImportReport:
     """Import ``paths`` into a new database in the Neo4j home ``data`` (see the module).
+    Files of ``exclude`` (the trusted-keys files) are never read as bundles, as in
+    :func:`~pith_graph.loader.pipeline.run`.
 
     With ``csv_only``, stop after writing the CSV files (and ``neo4j-admin.args``, the
     importer's options) into that folder. Raises :class:`~pith_graph.errors.UsageError`
@@ -136,7 +139,7 @@ def bulk_import(
     and :class:`~pith_graph.errors.StoreError` (the importer or the server failed).
     """
     started = time.perf_counter()
-    files = expand_paths(paths)
+    files = expand_paths(paths, exclude=exclude)
     report = ImportReport()
     overwrite = _check_target(data, replace) if data is not None and csv_only is None else False
     count = workers if workers is not None else (os.cpu_count() or 1)

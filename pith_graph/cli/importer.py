@@ -75,6 +75,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             importer_memory=args.importer_memory,
             on_progress=on_progress,
             on_rejection=None if args.json else print_rejection(out),
+            exclude=args.trusted_keys,
         )
     if args.json:
         sys.stdout.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
