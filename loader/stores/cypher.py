@@ -40,7 +40,6 @@ __all__ = [
     "EXPORT_PAPERS_BETWEEN",
     "EXPORT_PAPERS_OF_AUTHORS",
     "EXPORT_PAPERS_OF_CATEGORY",
-    "EXPORT_PAPER_EDGES",
     "KNOWN_BUNDLE_DIGESTS",
     "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
@@ -319,15 +318,9 @@ ORDER BY pith
 EXPORT_PAPERS = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})
-RETURN properties(p) AS props
-"""
-
-#: Every edge of the papers, with the node at its other end.
-EXPORT_PAPER_EDGES = """
-UNWIND $piths AS pith
-MATCH (p:Paper {pithNumber: pith})-[r]-(n)
-RETURN pith, type(r) AS type, startNode(r) = p AS outgoing, labels(n)[0] AS label,
-       properties(n) AS props, properties(r) AS rel
+RETURN properties(p) AS props,
+       [(p)<-[r]-(n) | [type(r), labels(n)[0], properties(n), properties(r)]] AS incoming,
+       [(p)-[r]->(n) | [type(r), labels(n)[0], properties(n), properties(r)]] AS outgoing
 """
 
 #: Delete everything (tests), in auto-committed chunks: relationships first, so that no
