@@ -112,12 +112,13 @@ def _add_edge(G: nx.DiGraph, start: str, kind: str, end: str, props: dict[str, A
     G.add_edge(start, end, **{TYPE_ATTRIBUTE: kind}, **props)
 
 
-def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph) -> None:
-    ids: dict[str, str] = {}
-    for record in tx.run(cypher.EXPORT_NODES):
-        ids[record["id"]] = _add_node(G, record["labels"][0], dict(record["props"]))
-    for record in tx.run(cypher.EXPORT_EDGES):
-        _add_edge(G, ids[record["start"]], record["type"], ids[record["end"]], dict(record["props"]))
+def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph, chunk: int) -> None:
+    """Every paper with its edges and neighbours (every edge has a paper at one end), then
+    the nodes no paper uses (none after a load: orphans are removed; kept if there are)."""
+    everything: dict[str, Any] = {"from": None, "before": None}
+    _papers(tx, G, [r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_BETWEEN, **everything)], chunk)
+    for label, props in tx.run(cypher.EXPORT_LONE_NODES):
+        _add_node(G, label, props)
 
 
 def _selected_papers(tx: neo4j.ManagedTransaction, selection: Selection) -> list[str]:
@@ -182,7 +183,7 @@ def export_subgraph(
 
     def read(tx: neo4j.ManagedTransaction) -> None:
         if selection.everything:
-            _whole(tx, G)
+            _whole(tx, G, chunk)
         else:
             _papers(tx, G, _selected_papers(tx, selection), chunk)
 

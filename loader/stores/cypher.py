@@ -35,6 +35,7 @@ __all__ = [
     "EXPORT_AUTHORS_OF_PAPERS",
     "EXPORT_EDGES",
     "EXPORT_FILTER_PAPERS",
+    "EXPORT_LONE_NODES",
     "EXPORT_NODES",
     "EXPORT_PAPERS",
     "EXPORT_PAPERS_BETWEEN",
@@ -313,6 +314,13 @@ MATCH (p:Paper)
 WHERE {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
+"""
+
+#: The nodes no paper uses (an export of the whole graph reads the rest through the papers).
+EXPORT_LONE_NODES = """
+MATCH (n)
+WHERE NOT n:Paper AND NOT EXISTS { (n)--(:Paper) }
+RETURN labels(n)[0] AS label, properties(n) AS props
 """
 
 EXPORT_PAPERS = """
