@@ -123,6 +123,8 @@ class _Counter:
             value = node.values
         elif isinstance(node, VariableNode):
             value = self.variables.get(node.name.value)
+        elif node is not None:
+            value = node  # one literal identifier
         if not isinstance(value, list | tuple):
             return 1 if value is not None else 0  # a single value is coerced to a list of one
         return min(len(value), cap)

@@ -49,6 +49,16 @@ def test_size_limit_is_configurable() -> None:
     assert caught.value.code.value == "too_large"
 
 
+def test_the_default_size_limit_is_one_mebibyte() -> None:
+    """The README's default for ``--max-bytes``: 1 MiB is accepted, one byte more is not."""
+    data = b'{"a":"' + b"x" * ((1 << 20) - 8) + b'"}'
+    assert len(data) == 1 << 20
+    assert parse_bundle(data) == {"a": "x" * ((1 << 20) - 8)}
+    with pytest.raises(BundleError) as caught:
+        parse_bundle(data + b" ")
+    assert caught.value.code.value == "too_large"
+
+
 def test_depth_limit_is_configurable() -> None:
     data = b'{"a":{"b":{"c":1}}}'
     assert parse_bundle(data, InputLimits(max_depth=3))

@@ -388,3 +388,17 @@ def test_a_paper_stored_before_bundle_key_ids_is_ranked_by_its_keys(tmp_path: Pa
     )
     assert load(legacy, tmp_path, [forged], keyring=keyring).outranked == 1  # ranked below SIGNER
     assert legacy.graph.nodes[paper]["builtAt"] == NEW.built_at
+
+
+def test_a_paper_stored_before_bundle_key_ids_is_ranked_by_its_best_key(tmp_path: Path) -> None:
+    """Signed by SIGNER and BUILDER (ranked below SIGNER), such a paper keeps SIGNER's rank: a
+    newer bundle of BUILDER's for it is outranked, not a replacement."""
+    store = MemoryStore()
+    load(store, tmp_path, [bundle(OLD, extra=BUILDER)])
+    (paper,) = labelled(store.export(), "Paper")
+    assert KEYRING.rank(SIGNER.key_id) < KEYRING.rank(BUILDER.key_id)
+    del store.graph.nodes[paper]["bundleKeyId"]
+    legacy = MemoryStore(store.graph)
+    by_builder = orjson.dumps(build_bundle(NEW, BUILDER))
+    assert load(legacy, tmp_path, [by_builder]).outranked == 1
+    assert legacy.graph.nodes[paper]["builtAt"] == OLD.built_at

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import base64
 import copy
+import dataclasses
+import hashlib
 import json
+import unicodedata
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +25,10 @@ from hypothesis import strategies as st
 
 from pith_graph.errors import BundleError
 from pith_graph.loader.facade import SAMPLES
+from pith_graph.loader.identifiers import PITH_B32_LENGTH
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
-from pith_graph.loader.verify import derived_alias, verify_bundle
+from pith_graph.loader.verify import derived_alias, newest_snapshot, stated_bundle_digest, verify_bundle
+from pith_graph.testing.payloads import public_keys
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "tamper.json").read_text())
@@ -40,12 +45,25 @@ FORGER = SignerIdentity(
 )
 IMPOSTOR = SignerIdentity(UNTRUSTED.signing_key, TRUSTED.key_id, TRUSTED.signer_id, TRUSTED.signer_type)
 RENAMED = SignerIdentity(TRUSTED.signing_key, TRUSTED.key_id, "someone-else.invalid", TRUSTED.signer_type)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Misnamed(SignerIdentity):  # signs as TRUSTED, its signer block names another key
+    block: tuple[str, str] = ("key_id", UNTRUSTED.key_id)
+
+    def signer_block(self) -> dict[str, Any]:
+        return {**super().signer_block(), self.block[0]: self.block[1]}
+
+
+MISNAMED = _Misnamed(TRUSTED.signing_key, TRUSTED.key_id, TRUSTED.signer_id, TRUSTED.signer_type)
 SIGNERS = {
     "trusted": TRUSTED,
     "untrusted": UNTRUSTED,
     "forger": FORGER,
     "impostor": IMPOSTOR,
     "trusted-renamed": RENAMED,
+    "names-other-key": MISNAMED,
+    "names-other-fingerprint": dataclasses.replace(MISNAMED, block=("public_key_fingerprint", "0" * 32)),
 }
 KEYRING = default_keyring().with_keys([PinnedKey(TRUSTED.key_id, TRUSTED.public_key, TRUSTED.signer_id)])
 # Outside every digest: only the bundle signature's own metadata (BUNDLE-FORMAT.md).
@@ -110,6 +128,8 @@ def _apply(bundle: dict[str, Any], edit: list[Any]) -> None:
         raw = bytearray(base64.b64decode(holder[last]))
         raw[5] ^= 0x01
         holder[last] = base64.b64encode(bytes(raw)).decode()
+    elif op == "@append-event":  # a copy of events[i] with another event_type
+        bundle["events"].append({**copy.deepcopy(bundle["events"][edit[1]]), "event_type": edit[2]})
     elif op == "@swap-event-signatures":
         first, second = bundle["events"][0]["signature"], bundle["events"][1]["signature"]
         first["signature_b64"], second["signature_b64"] = second["signature_b64"], first["signature_b64"]
@@ -135,6 +155,7 @@ def test_real_bundles_verify_with_the_builtin_keyring(path: Path) -> None:
     bundle = json.loads(path.read_bytes())
     verified = verify_bundle(bundle, default_keyring())
     assert verified.pith_number == bundle["pith_number"]
+    assert verified.built_at == bundle["built_at"]
     assert verified.bundle_sha256 == bundle["bundle_signature"]["bundle_sha256"]
 
 
@@ -316,3 +337,81 @@ def test_revoked_key_is_rejected_for_all_time_or_from_a_time() -> None:
         with pytest.raises(BundleError) as caught:
             verify_bundle(bundle, keyring)
         assert caught.value.code.value == code, revoked_at
+
+
+def _rejection_code(bundle: dict[str, Any]) -> str:
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, KEYRING)
+    return str(caught.value.code.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("public_key_hex", UNTRUSTED.public_key_hex),
+        ("public_key_hex", "zz" + TRUSTED.public_key_hex[2:]),
+        ("public_key_b64", "!" + TRUSTED.public_key_b64),
+    ],
+    ids=["other-key", "not-hex", "not-base64"],
+)
+def test_every_embedded_copy_of_a_pinned_key_is_checked(field: str, value: str) -> None:
+    """Byte-identical, in strict hex/base64, also after an unpinned key (which proves nothing)."""
+    bundle = valid_bundle()
+    bundle["public_keys"][0][field] = value  # the pinned key's copy
+    bundle["public_keys"].insert(0, public_keys([UNTRUSTED])[0])
+    resign(bundle, TRUSTED, refresh_public_keys=False)
+    assert _rejection_code(bundle) == "key_mismatch"
+
+
+def test_a_signature_with_characters_outside_base64_is_rejected() -> None:
+    bundle = valid_bundle()  # decoded leniently, "!" would be skipped and the signature verify
+    bundle["bundle_signature"]["signature_b64"] = "!" + bundle["bundle_signature"]["signature_b64"]
+    assert _rejection_code(bundle) == "bad_signature"
+
+
+def test_a_state_digest_left_stale_is_rejected(monkeypatch: pytest.MonkeyPatch) -> None:
+    bundle = valid_bundle()  # the state edited after its digest, the bundle re-signed over it
+    stale = bundle["state"]["state_sha256"]
+    bundle["state"]["state_type"] = "other"
+    monkeypatch.setattr("pith_graph.testing.signer.state_digest", lambda state: stale)
+    resign(bundle, TRUSTED, refresh_state=False)
+    assert _rejection_code(bundle) == "digest_mismatch"
+
+
+def test_pith_short_aliases_derive_one_to_all_characters_of_the_body() -> None:
+    body, source = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:PITH_B32_LENGTH], SPEC.canonical_record()["source"]
+    for size, derived in ((1, "A"), (PITH_B32_LENGTH, body), (PITH_B32_LENGTH + 1, ""), ("x", ""), ("", "")):
+        assert derived_alias(f"pith_short_{size}", body, source, body) == derived, size  # "": none matches
+
+
+def test_stated_bundle_digest_only_when_it_recomputes() -> None:
+    bundle = valid_bundle()
+    stated = bundle["bundle_signature"]["bundle_sha256"]
+    assert stated_bundle_digest(bundle) == stated
+    assert stated_bundle_digest({**bundle, "built_at": "2026-09-09T00:00:00Z"}) is None
+    assert stated_bundle_digest({**bundle, "bundle_signature": stated}) is None
+    assert stated_bundle_digest({**bundle, "bundle_signature": {"bundle_sha256": 1}}) is None
+
+
+def test_newest_snapshot_is_the_last_created_the_later_in_the_log_on_a_tie() -> None:
+    def snapshot(name: str, created_at: str) -> dict[str, Any]:
+        return {"event_type": "graph_snapshot", "created_at": created_at, "name": name}
+
+    record = {"event_type": "record_created", "created_at": "2027-01-01T00:00:00Z", "name": "record"}
+    later, earlier = snapshot("later", "2026-08-01T00:00:00Z"), snapshot("earlier", "2026-07-01T00:00:00Z")
+    assert newest_snapshot({"events": [record, later, earlier]})["name"] == "later"
+    assert newest_snapshot({"events": [earlier, later]})["name"] == "later"
+    assert newest_snapshot({"events": [later, snapshot("tie", later["created_at"])]})["name"] == "tie"
+
+
+@pytest.mark.parametrize(
+    ("title", "form"),
+    [("Zoe\u0301's graphs", "NFC"), ("E\ufb03cient Stra\u00dfe", "NFKC")],
+)
+def test_a_title_digest_of_another_unicode_normalisation_is_accepted(title: str, form: str) -> None:
+    key = unicodedata.normalize(form, title).casefold().lower()
+    bundle = build_bundle(dataclasses.replace(SPEC, title=title), TRUSTED)
+    for record in (bundle["canonical_record"], bundle["events"][0]["payload"]["canonical_record"]):
+        record["metadata"]["title_canon_sha256"] = hashlib.sha256(key.encode("utf-8")).hexdigest()
+    resign(bundle, TRUSTED)
+    assert verify_bundle(bundle, KEYRING).pith_number == bundle["pith_number"]

@@ -33,6 +33,7 @@ def _aliases(count: int, field: str) -> str:
     return "{ " + " ".join(f"a{i}: {field}" for i in range(count)) + " }"
 
 
+IDS = "query($ids: [String!]!) { papersById(ids: $ids) { authors { name } } }"
 #: The request of the issue: 30 aliases of a heavy field (3 KB, 6 MB of answer).
 HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) { nodes { title } } } } }")
 
@@ -54,6 +55,9 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
             "query($n: Int = 9) { papers(first: $n) { nodes { title } } }", None, 9, id="variable-default"
         ),
         pytest.param(
+            "query($n: Int = 9) { papers(first: $n) { nodes { title } } }", {"n": 3}, 3, id="variable-given"
+        ),
+        pytest.param(
             "query($n: Int) { papers(first: $n) { nodes { title } } }", {"n": "x"}, 100, id="not-an-int"
         ),
         pytest.param("{ papers(first: 10000) { totalCount } }", None, 100, id="over-the-page-cap"),
@@ -72,10 +76,38 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
             400,
             id="fragment",
         ),
+        pytest.param("{ papers(first: 0) { nodes { title authors { name } } } }", None, 0, id="first-zero"),
+        pytest.param(
+            "{ papers(first: 2) { nodes { categories { code } } } }", None, 2 + 2 * 5, id="categories"
+        ),
+        pytest.param(
+            "{ papers { facets(first: 5) { years { value } categories { value } archives { value }"
+            " licenses { value } authors { value } } } }",
+            None,
+            20 + 20 * 5 + 5 * 20 * 5,  # five facet lists of 5 values, under a page of 20
+            id="facets",
+        ),
+        pytest.param('{ papersById(ids: ["a", "b", "c"]) { authors { name } } }', None, 3 + 30, id="ids"),
+        pytest.param('{ papersById(ids: "a") { authors { name } } }', None, 1 + 10, id="one-id"),
+        pytest.param(IDS, {"ids": ["a", "b"]}, 2 + 20, id="ids-variable"),
+        pytest.param(IDS, {"ids": "a"}, 1 + 10, id="one-id-variable"),  # coerced to a list of one
+        pytest.param(IDS, None, 0, id="ids-missing"),  # execution refuses it
+        pytest.param(
+            "{ papers(first: 3) { __typename nodes { authors { name } } } }", None, 33, id="typename"
+        ),
+        pytest.param(
+            "{ papers(first: 2) { nodes { ... { authors { name } } } } }", None, 22, id="inline-fragment"
+        ),
     ],
 )
 def test_query_cost(query: str, variables: dict[str, Any] | None, cost: int) -> None:
     assert query_cost(SCHEMA, parse(query), None, variables, RequestLimits()) == cost
+
+
+def test_the_named_operation_is_the_one_counted() -> None:
+    document = parse("query Cheap { papers(first: 1) { totalCount } } query Dear { categories { code } }")
+    costs = [query_cost(SCHEMA, document, name, None, RequestLimits()) for name in ("Cheap", "Dear", None)]
+    assert costs == [1, 200, 0]  # no name with two operations: execution reports it
 
 
 def test_every_list_without_first_has_a_size() -> None:

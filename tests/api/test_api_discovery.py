@@ -149,6 +149,16 @@ def test_search_pages_visit_every_match_once_best_first(
     assert {edge["node"]["pithNumber"] for edge in newest} == matching
 
 
+@pytest.mark.parametrize("order", ["RELEVANCE", "NEWEST"])
+def test_the_page_holding_the_last_match_has_no_next_page(api: Api, order: str) -> None:
+    text = "sparse inference"
+    total = api.data(SEARCH, text=text, order=order, first=1)["search"]["totalCount"]
+    assert 1 < total <= 100
+    for first, more in ((total - 1, True), (total, False)):
+        page = api.data(SEARCH, text=text, order=order, first=first)["search"]
+        assert (len(page["edges"]), page["pageInfo"]["hasNextPage"]) == (first, more)
+
+
 def _holds(paper: dict[str, Any], term: str) -> bool:
     from pith_graph.api.reads.words import tokens
 
@@ -338,6 +348,11 @@ def test_typeahead_ranks_by_papers_then_name_key(api: Api, memory_reader: Memory
         found = api.data(TYPEAHEAD, prefix=typed, first=12)["authors"]
         assert [(-a["paperCount"], a["nameKey"]) for a in found] == expected, typed
     assert api.data(TYPEAHEAD, prefix=" - ", first=5)["authors"] == []
+
+
+def test_typeahead_answers_first_authors_from_zero(api: Api, memory_reader: MemoryReader) -> None:
+    assert [len(api.data(TYPEAHEAD, prefix="a", first=n)["authors"]) for n in (0, 1, 2)] == [0, 1, 2]
+    assert memory_reader.authors_by_prefix(["a"], 0) == memory_reader.authors_by_prefix([], 5) == []
 
 
 @pytest.mark.neo4j

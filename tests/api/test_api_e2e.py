@@ -342,6 +342,18 @@ def test_collaboration_path_is_a_shortest_chain(
     assert too_short["collaborationPath"] is None
 
 
+def test_the_reader_answers_unknown_papers_and_authors_with_nothing(
+    memory_reader: MemoryReader, examples: Examples
+) -> None:
+    """Every pith number asked gets a list (an unknown one: empty); no chain reaches an unknown author."""
+    known, unknown = examples.versions[0], "pith:2099:AAAAAAAAAAAAAAAAAAAAAAAAAA"
+    related = memory_reader.related_papers([unknown, known], 5)
+    assert related[unknown] == [] and related[known]
+    source = author_name_key(examples.hub_author)
+    assert memory_reader.collaboration_path(source, "no such person", 6) is None
+    assert memory_reader.collaboration_path("no such person", source, 6) is None
+
+
 def test_verification_names_the_keys_that_signed(api: Api, examples: Examples) -> None:
     paper = api.data(
         "query($id: String!) { paper(id: $id) { verification { bundleSha256 keyIds fingerprints "

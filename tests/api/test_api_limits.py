@@ -16,9 +16,11 @@ from apitest import (  # noqa: F401 (fixtures)
 )
 
 from pith_graph.api.app import create_app
-from pith_graph.api.limits import RequestLimits
+from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops
 from pith_graph.api.loops import LoopThreads
 from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.records import MAX_PATH_HOPS
+from pith_graph.errors import BadUserInput
 
 
 def _deep(levels: int) -> str:
@@ -242,3 +244,33 @@ def test_graphiql_and_health(memory_api: Api) -> None:
     assert script.status_code == 200 and b"GraphiQL" in script.content
     assert memory_api.client.get("/graphiql/../../etc/passwd").status_code == 404
     assert memory_api.client.get("/healthz").json() == {"status": "ok", "backend": "memory"}
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"default_page_size": 0},
+        {"default_page_size": 101},  # over max_page_size
+        {"max_path_hops": 0},
+        {"max_path_hops": MAX_PATH_HOPS + 1},
+        {"default_path_hops": 0},
+        {"max_path_hops": 3},  # under default_path_hops
+        {"max_depth": 0},
+    ],
+    ids=str,
+)
+def test_inconsistent_limits_are_refused(settings: dict[str, int]) -> None:
+    with pytest.raises(ValueError, match="must be"):
+        RequestLimits(**settings)
+
+
+def test_first_from_zero_and_max_hops_from_one() -> None:
+    """The smallest caps are consistent; ``first: 0`` and ``maxHops: 1`` are answered, one
+    less is ``BAD_USER_INPUT``; no argument: the default."""
+    smallest = RequestLimits(max_page_size=1, default_page_size=1, max_path_hops=1, default_path_hops=1)
+    assert [page_size(None, smallest), page_size(1, smallest), path_hops(None, smallest)] == [1, 1, 1]
+    assert [page_size(0, DEFAULT_LIMITS), page_size(None, DEFAULT_LIMITS)] == [0, 20]
+    assert [path_hops(1, DEFAULT_LIMITS), path_hops(None, DEFAULT_LIMITS)] == [1, 4]
+    for call in (lambda: page_size(-1, DEFAULT_LIMITS), lambda: path_hops(0, DEFAULT_LIMITS)):
+        with pytest.raises(BadUserInput):
+            call()

@@ -25,11 +25,16 @@ DEFAULT = ServerSettings()
 READS: list[tuple[str, str, str, object]] = [
     ("PITH_API_HOST", "0.0.0.0", "host", "0.0.0.0"),
     ("PITH_API_PORT", "8123", "port", 8123),
+    ("PITH_API_PORT", "0", "port", 0),  # any free port
+    ("PITH_API_PORT", "65535", "port", 65535),
     ("PITH_API_GRAPH", "/srv/graph.snapshot", "graph", "/srv/graph.snapshot"),
     ("PITH_API_TRUSTED_KEYS", "/srv/keys.json", "trusted_keys", ("/srv/keys.json",)),
     ("PITH_API_NEO4J_THREADS", "3", "neo4j_threads", 3),
+    ("PITH_API_NEO4J_THREADS", "1", "neo4j_threads", 1),
     ("PITH_API_WORKERS", "3", "workers", 3),
+    ("PITH_API_WORKERS", "1", "workers", 1),
     ("PITH_API_MEMORY_THREADS", "2", "memory_threads", 2),
+    ("PITH_API_MEMORY_THREADS", "1", "memory_threads", 1),
     ("PITH_API_CORS_ORIGINS", "https://a.example", "cors_origins", ("https://a.example",)),
     ("PITH_API_CACHE_CONTROL", "public, max-age=60", "cache_control", "public, max-age=60"),
     ("PITH_API_GRAPHIQL", "0", "graphiql", False),
@@ -83,7 +88,7 @@ BAD: list[Any] = [
     *(
         pytest.param({variable: value}, id=f"{variable}={value}")
         for variable, values in {
-            "PITH_API_PORT": ["http", "70000", "-1", ""],
+            "PITH_API_PORT": ["http", "70000", "65536", "-1", ""],
             "PITH_API_BACKEND": ["mysql", ""],
             "PITH_API_NEO4J_THREADS": ["0", "many"],
             "PITH_API_WORKERS": ["0", "two"],
@@ -137,6 +142,33 @@ def test_a_cap_below_its_default_is_a_usable_setting(variable: str, field: str) 
     assert getattr(ServerSettings.from_env({variable: "3"}).limits, field) == 3
 
 
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("1", True), (" ON ", True), ("true", True), ("yes", True), ("false", False), ("no", False)],
+)
+def test_graphiql_is_switched_by_a_word(value: str, expected: bool) -> None:
+    assert ServerSettings.from_env({"PITH_API_GRAPHIQL": value}).graphiql is expected
+
+
+def test_a_limit_error_names_the_variable_that_is_wrong() -> None:
+    env = {"PITH_API_MAX_DEPTH": "5", "PITH_API_MAX_BATCH_IDS": "0"}
+    with pytest.raises(UsageError) as raised:
+        ServerSettings.from_env(env)
+    assert str(raised.value) == "bad limit setting: PITH_API_MAX_BATCH_IDS must be at least 1"
+
+
+def test_overrides_win_over_the_environment_unless_none() -> None:
+    env = {"PITH_API_PORT": "8123", "PITH_API_HOST": "0.0.0.0"}
+    settings = ServerSettings.from_env(env, port=9000, host=None)
+    assert (settings.port, settings.host) == (9000, "0.0.0.0")
+
+
+def test_load_workers_are_at_least_one() -> None:
+    assert ServerSettings(load_workers=1).load_workers == 1
+    with pytest.raises(UsageError, match="--load-workers"):
+        ServerSettings(load_workers=0)
+
+
 def test_serve_with_a_bad_limit_exits_2_with_one_line(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "PITH_API_MAX_DEPTH": "abc", "HOME": str(tmp_path)}
     result = subprocess.run(
@@ -175,3 +207,24 @@ def test_the_settings_docstring_lists_exactly_the_variables_read() -> None:
 def test_the_readme_names_every_variable_read() -> None:
     readme = README.read_text("utf-8")
     assert {name for name in _read_by_code() if f"`{name}`" not in readme} == set()
+
+
+def test_the_settings_docstring_gives_the_defaults() -> None:
+    rows = (re.split(r"\s{2,}", line.strip()) for line in (settings_module.__doc__ or "").splitlines())
+    table = {row[0].strip("`"): row[-1].strip("`") for row in rows if row[0].startswith("``PITH_API_")}
+    expected = {
+        "PITH_API_HOST": DEFAULT.host,
+        "PITH_API_PORT": DEFAULT.port,
+        "PITH_API_BACKEND": DEFAULT.backend,
+        "PITH_API_NEO4J_THREADS": DEFAULT.neo4j_threads,
+        "PITH_API_MEMORY_THREADS": DEFAULT.memory_threads,
+        "PITH_API_GRAPHIQL": int(DEFAULT.graphiql),
+        "PITH_API_CACHE_CONTROL": DEFAULT.cache_control,
+    }
+    for variable, _, setting, _ in READS:
+        if setting.startswith("limits."):
+            expected[variable] = getattr(DEFAULT.limits, setting.removeprefix("limits."))
+    assert {variable: table[variable] for variable in expected} == {
+        variable: f"{value:g}" if isinstance(value, float) else str(value)
+        for variable, value in expected.items()
+    }

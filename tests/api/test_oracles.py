@@ -335,6 +335,13 @@ def test_search_finds_every_paper_holding_every_word(api: Api, G: nx.MultiDiGrap
         (usable[-1], {}),
         (usable[4], {"archive": "math"}),
     ]
+    hits = [p for p, found in zip(papers, words, strict=True) if usable[0] in found]
+    licenses = Counter(G.nodes[p]["license"] for p in hits)
+    days = sorted({G.nodes[p]["submittedAt"] for p in hits})  # bounds falling on hits: inclusive, exclusive
+    queries += [
+        (usable[0], {"license": min(licenses, key=lambda url: (licenses[url], url))}),
+        (usable[0], {"submittedFrom": days[len(days) // 3], "submittedBefore": days[2 * len(days) // 3]}),
+    ]
     for text, filter_ in queries:
         wanted = _search_words(text)
         expected = [
@@ -348,3 +355,38 @@ def test_search_finds_every_paper_holding_every_word(api: Api, G: nx.MultiDiGrap
         assert newest == expected, text
         ranked, total = _search(api, text, "RELEVANCE", filter_)
         assert total == len(expected) == len(ranked) and set(ranked) == set(expected), text
+
+
+PATH_QUERY = (
+    "query($a: String!, $b: String!) { collaborationPath(from: $a, to: $b, maxHops: 2) "
+    "{ from { nameKey } paper { pithNumber } to { nameKey } } }"
+)
+
+
+def _tied_chains(H: nx.Graph, key: dict[str, str], wanted: int) -> list[list[list[str]]]:
+    """The keys of every shortest chain, for the first ``wanted`` author pairs two papers apart
+    joined by several."""
+    found = []
+    for source in sorted(n for n in H if n.startswith("Author:")):
+        for target, hops in sorted(nx.single_source_shortest_path_length(H, source, cutoff=4).items()):
+            chains = [[key[n] for n in path] for path in nx.all_shortest_paths(H, source, target)]
+            if hops == 4 and len(chains) > 1:
+                found.append(chains)
+                if len(found) == wanted:
+                    return found
+    return found
+
+
+def test_a_collaboration_path_is_the_smallest_of_the_shortest_chains(api: Api, G: nx.MultiDiGraph) -> None:
+    """Of several shortest author–paper chains, the one whose sequence of keys (name keys and
+    pith numbers) is smallest; ``[]`` from an author to the same author."""
+    H = nx.Graph((a, p) for a, p, d in G.edges(data=True) if d["type"] == "AUTHORED")
+    key = {n: G.nodes[n]["nameKey" if G.nodes[n]["label"] == "Author" else "pithNumber"] for n in H}
+    tied = _tied_chains(H, key, 3)
+    assert len(tied) == 3
+    for chains in tied:
+        steps = api.data(PATH_QUERY, a=chains[0][0], b=chains[0][-1])["collaborationPath"]
+        answer = [steps[0]["from"]["nameKey"]]
+        answer += [k for step in steps for k in (step["paper"]["pithNumber"], step["to"]["nameKey"])]
+        assert answer == min(chains)
+    assert api.data(PATH_QUERY, a=tied[0][0][0], b=tied[0][0][0])["collaborationPath"] == []

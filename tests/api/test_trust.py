@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import pickle
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -25,8 +27,9 @@ from pith_graph.api.app import create_app
 from pith_graph.api.context import ThreadRunner
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.errors import KeyringError
 from pith_graph.loader.facade import resolve_keyring
-from pith_graph.loader.keyring import Keyring, PinnedKey
+from pith_graph.loader.keyring import REVOKED_ALWAYS, Keyring, PinnedKey, load_keyring_file
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores.base import GraphExport, GraphStore
@@ -320,3 +323,81 @@ def test_keyring_ranks_signers_in_file_order(tmp_path: Path) -> None:
         1,
         1 << 30,
     ]
+
+
+# -- the trusted-keys file and the keyring ----------------------------------------------------
+
+ENTRY = {"key_id": "k", "public_key_hex": A.public_key_hex}
+MALFORMED: list[tuple[Any, str]] = [
+    ({"key_id": "k"}, "needs public_key_hex or public_key_b64"),
+    ({"key_id": "k", "public_key_hex": 5}, "public_key_hex must be a string"),
+    ({"key_id": "k", "public_key_b64": 5}, "public_key_b64 must be a string"),
+    ({"key_id": "k", "public_key_hex": "zz"}, "key is not valid hex/base64"),
+    ({"key_id": "k", "public_key_b64": "!" + A.public_key_b64}, "key is not valid hex/base64"),
+    ({"key_id": "k", "public_key_hex": A.public_key_hex[2:]}, "an Ed25519 public key is 32 bytes"),
+    ({**ENTRY, "public_key_b64": B.public_key_b64}, "public_key_hex and public_key_b64 differ"),
+    ({**ENTRY, "revoked": "yes"}, "revoked must be true or false"),
+    ({**ENTRY, "revoked_at": "2026-11-30"}, "revoked_at must be an ISO 8601 UTC time"),
+    ({**ENTRY, "revoked_at": 1}, "revoked_at must be an ISO 8601 UTC time"),
+    ({**ENTRY, "key_id": ""}, "key_id must be a non-empty string"),
+    ({**ENTRY, "key_id": 1}, "key_id must be a non-empty string"),
+    ({**ENTRY, "signer_id": 1}, "signer_id must be a string"),
+    ("k", "expected an object"),
+]
+
+
+@pytest.mark.parametrize(("entry", "message"), MALFORMED, ids=[m for _, m in MALFORMED])
+def test_a_malformed_trusted_keys_entry_is_refused_by_its_place(
+    tmp_path: Path, entry: Any, message: str
+) -> None:
+    path = tmp_path / "keys.json"
+    path.write_text(json.dumps([B.keyring_entry(), entry]))
+    with pytest.raises(KeyringError) as caught:
+        load_keyring_file(path)
+    assert str(caught.value).startswith(f"{path}[1]: {message}")
+
+
+def test_a_trusted_keys_file_must_be_readable_json_holding_a_list(tmp_path: Path) -> None:
+    path = tmp_path / "keys.json"
+    with pytest.raises(KeyringError, match=r"^cannot read trusted keys "):
+        load_keyring_file(path)
+    for text, message in (("{}", "expected a JSON list of key objects"), ("[", "not valid JSON")):
+        path.write_text(text)
+        with pytest.raises(KeyringError, match=f"^{re.escape(str(path))}: {message}"):
+            load_keyring_file(path)
+
+
+def test_trusted_keys_in_hex_base64_or_both_revoked_always_or_from_a_time(tmp_path: Path) -> None:
+    path = tmp_path / "keys.json"
+    entries = [
+        {"key_id": "a", "public_key_b64": A.public_key_b64, "revoked_at": "2026-11-30T00:00:00Z"},
+        {**B.keyring_entry(), "public_key_b64": B.public_key_b64, "revoked": True},
+        {**B2.keyring_entry(), "revoked": False},
+    ]
+    path.write_text(json.dumps(entries))
+    keyring = load_keyring_file(path)
+    assert [(k.key_id, k.public_key, k.revoked_at) for k in keyring.values()][1:] == [
+        ("a", A.public_key, "2026-11-30T00:00:00Z"),
+        (B.key_id, B.public_key, REVOKED_ALWAYS),
+        (B2.key_id, B2.public_key, None),
+    ]
+    assert [keyring.rank(k) for k in ("a", B.key_id, B2.key_id)] == [1, 2, 2]  # B2 speaks for B's signer
+
+
+def test_a_key_revoked_earlier_stays_revoked_and_one_id_holds_one_key() -> None:
+    revoked = PinnedKey(A.key_id, A.public_key, A.signer_id, REVOKED_ALWAYS)
+    keyring = Keyring(
+        [revoked, PinnedKey(A.key_id, A.public_key, A.signer_id), PinnedKey(B.key_id, B.public_key)]
+    )
+    assert (len(keyring), keyring[A.key_id].revoked_at, keyring.rank(B.key_id)) == (2, REVOKED_ALWAYS, 1)
+    with pytest.raises(KeyringError, match="pinned to two different keys"):
+        Keyring([PinnedKey("k", A.public_key), PinnedKey("k", B.public_key)])
+
+
+def test_a_keyring_reaches_worker_processes_whole() -> None:
+    """Workers receive the keyring pickled: keys, revocations and ranks intact."""
+    keyring = KEYRING.with_keys([PinnedKey(A.key_id, A.public_key, A.signer_id, "2026-11-30T00:00:00Z")])
+    restored = pickle.loads(pickle.dumps(keyring))
+    assert dict(restored) == dict(keyring)
+    assert [restored.rank(k) for k in restored] == [keyring.rank(k) for k in keyring] == [0, 1, 2, 1]
+    assert restored[A.key_id].revoked_for("2026-12-01T00:00:00Z")
