@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 
@@ -78,12 +79,13 @@ def _prepare(
     answers (neo4j), here, once; return how a serving process opens its reader."""
     if settings.backend == "memory":
         from pith_graph.api.reads.memory import MemoryReader
-        from pith_graph.loader.stores.memory import MemoryStore, open_graph
+        from pith_graph.loader.stores.memory import MemoryStore, open_saved
 
         graph = None
+        indexes: dict[str, Any] = {}
         if settings.graph is not None:
             started = time.perf_counter()
-            graph = open_graph(settings.graph)
+            graph, indexes = open_saved(settings.graph)
             papers = sum(1 for _, label in graph.nodes(data=LABEL_ATTRIBUTE) if label == PAPER.label)
             on_opened(settings.graph, papers, time.perf_counter() - started)
         if graph is None or settings.paths:
@@ -98,6 +100,11 @@ def _prepare(
             on_loaded(report)
             graph = store.graph
         reader = MemoryReader(graph)
+        if indexes and not settings.paths:  # saved with this very graph, nothing loaded since
+            try:
+                reader.adopt(indexes)
+            except ValueError as err:
+                raise UsageError(f"cannot open saved graph {settings.graph}: {err}") from err
         reader.warm()  # indexes built before any fork, so workers share them too
         freeze_loaded_objects()
         return lambda: (reader, run_inline, run_inline)

@@ -137,7 +137,9 @@ def main(argv: list[str] | None = None) -> int:
     if not shutil.which("wrk"):
         raise SystemExit("bench_workers: needs wrk (apt-get install wrk)")
     keyring = str(args.corpus / "keyring.json")
-    snapshot = RESULTS / f"{args.corpus.name}.snapshot"
+    from pith_graph.loader.stores.snapshot import VERSION
+
+    snapshot = RESULTS / f"{args.corpus.name}.v{VERSION}.snapshot"  # made again when the format changes
     before = os.getloadavg()
     if not snapshot.exists():
         say(f"saving {snapshot} ...")

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import networkx as nx
+import orjson
 import pytest
 
 from pith_graph.errors import UsageError
 from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.loader.stores.memory import MemoryStore, open_graph
 from pith_graph.loader.stores.memory_graph import EdgeData
-from pith_graph.loader.stores.snapshot import is_snapshot, open_snapshot, save_snapshot
+from pith_graph.loader.stores.snapshot import is_snapshot, open_snapshot, read_snapshot, save_snapshot
 
 
 def _same(G: nx.DiGraph, H: nx.DiGraph) -> None:
@@ -63,7 +65,8 @@ def test_irregular_nodes_and_edges_round_trip(tmp_path: Path) -> None:
     [
         pytest.param(lambda raw: raw[:-10], id="truncated"),
         pytest.param(lambda raw: raw.replace(b"Performance", b"Perfurmance", 1), id="altered"),
-        pytest.param(lambda raw: raw.replace(b'"version":2', b'"version":9', 1), id="future-version"),
+        pytest.param(lambda raw: raw.replace(b'"version":3', b'"version":9', 1), id="future-version"),
+        pytest.param(lambda raw: raw.replace(b'"version":3', b'"version":1', 1), id="multigraph-version"),
         pytest.param(lambda raw: b"[1, 2, 3]\n{}", id="not-a-snapshot"),
     ],
 )
@@ -74,3 +77,44 @@ def test_a_damaged_snapshot_is_refused(tmp_path: Path, damage: object) -> None:
     path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
     with pytest.raises(UsageError, match="cannot open saved graph"):
         open_snapshot(path)
+
+
+def test_indexes_saved_with_the_graph_come_back(tmp_path: Path) -> None:
+    G, _ = load_graph([SAMPLES])
+    path = tmp_path / "graph.snapshot"
+    indexes = {"text": {"papers": ["a", "b"], "index": {"size": 2}}}
+    save_snapshot(G, path, indexes)
+    graph, found = read_snapshot(path)
+    _same(G, graph)
+    assert found == indexes
+    save_snapshot(G, path)
+    assert read_snapshot(path).indexes == {}
+
+
+def _rewritten(path: Path, edit: object, version: int) -> None:
+    """``path`` with its body changed by ``edit`` and its header made to match."""
+    head, _, body = path.read_bytes().partition(b"\n")
+    data = orjson.loads(body)
+    edit(data)  # type: ignore[operator]
+    body = orjson.dumps(data)
+    header = orjson.loads(head) | {"version": version, "sha256": hashlib.sha256(body).hexdigest()}
+    path.write_bytes(orjson.dumps(header) + b"\n" + body)
+
+
+def test_a_version_2_snapshot_still_opens_without_indexes(tmp_path: Path) -> None:
+    G, _ = load_graph([SAMPLES])
+    path = tmp_path / "graph.snapshot"
+    save_snapshot(G, path, {"text": {}})
+    _rewritten(path, lambda data: data.pop("indexes"), version=2)
+    graph, indexes = read_snapshot(path)
+    _same(G, graph)
+    assert indexes == {}
+
+
+def test_indexes_that_are_not_a_map_are_refused(tmp_path: Path) -> None:
+    G, _ = load_graph([SAMPLES])
+    path = tmp_path / "graph.snapshot"
+    save_snapshot(G, path)
+    _rewritten(path, lambda data: data.update(indexes=[1, 2]), version=3)
+    with pytest.raises(UsageError, match="its indexes are not a map"):
+        read_snapshot(path)

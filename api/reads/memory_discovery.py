@@ -40,7 +40,7 @@ from pith_graph.api.reads.memory_view import (
     MemoryGraphView,
 )
 from pith_graph.api.reads.records import AuthorRecord, PaperFilter
-from pith_graph.api.reads.text_index import TextIndex
+from pith_graph.api.reads.text_index import ANALYSIS, TextIndex
 from pith_graph.schema.graph import AUTHOR, IN_CATEGORY, PAPER
 
 __all__ = ["MemoryDiscoveryReads"]
@@ -74,6 +74,34 @@ class MemoryDiscoveryReads(MemoryGraphView):
         self._facet_values()
 
     # -- listings ------------------------------------------------------------------------
+
+    def saved_indexes(self) -> dict[str, Any]:
+        """The indexes worth saving with the graph (plain JSON data, for :meth:`adopt`): the
+        text index, which takes longest to build, with the papers it numbers."""
+        index, papers = self._text_index()
+        return {"text": {"papers": papers, "index": index.state()}}
+
+    def adopt(self, saved: dict[str, Any]) -> bool:
+        """Take indexes :meth:`saved_indexes` made from *this* graph, instead of building
+        them. False, taking nothing, if they were made by another version's word splitting
+        or for other papers; :class:`ValueError` if they do not hold together.
+
+        The caller vouches that the graph has not changed since: a saved index is checked
+        against the graph's papers, not against every title and abstract."""
+        found = saved.get("text")
+        if not isinstance(found, dict) or found.get("papers") != self._text_papers():
+            return False
+        state = found.get("index")
+        if not isinstance(state, dict) or state.get("analysis") != ANALYSIS:
+            return False
+        index = TextIndex.from_state(state)
+        if index.size != len(found["papers"]):
+            raise ValueError("the saved text index does not number every paper")
+        self._indexes["text"] = (index, found["papers"])
+        return True
+
+    def _text_papers(self) -> list[str]:
+        return sorted(data[PITH_NUMBER] for _, data in self._paper_nodes())
 
     def _text_index(self) -> tuple[TextIndex, list[str]]:
         def build() -> tuple[TextIndex, list[str]]:

@@ -5,21 +5,64 @@ It answers the query the Neo4j reader sends to the ``paper_text_fulltext`` index
 abstract excerpt; a paper's score is Lucene's BM25 (:mod:`~pith_graph.api.reads.bm25`)
 summed over the fields and words it matches. Statistics are per field, over the documents
 that have at least one word in it, exactly as Lucene keeps them.
+
+An index can be saved with a graph (:meth:`TextIndex.state`, plain JSON: the postings as
+little-endian arrays in base64) and taken back (:meth:`TextIndex.from_state`) instead of
+splitting every title and abstract again, which is most of the time a large graph takes to
+become ready. A saved index records the :data:`ANALYSIS` it was made with; one made by
+another word splitting is not taken back (:class:`ValueError`), nor one whose numbers do
+not hold together.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from importlib.resources import files
+from typing import Any
 
 from pith_graph.api.reads.bm25 import FieldScorer, avg_field_length, encode_norm, idf
-from pith_graph.api.reads.words import quoted, tokens
+from pith_graph.api.reads.words import TOKEN_PATTERN, quoted, tokens
 
-__all__ = ["FIELDS", "TextIndex", "text_query"]
+__all__ = ["ANALYSIS", "FIELDS", "TextIndex", "text_query"]
 
 #: The indexed fields (Paper properties) and their boosts.
 FIELDS = (("title", 2.0), ("abstractExcerpt", 1.0))
+
+#: What a saved index depends on besides its documents: the saved layout, the fields and
+#: the word splitting (its grammar and its table of character classes).
+ANALYSIS = hashlib.sha256(
+    repr(("text-index/1", FIELDS, TOKEN_PATTERN)).encode()
+    + (files("pith_graph.api.reads") / "word_classes.txt").read_bytes()
+).hexdigest()[:16]
+
+
+def _packed(values: array[int]) -> str:
+    if sys.byteorder != "little":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return base64.b64encode(values.tobytes()).decode("ascii")
+
+
+def _unpacked(typecode: str, text: object) -> array[int]:
+    if not isinstance(text, str):
+        raise ValueError("an array is not a base64 string")
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except binascii.Error as err:
+        raise ValueError(f"an array is not base64: {err}") from err
+    values = array(typecode)
+    if len(raw) % values.itemsize:
+        raise ValueError("an array's length is not a whole number of items")
+    values.frombytes(raw)
+    if sys.byteorder != "little":
+        values.byteswap()
+    return values
 
 
 def text_query(terms: Sequence[str]) -> str:
@@ -73,6 +116,48 @@ class _Field:
         score = scorer.score
         return {doc: score(freq, norms[doc]) for doc, freq in zip(docs, freqs, strict=True)}
 
+    def state(self) -> dict[str, Any]:
+        terms = list(self.postings)
+        docs, freqs = array("i"), array("H")
+        for found_docs, found_freqs in self.postings.values():
+            docs += found_docs
+            freqs += found_freqs
+        return {
+            "docCount": self.doc_count,
+            "totalTerms": self.total_terms,
+            "norms": base64.b64encode(self.norms).decode("ascii"),
+            "terms": terms,
+            "counts": _packed(array("I", (len(found[0]) for found in self.postings.values()))),
+            "docs": _packed(docs),
+            "freqs": _packed(freqs),
+        }
+
+    @classmethod
+    def from_state(cls, boost: float, size: int, state: dict[str, Any]) -> _Field:
+        field = cls(boost)
+        field.doc_count, field.total_terms = state["docCount"], state["totalTerms"]
+        field.norms = bytearray(_unpacked("B", state["norms"]).tobytes())
+        terms, counts = state["terms"], _unpacked("I", state["counts"])
+        docs, freqs = _unpacked("i", state["docs"]), _unpacked("H", state["freqs"])
+        if not (isinstance(field.doc_count, int) and isinstance(field.total_terms, int)):
+            raise ValueError("a field's statistics are not numbers")
+        if not (0 <= field.doc_count <= size and field.total_terms >= 0 and len(field.norms) == size):
+            raise ValueError("a field's statistics do not fit its documents")
+        if not isinstance(terms, list) or not all(isinstance(term, str) for term in terms):
+            raise ValueError("a field's terms are not a list of strings")
+        if len(counts) != len(terms) or sum(counts) != len(docs) or len(freqs) != len(docs):
+            raise ValueError("a field's postings do not add up")
+        if docs and not (min(docs) >= 0 and max(docs) < size):
+            raise ValueError("a posting names a document the index does not have")
+        at = 0
+        postings = field.postings
+        for term, count in zip(terms, counts, strict=True):
+            postings[term] = (docs[at : at + count], freqs[at : at + count])
+            at += count
+        if len(postings) != len(terms):
+            raise ValueError("a field holds a term twice")
+        return field
+
 
 def _rounded(sums: dict[int, float]) -> dict[int, float]:
     """Each double rounded to float32, in bulk (the cast Lucene's scorers end with)."""
@@ -90,6 +175,35 @@ class TextIndex:
                 field.add(doc, text)
             count += 1
         self.size = count
+
+    def state(self) -> dict[str, Any]:
+        """The index as plain JSON data, for :meth:`from_state`."""
+        return {"analysis": ANALYSIS, "size": self.size, "fields": [field.state() for field in self.fields]}
+
+    @classmethod
+    def from_state(cls, state: object) -> TextIndex:
+        """The index :meth:`state` described; :class:`ValueError` if it was made by another
+        analysis or does not hold together."""
+        if not isinstance(state, dict) or state.get("analysis") != ANALYSIS:
+            raise ValueError("the text index was made by another word splitting")
+        size, fields = state.get("size"), state.get("fields")
+        if (
+            not isinstance(size, int)
+            or size < 0
+            or not isinstance(fields, list)
+            or len(fields) != len(FIELDS)
+        ):
+            raise ValueError("the text index has no size or not one entry per field")
+        index = cls(())
+        try:
+            index.fields = [
+                _Field.from_state(boost, size, found)
+                for (_, boost), found in zip(FIELDS, fields, strict=True)
+            ]
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"a field of the text index lacks {err}") from err
+        index.size = size
+        return index
 
     def search(self, terms: Sequence[str]) -> dict[int, float]:
         """Every document holding each term in some field, with its score."""

@@ -24,7 +24,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from importlib.resources import files
 
-__all__ = ["MAX_SEARCH_TERMS", "lucene_query", "search_terms", "title_words", "tokens"]
+__all__ = ["MAX_SEARCH_TERMS", "TOKEN_PATTERN", "lucene_query", "search_terms", "title_words", "tokens"]
 
 #: Words of a search text beyond this are ignored.
 MAX_SEARCH_TERMS = 16
@@ -93,6 +93,9 @@ _KEYCAP = f"k{_QE}v?c{_QE}"  # after words: a digit keycap is also a word, and w
 _PLAIN = "(?<![^O])[LhND]++(?![^O])"
 _TOKEN = re.compile(f"[^LhNDXKMmRkSIHz]*+({_PLAIN}|{_EMOJI}|{_WORD}|{_KEYCAP}|(?:S{_Q})+|I{_Q}|H{_Q})")
 _ASCII = bytes(ord(_TABLE[code]) if code < 128 else 79 for code in range(256))  # 79: "O"
+#: The grammar as one string (with the classes it adds and the longest word): saved text
+#: indexes record it, and are built again when it changes.
+TOKEN_PATTERN = repr((_TOKEN.pattern, sorted(_SPECIAL.items()), _MAX_TOKEN_LENGTH))
 
 
 def _lower(token: str) -> str:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
 from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
-from pith_graph.loader.stores.snapshot import is_snapshot, open_snapshot, save_snapshot
+from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -48,7 +48,7 @@ from pith_graph.schema.graph import (
     node_id,
 )
 
-__all__ = ["MemoryStore", "open_graph"]
+__all__ = ["MemoryStore", "open_graph", "open_saved"]
 
 _LABEL, _TYPE = LABEL_ATTRIBUTE, TYPE_ATTRIBUTE
 #: Labels whose nodes exist only while a paper uses them.
@@ -292,10 +292,10 @@ class MemoryStore:
             partial.unlink(missing_ok=True)
             raise UsageError(f"cannot write the graph to {path}: {error.strerror or error}") from error
 
-    def save_snapshot(self, path: str | Path) -> None:
+    def save_snapshot(self, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read
-        back several times faster than node-link JSON."""
-        save_snapshot(self.graph, path)
+        back several times faster than node-link JSON; with ``indexes`` made from it, if given."""
+        save_snapshot(self.graph, path, indexes)
 
     @classmethod
     def open(cls, path: str | Path) -> MemoryStore:
@@ -315,13 +315,18 @@ def open_graph(path: str | Path) -> nx.DiGraph:
     """A graph saved as a snapshot or as node-link JSON (told apart by their first bytes),
     its edges sharing their attributes as a loaded graph's do; a node-link ``MultiDiGraph``
     of earlier versions comes back as a ``DiGraph``."""
+    return open_saved(path).graph
+
+
+def open_saved(path: str | Path) -> Snapshot:
+    """As :func:`open_graph`, with the indexes a snapshot holds (none from node-link JSON)."""
     try:
         if _is_snapshot(path):
-            return open_snapshot(path)
+            return read_snapshot(path)
         data = orjson.loads(Path(path).read_bytes())
         graph = nx.node_link_graph(data, directed=True, edges="edges")
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as err:
         raise UsageError(f"cannot open saved graph {path}: {err}") from err
     store = MemoryStore(graph)
     store.compact()
-    return store.graph
+    return Snapshot(store.graph, {})

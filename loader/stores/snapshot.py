@@ -11,6 +11,11 @@ never half-read. Edges read back share their attributes, as the store's own do
 (:class:`~pith_graph.loader.stores.memory_graph.EdgeData`: equal attribute sets are one
 read-only dict).
 
+A snapshot can also carry indexes derived from the graph (``indexes``: plain JSON data
+under names its writer chooses, such as the in-memory reader's text index), so that a
+restart need not build them again. This module only stores them; whoever reads them checks
+they still fit the graph.
+
 A snapshot is *trusted*: reading it verifies no signature (that is its point: a restart
 without verifying every bundle again). Keep it where only the loader writes.
 
@@ -31,8 +36,9 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 import orjson
@@ -41,10 +47,20 @@ from pith_graph.errors import UsageError
 from pith_graph.loader.stores.memory_graph import EdgeInterner
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
-__all__ = ["FORMAT", "is_snapshot", "open_snapshot", "save_snapshot"]
+__all__ = ["FORMAT", "Snapshot", "is_snapshot", "open_snapshot", "read_snapshot", "save_snapshot"]
 
 FORMAT = "pith-graph-snapshot"
-VERSION = 2  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph)
+VERSION = 3  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph); 2: no indexes
+_READS = (2, 3)
+
+
+class Snapshot(NamedTuple):
+    """What a snapshot holds: the graph, and the indexes saved with it (maybe none)."""
+
+    graph: nx.DiGraph
+    indexes: dict[str, Any]
+
+
 _MAGIC = b'{"format":"' + FORMAT.encode()
 
 
@@ -61,9 +77,10 @@ def _node_id(label: str, data: dict[str, Any]) -> str | None:
     return node_id(label, *(data[key] for key in spec.key))
 
 
-def save_snapshot(graph: nx.DiGraph, path: str | Path) -> None:
-    """Write ``graph`` (as a MemoryStore holds it) to ``path``: beside it first, then renamed
-    over it, so a failed write never leaves a truncated file nor destroys the one there."""
+def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
+    """Write ``graph`` (as a MemoryStore holds it), and any ``indexes`` made from it, to
+    ``path``: beside it first, then renamed over it, so a failed write never leaves a
+    truncated file nor destroys the one there."""
     labels: dict[str, dict[str, Any]] = {}
     rows_of: dict[str, list[str]] = {}  # label -> its nodes stored as rows, in order
     irregular: list[tuple[str, str]] = []  # (group, node) stored as they are
@@ -100,7 +117,7 @@ def save_snapshot(graph: nx.DiGraph, path: str | Path) -> None:
             group["rows"].append([index[source], index[target], *(data[name] for name in names)])
         else:
             group["other"].append([index[source], index[target], dict(data)])
-    body = orjson.dumps({"nodes": labels, "edges": types})
+    body = orjson.dumps({"nodes": labels, "edges": types, "indexes": dict(indexes or {})})
     header = {
         "format": FORMAT,
         "version": VERSION,
@@ -120,31 +137,43 @@ def save_snapshot(graph: nx.DiGraph, path: str | Path) -> None:
 
 def open_snapshot(path: str | Path) -> nx.DiGraph:
     """The graph saved at ``path``; :class:`UsageError` if it is not an intact snapshot."""
+    return read_snapshot(path).graph
+
+
+def read_snapshot(path: str | Path) -> Snapshot:
+    """The graph and indexes saved at ``path``; :class:`UsageError` if it is not an intact
+    snapshot (of this version or the one before, which held no indexes)."""
     try:
         raw = Path(path).read_bytes()
         head, _, body = raw.partition(b"\n")
         header = orjson.loads(head)
         if not isinstance(header, dict) or header.get("format") != FORMAT:
             raise ValueError("not a pith-graph snapshot")
-        if header.get("version") != VERSION:
-            raise ValueError(f"snapshot version {header.get('version')!r}, this reads {VERSION}")
+        if header.get("version") not in _READS:
+            raise ValueError(f"snapshot version {header.get('version')!r}, this reads {list(_READS)}")
         if hashlib.sha256(body).hexdigest() != header.get("sha256"):
             raise ValueError("the body does not match its SHA-256 (truncated or altered)")
-        graph = _build(body)
+        snapshot = _build(body)
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
         raise UsageError(f"cannot open saved graph {path}: {err}") from err
+    graph = snapshot.graph
     if (graph.number_of_nodes(), graph.number_of_edges()) != (header["nodes"], header["edges"]):
         raise UsageError(f"cannot open saved graph {path}: its counts do not match its header")
-    return graph
+    return snapshot
 
 
-def _build(body: bytes) -> nx.DiGraph:
+def _build(body: bytes) -> Snapshot:
     """The graph of a body, written into networkx's own dicts (as MemoryStore does:
-    ``add_node``/``add_edge`` check and copy more than a trusted, regular file needs)."""
+    ``add_node``/``add_edge`` check and copy more than a trusted, regular file needs), and
+    its indexes."""
     enabled = gc.isenabled()
     gc.disable()  # a million new objects, none in a cycle: collections would only cost time
     try:
-        return _fill(nx.DiGraph(), orjson.loads(body))
+        data = orjson.loads(body)
+        indexes = data.get("indexes", {})
+        if not isinstance(indexes, dict):
+            raise ValueError("its indexes are not a map")
+        return Snapshot(_fill(nx.DiGraph(), data), indexes)
     finally:
         if enabled:
             gc.enable()

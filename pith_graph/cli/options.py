@@ -16,6 +16,7 @@ from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 
 if TYPE_CHECKING:
+    from pith_graph.loader.stores.memory import MemoryStore
     from pith_graph.loader.stores.neo4j import Neo4jStore
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "connect_neo4j",
     "keyring_from",
     "open_store",
+    "save_snapshot",
 ]
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_STORE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -124,6 +126,14 @@ def keyring_from(args: argparse.Namespace) -> Keyring:
     for path in args.trusted_keys:
         keyring = keyring.with_keys(resolve_keyring(path).values())
     return keyring
+
+
+def save_snapshot(store: MemoryStore, path: str) -> None:
+    """Write ``store``'s graph as a snapshot, with the search index ``serve --graph`` would
+    otherwise build again at every start."""
+    from pith_graph.api.reads.memory import MemoryReader
+
+    store.save_snapshot(path, MemoryReader(store.graph).saved_indexes())
 
 
 def check_save_destination(path: str, *, option: str = "--save") -> None:

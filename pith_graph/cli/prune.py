@@ -16,6 +16,7 @@ from pith_graph.cli.options import (
     check_save_destination,
     keyring_from,
     open_store,
+    save_snapshot,
 )
 from pith_graph.errors import UsageError
 from pith_graph.loader.prune import prune_revoked
@@ -64,8 +65,10 @@ def cmd_prune(args: argparse.Namespace) -> int:
             from pith_graph.loader.stores.snapshot import is_snapshot
 
             assert isinstance(store, MemoryStore)
-            save = store.save_snapshot if is_snapshot(args.graph) else store.save  # keep its format
-            save(args.save or args.graph)
+            if is_snapshot(args.graph):  # keep its format
+                save_snapshot(store, args.save or args.graph)
+            else:
+                store.save(args.save or args.graph)
     finally:
         store.close()
     if args.json:

@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import hashlib
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 from apitest import Corpus, corpus, memory_reader  # noqa: F401 (fixtures)
 from test_api_e2e import QUERIES, Examples, examples  # noqa: F401 (fixture)
@@ -19,11 +24,12 @@ from pith_graph.api.context import Context
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.schema import build_schema
+from pith_graph.cli.options import save_snapshot
 from pith_graph.loader.facade import SAMPLES
-from pith_graph.loader.stores.memory import MemoryStore, open_graph
+from pith_graph.loader.stores.memory import MemoryStore, open_saved
 
 
-@pytest.fixture(scope="module", params=["snapshot", "node-link"])
+@pytest.fixture(scope="module", params=["snapshot", "snapshot-with-index", "node-link"])
 def reopened(
     request: pytest.FixtureRequest, memory_reader: MemoryReader, tmp_path_factory: Any
 ) -> MemoryReader:
@@ -31,9 +37,14 @@ def reopened(
     store = MemoryStore(memory_reader.G)
     if request.param == "snapshot":
         store.save_snapshot(path)
+    elif request.param == "snapshot-with-index":
+        save_snapshot(store, str(path))
     else:
         store.save(path)
-    return MemoryReader(open_graph(path))
+    graph, indexes = open_saved(path)
+    reader = MemoryReader(graph)
+    assert reader.adopt(indexes) is (request.param == "snapshot-with-index")
+    return reader
 
 
 @pytest.mark.parametrize(("query", "variables"), QUERIES)
@@ -82,8 +93,13 @@ def test_serve_starts_from_a_saved_graph(tmp_path: Path) -> None:
 def test_a_damaged_saved_graph_stops_serve_with_a_usage_error(tmp_path: Path) -> None:
     broken = tmp_path / "graph.snapshot"
     broken.write_bytes(b'{"format":"pith-graph-snapshot","version":1}\n{"nodes":')
+    _refused(broken)
+
+
+def _refused(snapshot: Path) -> str:
+    """What ``serve --graph snapshot`` says as it stops with a usage error."""
     done = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "serve", "--graph", str(broken), "--port", "0"],
+        [sys.executable, "-m", "pith_graph", "serve", "--graph", str(snapshot), "--port", "0"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -91,3 +107,67 @@ def test_a_damaged_saved_graph_stops_serve_with_a_usage_error(tmp_path: Path) ->
     assert done.returncode == 2, done.stderr
     assert "cannot open saved graph" in done.stderr
     assert "Traceback" not in done.stderr
+    return done.stderr
+
+
+def _loaded(paths: list[str], tmp_path: Path, name: str) -> Path:
+    """A snapshot (with its text index) of ``paths``, written by ``pith-graph load``."""
+    snapshot = tmp_path / name
+    loaded = subprocess.run(
+        [sys.executable, "-m", "pith_graph", "load", *paths, "--snapshot", str(snapshot)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    return snapshot
+
+
+def _search(url: str, text: str) -> list[str]:
+    query = "query($t: String!) { search(text: $t) { edges { node { pithNumber } } } }"
+    body = httpx.post(f"{url}/graphql", json={"query": query, "variables": {"t": text}}).json()
+    return [edge["node"]["pithNumber"] for edge in body["data"]["search"]["edges"]]
+
+
+def test_serve_searches_bundles_loaded_over_a_saved_graph(tmp_path: Path) -> None:
+    """The saved text index numbers the saved papers only: bundles loaded on top of the
+    graph are searched too (the index is built again, not taken)."""
+    samples = sorted(str(path) for path in Path(SAMPLES).glob("*.json"))
+    snapshot = _loaded(samples[:2], tmp_path, "two.snapshot")
+    process, url, output = _start("--graph", str(snapshot), "--workers", "1", SAMPLES)
+    try:
+        _answers(url)
+        listing = "{ papers(first: 10) { edges { node { pithNumber title } } } }"
+        papers = httpx.post(f"{url}/graphql", json={"query": listing}).json()["data"]["papers"]["edges"]
+        assert len(papers) == 3
+        for edge in papers:
+            assert edge["node"]["pithNumber"] in _search(url, edge["node"]["title"])
+    finally:
+        log = _stop(process, output)
+    assert process.returncode == 0, log
+
+
+def test_a_saved_text_index_that_does_not_hold_together_stops_serve(tmp_path: Path) -> None:
+    """A snapshot whose text index names a paper it does not have (its checksum made to
+    match, as only someone writing it on purpose could) is refused with a usage error."""
+    snapshot = _loaded([SAMPLES], tmp_path, "graph.snapshot")
+    head, _, body = snapshot.read_bytes().partition(b"\n")
+    data = orjson.loads(body)
+    field = data["indexes"]["text"]["index"]["fields"][0]
+    docs = array("i", base64.b64decode(field["docs"]))
+    docs[0] = 99
+    field["docs"] = base64.b64encode(docs.tobytes()).decode()
+    body = orjson.dumps(data)
+    header = orjson.loads(head) | {"sha256": hashlib.sha256(body).hexdigest()}
+    snapshot.write_bytes(orjson.dumps(header) + b"\n" + body)
+    assert "names a document" in _refused(snapshot)
+
+
+def test_an_index_saved_for_other_papers_is_not_taken(memory_reader: MemoryReader) -> None:
+    saved = memory_reader.saved_indexes()
+    graph = memory_reader.G.copy()
+    graph.remove_node(next(node for node, label in graph.nodes(data="label") if label == "Paper"))
+    assert MemoryReader(graph).adopt(saved) is False
+    other_analysis = {"text": {**saved["text"], "index": {**saved["text"]["index"], "analysis": "older"}}}
+    assert MemoryReader(memory_reader.G).adopt(other_analysis) is False
+    assert MemoryReader(memory_reader.G).adopt(saved) is True

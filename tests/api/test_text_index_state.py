@@ -1,0 +1,97 @@
+"""A text index saved as plain data and taken back answers every search as the one built
+from the documents, and a saved index that does not hold together is refused."""
+
+from __future__ import annotations
+
+import base64
+import copy
+from array import array
+from typing import Any
+
+import orjson
+import pytest
+
+from pith_graph.api.reads.text_index import ANALYSIS, TextIndex
+
+DOCUMENTS = [
+    ("Graph neural networks for molecules", "We learn graph representations of molecules."),
+    ("Quantum field theory on curved space", "Fields, curvature and graph-like diagrams."),
+    ("", "An abstract without a title: networks of networks."),
+    ("Zoë's Schrödinger equation", ""),
+    ("Graph graph graph", "graph"),
+]
+SEARCHES = [["graph"], ["networks"], ["graph", "molecules"], ["zoë's"], ["schrödinger"], ["absent"]]
+
+
+def _saved() -> dict[str, Any]:
+    """The index's state, through JSON as a snapshot carries it."""
+    state: dict[str, Any] = orjson.loads(orjson.dumps(TextIndex(DOCUMENTS).state()))
+    return state
+
+
+def test_a_saved_index_answers_as_the_built_one() -> None:
+    built = TextIndex(DOCUMENTS)
+    taken = TextIndex.from_state(_saved())
+    assert taken.size == built.size == len(DOCUMENTS)
+    for terms in SEARCHES:
+        assert taken.search(terms) == built.search(terms), terms
+    assert taken.search(["graph"])  # the searches above are not all empty
+
+
+def _set(path: str, value: Any) -> Any:
+    def edit(state: dict[str, Any]) -> None:
+        *parents, last = path.split(".")
+        target: Any = state
+        for part in parents:
+            target = target[int(part)] if part.isdigit() else target[part]
+        target[int(last) if last.isdigit() else last] = value
+
+    return edit
+
+
+def _ints(typecode: str, values: list[int]) -> str:
+    return base64.b64encode(array(typecode, values).tobytes()).decode()
+
+
+def _first_doc(state: dict[str, Any], doc: int) -> None:
+    field = state["fields"][0]
+    docs = array("i", base64.b64decode(field["docs"]))
+    docs[0] = doc
+    field["docs"] = base64.b64encode(docs.tobytes()).decode()
+
+
+def _twice(state: dict[str, Any]) -> None:
+    field = state["fields"][1]
+    field["terms"][1] = field["terms"][0]
+
+
+@pytest.mark.parametrize(
+    ("damage", "message"),
+    [
+        pytest.param(_set("analysis", "older"), "another word splitting", id="other-analysis"),
+        pytest.param(_set("size", -1), "no size", id="negative-size"),
+        pytest.param(_set("fields", []), "one entry per field", id="no-fields"),
+        pytest.param(_set("fields.0", [1, 2]), "lacks", id="field-not-a-map"),
+        pytest.param(_set("fields.0.docs", "not base64!"), "not base64", id="not-base64"),
+        pytest.param(_set("fields.0.docs", 7), "not a base64 string", id="docs-not-a-string"),
+        pytest.param(_set("fields.0.docs", "AAA="), "whole number of items", id="partial-item"),
+        pytest.param(_set("fields.0.counts", _ints("I", [1])), "do not add up", id="counts-short"),
+        pytest.param(_set("fields.0.norms", "AA=="), "do not fit", id="norms-short"),
+        pytest.param(_set("fields.0.docCount", 99), "do not fit", id="doc-count-too-big"),
+        pytest.param(_set("fields.0.totalTerms", "many"), "not numbers", id="total-not-a-number"),
+        pytest.param(_set("fields.0.terms", "graph"), "not a list of strings", id="terms-not-a-list"),
+        pytest.param(lambda state: _first_doc(state, len(DOCUMENTS)), "names a document", id="doc-past-end"),
+        pytest.param(lambda state: _first_doc(state, -1), "names a document", id="negative-doc"),
+        pytest.param(_twice, "holds a term twice", id="term-twice"),
+    ],
+)
+def test_a_saved_index_that_does_not_hold_together_is_refused(damage: Any, message: str) -> None:
+    state = copy.deepcopy(_saved())
+    damage(state)
+    with pytest.raises(ValueError, match=message):
+        TextIndex.from_state(state)
+
+
+def test_the_analysis_names_what_the_index_depends_on() -> None:
+    assert _saved()["analysis"] == ANALYSIS
+    assert len(ANALYSIS) == 16 and int(ANALYSIS, 16) >= 0
