@@ -10,6 +10,8 @@ property for property.
 
 from __future__ import annotations
 
+import contextlib
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -30,6 +32,7 @@ from pith_graph.testing.signer import PaperSpec, build_bundle
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
 PROJECT = Path(__file__).resolve().parents[1]
+DEFAULT_HTTP_PORT = 7474  # scripts/neo4j's
 
 
 def _odd_paper(index: int, title: str, abstract: str) -> PaperSpec:
@@ -64,13 +67,28 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Keyring
     return [str(p) for p in info.shards] + [str(extra)], resolve_keyring(info.keyring_path), info.keyring_path
 
 
+@contextlib.contextmanager
+def _held(port: int) -> Iterator[None]:
+    """``port`` on 127.0.0.1 taken while the block runs (if something else holds it
+    already, it stays taken all the same)."""
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+            sock.listen()
+        except OSError:
+            pass
+        yield
+
+
 @pytest.fixture(scope="module")
 def imported(start_neo4j: Callable[..., Any], corpus: tuple[list[str], Keyring, Path]) -> Iterator[Any]:
     """A private server whose (stopped) data folder was bulk-imported, running again."""
     paths, keyring, _ = corpus
     server = start_neo4j()
     assert server.script("stop").returncode == 0
-    report = bulk_import(paths, keyring=keyring, data=Path(server.env["NEO4J_DATA"]), workers=2)
+    with _held(DEFAULT_HTTP_PORT):  # the importer's own server must not need it
+        report = bulk_import(paths, keyring=keyring, data=Path(server.env["NEO4J_DATA"]), workers=2)
     assert report.rejected == 0 and report.stale > 0
     assert set(report.steps) == {"verify", "csv", "neo4j-admin", "schema"}
     started = server.script("start")

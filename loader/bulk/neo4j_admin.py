@@ -64,6 +64,8 @@ def _script_env(data: Path, port: int | None = None) -> dict[str, str]:
     env.pop("NEO4J_AUTH", None)  # authentication on, as the folder's server runs
     if port is not None:
         env["NEO4J_BOLT_PORT"] = str(port)
+        # and its HTTP port: another server on the default 7474 must not stop this one
+        env["NEO4J_HTTP_PORT"] = str(_free_port())
     return env
 
 
