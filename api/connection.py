@@ -10,7 +10,7 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
 
 import strawberry
 
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pith_graph.api.types import Paper
 
 __all__ = [
+    "Connection",
     "PageInfo",
     "PaperConnection",
     "PaperEdge",
@@ -108,9 +109,24 @@ class PaperEdge:
     node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")]
 
 
-@strawberry.type(description="A page of papers, newest first (Relay cursor connection).")
-class PaperConnection:
-    edges: list[PaperEdge]
+class _Edge(Protocol):
+    @property
+    def cursor(self) -> str: ...
+
+    @property
+    def node(self) -> Paper: ...
+
+
+E = TypeVar("E", bound=_Edge)
+
+
+@strawberry.type
+class Connection(Generic[E]):
+    """What the connections of papers share: their page, its :class:`PageInfo`, its nodes, the
+    listing's total and its facets. A subclass names the edge type and its own GraphQL type
+    (and may describe ``totalCount`` anew); this base is in no schema."""
+
+    edges: list[E]
     page_info: PageInfo
     counter: strawberry.Private[Callable[[], Awaitable[int]]]
     listing: strawberry.Private[Listing]
@@ -127,6 +143,33 @@ class PaperConnection:
     def facets(self, info: strawberry.Info[Context, None], first: int | None = 10) -> Facets:
         return facets_of(self.listing, first, info.context)
 
+    @classmethod
+    def of(
+        cls,
+        edges: list[E],
+        has_next: bool,
+        has_previous: bool,
+        counter: Callable[[], Awaitable[int]],
+        listing: Listing,
+    ) -> Self:
+        """The connection over a page's ``edges`` (``has_previous`` when it was asked for with after)."""
+        return cls(
+            edges=edges,
+            page_info=PageInfo(
+                has_next_page=has_next,
+                has_previous_page=has_previous,
+                start_cursor=edges[0].cursor if edges else None,
+                end_cursor=edges[-1].cursor if edges else None,
+            ),
+            counter=counter,
+            listing=listing,
+        )
+
+
+@strawberry.type(description="A page of papers, newest first (Relay cursor connection).")
+class PaperConnection(Connection[PaperEdge]):
+    pass
+
 
 def paper_connection(
     page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]], listing: Listing
@@ -136,17 +179,7 @@ def paper_connection(
         PaperEdge(cursor=encode_cursor(paper_key(record)), node=paper_type().from_record(record))
         for record in page.items
     ]
-    return PaperConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-        ),
-        counter=counter,
-        listing=listing,
-    )
+    return PaperConnection.of(edges, page.has_next, after is not None, counter, listing)
 
 
 def known_count(value: int) -> Callable[[], Awaitable[int]]:

@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from pith_graph.api.connection import PageInfo
-from pith_graph.api.context import Context
-from pith_graph.api.facets import FACETS_DOC, Facets, facets_of
+from pith_graph.api.connection import Connection
 from pith_graph.api.fields import resolver
 from pith_graph.api.reads.discovery import Listing, SearchPage, SearchPosition
 from pith_graph.errors import BadUserInput
@@ -114,23 +112,10 @@ class SearchEdge:
 
 
 @strawberry.type(description="A page of search results (Relay cursor connection).")
-class SearchConnection:
-    edges: list[SearchEdge]
-    page_info: PageInfo
-    counter: strawberry.Private[Callable[[], Awaitable[int]]]
-    listing: strawberry.Private[Listing]
-
-    @resolver("The papers of this page (the edges' nodes).")
-    def nodes(self) -> list[Annotated[Paper, strawberry.lazy("pith_graph.api.types")]]:
-        return [edge.node for edge in self.edges]
-
+class SearchConnection(Connection[SearchEdge]):
     @resolver("How many papers match the search (counted only when asked for).")
     async def total_count(self) -> int:
         return await self.counter()
-
-    @resolver(FACETS_DOC)
-    def facets(self, info: strawberry.Info[Context, None], first: int | None = 10) -> Facets:
-        return facets_of(self.listing, first, info.context)
 
 
 def search_connection(
@@ -150,14 +135,4 @@ def search_connection(
         edges.append(
             SearchEdge(node=Paper.from_record(paper), score=item.score, cursor=_encode(search, position))
         )
-    return SearchConnection(
-        edges=edges,
-        page_info=PageInfo(
-            has_next_page=page.has_next,
-            has_previous_page=after is not None,
-            start_cursor=edges[0].cursor if edges else None,
-            end_cursor=edges[-1].cursor if edges else None,
-        ),
-        counter=counter,
-        listing=listing,
-    )
+    return SearchConnection.of(edges, page.has_next, after is not None, counter, listing)
