@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from graphql import (
+    ArgumentNode,
     DocumentNode,
     FieldNode,
     FragmentDefinitionNode,
@@ -32,6 +33,7 @@ from graphql import (
     OperationType,
     SelectionSetNode,
     VariableDefinitionNode,
+    VariableNode,
     get_named_type,
     get_operation_ast,
     is_list_type,
@@ -105,7 +107,9 @@ class Plan:
     #: The document and operation, for the cost limit (:mod:`pith_graph.api.cost`).
     document: DocumentNode | None = None
     operation_name: str | None = None
-    #: The cost, once known, of a plan without variables (it cannot change).
+    #: Whether a variable gives a list its size (then the cost depends on the request).
+    sized_by_variables: bool = False
+    #: The cost, once known, of a plan whose lists no variable sizes (it cannot change).
     cost: int | None = None
 
 
@@ -125,7 +129,29 @@ def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: 
     }
     root = _selection(query, [operation.selection_set], fragments)
     variables = tuple(operation.variable_definitions or ())
-    return Plan(variables, root, _scalars(schema, variables), document, operation_name)
+    return Plan(
+        variables, root, _scalars(schema, variables), document, operation_name, _sized_by_variables(document)
+    )
+
+
+#: The arguments that size a list in the cost (:mod:`pith_graph.api.cost`).
+_SIZING = frozenset({"first", "maxHops", "ids"})
+
+
+def _sized_by_variables(document: DocumentNode) -> bool:
+    """Whether a variable gives a list its size (then the cost depends on the request)."""
+    found = False
+
+    class Sizes(Visitor):
+        def enter_argument(self, node: ArgumentNode, *_args: object) -> object:
+            nonlocal found
+            if node.name.value in _SIZING and isinstance(node.value, VariableNode):
+                found = True
+                return self.BREAK
+            return None
+
+    visit(document, Sizes())
+    return found
 
 
 _SCALARS = frozenset({"String", "Int", "Float", "Boolean", "ID"})

@@ -22,9 +22,8 @@ from itertools import repeat
 from operator import is_not
 from typing import Any
 
-from graphql import ArgumentNode, DocumentNode, GraphQLSchema, VariableNode
+from graphql import GraphQLSchema
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
-from graphql.language import Visitor, visit
 from graphql.pyutils import Undefined
 
 from pith_graph.api.context import Context
@@ -78,29 +77,9 @@ def plan_cost(
     if plan.document is None:
         return 0
     cost = query_cost(schema, plan.document, plan.operation_name, variable_values, context.limits)
-    if not _sized_by_variables(plan.document):
+    if not plan.sized_by_variables:
         plan.cost = cost  # the same for every request: the limits are the schema's
     return cost
-
-
-#: The arguments that size a list in the cost (:mod:`pith_graph.api.cost`).
-_SIZING = frozenset({"first", "maxHops", "ids"})
-
-
-def _sized_by_variables(document: DocumentNode) -> bool:
-    """Whether a variable gives a list its size (then the cost depends on the request)."""
-    found = False
-
-    class Sizes(Visitor):
-        def enter_argument(self, node: ArgumentNode, *_args: object) -> object:
-            nonlocal found
-            if node.name.value in _SIZING and isinstance(node.value, VariableNode):
-                found = True
-                return self.BREAK
-            return None
-
-    visit(document, Sizes())
-    return found
 
 
 def _execute(plan: Plan, context: Context, variables: VariableValues) -> dict[str, Any]:
