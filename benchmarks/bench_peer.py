@@ -52,8 +52,8 @@ import neo4j
 from bolt_count import BoltCounter  # benchmarks/ is the script's folder, on sys.path
 from peer_queries import OURS, PEER, SCENARIOS, end_cursor, normalise, pick_inputs, variables
 from peer_servers import (
-    PEER_DIR,
     RESULTS,
+    WRK_SCRIPT,
     PrivateNeo4j,
     Server,
     corpus,
@@ -173,8 +173,7 @@ def count_statements(
 def run_wrk(
     wrk: str, server: Server, bodies_file: Path, clients: int, seconds: int, neo4j_pid: int | None
 ) -> dict[str, Any]:
-    script = PEER_DIR / "post.lua"
-    command = [wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--timeout", "30s", "-s", str(script)]
+    command = [wrk, "-t1", f"-c{clients}", f"-d{seconds}s", "--timeout", "30s", "-s", str(WRK_SCRIPT)]
     command += [server.url, "--", str(bodies_file)]
     cpu_server, cpu_db = server.cpu_seconds(), process_cpu_seconds(neo4j_pid) if neo4j_pid else float("nan")
     done = subprocess.run(command, capture_output=True, text=True, timeout=seconds + 120, check=False)
@@ -197,7 +196,7 @@ def run_wrk(
         "p99_ms": figures["p99_us"] / 1000,
         "max_ms": figures["max_us"] / 1000,
         "bad_answers": figures["bad"],
-        "socket_errors": sum(figures[k] for k in ("connect", "read", "write", "timeout")),
+        "socket_errors": figures["socket_errors"],
         "server_cpu_ms_per_request": round(1000 * cpu_server / max(requests, 1), 3),
         "neo4j_cpu_ms_per_request": round(1000 * cpu_db / max(requests, 1), 3),
         "loadavg_1m": round(os.getloadavg()[0], 2),

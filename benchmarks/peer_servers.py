@@ -22,6 +22,8 @@ from pith_graph.testing.corpus import write_corpus
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
 PEER_DIR = ROOT / "benchmarks" / "peer"
+#: The wrk script that posts the request bodies (bench_workers.py uses it too).
+WRK_SCRIPT = ROOT / "benchmarks" / "wrk_bodies.lua"
 
 
 def say(message: str) -> None:

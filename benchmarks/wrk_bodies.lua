@@ -1,11 +1,13 @@
--- wrk script of benchmarks/bench_workers.py: POST a rotation of GraphQL request bodies.
+-- wrk script of benchmarks/bench_peer.py and benchmarks/bench_workers.py: POST a rotation of
+-- GraphQL request bodies.
 --
---   wrk -t1 -c16 -d6s -s wrk_bodies.lua http://127.0.0.1:PORT/graphql -- BODIES
+--   wrk -t1 -c16 -d5s --timeout 30s -s wrk_bodies.lua http://127.0.0.1:PORT/graphql -- BODIES
 --
 -- BODIES holds one JSON request body per line; each connection takes the next in turn. A
--- response that is not HTTP 200 or holds "errors" counts as bad. done() prints one JSON line.
+-- response that is not HTTP 200 or holds "errors" counts as bad. done() prints one JSON line
+-- with the figures (socket_errors: connect, read, write and timeout errors together).
 
-bad = 0
+bad = 0 -- global: done() reads it from each thread with thread:get
 local bodies = {}
 local next_index = 0
 local threads = {}
@@ -43,7 +45,8 @@ function done(summary, latency, requests)
     end
     local e = summary.errors
     io.write(string.format(
-        '{"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, "max_us": %d, "bad": %d, "socket_errors": %d}\n',
-        summary.requests, summary.duration, latency:percentile(50), latency:percentile(99), latency.max,
-        total_bad, e.connect + e.read + e.write + e.timeout))
+        '{"requests": %d, "duration_us": %d, "p50_us": %d, "p90_us": %d, "p99_us": %d, "max_us": %d, '
+            .. '"bad": %d, "socket_errors": %d}\n',
+        summary.requests, summary.duration, latency:percentile(50), latency:percentile(90),
+        latency:percentile(99), latency.max, total_bad, e.connect + e.read + e.write + e.timeout))
 end
