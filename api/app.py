@@ -34,7 +34,7 @@ from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.limits import RequestLimits
-from pith_graph.api.loops import LoopThreads
+from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.planned import answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
@@ -134,9 +134,7 @@ class GraphQLView(GraphQL[Context, None]):
         limit = self.limits.timeout_seconds
         try:
             async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
-                if self.threads is None:
-                    return await self._execute_in_time(kwargs)
-                return await self.threads.run(lambda: self._execute_in_time(kwargs))
+                return await run_execution(self.threads, lambda: self._execute_in_time(kwargs))
         except TimeoutError:
             return self.timed_out()
 

@@ -6,6 +6,7 @@ every other request and ``/healthz`` until done. :class:`LoopThreads` runs such 
 on other threads, each with an event loop of its own (DataLoaders batch within it): the
 server's loop keeps accepting and answering, taking the GIL back every switch interval
 (5 ms), and one heavy request shares the CPU with the others instead of blocking them.
+:func:`run_execution` decides, for every execution, whether it goes there.
 """
 
 from __future__ import annotations
@@ -15,9 +16,15 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["LoopThreads"]
+__all__ = ["INLINE_COST", "LoopThreads", "run_execution"]
 
 T = TypeVar("T")
+
+#: Executions whose cost (:mod:`pith_graph.api.cost`: objects their lists may return) is
+#: known and at most this run on the event loop itself: well under a millisecond of reads on
+#: the memory backend, less than the hop to an execution thread and back. Costlier ones go
+#: to the threads, so that no query can hold the loop (and ``/healthz``) for long.
+INLINE_COST = 200
 
 
 class LoopThreads:
@@ -54,3 +61,16 @@ class LoopThreads:
             thread.join()
         for loop in self._loops:
             loop.close()
+
+
+async def run_execution(
+    threads: LoopThreads | None,
+    make: Callable[[], Coroutine[Any, Any, T]],
+    cost: Callable[[], int] | None = None,
+) -> T:
+    """The result of the execution ``make()``: on the caller's event loop when there are no
+    ``threads`` or when its ``cost`` (asked for only when there are; ``None``: not known)
+    is at most :data:`INLINE_COST`, else on one of the ``threads``."""
+    if threads is None or (cost is not None and cost() <= INLINE_COST):
+        return await make()
+    return await threads.run(make)

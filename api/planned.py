@@ -4,7 +4,7 @@ A ``POST /graphql`` with a JSON body whose document already has an execution pla
 (:mod:`pith_graph.api.plan`) is answered here, without strawberry's HTTP view: the body is
 parsed with orjson, the plan runs under the request's time limit (on the execution
 threads of :mod:`pith_graph.api.loops` when there are, the memory backend, unless it is
-cheap: :data:`INLINE_COST`), and the data is sent as
+cheap: :func:`~pith_graph.api.loops.run_execution`), and the data is sent as
 the view would send it (status 200, ``{"data": ...}``, in the media type the client
 asked for, :mod:`pith_graph.api.http`). Anything else — another method or
 content type, a batch, ``extensions``, a document without a plan, or a plan that gives way —
@@ -23,18 +23,13 @@ from strawberry.types import ExecutionResult
 from pith_graph.api.context import Context, KeyInfo, Runner, ThreadRunner
 from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
 from pith_graph.api.limits import RequestLimits
-from pith_graph.api.loops import LoopThreads
+from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.plan import plan_cost, run_plan
 from pith_graph.api.reads.reader import GraphReader
 
 __all__ = ["answer_from_plan"]
 
 _REQUEST_KEYS = frozenset({"query", "variables", "operationName"})
-#: Planned queries costing at most this (:mod:`pith_graph.api.cost`: objects their lists may
-#: return) run on the event loop itself: well under a millisecond of reads on the memory
-#: backend, less than the hop to an execution thread and back. Costlier ones go to the
-#: threads, so that no query can hold the loop (and ``/healthz``) for long.
-INLINE_COST = 200
 
 
 class PlannedView(Protocol):
@@ -131,10 +126,11 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
     try:
         async with asyncio.timeout(view.limits.timeout_seconds):
             schema = view.schema._schema
-            if view.threads is None or plan_cost(plan, schema, context, variables) <= INLINE_COST:
-                data = await run_plan(plan, schema, context, variables)
-            else:  # much CPU work (the memory backend): off the server's event loop
-                data = await view.threads.run(lambda: run_plan(plan, schema, context, variables))
+            data = await run_execution(
+                view.threads,
+                lambda: run_plan(plan, schema, context, variables),
+                lambda: plan_cost(plan, schema, context, variables),
+            )
     except TimeoutError:
         await _send_json(send, await view.process_result(None, view.timed_out()), media_type)
         return None
