@@ -13,7 +13,10 @@ both in the Lucene query of the ``text`` start (title words as zero-boost requir
 so they filter without changing scores).
 
 Rankings over many groups (the authors facet, typeahead) sort by count first and read the
-tie-breaking name only for the groups that can reach the top ``$first``.
+tie-breaking name only for the groups that can reach the top ``$first``. Facets expand a
+listing's papers without checking the label at the far end (``AUTHORED`` always starts at
+an Author, ``IN_CATEGORY`` always ends at a Category: :mod:`pith_graph.schema.graph`): one
+check per row made the facets statement 12–26% slower on categories of 8k and 16k papers.
 """
 
 from __future__ import annotations
@@ -71,7 +74,7 @@ FACET_COUNTS = {
     "years": "WITH p.submittedYear AS value, count(*) AS n",
     "licenses": "WITH p.license AS value, count(*) AS n",
     "authors": (
-        f"MATCH (p)<-[:AUTHORED]-(a:Author)\nWITH a AS group, count(*) AS n\n{_TOP_GROUPS}\n"
+        f"MATCH (p)<-[:AUTHORED]-(a)\nWITH a AS group, count(*) AS n\n{_TOP_GROUPS}\n"
         "WITH group.name AS value, n"
     ),
 }
@@ -79,7 +82,7 @@ FACET_COUNTS = {
 #: hundred, however many papers): each with its papers' count, the reader adds them up.
 CATEGORY_COMBINATIONS = """CALL (ps) {
   UNWIND ps AS p
-  WITH [(p)-[:IN_CATEGORY]->(c:Category) | c] AS cs, count(*) AS n
+  WITH [(p)-[:IN_CATEGORY]->(c) | c] AS cs, count(*) AS n
   RETURN collect({codes: [c IN cs | c.code], archives: [c IN cs | c.archive], count: n}) AS combinations
 }"""
 assert set(FACET_COUNTS) | {"categories", "archives"} == set(FACETS)
