@@ -74,9 +74,14 @@ class PinnedKey:
     verify_key: VerifyKey = field(init=False, repr=False, compare=False)
     fingerprint: str = field(init=False, repr=False, compare=False)
     fingerprint_b32: str = field(init=False, repr=False, compare=False)
+    #: The key as ``public_keys[]`` writes it: ``public_key_hex``, ``public_key_b64``.
+    public_key_hex: str = field(init=False, repr=False, compare=False)
+    public_key_b64: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "verify_key", VerifyKey(self.public_key))
+        object.__setattr__(self, "public_key_hex", self.public_key.hex())
+        object.__setattr__(self, "public_key_b64", base64.b64encode(self.public_key).decode("ascii"))
         object.__setattr__(self, "fingerprint", fingerprint_hex(self.public_key))
         object.__setattr__(self, "fingerprint_b32", fingerprint_b32(self.public_key))
 

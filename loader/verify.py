@@ -98,27 +98,38 @@ def _pinned(keyring: Keyring, key_id: str, fingerprint: str, where: str, built_a
     return key
 
 
+def _decoded_copies(entry: Mapping[str, Any], where: str) -> list[bytes]:
+    """The bytes of an embedded key's hex and base64 forms (those present)."""
+    try:
+        copies = []
+        if "public_key_hex" in entry:
+            copies.append(bytes.fromhex(str(entry["public_key_hex"])))
+        if "public_key_b64" in entry:
+            copies.append(base64.b64decode(str(entry["public_key_b64"]), validate=True))
+    except (ValueError, binascii.Error) as err:
+        raise _fail(RejectCode.KEY_MISMATCH, f"{where} is not valid hex/base64") from err
+    return copies
+
+
 def _check_embedded_keys(bundle: Mapping[str, Any], keyring: Keyring) -> None:
     for index, entry in enumerate(bundle["public_keys"]):
         pinned = keyring.get(entry["key_id"])
         if pinned is None:
             continue  # carried along, but proves nothing and is never used
         where = f"public_keys[{index}] ({pinned.key_id!r})"
-        try:
-            copies = []
-            if "public_key_hex" in entry:
-                copies.append(bytes.fromhex(str(entry["public_key_hex"])))
-            if "public_key_b64" in entry:
-                copies.append(base64.b64decode(str(entry["public_key_b64"]), validate=True))
-        except (ValueError, binascii.Error) as err:
-            raise _fail(RejectCode.KEY_MISMATCH, f"{where} is not valid hex/base64") from err
+        # The pinned key's own encodings decode to it (an absent form counts as one): only
+        # other text needs decoding.
+        pinned_text = (
+            entry.get("public_key_hex", pinned.public_key_hex) == pinned.public_key_hex
+            and entry.get("public_key_b64", pinned.public_key_b64) == pinned.public_key_b64
+        )
+        copies = [] if pinned_text else _decoded_copies(entry, where)
         if any(copy != pinned.public_key for copy in copies):
             raise _fail(RejectCode.KEY_MISMATCH, f"{where} differs from the pinned key")
-        expected = {
-            "fingerprint_sha256_hex": pinned.fingerprint,
-            "fingerprint_sha256_b32_first128bits": pinned.fingerprint_b32,
-        }
-        for name, value in expected.items():
+        for name, value in (
+            ("fingerprint_sha256_hex", pinned.fingerprint),
+            ("fingerprint_sha256_b32_first128bits", pinned.fingerprint_b32),
+        ):
             if name in entry and entry[name] != value:
                 raise _fail(RejectCode.KEY_MISMATCH, f"{where}.{name} is not the pinned key's")
 
@@ -153,10 +164,10 @@ def _check_not_future(bundle: Mapping[str, Any], now: float, skew: float) -> Non
     """``built_at`` and every event's ``created_at`` lie at most ``skew`` seconds ahead of
     ``now``: a bundle dated in the future would otherwise win every later update (a freeze)."""
     limit = _time_limit(int(now + skew))  # compared to the second
-    times = [("built_at", bundle["built_at"])]
-    times += [(f"events[{i}].created_at", e["created_at"]) for i, e in enumerate(bundle["events"])]
-    for where, stamp in times:
+    stamps = [bundle["built_at"], *(event["created_at"] for event in bundle["events"])]
+    for index, stamp in enumerate(stamps):
         if stamp[:19] > limit:
+            where = f"events[{index - 1}].created_at" if index else "built_at"
             raise _fail(
                 RejectCode.FUTURE_DATED,
                 f"{where} {stamp} is more than {skew:g} s ahead of this machine's clock",

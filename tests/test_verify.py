@@ -351,16 +351,25 @@ def _rejection_code(bundle: dict[str, Any]) -> str:
         ("public_key_hex", UNTRUSTED.public_key_hex),
         ("public_key_hex", "zz" + TRUSTED.public_key_hex[2:]),
         ("public_key_b64", "!" + TRUSTED.public_key_b64),
+        ("public_key_hex", None),
+        ("public_key_b64", None),
     ],
-    ids=["other-key", "not-hex", "not-base64"],
+    ids=["other-key", "not-hex", "not-base64", "hex-null", "base64-null"],
 )
-def test_every_embedded_copy_of_a_pinned_key_is_checked(field: str, value: str) -> None:
+def test_every_embedded_copy_of_a_pinned_key_is_checked(field: str, value: str | None) -> None:
     """Byte-identical, in strict hex/base64, also after an unpinned key (which proves nothing)."""
     bundle = valid_bundle()
     bundle["public_keys"][0][field] = value  # the pinned key's copy
     bundle["public_keys"].insert(0, public_keys([UNTRUSTED])[0])
     resign(bundle, TRUSTED, refresh_public_keys=False)
     assert _rejection_code(bundle) == "key_mismatch"
+
+
+def test_an_embedded_copy_in_another_spelling_of_the_same_bytes_is_accepted() -> None:
+    bundle = valid_bundle()
+    bundle["public_keys"][0]["public_key_hex"] = TRUSTED.public_key_hex.upper()
+    resign(bundle, TRUSTED, refresh_public_keys=False)
+    verify_bundle(bundle, KEYRING)
 
 
 def test_a_signature_with_characters_outside_base64_is_rejected() -> None:
