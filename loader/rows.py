@@ -62,16 +62,16 @@ def _signer_rows(bundle: Mapping[str, Any], keyring: Keyring) -> tuple[Signature
     signer_of_key: dict[str, tuple[str, str]] = {}
 
     def entry(signer_id: str, signer_type: str) -> dict[str, Any]:
-        return by_signer.setdefault(
-            signer_id,
-            {
+        row = by_signer.get(signer_id)
+        if row is None:  # not setdefault: that would build a row for every call
+            row = by_signer[signer_id] = {
                 "signerId": signer_id,
                 "signerType": signer_type,
                 "keyIds": set(),
                 "eventTypes": set(),
                 "signedBundle": False,
-            },
-        )
+            }
+        return row
 
     for event in bundle["events"]:
         signer = event["signer"]

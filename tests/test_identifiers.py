@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
 import unicodedata
 from pathlib import Path
 
@@ -11,6 +13,7 @@ import pytest
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.identifiers import (
     author_name_key,
+    collapse_whitespace,
     pith_base32,
     pith_number_for,
     short_pith_number_for,
@@ -63,3 +66,11 @@ def test_different_authors_differ(left: str, right: str) -> None:
 def test_split_authors_trims_drops_empties_and_dedupes() -> None:
     text = f"Zoë Lee, ,{unicodedata.normalize('NFD', 'Zoë  Lee')}, Bo Chen ,,"
     assert split_authors(text) == [("zoë lee", "Zoë Lee"), ("bo chen", "Bo Chen")]
+
+
+def test_collapsing_whitespace_agrees_with_the_regex_on_every_code_point() -> None:
+    every = [chr(code) for code in range(sys.maxunicode + 1)]
+    regex = re.compile(r"\s")
+    assert [c for c in every if regex.fullmatch(c)] == [c for c in every if c.isspace()]
+    sample = "".join(c for c in every if c.isspace()) + "a" + "\u00a0\u2003b\t\n"
+    assert collapse_whitespace(sample) == re.sub(r"\s+", " ", sample).strip() == "a b"
