@@ -111,5 +111,5 @@ def b32_of_digest(hex_digest: str, length: int = 26) -> str:
     bits = pairs * 10
     nibbles = -(-bits // 4)
     value = int(hex_digest[:nibbles].ljust(nibbles, "0"), 16) >> (nibbles * 4 - bits)
-    encoded = b"".join(_B32_PAIRS[(value >> shift) & 1023] for shift in range(bits - 10, -1, -10))
+    encoded = b"".join([_B32_PAIRS[(value >> shift) & 1023] for shift in range(bits - 10, -1, -10)])
     return encoded[:length].decode("ascii")
