@@ -1,0 +1,118 @@
+"""Step 2 of verification: trust in the keys that signed a bundle, and its dates.
+
+Every signature (bundle, each event, the receipt) names a pinned key that is not revoked
+for the bundle, with the pinned fingerprint and signer; embedded copies of pinned keys are
+byte-identical (``untrusted_key``, ``key_mismatch``, ``revoked_key``). No time lies further
+in the future than the allowed clock skew (``future_dated``).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import functools
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from pith_graph.errors import BundleError, RejectCode
+from pith_graph.loader.format import RECORD_CREATED
+from pith_graph.loader.keyring import Keyring, PinnedKey
+
+__all__ = ["check_not_future", "check_trust"]
+
+
+def _fail(code: RejectCode, message: str) -> BundleError:
+    return BundleError(code, message)
+
+
+def _pinned(keyring: Keyring, key_id: str, fingerprint: str, where: str, built_at: str) -> PinnedKey:
+    key = keyring.get(key_id)
+    if key is None:
+        raise _fail(RejectCode.UNTRUSTED_KEY, f"{where} is signed by {key_id!r}, not a pinned key")
+    if fingerprint != key.fingerprint:
+        raise _fail(
+            RejectCode.KEY_MISMATCH,
+            f"{where} names key {key_id!r} with fingerprint {fingerprint}, "
+            f"but the pinned key's is {key.fingerprint}",
+        )
+    if key.revoked_for(built_at):
+        since = f" since {key.revoked_at}" if key.revoked_at else ""
+        raise _fail(RejectCode.REVOKED_KEY, f"{where} is signed by {key_id!r}, revoked{since}")
+    return key
+
+
+def _decoded_copies(entry: Mapping[str, Any], where: str) -> list[bytes]:
+    """The bytes of an embedded key's hex and base64 forms (those present)."""
+    try:
+        copies = []
+        if "public_key_hex" in entry:
+            copies.append(bytes.fromhex(str(entry["public_key_hex"])))
+        if "public_key_b64" in entry:
+            copies.append(base64.b64decode(str(entry["public_key_b64"]), validate=True))
+    except (ValueError, binascii.Error) as err:
+        raise _fail(RejectCode.KEY_MISMATCH, f"{where} is not valid hex/base64") from err
+    return copies
+
+
+def _check_embedded_keys(bundle: Mapping[str, Any], keyring: Keyring) -> None:
+    for index, entry in enumerate(bundle["public_keys"]):
+        pinned = keyring.get(entry["key_id"])
+        if pinned is None:
+            continue  # carried along, but proves nothing and is never used
+        where = f"public_keys[{index}] ({pinned.key_id!r})"
+        # The pinned key's own encodings decode to it (an absent form counts as one): only
+        # other text needs decoding.
+        pinned_text = (
+            entry.get("public_key_hex", pinned.public_key_hex) == pinned.public_key_hex
+            and entry.get("public_key_b64", pinned.public_key_b64) == pinned.public_key_b64
+        )
+        copies = [] if pinned_text else _decoded_copies(entry, where)
+        if any(copy != pinned.public_key for copy in copies):
+            raise _fail(RejectCode.KEY_MISMATCH, f"{where} differs from the pinned key")
+        for name, value in (
+            ("fingerprint_sha256_hex", pinned.fingerprint),
+            ("fingerprint_sha256_b32_first128bits", pinned.fingerprint_b32),
+        ):
+            if name in entry and entry[name] != value:
+                raise _fail(RejectCode.KEY_MISMATCH, f"{where}.{name} is not the pinned key's")
+
+
+def check_trust(bundle: Mapping[str, Any], keyring: Keyring) -> None:
+    sig, built_at = bundle["bundle_signature"], bundle["built_at"]
+    _pinned(keyring, sig["key_id"], sig["public_key_fingerprint"], "the bundle", built_at)
+    for index, event in enumerate(bundle["events"]):
+        where = f"events[{index}]"
+        esig, signer = event["signature"], event["signer"]
+        key = _pinned(keyring, esig["key_id"], esig["public_key_fingerprint"], where, built_at)
+        if signer["key_id"] != esig["key_id"] or signer["public_key_fingerprint"] != key.fingerprint:
+            raise _fail(RejectCode.KEY_MISMATCH, f"{where}.signer names another key than its signature")
+        if key.signer_id is not None and signer["signer_id"] != key.signer_id:
+            raise _fail(
+                RejectCode.UNTRUSTED_KEY,
+                f"{where} claims signer {signer['signer_id']!r}, but key {key.key_id!r} "
+                f"is pinned to {key.signer_id!r}",
+            )
+        if event["event_type"] == RECORD_CREATED:
+            receipt = event["payload"]["receipt"]
+            _pinned(keyring, receipt["key_id"], receipt["public_key_fingerprint"], "the receipt", built_at)
+    _check_embedded_keys(bundle, keyring)
+
+
+@functools.lru_cache(maxsize=4)
+def _time_limit(second: int) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+
+
+def check_not_future(bundle: Mapping[str, Any], now: float, skew: float) -> None:
+    """``built_at`` and every event's ``created_at`` lie at most ``skew`` seconds ahead of
+    ``now``: a bundle dated in the future would otherwise win every later update (a freeze)."""
+    limit = _time_limit(int(now + skew))  # compared to the second
+    stamps = [bundle["built_at"], *(event["created_at"] for event in bundle["events"])]
+    for index, stamp in enumerate(stamps):
+        if stamp[:19] > limit:
+            where = f"events[{index - 1}].created_at" if index else "built_at"
+            raise _fail(
+                RejectCode.FUTURE_DATED,
+                f"{where} {stamp} is more than {skew:g} s ahead of this machine's clock",
+            )
