@@ -28,7 +28,7 @@ from pith_graph.cli.options import (
     check_save_destination,
     keyring_from,
     open_store,
-    save_snapshot,
+    save_snapshot_with_index,
 )
 from pith_graph.errors import UsageError
 from pith_graph.loader.parse import InputLimits
@@ -137,7 +137,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
             if save:
                 store.save(save)
             if snapshot:
-                save_snapshot(store, snapshot)
+                save_snapshot_with_index(store, snapshot)
     finally:
         if store is not None:
             store.close()

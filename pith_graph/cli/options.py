@@ -32,7 +32,7 @@ __all__ = [
     "connect_neo4j",
     "keyring_from",
     "open_store",
-    "save_snapshot",
+    "save_snapshot_with_index",
 ]
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_STORE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -128,7 +128,7 @@ def keyring_from(args: argparse.Namespace) -> Keyring:
     return keyring
 
 
-def save_snapshot(store: MemoryStore, path: str) -> None:
+def save_snapshot_with_index(store: MemoryStore, path: str) -> None:
     """Write ``store``'s graph as a snapshot, with the search index ``serve --graph`` would
     otherwise build again at every start."""
     from pith_graph.api.reads.memory import MemoryReader

@@ -16,7 +16,7 @@ from pith_graph.cli.options import (
     check_save_destination,
     keyring_from,
     open_store,
-    save_snapshot,
+    save_snapshot_with_index,
 )
 from pith_graph.errors import UsageError
 from pith_graph.loader.prune import prune_revoked
@@ -66,7 +66,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
 
             assert isinstance(store, MemoryStore)
             if is_snapshot(args.graph):  # keep its format
-                save_snapshot(store, args.save or args.graph)
+                save_snapshot_with_index(store, args.save or args.graph)
             else:
                 store.save(args.save or args.graph)
     finally:

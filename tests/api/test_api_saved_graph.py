@@ -24,7 +24,7 @@ from pith_graph.api.context import Context
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.schema import build_schema
-from pith_graph.cli.options import save_snapshot
+from pith_graph.cli.options import save_snapshot_with_index
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.stores.memory import MemoryStore, open_saved
 
@@ -38,7 +38,7 @@ def reopened(
     if request.param == "snapshot":
         store.save_snapshot(path)
     elif request.param == "snapshot-with-index":
-        save_snapshot(store, str(path))
+        save_snapshot_with_index(store, str(path))
     else:
         store.save(path)
     graph, indexes = open_saved(path)
