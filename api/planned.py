@@ -128,14 +128,14 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
             schema = view.schema._schema
             data = await run_execution(
                 view.threads,
-                lambda: run_plan(plan, schema, context, variables),
+                lambda: run_plan(plan, schema, context, variables, alone=True),
                 lambda: plan_cost(plan, schema, context, variables),
             )
     except TimeoutError:
         await _send_json(send, await view.process_result(None, view.timed_out()), media_type)
         return None
     finally:
-        context.close()
+        context.close()  # nothing reads through it after the plan (run_plan's alone)
     if data is None:
         plans.gave_way += 1
         return replay

@@ -9,7 +9,9 @@ compiles it (:mod:`~pith_graph.api.plan.compile`) and keeps the plan; later requ
 the same text and operation name are answered by running the plan
 (:mod:`~pith_graph.api.plan.run`): level by level, one batch of reader calls per level,
 the response built as plain dicts, and the reader told what the selection reads (only those
-properties, relations fetched ahead, counts only when shown).
+properties, relations fetched ahead, counts only when shown). Over HTTP, a plan whose only
+read is one call runs it as the request's sole statement (on Neo4j, auto-commit: see
+:mod:`~pith_graph.api.plan.run`).
 
 Plans answer only what succeeds: on any error they give way and the resolvers answer the
 request, so errors, codes, masking and partial results are the resolvers' own. Plans are

@@ -49,8 +49,18 @@ class Batch:
     def __bool__(self) -> bool:
         return bool(self._keys or self._calls)
 
-    def run(self) -> None:
-        """Make every call (blocking: on the request's lane for Neo4j)."""
+    def run(self, *, sole: bool = False) -> None:
+        """Make every call (blocking: on the request's lane for Neo4j). ``sole``: they are
+        the request's only calls that may run a statement; then a batch of one call makes
+        it as :meth:`~pith_graph.api.reads.reader.GraphReader.sole_statement` allows."""
+        if not sole or len(self._keys) + len(self._calls) != 1:
+            self._run()
+            return
+        method = next(iter(self._keys))[0] if self._keys else self._calls[0][0]
+        with self.reader.sole_statement(method):
+            self._run()
+
+    def _run(self) -> None:
         reader = self.reader
         for (method, extra), keys in self._keys.items():
             self._found[(method, extra)] = getattr(reader, method)(list(keys), *extra)

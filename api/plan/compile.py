@@ -5,7 +5,10 @@ type: fragments are inlined, fields asked for twice under one response key merge
 :class:`FieldPlan` leaves know their :class:`~pith_graph.api.plan.specs.Spec`, their
 arguments (computed once when they use no variables) and, for fields that call the reader,
 the :class:`~pith_graph.api.plan.specs.Hint` drawn from what their selection reads: the
-``Paper`` properties and relations, and whether paper counts are shown.
+``Paper`` properties and relations, and whether paper counts are shown. A plan also knows
+whether its root fields' reader calls are the only ones that may run a statement
+(:attr:`Plan.root_reads_only`: below them, fields ask only for the relations those calls
+fetched with their papers).
 
 Only documents this module fully understands get a plan: a query operation whose fields
 all have specs, with no directives and no introspection beyond ``__typename``. Anything
@@ -54,6 +57,8 @@ __all__ = ["FieldPlan", "GiveWay", "Plan", "SelectionPlan", "Unplannable", "comp
 
 #: Types whose records carry a paper count a selection may or may not show.
 COUNTED = frozenset({"Author", "Category", "Signer"})
+#: The fields of ``Paper`` a hint has fetched with the papers (:func:`_hint`): their relation.
+EMBEDDED = {"authors": "authors", "categories": "categories", "primaryCategory": "categories"}
 
 
 class Unplannable(Exception):
@@ -111,6 +116,9 @@ class Plan:
     sized_by_variables: bool = False
     #: The cost, once known, of a plan whose lists no variable sizes (it cannot change).
     cost: int | None = None
+    #: Whether the root level's reader calls are the only ones that may run a statement
+    #: (:func:`_root_reads_only`).
+    root_reads_only: bool = False
 
 
 def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> Plan:
@@ -130,7 +138,13 @@ def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: 
     root = _selection(query, [operation.selection_set], fragments)
     variables = tuple(operation.variable_definitions or ())
     return Plan(
-        variables, root, _scalars(schema, variables), document, operation_name, _sized_by_variables(document)
+        variables,
+        root,
+        _scalars(schema, variables),
+        document,
+        operation_name,
+        _sized_by_variables(document),
+        root_reads_only=_root_reads_only(root),
     )
 
 
@@ -348,8 +362,34 @@ def _hint(sub: SelectionPlan) -> Hint:
                 properties |= item.spec.needs
             if item.sub is None:
                 continue
-            if item.name == "authors":
+            relation = EMBEDDED.get(item.name)
+            if relation == "authors":
                 authors = _most(authors, shows_counts(item.sub))
-            elif item.name in ("categories", "primaryCategory"):
+            elif relation == "categories":
                 categories = _most(categories, shows_counts(item.sub))
     return Hint(PaperSelection(frozenset(properties), authors, categories), counts)
+
+
+def _root_reads_only(root: SelectionPlan) -> bool:
+    """Whether the reader calls of the root's fields are the only ones of the plan that may
+    run a statement: below them, every field that calls the reader asks for the authors or
+    categories of papers that a root call fetched with them (a call that ``embeds``, given
+    the hint drawn from those very fields), which the reader has kept."""
+    return all(
+        item.sub is None or _asks_ahead(item.sub, item.spec is not None and item.spec.embeds)
+        for item in root.fields
+    )
+
+
+def _asks_ahead(plan: SelectionPlan, embedded: bool) -> bool:
+    """Whether the fields under ``plan`` call the reader only for relations fetched ahead
+    (``embedded``: its objects came from a call that embeds them)."""
+    for item in plan.fields:
+        if item.spec is None:
+            continue
+        if item.spec.fetches and not (embedded and plan.type_name == "Paper" and item.name in EMBEDDED):
+            return False
+        # Past a fetch, nothing more was fetched ahead.
+        if item.sub is not None and not _asks_ahead(item.sub, embedded and not item.spec.fetches):
+            return False
+    return True

@@ -229,9 +229,9 @@ _entry = itemgetter
 
 _LIST = list
 FIELDS: dict[tuple[str, str], Spec] = {
-    ("Query", "paper"): load(_paper),
-    ("Query", "resolve"): load(_resolve),
-    ("Query", "papers"): load(_papers),
+    ("Query", "paper"): load(_paper, embeds=True),
+    ("Query", "resolve"): load(_resolve, embeds=True),
+    ("Query", "papers"): load(_papers, embeds=True),
     ("Query", "author"): load(
         _by_key("authors_by_keys", lambda args: author_name_key(text(args["name"], "name")))
     ),
@@ -263,8 +263,10 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Paper", "signers"): load(
         _of("signatures_of_papers", lambda found: [s.signer for s in found], "pith_number", "counts")
     ),
-    ("Paper", "versions"): load(_of("versions_of_papers", _LIST, "pith_number", "want")),
-    ("Paper", "relatedPapers"): load(_of("related_papers", _LIST, "pith_number", "first", "want")),
+    ("Paper", "versions"): load(_of("versions_of_papers", _LIST, "pith_number", "want"), embeds=True),
+    ("Paper", "relatedPapers"): load(
+        _of("related_papers", _LIST, "pith_number", "first", "want"), embeds=True
+    ),
     ("Paper", "verification"): Spec(_verification, frozenset(_VERIFIED)),
     ("Verification", "bundleSha256"): value(lambda v: v.paper.bundle_sha256),
     ("Verification", "stateSha256"): value(lambda v: v.paper.state_sha256),
@@ -297,7 +299,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Author", "name"): value(_attribute("name")),
     ("Author", "nameKey"): value(_attribute("name_key")),
     ("Author", "paperCount"): value(_attribute("paper_count"), counts=True),
-    ("Author", "papers"): load(_page_of("papers_of_authors", "name_key")),
+    ("Author", "papers"): load(_page_of("papers_of_authors", "name_key"), embeds=True),
     ("Author", "coauthors"): load(_of("coauthors", _LIST, "name_key", "first", "counts")),
     ("Author", "categories"): load(_of("author_categories", _LIST, "name_key", "counts")),
     ("Coauthor", "author"): value(_attribute("author")),
@@ -310,7 +312,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Category", "code"): value(_attribute("code")),
     ("Category", "archive"): value(_attribute("archive")),
     ("Category", "paperCount"): value(_attribute("paper_count"), counts=True),
-    ("Category", "papers"): load(_page_of("papers_of_categories", "code")),
+    ("Category", "papers"): load(_page_of("papers_of_categories", "code"), embeds=True),
     ("Category", "topAuthors"): load(_of("top_authors", _LIST, "code", "first", "counts")),
     ("Category", "coListed"): load(_of("co_listed", _LIST, "code", "first", "counts")),
     # Signer (a SignerRecord)
@@ -318,7 +320,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Signer", "signerType"): value(_attribute("signer_type")),
     ("Signer", "keyIds"): value(lambda s: list(s.key_ids)),
     ("Signer", "paperCount"): value(_attribute("paper_count"), counts=True),
-    ("Signer", "papers"): load(_page_of("papers_of_signers", "signer_id")),
+    ("Signer", "papers"): load(_page_of("papers_of_signers", "signer_id"), embeds=True),
     # connections
     ("PaperConnection", "edges"): value(_edges),
     ("PaperConnection", "nodes"): value(lambda connection: list(connection.page.items)),

@@ -12,6 +12,13 @@ A plan gives way instead of answering (:func:`run_plan` returns ``None``) when a
 wrong — a bad variable or argument, an error of the reader, a null where the schema allows
 none, the request's time running out — so that the resolvers answer that request, with the
 errors and the partial data they give.
+
+When the plan's context reads nothing after it (``alone``: the HTTP path, where a plan
+that gives way leaves the request to a context of its own) and its root level's calls are
+its only reads that may run a statement (:attr:`~pith_graph.api.plan.compile.Plan.root_reads_only`),
+a root batch of one call runs as the request's sole statement
+(:meth:`~pith_graph.api.reads.reader.GraphReader.sole_statement`): on Neo4j, an auto-commit
+transaction, one round trip less than an explicit one and its commit.
 """
 
 from __future__ import annotations
@@ -42,10 +49,17 @@ Level = list[tuple[SelectionPlan, list[Any], list[dict[str, Any]]]]
 
 
 async def run_plan(
-    plan: Plan, schema: GraphQLSchema, context: Context, variable_values: dict[str, Any] | None
+    plan: Plan,
+    schema: GraphQLSchema,
+    context: Context,
+    variable_values: dict[str, Any] | None,
+    *,
+    alone: bool = False,
 ) -> dict[str, Any] | None:
     """The response data of ``plan``, or ``None`` when the resolvers must answer instead
-    (also when the query costs more than the limit: they refuse it, see :mod:`pith_graph.api.cost`)."""
+    (also when the query costs more than the limit: they refuse it, see :mod:`pith_graph.api.cost`).
+    ``alone``: nothing reads through ``context`` after the plan, even when it gives way (see
+    the module docstring)."""
     if plan_cost(plan, schema, context, variable_values) > context.limits.max_cost:
         return None
     variables = _NO_VARIABLES
@@ -59,7 +73,7 @@ async def run_plan(
                 return None
             variables = coerced
     try:
-        return await context.run(_execute, plan, context, variables)
+        return await context.run(_execute, plan, context, variables, alone and plan.root_reads_only)
     except (GiveWay, PithGraphError) as reason:
         log.debug("plan gives way: %r", reason)
         return None
@@ -82,11 +96,13 @@ def plan_cost(
     return cost
 
 
-def _execute(plan: Plan, context: Context, variables: VariableValues) -> dict[str, Any]:
+def _execute(plan: Plan, context: Context, variables: VariableValues, sole: bool) -> dict[str, Any]:
+    """``sole``: the root level's reads are the request's only ones that may run a statement."""
     data = dict.fromkeys(plan.root.keys)
     level: Level = [(plan.root, [None], [data])]
     while level:
-        level = _level(level, context, variables)
+        level = _level(level, context, variables, sole)
+        sole = False
     return data
 
 
@@ -128,7 +144,7 @@ def _scalar_variables(plan: Plan, inputs: dict[str, Any]) -> dict[str, Any] | No
     return coerced
 
 
-def _level(level: Level, context: Context, variables: VariableValues) -> Level:
+def _level(level: Level, context: Context, variables: VariableValues, sole: bool) -> Level:
     if time.monotonic() > context.deadline:
         raise GiveWay("out of time")
     batch = Batch(context.reader)
@@ -147,7 +163,7 @@ def _level(level: Level, context: Context, variables: VariableValues) -> Level:
             found = item.spec.resolve(Step(context, batch, arguments, item.hint), sources)
             pending.append((item, found, outputs))
     if batch:
-        batch.run()
+        batch.run(sole=sole)
     following: Level = []
     for item, found, outputs in pending:
         values = found()

@@ -9,7 +9,9 @@ batch has run. Sources are the reader's records (a ``PaperRow`` is a ``Paper``, 
 
 ``needs`` names the ``Paper`` properties a field of ``Paper`` reads; ``counts`` says that a
 field reads its source's paper count; ``fetches`` that it calls the reader (a selection's
-hints are drawn through the fields that do not).
+hints are drawn through the fields that do not); ``embeds`` that the papers it fetches come
+with the authors and categories their hint asks for (the reader keeps them, so the fields
+asking for them next cost no statement).
 """
 
 from __future__ import annotations
@@ -56,6 +58,7 @@ class Spec:
     needs: frozenset[str] = field(default_factory=frozenset)
     counts: bool = False
     fetches: bool = False
+    embeds: bool = False
     #: For a field read from its source alone: the reading (lets a plan build objects whole).
     get: Callable[[Any], Any] | None = None
 
@@ -70,6 +73,7 @@ def value(get: Callable[[Any], Any], *needs: str, counts: bool = False) -> Spec:
     return Spec(resolve, frozenset(needs), counts, get=get)
 
 
-def load(resolve: Resolve, *needs: str, counts: bool = False) -> Spec:
-    """A field that asks the reader (through the step's batch)."""
-    return Spec(resolve, frozenset(needs), counts, fetches=True)
+def load(resolve: Resolve, *needs: str, counts: bool = False, embeds: bool = False) -> Spec:
+    """A field that asks the reader (through the step's batch); ``embeds``: for papers whose
+    relations its call fetches with them, as the hint asks."""
+    return Spec(resolve, frozenset(needs), counts, fetches=True, embeds=embeds)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from pith_graph.api.reads.memory_discovery import MemoryDiscoveryReads
@@ -74,6 +75,10 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def for_request(self) -> MemoryReader:
         """Itself: reads need no transaction, and every call is as cheap as a cached one."""
         return self
+
+    def sole_statement(self, method: str) -> AbstractContextManager[None]:
+        """Nothing to save: no transactions."""
+        return nullcontext()
 
     def warm(self) -> None:
         """Build the indexes the first requests would otherwise build (all papers newest

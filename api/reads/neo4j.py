@@ -9,12 +9,15 @@ reader exactly; ranked, limited lists are ordered by the statement itself (tie-b
 :meth:`Neo4jReader.for_request` gives a reader whose statements share one read transaction
 (:mod:`pith_graph.api.reads.neo4j_session`) and which keeps the authors and categories a
 selection hint embedded in a papers statement, so the call that asks for them next costs no
-statement. Driver errors become :class:`~pith_graph.errors.StoreError`.
+statement. A request whose only statement is a call of one of :data:`ONE_STATEMENT` runs it
+as an auto-commit transaction (:meth:`Neo4jReader.sole_statement`). Driver errors become
+:class:`~pith_graph.errors.StoreError`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from pith_graph.api.reads import cypher
@@ -43,9 +46,43 @@ from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, open_driver
 from pith_graph.schema.database import indexes
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["Neo4jReader"]
+__all__ = ["ONE_STATEMENT", "Neo4jReader"]
 
 TITLE_INDEX = next(spec.name for spec in indexes() if spec.kind == "fulltext")
+
+#: The reads that run one statement at most, whatever they are asked (``search_papers``
+#: may run its statement again with a bigger fetch); tests/api/test_api_readers.py runs
+#: each of them alone.
+ONE_STATEMENT = frozenset(
+    {
+        "papers_by_ids",
+        "resolve_identifiers",
+        "papers_by_identifiers",
+        "list_papers",
+        "count_papers",
+        "authors_of_papers",
+        "categories_of_papers",
+        "aliases_of_papers",
+        "signatures_of_papers",
+        "versions_of_papers",
+        "related_papers",
+        "authors_by_keys",
+        "papers_of_authors",
+        "coauthors",
+        "author_categories",
+        "categories_by_codes",
+        "all_categories",
+        "papers_of_categories",
+        "top_authors",
+        "co_listed",
+        "signers_by_ids",
+        "papers_of_signers",
+        "collaboration_path",
+        "count_listing",
+        "facet_counts",
+        "authors_by_prefix",
+    }
+)
 
 
 class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
@@ -72,6 +109,13 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         return Neo4jReader(
             self.driver, self.database, uri=self.uri, timeout=self.timeout, statements=statements
         )
+
+    def sole_statement(self, method: str) -> AbstractContextManager[None]:
+        """For a method of :data:`ONE_STATEMENT`, the request's first statement runs as an
+        auto-commit transaction and a later one raises
+        (:meth:`~pith_graph.api.reads.neo4j_session.OneTransaction.sole`); any other method
+        runs as it would without (in the request's transaction)."""
+        return self._statements.sole() if method in ONE_STATEMENT else nullcontext()
 
     def close(self) -> None:
         """A request reader ends its transaction; the reader itself closes the driver."""

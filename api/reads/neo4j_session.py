@@ -10,6 +10,13 @@ request in one read transaction.
   another. It is not thread-safe: the API uses it from one thread at a time (a request's
   lane, see :mod:`pith_graph.api.context`).
 
+  A request that will run one statement only says so with :meth:`~OneTransaction.sole`
+  (see :meth:`~pith_graph.api.reads.reader.GraphReader.sole_statement`): its first statement
+  then runs as an auto-commit transaction (``session.run``: RUN and PULL in one round trip,
+  where an explicit transaction costs BEGIN, RUN and PULL, then a COMMIT round trip). That
+  transaction is the request's one: any later statement raises :class:`SecondStatement`
+  instead of opening another.
+
 Both bound a transaction by ``timeout`` seconds on the server, and turn driver errors into
 :class:`~pith_graph.errors.StoreError` (``timeout`` when the server stopped a transaction
 that ran past it).
@@ -18,7 +25,7 @@ that ran past it).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
 import neo4j
@@ -27,7 +34,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.stores.neo4j_connect import translate
 
-__all__ = ["EachInItsOwn", "OneTransaction", "Statements"]
+__all__ = ["EachInItsOwn", "OneTransaction", "SecondStatement", "Statements"]
 
 
 class Statements(Protocol):
@@ -35,7 +42,16 @@ class Statements(Protocol):
 
     def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]: ...
 
+    def sole(self) -> AbstractContextManager[None]:
+        """A block whose statement, if any, is the last one of its request."""
+        ...
+
     def close(self) -> None: ...
+
+
+class SecondStatement(RuntimeError):
+    """A statement after the one a request ran as its auto-commit transaction: the caller
+    of :meth:`OneTransaction.sole` vouched that there would be none (a bug to fix there)."""
 
 
 class _Errors:
@@ -72,18 +88,51 @@ class EachInItsOwn(_Errors):
             )
         return list(result.records)
 
+    def sole(self) -> AbstractContextManager[None]:
+        """Nothing to save: every statement is a transaction of its own already."""
+        return nullcontext()
+
     def close(self) -> None:
         """Nothing: the driver belongs to the reader."""
 
 
 class OneTransaction(_Errors):
-    """Every statement in one explicit read transaction, opened on the first."""
+    """Every statement in one explicit read transaction, opened on the first; or a request's
+    only statement as an auto-commit transaction (:meth:`sole`)."""
 
     def __init__(self, driver: neo4j.Driver, database: str, uri: str, timeout: float | None) -> None:
         super().__init__(uri, database, timeout)
         self.driver = driver
         self._session: neo4j.Session | None = None
         self._transaction: neo4j.Transaction | None = None
+        self._ran = False  # a statement was run (or tried)
+        self._sole = False  # the next statement is the request's only one
+        self._spent = False  # the request's one transaction was an auto-commit statement
+
+    @contextmanager
+    def sole(self) -> Iterator[None]:
+        """Run the block's statement, if it is the request's first, as an auto-commit
+        transaction: the caller vouches that the request runs no other. A later statement
+        raises :class:`SecondStatement`. After earlier statements the block's joins their
+        transaction, as any."""
+        if self._ran:
+            yield
+            return
+        self._sole = True
+        try:
+            yield
+        finally:
+            self._sole = False
+
+    def _alone(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
+        self._spent = True
+        with (
+            self.translated(),
+            self.driver.session(
+                database=self.database, default_access_mode=neo4j.READ_ACCESS, bookmark_manager=None
+            ) as session,
+        ):
+            return list(session.run(neo4j.Query(statement, timeout=self.timeout), parameters))
 
     def _begin(self) -> neo4j.Transaction:
         session = self.driver.session(
@@ -99,6 +148,11 @@ class OneTransaction(_Errors):
             return session.begin_transaction(timeout=self.timeout)
 
     def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
+        if self._spent:
+            raise SecondStatement("the request ran its one statement as an auto-commit transaction")
+        first, self._ran = not self._ran, True
+        if first and self._sole:
+            return self._alone(statement, parameters)
         with self.translated():
             try:
                 transaction = self._transaction

@@ -12,6 +12,8 @@ counts are computed only when true; ``None`` otherwise). The defaults fetch ever
 
 Per request, :meth:`GraphReader.for_request` gives a reader whose reads share one read
 transaction (Neo4j; the in-memory reader returns itself); close it when the request ends.
+A request whose only read of the store is one call says so (:meth:`GraphReader.sole_statement`),
+and Neo4j runs it without an explicit transaction.
 
 Every ordering is total and spelled out here, so the in-memory and the Neo4j reader return
 identical answers:
@@ -33,6 +35,7 @@ agree.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
 from pith_graph.api.reads.discovery import DiscoveryReads
@@ -192,6 +195,14 @@ class GraphReader(DiscoveryReads, Protocol):
         first read (Neo4j), and it may keep what a hint fetched for later calls. Use it from
         one thread at a time and close it when the request ends. A reader with nothing to
         share returns itself."""
+
+    def sole_statement(self, method: str) -> AbstractContextManager[None]:
+        """A block around the first call of a request reader, ``method``, when the caller
+        knows no later call of the request runs a statement (it asks only for what this one
+        fetched ahead). A reader that would open a transaction for it may run its statement
+        as the request's one transaction, without one (Neo4j: an auto-commit read, one round
+        trip where BEGIN, RUN and COMMIT take two; only for methods that run one statement),
+        and then refuse any further statement. Others do nothing."""
 
     def ping(self) -> None:
         """Return when the store can answer; raise :class:`~pith_graph.errors.StoreError` if not."""

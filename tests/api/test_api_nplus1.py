@@ -1,10 +1,15 @@
 """No N+1: a nested query costs a small, fixed number of Cypher statements, however many
-papers it touches. Statements are counted on the real driver the reader uses."""
+papers it touches, all in one read transaction; a request of one statement runs it as an
+auto-commit transaction. Statements and transactions are counted on the real driver the
+reader uses."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
+import neo4j
 import pytest
 from apitest import (  # noqa: F401 (fixtures)
     corpus,
@@ -16,27 +21,43 @@ from apitest import (  # noqa: F401 (fixtures)
 
 from pith_graph.api.app import create_app
 from pith_graph.api.context import ThreadRunner
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.api.reads.neo4j_session import SecondStatement
+from pith_graph.api.reads.records import PaperFilter
+from pith_graph.api.reads.words import search_terms
+from pith_graph.errors import StoreError, StoreErrorCode
 
 pytestmark = pytest.mark.neo4j
 
 
 class CountingDriver:
     """The reader's real driver, counting the statements it is asked to run and the
-    transactions they run in (one per ``execute_query``, one per ``begin_transaction``)."""
+    transactions they run in: one per ``execute_query``, one per ``begin_transaction``
+    (explicit), one per ``run`` on a session (an auto-commit transaction of its own).
+    ``fault``: the statement sent instead of each one asked (with its parameters and timeout)."""
 
-    def __init__(self, driver: Any) -> None:
+    def __init__(self, driver: Any, fault: str | None = None) -> None:
         self.driver = driver
+        self.fault = fault
         self.statements: list[str] = []
         self.transactions = 0
+        self.autocommits = 0
+
+    def sent(self, query: Any) -> Any:
+        """What goes to the server for ``query`` (counted)."""
+        self.statements.append(getattr(query, "text", query))
+        if self.fault is None or not isinstance(query, neo4j.Query):
+            return query if self.fault is None else self.fault
+        return neo4j.Query(self.fault, timeout=query.timeout)  # type: ignore[arg-type]
 
     def execute_query(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-        self.statements.append(getattr(query, "text", query))
         self.transactions += 1
-        return self.driver.execute_query(query, *args, **kwargs)
+        return self.driver.execute_query(self.sent(query), *args, **kwargs)
 
     def session(self, **kwargs: Any) -> Any:
-        return _Counting(self, self.driver.session(**kwargs))
+        return _Counting(self, self.driver.session(**kwargs), session=True)
 
     def close(self) -> None:
         self.driver.close()
@@ -45,17 +66,26 @@ class CountingDriver:
 class _Counting:
     """A session or transaction of the real driver that counts what goes through it."""
 
-    def __init__(self, counter: CountingDriver, inner: Any) -> None:
+    def __init__(self, counter: CountingDriver, inner: Any, *, session: bool) -> None:
         self._counter = counter
         self._inner = inner
+        self._session = session
 
     def begin_transaction(self, **kwargs: Any) -> Any:
         self._counter.transactions += 1
-        return _Counting(self._counter, self._inner.begin_transaction(**kwargs))
+        return _Counting(self._counter, self._inner.begin_transaction(**kwargs), session=False)
 
     def run(self, query: Any, *args: Any, **kwargs: Any) -> Any:
-        self._counter.statements.append(getattr(query, "text", query))
-        return self._inner.run(query, *args, **kwargs)
+        if self._session:  # outside a transaction: an auto-commit one
+            self._counter.transactions += 1
+            self._counter.autocommits += 1
+        return self._inner.run(self._counter.sent(query), *args, **kwargs)
+
+    def __enter__(self) -> _Counting:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._inner.__exit__(*exc)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -79,23 +109,59 @@ NESTED = """
 
 
 class Counted:
-    """A served Neo4j reader whose statements and transactions are counted per request."""
+    """A served Neo4j reader whose statements and transactions are counted per request
+    (``driver.autocommits``: how many of them were auto-commit, for the last request)."""
 
-    def __init__(self, reader: Neo4jReader) -> None:
-        self.driver = CountingDriver(reader.driver)
-        self.reader = Neo4jReader(self.driver, reader.database, timeout=30)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        reader: Neo4jReader,
+        *,
+        fault: str | None = None,
+        database: str | None = None,
+        timeout: float = 30,
+    ) -> None:
+        self.driver = CountingDriver(reader.driver, fault)
+        self.reader = Neo4jReader(
+            self.driver,  # type: ignore[arg-type]
+            database or reader.database,
+            timeout=timeout,
+        )
 
     def ask(self, api: Any, query: str) -> tuple[dict[str, Any], list[str], int]:
         """The data, and the statements and transactions this request ran."""
+        body = self.post(api, query)
+        assert "errors" not in body, body["errors"]
+        return body["data"], list(self.driver.statements), self.driver.transactions
+
+    def post(self, api: Any, query: str) -> dict[str, Any]:
+        """The response body, counting this request's statements and transactions alone."""
+        self.reset()
+        body: dict[str, Any] = api.post(query)
+        return body
+
+    def reset(self) -> None:
         self.driver.statements.clear()
-        self.driver.transactions = 0
-        data = api.data(query)
-        return data, list(self.driver.statements), self.driver.transactions
+        self.driver.transactions = self.driver.autocommits = 0
+
+    @contextmanager
+    def request(self) -> Iterator[Neo4jReader]:
+        """A request's reader (closed after the block), counting from zero."""
+        self.reset()
+        request = self.reader.for_request()
+        try:
+            yield request
+        finally:
+            request.close()
+
+    def counts(self) -> tuple[int, int, int]:
+        """Statements, transactions and auto-commit ones since the last reset."""
+        driver = self.driver
+        return len(driver.statements), driver.transactions, driver.autocommits
 
 
-def _serve(counted: Counted) -> Any:
+def _serve(counted: Counted, limits: RequestLimits | None = None) -> Any:
     runner = ThreadRunner(4)
-    app = create_app(counted.reader, run=runner, on_shutdown=runner.close)
+    app = create_app(counted.reader, limits=limits, run=runner, on_shutdown=runner.close)
     return served(app, "neo4j", counted.reader)
 
 
@@ -118,16 +184,22 @@ def test_nested_query_runs_a_fixed_number_of_statements_in_one_transaction(
     # aliases, signatures.
     assert len(planned) == 5, planned
     assert transactions == planned_transactions == 1  # a request's reads share one transaction
+    assert counted.driver.autocommits == 0  # an explicit one: several statements
+
+
+#: A paper with its authors and categories: one statement, which fetches all three.
+PAPER = '{ paper(id: "arXiv:2605.90002") { pithNumber title authors { name } categories { code } } }'
 
 
 def test_a_paper_with_authors_and_categories_is_one_statement(neo4j_reader: Neo4jReader) -> None:
-    query = '{ paper(id: "arXiv:2605.90002") { pithNumber title authors { name } categories { code } } }'
     counted = Counted(neo4j_reader)
     with _serve(counted) as api:
-        counted.ask(api, query)
-        data, statements, transactions = counted.ask(api, query)
+        counted.ask(api, PAPER)  # the resolvers: in an explicit transaction, as before
+        assert counted.driver.autocommits == 0
+        data, statements, transactions = counted.ask(api, PAPER)  # the plan
     assert data["paper"]["authors"] and data["paper"]["categories"]
     assert (len(statements), transactions) == (1, 1), statements
+    assert counted.driver.autocommits == 1  # no BEGIN, no COMMIT: one round trip
     assert "abstractExcerpt" not in str(statements)  # fetches only what is selected
     assert "COUNT" not in statements[0]  # no paper counts when none is shown
 
@@ -143,3 +215,88 @@ def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) 
             assert sum(1 for paper in data.values() if paper is not None) == 5  # the hand-made papers
             assert len(statements) == 1  # the 20 identifiers' papers, in one statement
             assert transactions == 1
+    assert counted.driver.autocommits == 1  # the plan's: the statement alone
+
+
+# -- a request's one transaction, whatever its reads ------------------------------------------
+
+#: A word many titles share, with equal scores: the first statement of a relevance search
+#: fetches too few hits to rank the page, and the reader runs it again with a bigger fetch.
+SEARCH_AGAIN = '{ search(text: "via", first: 2) { nodes { title } } }'
+
+
+def test_a_call_of_several_statements_runs_them_in_one_transaction(neo4j_reader: Neo4jReader) -> None:
+    counted = Counted(neo4j_reader)
+    with _serve(counted) as api:
+        for _ in range(2):  # search has no plan: the resolvers, both times
+            counted.ask(api, SEARCH_AGAIN)
+            assert counted.counts() == (2, 1, 0), "one call, two statements, one explicit transaction"
+
+
+def test_a_sole_call_never_opens_a_second_transaction(neo4j_reader: Neo4jReader) -> None:
+    counted = Counted(neo4j_reader)
+    listing = Listing(text=search_terms("via"))
+    # A read that may run several statements is not run alone: one explicit transaction.
+    with counted.request() as request, request.sole_statement("search_papers"):
+        request.search_papers(listing, "relevance", 2, None)
+    assert counted.counts() == (2, 1, 0)
+    # After a statement run alone, another one is refused rather than run in a second transaction.
+    with counted.request() as request:
+        with request.sole_statement("all_categories"):
+            assert request.all_categories()
+        with pytest.raises(SecondStatement):
+            request.count_papers(PaperFilter())
+    assert counted.counts() == (1, 1, 1)
+    # After earlier statements, a sole call joins their transaction.
+    with counted.request() as request:
+        request.count_papers(PaperFilter())
+        with request.sole_statement("all_categories"):
+            request.all_categories()
+        request.count_papers(PaperFilter())
+    assert counted.counts() == (3, 1, 0)
+
+
+FAULTS = [
+    pytest.param(
+        # (the MATCH after the sleep fails the statement itself once the server stops it)
+        {"fault": "CALL apoc.util.sleep(20000) MATCH (p:Paper) RETURN count(p) AS n", "timeout": 0.5},
+        StoreErrorCode.TIMEOUT,
+        "TIMEOUT",
+        id="statement-timeout",
+    ),
+    pytest.param(
+        {"fault": "RETURN 1 / 0 AS n"},
+        StoreErrorCode.WRITE_FAILED,
+        "INTERNAL_SERVER_ERROR",
+        id="server-error",
+    ),
+    pytest.param(
+        {"database": "nosuchdatabase"}, StoreErrorCode.DATABASE, "SERVICE_UNAVAILABLE", id="no-database"
+    ),
+]
+
+
+@pytest.mark.parametrize(("fault", "store_code", "code"), FAULTS)
+def test_a_failing_statement_alone_fails_as_in_a_transaction(
+    neo4j_reader: Neo4jReader, fault: dict[str, Any], store_code: StoreErrorCode, code: str
+) -> None:
+    counted = Counted(neo4j_reader, **fault)
+    found = []
+    for alone in (False, True):
+        with (
+            counted.request() as request,
+            request.sole_statement("all_categories") if alone else nullcontext(),
+            pytest.raises(StoreError) as raised,
+        ):
+            request.all_categories()
+        found.append((raised.value.code, raised.value.message))
+    assert found[0] == found[1]
+    assert found[0][0] is store_code
+    # The plan's statement fails alone and it gives way; the resolvers' error is the answer.
+    with _serve(counted, RequestLimits(timeout_seconds=60)) as api:
+        resolved = counted.post(api, PAPER)  # compiles the plan
+        assert counted.driver.autocommits == 0
+        planned = counted.post(api, PAPER)
+        assert counted.driver.autocommits == 1
+    assert planned == resolved
+    assert [error["extensions"]["code"] for error in planned["errors"]] == [code]

@@ -24,12 +24,14 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_corpus,
     neo4j_reader,
 )
-from graphql import GraphQLObjectType
+from graphql import GraphQLObjectType, parse
 from test_api_e2e import PAPER_FIELDS, QUERIES, Examples, examples  # noqa: F401 (fixture)
 
 from pith_graph.api.app import key_infos
 from pith_graph.api.context import Context, KeyInfo, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.plan import run_plan
+from pith_graph.api.plan.compile import compile_plan
 from pith_graph.api.plan.fields import FIELDS
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
@@ -57,6 +59,23 @@ class Backend:
         result = asyncio.run(run())
         errors = [error.formatted for error in result.errors or []]
         return {"data": result.data, "errors": errors}
+
+    def plan_alone(self, schema: PithSchema, query: str, variables: dict[str, Any]) -> dict[str, Any] | None:
+        """The data of the plan of ``query``, run as the HTTP path runs it (``alone``), or
+        ``None`` if it gave way."""
+
+        async def run() -> Any:
+            context = Context(self.reader, RequestLimits(), self.keys, self.runner)
+            plan = compile_plan(schema._schema, parse(query), None)
+            try:
+                return await run_plan(plan, schema._schema, context, variables, alone=True)
+            finally:
+                closing = context.close()
+                if closing is not None:
+                    await closing
+
+        data: dict[str, Any] | None = asyncio.run(run())
+        return data
 
 
 @pytest.fixture(params=["memory", pytest.param("neo4j", marks=pytest.mark.neo4j)])
@@ -132,6 +151,66 @@ def test_plans_answer_as_the_resolvers_do(
     planned = not any(part in query for part in _UNPLANNED)
     expected = _alike(backend, query, variables(examples), planned=planned)
     assert not expected["errors"], expected["errors"]
+
+
+#: Queries whose plan reads with its root call alone (Plan.root_reads_only): a paper with the
+#: relations its statement fetches, records with their counts, every category.
+ONE_READ = [
+    pytest.param(
+        "query($id: String!) { paper(id: $id) { title authors { name paperCount } "
+        "categories { code } primaryCategory { code archive } verification { keyIds } } }",
+        lambda e: {"id": e.doi},
+        id="one-read-paper",
+    ),
+    pytest.param(
+        '{ a: paper(id: "arXiv:2605.90002") { title } b: paper(id: "nothing:here") { title } }',
+        lambda e: {},
+        id="one-read-aliases",
+    ),
+    pytest.param(
+        "query($c: String!) { papers(first: 20, filter: {category: $c}) { nodes { title authors { name } } "
+        "edges { cursor node { categories { code paperCount } } } pageInfo { hasNextPage } } }",
+        lambda e: {"c": e.big_category},
+        id="one-read-papers",
+    ),
+    pytest.param(
+        "query($c: String!) { category(code: $c) { code paperCount } }",
+        lambda e: {"c": e.big_category},
+        id="one-read-category",
+    ),
+    pytest.param("{ categories { code archive } }", lambda e: {}, id="one-read-categories"),
+]
+
+
+@pytest.mark.parametrize(("query", "variables"), QUERIES + MORE + ONE_READ)
+def test_plans_run_alone_answer_as_the_resolvers_do(
+    backend: Backend, examples: Examples, query: str, variables: Any
+) -> None:
+    """As the HTTP path runs them: a plan whose root call is its one read runs it as the
+    request's sole statement (on Neo4j: auto-commit), and never gives way for a second one."""
+    if any(part in query for part in _UNPLANNED):
+        pytest.skip("no plan")
+    values = variables(examples)
+    expected = backend.execute(build_schema(plans=False), query, values)
+    assert not expected["errors"], expected["errors"]
+    assert backend.plan_alone(build_schema(), query, values) == expected["data"]
+
+
+@pytest.mark.parametrize(
+    ("query", "alone"),
+    [
+        *((param.values[0], True) for param in ONE_READ),
+        ("{ papers(first: 5) { totalCount nodes { title } } }", False),  # and the count
+        ('{ paper(id: "x") { aliases { kind } } }', False),  # not fetched with the paper
+        ('{ paper(id: "x") { authors { coauthors(first: 2) { sharedPapers } } } }', False),
+        ('{ paper(id: "x") { verification { signatures { keyIds } } } }', False),
+        ('{ author(name: "x") { papers(first: 2) { nodes { title } } } }', False),
+        ('{ collaborationPath(from: "a", to: "b") { paper { authors { name } } } }', False),  # no embedding
+    ],
+)
+def test_a_plan_knows_when_its_root_calls_are_its_only_reads(query: str, alone: bool) -> None:
+    plan = compile_plan(build_schema()._schema, parse(query), None)
+    assert plan.root_reads_only is alone
 
 
 FAILING = [

@@ -17,11 +17,13 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_corpus,
     neo4j_reader,
 )
+from test_api_nplus1 import Counted
 
 from pith_graph.api.reads.discovery import FACETS, Listing, SearchPosition
 from pith_graph.api.reads.folding import typed_keys
 from pith_graph.api.reads.memory import MemoryReader
-from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.api.reads.neo4j import ONE_STATEMENT, Neo4jReader
+from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     CORE_PAPER_PROPERTIES,
     PaperFilter,
@@ -143,6 +145,34 @@ def test_every_read_answers_alike(memory_reader: MemoryReader, neo4j_reader: Neo
     for name, args in _calls(memory_reader.G):
         expected = getattr(memory_reader, name)(*args)
         found = getattr(neo4j_reader, name)(*args)
+        if found != expected:
+            differences.append((name, args, expected, found))
+    assert not differences, differences[:3]
+
+
+def test_every_read_but_search_runs_one_statement_at_most() -> None:
+    reads = {name for name in dir(GraphReader) if not name.startswith("_")}
+    reads -= {"for_request", "sole_statement", "ping", "close"}
+    assert reads - ONE_STATEMENT == {"search_papers"}  # it may run its statement again
+    assert reads >= ONE_STATEMENT
+
+
+@pytest.mark.neo4j
+def test_reads_of_one_statement_answer_alike_alone(
+    memory_reader: MemoryReader, neo4j_reader: Neo4jReader
+) -> None:
+    """As a request's sole call, each read of ONE_STATEMENT runs its statement (if any) as an
+    auto-commit transaction, and answers as ever."""
+    counted = Counted(neo4j_reader)
+    differences = []
+    for name, args in _calls(memory_reader.G):
+        if name not in ONE_STATEMENT:
+            continue
+        with counted.request() as request, request.sole_statement(name):
+            found = getattr(request, name)(*args)
+        statements, transactions, autocommits = counted.counts()
+        assert statements <= 1 and transactions == autocommits == statements, (name, args)
+        expected = getattr(memory_reader, name)(*args)
         if found != expected:
             differences.append((name, args, expected, found))
     assert not differences, differences[:3]
