@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.identifiers import split_authors
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
@@ -144,8 +145,13 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
     )
     return PaperRows(
         paper=paper,
-        authors=tuple(AuthorRow(key, name) for key, name in split_authors(snapshot["authors_text"])),
+        authors=tuple(_author(key, name) for key, name in split_authors(snapshot["authors_text"])),
         categories=tuple(categories),
         aliases=tuple(aliases),
         signers=signers,
     )
+
+
+def _author(key: str, name: str) -> AuthorRow:
+    folded = folded_name(name)
+    return AuthorRow(key, name, key if folded == key else folded)  # one string when they agree

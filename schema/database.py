@@ -12,7 +12,15 @@ from typing import Literal
 
 from pith_graph.schema.graph import NODES
 
-__all__ = ["FULLTEXT_ANALYZER", "ConstraintSpec", "IndexSpec", "constraints", "indexes"]
+__all__ = [
+    "FOLDED_ANALYZER",
+    "FULLTEXT_ANALYZER",
+    "RETIRED_INDEXES",
+    "ConstraintSpec",
+    "IndexSpec",
+    "constraints",
+    "indexes",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,18 +69,28 @@ _LOOKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Paper", ("shortPithNumber",)),  # pasted short pith numbers
     ("Paper", ("license",)),  # filter
     ("Category", ("archive",)),  # filter by archive
+    ("Author", ("paperCount",)),  # typeahead: the most prolific authors first
 )
+
+#: Indexes earlier versions created that nothing uses any more: dropped if present.
+#: ``author_name_fulltext`` (``Author.name``, folded on the query side by regular
+#: expressions) gave way to ``author_namefolded_fulltext`` (prefix queries on the folded words).
+RETIRED_INDEXES: tuple[str, ...] = ("author_name_fulltext",)
+
+#: The analyzer of ``Author.nameFolded``: its words are already folded and lower case, so
+#: splitting on white space is all there is to do (no stop words, no other change).
+FOLDED_ANALYZER = "whitespace"
 
 
 def indexes() -> list[IndexSpec]:
     """Range indexes for the lookups above, then the full-text indexes: ``Paper.title`` (the
     ``title`` filter), ``Paper.title`` + ``Paper.abstractExcerpt`` (ranked search, BM25) and
-    ``Author.name`` (typeahead; folded on the query side, see ``api/reads/folding.py``)."""
+    ``Author.nameFolded`` (typeahead: prefixes of its words, see ``api/reads/folding.py``)."""
     found = [IndexSpec(f"{_snake(label, props)}_index", label, props) for label, props in _LOOKUPS]
-    for name, label, props in (
-        ("paper_title_fulltext", "Paper", ("title",)),
-        ("paper_text_fulltext", "Paper", ("title", "abstractExcerpt")),
-        ("author_name_fulltext", "Author", ("name",)),
+    for name, label, props, analyzer in (
+        ("paper_title_fulltext", "Paper", ("title",), FULLTEXT_ANALYZER),
+        ("paper_text_fulltext", "Paper", ("title", "abstractExcerpt"), FULLTEXT_ANALYZER),
+        ("author_namefolded_fulltext", "Author", ("nameFolded",), FOLDED_ANALYZER),
     ):
-        found.append(IndexSpec(name, label, props, "fulltext", FULLTEXT_ANALYZER))
+        found.append(IndexSpec(name, label, props, "fulltext", analyzer))
     return found

@@ -129,6 +129,13 @@ AUTHOR = NodeSpec(
     (
         _p("nameKey", "string", "NFKC, case-folded, whitespace-collapsed name: the identity"),
         _p("name", "string", "display form (NFC); the smallest seen when spellings differ"),
+        _p(
+            "nameFolded",
+            "string",
+            "the words of name, lower case, accents folded (Zoë Smith: zoe smith), space-separated:"
+            " what author typeahead matches typed prefixes against",
+        ),
+        _p("paperCount", "integer", "how many papers name the author (its AUTHORED edges)"),
     ),
     "A person named in a paper's authors_text.",
 )

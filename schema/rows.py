@@ -11,8 +11,8 @@ immutable, cheap to build and to send between processes.
 * link rows, the far node and the edge to the paper in one: :class:`CategoryLinkRow`
   (``Category`` + ``IN_CATEGORY``), :class:`SignatureRow` (``Signer`` + ``SIGNED``).
 
->>> AuthorRow("zoë smith", "Zoë Smith").properties()
-{'nameKey': 'zoë smith', 'name': 'Zoë Smith'}
+>>> AuthorRow("zoë smith", "Zoë Smith", "zoe smith").properties()
+{'nameKey': 'zoë smith', 'name': 'Zoë Smith', 'nameFolded': 'zoe smith'}
 >>> CategoryLinkRow("cs.LG", "cs", True).edge_properties()
 {'primary': True}
 """
@@ -88,10 +88,12 @@ class PaperRow(NamedTuple):
 
 
 class AuthorRow(NamedTuple):
-    """An ``Author`` node: the name key (identity) and the display name."""
+    """An ``Author`` node: the name key (identity), the display name and its folded words
+    (``paperCount`` is derived from the node's edges by the stores)."""
 
     name_key: str
     name: str
+    name_folded: str
 
     def properties(self) -> dict[str, Any]:
         return dict(zip(_AUTHOR_NAMES, self, strict=False))
@@ -164,7 +166,10 @@ def _lists(specs: Sequence[PropertySpec]) -> frozenset[int]:
 
 _PAPER_NAMES = _bind(PaperRow, PAPER.properties)
 _PAPER_LISTS = _lists(PAPER.properties)
-_AUTHOR_NAMES = _bind(AuthorRow, AUTHOR.properties)
+_AUTHOR_DERIVED = ("paperCount",)
+_AUTHOR_NAMES = _bind(
+    AuthorRow, tuple(spec for spec in AUTHOR.properties if spec.name not in _AUTHOR_DERIVED)
+)
 _ALIAS_NAMES = _bind(AliasRow, ALIAS.properties)
 _CATEGORY_NAMES = _bind(CategoryLinkRow, CATEGORY.properties + IN_CATEGORY.properties)[:2]
 _IN_CATEGORY_NAMES = tuple(spec.name for spec in IN_CATEGORY.properties)

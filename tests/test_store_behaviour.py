@@ -293,9 +293,65 @@ def test_the_same_author_under_different_spellings_is_one_node(store: GraphStore
     load(store, tmp_path, [bundle(p) for p in papers], batch_size=2)
     graph = store.export()
     assert labelled(graph, "Author") == {
-        "Author:zoë smith": {"label": "Author", "nameKey": "zoë smith", "name": "ZOË SMITH"}
+        "Author:zoë smith": {
+            "label": "Author",
+            "nameKey": "zoë smith",
+            "name": "ZOË SMITH",
+            "nameFolded": "zoe smith",
+            "paperCount": 4,
+        }
     }
     assert sum(1 for (start, kind, _) in graph.edges if start == "Author:zoë smith") == 4
+
+
+def test_paper_count_follows_every_write_and_removal(store: GraphStore, tmp_path: Path) -> None:
+    """``Author.paperCount`` counts the author's papers after inserts, a newer version that
+    drops the author, and a removal; every other author of those papers is kept exact too."""
+    papers = [spec(f"2404.0000{i}", authors=("Ann Lee", f"Dee {i}"), title=f"Paper {i}") for i in range(3)]
+    load(store, tmp_path, [bundle(p) for p in papers], batch_size=2)
+
+    def counts() -> dict[str, int]:
+        return {key: node["paperCount"] for key, node in labelled(store.export(), "Author").items()}
+
+    assert counts() == {"Author:ann lee": 3, "Author:dee 0": 1, "Author:dee 1": 1, "Author:dee 2": 1}
+    dropped = replace_built(
+        dataclasses.replace(papers[0], authors=["Dee 0", "Dee 1"]), "2026-08-01T00:00:00Z"
+    )
+    assert load(store, tmp_path, [bundle(dropped)]).replaced == 1
+    assert counts() == {"Author:ann lee": 2, "Author:dee 0": 1, "Author:dee 1": 2, "Author:dee 2": 1}
+    removed = build_bundle(papers[2], SIGNER)["pith_number"]
+    assert store.remove_papers([removed]) == [removed]
+    assert counts() == {"Author:ann lee": 1, "Author:dee 0": 1, "Author:dee 1": 2}
+    assert store.export() == reference(tmp_path, [bundle(dropped), bundle(papers[1])])
+    assert labelled(store.export(), "Author")["Author:dee 1"]["nameFolded"] == "dee 1"
+
+
+def test_a_graph_written_before_0_3_gets_folded_names_and_paper_counts(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Authors without ``nameFolded`` and ``paperCount`` (and, on Neo4j, the retired index
+    instead of the new one) are brought up to date when the store is opened again."""
+    papers = [spec(f"2405.0000{i}", authors=("Zoë Smith", f"Ed {i}"), title=f"Paper {i}") for i in range(3)]
+    load(store, tmp_path, [bundle(p) for p in papers])
+    expected = store.export()
+    if isinstance(store, MemoryStore):
+        for _node, data in store.graph.nodes(data=True):
+            if data["label"] == "Author":
+                del data["nameFolded"], data["paperCount"]
+        assert MemoryStore(store.graph).export() == expected
+        return
+    assert isinstance(store, Neo4jStore)
+    with store.driver.session(database=store.database) as session:
+        session.run("MATCH (a:Author) REMOVE a.nameFolded, a.paperCount").consume()
+        session.run("DROP INDEX author_namefolded_fulltext IF EXISTS").consume()
+        session.run(
+            "CREATE FULLTEXT INDEX author_name_fulltext IF NOT EXISTS FOR (n:Author) ON EACH [n.name]"
+        ).consume()
+    store.ensure_schema()
+    assert store.export() == expected
+    with store.driver.session(database=store.database) as session:
+        names = {record["name"] for record in session.run("SHOW INDEXES YIELD name")}
+    assert "author_namefolded_fulltext" in names and "author_name_fulltext" not in names
 
 
 # -- idempotence, duplicates, the re-load shortcut -----------------------------------------

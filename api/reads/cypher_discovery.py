@@ -32,6 +32,7 @@ __all__ = [
     "FILTER_CHECKS",
     "LISTING_STARTS",
     "READ_AUTHORS_BY_PREFIX",
+    "READ_AUTHORS_BY_PREFIX_SCAN",
     "count_statement",
     "facets_statement",
     "search_statement",
@@ -87,9 +88,42 @@ CATEGORY_COMBINATIONS = """CALL (ps) {
 }"""
 assert set(FACET_COUNTS) | {"categories", "archives"} == set(FACETS)
 
+#: An author's folded words (``a.nameFolded``, space-separated) hold a word starting with
+#: each typed key of ``$keys``.
+_TYPED = "all(key IN $keys WHERE {a}.nameFolded STARTS WITH key OR {a}.nameFolded CONTAINS (' ' + key))"
+
+#: Typeahead when the typed words are common: the ``$scan`` most prolific authors, walked in
+#: ``paperCount`` order down its range index until ``$first`` match; then the authors tied
+#: with the last of them (same count), which the name key orders. No row when fewer than
+#: ``$first`` of the ``$scan`` match: :data:`READ_AUTHORS_BY_PREFIX` answers then.
+READ_AUTHORS_BY_PREFIX_SCAN = f"""
+MATCH (a:Author)
+WHERE a.paperCount > 0
+WITH a ORDER BY a.paperCount DESC
+LIMIT $scan
+WITH a WHERE {_TYPED.format(a="a")}
+LIMIT $first
+WITH collect(a) AS top
+WHERE size(top) = $first
+WITH top, top[-1].paperCount AS floor
+CALL (floor) {{
+  MATCH (b:Author)
+  WHERE b.paperCount = floor AND {_TYPED.format(a="b")}
+  WITH b ORDER BY b.nameKey ASC
+  LIMIT $first
+  RETURN collect(b) AS ties
+}}
+UNWIND [a IN top WHERE a.paperCount > floor] + ties AS a
+WITH a ORDER BY a.paperCount DESC, a.nameKey ASC
+LIMIT $first
+RETURN a.nameKey AS nameKey, a.name AS name, a.paperCount AS paperCount
+"""
+
+#: Typeahead from the full-text index of the folded words (one prefix clause per key): every
+#: match, ranked by paper count.
 READ_AUTHORS_BY_PREFIX = f"""
 CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS a
-WITH a AS group, COUNT {{ (a)-[:AUTHORED]->() }} AS n
+WITH a AS group, a.paperCount AS n
 {_TOP_GROUPS}
 WITH group AS a, n
 ORDER BY n DESC, a.nameKey ASC

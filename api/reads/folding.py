@@ -1,35 +1,31 @@
-"""Accent folding for author typeahead, and the Lucene query that does it inside Neo4j's index.
+"""Accent folding for author typeahead.
 
 A typed word matches a word of a name when the name's word, folded, starts with the typed
 word, folded: ``zoe``, ``ZOË`` and ``zoë`` all match ``Zoë``; ``strass`` matches ``Straße``.
 Folding is Lucene's ``ASCIIFoldingFilter`` (``ascii_folding.txt`` is its table, dumped from
 Lucene by ``tests/lucene/LuceneAnalysis.java fold`` and checked against it in the tests),
-then lower case.
+then lower case; words are split as Lucene's standard tokenizer splits them.
 
-Neo4j's only folding analyzer (``standard-folding``) also drops English stop words, so a name
-word like *An*, *Will* or *To* would be unfindable. The author index therefore keeps every
-word unfolded (``standard-no-stop-words``) and :func:`prefix_query` folds on the query side:
-each typed word becomes a Lucene regular expression matching every indexed word that folds to
-something starting with it (``z[oòóôõöøōŏő…][eèéêë…].*``).
+The loader stores every author's folded words as ``Author.nameFolded`` (:func:`folded_name`),
+so both readers compare the same words: the in-memory one directly, Neo4j with ``STARTS
+WITH`` over its most prolific authors or with a prefix query (:func:`prefix_query`) of the
+full-text index on ``nameFolded``. (Neo4j's only folding analyzer, ``standard-folding``, drops
+English stop words, so a name word like *An*, *Will* or *To* would be unfindable in it.)
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
-from functools import cache
 from importlib.resources import files
 
 from pith_graph.api.reads.words import tokens
 
-__all__ = ["MAX_PREFIX_WORDS", "fold_key", "name_keys", "prefix_query", "typed_keys"]
+__all__ = ["MAX_PREFIX_WORDS", "fold_key", "folded_name", "name_keys", "prefix_query", "typed_keys"]
 
 #: Typed words beyond this are ignored.
 MAX_PREFIX_WORDS = 8
 #: Typed words are cut to this many characters (a longer prefix adds nothing a user needs).
 MAX_PREFIX_LENGTH = 24
-#: A regular expression longer than this drops its rarest alternatives (``ss``/``ß`` twice over).
-_MAX_REGEX_LENGTH = 6000
 
 
 def _load() -> dict[int, str]:
@@ -59,6 +55,16 @@ def name_keys(name: str) -> frozenset[str]:
     return frozenset(fold_key(word) for word in tokens(name))
 
 
+def folded_name(name: str) -> str:
+    """``Author.nameFolded``: the name's folded words (:func:`name_keys`), in order, once each,
+    joined by a space; typeahead matches a typed word against the start of each.
+
+    >>> folded_name("Zoë  SMITH-Straße"), folded_name("Łukasz O'Brien")
+    ('zoe smith strasse', "lukasz o'brien")
+    """
+    return " ".join(dict.fromkeys(fold_key(word) for word in tokens(name)))
+
+
 def typed_keys(text: str) -> tuple[str, ...]:
     """The folded words a person typed (at most :data:`MAX_PREFIX_WORDS`, each cut to
     :data:`MAX_PREFIX_LENGTH` characters), without duplicates."""
@@ -66,72 +72,15 @@ def typed_keys(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(keys))[:MAX_PREFIX_WORDS]
 
 
-def _in_words(char: str) -> bool:
-    """Whether ``char`` can be part of an indexed word (alone, after a letter, or joining)."""
-    return any(
-        tokens(text) == [text.lower()] for text in (char, "a" + char, "a" + char + "a", "1" + char + "1")
-    )
-
-
-def _preimages() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """Folded text -> the lower-case characters that fold to it: one-character folds, and
-    longer ones (``ss`` <- ``ß``)."""
-    single: defaultdict[str, set[str]] = defaultdict(set)
-    multi: defaultdict[str, set[str]] = defaultdict(set)
-    for code in _FOLD:
-        char = chr(code)
-        if char.lower() != char or not _in_words(char):
-            continue  # indexed words are lower case, and made of word characters
-        key = fold_key(char)
-        (single if len(key) == 1 else multi)[key].add(char)
-    return dict(single), dict(multi)
-
-
-_SINGLE, _MULTI = _preimages()
-
-
-def _escape(char: str) -> str:
-    """A character as a literal of Lucene's regular expressions (ASCII punctuation escaped)."""
-    return "\\" + char if char.isascii() and not char.isalnum() else char
-
-
-def _chars(chars: set[str]) -> str:
-    ordered = sorted(chars)
-    if len(ordered) == 1:
-        return _escape(ordered[0])
-    return "[" + "".join(_escape(char) for char in ordered) + "]"
-
-
-def _regex(key: str, with_multi: int) -> str:
-    """A regular expression for indexed words whose fold starts with ``key``; multi-character
-    folds are tried at the first ``with_multi`` positions only."""
-
-    @cache
-    def rest(index: int) -> str:
-        if index == len(key):
-            return ".*"
-        head = key[index]
-        alternatives = [_chars({head} | _SINGLE.get(head, set())) + rest(index + 1)]
-        if index < with_multi:
-            for folded, chars in sorted(_MULTI.items()):
-                if key.startswith(folded, index):
-                    alternatives.append(_chars(chars) + rest(index + len(folded)))
-                elif folded.startswith(key[index:]):
-                    alternatives.append(_chars(chars) + ".*")
-        return alternatives[0] if len(alternatives) == 1 else "(" + "|".join(alternatives) + ")"
-
-    return rest(0)
+#: Characters Lucene's query parser reads as syntax: escaped in typed words.
+_LUCENE_SYNTAX = frozenset('\\+-!():^[]"{}~*?|&/')
 
 
 def prefix_query(keys: Sequence[str]) -> str:
-    """A Lucene query for names holding, for each typed key, a word folding to something that
-    starts with it (one required regular-expression clause per key)."""
-    clauses = []
-    for key in keys:
-        with_multi = len(key)
-        regex = _regex(key, with_multi)
-        while len(regex) > _MAX_REGEX_LENGTH and with_multi > 0:
-            with_multi -= 1
-            regex = _regex(key, with_multi)
-        clauses.append("+/" + regex.replace("/", "\\/") + "/")
-    return " ".join(clauses)
+    """A Lucene query of the folded-words index (``Author.nameFolded``, split on white
+    space): for each typed key, a required prefix clause, its syntax characters escaped.
+
+    >>> print(prefix_query(["zoe", "o'br", "a+b"]))
+    +zoe* +o'br* +a\\+b*
+    """
+    return " ".join("+" + "".join("\\" + c if c in _LUCENE_SYNTAX else c for c in key) + "*" for key in keys)

@@ -38,7 +38,7 @@ __all__ = ["Neo4jDiscoveryReads"]
 _FULLTEXT = {spec.name: spec for spec in indexes() if spec.kind == "fulltext"}
 TITLE_INDEX = "paper_title_fulltext"
 TEXT_INDEX = "paper_text_fulltext"
-AUTHOR_INDEX = "author_name_fulltext"
+AUTHOR_INDEX = "author_namefolded_fulltext"
 assert {TITLE_INDEX, TEXT_INDEX, AUTHOR_INDEX} <= set(_FULLTEXT)
 #: Lucene hits fetched beyond the page at first; each retry fetches four times more.
 _FETCH_MARGIN = 32
@@ -169,10 +169,20 @@ class Neo4jDiscoveryReads:
                 return SearchPage(tuple(items[:first]), len(items) > first, offset)
             fetch = min(fetch * 4, _NO_LIMIT)
 
+    #: How many of the most prolific authors typeahead checks before it asks the full-text
+    #: index instead (see :data:`~pith_graph.api.reads.cypher_discovery.READ_AUTHORS_BY_PREFIX_SCAN`).
+    typeahead_scan = 4000
+
     def authors_by_prefix(self, keys: Sequence[str], first: int) -> list[AuthorRecord]:
+        """Common words (one or two letters, a frequent name) are answered by the most
+        prolific authors, rare ones by the full-text index: two statements at most."""
         if not keys or first == 0:
             return []
         rows = self._rows(
-            cypher.READ_AUTHORS_BY_PREFIX, index=AUTHOR_INDEX, query=prefix_query(keys), first=first
+            cypher.READ_AUTHORS_BY_PREFIX_SCAN, keys=list(keys), first=first, scan=self.typeahead_scan
         )
+        if not rows:
+            rows = self._rows(
+                cypher.READ_AUTHORS_BY_PREFIX, index=AUTHOR_INDEX, query=prefix_query(keys), first=first
+            )
         return [AuthorRecord(row["nameKey"], row["name"], int(row["paperCount"])) for row in rows]

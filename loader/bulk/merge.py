@@ -7,7 +7,7 @@ keep. The winners' Paper and edge rows are copied as they are into the CSV files
 Author, Category, Alias and Signer rows go to a second set of partitions, by node key.
 
 Pass three reads those one at a time and writes each node once: an Author with the smallest
-display name among the winners, a Signer with the union of its key ids (and the smallest
+display name among the winners (and its folded words) and the number of winners naming it, a Signer with the union of its key ids (and the smallest
 signer type). Memory holds one partition at a time, whatever the input size.
 """
 
@@ -109,16 +109,21 @@ def _decide(
 
 
 def _write_nodes(path: Path, csv: CsvFiles) -> None:
-    authors: dict[str, str] = {}
+    authors: dict[str, list[Any]] = {}  # nameKey -> [nameKey, name, nameFolded, paperCount]
     categories: dict[str, str] = {}
     aliases: set[tuple[str, str]] = set()
     signers: dict[str, tuple[str, set[str]]] = {}
     with path.open("rb") as handle:
         for raw in handle:
             kind, *row = orjson.loads(raw)
-            if kind == _AUTHOR:
+            if kind == _AUTHOR:  # one row per winning paper naming the author
                 known = authors.get(row[0])
-                authors[row[0]] = row[1] if known is None else min(known, row[1])
+                if known is None:
+                    authors[row[0]] = [*row, 1]
+                else:
+                    if row[1] < known[1]:
+                        known[1:3] = row[1:3]
+                    known[3] += 1
             elif kind == _CATEGORY:
                 categories.setdefault(row[0], row[1])
             elif kind == _ALIAS:
@@ -126,7 +131,7 @@ def _write_nodes(path: Path, csv: CsvFiles) -> None:
             else:
                 signer_type, keys = signers.get(row[0], (row[1], set()))
                 signers[row[0]] = (min(signer_type, row[1]), keys | set(row[2]))
-    rows: list[tuple[int, list[Any]]] = [(1, [key, name]) for key, name in authors.items()]
+    rows: list[tuple[int, list[Any]]] = [(1, author) for author in authors.values()]
     rows += [(2, [code, archive]) for code, archive in categories.items()]
     rows += [(3, [alias_id(kind, value), kind, value]) for kind, value in aliases]
     rows += [(4, [sid, stype, sorted(keys)]) for sid, (stype, keys) in signers.items()]

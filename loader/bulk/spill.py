@@ -77,7 +77,7 @@ def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
 def encode_record(rows: PaperRows) -> bytes:
     segments, lengths = _segments(rows)
     nodes = [
-        [[a.name_key, a.name] for a in rows.authors],
+        [[a.name_key, a.name, a.name_folded] for a in rows.authors],
         [[c.code, c.archive] for c in rows.categories],
         [[a.kind, a.value] for a in rows.aliases],
         [[s.signer_id, s.signer_type, list(s.key_ids)] for s in rows.signers],

@@ -27,6 +27,7 @@ from typing import Any
 import networkx as nx
 import orjson
 
+from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
@@ -61,6 +62,8 @@ _BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _BUILT_AT = PAPER.prop("builtAt")
 _BUNDLE_SHA256 = PAPER.prop("bundleSha256")
 _NAME = AUTHOR.prop("name")
+_NAME_FOLDED = AUTHOR.prop("nameFolded")
+_PAPER_COUNT = AUTHOR.prop("paperCount")
 _KIND = ALIAS.prop("kind")
 _VALUE = ALIAS.prop("value")
 _CODE = CATEGORY.prop("code")
@@ -102,10 +105,13 @@ class MemoryStore:
         self._by_source: dict[SourceKey, tuple[str, ...]] = {}
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
-        for _node, data in self.graph.nodes(data=True):
+        for node, data in self.graph.nodes(data=True):
             if data.get(_LABEL) == PAPER.label:
                 self._bundles.add(data[_BUNDLE_SHA256])
                 self._add_source((data[_SOURCE_KIND], data[_SOURCE_ID]), data[_PITH_NUMBER])
+            elif data.get(_LABEL) == AUTHOR.label and _PAPER_COUNT not in data:  # saved before 0.3
+                data[_NAME_FOLDED] = folded_name(data[_NAME])
+                data[_PAPER_COUNT] = len(self.graph.succ[node])
         for start, _end, data in self.graph.edges(data=True):
             if data.get(_TYPE) == SIGNED.type:
                 signer = self.graph.nodes[start][_SIGNER_ID]
@@ -209,7 +215,8 @@ class MemoryStore:
         self._tidy(touched)
 
     def _tidy(self, touched: set[str]) -> None:
-        """Remove the touched nodes left without an edge; refresh the touched signers' keyIds."""
+        """Remove the touched nodes left without an edge; refresh the touched signers' keyIds
+        and the touched authors' paperCount."""
         graph = self.graph
         for node in touched:
             data = graph.nodes[node]
@@ -217,6 +224,8 @@ class MemoryStore:
                 if data[_LABEL] == SIGNER.label:
                     self._signer_keys.pop(data[_SIGNER_ID], None)
                 graph.remove_node(node)
+            elif data[_LABEL] == AUTHOR.label:
+                data[_PAPER_COUNT] = len(graph.succ[node])  # an author's edges are its AUTHORED ones
             elif data[_LABEL] == SIGNER.label:
                 keys = self._signer_keys[data[_SIGNER_ID]]
                 data[_KEY_IDS] = sorted(key for key, count in keys.items() if count > 0)
@@ -247,11 +256,14 @@ class MemoryStore:
                 new.append((name, {_LABEL: label, **props}))
             return name, data
 
+        authors = []
         for author in rows.authors:
-            name, data = node(AUTHOR.label, author.name_key, author.properties())
+            name, data = node(AUTHOR.label, author.name_key, {**author.properties(), _PAPER_COUNT: 0})
             if data is not None and author.name < data[_NAME]:
                 data[_NAME] = author.name
+                data[_NAME_FOLDED] = author.name_folded
             edges.append((name, paper, self._edge_data({_TYPE: AUTHORED.type})))
+            authors.append(name)
         for category in rows.categories:
             name, _ = node(CATEGORY.label, category.code, {_CODE: category.code, _ARCHIVE: category.archive})
             edges.append(
@@ -269,7 +281,7 @@ class MemoryStore:
             self._signer_keys[signer.signer_id].update(signer.key_ids)
             touched.add(name)
         put(graph, new, edges)
-        self._tidy(touched)
+        self._tidy(touched.union(authors))
 
     def compact(self) -> None:
         """Share equal edge attributes (a graph read from a file has a dict per edge)."""

@@ -12,7 +12,8 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
 3. delete the edges of the stored papers to replace or remove, delete the removed ones,
    merge authors and categories (sorted by key), then write each paper, its aliases and
    all its edges in one ``UNWIND $rows`` statement (one lookup per paper);
-4. delete the detached nodes left without an edge and recompute ``Signer.keyIds``.
+4. delete the detached nodes left without an edge, recompute ``Signer.keyIds`` and the
+   ``Author.paperCount`` of every author the batch touched.
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
 restarted server leaves no half-written paper, and loading again converges.
@@ -32,12 +33,14 @@ from typing import Any, TypeVar
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
+from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import open_driver, translate, translated
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
+from pith_graph.schema.rows import AuthorRow
 
 __all__ = ["Neo4jStore"]
 
@@ -63,6 +66,7 @@ _SCHEMA_RACE_CODES = frozenset(
     }
 )
 INDEX_WAIT_SECONDS = 300
+_UPGRADE_BATCH = 5000
 
 
 class Neo4jStore:
@@ -122,6 +126,19 @@ class Neo4jStore:
                     if error.code not in _SCHEMA_RACE_CODES:
                         raise
             session.run(cypher.AWAIT_INDEXES, seconds=INDEX_WAIT_SECONDS).consume()
+            self._upgrade_authors(session)
+
+    def _upgrade_authors(self, session: neo4j.Session) -> None:
+        """Fill in ``Author.nameFolded`` and ``paperCount`` where a database written by an
+        earlier version lacks them (a few thousand authors per transaction; nothing to do,
+        one scan of the Author label, once the database is up to date)."""
+        while True:
+            found = session.execute_read(_read_rows, cypher.AUTHORS_TO_UPGRADE, limit=_UPGRADE_BATCH)
+            if not found:
+                return
+            rows = [[row["key"], folded_name(row["name"])] for row in found]
+            session.execute_write(_run, cypher.UPGRADE_AUTHORS, rows=rows)
+            log.info("gave %d authors their nameFolded and paperCount", len(rows))
 
     def known_bundle_digests(self) -> set[str]:
         def read(tx: neo4j.ManagedTransaction) -> set[str]:
@@ -222,8 +239,12 @@ def _run_schema_statement(tx: neo4j.ManagedTransaction, statement: str, /) -> No
     tx.run(statement).consume()
 
 
-def _run(tx: neo4j.ManagedTransaction, statement: str, **params: Any) -> None:
+def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
     tx.run(statement, params).consume()
+
+
+def _read_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
+    return tx.run(statement, params).data()
 
 
 def _apply_batch(
@@ -269,12 +290,14 @@ def _write(
     ``held`` the pith numbers stored before (only those have edges to detach)."""
     signer_types: dict[str, str] = {}
     batch_keys: dict[str, set[str]] = {}
-    authors: dict[str, str] = {}
+    authors: dict[str, AuthorRow] = {}
     categories: dict[str, str] = {}
     papers: list[dict[str, Any]] = []
     for rows in sorted(to_write, key=lambda r: r.pith_number):
         for author in rows.authors:
-            authors[author.name_key] = min(author.name, authors.get(author.name_key, author.name))
+            known = authors.get(author.name_key)
+            if known is None or author.name < known.name:
+                authors[author.name_key] = author
         for category in rows.categories:
             categories.setdefault(category.code, category.archive)
         for signer in rows.signers:
@@ -303,15 +326,20 @@ def _write(
     if remove:
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
     if papers:
-        _run(tx, cypher.MERGE_AUTHORS, rows=sorted(authors.items()))
+        _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
         _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
         _run(tx, cypher.WRITE_PAPERS, rows=papers)
     orphans = sorted({record["id"] for record in detached} | set(locks))
     if orphans:
         _run(tx, cypher.DELETE_ORPHANS, ids=orphans)
+    counted = set(authors)
     for record in detached:
         if record["signerId"] is not None:
             batch_keys.setdefault(record["signerId"], set())
+        elif record["nameKey"] is not None:
+            counted.add(record["nameKey"])
+    if counted:
+        _run(tx, cypher.REFRESH_AUTHOR_COUNTS, keys=sorted(counted))
     _run(
         tx,
         cypher.REFRESH_SIGNER_KEYS,

@@ -350,6 +350,24 @@ def test_typeahead_ranks_by_papers_then_name_key(api: Api, memory_reader: Memory
     assert api.data(TYPEAHEAD, prefix=" - ", first=5)["authors"] == []
 
 
+@pytest.mark.neo4j
+@pytest.mark.parametrize("scan", [1, 7, 40, 300, 10**6])
+def test_typeahead_on_neo4j_answers_the_same_however_far_it_scans(
+    neo4j_reader: Neo4jReader, memory_reader: MemoryReader, scan: int
+) -> None:
+    """The most-prolific-authors walk (cut after ``scan`` authors, tied counts at its end)
+    and the full-text index it falls back to give the memory reader's answer."""
+    from pith_graph.api.reads.folding import typed_keys
+
+    neo4j_reader.typeahead_scan = scan
+    for typed in ("a", "e", "li", "ka", "o'b", "李", "zz", "zoe sm", "a b", "m", "s"):
+        keys = list(typed_keys(typed))
+        for first in (1, 3, 10, 50):
+            assert neo4j_reader.authors_by_prefix(keys, first) == memory_reader.authors_by_prefix(
+                keys, first
+            ), (typed, first)
+
+
 def test_typeahead_answers_first_authors_from_zero(api: Api, memory_reader: MemoryReader) -> None:
     assert [len(api.data(TYPEAHEAD, prefix="a", first=n)["authors"]) for n in (0, 1, 2)] == [0, 1, 2]
     assert memory_reader.authors_by_prefix(["a"], 0) == memory_reader.authors_by_prefix([], 5) == []
@@ -373,11 +391,15 @@ def test_typeahead_and_search_use_indexes_not_label_scans(neo4j_reader: Neo4jRea
 
     typeahead = operators(
         cypher.READ_AUTHORS_BY_PREFIX,
-        index="author_name_fulltext",
+        index="author_namefolded_fulltext",
         query=prefix_query(typed_keys("zoe sm")),
         first=10,
     )
     assert "ProcedureCall" in typeahead and not {o for o in typeahead if "LabelScan" in o or "AllNodes" in o}
+    walk = operators(cypher.READ_AUTHORS_BY_PREFIX_SCAN, keys=["a"], first=10, scan=4000)
+    assert {o for o in walk if "NodeIndex" in o} and not {
+        o for o in walk if "LabelScan" in o or "AllNodes" in o
+    }
     search = operators(
         cypher.search_statement("relevance", frozenset()),
         textIndex="paper_text_fulltext",

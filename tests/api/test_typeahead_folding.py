@@ -1,34 +1,24 @@
-"""Typeahead folding: what a typed word matches, and the Lucene query that matches the same.
+"""Typeahead folding: what a typed word matches, as both readers decide it.
 
-The in-memory reader compares folded words directly; the Neo4j reader sends one regular
-expression per typed word (``prefix_query``). Lucene's regular expressions here use only
-character classes, groups, alternatives and ``.*``, which Python's ``re`` reads the same, so
-the two are checked against each other word by word.
+The loader stores each author's folded words as ``Author.nameFolded`` (``folded_name``). The
+in-memory reader compares the folded words of the name directly; the Neo4j reader asks, of
+``nameFolded``, that it ``STARTS WITH`` each typed key or ``CONTAINS`` it after a space, or
+sends one escaped prefix clause per key to the full-text index of ``nameFolded`` (split on
+white space). These tests check that the three say the same.
 """
 
 from __future__ import annotations
 
 import random
-import re
 
 import pytest
 
-from pith_graph.api.reads import folding
-from pith_graph.api.reads.folding import fold_key, name_keys, prefix_query, typed_keys
-from pith_graph.api.reads.words import tokens
+from pith_graph.api.reads.folding import fold_key, folded_name, name_keys, prefix_query, typed_keys
 
 
-def _regexes(query: str) -> list[str]:
-    return [clause[2:-1].replace("\\/", "/") for clause in query.split(" ")]
-
-
-def _regex_matches(typed: str, word: str) -> bool | None:
-    """Whether the query for ``typed`` matches ``word``; None when the query had to drop some
-    multi-letter folds to stay small (a dozen overlapping ``ss``/``ffi``/``ll`` in one word)."""
-    if len(folding._regex(typed, len(typed))) > folding._MAX_REGEX_LENGTH:
-        return None
-    (regex,) = _regexes(prefix_query([typed]))
-    return re.fullmatch(regex, word) is not None
+def _cypher_matches(keys: tuple[str, ...], folded: str) -> bool:
+    """The scan statement's check, ``READ_AUTHORS_BY_PREFIX_SCAN``'s ``_TYPED``."""
+    return all(folded.startswith(key) or (" " + key) in folded for key in keys)
 
 
 @pytest.mark.parametrize(
@@ -58,10 +48,10 @@ def _regex_matches(typed: str, word: str) -> bool | None:
 def test_typed_words_match_name_words_folded(typed: str, name: str, found: bool) -> None:
     keys, words = typed_keys(typed), name_keys(name)
     assert all(any(word.startswith(key) for word in words) for key in keys) is found
-    # The Lucene query says the same of the name's indexed (lower-case, unfolded) words.
-    indexed = tokens(name)
-    regexes = _regexes(prefix_query(keys))
-    assert all(any(re.fullmatch(regex, word) for word in indexed) for regex in regexes) is found
+    # Neo4j's checks say the same of the stored folded words.
+    folded = folded_name(name)
+    assert set(folded.split(" ")) == words
+    assert _cypher_matches(keys, folded) is found
 
 
 def test_blank_and_punctuation_type_nothing() -> None:
@@ -70,26 +60,25 @@ def test_blank_and_punctuation_type_nothing() -> None:
     assert typed_keys("Zoë zoe ZOE") == ("zoe",)
 
 
-def test_regex_agrees_with_folding_on_many_words() -> None:
-    """Every (typed prefix, word) pair over words with folds of every shape."""
+def test_folded_words_never_hold_a_space_and_agree_with_the_words() -> None:
+    """Over names with folds of every shape: ``nameFolded`` splits back into the words the
+    memory reader compares, and the scan's check is the word-by-word check."""
     rng = random.Random(7)
-    plain = list("aeosstfilnz") + list("àéöøłŀ’")
-    folds = [*"ßæœĳǆﬁþŉ", "ﬀ", "ﬃ", "ꜳ", "ǉ"]  # several letters each: at most three a word
-    words = set()
-    for _ in range(400):
-        chars = [rng.choice(plain) for _ in range(rng.randint(1, 7))]
-        for _ in range(rng.randint(0, 3)):
-            chars.insert(rng.randint(0, len(chars)), rng.choice(folds))
-        words.add("".join(chars))
-    for word in sorted(words):
-        folded = fold_key(word)
-        prefixes = {folded[:n] for n in range(1, len(folded) + 1)} | {"ss", "ae", "ff", "z", "sst"}
-        for typed in sorted(prefixes):
-            matches = _regex_matches(typed, word)
-            assert matches is None or matches is folded.startswith(typed), (typed, word)
+    letters = list("aeosstfilnz") + list("àéöøłŀ’'.-") + [*"ßæœĳǆﬁþŉ", "ﬀ", "ﬃ", "ꜳ", "ǉ", "李", "\u3000"]
+    for _ in range(500):
+        name = " ".join("".join(rng.choice(letters) for _ in range(rng.randint(1, 6))) for _ in range(3))
+        folded = folded_name(name)
+        words = name_keys(name)
+        assert (set(folded.split(" ")) if folded else set()) == words, name
+        for word in words:
+            for n in range(1, len(word) + 1):
+                key = word[:n]
+                assert _cypher_matches((key,), folded), (key, name)
+                assert _cypher_matches((key + "q",), folded) is any(w.startswith(key + "q") for w in words)
 
 
-def test_pathological_typing_stays_a_small_query() -> None:
-    query = prefix_query(typed_keys("s" * 40 + " " + "f" * 30))
-    assert len(query) < 15_000
+def test_prefix_query_escapes_lucene_syntax() -> None:
+    assert prefix_query(("zoe", "sm")) == "+zoe* +sm*"
+    assert prefix_query(("a+b", "(x)", "c*d", "e\\f")) == "+a\\+b* +\\(x\\)* +c\\*d* +e\\\\f*"
+    assert prefix_query(typed_keys("s" * 40 + " " + "f" * 30)) == "+" + "s" * 24 + "* +" + "f" * 24 + "*"
     assert fold_key("ǅemal") == "dzemal"
