@@ -94,8 +94,9 @@ _TYPED = "all(key IN $keys WHERE {a}.nameFolded STARTS WITH key OR {a}.nameFolde
 
 #: Typeahead when the typed words are common: the ``$scan`` most prolific authors, walked in
 #: ``paperCount`` order down its range index until ``$first`` match; then the authors tied
-#: with the last of them (same count), which the name key orders. No row when fewer than
-#: ``$first`` of the ``$scan`` match: :data:`READ_AUTHORS_BY_PREFIX` answers then.
+#: with the last of them (same count), which the name key orders. When fewer than ``$first``
+#: of the ``$scan`` match: no row, unless ``$everyone`` (the walk went through every author,
+#: so the matches it found are all there are).
 READ_AUTHORS_BY_PREFIX_SCAN = f"""
 MATCH (a:Author)
 WHERE a.paperCount > 0
@@ -104,8 +105,8 @@ LIMIT $scan
 WITH a WHERE {_TYPED.format(a="a")}
 LIMIT $first
 WITH collect(a) AS top
-WHERE size(top) = $first
-WITH top, top[-1].paperCount AS floor
+WHERE size(top) = $first OR $everyone
+WITH top, CASE WHEN size(top) = $first THEN top[-1].paperCount END AS floor
 CALL (floor) {{
   MATCH (b:Author)
   WHERE b.paperCount = floor AND {_TYPED.format(a="b")}
@@ -113,22 +114,28 @@ CALL (floor) {{
   LIMIT $first
   RETURN collect(b) AS ties
 }}
-UNWIND [a IN top WHERE a.paperCount > floor] + ties AS a
+UNWIND [a IN top WHERE floor IS NULL OR a.paperCount > floor] + ties AS a
 WITH a ORDER BY a.paperCount DESC, a.nameKey ASC
 LIMIT $first
 RETURN a.nameKey AS nameKey, a.name AS name, a.paperCount AS paperCount
 """
 
-#: Typeahead from the full-text index of the folded words (one prefix clause per key): every
-#: match, ranked by paper count.
+#: Typeahead from the full-text index of the folded words (one prefix clause per key): at
+#: most ``$cap`` matches, ranked by paper count. One row: ``found`` (the matches fetched: all
+#: of them when fewer than ``$cap``) and ``top``.
 READ_AUTHORS_BY_PREFIX = f"""
-CALL db.index.fulltext.queryNodes($index, $query) YIELD node AS a
-WITH a AS group, a.paperCount AS n
-{_TOP_GROUPS}
-WITH group AS a, n
-ORDER BY n DESC, a.nameKey ASC
-LIMIT $first
-RETURN a.nameKey AS nameKey, a.name AS name, n AS paperCount
+CALL db.index.fulltext.queryNodes($index, $query, {{limit: $cap}}) YIELD node
+WITH collect(node) AS hits
+CALL (hits) {{
+  UNWIND hits AS group
+  WITH group, group.paperCount AS n
+  {_TOP_GROUPS.replace(chr(10), chr(10) + "  ")}
+  WITH group AS a, n
+  ORDER BY n DESC, a.nameKey ASC
+  LIMIT $first
+  RETURN collect([a.nameKey, a.name, n]) AS top
+}}
+RETURN size(hits) AS found, top
 """
 
 # Skipped checks: the one the start already guarantees.

@@ -169,20 +169,43 @@ class Neo4jDiscoveryReads:
                 return SearchPage(tuple(items[:first]), len(items) > first, offset)
             fetch = min(fetch * 4, _NO_LIMIT)
 
-    #: How many of the most prolific authors typeahead checks before it asks the full-text
-    #: index instead (see :data:`~pith_graph.api.reads.cypher_discovery.READ_AUTHORS_BY_PREFIX_SCAN`).
+    #: Typeahead: how many of the most prolific authors a short prefix is looked for in
+    #: before the full-text index is asked; how many matches the full-text index ranks (with
+    #: more, the prefix is common: the walk down the most prolific authors answers it).
     typeahead_scan = 4000
+    typeahead_cap = 3000
 
     def authors_by_prefix(self, keys: Sequence[str], first: int) -> list[AuthorRecord]:
-        """Common words (one or two letters, a frequent name) are answered by the most
-        prolific authors, rare ones by the full-text index: two statements at most."""
+        """Common words are answered by walking the most prolific authors, rare ones by the
+        full-text index: a one- or two-letter word walks first; anything else asks the index
+        first, and walks when it finds more than ``typeahead_cap`` matches (at most two
+        statements either way)."""
         if not keys or first == 0:
             return []
+        if len(keys) == 1 and len(keys[0]) <= 2:
+            walked = self._walk(keys, first, min(self.typeahead_scan, _NO_LIMIT))
+            if walked is not None:
+                return walked
+        (row,) = self._rows(
+            cypher.READ_AUTHORS_BY_PREFIX,
+            index=AUTHOR_INDEX,
+            query=prefix_query(keys),
+            first=first,
+            cap=self.typeahead_cap,
+        )
+        if int(row["found"]) < self.typeahead_cap:
+            return [AuthorRecord(key, name, int(count)) for key, name, count in row["top"]]
+        # More than typeahead_cap authors match: the most prolific ones hold the answer.
+        return self._walk(keys, first, _NO_LIMIT) or []
+
+    def _walk(self, keys: Sequence[str], first: int, scan: int) -> list[AuthorRecord] | None:
         rows = self._rows(
-            cypher.READ_AUTHORS_BY_PREFIX_SCAN, keys=list(keys), first=first, scan=self.typeahead_scan
+            cypher.READ_AUTHORS_BY_PREFIX_SCAN,
+            keys=list(keys),
+            first=first,
+            scan=scan,
+            everyone=scan >= _NO_LIMIT,
         )
         if not rows:
-            rows = self._rows(
-                cypher.READ_AUTHORS_BY_PREFIX, index=AUTHOR_INDEX, query=prefix_query(keys), first=first
-            )
+            return None
         return [AuthorRecord(row["nameKey"], row["name"], int(row["paperCount"])) for row in rows]

@@ -351,15 +351,17 @@ def test_typeahead_ranks_by_papers_then_name_key(api: Api, memory_reader: Memory
 
 
 @pytest.mark.neo4j
-@pytest.mark.parametrize("scan", [1, 7, 40, 300, 10**6])
+@pytest.mark.parametrize(("scan", "cap"), [(1, 1), (7, 2), (40, 3000), (300, 5), (10**6, 10**6)])
 def test_typeahead_on_neo4j_answers_the_same_however_far_it_scans(
-    neo4j_reader: Neo4jReader, memory_reader: MemoryReader, scan: int
+    neo4j_reader: Neo4jReader, memory_reader: MemoryReader, scan: int, cap: int
 ) -> None:
     """The most-prolific-authors walk (cut after ``scan`` authors, tied counts at its end)
-    and the full-text index it falls back to give the memory reader's answer."""
+    and the full-text index (ranking at most ``cap`` matches, else walking all the way) give
+    the memory reader's answer."""
     from pith_graph.api.reads.folding import typed_keys
 
     neo4j_reader.typeahead_scan = scan
+    neo4j_reader.typeahead_cap = cap
     for typed in ("a", "e", "li", "ka", "o'b", "李", "zz", "zoe sm", "a b", "m", "s"):
         keys = list(typed_keys(typed))
         for first in (1, 3, 10, 50):
@@ -394,9 +396,10 @@ def test_typeahead_and_search_use_indexes_not_label_scans(neo4j_reader: Neo4jRea
         index="author_namefolded_fulltext",
         query=prefix_query(typed_keys("zoe sm")),
         first=10,
+        cap=3000,
     )
     assert "ProcedureCall" in typeahead and not {o for o in typeahead if "LabelScan" in o or "AllNodes" in o}
-    walk = operators(cypher.READ_AUTHORS_BY_PREFIX_SCAN, keys=["a"], first=10, scan=4000)
+    walk = operators(cypher.READ_AUTHORS_BY_PREFIX_SCAN, keys=["a"], first=10, scan=4000, everyone=False)
     assert {o for o in walk if "NodeIndex" in o} and not {
         o for o in walk if "LabelScan" in o or "AllNodes" in o
     }
