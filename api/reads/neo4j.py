@@ -51,8 +51,9 @@ __all__ = ["ONE_STATEMENT", "Neo4jReader"]
 TITLE_INDEX = next(spec.name for spec in indexes() if spec.kind == "fulltext")
 
 #: The reads that run one statement at most, whatever they are asked (``search_papers``
-#: may run its statement again with a bigger fetch); tests/api/test_api_readers.py runs
-#: each of them alone.
+#: may run its statement again with a bigger fetch, ``authors_by_prefix`` may ask the
+#: full-text index after walking the most prolific authors); tests/api/test_api_readers.py
+#: runs each of them alone.
 ONE_STATEMENT = frozenset(
     {
         "papers_by_ids",
@@ -80,7 +81,6 @@ ONE_STATEMENT = frozenset(
         "collaboration_path",
         "count_listing",
         "facet_counts",
-        "authors_by_prefix",
     }
 )
 

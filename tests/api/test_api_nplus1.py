@@ -233,6 +233,23 @@ def test_a_call_of_several_statements_runs_them_in_one_transaction(neo4j_reader:
             assert counted.counts() == (2, 1, 0), "one call, two statements, one explicit transaction"
 
 
+#: Two letters no author's name starts a word with: typeahead walks the most prolific
+#: authors, finds too few, and asks the full-text index.
+TYPED_RARELY = '{ authors(prefix: "zz", first: 5) { name } }'
+
+
+def test_typeahead_that_walks_then_asks_the_index_runs_in_one_transaction(
+    neo4j_reader: Neo4jReader,
+) -> None:
+    counted = Counted(neo4j_reader)
+    with _serve(counted) as api:
+        for _ in range(2):  # the resolvers, then the plan
+            data, statements, _transactions = counted.ask(api, TYPED_RARELY)
+            assert data == {"authors": []}
+            assert "paperCount DESC" in statements[0] and "fulltext" in statements[1], statements
+            assert counted.counts() == (2, 1, 0), "one call, two statements, one explicit transaction"
+
+
 def test_a_sole_call_never_opens_a_second_transaction(neo4j_reader: Neo4jReader) -> None:
     counted = Counted(neo4j_reader)
     listing = Listing(text=search_terms("via"))

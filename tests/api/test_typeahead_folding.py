@@ -14,6 +14,7 @@ import random
 import pytest
 
 from pith_graph.api.reads.folding import fold_key, folded_name, name_keys, prefix_query, typed_keys
+from pith_graph.api.reads.words import tokens
 
 
 def _cypher_matches(keys: tuple[str, ...], folded: str) -> bool:
@@ -82,3 +83,16 @@ def test_prefix_query_escapes_lucene_syntax() -> None:
     assert prefix_query(("a+b", "(x)", "c*d", "e\\f")) == "+a\\+b* +\\(x\\)* +c\\*d* +e\\\\f*"
     assert prefix_query(typed_keys("s" * 40 + " " + "f" * 30)) == "+" + "s" * 24 + "* +" + "f" * 24 + "*"
     assert fold_key("ǅemal") == "dzemal"
+
+
+def test_the_short_cut_for_plain_names_folds_as_the_tokenizer_does() -> None:
+    """Names of ASCII letters and single spaces skip the tokenizer: same words, same order."""
+    rng = random.Random(11)
+    for _ in range(2000):
+        words = [
+            "".join(rng.choice("aAbBzZqQ") for _ in range(rng.randint(1, 8)))
+            for _ in range(rng.randint(1, 4))
+        ]
+        name = " ".join(words)
+        assert folded_name(name) == " ".join(dict.fromkeys(fold_key(w) for w in tokens(name))), name
+    assert folded_name("A" * 300) == " ".join(fold_key(w) for w in tokens("A" * 300))  # split as Lucene does
