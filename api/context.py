@@ -19,7 +19,7 @@ import asyncio
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -137,6 +137,7 @@ class Context:
         self.keys = keys
         self._lanes = run if isinstance(run, ThreadRunner) else None
         self._lane: asyncio.Future[Lane] | None = None
+        self._calls: list[Future[Any]] = []  # what was sent to the lane
         self._closed = False
         self.reader = reader.for_request() if self._lanes is not None else reader
         self.run: Runner = self._on_lane if self._lanes is not None else run
@@ -158,12 +159,17 @@ class Context:
         lane = await asyncio.shield(self._lane)
         if self._closed:  # closed while this waited for the lane: its close is queued first
             raise asyncio.CancelledError("the request has ended")
-        return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
+        call = lane.submit(fn, *args)
+        self._calls.append(call)
+        return await asyncio.wrap_future(call)
 
     def close(self) -> asyncio.Future[None] | None:
         """End the request's reads: its transaction is closed on its lane, then the lane is
         freed. Needs no waiting (safe from a cancelled request, and more than once); the
-        future returned, if any, is done when the lane is free."""
+        future returned, if any, is done when the lane is free. When the lane is idle and
+        no transaction is open (a planned request ends its own, see
+        :func:`~pith_graph.api.plan.run.run_plan`), the lane is freed at once: no trip to
+        its thread."""
         lanes, claim = self._lanes, self._lane
         self._lane = None
         self._closed = True
@@ -171,6 +177,16 @@ class Context:
             return None
         if claim is None:
             self.reader.close()  # never read: nothing is open
+            return None
+        if (
+            claim.done()
+            and not claim.cancelled()
+            and claim.exception() is None
+            and all(call.done() for call in self._calls)
+            and not self.reader.holds_transaction()
+        ):
+            self.reader.close()  # no I/O: nothing is open, and the lane's thread is idle
+            lanes.release(claim.result())
             return None
         loop = asyncio.get_running_loop()
         released: asyncio.Future[None] = loop.create_future()

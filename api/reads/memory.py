@@ -69,6 +69,10 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def ping(self) -> None:
         """Always ready."""
 
+    def holds_transaction(self) -> bool:
+        """Never: no transactions."""
+        return False
+
     def close(self) -> None:
         """Nothing to release."""
 

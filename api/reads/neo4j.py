@@ -117,6 +117,9 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         runs as it would without (in the request's transaction)."""
         return self._statements.sole() if method in ONE_STATEMENT else nullcontext()
 
+    def holds_transaction(self) -> bool:
+        return self._request and self._statements.open
+
     def close(self) -> None:
         """A request reader ends its transaction; the reader itself closes the driver."""
         if self._request:

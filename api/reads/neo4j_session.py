@@ -46,6 +46,11 @@ class Statements(Protocol):
         """A block whose statement, if any, is the last one of its request."""
         ...
 
+    @property
+    def open(self) -> bool:
+        """Whether a transaction is open (which :meth:`close` ends on the server)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -91,6 +96,11 @@ class EachInItsOwn(_Errors):
     def sole(self) -> AbstractContextManager[None]:
         """Nothing to save: every statement is a transaction of its own already."""
         return nullcontext()
+
+    @property
+    def open(self) -> bool:
+        """Never: each statement's transaction ends with it."""
+        return False
 
     def close(self) -> None:
         """Nothing: the driver belongs to the reader."""

@@ -207,5 +207,9 @@ class GraphReader(DiscoveryReads, Protocol):
     def ping(self) -> None:
         """Return when the store can answer; raise :class:`~pith_graph.errors.StoreError` if not."""
 
+    def holds_transaction(self) -> bool:
+        """Whether the reader has a transaction open, which :meth:`close` ends on the store;
+        when not, ``close`` does no I/O and any thread may call it."""
+
     def close(self) -> None:
         """Release what the reader holds (a request reader: its transaction)."""

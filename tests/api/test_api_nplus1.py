@@ -204,6 +204,49 @@ def test_a_paper_with_authors_and_categories_is_one_statement(neo4j_reader: Neo4
     assert "COUNT" not in statements[0]  # no paper counts when none is shown
 
 
+class CountingRunner(ThreadRunner):
+    """The API's lanes, counting what is sent to their threads (each a thread hop)."""
+
+    def __init__(self, threads: int) -> None:
+        super().__init__(threads)
+        self.sent: list[str] = []
+
+    async def acquire(self) -> Any:
+        lane = await super().acquire()
+        if not hasattr(lane, "counted"):
+            submit = lane.submit
+
+            def counting(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+                self.sent.append(getattr(fn, "__qualname__", repr(fn)))
+                return submit(fn, *args, **kwargs)
+
+            lane.submit = counting  # type: ignore[method-assign]
+            lane.counted = True  # type: ignore[attr-defined]
+        return lane
+
+
+@pytest.mark.parametrize("query", [PAPER, NESTED], ids=["auto-commit", "explicit"])
+def test_a_planned_request_goes_to_its_lane_once(neo4j_reader: Neo4jReader, query: str) -> None:
+    """The plan runs on the request's lane and ends its transaction there: freeing the lane
+    needs no second trip (the resolvers close theirs with one)."""
+    counted = Counted(neo4j_reader)
+    runner = CountingRunner(2)
+    app = create_app(counted.reader, run=runner, on_shutdown=runner.close)
+    with served(app, "neo4j", counted.reader) as api:
+        # A request that reads nothing, from its plan (the second time): one trip. Once it
+        # is answered, the event loop has run what the request before it queued.
+        settle = "{ __typename }"
+        api.data(settle)
+        counted.ask(api, query)  # the resolvers
+        api.data(settle)
+        assert runner.sent[-2:] == ["Neo4jReader.close", "_execute"], runner.sent
+        runner.sent.clear()
+        counted.ask(api, query)  # the plan
+        assert counted.counts()[1] == 1  # one transaction
+        api.data(settle)
+        assert runner.sent == ["_execute", "_execute"]  # the plan's one trip, then the next request's
+
+
 def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) -> None:
     query = (
         "{ " + " ".join(f'p{i}: paper(id: "arXiv:2605.{90001 + i}") {{ title }}' for i in range(20)) + " }"
