@@ -9,8 +9,9 @@ database equals ``load --save`` of the bundles loaded into it.
 A :class:`Selection` picks papers — of a category, of an author and the coauthors within
 ``hops``, submitted in a date range (all that are given must hold) — and the export holds
 those papers and everything they touch: their authors, categories, aliases and signers, with
-the edges between them. Node properties are the database's (``Signer.keyIds`` and
-``Author.name`` reflect the whole graph, not the subgraph). Records stream from the server in
+the edges between them. Node properties are the database's (``Signer.keyIds``,
+``Author.name`` and ``Author.paperCount`` reflect the whole graph, not the subgraph: an
+author's ``paperCount`` may exceed its ``AUTHORED`` edges in the export). Records stream from the server in
 chunks of papers, so memory holds the graph being built and one chunk, whatever the size.
 """
 
