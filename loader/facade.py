@@ -32,7 +32,7 @@ def resolve_keyring(trusted_keys: TrustedKeys = None) -> Keyring:
 
 
 def load_graph(
-    paths: Iterable[str | Path],
+    paths: str | Path | Iterable[str | Path],
     *,
     trusted_keys: TrustedKeys = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
@@ -41,13 +41,18 @@ def load_graph(
 ) -> tuple[nx.DiGraph, LoadReport]:
     """Verify and load bundles into a networkx ``DiGraph`` (see :mod:`~pith_graph.loader.stores.memory`).
 
-    Returns the graph and the :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with
-    reasons, stale, duplicate, counts). Pass ``graph`` to add to an existing graph.
+    ``paths``: files, folders, ``-`` (stdin), or one of them. Returns the graph and the
+    :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with reasons, stale,
+    duplicate, counts). Pass ``graph`` to add to an existing graph.
 
     >>> G, report = load_graph([SAMPLES])
     >>> report.accepted, report.rejected
     (3, 0)
+    >>> load_graph(SAMPLES)[1].accepted  # one path alone
+    3
     """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
     store = MemoryStore(graph)
     report = run(
         [str(path) for path in paths],

@@ -11,6 +11,7 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+import pith_graph as pith_graph_package
 from pith_graph.loader.facade import SAMPLES
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
@@ -32,6 +33,14 @@ def _tampered(tmp_path: Path) -> Path:
     path = tmp_path / "tampered.json"
     path.write_text(json.dumps(bundle))
     return path
+
+
+def test_version_is_the_installed_package_s() -> None:
+    from importlib.metadata import version
+
+    result = pith_graph("--version")
+    assert (result.returncode, result.stdout.strip()) == (0, f"pith-graph {version('pith-graph')}")
+    assert version("pith-graph") == pith_graph_package.__version__
 
 
 def test_verify_samples_exit_0() -> None:

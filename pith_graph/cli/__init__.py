@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib.metadata import version
 from typing import NoReturn
 
 from rich.console import Console
@@ -34,6 +35,7 @@ __all__ = ["build_parser", "entry", "main"]
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     parser = Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
+    parser.add_argument("--version", action="version", version=f"pith-graph {version('pith-graph')}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
     add_loader_commands(commands)
     add_import_command(commands)
