@@ -11,7 +11,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from heapq import nsmallest
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -33,6 +33,7 @@ from pith_graph.api.reads.memory_view import (
     CODE,
     LABEL,
     NAME,
+    NAME_FOLDED,
     NAME_KEY,
     PITH_NUMBER,
     TYPE,
@@ -258,7 +259,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
                 key=lambda node: (-G.out_degree(node), G.nodes[node][NAME_KEY]),
             )
             pairs = sorted(
-                (key, rank) for rank, node in enumerate(authors) for key in name_keys(G.nodes[node][NAME])
+                (key, rank) for rank, node in enumerate(authors) for key in _folded_words(G.nodes[node])
             )
             return [key for key, _ in pairs], array("i", (rank for _, rank in pairs)), authors
 
@@ -277,3 +278,12 @@ class MemoryDiscoveryReads(MemoryGraphView):
         matches.sort(key=len)
         found = matches[0].intersection(*matches[1:])
         return [self._author(authors[rank]) for rank in nsmallest(first, found)]
+
+
+def _folded_words(author: dict[str, Any]) -> Iterable[str]:
+    """An author's folded words: the stored ``nameFolded`` (the loader folded them), or folded
+    here for a graph saved before it existed."""
+    folded = author.get(NAME_FOLDED)
+    if folded is None:
+        return name_keys(author[NAME])
+    return folded.split(" ") if folded else ()

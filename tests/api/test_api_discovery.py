@@ -370,6 +370,23 @@ def test_typeahead_on_neo4j_answers_the_same_however_far_it_scans(
             ), (typed, first)
 
 
+def test_typeahead_of_a_graph_saved_before_folded_names_folds_them_itself(
+    memory_reader: MemoryReader,
+) -> None:
+    """The memory reader matches the stored ``nameFolded``; a graph without it (saved before
+    0.3) gets the same answers from the names."""
+    from pith_graph.api.reads.folding import typed_keys
+    from pith_graph.api.reads.memory import MemoryReader as Reader
+
+    old = memory_reader.G.copy()
+    for _node, data in old.nodes(data=True):
+        data.pop("nameFolded", None)
+    before = Reader(old)
+    for typed in ("a", "zoe sm", "ZOË", "o'b", "李", "strass", "zz"):
+        keys = list(typed_keys(typed))
+        assert before.authors_by_prefix(keys, 20) == memory_reader.authors_by_prefix(keys, 20), typed
+
+
 def test_typeahead_answers_first_authors_from_zero(api: Api, memory_reader: MemoryReader) -> None:
     assert [len(api.data(TYPEAHEAD, prefix="a", first=n)["authors"]) for n in (0, 1, 2)] == [0, 1, 2]
     assert memory_reader.authors_by_prefix(["a"], 0) == memory_reader.authors_by_prefix([], 5) == []
