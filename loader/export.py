@@ -11,8 +11,9 @@ A :class:`Selection` picks papers — of a category, of an author and the coauth
 those papers and everything they touch: their authors, categories, aliases and signers, with
 the edges between them. Node properties are the database's (``Signer.keyIds``,
 ``Author.name`` and ``Author.paperCount`` reflect the whole graph, not the subgraph: an
-author's ``paperCount`` may exceed its ``AUTHORED`` edges in the export). Records stream from the server in
-chunks of papers, so memory holds the graph being built and one chunk, whatever the size.
+author's ``paperCount`` may exceed its ``AUTHORED`` edges in the export). Records stream
+from the server in chunks of papers, so memory holds the graph being built and one chunk,
+whatever the size.
 """
 
 from __future__ import annotations
