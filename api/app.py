@@ -328,8 +328,11 @@ def create_app(
         try:
             yield
         finally:
-            if on_shutdown is not None:
-                on_shutdown()
+            try:
+                await reader.aclose()  # what bridged requests opened on this loop
+            finally:
+                if on_shutdown is not None:
+                    on_shutdown()
 
     app = Starlette(
         routes=[

@@ -7,15 +7,18 @@ on Neo4j) per level and relation, whatever the number of papers. Methods that ta
 execution plan, :mod:`pith_graph.api.plan`, batch the same way without DataLoaders.)
 
 Reader calls run through a :class:`Runner`: inline for the in-memory reader (microseconds,
-no I/O), or on a :class:`ThreadRunner` for Neo4j, so a slow database never blocks the event
-loop. With a ``ThreadRunner`` a request holds one of its threads (a *lane*) from its first
-read to its end, and reads through the reader's :meth:`~GraphReader.for_request`: all its
-statements run on that thread, in one read transaction. :meth:`Context.close` ends it.
+no I/O); for Neo4j, bridged onto the event loop (:class:`~pith_graph.api.bridge.BridgeRunner`,
+what ``serve`` uses: a request waiting on the database holds no thread) or on a
+:class:`ThreadRunner`, where a request holds one of its threads (a *lane*) from its first
+read to its end. Either way the request reads through the reader's
+:meth:`~GraphReader.for_request`: its statements run one at a time, in one read
+transaction, which :meth:`Context.close` ends.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
@@ -26,6 +29,7 @@ from typing import Any, Protocol, TypeVar
 from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
+from pith_graph.api.bridge import BridgeRunner, run_bridged
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
@@ -47,6 +51,8 @@ from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["Context", "KeyInfo", "Runner", "ThreadRunner", "run_inline"]
+
+log = logging.getLogger("pith_graph.api.context")
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
@@ -109,6 +115,10 @@ class ThreadRunner:
             lane.shutdown(wait=True, cancel_futures=True)
 
 
+#: Bridged requests' transactions being ended (see :meth:`Context.close`).
+_CLOSING: set[asyncio.Task[None]] = set()
+
+
 @dataclass(frozen=True, slots=True)
 class KeyInfo:
     """What the server's keyring says about a key id."""
@@ -122,8 +132,10 @@ class Context:
     """Everything a resolver needs for one request.
 
     With a :class:`ThreadRunner` as ``run``, the request reads through
-    ``reader.for_request()`` on one lane: call :meth:`close` when the request ends (the
-    API's view does), which ends its transaction and frees the lane.
+    ``reader.for_request()`` on one lane; with a :class:`~pith_graph.api.bridge.BridgeRunner`,
+    through ``reader.for_request(bridged=True)`` on the event loop, one call at a time. Call
+    :meth:`close` when the request ends (the API's view does): it ends the transaction (and
+    frees the lane).
     """
 
     def __init__(
@@ -131,7 +143,7 @@ class Context:
         reader: GraphReader,
         limits: RequestLimits,
         keys: Mapping[str, KeyInfo],
-        run: Runner | ThreadRunner = run_inline,
+        run: Runner | ThreadRunner | BridgeRunner = run_inline,
     ) -> None:
         self.limits = limits
         self.keys = keys
@@ -139,8 +151,15 @@ class Context:
         self._lane: asyncio.Future[Lane] | None = None
         self._calls: list[Future[Any]] = []  # what was sent to the lane
         self._closed = False
-        self.reader = reader.for_request() if self._lanes is not None else reader
-        self.run: Runner = self._on_lane if self._lanes is not None else run
+        #: Bridged: one reader call at a time (the request's transaction is not shared).
+        self._turn = asyncio.Lock() if isinstance(run, BridgeRunner) else None
+        self.run: Runner
+        if self._lanes is not None:
+            self.reader, self.run = reader.for_request(), self._on_lane
+        elif self._turn is not None:
+            self.reader, self.run = reader.for_request(bridged=True), self._bridged
+        else:
+            self.reader, self.run = reader, run
         #: Aborting it stops the request's execution at the next field (the time limit).
         self.abort = AbortController()
         #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
@@ -163,6 +182,23 @@ class Context:
         self._calls.append(call)
         return await asyncio.wrap_future(call)
 
+    async def _bridged(self, fn: Callable[..., T], /, *args: Any) -> T:
+        assert self._turn is not None
+        if self._closed:  # as in _on_lane
+            raise asyncio.CancelledError("the request has ended")
+        async with self._turn:
+            if self._closed:  # closed while this waited: its close comes after
+                raise asyncio.CancelledError("the request has ended")
+            return await run_bridged(fn, *args)
+
+    async def _close_bridged(self) -> None:
+        assert self._turn is not None
+        async with self._turn:
+            try:
+                await run_bridged(self.reader.close)
+            except Exception:  # the request has been answered: nobody to tell
+                log.debug("ending a request's transaction failed", exc_info=True)
+
     def close(self) -> asyncio.Future[None] | None:
         """End the request's reads: its transaction is closed on its lane, then the lane is
         freed. Needs no waiting (safe from a cancelled request, and more than once); the
@@ -172,6 +208,15 @@ class Context:
         its thread."""
         lanes, claim = self._lanes, self._lane
         self._lane = None
+        if self._turn is not None and not self._closed:
+            self._closed = True
+            if not self._turn.locked() and not self.reader.holds_transaction():
+                self.reader.close()  # no I/O: nothing is open, nothing is running
+                return None
+            closing = asyncio.get_running_loop().create_task(self._close_bridged())
+            _CLOSING.add(closing)  # a reference until done (the loop keeps only a weak one)
+            closing.add_done_callback(_CLOSING.discard)
+            return closing
         self._closed = True
         if lanes is None:
             return None

@@ -28,6 +28,7 @@ from typing import Any
 import uvicorn
 
 from pith_graph.api.app import create_app
+from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.context import Runner, ThreadRunner, run_inline
 from pith_graph.api.loops import LoopThreads
 from pith_graph.api.protocols import protocol_with_header_timeout
@@ -122,7 +123,7 @@ def _prepare(
         )
 
     connect().close()  # fail now on a bad address or password; each process connects itself
-    return lambda: (connect(), ThreadRunner(settings.neo4j_threads), ThreadRunner(1))
+    return lambda: (connect(), BridgeRunner(), ThreadRunner(1))
 
 
 def _serve_one(

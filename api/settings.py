@@ -20,7 +20,6 @@ variable                               meaning                       default
 ``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
 ``PITH_API_MAX_BATCH_IDS``             ids per ``papersById``        500
 ``PITH_API_WORKERS``                   serving processes             one per core
-``PITH_API_NEO4J_THREADS``             concurrent Neo4j reads        16
 ``PITH_API_MEMORY_THREADS``            memory backend: threads       4
                                        running queries off the
                                        event loop
@@ -93,7 +92,6 @@ class ServerSettings:
     neo4j_password: str | None = None
     neo4j_password_file: str | None = None
     neo4j_database: str = "neo4j"
-    neo4j_threads: int = 16
     #: Memory backend: threads that run GraphQL executions off the event loop.
     memory_threads: int = 4
     graphiql: bool = True
@@ -111,8 +109,6 @@ class ServerSettings:
             raise UsageError(f"backend must be memory or neo4j, not {self.backend!r}")
         if not 0 <= self.port <= 65535:
             raise UsageError(f"port must be between 0 and 65535, not {self.port}")
-        if self.neo4j_threads < 1:
-            raise UsageError("PITH_API_NEO4J_THREADS must be at least 1")
         if self.graph is not None and self.backend != "memory":
             raise UsageError("--graph starts the memory backend from a saved graph: not with neo4j")
         if self.workers is not None and self.workers < 1:
@@ -157,8 +153,6 @@ class ServerSettings:
             values["graph"] = env["PITH_API_GRAPH"]
         if env.get("PITH_API_TRUSTED_KEYS"):
             values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
-        if "PITH_API_NEO4J_THREADS" in env:
-            values["neo4j_threads"] = number("PITH_API_NEO4J_THREADS", int)
         if "PITH_API_WORKERS" in env:
             values["workers"] = number("PITH_API_WORKERS", int)
         if "PITH_API_MEMORY_THREADS" in env:

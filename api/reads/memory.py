@@ -76,9 +76,12 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def close(self) -> None:
         """Nothing to release."""
 
-    def for_request(self) -> MemoryReader:
+    def for_request(self, *, bridged: bool = False) -> MemoryReader:
         """Itself: reads need no transaction, and every call is as cheap as a cached one."""
         return self
+
+    async def aclose(self) -> None:
+        """Nothing was opened."""
 
     def sole_statement(self, method: str) -> AbstractContextManager[None]:
         """Nothing to save: no transactions."""

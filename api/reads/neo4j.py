@@ -20,12 +20,15 @@ from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+import neo4j
+
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_base import after_parameters
+from pith_graph.api.reads.neo4j_bridged import BridgedTransaction
 from pith_graph.api.reads.neo4j_discovery import Neo4jDiscoveryReads
 from pith_graph.api.reads.neo4j_rankings import Neo4jRankings
 from pith_graph.api.reads.neo4j_rows import author, author_list, category, category_links, signer
-from pith_graph.api.reads.neo4j_session import OneTransaction
+from pith_graph.api.reads.neo4j_session import OneTransaction, Statements
 from pith_graph.api.reads.records import (
     EVERYTHING,
     AliasRecord,
@@ -42,7 +45,7 @@ from pith_graph.api.reads.records import (
 )
 from pith_graph.api.reads.words import lucene_query
 from pith_graph.loader.stores.cypher import PING
-from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, open_driver
+from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, driver_config, open_driver
 from pith_graph.schema.database import indexes
 from pith_graph.schema.rows import PaperRow
 
@@ -99,13 +102,31 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         timeout: float | None = None,
     ) -> Neo4jReader:
         """A reader over a driver that has reached ``database`` (else a StoreError), with
-        :data:`~pith_graph.loader.stores.neo4j_connect.READ_TIMEOUTS`: reads fail fast."""
+        :data:`~pith_graph.loader.stores.neo4j_connect.READ_TIMEOUTS`: reads fail fast.
+        Bridged request readers (:meth:`for_request`) get an asyncio driver with the same
+        settings, opened on first use."""
         driver = open_driver(uri, user, password, database, READ_TIMEOUTS)
-        return cls(driver, database, uri=uri, timeout=timeout)
 
-    def for_request(self) -> Neo4jReader:
-        """A reader whose statements share one read transaction (see the module docstring)."""
-        statements = OneTransaction(self.driver, self.database, self.uri, self.timeout)
+        def open_async() -> neo4j.AsyncDriver:
+            return neo4j.AsyncGraphDatabase.driver(uri, **driver_config(user, password, READ_TIMEOUTS))
+
+        return cls(driver, database, uri=uri, timeout=timeout, open_async=open_async)
+
+    _async_driver: neo4j.AsyncDriver | None = None  # bridged request readers' (one per reader)
+
+    def for_request(self, *, bridged: bool = False) -> Neo4jReader:
+        """A reader whose statements share one read transaction (see the module docstring).
+        ``bridged``: its statements go through the asyncio driver, and it must be used inside
+        :func:`~pith_graph.api.bridge.run_bridged` (:mod:`pith_graph.api.reads.neo4j_bridged`)."""
+        statements: Statements
+        if bridged:
+            if self._async_driver is None:
+                if self.open_async is None:
+                    raise ValueError("bridged request readers need open_async (Neo4jReader.connect sets it)")
+                self._async_driver = self.open_async()
+            statements = BridgedTransaction(self._async_driver, self.database, self.uri, self.timeout)
+        else:
+            statements = OneTransaction(self.driver, self.database, self.uri, self.timeout)
         return Neo4jReader(
             self.driver, self.database, uri=self.uri, timeout=self.timeout, statements=statements
         )
@@ -126,6 +147,13 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
             self._statements.close()
         else:
             self.driver.close()
+
+    async def aclose(self) -> None:
+        """Close the asyncio driver of bridged request readers, if one was opened (on the
+        event loop that used it)."""
+        driver, self._async_driver = self._async_driver, None
+        if driver is not None:
+            await driver.close()
 
     def ping(self) -> None:
         self._rows(PING)

@@ -39,8 +39,11 @@ class Neo4jBase:
         uri: str = "neo4j",
         timeout: float | None = None,
         statements: Statements | None = None,
+        open_async: Callable[[], neo4j.AsyncDriver] | None = None,
     ) -> None:
         self.driver = driver
+        #: Opens the asyncio driver of bridged request readers, on first use.
+        self.open_async = open_async
         self.database = database
         self.uri = uri
         self.timeout = timeout

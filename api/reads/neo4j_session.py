@@ -34,7 +34,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.stores.neo4j_connect import translate
 
-__all__ = ["EachInItsOwn", "OneTransaction", "SecondStatement", "Statements"]
+__all__ = ["EachInItsOwn", "OneTransaction", "RequestStatements", "SecondStatement", "Statements"]
 
 
 class Statements(Protocol):
@@ -106,15 +106,12 @@ class EachInItsOwn(_Errors):
         """Nothing: the driver belongs to the reader."""
 
 
-class OneTransaction(_Errors):
-    """Every statement in one explicit read transaction, opened on the first; or a request's
-    only statement as an auto-commit transaction (:meth:`sole`)."""
+class RequestStatements(_Errors):
+    """What both ways of running one request's statements share: the choice, made at its
+    first statement, between one explicit transaction and an auto-commit one (:meth:`sole`)."""
 
-    def __init__(self, driver: neo4j.Driver, database: str, uri: str, timeout: float | None) -> None:
+    def __init__(self, uri: str, database: str, timeout: float | None) -> None:
         super().__init__(uri, database, timeout)
-        self.driver = driver
-        self._session: neo4j.Session | None = None
-        self._transaction: neo4j.Transaction | None = None
         self._ran = False  # a statement was run (or tried)
         self._sole = False  # the next statement is the request's only one
         self._spent = False  # the request's one transaction was an auto-commit statement
@@ -134,8 +131,43 @@ class OneTransaction(_Errors):
         finally:
             self._sole = False
 
+    _transaction: object | None  # the explicit transaction, once opened
+
+    def _end(self, *, commit: bool) -> None:
+        """End the explicit transaction, if any, and its session."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """End the transaction (a read: committing only releases it)."""
+        with self.translated():
+            self._end(commit=True)
+
+    @property
+    def open(self) -> bool:
+        """Whether a transaction is open."""
+        return self._transaction is not None
+
+    def _alone_now(self) -> bool:
+        """Whether the statement about to run is the request's auto-commit one (raises
+        :class:`SecondStatement` after it); counts it as run."""
+        if self._spent:
+            raise SecondStatement("the request ran its one statement as an auto-commit transaction")
+        first, self._ran = not self._ran, True
+        self._spent = first and self._sole
+        return self._spent
+
+
+class OneTransaction(RequestStatements):
+    """Every statement in one explicit read transaction, opened on the first; or a request's
+    only statement as an auto-commit transaction (:meth:`sole`)."""
+
+    def __init__(self, driver: neo4j.Driver, database: str, uri: str, timeout: float | None) -> None:
+        super().__init__(uri, database, timeout)
+        self.driver = driver
+        self._session: neo4j.Session | None = None
+        self._transaction: neo4j.Transaction | None = None
+
     def _alone(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
-        self._spent = True
         with (
             self.translated(),
             self.driver.session(
@@ -158,10 +190,7 @@ class OneTransaction(_Errors):
             return session.begin_transaction(timeout=self.timeout)
 
     def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
-        if self._spent:
-            raise SecondStatement("the request ran its one statement as an auto-commit transaction")
-        first, self._ran = not self._ran, True
-        if first and self._sole:
+        if self._alone_now():
             return self._alone(statement, parameters)
         with self.translated():
             try:
@@ -182,13 +211,3 @@ class OneTransaction(_Errors):
         finally:
             if session is not None:
                 session.close()  # rolls back a transaction still open
-
-    def close(self) -> None:
-        """End the transaction (a read: committing only releases it)."""
-        with self.translated():
-            self._end(commit=True)
-
-    @property
-    def open(self) -> bool:
-        """Whether a transaction is open."""
-        return self._transaction is not None

@@ -190,11 +190,13 @@ class GraphReader(DiscoveryReads, Protocol):
         keys) with at most ``max_hops`` papers, or ``None``. Of several shortest chains, the
         one whose sequence of node keys (name keys and pith numbers) is smallest."""
 
-    def for_request(self) -> GraphReader:
+    def for_request(self, *, bridged: bool = False) -> GraphReader:
         """A reader for one request: its reads share one read transaction, opened on the
         first read (Neo4j), and it may keep what a hint fetched for later calls. Use it from
         one thread at a time and close it when the request ends. A reader with nothing to
-        share returns itself."""
+        share returns itself. ``bridged``: it is used only inside
+        :func:`~pith_graph.api.bridge.run_bridged`, on the event loop, and may wait there
+        (Neo4j: with the asyncio driver)."""
 
     def sole_statement(self, method: str) -> AbstractContextManager[None]:
         """A block around the first call of a request reader, ``method``, when the caller
@@ -213,3 +215,7 @@ class GraphReader(DiscoveryReads, Protocol):
 
     def close(self) -> None:
         """Release what the reader holds (a request reader: its transaction)."""
+
+    async def aclose(self) -> None:
+        """Release what bridged request readers opened on the running event loop (called
+        when the server stops)."""

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 import neo4j
@@ -32,6 +33,7 @@ __all__ = [
     "URI_SCHEMES",
     "DriverTimeouts",
     "check_uri",
+    "driver_config",
     "open_driver",
     "translated",
 ]
@@ -147,6 +149,20 @@ def check_uri(uri: str) -> None:
         raise UsageError(f"{bad}: the port must be a number from 1 to 65535")
 
 
+def driver_config(user: str, password: str | None, timeouts: DriverTimeouts) -> dict[str, Any]:
+    """The settings of every driver pith-graph opens, synchronous or asyncio (no password:
+    no authentication)."""
+    return {
+        "auth": (user, password) if password else None,
+        "max_transaction_retry_time": timeouts.retry,
+        "connection_timeout": timeouts.connect,
+        "connection_acquisition_timeout": timeouts.acquire,
+        "liveness_check_timeout": timeouts.liveness_check,
+        "warn_notification_severity": "OFF",
+        "user_agent": "pith-graph",
+    }
+
+
 def open_driver(
     uri: str,
     user: str,
@@ -161,18 +177,8 @@ def open_driver(
     A URI the driver cannot use is a :class:`UsageError` (:func:`check_uri`).
     """
     check_uri(uri)
-    auth = (user, password) if password else None
     try:
-        driver = neo4j.GraphDatabase.driver(
-            uri,
-            auth=auth,
-            max_transaction_retry_time=timeouts.retry,
-            connection_timeout=timeouts.connect,
-            connection_acquisition_timeout=timeouts.acquire,
-            liveness_check_timeout=timeouts.liveness_check,
-            warn_notification_severity="OFF",
-            user_agent="pith-graph",
-        )
+        driver = neo4j.GraphDatabase.driver(uri, **driver_config(user, password, timeouts))
     except (ConfigurationError, ValueError) as error:
         raise UsageError(f"bad Neo4j URI {uri!r}: {error}") from error
     try:

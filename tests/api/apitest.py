@@ -31,6 +31,7 @@ import pytest
 import uvicorn
 
 from pith_graph.api.app import create_app
+from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.context import ThreadRunner
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
@@ -251,13 +252,20 @@ def _neo4j_api(neo4j_corpus: _Neo4jCorpus, corpus: Corpus) -> Iterator[Api]:
     reader = Neo4jReader.connect(
         server_info.uri, server_info.user, server_info.password, server_info.database, timeout=30
     )
-    runner = ThreadRunner(8)
+    ping_runner = ThreadRunner(1)
 
     def shutdown() -> None:
-        runner.close()
+        ping_runner.close()
         reader.close()
 
-    app = create_app(reader, keyring=corpus.keyring, run=runner, backend="neo4j", on_shutdown=shutdown)
+    app = create_app(
+        reader,
+        keyring=corpus.keyring,
+        run=BridgeRunner(),  # as serve does
+        ping_run=ping_runner,
+        backend="neo4j",
+        on_shutdown=shutdown,
+    )
     with served(app, "neo4j", reader) as found:
         yield found
 

@@ -5,9 +5,11 @@ reader uses."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
-from typing import Any
+from typing import Any, TypeVar
 
 import neo4j
 import pytest
@@ -20,6 +22,7 @@ from apitest import (  # noqa: F401 (fixtures)
 )
 
 from pith_graph.api.app import create_app
+from pith_graph.api.bridge import BridgeRunner, run_bridged
 from pith_graph.api.context import ThreadRunner
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.discovery import Listing
@@ -30,6 +33,8 @@ from pith_graph.api.reads.words import search_terms
 from pith_graph.errors import StoreError, StoreErrorCode
 
 pytestmark = pytest.mark.neo4j
+
+T = TypeVar("T")
 
 
 class CountingDriver:
@@ -44,6 +49,7 @@ class CountingDriver:
         self.statements: list[str] = []
         self.transactions = 0
         self.autocommits = 0
+        self.sessions = self.closed = 0  # asyncio sessions opened and closed
 
     def sent(self, query: Any) -> Any:
         """What goes to the server for ``query`` (counted)."""
@@ -61,6 +67,55 @@ class CountingDriver:
 
     def close(self) -> None:
         self.driver.close()
+
+
+class AsyncCountingDriver:
+    """The same counting over the asyncio driver of bridged request readers (counted into
+    ``counter``), also counting the sessions it opens and closes."""
+
+    def __init__(self, counter: CountingDriver, driver: Any) -> None:
+        self.counter = counter
+        self.driver = driver
+
+    def session(self, **kwargs: Any) -> Any:
+        self.counter.sessions += 1
+        return _AsyncCounting(self.counter, self.driver.session(**kwargs), session=True)
+
+    async def close(self) -> None:
+        await self.driver.close()
+
+
+class _AsyncCounting:
+    """An asyncio session or transaction that counts what goes through it."""
+
+    def __init__(self, counter: CountingDriver, inner: Any, *, session: bool) -> None:
+        self._counter = counter
+        self._inner = inner
+        self._session = session
+
+    async def begin_transaction(self, **kwargs: Any) -> Any:
+        self._counter.transactions += 1
+        return _AsyncCounting(self._counter, await self._inner.begin_transaction(**kwargs), session=False)
+
+    async def run(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._session:
+            self._counter.transactions += 1
+            self._counter.autocommits += 1
+        return await self._inner.run(self._counter.sent(query), *args, **kwargs)
+
+    async def close(self) -> None:
+        self._counter.closed += 1
+        await self._inner.close()
+
+    async def __aenter__(self) -> _AsyncCounting:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._counter.closed += 1
+        await self._inner.__aexit__(*exc)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
 
 
 class _Counting:
@@ -121,10 +176,13 @@ class Counted:
         timeout: float = 30,
     ) -> None:
         self.driver = CountingDriver(reader.driver, fault)
+        open_async = reader.open_async
+        assert open_async is not None
         self.reader = Neo4jReader(
             self.driver,  # type: ignore[arg-type]
             database or reader.database,
             timeout=timeout,
+            open_async=lambda: AsyncCountingDriver(self.driver, open_async()),  # type: ignore[arg-type,return-value]
         )
 
     def ask(self, api: Any, query: str) -> tuple[dict[str, Any], list[str], int]:
@@ -142,16 +200,32 @@ class Counted:
     def reset(self) -> None:
         self.driver.statements.clear()
         self.driver.transactions = self.driver.autocommits = 0
+        self.driver.sessions = self.driver.closed = 0
 
     @contextmanager
-    def request(self) -> Iterator[Neo4jReader]:
-        """A request's reader (closed after the block), counting from zero."""
+    def request(self, bridged: bool = False) -> Iterator[Neo4jReader]:
+        """A request's reader (closed after the block), counting from zero. ``bridged``: use
+        it inside :meth:`run`."""
         self.reset()
-        request = self.reader.for_request()
+        request = self.reader.for_request(bridged=bridged)
         try:
             yield request
         finally:
             request.close()
+
+    def run(self, fn: Callable[[], T], bridged: bool) -> T:
+        """``fn()``: as it is, or bridged onto an event loop of its own (then the asyncio
+        driver it opened is closed on that loop)."""
+        if not bridged:
+            return fn()
+
+        async def bridge() -> T:
+            try:
+                return await run_bridged(fn)
+            finally:
+                await self.reader.aclose()
+
+        return asyncio.run(bridge())
 
     def counts(self) -> tuple[int, int, int]:
         """Statements, transactions and auto-commit ones since the last reset."""
@@ -159,17 +233,31 @@ class Counted:
         return len(driver.statements), driver.transactions, driver.autocommits
 
 
-def _serve(counted: Counted, limits: RequestLimits | None = None) -> Any:
-    runner = ThreadRunner(4)
-    app = create_app(counted.reader, limits=limits, run=runner, on_shutdown=runner.close)
+@pytest.fixture(params=["bridged", "lanes"])
+def runner_kind(request: pytest.FixtureRequest) -> str:
+    """How requests read: bridged onto the event loop (what serve does) or on lanes."""
+    kind: str = request.param
+    return kind
+
+
+def _serve(counted: Counted, kind: str, limits: RequestLimits | None = None) -> Any:
+    if kind == "bridged":
+        ping = ThreadRunner(1)
+        app = create_app(
+            counted.reader, limits=limits, run=BridgeRunner(), ping_run=ping, on_shutdown=ping.close
+        )
+    else:
+        runner = ThreadRunner(4)
+        app = create_app(counted.reader, limits=limits, run=runner, on_shutdown=runner.close)
     return served(app, "neo4j", counted.reader)
 
 
 def test_nested_query_runs_a_fixed_number_of_statements_in_one_transaction(
     neo4j_reader: Neo4jReader,
+    runner_kind: str,
 ) -> None:
     counted = Counted(neo4j_reader)
-    with _serve(counted) as api:
+    with _serve(counted, runner_kind) as api:
         data, resolved, transactions = counted.ask(api, NESTED)  # the first time: the resolvers
         again, planned, planned_transactions = counted.ask(api, NESTED)  # then: its plan
     assert again == data
@@ -191,9 +279,11 @@ def test_nested_query_runs_a_fixed_number_of_statements_in_one_transaction(
 PAPER = '{ paper(id: "arXiv:2605.90002") { pithNumber title authors { name } categories { code } } }'
 
 
-def test_a_paper_with_authors_and_categories_is_one_statement(neo4j_reader: Neo4jReader) -> None:
+def test_a_paper_with_authors_and_categories_is_one_statement(
+    neo4j_reader: Neo4jReader, runner_kind: str
+) -> None:
     counted = Counted(neo4j_reader)
-    with _serve(counted) as api:
+    with _serve(counted, runner_kind) as api:
         counted.ask(api, PAPER)  # the resolvers: in an explicit transaction, as before
         assert counted.driver.autocommits == 0
         data, statements, transactions = counted.ask(api, PAPER)  # the plan
@@ -247,12 +337,12 @@ def test_a_planned_request_goes_to_its_lane_once(neo4j_reader: Neo4jReader, quer
         assert runner.sent == ["_execute", "_execute"]  # the plan's one trip, then the next request's
 
 
-def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) -> None:
+def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader, runner_kind: str) -> None:
     query = (
         "{ " + " ".join(f'p{i}: paper(id: "arXiv:2605.{90001 + i}") {{ title }}' for i in range(20)) + " }"
     )
     counted = Counted(neo4j_reader)
-    with _serve(counted) as api:
+    with _serve(counted, runner_kind) as api:
         for _ in range(2):  # resolvers, then plan
             data, statements, transactions = counted.ask(api, query)
             assert sum(1 for paper in data.values() if paper is not None) == 5  # the hand-made papers
@@ -268,9 +358,11 @@ def test_aliases_of_the_same_field_share_a_statement(neo4j_reader: Neo4jReader) 
 SEARCH_AGAIN = '{ search(text: "via", first: 2) { nodes { title } } }'
 
 
-def test_a_call_of_several_statements_runs_them_in_one_transaction(neo4j_reader: Neo4jReader) -> None:
+def test_a_call_of_several_statements_runs_them_in_one_transaction(
+    neo4j_reader: Neo4jReader, runner_kind: str
+) -> None:
     counted = Counted(neo4j_reader)
-    with _serve(counted) as api:
+    with _serve(counted, runner_kind) as api:
         for _ in range(2):  # search has no plan: the resolvers, both times
             counted.ask(api, SEARCH_AGAIN)
             assert counted.counts() == (2, 1, 0), "one call, two statements, one explicit transaction"
@@ -283,9 +375,10 @@ TYPED_RARELY = '{ authors(prefix: "zz", first: 5) { name } }'
 
 def test_typeahead_that_walks_then_asks_the_index_runs_in_one_transaction(
     neo4j_reader: Neo4jReader,
+    runner_kind: str,
 ) -> None:
     counted = Counted(neo4j_reader)
-    with _serve(counted) as api:
+    with _serve(counted, runner_kind) as api:
         for _ in range(2):  # the resolvers, then the plan
             data, statements, _transactions = counted.ask(api, TYPED_RARELY)
             assert data == {"authors": []}
@@ -293,27 +386,61 @@ def test_typeahead_that_walks_then_asks_the_index_runs_in_one_transaction(
             assert counted.counts() == (2, 1, 0), "one call, two statements, one explicit transaction"
 
 
-def test_a_sole_call_never_opens_a_second_transaction(neo4j_reader: Neo4jReader) -> None:
+def test_bridged_requests_close_every_session(neo4j_reader: Neo4jReader) -> None:
+    """Whatever a bridged request read (resolvers or plan, one statement or several, a
+    failure), its session is closed once it is answered: none is left holding a connection."""
     counted = Counted(neo4j_reader)
+    opened = 0
+    with _serve(counted, "bridged") as api:
+        for query in (
+            NESTED,
+            NESTED,
+            PAPER,
+            PAPER,
+            SEARCH_AGAIN,
+            TYPED_RARELY,
+            '{ paper(id: "arXiv:2605.99999") { title } }',
+        ):
+            counted.post(api, query)
+            # The resolvers' transaction is committed after the answer: give it a moment.
+            deadline = time.monotonic() + 10
+            while counted.driver.closed < counted.driver.sessions and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert counted.driver.closed == counted.driver.sessions > 0, query
+            opened += counted.driver.sessions
+    assert opened >= 6
+
+
+def test_a_sole_call_never_opens_a_second_transaction(neo4j_reader: Neo4jReader, runner_kind: str) -> None:
+    counted = Counted(neo4j_reader)
+    bridged = runner_kind == "bridged"
     listing = Listing(text=search_terms("via"))
-    # A read that may run several statements is not run alone: one explicit transaction.
-    with counted.request() as request, request.sole_statement("search_papers"):
-        request.search_papers(listing, "relevance", 2, None)
-    assert counted.counts() == (2, 1, 0)
-    # After a statement run alone, another one is refused rather than run in a second transaction.
-    with counted.request() as request:
-        with request.sole_statement("all_categories"):
-            assert request.all_categories()
-        with pytest.raises(SecondStatement):
+
+    def scenario() -> list[tuple[int, int, int]]:
+        found = []
+        # A read that may run several statements is not run alone: one explicit transaction.
+        with counted.request(bridged) as request, request.sole_statement("search_papers"):
+            request.search_papers(listing, "relevance", 2, None)
+        found.append(counted.counts())
+        # After a statement run alone, another one is refused rather than run in a second one.
+        with counted.request(bridged) as request:
+            with request.sole_statement("all_categories"):
+                assert request.all_categories()
+            with pytest.raises(SecondStatement):
+                request.count_papers(PaperFilter())
+        found.append(counted.counts())
+        # After earlier statements, a sole call joins their transaction.
+        with counted.request(bridged) as request:
             request.count_papers(PaperFilter())
-    assert counted.counts() == (1, 1, 1)
-    # After earlier statements, a sole call joins their transaction.
-    with counted.request() as request:
-        request.count_papers(PaperFilter())
-        with request.sole_statement("all_categories"):
-            request.all_categories()
-        request.count_papers(PaperFilter())
-    assert counted.counts() == (3, 1, 0)
+            with request.sole_statement("all_categories"):
+                request.all_categories()
+            request.count_papers(PaperFilter())
+        found.append(counted.counts())
+        return found
+
+    assert counted.run(scenario, bridged) == [(2, 1, 0), (1, 1, 1), (3, 1, 0)]
+    if bridged:  # the last request's session (each request counts from zero) was closed
+        assert counted.driver.sessions == counted.driver.closed == 1
 
 
 FAULTS = [
@@ -338,22 +465,30 @@ FAULTS = [
 
 @pytest.mark.parametrize(("fault", "store_code", "code"), FAULTS)
 def test_a_failing_statement_alone_fails_as_in_a_transaction(
-    neo4j_reader: Neo4jReader, fault: dict[str, Any], store_code: StoreErrorCode, code: str
+    neo4j_reader: Neo4jReader, runner_kind: str, fault: dict[str, Any], store_code: StoreErrorCode, code: str
 ) -> None:
     counted = Counted(neo4j_reader, **fault)
-    found = []
-    for alone in (False, True):
-        with (
-            counted.request() as request,
-            request.sole_statement("all_categories") if alone else nullcontext(),
-            pytest.raises(StoreError) as raised,
-        ):
-            request.all_categories()
-        found.append((raised.value.code, raised.value.message))
+    bridged = runner_kind == "bridged"
+
+    def scenario() -> list[tuple[StoreErrorCode, str]]:
+        found = []
+        for alone in (False, True):
+            with (
+                counted.request(bridged) as request,
+                request.sole_statement("all_categories") if alone else nullcontext(),
+                pytest.raises(StoreError) as raised,
+            ):
+                request.all_categories()
+            found.append((raised.value.code, raised.value.message))
+        return found
+
+    found = counted.run(scenario, bridged)
     assert found[0] == found[1]
+    if bridged:  # the failed request's session was closed too
+        assert counted.driver.sessions == counted.driver.closed == 1
     assert found[0][0] is store_code
     # The plan's statement fails alone and it gives way; the resolvers' error is the answer.
-    with _serve(counted, RequestLimits(timeout_seconds=60)) as api:
+    with _serve(counted, runner_kind, RequestLimits(timeout_seconds=60)) as api:
         resolved = counted.post(api, PAPER)  # compiles the plan
         assert counted.driver.autocommits == 0
         planned = counted.post(api, PAPER)
