@@ -4,9 +4,9 @@ Every field of a level (all the objects at that depth of the response, across th
 query) registers its reader calls in one :class:`~pith_graph.api.plan.batch.Batch`; the
 batch runs once; then the values are put into the response and the objects they hold become
 the next level. The response is built as plain dicts in the order the document asks for its
-keys. The whole plan runs as one blocking call through the request's runner: inline for the
-in-memory reader, on the request's lane for Neo4j — one hop to its thread and back per
-request, however many levels.
+keys. The whole plan runs as one blocking-style call through the request's runner: inline for
+the in-memory reader; for Neo4j bridged onto the event loop (what ``serve`` does) or on the
+request's lane — one hop to its thread and back per request, however many levels.
 
 A plan gives way instead of answering (:func:`run_plan` returns ``None``) when anything goes
 wrong — a bad variable or argument, an error of the reader, a null where the schema allows
@@ -19,9 +19,9 @@ its only reads that may run a statement (:attr:`~pith_graph.api.plan.compile.Pla
 a root batch of one call runs as the request's sole statement
 (:meth:`~pith_graph.api.reads.reader.GraphReader.sole_statement`): on Neo4j, an auto-commit
 transaction, one round trip less than an explicit one and its commit. On that path the plan
-also ends the request's transaction itself, on its lane, as its last step, so that closing
-the context frees the lane without a second trip to the lane's thread (a thread hop cost
-about a tenth of the server's CPU per request under load).
+also ends the request's transaction itself as its last step (on its lane, if it has one),
+so that closing the context needs no second call (with lanes, a second trip to the lane's
+thread cost about a tenth of the server's CPU per request under load).
 """
 
 from __future__ import annotations
