@@ -78,7 +78,7 @@ def child_load(folder: str, n: int, data: str) -> None:
     from pith_graph.loader.stores.neo4j import Neo4jStore
 
     keyring = resolve_keyring(Path(folder) / "keyring.json")
-    with local_server(Path(data)) as uri, Neo4jStore.connect(uri) as store:
+    with local_server(Path(data)) as (uri, password), Neo4jStore.connect(uri, password=password) as store:
         store.ensure_schema()
         started = time.perf_counter()
         report = run(shards(Path(folder), n), keyring=keyring, store=store, batch_size=5000)
