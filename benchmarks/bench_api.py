@@ -36,6 +36,7 @@ from typing import Any
 import orjson
 
 from pith_graph.api.app import create_app
+from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.context import Context, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
@@ -177,7 +178,7 @@ def _serve_child(
         active, runner = reader, run_inline
     else:
         active = Neo4jReader.connect(uri, password=resolve_password(uri), timeout=30)
-        runner = ThreadRunner(32)  # type: ignore[assignment]
+        runner = BridgeRunner()  # type: ignore[assignment]  # as serve does
     app = create_app(active, keyring=keyring, run=runner, backend=backend)
     config = uvicorn.Config(app, log_config=None, access_log=False, lifespan="on", backlog=256)
     uvicorn.Server(config).run(sockets=[sock])
