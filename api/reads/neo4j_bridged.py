@@ -19,7 +19,7 @@ from typing import Any
 import neo4j
 
 from pith_graph.api.bridge import wait_for
-from pith_graph.api.reads.neo4j_session import RequestStatements
+from pith_graph.api.reads.neo4j_session import RequestStatements, pipelined_begin, read_session
 
 __all__ = ["BridgedTransaction"]
 
@@ -29,9 +29,7 @@ log = logging.getLogger("pith_graph.api.reads")
 async def _auto_commit(
     driver: neo4j.AsyncDriver, database: str, query: neo4j.Query, parameters: dict[str, Any]
 ) -> list[neo4j.Record]:
-    async with driver.session(
-        database=database, default_access_mode=neo4j.READ_ACCESS, bookmark_manager=None
-    ) as session:
+    async with driver.session(**read_session(database)) as session:
         result = await session.run(query, parameters)
         return [record async for record in result]
 
@@ -39,13 +37,9 @@ async def _auto_commit(
 async def _begin(
     driver: neo4j.AsyncDriver, database: str, timeout: float | None
 ) -> tuple[neo4j.AsyncSession, neo4j.AsyncTransaction]:
-    session = driver.session(database=database, default_access_mode=neo4j.READ_ACCESS, bookmark_manager=None)
+    session = driver.session(**read_session(database))
     try:
-        # BEGIN goes out with the first RUN (one round trip less), as in OneTransaction.
-        pipelined = getattr(session, "_pipelined_begin", None)
-        if pipelined is None:
-            return session, await session.begin_transaction(timeout=timeout)
-        with pipelined:
+        with pipelined_begin(session):
             return session, await session.begin_transaction(timeout=timeout)
     except BaseException:
         await session.close()

@@ -34,7 +34,15 @@ from neo4j.exceptions import DriverError, Neo4jError
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.stores.neo4j_connect import translate
 
-__all__ = ["EachInItsOwn", "OneTransaction", "RequestStatements", "SecondStatement", "Statements"]
+__all__ = [
+    "EachInItsOwn",
+    "OneTransaction",
+    "RequestStatements",
+    "SecondStatement",
+    "Statements",
+    "pipelined_begin",
+    "read_session",
+]
 
 
 class Statements(Protocol):
@@ -52,6 +60,19 @@ class Statements(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def read_session(database: str) -> dict[str, Any]:
+    """The settings of a request's session (sync or asyncio driver): reads of ``database``,
+    with no bookmarks."""
+    return {"database": database, "default_access_mode": neo4j.READ_ACCESS, "bookmark_manager": None}
+
+
+def pipelined_begin(session: object) -> AbstractContextManager[object]:
+    """A block in which ``session`` sends BEGIN with the first RUN (one round trip less), as
+    ``execute_query`` does; the flag is the driver's own (neo4j < 7), skipped if it is gone."""
+    flag: AbstractContextManager[object] | None = getattr(session, "_pipelined_begin", None)
+    return flag if flag is not None else nullcontext()
 
 
 class SecondStatement(RuntimeError):
@@ -168,25 +189,12 @@ class OneTransaction(RequestStatements):
         self._transaction: neo4j.Transaction | None = None
 
     def _alone(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
-        with (
-            self.translated(),
-            self.driver.session(
-                database=self.database, default_access_mode=neo4j.READ_ACCESS, bookmark_manager=None
-            ) as session,
-        ):
+        with self.translated(), self.driver.session(**read_session(self.database)) as session:
             return list(session.run(neo4j.Query(statement, timeout=self.timeout), parameters))
 
     def _begin(self) -> neo4j.Transaction:
-        session = self.driver.session(
-            database=self.database, default_access_mode=neo4j.READ_ACCESS, bookmark_manager=None
-        )
-        self._session = session
-        # BEGIN goes out with the first RUN (one round trip less), as execute_query does;
-        # the flag is the driver's own (neo4j < 7), skipped if it is gone.
-        pipelined = getattr(session, "_pipelined_begin", None)
-        if pipelined is None:
-            return session.begin_transaction(timeout=self.timeout)
-        with pipelined:
+        session = self._session = self.driver.session(**read_session(self.database))
+        with pipelined_begin(session):
             return session.begin_transaction(timeout=self.timeout)
 
     def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
