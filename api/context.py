@@ -205,7 +205,8 @@ class Context:
         future returned, if any, is done when the lane is free. When the lane is idle and
         no transaction is open (a planned request ends its own, see
         :func:`~pith_graph.api.plan.run.run_plan`), the lane is freed at once: no trip to
-        its thread."""
+        its thread. Bridged, an open transaction is committed by a task, after the call in
+        flight (if any), and the task is returned."""
         lanes, claim = self._lanes, self._lane
         self._lane = None
         if self._turn is not None and not self._closed:
