@@ -8,7 +8,10 @@ fresh process and into a fresh Neo4j data folder:
   seconds, peak RSS of the importing process and of its largest child (a worker or the
   importer's JVM);
 * **transactional** — ``pith-graph load --backend neo4j`` of the same bundles into an empty
-  database (a private server, batch 5000), at ``--load-n`` bundles, in the same run.
+  database (a private server, batch 5000), at ``--load-n`` bundles, in the same run; also
+  its rate over the second half of the writes (a fresh server's JIT compiler is busy for the
+  first tens of thousands) and the CPU per bundle of the server by thread kind (query and
+  commit, JIT, GC, other) and of the loader with its workers.
 
 The rate must not fall with size (a bounded-memory design); 2.5M is projected from the
 largest run plus the marginal cost per bundle between the two largest runs. Results: a table on stdout and JSON in ``benchmarks/results/`` (git-ignored).
@@ -70,8 +73,40 @@ def child_import(folder: str, n: int, data: str) -> None:
     )
 
 
+#: Neo4j's JVM threads by what they do (Linux thread names, digits dropped).
+_THREAD_KINDS = (
+    ("query+commit", ("neo4j.BoltWorke",)),
+    ("jit", ("C1 CompilerThre", "C2 CompilerThre")),
+    ("gc", ("GC Thread", "G1 ", "VM Thread")),
+)
+
+
+def server_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds the process ``pid`` has used so far, by thread kind (from ``/proc``;
+    empty where there is no ``/proc``)."""
+    spent: dict[str, float] = {}
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return spent
+    for task in tasks:
+        try:
+            name = Path(f"/proc/{pid}/task/{task}/comm").read_text().strip()
+            fields = Path(f"/proc/{pid}/task/{task}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the thread ended
+            continue
+        kind = next((k for k, prefixes in _THREAD_KINDS if name.startswith(prefixes)), "other")
+        spent[kind] = spent.get(kind, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return spent
+
+
 def child_load(folder: str, n: int, data: str) -> None:
-    """In a fresh process: a transactional load into a private server's empty database."""
+    """In a fresh process: a transactional load into a private server's empty database.
+
+    Besides the rate: the rate over the second half of the writes (the server's JIT has
+    warmed up by then), and the CPU per bundle of the server by thread kind and of this
+    process with its workers."""
     from pith_graph.loader.bulk.neo4j_admin import local_server
     from pith_graph.loader.facade import resolve_keyring
     from pith_graph.loader.pipeline import run
@@ -80,10 +115,43 @@ def child_load(folder: str, n: int, data: str) -> None:
     keyring = resolve_keyring(Path(folder) / "keyring.json")
     with local_server(Path(data)) as (uri, password), Neo4jStore.connect(uri, password=password) as store:
         store.ensure_schema()
+        pid = int((Path(data) / "neo4j.pid").read_text().strip())
+        written: list[tuple[float, int]] = []
+        apply = store.apply
+
+        def timed_apply(batch: Any, rank: Any) -> Any:
+            applied = apply(batch, rank)
+            written.append((time.perf_counter(), (written[-1][1] if written else 0) + len(batch)))
+            return applied
+
+        store.apply = timed_apply  # type: ignore[method-assign]
+        server_before, ours_before = server_cpu(pid), _own_cpu()
         started = time.perf_counter()
         report = run(shards(Path(folder), n), keyring=keyring, store=store, batch_size=5000)
         seconds = time.perf_counter() - started
-    print(json.dumps({"bundles": report.seen, "seconds": seconds, "bundles_per_s": report.seen / seconds}))
+        server = {k: v - server_before.get(k, 0.0) for k, v in server_cpu(pid).items()}
+        ours = _own_cpu() - ours_before
+    half = next(((t, done) for t, done in written if done >= report.seen / 2), None)
+    second_half = (
+        (report.seen - half[1]) / (written[-1][0] - half[0]) if half and written[-1][0] > half[0] else None
+    )
+    print(
+        json.dumps(
+            {
+                "bundles": report.seen,
+                "seconds": seconds,
+                "bundles_per_s": report.seen / seconds,
+                "second_half_bundles_per_s": second_half,
+                "server_cpu_ms_per_bundle": {k: 1000 * v / report.seen for k, v in sorted(server.items())},
+                "our_cpu_ms_per_bundle": 1000 * ours / report.seen,
+            }
+        )
+    )
+
+
+def _own_cpu() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def fresh(kind: str, folder: Path, n: int) -> dict[str, Any]:
@@ -137,8 +205,13 @@ def main() -> None:
             flush=True,
         )
     load = fresh("load", folder, args.load_n)
+    half = load.get("second_half_bundles_per_s")
+    cpu = ", ".join(f"{k} {v:.2f}" for k, v in load.get("server_cpu_ms_per_bundle", {}).items())
     print(
-        f"transactional {args.load_n}: {load['bundles_per_s']:.0f} bundles/s ({load['seconds']:.1f} s)",
+        f"transactional {args.load_n}: {load['bundles_per_s']:.0f} bundles/s ({load['seconds']:.1f} s; "
+        f"second half {half:.0f}/s); Neo4j CPU ms/bundle: {cpu}; ours {load['our_cpu_ms_per_bundle']:.2f}"
+        if half
+        else f"transactional {args.load_n}: {load['bundles_per_s']:.0f} bundles/s ({load['seconds']:.1f} s)",
         flush=True,
     )
     same = imports.get(args.load_n)
