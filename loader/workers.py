@@ -1,4 +1,4 @@
-"""Verification workers that die with the loader.
+"""Worker processes that die with the loader, and :func:`in_processes` to share out work.
 
 A worker of :mod:`pith_graph.loader.pipeline` waits on its task queue; if the loader is
 killed (``kill -9``, the OOM killer) nothing ever closes that queue, because every sibling
@@ -17,19 +17,28 @@ loader's:
 The kernel sends the signal when the *thread* that forked the worker ends. The pipeline's
 pool forks all its workers from the thread that runs the load and shuts them down before
 that thread returns, so the two lifetimes are the same.
+
+:func:`in_processes` runs ``work(k)`` for ``k < count`` at once, in forked processes that
+die with the caller in the same way (the bulk import's decide and node passes use it).
 """
 
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import multiprocessing
 import os
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from multiprocessing.connection import Connection
+from typing import TypeVar, cast
 
-__all__ = ["WATCHDOG_SECONDS", "die_with_parent"]
+__all__ = ["WATCHDOG_SECONDS", "die_with_parent", "in_processes"]
+
+T = TypeVar("T")
 
 #: How often the fallback watchdog thread checks its parent.
 WATCHDOG_SECONDS = 0.5
@@ -64,3 +73,61 @@ def die_with_parent(parent_pid: int) -> None:
             _exit_now()
         return
     threading.Thread(target=_watch, args=(parent_pid,), name="parent-watchdog", daemon=True).start()
+
+
+def _run_and_send(send: Connection, work: Callable[[int], object], index: int, parent_pid: int) -> None:
+    die_with_parent(parent_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt ends
+    try:
+        result: tuple[bool, object] = (True, work(index))
+    except BaseException as error:  # sent to the parent, which raises it
+        result = (False, error)
+    try:
+        send.send(result)
+    except Exception:  # the result or the error does not pickle
+        send.send((False, RuntimeError(f"process {index} failed: {result[1]!r}")))
+    finally:
+        send.close()
+
+
+def in_processes(count: int, work: Callable[[int], T]) -> list[T]:
+    """``[work(0), ..., work(count - 1)]``, run at the same time: ``work(0)`` in this process,
+    each other in a forked process of its own (``work`` itself is never pickled, only what it
+    returns). Where there is no ``fork``, or ``count`` is 1, they run here one after another.
+
+    The first error raised by any of them is raised here, after every process has ended (the
+    others are stopped at once if this process's own share failed).
+    """
+    if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [work(index) for index in range(count)]
+    context = multiprocessing.get_context("fork")
+    children = []
+    for index in range(1, count):
+        receive, send = context.Pipe(duplex=False)
+        process = context.Process(target=_run_and_send, args=(send, work, index, os.getpid()), daemon=True)
+        process.start()
+        send.close()
+        children.append((process, receive))
+    outcomes: list[tuple[bool, object]] = []
+    try:
+        outcomes.append((True, work(0)))
+    except BaseException:
+        for process, _ in children:
+            process.kill()
+        for process, receive in children:
+            process.join()
+            receive.close()
+        raise
+    for index, (process, receive) in enumerate(children, start=1):
+        try:
+            outcomes.append(receive.recv())
+        except EOFError:
+            outcomes.append((False, RuntimeError(f"process {index} ended without a result")))
+        finally:
+            receive.close()
+            process.join()
+    for ok, value in outcomes:
+        if not ok:
+            assert isinstance(value, BaseException)
+            raise value
+    return [cast(T, value) for _, value in outcomes]

@@ -59,10 +59,23 @@ def test_the_files_hold_what_a_load_keeps(
         loaded.outranked,
     )
     assert report.counts == memory.counts()
-    papers = (tmp_path / "csv" / "paper.csv").read_text(encoding="utf-8").splitlines()
+    paper_files = sorted((tmp_path / "csv").glob("paper.d*.csv"))  # one per process of pass two
+    assert len(paper_files) == workers
+    papers = [
+        row for path in paper_files for row in csv.reader(io.StringIO(path.read_text(encoding="utf-8")))
+    ]
     stored = {data["bundleSha256"] for _, data in memory.graph.nodes(data=True) if data["label"] == "Paper"}
-    assert {row[12] for row in csv.reader(papers)} == stored  # bundleSha256
+    assert len(papers) == len(stored)
+    assert {row[12] for row in papers} == stored  # bundleSha256
+    args = report_args(tmp_path / "csv")
+    assert [a for a in args if a.startswith("--nodes=Paper=")] == [
+        f"--nodes=Paper={tmp_path / 'csv' / 'paper.header.csv'},{','.join(map(str, paper_files))}"
+    ]
     assert not any(tmp_path.glob(".pith-graph-import-*"))  # the spill is gone
+
+
+def report_args(folder: Path) -> list[str]:
+    return (folder / "neo4j-admin.args").read_text().split()
 
 
 def test_a_process_holding_the_store_lock_counts_as_running(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -126,3 +127,57 @@ def test_watchdog_ends_a_worker_without_prctl(tmp_path: Path, stray: list[int]) 
     parent.wait(10)
 
     assert _wait_gone([worker], 5.0) == [], "the watchdog did not end the orphan"
+
+
+# -- in_processes ------------------------------------------------------------------------------
+
+
+def test_in_processes_runs_each_share_in_a_process_of_its_own() -> None:
+    from pith_graph.loader.workers import in_processes
+
+    here = os.getpid()
+    lock = threading.Lock()  # a lock does not pickle: the work closes over it, forked, not sent
+    results = in_processes(3, lambda k: (k, os.getpid(), not lock.locked()))
+    assert [k for k, _, _ in results] == [0, 1, 2]
+    pids = [pid for _, pid, _ in results]
+    assert pids[0] == here and len(set(pids)) == 3
+    assert all(free for _, _, free in results)
+    assert in_processes(1, lambda k: os.getpid()) == [here]
+
+
+def test_in_processes_raises_a_share_s_error_here() -> None:
+    from pith_graph.errors import StoreError, StoreErrorCode
+    from pith_graph.loader.workers import in_processes
+
+    def work(k: int) -> int:
+        if k == 1:
+            raise StoreError(StoreErrorCode.IMPORT_FAILED, "share 1 failed")
+        return k
+
+    with pytest.raises(StoreError) as raised:
+        in_processes(2, work)
+    assert raised.value.code is StoreErrorCode.IMPORT_FAILED and "share 1 failed" in str(raised.value)
+
+
+def test_in_processes_stops_the_others_when_its_own_share_fails(tmp_path: Path) -> None:
+    from pith_graph.loader.workers import in_processes
+
+    marker = tmp_path / "pids"
+
+    def work(k: int) -> None:
+        if k == 0:
+            deadline = time.monotonic() + 10
+            while not marker.exists() or len(marker.read_text().split()) < 2:  # both started
+                assert time.monotonic() < deadline
+                time.sleep(0.01)
+            raise ValueError("own share failed")
+        with marker.open("a") as handle:
+            handle.write(f"{os.getpid()}\n")
+        time.sleep(60)
+
+    started = time.monotonic()
+    with pytest.raises(ValueError, match="own share failed"):
+        in_processes(3, work)
+    assert time.monotonic() - started < 30
+    for pid in map(int, marker.read_text().split()):
+        assert not _alive(pid)

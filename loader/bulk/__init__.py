@@ -8,7 +8,9 @@
 2. **decide** — each partition is decided alone under the update rules (newest wins within a
    signer, precedence across signers; stale, duplicate and outranked bundles counted), and
    the winners' Paper and edge rows are copied into the CSV files (:mod:`.merge`);
-3. **nodes** — Author, Category, Alias and Signer rows, partitioned by key, are written once;
+3. **nodes** — Author, Category, Alias and Signer rows, partitioned by key, are written once
+   (passes two and three each share their partitions out among as many processes as pass
+   one had workers);
 4. ``neo4j-admin database import full`` builds the database from the files
    (:mod:`.neo4j_admin`);
 5. the server is started once to create the constraints and indexes
@@ -150,7 +152,7 @@ def bulk_import(
     try:
         spill = work / "spill"
         spill.mkdir()
-        partitions = partitions_for(files)
+        partitions = max(count, partitions_for(files))  # at least one per process of pass two
         handler = SpillHandler(WorkerConfig(keyring, limits, frozenset(), clock_skew), spill, partitions)
         step = time.perf_counter()
         with cyclic_gc_paused():
@@ -164,7 +166,7 @@ def bulk_import(
                     on_progress(report.seen)
         report.steps["verify"] = time.perf_counter() - step
         step = time.perf_counter()
-        csv, outcomes = write_csv(spill, partitions, keyring.rank, csv_only or work / "csv")
+        csv, outcomes = write_csv(spill, partitions, keyring.rank, csv_only or work / "csv", count)
         report.steps["csv"] = time.perf_counter() - step
         report.inserted = outcomes[Outcome.INSERTED]
         report.stale = outcomes[Outcome.STALE]

@@ -1,4 +1,8 @@
-"""Passes two and three of a bulk import, in this process: decide, then write the CSV files.
+"""Passes two and three of a bulk import: decide, then write the CSV files.
+
+Partitions are independent, so the import's processes share each pass (partition ``k`` of
+``n`` to process ``k mod n``, :func:`~pith_graph.loader.workers.in_processes`); each writes
+data files of its own, which the importer reads as parts of one file per label or type.
 
 Pass two reads one spill partition at a time and decides it under the update rules, as one
 batch against an empty store (:func:`~pith_graph.loader.stores.rules.plan_batch`: the same
@@ -23,9 +27,10 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, Target, alias_id, line
+from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, alias_id, line
 from pith_graph.loader.bulk.spill import read_partition
 from pith_graph.loader.stores.rules import Outcome, plan_batch
+from pith_graph.loader.workers import in_processes
 
 __all__ = ["CsvFiles", "write_csv"]
 
@@ -35,32 +40,25 @@ _AUTHOR, _CATEGORY, _ALIAS, _SIGNER = 0, 1, 2, 3
 
 @dataclass
 class CsvFiles:
-    """The CSV files being written: a header file and two data parts per target."""
+    """The CSV files written for the importer: a header per target, then its data files (one
+    per process that wrote rows of that target, in two parts: single-line and multi-line)."""
 
     folder: Path
     nodes: Counter[str] = field(default_factory=Counter)
     edges: Counter[str] = field(default_factory=Counter)
+    files: dict[tuple[int, bool], list[Path]] = field(default_factory=dict)
 
-    def __post_init__(self) -> None:
+    def write_headers(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
-        self._open: dict[tuple[int, bool], BinaryIO] = {}
         for target in TARGETS:
             (self.folder / f"{target.name}.header.csv").write_text(target.header + "\n", encoding="utf-8")
 
-    def path(self, target: Target, multiline: bool) -> Path:
-        return self.folder / f"{target.name}{'.multiline' if multiline else ''}.csv"
-
-    def write(self, index: int, multiline: bool, data: bytes) -> None:
-        handle = self._open.get((index, multiline))
-        if handle is None:
-            handle = self._open[(index, multiline)] = open(  # noqa: SIM115
-                self.path(TARGETS[index], multiline), "ab", buffering=1 << 20
-            )
-        handle.write(data)
-
-    def close(self) -> None:
-        for handle in self._open.values():
-            handle.close()
+    def add(self, share: _Share) -> None:
+        """Count in a process's share (its counts and data files)."""
+        self.nodes.update(share.nodes)
+        self.edges.update(share.edges)
+        for slot, path in sorted(share.files.items()):
+            self.files.setdefault(slot, []).append(path)
 
     def importer_args(self) -> list[str]:
         """``--nodes``/``--relationships`` (and ``--multiline-fields``) for what was written."""
@@ -69,14 +67,49 @@ class CsvFiles:
         for index, target in enumerate(TARGETS):
             header = self.folder / f"{target.name}.header.csv"
             for part in (False, True):
-                if (index, part) in self._open:
-                    data = self.path(target, part)
-                    args.append(f"{target.option}={target.label}={header},{data}")
+                data = [str(path) for path in self.files.get((index, part), ())]
+                if data:
+                    args.append(f"{target.option}={target.label}={','.join([str(header), *data])}")
                     if part:
-                        multiline.append(str(data))
+                        multiline += data
         if multiline:
             args += [f"--multiline-fields={','.join(multiline)}", "--multiline-fields-format=v2"]
         return args
+
+
+@dataclass
+class _Share:
+    """What one process wrote: its data files by (target, multi-line), and their counts."""
+
+    folder: Path
+    tag: str
+    nodes: Counter[str] = field(default_factory=Counter)
+    edges: Counter[str] = field(default_factory=Counter)
+    outcomes: Counter[Outcome] = field(default_factory=Counter)
+    files: dict[tuple[int, bool], Path] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._open: dict[tuple[int, bool], BinaryIO] = {}
+
+    def write(self, index: int, multiline: bool, data: bytes) -> None:
+        handle = self._open.get((index, multiline))
+        if handle is None:
+            name = f"{TARGETS[index].name}{'.multiline' if multiline else ''}.{self.tag}.csv"
+            self.files[(index, multiline)] = self.folder / name
+            handle = self._open[(index, multiline)] = open(self.folder / name, "ab", buffering=1 << 20)  # noqa: SIM115
+        handle.write(data)
+
+    def close(self) -> None:
+        for handle in self._open.values():
+            handle.close()
+        self._open.clear()
+
+    def __getstate__(self) -> dict[str, Any]:  # sent back from a process once closed
+        return {k: v for k, v in self.__dict__.items() if k != "_open"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._open = {}
 
 
 def _node_key(kind: int, row: list[Any]) -> str:
@@ -87,13 +120,12 @@ def _decide(
     spill: Path,
     part: int,
     rank: Callable[[str], int],
-    csv: CsvFiles,
-    outcomes: Counter[Outcome],
+    csv: _Share,
     nodes_out: list[BinaryIO],
 ) -> None:
     records = list(read_partition(spill, part))
     plan = plan_batch(records, [], rank)
-    outcomes.update(plan.outcomes)
+    csv.outcomes.update(plan.outcomes)
     for record in plan.write:
         csv.nodes["Paper"] += 1
         for slot, segment in enumerate(record.segments):
@@ -109,29 +141,32 @@ def _decide(
                 spilled.write(orjson.dumps([kind, *row]) + b"\n")
 
 
-def _write_nodes(path: Path, csv: CsvFiles) -> None:
+def _write_nodes(paths: list[Path], csv: _Share) -> None:
+    """Write the nodes of one node partition (its spill files ``paths``, one per process)."""
     authors: dict[str, list[Any]] = {}  # nameKey -> [nameKey, name, nameFolded, paperCount]
     categories: dict[str, str] = {}
     aliases: set[tuple[str, str]] = set()
     signers: dict[str, tuple[str, set[str]]] = {}
-    with path.open("rb") as handle:
-        for raw in handle:
-            kind, *row = orjson.loads(raw)
-            if kind == _AUTHOR:  # one row per winning paper naming the author
-                known = authors.get(row[0])
-                if known is None:
-                    authors[row[0]] = [*row, 1]
+    for path in paths:
+        with path.open("rb") as handle:
+            for raw in handle:
+                kind, *row = orjson.loads(raw)
+                if kind == _AUTHOR:  # one row per winning paper naming the author
+                    known = authors.get(row[0])
+                    if known is None:
+                        authors[row[0]] = [*row, 1]
+                    else:
+                        if row[1] < known[1]:
+                            known[1:3] = row[1:3]
+                        known[3] += 1
+                elif kind == _CATEGORY:
+                    categories.setdefault(row[0], row[1])
+                elif kind == _ALIAS:
+                    aliases.add((row[0], row[1]))
                 else:
-                    if row[1] < known[1]:
-                        known[1:3] = row[1:3]
-                    known[3] += 1
-            elif kind == _CATEGORY:
-                categories.setdefault(row[0], row[1])
-            elif kind == _ALIAS:
-                aliases.add((row[0], row[1]))
-            else:
-                signer_type, keys = signers.get(row[0], (row[1], set()))
-                signers[row[0]] = (min(signer_type, row[1]), keys | set(row[2]))
+                    signer_type, keys = signers.get(row[0], (row[1], set()))
+                    signers[row[0]] = (min(signer_type, row[1]), keys | set(row[2]))
+        path.unlink()
     rows: list[tuple[int, list[Any]]] = [(1, author) for author in authors.values()]
     rows += [(2, [code, archive]) for code, archive in categories.items()]
     rows += [(3, [alias_id(kind, value), kind, value]) for kind, value in aliases]
@@ -142,26 +177,57 @@ def _write_nodes(path: Path, csv: CsvFiles) -> None:
         csv.nodes[TARGETS[index].label] += 1
 
 
-def write_csv(
-    spill: Path, partitions: int, rank: Callable[[str], int], folder: Path
-) -> tuple[CsvFiles, Counter[Outcome]]:
-    """Passes two and three: the import's CSV files in ``folder``, and every bundle's outcome."""
-    csv = CsvFiles(folder)
-    outcomes: Counter[Outcome] = Counter()
-    node_paths = [spill / f"nodes-{q:04d}.jsonl" for q in range(partitions)]
-    node_files = [path.open("ab", buffering=1 << 16) for path in node_paths]
+def _decide_share(
+    spill: Path, parts: range, rank: Callable[[str], int], folder: Path, tag: str, node_partitions: int
+) -> _Share:
+    """Pass two over the partitions ``parts``: this process's CSV files and node spill files."""
+    share = _Share(folder, f"d{tag}")
+    node_files = [
+        (spill / f"nodes-{q:04d}-{tag}.jsonl").open("ab", buffering=1 << 16) for q in range(node_partitions)
+    ]
     try:
-        for part in range(partitions):
-            _decide(spill, part, rank, csv, outcomes, node_files)
+        for part in parts:
+            _decide(spill, part, rank, share, node_files)
             for used in spill.glob(f"p{part:04d}-w*.spill"):
                 used.unlink()  # disk holds the spill or the CSV files, not both for long
     finally:
         for handle in node_files:
             handle.close()
+        share.close()
+    return share
+
+
+def _nodes_share(spill: Path, parts: range, folder: Path, tag: str) -> _Share:
+    """Pass three over the node partitions ``parts``."""
+    share = _Share(folder, f"n{tag}")
     try:
-        for path in node_paths:
-            _write_nodes(path, csv)
-            path.unlink()
+        for q in parts:
+            _write_nodes(sorted(spill.glob(f"nodes-{q:04d}-*.jsonl")), share)
     finally:
-        csv.close()
+        share.close()
+    return share
+
+
+def write_csv(
+    spill: Path, partitions: int, rank: Callable[[str], int], folder: Path, workers: int = 1
+) -> tuple[CsvFiles, Counter[Outcome]]:
+    """Passes two and three: the import's CSV files in ``folder``, and every bundle's outcome.
+
+    Partitions are independent, so ``workers`` processes share each pass (partitions
+    ``k, k + workers, ...`` to process ``k``); each writes data files of its own, which the
+    importer reads as parts of one file."""
+    csv = CsvFiles(folder)
+    csv.write_headers()
+    count = max(1, min(workers, partitions))
+    decided = in_processes(
+        count, lambda k: _decide_share(spill, range(k, partitions, count), rank, folder, str(k), partitions)
+    )
+    outcomes: Counter[Outcome] = Counter()
+    for share in decided:
+        csv.add(share)
+        outcomes.update(share.outcomes)
+    for share in in_processes(
+        count, lambda k: _nodes_share(spill, range(k, partitions, count), folder, str(k))
+    ):
+        csv.add(share)
     return csv, outcomes
