@@ -12,8 +12,8 @@ Author, Category, Alias and Signer rows go to a second set of partitions, by nod
 
 Pass three reads those one at a time and writes each node once: an Author with the smallest
 display name among the winners (and its folded words) and the number of winners naming it,
-a Signer with the union of its key ids (and the smallest signer type). Memory holds one
-partition at a time, whatever the input size.
+a Signer with the union of its key ids (and the smallest signer type). Each process holds
+one partition at a time, whatever the input size.
 """
 
 from __future__ import annotations
