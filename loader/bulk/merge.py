@@ -100,16 +100,10 @@ class _Share:
         handle.write(data)
 
     def close(self) -> None:
+        """Close the data files (a closed share holds no handle, so it pickles)."""
         for handle in self._open.values():
             handle.close()
         self._open.clear()
-
-    def __getstate__(self) -> dict[str, Any]:  # sent back from a process once closed
-        return {k: v for k, v in self.__dict__.items() if k != "_open"}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._open = {}
 
 
 def _node_key(kind: int, row: list[Any]) -> str:
