@@ -11,12 +11,15 @@ fresh process and into a fresh Neo4j data folder:
   database (a private server, batch 5000), at ``--load-n`` bundles, in the same run; also
   its rate over the second half of the writes (a fresh server's JIT compiler is busy for the
   first tens of thousands) and the CPU per bundle of the server by thread kind (query and
-  commit, JIT, GC, other) and of the loader with its workers.
+  commit, JIT, GC, other) and of the loader with its workers. ``--gcs parallel,g1
+  --load-rounds 2`` repeats it under each of ``scripts/neo4j``'s garbage collectors
+  (``NEO4J_GC``), interleaved, and reports each one's rate against the first's.
 
 The rate must not fall with size (a bounded-memory design); 2.5M is projected from the
 largest run plus the marginal cost per bundle between the two largest runs. Results: a table on stdout and JSON in ``benchmarks/results/`` (git-ignored).
 
 Run:  .venv/bin/python benchmarks/bench_import.py [--corpus DIR] [--sizes 50000,100000,250000]
+      [--load-n 100000] [--gcs parallel[,g1]] [--load-rounds 1]     (--sizes '': loads only)
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -154,7 +158,7 @@ def _own_cpu() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def fresh(kind: str, folder: Path, n: int) -> dict[str, Any]:
+def fresh(kind: str, folder: Path, n: int, env: dict[str, str] | None = None) -> dict[str, Any]:
     data = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
     load = os.getloadavg()[0]
     try:
@@ -163,6 +167,7 @@ def fresh(kind: str, folder: Path, n: int) -> dict[str, Any]:
             capture_output=True,
             text=True,
             check=False,
+            env={**os.environ, **(env or {})},
         )
     finally:
         shutil.rmtree(data, ignore_errors=True)
@@ -181,6 +186,10 @@ def main() -> None:
     parser.add_argument("--corpus", default=str(RESULTS / "corpus-250000"))
     parser.add_argument("--sizes", default="50000,100000,250000")
     parser.add_argument("--load-n", type=int, default=100_000, help="bundles for the transactional load")
+    parser.add_argument(
+        "--gcs", default="parallel", help="NEO4J_GC values for the transactional loads (parallel, g1)"
+    )
+    parser.add_argument("--load-rounds", type=int, default=1, help="transactional loads per collector")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -188,7 +197,8 @@ def main() -> None:
         (child_import if kind == "import" else child_load)(folder, int(n), data)
         return
     folder = Path(args.corpus)
-    sizes = [int(size) for size in args.sizes.split(",")]
+    sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
+    gcs = [gc.strip() for gc in args.gcs.split(",") if gc.strip()]
     results: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpus": os.cpu_count(),
@@ -204,16 +214,31 @@ def main() -> None:
             f"load avg {row['loadavg_1m_before']}-{row['loadavg_1m_after']}",
             flush=True,
         )
-    load = fresh("load", folder, args.load_n)
-    half = load.get("second_half_bundles_per_s")
-    cpu = ", ".join(f"{k} {v:.2f}" for k, v in load.get("server_cpu_ms_per_bundle", {}).items())
-    print(
-        f"transactional {args.load_n}: {load['bundles_per_s']:.0f} bundles/s ({load['seconds']:.1f} s; "
-        f"second half {half:.0f}/s); Neo4j CPU ms/bundle: {cpu}; ours {load['our_cpu_ms_per_bundle']:.2f}"
-        if half
-        else f"transactional {args.load_n}: {load['bundles_per_s']:.0f} bundles/s ({load['seconds']:.1f} s)",
-        flush=True,
-    )
+    loads: dict[str, list[dict[str, Any]]] = {gc: [] for gc in gcs}
+    for _ in range(args.load_rounds):
+        for gc in gcs:  # interleaved: each round runs every collector once
+            load = fresh("load", folder, args.load_n, {"NEO4J_GC": gc})
+            loads[gc].append(load)
+            half = load.get("second_half_bundles_per_s")
+            cpu = ", ".join(f"{k} {v:.2f}" for k, v in load.get("server_cpu_ms_per_bundle", {}).items())
+            print(
+                f"transactional {args.load_n} (NEO4J_GC={gc}): {load['bundles_per_s']:.0f} bundles/s "
+                f"({load['seconds']:.1f} s; second half {half or 0:.0f}/s); Neo4j CPU ms/bundle: {cpu}; "
+                f"ours {load['our_cpu_ms_per_bundle']:.2f}",
+                flush=True,
+            )
+    rates = {gc: sorted(run["bundles_per_s"] for run in runs) for gc, runs in loads.items()}
+    results["transactional_by_gc"] = loads
+    if len(gcs) > 1:
+        baseline = statistics.median(rates[gcs[0]])
+        results["transactional_rate_vs_" + gcs[0]] = {
+            gc: round(statistics.median(rates[gc]) / baseline, 3) for gc in gcs[1:]
+        }
+        print(f"  transactional_rate_vs_{gcs[0]:<13} {results['transactional_rate_vs_' + gcs[0]]}")
+    if not sizes:
+        _write(results)
+        return
+    load = loads[gcs[0]][0]
     same = imports.get(args.load_n)
     if same is None:
         same = imports[max(sizes)]
@@ -248,6 +273,10 @@ def main() -> None:
         "projected_2_5M_minutes",
     ):
         print(f"  {key:<34} {results[key]}")
+    _write(results)
+
+
+def _write(results: dict[str, Any]) -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"import-{time.strftime('%Y%m%d-%H%M%S')}.json"
     out.write_text(json.dumps(results, indent=2) + "\n")

@@ -98,6 +98,56 @@ def test_a_password_file_others_can_read_is_refused_by_the_script(tmp_path: Path
     assert not (tmp_path / "neo4j.pid").exists()
 
 
+def test_an_unknown_garbage_collector_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    done = script_start(tmp_path, NEO4J_GC="zgc")
+    assert done.returncode != 0
+    assert "NEO4J_GC must be parallel or g1, not 'zgc'" in done.stderr
+    assert not (tmp_path / "neo4j.pid").exists()
+
+
+def collectors(server: Neo4jServer) -> list[str]:
+    """The names of the running JVM's garbage collector beans, over JMX."""
+    with neo4j.GraphDatabase.driver(server.uri, auth=(server.user, server.password or "")) as driver:
+        records, _, _ = driver.execute_query(
+            "CALL dbms.queryJmx('java.lang:type=GarbageCollector,*') YIELD name RETURN name",
+            database_=server.database,
+        )
+    return sorted(re.sub(r".*name=([^,]+).*", r"\1", record["name"]) for record in records)
+
+
+def runs_collector(server: Neo4jServer, gc: str) -> bool:
+    """Parallel's beans are PS Scavenge and PS MarkSweep; G1's are named G1 (Java 21 adds one)."""
+    names = collectors(server)
+    if gc == "parallel":
+        return names == ["PS MarkSweep", "PS Scavenge"]
+    return "G1 Young Generation" in names and all(name.startswith("G1 ") for name in names)
+
+
+def test_the_server_runs_the_parallel_collector_by_default_with_its_heap_reserved(
+    local_server: Neo4jServer,
+) -> None:
+    assert runs_collector(local_server, os.environ.get("NEO4J_GC", "parallel"))
+    heap = answer(
+        local_server, "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes RETURN attributes"
+    )
+    assert isinstance(heap, dict)
+    usage = heap["HeapMemoryUsage"]["value"]["properties"]
+    assert usage["init"] >= usage["max"]  # -Xms = -Xmx: no growing the heap under a load
+
+
+def test_neo4j_gc_g1_starts_the_server_with_g1(tmp_path: Path) -> None:
+    done = script_start(tmp_path, NEO4J_GC="g1", NEO4J_AUTH="none")
+    try:
+        assert done.returncode == 0, done.stderr
+        server = Neo4jServer(uri=done.stdout.strip().splitlines()[-1], user="neo4j", password=None)
+        assert runs_collector(server, "g1")
+        assert not runs_collector(server, "parallel")
+    finally:
+        subprocess.run(
+            [str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(tmp_path)}, timeout=120
+        )
+
+
 # -- plugins and HTTP ------------------------------------------------------------------------
 
 
