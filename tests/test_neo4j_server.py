@@ -116,7 +116,7 @@ def collectors(server: Neo4jServer) -> list[str]:
 
 
 def runs_collector(server: Neo4jServer, gc: str) -> bool:
-    """Parallel's beans are PS Scavenge and PS MarkSweep; G1's are named G1 (Java 21 adds one)."""
+    """Parallel's beans are PS Scavenge and PS MarkSweep; G1's are named G1 (Java 20 and later add a third)."""
     names = collectors(server)
     if gc == "parallel":
         return names == ["PS MarkSweep", "PS Scavenge"]
