@@ -18,7 +18,6 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
-import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -28,7 +27,7 @@ from typing import Any, Protocol
 from pith_graph.errors import BundleError
 from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.tasks import Task, read_task
-from pith_graph.loader.workers import die_with_parent
+from pith_graph.loader.workers import become_worker
 
 __all__ = ["AHEAD", "HEAVY_PARTS", "Handler", "Part", "run_tasks"]
 
@@ -107,8 +106,7 @@ def _worker_main(
     results: Any,
     slots: Any,
 ) -> None:
-    die_with_parent(parent_pid)  # a killed loader must not leave its workers behind
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt ends
+    become_worker(parent_pid)  # a killed loader must not leave its workers behind
     try:
         handler = make_handler(index)
         while (item := tasks.get()) is not None:

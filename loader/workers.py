@@ -36,7 +36,7 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import TypeVar, cast
 
-__all__ = ["WATCHDOG_SECONDS", "die_with_parent", "in_processes"]
+__all__ = ["WATCHDOG_SECONDS", "become_worker", "die_with_parent", "in_processes"]
 
 T = TypeVar("T")
 
@@ -75,9 +75,16 @@ def die_with_parent(parent_pid: int) -> None:
     threading.Thread(target=_watch, args=(parent_pid,), name="parent-watchdog", daemon=True).start()
 
 
-def _run_and_send(send: Connection, work: Callable[[int], object], index: int, parent_pid: int) -> None:
+def become_worker(parent_pid: int) -> None:
+    """The first thing a worker process does: end when ``parent_pid`` dies, and leave
+    interrupts (Ctrl-C reaches the whole process group) to the parent, which decides what
+    one ends."""
     die_with_parent(parent_pid)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides what an interrupt ends
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_and_send(send: Connection, work: Callable[[int], object], index: int, parent_pid: int) -> None:
+    become_worker(parent_pid)
     try:
         result: tuple[bool, object] = (True, work(index))
     except BaseException as error:  # sent to the parent, which raises it
