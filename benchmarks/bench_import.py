@@ -227,7 +227,7 @@ def main() -> None:
                 f"ours {load['our_cpu_ms_per_bundle']:.2f}",
                 flush=True,
             )
-    rates = {gc: sorted(run["bundles_per_s"] for run in runs) for gc, runs in loads.items()}
+    rates = {gc: [run["bundles_per_s"] for run in runs] for gc, runs in loads.items()}
     results["transactional_by_gc"] = loads
     if len(gcs) > 1:
         baseline = statistics.median(rates[gcs[0]])

@@ -107,12 +107,11 @@ def test_an_unknown_garbage_collector_is_refused_before_anything_starts(tmp_path
 
 def collectors(server: Neo4jServer) -> list[str]:
     """The names of the running JVM's garbage collector beans, over JMX."""
-    with neo4j.GraphDatabase.driver(server.uri, auth=(server.user, server.password or "")) as driver:
-        records, _, _ = driver.execute_query(
-            "CALL dbms.queryJmx('java.lang:type=GarbageCollector,*') YIELD name RETURN name",
-            database_=server.database,
-        )
-    return sorted(re.sub(r".*name=([^,]+).*", r"\1", record["name"]) for record in records)
+    names = answer(
+        server, "CALL dbms.queryJmx('java.lang:type=GarbageCollector,*') YIELD name RETURN collect(name)"
+    )
+    assert isinstance(names, list)
+    return sorted(re.sub(r".*name=([^,]+).*", r"\1", name) for name in names)
 
 
 def runs_collector(server: Neo4jServer, gc: str) -> bool:
