@@ -11,6 +11,7 @@ property for property.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import subprocess
 import sys
@@ -159,7 +160,7 @@ def test_a_later_load_updates_the_imported_database(
         store.close()
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pith_graph", "import", *args],
         capture_output=True,
@@ -167,7 +168,26 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=600,
         cwd=PROJECT,
         check=False,
+        env={**os.environ, **(env or {})},
     )
+
+
+def test_a_failed_schema_step_says_the_papers_are_in_and_how_to_add_the_schema(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    """The importer ran, then the server that creates the constraints could not start."""
+    paths, _, keys = corpus
+    data = tmp_path / "data"
+    failed = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data), env={"NEO4J_GC": "zgc"})
+    assert failed.returncode == 3, failed.stderr
+    lines = failed.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in failed.stderr
+    assert lines[0].startswith("pith-graph: store error: unavailable: ")
+    assert "NEO4J_GC must be parallel or g1, not 'zgc'" in lines[0]
+    assert f"The papers are imported into {data}, but without constraints and indexes" in lines[0]
+    assert lines[0].endswith("`pith-graph schema` creates them")
+    again = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data))
+    assert again.returncode == 2 and "holds" in again.stderr  # the imported papers are there
 
 
 def test_the_cli_refuses_a_running_server_and_a_database_with_data(

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, UsageError
 from pith_graph.loader.bulk.merge import write_csv
 from pith_graph.loader.bulk.neo4j_admin import (
     DATABASE,
@@ -207,10 +207,21 @@ def _build_database(
     )
     report.steps["neo4j-admin"] = time.perf_counter() - step
     step = time.perf_counter()
-    with (
-        local_server(data) as (uri, password),
-        Neo4jStore.connect(uri, password=password, database=DATABASE) as store,
-    ):
-        store.ensure_schema()
-        report.counts = store.counts()
+    created = False
+    try:
+        with (
+            local_server(data) as (uri, password),
+            Neo4jStore.connect(uri, password=password, database=DATABASE) as store,
+        ):
+            store.ensure_schema()
+            created = True
+            report.counts = store.counts()
+    except StoreError as error:
+        if created:
+            raise
+        raise StoreError(  # the importer's work is done and kept: say what is missing and how to add it
+            error.code,
+            f"{error.message}. The papers are imported into {data}, but without constraints and indexes: "
+            "once `scripts/neo4j start` serves it, `pith-graph schema` creates them",
+        ) from error
     report.steps["schema"] = time.perf_counter() - step
