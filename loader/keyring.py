@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from nacl.signing import VerifyKey
 
 from pith_graph.errors import KeyringError
 from pith_graph.loader.canon import b32_of_digest
+from pith_graph.loader.signatures import Verifier, verifying_key
 
 __all__ = [
     "REGISTRY_KEY",
@@ -71,7 +71,8 @@ class PinnedKey:
     public_key: bytes
     signer_id: str | None = None
     revoked_at: str | None = None
-    verify_key: VerifyKey = field(init=False, repr=False, compare=False)
+    #: Checks this key's signatures (:mod:`pith_graph.loader.signatures`).
+    verifier: Verifier = field(init=False, repr=False, compare=False)
     fingerprint: str = field(init=False, repr=False, compare=False)
     fingerprint_b32: str = field(init=False, repr=False, compare=False)
     #: The key as ``public_keys[]`` writes it: ``public_key_hex``, ``public_key_b64``.
@@ -79,7 +80,7 @@ class PinnedKey:
     public_key_b64: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "verify_key", VerifyKey(self.public_key))
+        object.__setattr__(self, "verifier", verifying_key(self.public_key))
         object.__setattr__(self, "public_key_hex", self.public_key.hex())
         object.__setattr__(self, "public_key_b64", base64.b64encode(self.public_key).decode("ascii"))
         object.__setattr__(self, "fingerprint", fingerprint_hex(self.public_key))
