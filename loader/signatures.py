@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from nacl.bindings import crypto_sign_open
-from nacl.exceptions import BadSignatureError, CryptoError
+from nacl.exceptions import CryptoError
 
 __all__ = ["NATIVE", "SodiumKey", "Verifier", "verifying_key"]
 
@@ -46,7 +46,7 @@ class SodiumKey:
             return False
         try:
             crypto_sign_open(signature + message, self._key)
-        except (BadSignatureError, CryptoError):
+        except CryptoError:  # BadSignatureError is one
             return False
         return True
 
