@@ -11,15 +11,21 @@ fresh process and into a fresh Neo4j data folder:
   database (a private server, batch 5000), at ``--load-n`` bundles, in the same run; also
   its rate over the second half of the writes (a fresh server's JIT compiler is busy for the
   first tens of thousands) and the CPU per bundle of the server by thread kind (query and
-  commit, JIT, GC, other) and of the loader with its workers. ``--gcs parallel,g1
-  --load-rounds 2`` repeats it under each of ``scripts/neo4j``'s garbage collectors
-  (``NEO4J_GC``), interleaved, and reports each one's rate against the first's.
+  commit, JIT, GC, other) and of the loader with its workers, over the whole load and over
+  its second half, with the rate both cores would allow at the second half's costs.
+  ``--gcs parallel,g1 --load-rounds 2`` repeats it under each of ``scripts/neo4j``'s garbage
+  collectors (``NEO4J_GC``), ``--load-env NAME:VAR=VALUE`` under any other setting of
+  ``scripts/neo4j``'s environment (another ``NEO4J_JAVA``, ``NEO4J_HEAP``, JVM flags in
+  ``JAVA_TOOL_OPTIONS``), interleaved, and reports each one's rate against the first's.
 
 The rate must not fall with size (a bounded-memory design); 2.5M is projected from the
-largest run plus the marginal cost per bundle between the two largest runs. Results: a table on stdout and JSON in ``benchmarks/results/`` (git-ignored).
+largest run plus the marginal cost per bundle between the two largest runs, and so is what
+Neo4j's own steps (the importer and the index build) take alone: the floor of any import
+built on them. Results: a table on stdout and JSON in ``benchmarks/results/`` (git-ignored).
 
 Run:  .venv/bin/python benchmarks/bench_import.py [--corpus DIR] [--sizes 50000,100000,250000]
-      [--load-n 100000] [--gcs parallel[,g1]] [--load-rounds 1]     (--sizes '': loads only)
+      [--load-n 100000] [--gcs parallel[,g1]] [--load-env NAME:VAR=VALUE]... [--load-rounds 1]
+      (--sizes '': loads only)
 """
 
 from __future__ import annotations
@@ -120,12 +126,13 @@ def child_load(folder: str, n: int, data: str) -> None:
     with local_server(Path(data)) as (uri, password), Neo4jStore.connect(uri, password=password) as store:
         store.ensure_schema()
         pid = int((Path(data) / "neo4j.pid").read_text().strip())
-        written: list[tuple[float, int]] = []
+        written: list[tuple[float, int, dict[str, float]]] = []  # (time, bundles, server CPU) per batch
         apply = store.apply
 
         def timed_apply(batch: Any, rank: Any) -> Any:
             applied = apply(batch, rank)
-            written.append((time.perf_counter(), (written[-1][1] if written else 0) + len(batch)))
+            done = (written[-1][1] if written else 0) + len(batch)
+            written.append((time.perf_counter(), done, server_cpu(pid)))
             return applied
 
         store.apply = timed_apply  # type: ignore[method-assign]
@@ -135,10 +142,16 @@ def child_load(folder: str, n: int, data: str) -> None:
         seconds = time.perf_counter() - started
         server = {k: v - server_before.get(k, 0.0) for k, v in server_cpu(pid).items()}
         ours = _own_cpu() - ours_before
-    half = next(((t, done) for t, done in written if done >= report.seen / 2), None)
-    second_half = (
-        (report.seen - half[1]) / (written[-1][0] - half[0]) if half and written[-1][0] > half[0] else None
-    )
+    half = next((row for row in written if row[1] >= report.seen / 2), None)
+    second_half = None
+    steady: dict[str, float] = {}
+    if half and written[-1][0] > half[0]:
+        later = report.seen - half[1]
+        second_half = later / (written[-1][0] - half[0])
+        end = written[-1][2]
+        steady = {k: 1000 * (v - half[2].get(k, 0.0)) / later for k, v in sorted(end.items())}
+    server_ms = {k: 1000 * v / report.seen for k, v in sorted(server.items())}
+    ours_ms = 1000 * ours / report.seen
     print(
         json.dumps(
             {
@@ -146,8 +159,18 @@ def child_load(folder: str, n: int, data: str) -> None:
                 "seconds": seconds,
                 "bundles_per_s": report.seen / seconds,
                 "second_half_bundles_per_s": second_half,
-                "server_cpu_ms_per_bundle": {k: 1000 * v / report.seen for k, v in sorted(server.items())},
-                "our_cpu_ms_per_bundle": 1000 * ours / report.seen,
+                "server_cpu_ms_per_bundle": server_ms,
+                "server_cpu_s": {k: round(v, 1) for k, v in sorted(server.items())},
+                "second_half_server_cpu_ms_per_bundle": steady,
+                "our_cpu_ms_per_bundle": ours_ms,
+                # the rate all cores would allow, busy all the time, at the server's CPU per
+                # bundle of the second half and the loader's average (its work per bundle does
+                # not warm up; its workers' CPU is known only once they have exited). Apt at
+                # tens of batches; with a few, the last writes run with no verification beside
+                # them and the rate can exceed it
+                "second_half_cpu_bound_bundles_per_s": (
+                    (os.cpu_count() or 1) * 1000 / (sum(steady.values()) + ours_ms) if steady else None
+                ),
             }
         )
     )
@@ -189,7 +212,15 @@ def main() -> None:
     parser.add_argument(
         "--gcs", default="parallel", help="NEO4J_GC values for the transactional loads (parallel, g1)"
     )
-    parser.add_argument("--load-rounds", type=int, default=1, help="transactional loads per collector")
+    parser.add_argument(
+        "--load-env",
+        action="append",
+        default=[],
+        metavar="NAME:VAR=VALUE[;VAR=VALUE]",
+        help="another server setting for the transactional loads, by scripts/neo4j's environment "
+        "(e.g. 'java25:NEO4J_JAVA=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java'); repeatable",
+    )
+    parser.add_argument("--load-rounds", type=int, default=1, help="transactional loads per setting")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -198,7 +229,14 @@ def main() -> None:
         return
     folder = Path(args.corpus)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
-    gcs = [gc.strip() for gc in args.gcs.split(",") if gc.strip()]
+    variants = {gc.strip(): {"NEO4J_GC": gc.strip()} for gc in args.gcs.split(",") if gc.strip()}
+    for given in args.load_env:
+        name, _, assignments = given.partition(":")
+        pairs = [item.split("=", 1) for item in assignments.split(";") if item.strip()]
+        if not name or not pairs or any(len(pair) != 2 for pair in pairs):
+            parser.error(f"--load-env {given!r}: expected NAME:VAR=VALUE[;VAR=VALUE]")
+        variants[name] = {var.strip(): value for var, value in pairs}
+    names = list(variants)
     results: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpus": os.cpu_count(),
@@ -214,31 +252,39 @@ def main() -> None:
             f"load avg {row['loadavg_1m_before']}-{row['loadavg_1m_after']}",
             flush=True,
         )
-    loads: dict[str, list[dict[str, Any]]] = {gc: [] for gc in gcs}
+    loads: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
     for _ in range(args.load_rounds):
-        for gc in gcs:  # interleaved: each round runs every collector once
-            load = fresh("load", folder, args.load_n, {"NEO4J_GC": gc})
-            loads[gc].append(load)
+        for name in names:  # interleaved: each round runs every setting once
+            load = fresh("load", folder, args.load_n, variants[name])
+            loads[name].append(load)
             half = load.get("second_half_bundles_per_s")
             cpu = ", ".join(f"{k} {v:.2f}" for k, v in load.get("server_cpu_ms_per_bundle", {}).items())
+            steady = ", ".join(
+                f"{k} {v:.2f}" for k, v in load.get("second_half_server_cpu_ms_per_bundle", {}).items()
+            )
+            bound = load.get("second_half_cpu_bound_bundles_per_s")
             print(
-                f"transactional {args.load_n} (NEO4J_GC={gc}): {load['bundles_per_s']:.0f} bundles/s "
-                f"({load['seconds']:.1f} s; second half {half or 0:.0f}/s); Neo4j CPU ms/bundle: {cpu}; "
-                f"ours {load['our_cpu_ms_per_bundle']:.2f}",
+                f"transactional {args.load_n} ({name}): {load['bundles_per_s']:.0f} bundles/s "
+                f"({load['seconds']:.1f} s; second half {half or 0:.0f}/s); Neo4j CPU ms/bundle: {cpu} "
+                f"(JIT {load.get('server_cpu_s', {}).get('jit', 0):.0f} s in all); "
+                f"ours {load['our_cpu_ms_per_bundle']:.2f}; second half Neo4j: {steady}; "
+                f"cores' bound {bound or 0:.0f}/s",
                 flush=True,
             )
-    rates = {gc: [run["bundles_per_s"] for run in runs] for gc, runs in loads.items()}
-    results["transactional_by_gc"] = loads
-    if len(gcs) > 1:
-        baseline = statistics.median(rates[gcs[0]])
-        results["transactional_rate_vs_" + gcs[0]] = {
-            gc: round(statistics.median(rates[gc]) / baseline, 3) for gc in gcs[1:]
+    rates = {name: [run["bundles_per_s"] for run in runs] for name, runs in loads.items()}
+    results["transactional_by_setting"] = {
+        name: {"env": variants[name], "runs": loads[name]} for name in names
+    }
+    if len(names) > 1:
+        baseline = statistics.median(rates[names[0]])
+        results["transactional_rate_vs_" + names[0]] = {
+            name: round(statistics.median(rates[name]) / baseline, 3) for name in names[1:]
         }
-        print(f"  transactional_rate_vs_{gcs[0]:<13} {results['transactional_rate_vs_' + gcs[0]]}")
+        print(f"  transactional_rate_vs_{names[0]:<13} {results['transactional_rate_vs_' + names[0]]}")
     if not sizes:
         _write(results)
         return
-    load = loads[gcs[0]][0]
+    load = loads[names[0]][0]
     same = imports.get(args.load_n)
     if same is None:
         same = imports[max(sizes)]
@@ -249,6 +295,19 @@ def main() -> None:
         marginal = (largest["seconds"] - before["seconds"]) / (largest["bundles"] - before["bundles"])
     else:
         marginal = largest["seconds"] / largest["bundles"]
+
+    def neo4j_seconds(row: dict[str, Any]) -> float:
+        return float(row["steps"]["neo4j-admin"] + row["steps"]["schema"])
+
+    # Neo4j's own steps alone (the importer, then the server building the indexes): the rate
+    # and the 2.5M time the import would have if verification, spill and CSV cost nothing
+    neo4j_only = {n: round(row["bundles"] / neo4j_seconds(row)) for n, row in imports.items()}
+    if len(ordered) > 1:
+        neo4j_marginal = (neo4j_seconds(largest) - neo4j_seconds(before)) / (
+            largest["bundles"] - before["bundles"]
+        )
+    else:
+        neo4j_marginal = neo4j_seconds(largest) / largest["bundles"]
     variable = {  # per-bundle rate of the steps that scale with the input
         n: row["bundles"] / (row["steps"]["verify"] + row["steps"]["csv"]) for n, row in imports.items()
     }
@@ -264,6 +323,10 @@ def main() -> None:
             "projected_2_5M_minutes": round(
                 (largest["seconds"] + marginal * (2_500_000 - largest["bundles"])) / 60, 1
             ),
+            "neo4j_steps_alone_bundles_per_s": neo4j_only,
+            "neo4j_steps_alone_2_5M_minutes": round(
+                (neo4j_seconds(largest) + neo4j_marginal * (2_500_000 - largest["bundles"])) / 60, 1
+            ),
         }
     )
     for key in (
@@ -271,6 +334,8 @@ def main() -> None:
         "rate_change_smallest_to_largest",
         "verify_and_csv_rate_by_size",
         "projected_2_5M_minutes",
+        "neo4j_steps_alone_bundles_per_s",
+        "neo4j_steps_alone_2_5M_minutes",
     ):
         print(f"  {key:<34} {results[key]}")
     _write(results)
