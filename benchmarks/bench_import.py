@@ -233,10 +233,14 @@ def main() -> None:
     for given in args.load_env:
         name, _, assignments = given.partition(":")
         pairs = [item.split("=", 1) for item in assignments.split(";") if item.strip()]
-        if not name or not pairs or any(len(pair) != 2 for pair in pairs):
+        if not name or not pairs or any(len(pair) != 2 or not pair[0].strip() for pair in pairs):
             parser.error(f"--load-env {given!r}: expected NAME:VAR=VALUE[;VAR=VALUE]")
+        if name in variants:
+            parser.error(f"--load-env {given!r}: the setting {name!r} is already named")
         variants[name] = {var.strip(): value for var, value in pairs}
     names = list(variants)
+    if not names or args.load_rounds < 1:
+        parser.error("the transactional loads need a setting (--gcs) and --load-rounds of 1 or more")
     results: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "cpus": os.cpu_count(),
