@@ -40,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -293,25 +294,10 @@ def main() -> None:
     if same is None:
         same = imports[max(sizes)]
     largest = imports[max(sizes)]
-    ordered = sorted(sizes)
-    if len(ordered) > 1:  # the marginal cost per bundle between the two largest runs
-        before = imports[ordered[-2]]
-        marginal = (largest["seconds"] - before["seconds"]) / (largest["bundles"] - before["bundles"])
-    else:
-        marginal = largest["seconds"] / largest["bundles"]
-
-    def neo4j_seconds(row: dict[str, Any]) -> float:
-        return float(row["steps"]["neo4j-admin"] + row["steps"]["schema"])
 
     # Neo4j's own steps alone (the importer, then the server building the indexes): the rate
     # and the 2.5M time the import would have if verification, spill and CSV cost nothing
     neo4j_only = {n: round(row["bundles"] / neo4j_seconds(row)) for n, row in imports.items()}
-    if len(ordered) > 1:
-        neo4j_marginal = (neo4j_seconds(largest) - neo4j_seconds(before)) / (
-            largest["bundles"] - before["bundles"]
-        )
-    else:
-        neo4j_marginal = neo4j_seconds(largest) / largest["bundles"]
     variable = {  # per-bundle rate of the steps that scale with the input
         n: row["bundles"] / (row["steps"]["verify"] + row["steps"]["csv"]) for n, row in imports.items()
     }
@@ -324,13 +310,9 @@ def main() -> None:
                 largest["bundles_per_s"] / imports[min(sizes)]["bundles_per_s"] - 1, 3
             ),
             "verify_and_csv_rate_by_size": {n: round(rate) for n, rate in variable.items()},
-            "projected_2_5M_minutes": round(
-                (largest["seconds"] + marginal * (2_500_000 - largest["bundles"])) / 60, 1
-            ),
+            "projected_2_5M_minutes": projected_minutes(imports, lambda row: float(row["seconds"])),
             "neo4j_steps_alone_bundles_per_s": neo4j_only,
-            "neo4j_steps_alone_2_5M_minutes": round(
-                (neo4j_seconds(largest) + neo4j_marginal * (2_500_000 - largest["bundles"])) / 60, 1
-            ),
+            "neo4j_steps_alone_2_5M_minutes": projected_minutes(imports, neo4j_seconds),
         }
     )
     for key in (
@@ -343,6 +325,27 @@ def main() -> None:
     ):
         print(f"  {key:<34} {results[key]}")
     _write(results)
+
+
+def neo4j_seconds(row: dict[str, Any]) -> float:
+    """The seconds of an import's Neo4j steps: the importer, then the schema on the server."""
+    return float(row["steps"]["neo4j-admin"] + row["steps"]["schema"])
+
+
+def projected_minutes(
+    imports: dict[int, dict[str, Any]], seconds: Callable[[dict[str, Any]], float], total: int = 2_500_000
+) -> float:
+    """Minutes for ``total`` bundles: the largest import's ``seconds`` plus, for the bundles
+    beyond it, the marginal cost per bundle between the two largest imports (the average
+    cost, with a single import)."""
+    ordered = sorted(imports)
+    largest = imports[ordered[-1]]
+    if len(ordered) > 1:
+        before = imports[ordered[-2]]
+        marginal = (seconds(largest) - seconds(before)) / (largest["bundles"] - before["bundles"])
+    else:
+        marginal = seconds(largest) / largest["bundles"]
+    return round((seconds(largest) + marginal * (total - largest["bundles"])) / 60, 1)
 
 
 def _write(results: dict[str, Any]) -> None:
