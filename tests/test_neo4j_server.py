@@ -1,6 +1,7 @@
 """``scripts/neo4j``'s server: authentication on by default (a generated password in a file
 only its owner can read, ``NEO4J_AUTH=none`` to turn it off), the APOC and GDS plugins in the
-versions the launcher's pom pins, and Neo4j Browser over HTTP on loopback.
+versions the launcher's pom pins, Neo4j Browser over HTTP on loopback, and the class-data
+sharing archive every start maps.
 """
 
 from __future__ import annotations
@@ -32,6 +33,16 @@ def script_start(data: Path, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(NEO4J_SCRIPT), "start"], env={**base, **env}, capture_output=True, text=True, timeout=600
     )
+
+
+ARCHIVE = NEO4J_SCRIPT.parent / "neo4j-launcher" / "target" / "neo4j.jsa"
+
+
+def maps_archive(data: Path) -> bool:
+    """Whether the JVM of the server of ``data`` has the launcher's class-data sharing archive
+    mapped (the JVM maps it only when it accepts it for this JVM and these jars)."""
+    pid = int((data / "neo4j.pid").read_text().strip())
+    return str(ARCHIVE) in Path(f"/proc/{pid}/maps").read_text()
 
 
 def refuses_unauthenticated(uri: str) -> bool:
@@ -141,10 +152,29 @@ def test_neo4j_gc_g1_starts_the_server_with_g1(tmp_path: Path) -> None:
         server = Neo4jServer(uri=done.stdout.strip().splitlines()[-1], user="neo4j", password=None)
         assert runs_collector(server, "g1")
         assert not runs_collector(server, "parallel")
+        assert maps_archive(tmp_path)  # written by a parallel-collector JVM, used by this one too
     finally:
         subprocess.run(
             [str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(tmp_path)}, timeout=120
         )
+
+
+# -- class-data sharing ----------------------------------------------------------------------
+
+
+def test_the_server_maps_the_class_data_sharing_archive_the_build_wrote(local_server: Neo4jServer) -> None:
+    assert local_server.data is not None
+    assert ARCHIVE.stat().st_size > 10 * 2**20
+    assert maps_archive(local_server.data)
+    # neither a throwaway server's dump nor a failed attempt's marker is left beside it
+    assert sorted(path.name for path in ARCHIVE.parent.glob("neo4j.jsa*")) == ["neo4j.jsa"]
+
+
+def test_an_unknown_cds_setting_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    done = script_start(tmp_path, NEO4J_CDS="yes")
+    assert done.returncode != 0
+    assert "NEO4J_CDS must be on or off, not 'yes'" in done.stderr
+    assert not (tmp_path / "neo4j.pid").exists()
 
 
 # -- plugins and HTTP ------------------------------------------------------------------------
