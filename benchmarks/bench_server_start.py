@@ -5,10 +5,11 @@
 In ``--rounds`` alternating pairs, one server is started with ``NEO4J_CDS=on`` (the JVM maps
 ``scripts/neo4j-launcher/target/neo4j.jsa``) and one with ``NEO4J_CDS=off``, each on free
 ports, timed from running ``scripts/neo4j start`` until it printed the Bolt URI (Bolt
-answers), then stopped (``scripts/neo4j stop``, timed until the process is gone). By default
-every server gets an empty data folder of its own, as the test suite's do; ``--data DIR`` starts
-them all on one existing database (e.g. one ``pith-graph import`` built), copied once so the
-original is never written. The first ``scripts/neo4j start`` after a build writes the archive;
+answers), with the CPU seconds the server's JVM had used by then, then stopped
+(``scripts/neo4j stop``, timed until the process is gone). By default every server gets an
+empty data folder of its own, as the test suite's do; ``--data DIR`` starts them all on one
+existing database (e.g. one ``pith-graph import`` built), copied once so the original is never
+written. The first ``scripts/neo4j start`` after a build writes the archive;
 this script runs ``scripts/neo4j build`` first so that no round pays for it.
 
 Prints medians and ranges, and the ratio of the medians (with / without), with the load
@@ -47,8 +48,15 @@ def script(command: str, env: dict[str, str]) -> None:
         raise SystemExit(f"scripts/neo4j {command} failed:\n{done.stderr[-2000:]}")
 
 
-def one_round(cds: str, data: Path) -> tuple[float, float]:
-    """Seconds to start and to stop one server on ``data``."""
+def cpu_seconds(data: Path) -> float:
+    """CPU seconds (user + system) the server of ``data`` has used so far."""
+    pid = (data / "neo4j.pid").read_text().strip()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def one_round(cds: str, data: Path) -> tuple[float, float, float]:
+    """Seconds to start one server on ``data``, its CPU seconds by then, seconds to stop it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     env.update(
         NEO4J_DATA=str(data),
@@ -60,8 +68,10 @@ def one_round(cds: str, data: Path) -> tuple[float, float]:
     started = time.perf_counter()
     script("start", env)
     up = time.perf_counter()
+    cpu = cpu_seconds(data)
+    stopping = time.perf_counter()
     script("stop", env)
-    return up - started, time.perf_counter() - up
+    return up - started, cpu, time.perf_counter() - stopping
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -78,7 +88,9 @@ def main() -> None:
     if args.rounds < 1:
         parser.error("--rounds must be 1 or more")
     script("build", {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")})
-    times: dict[str, dict[str, list[float]]] = {cds: {"start": [], "stop": []} for cds in ("on", "off")}
+    times: dict[str, dict[str, list[float]]] = {
+        cds: {"start": [], "start_cpu": [], "stop": []} for cds in ("on", "off")
+    }
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench-start-") as tmp:
         shared = None
@@ -88,11 +100,13 @@ def main() -> None:
         for index in range(args.rounds):
             for cds in ("on", "off") if index % 2 == 0 else ("off", "on"):
                 data = shared or Path(tempfile.mkdtemp(dir=tmp))
-                start, stop = one_round(cds, data)
+                start, cpu, stop = one_round(cds, data)
                 times[cds]["start"].append(start)
+                times[cds]["start_cpu"].append(cpu)
                 times[cds]["stop"].append(stop)
                 print(
-                    f"round {index + 1} NEO4J_CDS={cds}: start {start:.2f} s, stop {stop:.2f} s", flush=True
+                    f"round {index + 1} NEO4J_CDS={cds}: start {start:.2f} s ({cpu:.1f} CPU s), stop {stop:.2f} s",
+                    flush=True,
                 )
     result: dict[str, Any] = {
         "when": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -102,7 +116,7 @@ def main() -> None:
         "loadavg_1m_before": load_before,
         "loadavg_1m_after": os.getloadavg()[0],
     }
-    for phase in ("start", "stop"):
+    for phase in ("start", "start_cpu", "stop"):
         on, off = summary(times["on"][phase]), summary(times["off"][phase])
         result[phase] = {"cds_on_s": on, "cds_off_s": off, "on_over_off": on["median"] / off["median"]}
         print(
