@@ -166,8 +166,24 @@ def test_the_server_maps_the_class_data_sharing_archive_the_build_wrote(local_se
     assert local_server.data is not None
     assert ARCHIVE.stat().st_size > 10 * 2**20
     assert maps_archive(local_server.data)
-    # neither a throwaway server's dump nor a failed attempt's marker is left beside it
-    assert sorted(path.name for path in ARCHIVE.parent.glob("neo4j.jsa*")) == ["neo4j.jsa"]
+    # beside it only the JVM it is for: no throwaway server's dump, no failed attempt's marker
+    assert sorted(path.name for path in ARCHIVE.parent.glob("neo4j.jsa*")) == ["neo4j.jsa", "neo4j.jsa.jvm"]
+
+
+def test_an_archive_another_jvm_wrote_is_written_again_by_the_next_start(tmp_path: Path) -> None:
+    stamp = ARCHIVE.with_name("neo4j.jsa.jvm")
+    this_jvm = stamp.read_text()
+    stamp.write_text("/usr/lib/jvm/an-older-build/bin/java 24112704 1700000000\n")  # e.g. before a JDK update
+    done = script_start(tmp_path, NEO4J_AUTH="none")
+    try:
+        assert done.returncode == 0, done.stderr
+        assert "writing the class-data sharing archive" in done.stderr
+        assert stamp.read_text() == this_jvm
+        assert maps_archive(tmp_path)
+    finally:
+        subprocess.run(
+            [str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(tmp_path)}, timeout=120
+        )
 
 
 def test_an_unknown_cds_setting_is_refused_before_anything_starts(tmp_path: Path) -> None:
