@@ -22,7 +22,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import tempfile
@@ -30,16 +29,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "benchmarks" / "results"
+from bench_neo4j import RESULTS, ROOT, free_port  # benchmarks/ is on sys.path
+
 SCRIPT = ROOT / "scripts" / "neo4j"
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
+def script_env(**settings: str) -> dict[str, str]:
+    """This process's environment without its NEO4J_* settings, plus ``settings``."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}, **settings}
 
 
 def script(command: str, env: dict[str, str]) -> None:
@@ -57,8 +54,7 @@ def cpu_seconds(data: Path) -> float:
 
 def one_round(cds: str, data: Path) -> tuple[float, float, float]:
     """Seconds to start one server on ``data``, its CPU seconds by then, seconds to stop it."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    env.update(
+    env = script_env(
         NEO4J_DATA=str(data),
         NEO4J_BOLT_PORT=str(free_port()),
         NEO4J_HTTP_PORT=str(free_port()),
@@ -87,7 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be 1 or more")
-    script("build", {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")})
+    script("build", script_env())
     times: dict[str, dict[str, list[float]]] = {
         cds: {"start": [], "start_cpu": [], "stop": []} for cds in ("on", "off")
     }
