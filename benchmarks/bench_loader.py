@@ -58,6 +58,14 @@ def corpus(n: int, given: str | None) -> Path:
     return path
 
 
+def save(results: dict[str, Any], name: str) -> None:
+    """Write ``results`` to benchmarks/results/``name`` and say where."""
+    out = ROOT / "benchmarks" / "results" / name
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2))
+    print(f"wrote {out}")
+
+
 def bundle_files(path: Path) -> list[str]:
     """The corpus shards (the folder also holds keyring.json, which is not a bundle)."""
     return sorted(str(p) for p in path.glob("bundles-*"))
@@ -219,10 +227,7 @@ def main() -> None:
     )
     results["end_to_end"] = json.loads(child.stdout)
     print(json.dumps(results["end_to_end"], indent=2), flush=True)
-    out = ROOT / "benchmarks" / "results" / "loader.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2))
-    print(f"wrote {out}")
+    save(results, "loader.json")
 
 
 if __name__ == "__main__":
