@@ -16,7 +16,9 @@ fresh process and into a fresh Neo4j data folder:
   ``--gcs parallel,g1 --load-rounds 2`` repeats it under each of ``scripts/neo4j``'s garbage
   collectors (``NEO4J_GC``), ``--load-env NAME:VAR=VALUE`` under any other setting of
   ``scripts/neo4j``'s environment (another ``NEO4J_JAVA``, ``NEO4J_HEAP``, JVM flags in
-  ``JAVA_TOOL_OPTIONS``), interleaved, and reports each one's rate against the first's.
+  ``JAVA_TOOL_OPTIONS``), interleaved, and reports each one's rate against the first's;
+  ``PITH_BENCH_WORKER_NICENESS=N`` in such a setting runs the loader's verification workers N
+  below its CPU priority instead of ``pipeline.BACKGROUND_WORKER_NICENESS`` (0: at its own).
 
 The rate must not fall with size (a bounded-memory design); 2.5M is projected from the
 largest run plus the marginal cost per bundle between the two largest runs, and so is what
@@ -139,7 +141,14 @@ def child_load(folder: str, n: int, data: str) -> None:
         store.apply = timed_apply  # type: ignore[method-assign]
         server_before, ours_before = server_cpu(pid), _own_cpu()
         started = time.perf_counter()
-        report = run(shards(Path(folder), n), keyring=keyring, store=store, batch_size=5000)
+        niceness = os.environ.get("PITH_BENCH_WORKER_NICENESS")  # unset: the loader's default
+        report = run(
+            shards(Path(folder), n),
+            keyring=keyring,
+            store=store,
+            batch_size=5000,
+            worker_niceness=int(niceness) if niceness else None,
+        )
         seconds = time.perf_counter() - started
         server = {k: v - server_before.get(k, 0.0) for k, v in server_cpu(pid).items()}
         ours = _own_cpu() - ours_before

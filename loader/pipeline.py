@@ -40,6 +40,12 @@ __all__ = [
 ]
 
 CHUNK = 64
+#: How far below the loader's the verification workers' CPU priority is (``os.nice``) while a
+#: store writes on a thread of its own: the writes are then what the load waits for (a local
+#: server's query thread among them), and the workers, which finish each batch early, fill
+#: the CPU they leave. ``benchmarks/bench_import.py`` measures it against workers at the
+#: loader's priority.
+BACKGROUND_WORKER_NICENESS = 10
 #: Below this much (estimated inflated) input, verification stays in this process.
 PARALLEL_MIN_BYTES = 2 << 20
 MAX_KEPT_REJECTIONS = 1000
@@ -230,9 +236,11 @@ def parts(
     workers: int,
     stdin: BinaryIO | None = None,
     on_close: Callable[[list[object]], None] | None = None,
+    niceness: int = 0,
 ) -> Iterator[tuple[int, list[Any]]]:
     """``(bundles seen, results)`` for ``files`` in input order: in worker processes when
-    the input is large enough (they read their own tasks), else in this process."""
+    the input is large enough (they read their own tasks; ``niceness`` lowers their CPU
+    priority), else in this process."""
     if workers <= 1 or ("-" not in files and _estimated_bytes(files) < PARALLEL_MIN_BYTES):
         handler = make_handler(0)
         seen, found = 0, []
@@ -252,7 +260,7 @@ def parts(
         return
     tasks = _stdin_tasks(files, limits, stdin) if "-" in files else plan_tasks(files, workers)
     offsets: dict[str, int] = {}
-    for part in run_tasks(tasks, workers, make_handler, limits.max_bytes, on_close):
+    for part in run_tasks(tasks, workers, make_handler, limits.max_bytes, on_close, niceness):
         if part.task.kind == "range":
             yield part.seen, _renumbered(part.results, offsets.get(part.task.path, 0))
             if part.last:
@@ -336,11 +344,14 @@ def run(
     on_progress: Callable[[int], None] | None = None,
     on_rejection: Callable[[Rejection], None] | None = None,
     exclude: Iterable[str | os.PathLike[str]] = (),
+    worker_niceness: int | None = None,
 ) -> LoadReport:
     """Verify every bundle of ``paths`` and, given a ``store``, write the accepted ones.
 
     Without a store this is ``pith-graph verify``. Files of ``exclude`` (the trusted-keys
-    files) are never read as bundles, even inside a folder of ``paths``. Raises
+    files) are never read as bundles, even inside a folder of ``paths``. Worker processes run
+    ``worker_niceness`` below this process's CPU priority (by default
+    ``BACKGROUND_WORKER_NICENESS`` for a store that writes in the background, else 0). Raises
     :class:`~pith_graph.errors.UsageError` for a path that does not exist (before reading
     anything) and :class:`~pith_graph.errors.StoreError` when the store fails.
     """
@@ -355,7 +366,9 @@ def run(
     with cyclic_gc_paused(), writer:
         handler = BundleHandler(config, rows=store is not None)
         count = workers if workers is not None else (os.cpu_count() or 1)
-        for seen, results in parts(files, handler, limits, count, stdin):
+        if worker_niceness is None:
+            worker_niceness = BACKGROUND_WORKER_NICENESS if writer.thread is not None else 0
+        for seen, results in parts(files, handler, limits, count, stdin, niceness=worker_niceness):
             for result in results:
                 if isinstance(result, Rejection):
                     report.add_rejection(result)

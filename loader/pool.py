@@ -102,11 +102,14 @@ def _worker_main(
     parent_pid: int,
     make_handler: Callable[[int], Handler],
     limit: int,
+    niceness: int,
     tasks: Any,
     results: Any,
     slots: Any,
 ) -> None:
     become_worker(parent_pid)  # a killed loader must not leave its workers behind
+    if niceness > 0 and hasattr(os, "nice"):
+        os.nice(niceness)
     try:
         handler = make_handler(index)
         while (item := tasks.get()) is not None:
@@ -239,15 +242,18 @@ def run_tasks(
     make_handler: Callable[[int], Handler],
     limit: int,
     on_close: Callable[[list[object]], None] | None = None,
+    niceness: int = 0,
 ) -> Iterator[Part]:
     """Run ``tasks`` on ``workers`` processes; yield their parts in task order.
 
     A list of tasks is the shares of one file, one per worker: they run side by side and
     their blocks are yielded in turn. ``on_close`` receives what each worker's handler
-    returned when it closed, once every task is done.
+    returned when it closed, once every task is done. ``niceness`` lowers the workers' CPU
+    priority below this process's (``os.nice``; where there is no ``os.nice``, it does
+    nothing).
     """
     context = _context()
-    pool = [_Worker(context, index, (make_handler, limit)) for index in range(workers)]
+    pool = [_Worker(context, index, (make_handler, limit, niceness)) for index in range(workers)]
     for worker in pool:
         worker.process.start()
     try:

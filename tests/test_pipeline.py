@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.loader.keyring import Keyring, default_keyring
 from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing.corpus import corpus_signers, generate_bundles
 
@@ -120,3 +122,52 @@ def test_folder_of_files_split_across_workers_equals_serial(
     assert [(r.code, r.source.path) for r in reports[0].rejections] == [
         ("schema_error", str(folder / "0200-bad.json"))
     ]
+
+
+def _worker_niceness() -> list[int]:
+    """The CPU niceness of this process's children that run this Python (its workers)."""
+    me, exe = os.getpid(), os.readlink("/proc/self/exe")
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            if int(stat.rsplit(")", 1)[1].split()[1]) == me and os.readlink(entry / "exe") == exe:
+                found.append(os.getpriority(os.PRIO_PROCESS, int(entry.name)))
+        except (OSError, ValueError, IndexError):  # gone meanwhile
+            continue
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_workers_yield_the_cpu_to_a_store_that_writes_in_the_background(
+    tmp_path: Path, corpus: tuple[list[bytes], Keyring], store: GraphStore
+) -> None:
+    """Neo4j's writes are what a load waits for: its workers run 10 below the loader's priority
+    (the CPU left over is theirs), an in-memory load's at the loader's own; a caller decides."""
+    bundles, keyring = corpus
+    path = _write(tmp_path / "all.jsonl", bundles)
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    expected = min(own + 10, 19) if getattr(store, "background_writes", False) else own
+    seen: list[list[int]] = []
+    report = run(
+        [path],
+        keyring=keyring,
+        store=store,
+        workers=2,
+        on_progress=lambda _n: seen.append(_worker_niceness()),
+    )
+    assert report.rejected == 0
+    observed = [value for values in seen for value in values]
+    assert observed and set(observed) == {expected}
+    seen.clear()
+    run(
+        [path],
+        keyring=keyring,
+        workers=2,
+        on_progress=lambda _n: seen.append(_worker_niceness()),
+        worker_niceness=3,
+    )
+    observed = [value for values in seen for value in values]
+    assert observed and set(observed) == {min(own + 3, 19)}
