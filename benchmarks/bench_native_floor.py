@@ -27,7 +27,6 @@ ours / native per phase and overall; writes benchmarks/results/native-floor.json
 from __future__ import annotations
 
 import argparse
-import gc
 import json
 import os
 import subprocess
@@ -37,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from bench_loader import ROOT, corpus, sample, save  # benchmarks/ is on sys.path
+from bench_loader import ROOT, corpus, sample, save, timed_rate  # benchmarks/ is on sys.path
 
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
@@ -46,6 +45,7 @@ from pith_graph.loader.rows import build_rows
 from pith_graph.loader.shape import check_shape
 from pith_graph.loader.trust import check_not_future, check_trust
 from pith_graph.loader.verify import (
+    DEFAULT_CLOCK_SKEW,
     _check_digests,
     _check_identifiers,
     _check_record_consistency,
@@ -74,11 +74,7 @@ def native_round(bundles_file: Path, keyring: Keyring) -> dict[str, float]:
 
 
 def per_bundle_us(work: Callable[[Any], object], items: list[Any]) -> float:
-    gc.collect()
-    started = time.perf_counter()
-    for item in items:
-        work(item)
-    return (time.perf_counter() - started) / len(items) * 1e6
+    return 1e6 / timed_rate(work, items, repeats=1)
 
 
 def other_checks(keyring: Keyring) -> Callable[[dict[str, Any]], None]:
@@ -88,7 +84,7 @@ def other_checks(keyring: Keyring) -> Callable[[dict[str, Any]], None]:
     def run(bundle: dict[str, Any]) -> None:
         check_shape(bundle)
         check_trust(bundle, keyring)
-        check_not_future(bundle, now, 300.0)
+        check_not_future(bundle, now, DEFAULT_CLOCK_SKEW)
         _check_identifiers(bundle)
         _check_record_consistency(bundle)
         _check_state(bundle)

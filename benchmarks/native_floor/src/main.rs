@@ -47,6 +47,15 @@ fn sha_hex(bytes: &[u8]) -> String {
     out
 }
 
+/// The 32 bytes a 64-digit hex string (a digest, a public key) spells.
+fn hex32(hex: &str) -> [u8; 32] {
+    let mut bytes = [0u8; 32];
+    for (i, byte) in bytes.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex");
+    }
+    bytes
+}
+
 fn str_at<'a>(value: &'a Value, path: &[&str]) -> &'a str {
     let mut at = value;
     for key in path {
@@ -78,12 +87,8 @@ fn check(keys: &HashMap<String, VerifyingKey>, block: &Value, digest_hex: &str) 
     let signature = base64::engine::general_purpose::STANDARD
         .decode(str_at(block, &["signature_b64"]))
         .expect("base64");
-    let mut message = [0u8; 32];
-    for (i, byte) in message.iter_mut().enumerate() {
-        *byte = u8::from_str_radix(&digest_hex[2 * i..2 * i + 2], 16).expect("hex");
-    }
     let signature = Signature::from_slice(&signature).expect("64 bytes");
-    key.verify_strict(&message, &signature).is_ok()
+    key.verify_strict(&hex32(digest_hex), &signature).is_ok()
 }
 
 fn signatures_ok(keys: &HashMap<String, VerifyingKey>, bundle: &Value) -> bool {
@@ -111,13 +116,9 @@ fn main() {
         .iter()
         .map(|arg| {
             let (id, hex) = arg.split_once('=').expect("KEY_ID=HEX");
-            let mut bytes = [0u8; 32];
-            for (i, byte) in bytes.iter_mut().enumerate() {
-                *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).expect("hex");
-            }
             (
                 id.to_string(),
-                VerifyingKey::from_bytes(&bytes).expect("a key"),
+                VerifyingKey::from_bytes(&hex32(hex)).expect("a key"),
             )
         })
         .collect();
