@@ -145,12 +145,12 @@ def read_password(path: Path) -> str:
 
 @pytest.fixture(scope="session")
 def start_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Neo4jServer]]:
-    """Start a private Neo4j (``start_neo4j(password=None, auth=True)``: no password means the
-    generated one); all are stopped at session end."""
+    """Start a private Neo4j (``start_neo4j(password=None, auth=True, data=None)``: no password
+    means the generated one; no ``data`` folder, a new one); all are stopped at session end."""
     started: list[Neo4jServer] = []
 
-    def start(password: str | None = None, auth: bool = True) -> Neo4jServer:
-        server = _start(tmp_path_factory.mktemp("neo4j"), password, auth)
+    def start(password: str | None = None, auth: bool = True, data: Path | None = None) -> Neo4jServer:
+        server = _start(data or tmp_path_factory.mktemp("neo4j"), password, auth)
         started.append(server)
         return server
 

@@ -3,9 +3,9 @@ load builds, refuses a running server or a database with data, and leaves a data
 ``scripts/neo4j start`` serves and ``pith-graph load`` updates (stale and duplicate bundles
 decided against the imported papers).
 
-One private server's data folder is imported into (stopped), the session's server gets a
-transactional load of the same corpus, and both are compared node for node, edge for edge,
-property for property.
+A data folder no server has used is imported into, then served by a private server; the
+session's server gets a transactional load of the same corpus, and both are compared node for
+node, edge for edge, property for property.
 """
 
 from __future__ import annotations
@@ -83,17 +83,20 @@ def _held(port: int) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def imported(start_neo4j: Callable[..., Any], corpus: tuple[list[str], Keyring, Path]) -> Iterator[Any]:
-    """A private server whose (stopped) data folder was bulk-imported, running again."""
+def imported(
+    start_neo4j: Callable[..., Any],
+    corpus: tuple[list[str], Keyring, Path],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Any]:
+    """A private server started on a data folder no server had used before the bulk import
+    (whose schema step's server generated the folder's password)."""
     paths, keyring, _ = corpus
-    server = start_neo4j()
-    assert server.script("stop").returncode == 0
+    data = tmp_path_factory.mktemp("imported")
     with _held(DEFAULT_HTTP_PORT):  # the importer's own server must not need it
-        report = bulk_import(paths, keyring=keyring, data=Path(server.env["NEO4J_DATA"]), workers=2)
+        report = bulk_import(paths, keyring=keyring, data=data, workers=2)
     assert report.rejected == 0 and report.stale > 0
     assert set(report.steps) == {"verify", "csv", "neo4j-admin", "schema"}
-    started = server.script("start")
-    assert started.returncode == 0, started.stderr
+    server = start_neo4j(data=data)
     yield server, report
     server.script("stop")
 
@@ -178,7 +181,8 @@ def test_a_failed_schema_step_says_the_papers_are_in_and_how_to_add_the_schema(
     """The importer ran, then the server that creates the constraints could not start."""
     paths, _, keys = corpus
     data = tmp_path / "data"
-    failed = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data), env={"NEO4J_GC": "zgc"})
+    zgc = {"NEO4J_GC": "zgc"}  # scripts/neo4j refuses it before starting anything
+    failed = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data), env=zgc)
     assert failed.returncode == 3, failed.stderr
     lines = failed.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in failed.stderr
@@ -186,28 +190,27 @@ def test_a_failed_schema_step_says_the_papers_are_in_and_how_to_add_the_schema(
     assert "NEO4J_GC must be parallel or g1, not 'zgc'" in lines[0]
     assert f"The papers are imported into {data}, but without constraints and indexes" in lines[0]
     assert lines[0].endswith("`pith-graph schema` creates them")
+    # The imported papers are there: a second import refuses the database unless told to replace it.
     again = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data))
-    assert again.returncode == 2 and "holds" in again.stderr  # the imported papers are there
+    assert again.returncode == 2, again.stderr
+    assert "holds" in again.stderr and "--replace" in again.stderr
+    assert len(again.stderr.strip().splitlines()) == 1
+    # With --replace the importer runs over them (and the schema step fails as before).
+    replaced = _cli(paths[1], "--trusted-keys", str(keys), "--neo4j-data", str(data), "--replace", env=zgc)
+    assert replaced.returncode == 3, replaced.stderr
+    assert f"The papers are imported into {data}, but without constraints" in replaced.stderr
 
 
-def test_the_cli_refuses_a_running_server_and_a_database_with_data(
+def test_the_cli_refuses_a_running_server(
     imported: tuple[Any, Any], corpus: tuple[list[str], Keyring, Path]
 ) -> None:
+    """(A stopped database with data: the failed schema step's test.)"""
     server, _ = imported
     paths, _, keys = corpus
-    data = server.env["NEO4J_DATA"]
-    running = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", data)
+    running = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", server.env["NEO4J_DATA"])
     assert running.returncode == 2, running.stderr
     assert running.stderr.startswith("pith-graph: error: the Neo4j of") and "stop it first" in running.stderr
     assert len(running.stderr.strip().splitlines()) == 1
-    assert server.script("stop").returncode == 0
-    try:
-        full = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", data)
-        assert full.returncode == 2, full.stderr
-        assert "holds" in full.stderr and "--replace" in full.stderr
-        assert len(full.stderr.strip().splitlines()) == 1
-    finally:
-        assert server.script("start").returncode == 0
 
 
 def test_csv_only_writes_the_files_and_the_importer_options(

@@ -16,8 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import neo4j
+import pytest
 from conftest import NEO4J_SCRIPT, Neo4jServer, free_port, pinned, read_password
 from neo4j.exceptions import AuthError
+
+pytestmark = pytest.mark.neo4j  # every test here starts a server or reads one
 
 
 def answer(server: Neo4jServer, query: str) -> object:
