@@ -334,15 +334,14 @@ def create_app(
                 if on_shutdown is not None:
                     on_shutdown()
 
-    app = Starlette(
-        routes=[
-            Route("/graphql", view),
-            Route("/graphql/", view),
-            Route("/healthz", healthz, methods=["GET", "HEAD"]),
-            Route("/graphiql/{name}", _graphiql_asset, methods=["GET", "HEAD"]),
-        ],
-        lifespan=lifespan,
-    )
+    routes = [
+        Route("/graphql", view),
+        Route("/graphql/", view),
+        Route("/healthz", healthz, methods=["GET", "HEAD"]),
+    ]
+    if graphiql:
+        routes.append(Route("/graphiql/{name}", _graphiql_asset, methods=["GET", "HEAD"]))
+    app = Starlette(routes=routes, lifespan=lifespan)
     return with_cors(
         Guard(ETags(app, cache_control), limits.max_body_bytes, limits.body_timeout_seconds), cors_origins
     )

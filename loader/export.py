@@ -83,6 +83,7 @@ class Selection:
             raise UsageError(f"hops must be between 1 and {MAX_HOPS}")
         if self.hops != 1 and self.author is None:
             raise UsageError("hops needs an author")
+        self.bounds()  # a bad date is refused here, before anything connects
 
     @property
     def everything(self) -> bool:
@@ -180,7 +181,6 @@ def export_subgraph(
     :class:`~pith_graph.errors.UsageError` for a selection that cannot be (a bad date).
     """
     selection = selection if selection is not None else Selection()
-    selection.bounds()  # dates are checked before anything is read
     G = _new_graph()
 
     def read(tx: neo4j.ManagedTransaction) -> None:

@@ -227,6 +227,50 @@ def test_csv_only_writes_the_files_and_the_importer_options(
     assert report["nodes"]["Paper"] == report["accepted"]
 
 
+def test_a_rejected_bundle_exits_1_and_the_rest_is_imported(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    paths, _, keys = corpus
+    bundle = orjson.loads(Path(paths[-1]).read_bytes().splitlines()[0])  # an odd paper
+    bundle["events"][1]["payload"]["graph_snapshot"]["paper"]["title"] = "Something else"
+    tampered = tmp_path / "tampered.json"
+    tampered.write_bytes(orjson.dumps(bundle))
+    done = _cli(
+        paths[-1], str(tampered), "--trusted-keys", str(keys), "--csv-only", str(tmp_path / "csv"), "--json"
+    )
+    assert done.returncode == 1, done.stderr
+    report = orjson.loads(done.stdout)
+    assert (report["rejected"], report["accepted"], report["nodes"]["Paper"]) == (1, 2, 2)
+    assert [(r["code"], r["file"]) for r in report["rejections"]] == [("digest_mismatch", str(tampered))]
+    assert "Traceback" not in done.stderr
+
+
+def test_a_failing_importer_exits_3_with_its_output_in_import_log(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    """The importer's JVM (``NEO4J_JAVA``: here a stand-in that records its arguments, prints
+    and fails) gets ``NEO4J_IMPORT_HEAP`` and ``--importer-memory``."""
+    paths, _, keys = corpus
+    called = tmp_path / "java-args"
+    java = tmp_path / "java"
+    java.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {called}\necho "the importer says no"\nexit 7\n')
+    java.chmod(0o755)
+    data = tmp_path / "data"
+    env = {"NEO4J_JAVA": str(java), "NEO4J_IMPORT_HEAP": "700m"}
+    done = _cli(
+        paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data), "--importer-memory", "3G", env=env
+    )
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        "pith-graph: store error: import_failed: neo4j-admin database import exited 7: "
+        f"the importer says no (full output: {data}/logs/import.log)"
+    ]
+    assert (data / "logs" / "import.log").read_text() == "the importer says no\n"
+    args = called.read_text().splitlines()
+    assert args[0] == "-Xmx700m" and "--max-off-heap-memory=3G" in args
+    assert "org.neo4j.cli.AdminTool" in args and args[-1] == "neo4j"
+
+
 def test_the_keyring_in_the_corpus_folder_is_not_read_as_a_bundle(
     corpus: tuple[list[str], Keyring, Path], tmp_path: Path
 ) -> None:

@@ -127,6 +127,17 @@ def test_piped_output_has_no_progress_bar() -> None:
         pytest.param(("verify", SAMPLES, "--max-bytes", "0"), "--max-bytes must be positive", id="bad-limit"),
         pytest.param(("frobnicate",), "invalid choice", id="bad-command"),
         pytest.param(("load", SAMPLES, "--batch-size", "0"), "--batch-size must be positive", id="bad-batch"),
+        # Refused before connecting: no server listens on port 9.
+        pytest.param(
+            ("export", "--from", "yesterday", "--uri", "bolt://127.0.0.1:9", "--save", "out.json"),
+            "from is not an ISO 8601 date or date-time: 'yesterday'",
+            id="export-bad-date",
+        ),
+        pytest.param(
+            ("export", "--hops", "2", "--uri", "bolt://127.0.0.1:9", "--save", "out.json"),
+            "hops needs an author",
+            id="export-hops-without-author",
+        ),
     ],
 )
 def test_usage_errors_exit_2_in_one_line(args: tuple[str, ...], needle: str) -> None:

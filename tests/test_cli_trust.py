@@ -6,11 +6,14 @@ import json
 import subprocess
 import sys
 from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import orjson
 import pytest
 
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.snapshot import is_snapshot
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
 
 B = SignerIdentity.from_seed(b"cli-trust-b", key_id="b-key", signer_id="b.example")
@@ -118,3 +121,46 @@ def test_usage_errors_are_one_line_exit_2(args: tuple[str, ...], message: str) -
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["verify", "load"])
+def test_clock_skew_decides_how_far_ahead_a_bundle_may_be_built(tmp_path: Path, command: str) -> None:
+    """Built 20 minutes from now: beyond the default 300 s of skew, within --clock-skew 3600."""
+    ahead = (datetime.now(UTC) + timedelta(minutes=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    path = tmp_path / "ahead.json"
+    path.write_bytes(orjson.dumps(build_bundle(replace(P, built_at=ahead), B)))
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps([B.keyring_entry()]))
+    refused = pith_graph(command, str(path), "--trusted-keys", str(keys), "--json")
+    assert refused.returncode == 1, refused.stderr
+    assert [r["code"] for r in json.loads(refused.stdout)["rejections"]] == ["future_dated"]
+    allowed = pith_graph(command, str(path), "--trusted-keys", str(keys), "--json", "--clock-skew", "3600")
+    assert allowed.returncode == 0, allowed.stderr
+    assert json.loads(allowed.stdout)["rejected"] == 0
+
+
+def test_prune_writes_a_snapshot_back_as_a_snapshot_to_save(folder: Path) -> None:
+    snapshot, out = folder / "g.snapshot", folder / "pruned.snapshot"
+    keys, revoked = str(folder / "keys.json"), str(folder / "revoked.json")
+    loaded = pith_graph("load", str(folder / "bundles"), "--trusted-keys", keys, "--snapshot", str(snapshot))
+    assert loaded.returncode == 0, loaded.stderr
+    original = snapshot.read_bytes()
+    pruned = pith_graph(
+        "prune",
+        "--trusted-keys",
+        revoked,
+        "--backend",
+        "memory",
+        "--graph",
+        str(snapshot),
+        "--save",
+        str(out),
+    )
+    assert pruned.returncode == 0, pruned.stderr
+    removed = [line.split() for line in pruned.stdout.splitlines() if line.startswith("REMOVED ")]
+    assert len(removed) == 1 and removed[0][1].startswith("pith:")
+    assert snapshot.read_bytes() == original  # --save: the input stays as it was
+    assert is_snapshot(out)
+    before, after = MemoryStore.open(str(snapshot)).graph, MemoryStore.open(str(out)).graph
+    assert set(before) - set(after) >= {f"Paper:{removed[0][1]}"}
+    assert not any(d.get("bundleKeyId") == A.key_id for _, d in after.nodes(data=True))

@@ -140,4 +140,4 @@ def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGrap
 )
 def test_impossible_selections_are_usage_errors(selection: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
-        Selection(**selection).bounds()
+        Selection(**selection)

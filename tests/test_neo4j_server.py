@@ -29,13 +29,22 @@ def answer(server: Neo4jServer, query: str) -> object:
         return records[0][0]
 
 
+def script(data: Path, command: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
+    """``scripts/neo4j COMMAND`` for ``data``, with none of the caller's NEO4J_* settings."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    return subprocess.run(
+        [str(NEO4J_SCRIPT), command],
+        env={**base, "NEO4J_DATA": str(data), **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def script_start(data: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """``scripts/neo4j start`` on free ports, with none of the caller's NEO4J_* settings."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    base.update(NEO4J_DATA=str(data), NEO4J_BOLT_PORT=str(free_port()), NEO4J_HTTP_PORT=str(free_port()))
-    return subprocess.run(
-        [str(NEO4J_SCRIPT), "start"], env={**base, **env}, capture_output=True, text=True, timeout=600
-    )
+    ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(free_port())}
+    return script(data, "start", timeout=600, **{**ports, **env})
 
 
 ARCHIVE = NEO4J_SCRIPT.parent / "neo4j-launcher" / "target" / "neo4j.jsa"
@@ -160,6 +169,39 @@ def test_neo4j_gc_g1_starts_the_server_with_g1(tmp_path: Path) -> None:
         subprocess.run(
             [str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(tmp_path)}, timeout=120
         )
+
+
+# -- status and stop ---------------------------------------------------------------------------
+
+
+def test_status_of_a_running_server_names_its_pid_and_address(local_server: Neo4jServer) -> None:
+    assert local_server.data is not None
+    done = local_server.script("status")
+    pid = (local_server.data / "neo4j.pid").read_text().strip()
+    assert (done.returncode, done.stdout) == (0, f"running (pid {pid}) {local_server.uri}\n")
+
+
+def test_status_and_stop_of_a_folder_with_no_server(tmp_path: Path) -> None:
+    done = script(tmp_path, "status")
+    assert (done.returncode, done.stdout) == (3, "not running\n")
+    stopped = script(tmp_path, "stop")
+    assert stopped.returncode == 0, stopped.stderr
+
+
+def test_status_of_a_server_that_does_not_answer_bolt(tmp_path: Path) -> None:
+    """A live process that is the launcher by its command line, on a port nothing answers."""
+    fake = subprocess.Popen(["bash", "-c", "exec -a dev.pith.neo4j.Launcher sleep 60"])
+    try:
+        (tmp_path / "neo4j.pid").write_text(f"{fake.pid}\n")
+        port = free_port()
+        done = script(tmp_path, "status", NEO4J_BOLT_PORT=str(port))
+        assert done.returncode == 1, done.stdout
+        assert done.stdout == f"unresponsive or starting (pid {fake.pid}) bolt://127.0.0.1:{port}\n"
+        (tmp_path / "neo4j.pid").write_text("999999999\n")  # no such process: a stale pid file
+        assert script(tmp_path, "status").returncode == 3
+    finally:
+        fake.kill()
+        fake.wait()
 
 
 # -- class-data sharing ----------------------------------------------------------------------

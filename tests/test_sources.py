@@ -32,11 +32,13 @@ def test_folder_is_recursive_sorted_and_filtered(tmp_path: Path) -> None:
     (tmp_path / "b" / "c").mkdir(parents=True)
     (tmp_path / "b" / "c" / "x.json").write_bytes(b"{}")
     (tmp_path / "a.jsonl").write_bytes(b"{}\n")
+    (tmp_path / "b" / "e.ndjson").write_bytes(b"{}\n")
+    (tmp_path / "b" / "f.ndjson.gz").write_bytes(gzip.compress(b"{}\n"))
     (tmp_path / "notes.txt").write_bytes(b"ignored")
     (tmp_path / "d.json.gz").write_bytes(gzip.compress(b"{}"))
     found = expand_paths([str(tmp_path)])
     assert found == sorted(found)
-    assert [Path(p).name for p in found] == ["a.jsonl", "x.json", "d.json.gz"]
+    assert [Path(p).name for p in found] == ["a.jsonl", "x.json", "e.ndjson", "f.ndjson.gz", "d.json.gz"]
     assert not any(p.endswith(".txt") for p in found)
 
 
@@ -45,9 +47,10 @@ def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
         expand_paths([str(tmp_path / "nope.json")])
 
 
-def test_jsonl_lines_are_located(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".jsonl", ".ndjson"])
+def test_jsonl_lines_are_located(tmp_path: Path, suffix: str) -> None:
     lines = [_compact(p) for p in SAMPLE_FILES]
-    path = tmp_path / "all.jsonl"
+    path = tmp_path / f"all{suffix}"
     path.write_bytes(lines[0] + b"\n\n" + lines[1] + b"\n" + lines[2])
     items = _read([str(path)])
     assert [item.source for item in items] == [
@@ -58,9 +61,10 @@ def test_jsonl_lines_are_located(tmp_path: Path) -> None:
     assert [item.data for item in items if isinstance(item, RawBundle)] == lines
 
 
-def test_gzip_jsonl(tmp_path: Path) -> None:
+@pytest.mark.parametrize("suffix", [".jsonl.gz", ".ndjson.gz"])
+def test_gzip_jsonl(tmp_path: Path, suffix: str) -> None:
     lines = [_compact(p) for p in SAMPLE_FILES]
-    path = tmp_path / "all.jsonl.gz"
+    path = tmp_path / f"all{suffix}"
     path.write_bytes(gzip.compress(b"\n".join(lines) + b"\n"))
     items = _read([str(path)])
     assert [i.data for i in items if isinstance(i, RawBundle)] == lines

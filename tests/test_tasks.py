@@ -82,11 +82,12 @@ def test_parallel_reading_equals_serial_in_order(
         gz = layout.startswith("gzip") or (layout == "mixed" and index == 1)
         if layout == "gzip-one" and index:
             continue
+        lines = "ndjson" if layout == "mixed" and index else "jsonl"  # the other name of JSON Lines
         if gz:
-            path = tmp_path / f"{index}.jsonl.gz"
+            path = tmp_path / f"{index}.{lines}.gz"
             path.write_bytes(gzip.compress(data))
         else:
-            path = tmp_path / f"{index}.jsonl"
+            path = tmp_path / f"{index}.{lines}"
             path.write_bytes(data)
         paths.append(str(path))
     if layout == "mixed":

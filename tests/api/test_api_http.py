@@ -116,6 +116,18 @@ def test_get_answers_carry_an_etag_and_304_when_unchanged(memory_reader: MemoryR
         assert "etag" not in page.headers
 
 
+@pytest.mark.parametrize("graphiql", [True, False])
+def test_graphiql_is_served_only_when_on(memory_reader: MemoryReader, graphiql: bool) -> None:
+    """``PITH_API_GRAPHIQL=0`` (``create_app(graphiql=False)``): no page, no assets; queries as before."""
+    with served(create_app(memory_reader, graphiql=graphiql), "memory", memory_reader) as api:
+        page = api.client.get("/graphql", headers={"accept": "text/html"})
+        asset = api.client.get("/graphiql/graphiql.min.js")
+        assert ("graphiql.min.js" in page.text) is graphiql
+        assert (page.status_code == 200) is graphiql
+        assert asset.status_code == (200 if graphiql else 404)
+        assert api.data("{ __typename }") == {"__typename": "Query"}
+
+
 def test_the_default_cache_control_revalidates(memory_api: Api) -> None:
     response = memory_api.client.get("/graphql", params={"query": "{ __typename }"})
     assert response.headers["cache-control"] == "no-cache"

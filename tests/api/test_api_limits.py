@@ -57,6 +57,10 @@ QUERY_CASES = [
         id="nested-first",
     ),
     pytest.param(
+        '{ search(text: "graph", first: 101) { nodes { title } } }', "LIMIT_EXCEEDED", id="search-first"
+    ),
+    pytest.param('{ authors(prefix: "a", first: 101) { name } }', "LIMIT_EXCEEDED", id="authors-first"),
+    pytest.param(
         '{ papers(after: "bm90IGEgY3Vyc29y") { totalCount } }', "BAD_USER_INPUT", id="forged-cursor"
     ),
     pytest.param(

@@ -30,7 +30,7 @@ from test_api_e2e import PAPER_FIELDS, QUERIES, Examples, examples  # noqa: F401
 from pith_graph.api.app import key_infos
 from pith_graph.api.context import Context, KeyInfo, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
-from pith_graph.api.plan import run_plan
+from pith_graph.api.plan import Plans, run_plan
 from pith_graph.api.plan.compile import compile_plan
 from pith_graph.api.plan.fields import FIELDS
 from pith_graph.api.reads.neo4j import Neo4jReader
@@ -346,3 +346,16 @@ def test_http_answers_from_a_plan_as_the_view_does(api: Api, query: str) -> None
     assert answers[0].status_code == answers[1].status_code == 200
     assert first == second
     assert answers[0].content == answers[1].content
+
+
+def test_the_plan_cache_drops_the_least_recently_used_past_its_size() -> None:
+    """A flood of distinct documents cannot grow it: 256 plans by default."""
+    schema = build_schema()
+    assert schema.plans is not None and schema.plans.maxsize == 256
+    plans = Plans(schema.plans.schema, maxsize=2)
+    queries = [f"{{ papers(first: {n}) {{ totalCount }} }}" for n in (1, 2, 3)]
+    plans.learn_once(queries[0], None, parse(queries[0]))
+    plans.learn_once(queries[1], None, parse(queries[1]))
+    assert plans.get(queries[0], None) is not None  # used: now the most recent
+    plans.learn_once(queries[2], None, parse(queries[2]))
+    assert [plans.get(q, None) is not None for q in queries] == [True, False, True]

@@ -119,6 +119,28 @@ def test_serve_in_two_workers_then_sigterm_stops_them_all() -> None:
     assert not [pid for pid in workers if _alive(pid)], "a worker outlived the server"
 
 
+def test_a_crashed_worker_is_replaced_and_the_server_keeps_answering() -> None:
+    process, url, output = _start("--workers", "2")
+    try:
+        _answers(url)
+        victim, survivor = sorted(_children(process.pid))
+        os.kill(victim, signal.SIGKILL)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            now = _children(process.pid)
+            if len(now) == 2 and victim not in now:
+                break
+            time.sleep(0.1)
+        assert len(now) == 2 and victim not in now and survivor in now, (victim, survivor, now)
+        for _ in range(20):  # the new worker serves beside the old one
+            assert httpx.post(f"{url}/graphql", json={"query": QUERY}).status_code == 200
+    finally:
+        log = _stop(process, output)
+    assert process.returncode == 0, log
+    assert f"worker {victim} exited with -9; starting another" in log
+    assert log.count("Application shutdown complete") == 2, log  # the survivor and the new one
+
+
 def test_a_worker_dies_with_a_killed_supervisor() -> None:
     process, url, _ = _start("--workers", "2")
     try:
