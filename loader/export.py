@@ -69,7 +69,8 @@ class Selection:
     ``author`` is a name (matched by name key, so case, spacing and Unicode form do not
     matter); ``hops`` = 1 exports the author's papers, 2 adds their coauthors' papers, and so
     on. ``submitted_from`` and ``submitted_to`` are dates or date-times, both inclusive (a
-    bare ``to`` date includes that whole day).
+    bare ``to`` date includes that whole day). One that cannot be (a bad date, ``hops`` out of
+    range or without an author) raises :class:`~pith_graph.errors.UsageError` when made.
     """
 
     category: str | None = None
@@ -177,8 +178,7 @@ def export_subgraph(
     """The selected subgraph of the database ``store`` reaches, as a networkx graph shaped
     as :func:`~pith_graph.loader.facade.load_graph` builds it (the whole graph by default).
 
-    Raises :class:`~pith_graph.errors.StoreError` when the database fails and
-    :class:`~pith_graph.errors.UsageError` for a selection that cannot be (a bad date).
+    Raises :class:`~pith_graph.errors.StoreError` when the database fails.
     """
     selection = selection if selection is not None else Selection()
     G = _new_graph()

@@ -90,6 +90,7 @@ def export_graph(
     from pith_graph.loader.stores.neo4j import Neo4jStore
     from pith_graph.loader.stores.neo4j_auth import resolve_password
 
+    selection = Selection(category, author, hops, submitted_from, submitted_to)  # checked before connecting
     env = os.environ
     uri = uri or env.get("NEO4J_URI", "bolt://127.0.0.1:7687")
     with Neo4jStore.connect(
@@ -98,4 +99,4 @@ def export_graph(
         resolve_password(uri, password=password),
         database or env.get("NEO4J_DATABASE", "neo4j"),
     ) as store:
-        return export_subgraph(store, Selection(category, author, hops, submitted_from, submitted_to))
+        return export_subgraph(store, selection)

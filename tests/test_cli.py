@@ -246,3 +246,17 @@ def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str,
     assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': "), result.stderr
     assert needle in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.mark.parametrize("command", [LOAD_NEO4J, ("schema",), ("export", "--save", "out.json")])
+def test_neo4j_uri_from_the_environment_is_the_default(command: tuple[str, ...]) -> None:
+    uri = "http://127.0.0.1:7474"
+    result = subprocess.run(
+        [sys.executable, "-m", "pith_graph", *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "NEO4J_URI": uri},
+    )
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': http:// is not a Bolt scheme")

@@ -13,6 +13,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
+from pith_graph import export_graph
 from pith_graph.errors import UsageError
 from pith_graph.loader.export import Selection, export_subgraph
 from pith_graph.loader.facade import load_graph
@@ -104,6 +105,10 @@ def test_a_category_export_holds_its_papers_and_all_they_touch(
     papers = {p for p in _papers(G) if f"Category:{code}" in G.succ[p]}
     assert len(papers) > 20
     _same(_export(server, Selection(category=code)), _touched(G, papers))
+    # the same through the package's entry point, connection settings as arguments
+    password = {"password": server.password} if server.password else {}
+    exported = export_graph(server.uri, user=server.user, database=server.database, category=code, **password)
+    _same(exported, _touched(G, papers))
 
 
 def test_an_author_export_follows_coauthors_for_each_hop(loaded: tuple[Any, nx.DiGraph, Path]) -> None:
@@ -141,3 +146,5 @@ def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGrap
 def test_impossible_selections_are_usage_errors(selection: dict[str, Any]) -> None:
     with pytest.raises(UsageError):
         Selection(**selection)
+    with pytest.raises(UsageError):  # not a StoreError: refused before connecting (nothing listens on 9)
+        export_graph("bolt://127.0.0.1:9", password="unused", **selection)
