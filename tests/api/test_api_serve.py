@@ -3,9 +3,11 @@ one serving process or several."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -139,6 +141,46 @@ def test_a_crashed_worker_is_replaced_and_the_server_keeps_answering() -> None:
     assert process.returncode == 0, log
     assert f"worker {victim} exited with -9; starting another" in log
     assert log.count("Application shutdown complete") == 2, log  # the survivor and the new one
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_a_request_under_way_at_sigterm_is_answered_before_the_server_stops(workers: str) -> None:
+    """Half a request's body is sent, then SIGTERM, then the rest: the answer comes whole, the
+    server takes no new connections meanwhile, and it exits 0."""
+    process, url, output = _start("--workers", workers)
+    try:
+        _answers(url)
+        body = json.dumps({"query": QUERY}).encode()
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=10) as sock:
+            head = f"POST /graphql HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            sock.sendall(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
+            time.sleep(0.3)  # the request has reached the application
+            process.send_signal(signal.SIGTERM)
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:  # until the listening sockets are closed
+                try:
+                    socket.create_connection((host, int(port)), timeout=1).close()
+                except OSError:
+                    break
+                time.sleep(0.05)
+            else:
+                pytest.fail("still accepting connections 10 s after SIGTERM")
+            time.sleep(1.5)  # the stop is under way: well past an immediate one, within its 10 s
+            sock.sendall(body[10:])
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+                if b"\r\n\r\n" in answer and answer.rstrip().endswith(b"}"):
+                    break
+        status, _, payload = answer.partition(b"\r\n\r\n")
+        assert status.startswith(b"HTTP/1.1 200"), answer
+        assert json.loads(payload)["data"]["paper"]["title"].startswith("Building a Performance Model")
+        process.wait(30)
+    finally:
+        log = _stop(process, output) if process.poll() is None else "".join(output) + process.communicate()[0]
+    assert process.returncode == 0, log
+    assert "Traceback" not in log
 
 
 def test_a_worker_dies_with_a_killed_supervisor() -> None:
