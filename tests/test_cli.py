@@ -17,13 +17,16 @@ from pith_graph.loader.facade import SAMPLES
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 
 
-def pith_graph(*args: str, stdin: bytes | None = None) -> subprocess.CompletedProcess[str]:
+def pith_graph(
+    *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pith_graph", *args],
         input=stdin.decode() if stdin is not None else None,
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -251,12 +254,6 @@ def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str,
 @pytest.mark.parametrize("command", [LOAD_NEO4J, ("schema",), ("export", "--save", "out.json")])
 def test_neo4j_uri_from_the_environment_is_the_default(command: tuple[str, ...]) -> None:
     uri = "http://127.0.0.1:7474"
-    result = subprocess.run(
-        [sys.executable, "-m", "pith_graph", *command],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "NEO4J_URI": uri},
-    )
+    result = pith_graph(*command, env={"NEO4J_URI": uri})
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': http:// is not a Bolt scheme")

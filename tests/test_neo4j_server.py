@@ -166,9 +166,7 @@ def test_neo4j_gc_g1_starts_the_server_with_g1(tmp_path: Path) -> None:
         assert not runs_collector(server, "parallel")
         assert maps_archive(tmp_path)  # written by a parallel-collector JVM, used by this one too
     finally:
-        subprocess.run(
-            [str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(tmp_path)}, timeout=120
-        )
+        script(tmp_path, "stop")
 
 
 # -- status and stop ---------------------------------------------------------------------------
@@ -226,9 +224,7 @@ def test_an_archive_another_jvm_wrote_is_written_again_by_the_next_start(tmp_pat
         assert stamp.read_text() == this_jvm
         assert maps_archive(tmp_path)
     finally:
-        subprocess.run(
-            [str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(tmp_path)}, timeout=120
-        )
+        script(tmp_path, "stop")
 
 
 def test_an_unknown_cds_setting_is_refused_before_anything_starts(tmp_path: Path) -> None:
