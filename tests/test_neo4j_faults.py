@@ -32,7 +32,7 @@ from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.schema.database import constraints, indexes
 from pith_graph.testing.corpus import write_corpus
 
-pytestmark = pytest.mark.neo4j
+pytestmark = [pytest.mark.neo4j, pytest.mark.own_server]
 
 PASSWORD = "pith-graph-faults"
 SHARD = 500

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import urllib.request
@@ -29,11 +30,14 @@ def answer(server: Neo4jServer, query: str) -> object:
         return records[0][0]
 
 
-def script(data: Path, command: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
-    """``scripts/neo4j COMMAND`` for ``data``, with none of the caller's NEO4J_* settings."""
+def script(
+    data: Path, command: str, timeout: float = 120, using: Path = NEO4J_SCRIPT, **env: str
+) -> subprocess.CompletedProcess[str]:
+    """``scripts/neo4j COMMAND`` (or that of a copy, ``using``) for ``data``, with none of the
+    caller's NEO4J_* settings."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     return subprocess.run(
-        [str(NEO4J_SCRIPT), command],
+        [str(using), command],
         env={**base, "NEO4J_DATA": str(data), **env},
         capture_output=True,
         text=True,
@@ -41,20 +45,21 @@ def script(data: Path, command: str, timeout: float = 120, **env: str) -> subpro
     )
 
 
-def script_start(data: Path, **env: str) -> subprocess.CompletedProcess[str]:
+def script_start(data: Path, using: Path = NEO4J_SCRIPT, **env: str) -> subprocess.CompletedProcess[str]:
     """``scripts/neo4j start`` on free ports, with none of the caller's NEO4J_* settings."""
     ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(free_port())}
-    return script(data, "start", timeout=600, **{**ports, **env})
+    return script(data, "start", timeout=600, using=using, **{**ports, **env})
 
 
 ARCHIVE = NEO4J_SCRIPT.parent / "neo4j-launcher" / "target" / "neo4j.jsa"
 
 
-def maps_archive(data: Path) -> bool:
-    """Whether the JVM of the server of ``data`` has the launcher's class-data sharing archive
-    mapped (the JVM maps it only when it accepts it for this JVM and these jars)."""
+def maps_archive(data: Path, archive: Path = ARCHIVE) -> bool:
+    """Whether the JVM of the server of ``data`` has class-data sharing archive ``archive`` (by
+    default the project launcher's) mapped: the JVM maps it only when it accepts it for this JVM
+    and these jars."""
     pid = int((data / "neo4j.pid").read_text().strip())
-    return str(ARCHIVE) in Path(f"/proc/{pid}/maps").read_text()
+    return str(archive) in Path(f"/proc/{pid}/maps").read_text()
 
 
 def refuses_unauthenticated(uri: str) -> bool:
@@ -87,7 +92,7 @@ def test_the_generated_password_is_private_strong_and_accepted(local_server: Neo
     assert stat.S_IMODE(auth_ini.stat().st_mode) == 0o600
 
 
-def test_auth_none_turns_authentication_off_and_a_restart_turns_it_on(
+def test_auth_none_turns_authentication_off_a_restart_turns_it_on_and_an_edited_password_file_changes_it(
     start_neo4j: Callable[..., Neo4jServer],
 ) -> None:
     server = start_neo4j(auth=False)
@@ -102,6 +107,17 @@ def test_auth_none_turns_authentication_off_and_a_restart_turns_it_on(
     assert refuses_unauthenticated(server.uri)
     server.password = read_password(server.password_file)
     assert answer(server, "RETURN 1") == 1
+    # To change the password: edit the file and restart (here with NEO4J_CDS=off as well).
+    old = server.password
+    server.password_file.write_text("an-edited-password\n")
+    server.env["NEO4J_CDS"] = "off"
+    restarted = server.script("restart")
+    assert restarted.returncode == 0, restarted.stderr
+    server.password = "an-edited-password"
+    assert answer(server, "RETURN 1") == 1
+    with pytest.raises(AuthError):
+        answer(Neo4jServer(uri=server.uri, password=old), "RETURN 1")
+    assert server.data is not None and not maps_archive(server.data)
 
 
 def test_a_short_neo4j_password_is_refused_before_anything_starts(tmp_path: Path) -> None:
@@ -145,26 +161,54 @@ def runs_collector(server: Neo4jServer, gc: str) -> bool:
     return "G1 Young Generation" in names and all(name.startswith("G1 ") for name in names)
 
 
+def heap_usage(server: Neo4jServer) -> dict[str, int]:
+    """The running JVM's heap: init, used, committed and max bytes, over JMX."""
+    heap = answer(server, "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes RETURN attributes")
+    assert isinstance(heap, dict)
+    usage: dict[str, int] = heap["HeapMemoryUsage"]["value"]["properties"]
+    return usage
+
+
 def test_the_server_runs_the_parallel_collector_by_default_with_its_heap_reserved(
     local_server: Neo4jServer,
 ) -> None:
     assert runs_collector(local_server, os.environ.get("NEO4J_GC", "parallel"))
-    heap = answer(
-        local_server, "CALL dbms.queryJmx('java.lang:type=Memory') YIELD attributes RETURN attributes"
-    )
-    assert isinstance(heap, dict)
-    usage = heap["HeapMemoryUsage"]["value"]["properties"]
+    usage = heap_usage(local_server)
     assert usage["init"] >= usage["max"]  # -Xms = -Xmx: no growing the heap under a load
 
 
-def test_neo4j_gc_g1_starts_the_server_with_g1(tmp_path: Path) -> None:
-    done = script_start(tmp_path, NEO4J_GC="g1", NEO4J_AUTH="none")
+def settings(server: Neo4jServer, *names: str) -> dict[str, str]:
+    """The values of Neo4j settings ``names`` as the running server holds them."""
+    values = answer(
+        server,
+        f"SHOW SETTINGS YIELD name, value WHERE name IN {list(names)!r} RETURN collect([name, value])",
+    )
+    assert isinstance(values, list)
+    return dict(values)
+
+
+def test_the_memory_gc_and_timeout_settings_reach_the_server(tmp_path: Path) -> None:
+    """NEO4J_GC=g1, NEO4J_HEAP, NEO4J_PAGECACHE and NEO4J_TX_TIMEOUT, each other than its default."""
+    done = script_start(
+        tmp_path,
+        NEO4J_GC="g1",
+        NEO4J_AUTH="none",
+        NEO4J_HEAP="768m",
+        NEO4J_PAGECACHE="96m",
+        NEO4J_TX_TIMEOUT="90s",
+    )
     try:
         assert done.returncode == 0, done.stderr
         server = Neo4jServer(uri=done.stdout.strip().splitlines()[-1], user="neo4j", password=None)
         assert runs_collector(server, "g1")
         assert not runs_collector(server, "parallel")
         assert maps_archive(tmp_path)  # written by a parallel-collector JVM, used by this one too
+        usage = heap_usage(server)
+        assert usage["max"] == usage["init"] == 768 * 2**20
+        assert settings(server, "server.memory.pagecache.size", "db.transaction.timeout") == {
+            "server.memory.pagecache.size": "96.00MiB",
+            "db.transaction.timeout": "1m30s",
+        }
     finally:
         script(tmp_path, "stop")
 
@@ -213,18 +257,40 @@ def test_the_server_maps_the_class_data_sharing_archive_the_build_wrote(local_se
     assert sorted(path.name for path in ARCHIVE.parent.glob("neo4j.jsa*")) == ["neo4j.jsa", "neo4j.jsa.jvm"]
 
 
+def copy_of_the_launcher(into: Path) -> Path:
+    """``scripts/neo4j`` and its built launcher, copied under ``into`` (the jar folders linked):
+    the copy reads and writes a class-data sharing archive of its own, so a test may have it
+    written again while other test runs start servers from the project's. Returns the script."""
+    launcher, target = NEO4J_SCRIPT.parent / "neo4j-launcher", ARCHIVE.parent
+    copy = into / "scripts" / "neo4j-launcher"
+    shutil.copytree(launcher / "src", copy / "src")
+    shutil.copy2(launcher / "pom.xml", copy / "pom.xml")
+    (copy / "target").mkdir()
+    for name in ("neo4j-launcher.jar", "neo4j.jsa", "neo4j.jsa.jvm"):
+        shutil.copy2(target / name, copy / "target" / name)
+    for name in ("lib", "plugins"):
+        (copy / "target" / name).symlink_to(target / name)
+    (copy / "target" / ".built").touch()  # newer than the sources: no Maven build
+    return Path(shutil.copy2(NEO4J_SCRIPT, into / "scripts" / "neo4j"))
+
+
 def test_an_archive_another_jvm_wrote_is_written_again_by_the_next_start(tmp_path: Path) -> None:
-    stamp = ARCHIVE.with_name("neo4j.jsa.jvm")
+    neo4j_script = copy_of_the_launcher(tmp_path / "project")
+    archive = neo4j_script.parent / "neo4j-launcher" / "target" / "neo4j.jsa"
+    stamp = archive.with_name("neo4j.jsa.jvm")
     this_jvm = stamp.read_text()
     stamp.write_text("/usr/lib/jvm/an-older-build/bin/java 24112704 1700000000\n")  # e.g. before a JDK update
-    done = script_start(tmp_path, NEO4J_AUTH="none")
+    data = tmp_path / "data"
+    done = script_start(data, NEO4J_AUTH="none", using=neo4j_script)
     try:
         assert done.returncode == 0, done.stderr
         assert "writing the class-data sharing archive" in done.stderr
         assert stamp.read_text() == this_jvm
-        assert maps_archive(tmp_path)
+        assert maps_archive(data, archive)
+        assert not maps_archive(data)  # not the project's
     finally:
-        script(tmp_path, "stop")
+        script(data, "stop", using=neo4j_script)
+    assert sorted(path.name for path in archive.parent.glob("neo4j.jsa*")) == ["neo4j.jsa", "neo4j.jsa.jvm"]
 
 
 def test_an_unknown_cds_setting_is_refused_before_anything_starts(tmp_path: Path) -> None:

@@ -158,8 +158,11 @@ def test_preflight_from_an_allowed_origin_is_answered(cors_api: Api) -> None:
     response = _preflight(cors_api, ALLOWED)
     assert response.status_code == 200
     assert response.headers["access-control-allow-origin"] == ALLOWED
-    assert "POST" in response.headers["access-control-allow-methods"]
-    assert "content-type" in response.headers["access-control-allow-headers"].lower()
+    methods = response.headers["access-control-allow-methods"]
+    assert sorted(m.strip() for m in methods.split(",")) == ["GET", "POST"]
+    headers = response.headers["access-control-allow-headers"].lower()
+    assert {"content-type", "accept", "if-none-match"} <= {h.strip() for h in headers.split(",")}
+    assert response.headers["access-control-max-age"] == "600"  # browsers keep the answer 10 minutes
     posted = cors_api.client.post("/graphql", json={"query": "{ __typename }"}, headers={"origin": ALLOWED})
     assert posted.headers["access-control-allow-origin"] == ALLOWED
     assert "Origin" in posted.headers["vary"]
