@@ -33,12 +33,11 @@ from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
-from pith_graph.api.limits import RequestLimits
+from pith_graph.api.limits import RequestLimits, out_of_time
 from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.planned import answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
-from pith_graph.errors import QueryTimeout
 from pith_graph.loader.keyring import Keyring
 
 __all__ = ["GraphQLView", "create_app", "key_infos"]
@@ -61,12 +60,6 @@ _GRAPHIQL_CSP = (
 #: Seconds after the time limit at which a request still running is cancelled outright.
 HARD_DEADLINE_MARGIN = 5.0
 _HTTP_CODES = {400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 413: "LIMIT_EXCEEDED"}
-
-
-def _timeout_error(limit: float) -> QueryTimeout:
-    return QueryTimeout(
-        f"The query took longer than {limit:g} s.", "Ask for less: smaller pages, fewer nested fields."
-    )
 
 
 def key_infos(keyring: Keyring) -> dict[str, KeyInfo]:
@@ -128,7 +121,8 @@ class GraphQLView(GraphQL[Context, None]):
     async def execute_single(self, **kwargs: Any) -> ExecutionResult:  # type: ignore[override]
         """Run one operation under the time limit, on the execution threads if there are
         (:mod:`pith_graph.api.loops`): at the limit the request's abort signal stops
-        execution at the next field (graphql-core cancels pending resolvers); a hard
+        execution (a timer; execution also checks the time itself at every read and list,
+        for a loop too busy to run the timer, see :meth:`Context.produced`); a hard
         deadline a little later answers anyway. Then end the request's reads (its
         transaction and lane, see :class:`Context`)."""
         limit = self.limits.timeout_seconds
@@ -142,7 +136,7 @@ class GraphQLView(GraphQL[Context, None]):
         """strawberry's execution, aborted at the time limit (a timer on the running loop)."""
         context: Context = kwargs["context"]
         limit = self.limits.timeout_seconds
-        timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, _timeout_error(limit))
+        timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, out_of_time(self.limits))
         try:
             result: ExecutionResult = await super().execute_single(**kwargs)
             return result
@@ -152,7 +146,7 @@ class GraphQLView(GraphQL[Context, None]):
 
     def timed_out(self) -> ExecutionResult:
         """The result of a request that ran out of time."""
-        error = _timeout_error(self.limits.timeout_seconds)
+        error = out_of_time(self.limits)
         return ExecutionResult(data=None, errors=[GraphQLError(str(error), original_error=error)])
 
     async def process_result(self, request: Request | None, result: ExecutionResult) -> GraphQLHTTPResponse:

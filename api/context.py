@@ -30,7 +30,7 @@ from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
 from pith_graph.api.bridge import BridgeRunner, run_bridged
-from pith_graph.api.limits import RequestLimits
+from pith_graph.api.limits import RequestLimits, out_of_time, over_budget
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     AliasRecord,
@@ -164,6 +164,8 @@ class Context:
         self.abort = AbortController()
         #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
         self.deadline = time.monotonic() + limits.timeout_seconds
+        #: Objects in lists the answer holds so far (see :meth:`produced`).
+        self.objects = 0
         self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
 
     async def _on_lane(self, fn: Callable[..., T], /, *args: Any) -> T:
@@ -252,6 +254,31 @@ class Context:
         claim.add_done_callback(claimed)
         return released
 
+    def produced(self, count: int) -> None:
+        """Count ``count`` more objects in lists of the answer (both executions call it for
+        every list of objects they complete), and check the request's time: over
+        ``max_cost`` objects, :class:`~pith_graph.errors.LimitExceeded` (the cost, checked
+        before execution, bounds them: this holds should a list answer more than its size);
+        past the deadline, :class:`~pith_graph.errors.QueryTimeout`."""
+        self.objects += count
+        if self.objects > self.limits.max_cost:
+            raise over_budget(self.limits)
+        self.check_time()
+
+    def stopped(self) -> bool:
+        """Whether the request was aborted, or is now, its time being up."""
+        if self.abort.signal.aborted:
+            return True
+        if time.monotonic() > self.deadline:
+            self.abort.abort(out_of_time(self.limits))
+            return True
+        return False
+
+    def check_time(self) -> None:
+        """:class:`~pith_graph.errors.QueryTimeout` once the request's time is up."""
+        if time.monotonic() > self.deadline:
+            raise out_of_time(self.limits)
+
     def rank(self, key_id: str) -> int:
         """The precedence of the signer of ``key_id`` in the server's keyring."""
         info = self.keys.get(key_id)
@@ -267,10 +294,12 @@ class Context:
         if loader is None:
 
             async def load(keys: Sequence[K]) -> list[V]:
+                if self.stopped():
+                    return [default() for _ in keys]
                 found = await self.run(fetch, list(keys))
                 return [found[key] if key in found else default() for key in keys]
 
-            loader = self._loaders[name] = DataLoader(load_fn=load)
+            loader = self._loaders[name] = _Loader(self, default, load_fn=load)
         return loader
 
     # -- papers --------------------------------------------------------------------------
@@ -357,6 +386,25 @@ class Context:
             lambda keys: self.reader.papers_of_signers(keys, first, after),
             _empty_page,
         )
+
+
+class _Loader(DataLoader[K, V]):
+    """A DataLoader whose answers are empty (its ``default``) once the request is stopped
+    (:meth:`Context.stopped`): out of time, or over its budget, the resolvers still waiting
+    on a read (a level can be thousands of them) build nothing, and execution ends at once
+    with the abort's error."""
+
+    def __init__(self, context: Context, default: Callable[[], V], **options: Any) -> None:
+        super().__init__(**options)
+        self._context = context
+        self._default = default
+
+    def load(self, key: K) -> Awaitable[V]:
+        return self._checked(super().load(key))
+
+    async def _checked(self, found: Awaitable[V]) -> V:
+        value = await found
+        return self._default() if self._context.stopped() else value
 
 
 def _empty_page() -> Page:

@@ -1,17 +1,27 @@
 """The static cost of a query, checked before it runs (like GitHub's GraphQL node limit).
 
 The cost of an operation is how many objects its lists may return, summed over the
-document: every list field counts the product of the sizes of the lists above it and its
-own. A list with ``first`` has that size (or the default page size, 20, when ``first`` is
-not given); ``collaborationPath`` has ``maxHops`` (default 4); ``papersById`` has as many
-items as identifiers (at most ``max_batch_ids``); a list without ``first`` has
-the estimate of :data:`LIST_SIZES`; the ``edges`` and ``nodes`` of a page are counted by
-the field that took ``first`` (a search's too; a facet's values by ``facets(first:)``). Fragments count where they are spread; aliases count once
-each. For example::
+document: every list of objects counts the product of the sizes of the lists above it and
+its own. Every such list has a size the server holds it to, so the cost is an upper bound
+of the objects the answer holds (the executions count them as well, see
+:meth:`~pith_graph.api.context.Context.produced`):
 
-    { papers(first: 50) { nodes { title authors { name } } } }    50 + 50 × 10   =     550
-    { a: papers(first: 100) { nodes { authors {                    100 + 100 × 10
-          papers(first: 100) { nodes { title } } } } } }             + 100 × 10 × 100 = 101,100
+* a list with ``first`` has that size, or its default when ``first`` is not given: the
+  argument's default in the schema (``facets``, ``authors(prefix:)``: 10), the page cap for
+  ``Paper.authors`` (:data:`WHOLE_PAGE_BY_DEFAULT`), else the default page size (20);
+* a page (``papers``, ``search``, ``Author.papers``, ...) or ``facets`` is one object: its
+  ``first`` sizes its lists (``edges`` and ``nodes``, each facet's values,
+  :data:`PAGE_ITEMS`);
+* ``collaborationPath`` has ``maxHops`` (default 4), ``papersById`` as many items as
+  identifiers (at most ``max_batch_ids``);
+* every other list answers with at most :data:`LIST_SIZES` items (the first ones, in the
+  list's order: :func:`capped`).
+
+Fragments count where they are spread; aliases count once each. For example::
+
+    { papers(first: 50) { nodes { title authors(first: 10) { name } } } }    50 + 50 × 10 = 550
+    { a: papers(first: 100) { nodes { authors(first: 10) {                 100 + 100 × 10
+          papers(first: 100) { nodes { title } } } } } }                     + 100 × 10 × 100 = 101,100
 
 :class:`CostLimit` refuses an operation whose cost is over ``RequestLimits.max_cost``
 with ``LIMIT_EXCEEDED``, before any resolver runs. Variables count with the values the
@@ -21,8 +31,8 @@ then refuses it with its own message).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphql import (
     DocumentNode,
@@ -52,40 +62,61 @@ from pith_graph.errors import LimitExceeded
 if TYPE_CHECKING:  # limits builds the extensions, this one among them
     from pith_graph.api.limits import RequestLimits
 
-__all__ = ["LIST_SIZES", "PAGE_ITEMS", "CostLimit", "query_cost"]
+__all__ = ["LIST_SIZES", "PAGE_ITEMS", "WHOLE_PAGE_BY_DEFAULT", "CostLimit", "capped", "query_cost"]
 
-#: Items per parent assumed for the lists that take no ``first``: about the 99th percentile
-#: of real and generated corpora (a paper has 2 categories and 4 authors at the median).
+T = TypeVar("T")
+
+#: The most items these lists (which take no ``first``) answer with, per parent: the first
+#: ones in the list's order. Well above what real papers have (arXiv: a handful of
+#: categories and versions, about 155 categories in all; signers and keys: the keyring's),
+#: they bound what a signer's data can make one query return.
 LIST_SIZES: dict[str, int] = {
-    "Query.categories": 200,  # arXiv has about 155
-    "Query.resolve": 10,  # the versions an arXiv id or DOI names
-    "Paper.categories": 5,
-    "Paper.authors": 10,
-    "Paper.aliases": 6,  # one per kind
-    "Paper.signers": 2,
-    "Paper.versions": 5,
-    "Author.categories": 20,
-    "Verification.keys": 2,
-    "Verification.signatures": 2,
-    # A facet's values: the ``first`` of ``facets(first:)``, which counts the Facets object
-    # that many times already, so each facet list counts once more per value.
-    "Facets.years": 1,
-    "Facets.categories": 1,
-    "Facets.archives": 1,
-    "Facets.licenses": 1,
-    "Facets.authors": 1,
+    "Query.categories": 200,
+    "Query.resolve": 50,  # the versions an arXiv id or DOI names
+    "Paper.categories": 20,
+    "Paper.aliases": 20,
+    "Paper.signers": 10,
+    "Paper.versions": 50,
+    "Verification.keys": 10,
+    "Verification.signatures": 10,
 }
-#: The lists of a page: their items are what the connection's ``first`` already counted.
+#: The lists of an object sized by ``first`` (a page, facets): that ``first`` is their size.
 PAGE_ITEMS = frozenset(
-    {"PaperConnection.edges", "PaperConnection.nodes", "SearchConnection.edges", "SearchConnection.nodes"}
+    {
+        "PaperConnection.edges",
+        "PaperConnection.nodes",
+        "SearchConnection.edges",
+        "SearchConnection.nodes",
+        "Facets.years",
+        "Facets.categories",
+        "Facets.archives",
+        "Facets.licenses",
+        "Facets.authors",
+    }
 )
+#: Lists whose ``first`` defaults to the page cap: a paper's authors are whole unless asked.
+WHOLE_PAGE_BY_DEFAULT = frozenset({"Paper.authors"})
 #: The size of a list of objects missing from :data:`LIST_SIZES` (a test keeps it complete).
 UNLISTED_SIZE = 10
 
 
-def _is_object_list(field: GraphQLField) -> bool:
+def capped(key: str, items: Sequence[T]) -> list[T]:
+    """The first :data:`LIST_SIZES` ``[key]`` of ``items``: what the list ``key``
+    (``Type.field``) answers with, in both executions.
+
+    >>> capped("Paper.signers", list(range(12)))
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]
+    """
+    return list(items[: LIST_SIZES[key]])
+
+
+def _is_list(field: GraphQLField) -> bool:
     kind = field.type.of_type if isinstance(field.type, GraphQLNonNull) else field.type
-    return isinstance(kind, GraphQLList) and isinstance(get_named_type(kind), GraphQLObjectType)
+    return isinstance(kind, GraphQLList)
+
+
+def _is_object_list(field: GraphQLField) -> bool:
+    return _is_list(field) and isinstance(get_named_type(field.type), GraphQLObjectType)
 
 
 class _Counter:
@@ -129,18 +160,30 @@ class _Counter:
             return 1 if value is not None else 0  # a single value is coerced to a list of one
         return min(len(value), cap)
 
-    def _size(self, parent: GraphQLObjectType, node: FieldNode, field: GraphQLField) -> int | None:
-        """How many items the field returns per parent; ``None`` for a single value."""
+    def _first(self, key: str, field: GraphQLField, node: ValueNode | None) -> int:
+        """The size ``first`` gives (its default when absent or null), at most the page cap."""
+        limits = self.limits
+        default = field.args["first"].default_value
+        if key in WHOLE_PAGE_BY_DEFAULT:
+            default = limits.max_page_size
+        elif not isinstance(default, int) or isinstance(default, bool):
+            default = limits.default_page_size
+        return self._int(node, min(default, limits.max_page_size), limits.max_page_size)
+
+    def _size(self, key: str, node: FieldNode, field: GraphQLField, page: int | None) -> int | None:
+        """How many items the field returns per parent (for a page or facets: how many its
+        lists hold); ``None`` for a single value."""
         arguments = {argument.name.value: argument.value for argument in node.arguments or ()}
         limits = self.limits
         if "first" in field.args:
-            return self._int(arguments.get("first"), limits.default_page_size, limits.max_page_size)
+            return self._first(key, field, arguments.get("first"))
         if "maxHops" in field.args:
             return self._int(arguments.get("maxHops"), limits.default_path_hops, limits.max_path_hops)
         if "ids" in field.args:  # papersById: one answer per identifier
             return self._length(arguments.get("ids"), limits.max_batch_ids)
-        key = f"{parent.name}.{node.name.value}"
-        if key in PAGE_ITEMS or not _is_object_list(field):
+        if key in PAGE_ITEMS:
+            return page if page is not None else limits.max_page_size
+        if not _is_object_list(field):
             return None
         return LIST_SIZES.get(key, UNLISTED_SIZE)
 
@@ -166,19 +209,26 @@ class _Counter:
         found = self.schema.get_type(condition.name.value) if condition is not None else parent
         return found if isinstance(found, GraphQLObjectType) else parent
 
-    def cost(self, parent: GraphQLObjectType, selections: SelectionSetNode, above: int) -> int:
+    def cost(
+        self, parent: GraphQLObjectType, selections: SelectionSetNode, above: int, page: int | None = None
+    ) -> int:
+        """The cost of ``selections`` on ``above`` objects of type ``parent``; ``page``: the
+        ``first`` of the page or facets they are (which sizes their lists)."""
         total = 0
         for owner, node in self._fields(parent, selections, frozenset()):
             field = owner.fields.get(node.name.value)
             if field is None:  # __typename, introspection (bounded by its own rule)
                 continue
-            size = self._size(owner, node, field)
+            size = self._size(f"{owner.name}.{node.name.value}", node, field, page)
+            inner = None
+            if size is not None and not _is_list(field):  # a page or facets: one object
+                inner, size = size, None
             here = above if size is None else above * size
             if size is not None:
                 total += here
             child = get_named_type(field.type)
             if node.selection_set is not None and isinstance(child, GraphQLObjectType):
-                total += self.cost(child, node.selection_set, here)
+                total += self.cost(child, node.selection_set, here, inner)
         return total
 
 

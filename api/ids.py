@@ -7,9 +7,10 @@ Accepted (surrounding whitespace ignored):
 * a short pith number ``pith:BR75OIUY`` (also with 12 or 16 characters);
 * a ``pith_short_*`` alias value ``BR75OIUY`` / ``BR75OIUY7WDY`` / ``BR75OIUY7WDYHPO5``,
   optionally written ``pith_short_8:BR75OIUY``;
-* an arXiv id, new (``1907.13257``) or old style (``hep-th/9901001``), with or without
-  ``arXiv:`` or an ``arxiv.org/abs/`` or ``/pdf/`` URL; with a version (``v2``) it names that
-  version, without one every version (``paper`` then picks the newest);
+* an arXiv id, new (``1907.13257``) or old style (``hep-th/9901001``; a subject class, as
+  in ``math.AG/0601001``, and letter case do not matter: arXiv's spelling is looked up), with
+  or without ``arXiv:`` or an ``arxiv.org/abs/`` or ``/pdf/`` URL; with a version (``v2``)
+  it names that version, without one every version (``paper`` then picks the newest);
 * a DOI ``10.48550/arxiv.1907.13257`` with or without ``doi:``, ``https://doi.org/`` or
   ``https://dx.doi.org/``. DOIs ignore letter case: the stored DOI is matched as pasted, in
   lower case or in upper case (the registry stores them in lower case).
@@ -24,20 +25,21 @@ from dataclasses import dataclass
 
 from pith_graph.api.reads.records import IdentifierKey
 from pith_graph.errors import BadUserInput
+from pith_graph.loader.identifiers import canonical_arxiv_id
 
 __all__ = ["MAX_IDENTIFIER_LENGTH", "ParsedId", "parse_identifier"]
 
 MAX_IDENTIFIER_LENGTH = 300
 
 _B32 = "[A-Z2-7]"
-_FULL = re.compile(rf"(?:PITH:)?(\d{{4}}):({_B32}{{26}})")
+_FULL = re.compile(rf"(?:PITH:)?([0-9]{{4}}):({_B32}{{26}})")
 _SHORT = re.compile(rf"PITH:({_B32}{{8}}|{_B32}{{12}}|{_B32}{{16}})")
 _BARE = re.compile(rf"(?:PITH_SHORT_(?:8|12|16)[:=])?({_B32}{{8}}|{_B32}{{12}}|{_B32}{{16}})")
 _ARXIV_PREFIX = re.compile(r"^(?:arxiv:|https?://(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.IGNORECASE)
-_ARXIV_NEW = re.compile(r"(\d{4}\.\d{4,5})(?:[vV](\d{1,4}))?")
-_ARXIV_OLD = re.compile(r"([a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z]{2})?/\d{7})(?:[vV](\d{1,4}))?")
+_ARXIV_NEW = re.compile(r"([0-9]{4}\.[0-9]{4,5})(?:[vV]([0-9]{1,4}))?")
+_ARXIV_OLD = re.compile(r"([a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z]{2})?/[0-9]{7})(?:[vV]([0-9]{1,4}))?")
 _DOI_PREFIX = re.compile(r"^(?:doi:\s*|https?://(?:dx\.)?doi\.org/)", re.IGNORECASE)
-_DOI = re.compile(r"10\.\d{4,9}/\S+")
+_DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,24 +58,17 @@ def _arxiv(text: str) -> ParsedId | None:
     body = _ARXIV_PREFIX.sub("", text)
     if body.lower().endswith(".pdf"):
         body = body[:-4]
-    for pattern, lower_archive in ((_ARXIV_NEW, False), (_ARXIV_OLD, True)):
+    for pattern in (_ARXIV_NEW, _ARXIV_OLD):
         match = pattern.fullmatch(body)
         if match:
-            arxiv_id = match.group(1).lower() if lower_archive else match.group(1)
-            if lower_archive:
-                archive, number = arxiv_id.split("/")
-                arxiv_id = f"{archive.split('.')[0]}{_subject(match.group(1))}/{number}"
+            arxiv_id = canonical_arxiv_id(match.group(1))  # as stored: verification allows no other
+            if arxiv_id is None:
+                return None
             version = match.group(2)
             if version is not None:
                 return ParsedId((("arxiv_version", f"{arxiv_id}v{int(version)}"),))
             return ParsedId((("arxiv", arxiv_id),), versions=True)
     return None
-
-
-def _subject(old_id: str) -> str:
-    """The ``.XX`` subject class of an old-style id keeps its upper case (``math.AG``)."""
-    archive = old_id.split("/")[0]
-    return f".{archive.split('.')[1].upper()}" if "." in archive else ""
 
 
 def _doi(text: str) -> ParsedId | None:

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 MAX_TEXT_LENGTH = 500
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 @strawberry.input(name="PaperFilter", description="Which papers to list; every field given must match.")
@@ -66,7 +66,14 @@ def text(value: str, what: str) -> str:
 
 
 def instant(value: str, what: str) -> str:
-    """An ISO 8601 date or date-time as the UTC text ``YYYY-MM-DDTHH:MM:SSZ``."""
+    """An ISO 8601 date or date-time as the UTC text ``YYYY-MM-DDTHH:MM:SSZ``;
+    :class:`BadUserInput` when it is none, or is not in the years 1 to 9999 once in UTC.
+
+    >>> instant("2020-01-31", "from")
+    '2020-01-31T00:00:00Z'
+    >>> instant("0999-01-01T02:00:00+01:00", "from")
+    '0999-01-01T01:00:00Z'
+    """
     given = text(value, what)
     try:
         if _DATE.fullmatch(given):
@@ -80,7 +87,18 @@ def instant(value: str, what: str) -> str:
         ) from err
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError as err:  # 9999-12-31T23:59:59-01:00 is in the year 10000 in UTC
+        raise BadUserInput(
+            f"{what} is outside the years 1 to 9999 in UTC: {given!r}.",
+            "Write a date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.",
+        ) from err
+    # Not strftime: its %Y does not pad years before 1000, which would then compare wrongly.
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    )
 
 
 def words(value: str, what: str) -> tuple[str, ...]:

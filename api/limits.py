@@ -10,14 +10,18 @@ limit                       default  enforced by
 ``max_page_size``           100      ``first`` arguments (:func:`page_size`)
 ``max_cost``                25000    :class:`~pith_graph.api.cost.CostLimit`, before
                                      execution: the objects the lists of a query may
-                                     return, ``first`` (default 20) multiplied down
-                                     each path and summed (:mod:`pith_graph.api.cost`)
+                                     return, each list's size multiplied down each
+                                     path and summed (:mod:`pith_graph.api.cost`);
+                                     during execution, the objects the answer's lists
+                                     hold (``Context.produced``, both executions)
 ``max_body_bytes``          65536    the HTTP layer (``api.app``): 413
 ``header_timeout_seconds``  10       the HTTP protocol (``api.protocols``): headers
                                      not complete in time close the connection
 ``body_timeout_seconds``    10       the HTTP layer: a body not received in time
                                      is a 408 (``TIMEOUT``)
-``timeout_seconds``         10       the HTTP layer, and Neo4j's transaction timeout
+``timeout_seconds``         10       the HTTP layer, both executions at every read
+                                     and list (``Context.check_time``), and Neo4j's
+                                     transaction timeout
 ``max_path_hops``           6        ``collaborationPath(maxHops:)``
 ``max_batch_ids``           500      ``papersById(ids:)``
 ==========================  =======  ==============================================
@@ -43,9 +47,18 @@ from strawberry.extensions.query_depth_limiter import create_validator as max_de
 from pith_graph.api.coded_errors import CodedErrors
 from pith_graph.api.cost import CostLimit
 from pith_graph.api.reads.records import MAX_PATH_HOPS
-from pith_graph.errors import BadUserInput, LimitExceeded
+from pith_graph.errors import BadUserInput, LimitExceeded, QueryTimeout
 
-__all__ = ["DEFAULT_LIMITS", "ParserLimits", "RequestLimits", "page_size", "path_hops", "schema_extensions"]
+__all__ = [
+    "DEFAULT_LIMITS",
+    "ParserLimits",
+    "RequestLimits",
+    "out_of_time",
+    "over_budget",
+    "page_size",
+    "path_hops",
+    "schema_extensions",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,10 +106,11 @@ class RequestLimits:
 DEFAULT_LIMITS = RequestLimits()
 
 
-def page_size(first: int | None, limits: RequestLimits) -> int:
-    """``first`` checked against the page cap (``None``: the default page size)."""
+def page_size(first: int | None, limits: RequestLimits, default: int | None = None) -> int:
+    """``first`` checked against the page cap (``None``: ``default``, else the default page
+    size)."""
     if first is None:
-        return limits.default_page_size
+        return limits.default_page_size if default is None else min(default, limits.max_page_size)
     if first < 0:
         raise BadUserInput("first must not be negative.", "Pass a number from 0 up.")
     if first > limits.max_page_size:
@@ -105,6 +119,24 @@ def page_size(first: int | None, limits: RequestLimits) -> int:
             "Ask for fewer items and page on with the endCursor as after.",
         )
     return first
+
+
+def out_of_time(limits: RequestLimits) -> QueryTimeout:
+    """The error of a request that ran past ``timeout_seconds`` (both executions)."""
+    return QueryTimeout(
+        f"The query took longer than {limits.timeout_seconds:g} s.",
+        "Ask for less: smaller pages, fewer nested fields.",
+    )
+
+
+def over_budget(limits: RequestLimits) -> LimitExceeded:
+    """The error of a request whose answer grew past ``max_cost`` objects (both executions:
+    the cost is checked before, these objects are counted as they are made)."""
+    return LimitExceeded(
+        f"The answer holds more than {limits.max_cost} objects, the limit of the query cost.",
+        "Ask for less: smaller first arguments, fewer nested lists or aliases; "
+        "page on with the endCursor as after.",
+    )
 
 
 def path_hops(max_hops: int | None, limits: RequestLimits) -> int:

@@ -26,6 +26,7 @@ from pith_graph.api.limits import RequestLimits
 from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.plan import plan_cost, run_plan
 from pith_graph.api.reads.reader import GraphReader
+from pith_graph.errors import QueryTimeout
 
 __all__ = ["answer_from_plan"]
 
@@ -131,7 +132,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
                 lambda: run_plan(plan, schema, context, variables, alone=True),
                 lambda: plan_cost(plan, schema, context, variables),
             )
-    except TimeoutError:
+    except (TimeoutError, QueryTimeout):  # the plan saw the time run out: no time for the view
         await _send_json(send, await view.process_result(None, view.timed_out()), media_type)
         return None
     finally:

@@ -8,18 +8,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable
+from collections.abc import Awaitable, Iterable, Sized
 from typing import Annotated, Any, TypeVar
 
 import strawberry
-from graphql import GraphQLError
+from graphql import GraphQLError, GraphQLObjectType, get_named_type
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from pith_graph.api.coded_errors import is_unexpected
+from pith_graph.api.coded_errors import coded, is_unexpected
 from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
 from pith_graph.api.context import Context
+from pith_graph.api.cost import LIST_SIZES, capped
 from pith_graph.api.fields import resolver, selects
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, named_papers, text, to_filter, words
@@ -36,7 +37,7 @@ from pith_graph.api.search import (
     search_connection,
 )
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
-from pith_graph.errors import NotFound
+from pith_graph.errors import ApiError, NotFound, QueryTimeout
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
@@ -71,10 +72,10 @@ class Query:
 
     @resolver(
         "Every paper an identifier names, newest version first (an arXiv id without "
-        "a version or a DOI names every version)."
+        f"a version or a DOI names every version; the first {LIST_SIZES['Query.resolve']})."
     )
     async def resolve(self, info: GraphInfo, id: str) -> list[Paper]:
-        return [Paper.from_record(record) for record in await _named(info, id)]
+        return [Paper.from_record(record) for record in capped("Query.resolve", await _named(info, id))]
 
     @resolver(
         "The paper each identifier names, as paper(id:) answers, in the order given: null where "
@@ -153,10 +154,11 @@ class Query:
         record = await info.context.category.load(text(code, "code"))
         return Category.from_record(record) if record is not None else None
 
-    @resolver("Every category, by code.")
+    @resolver(f"Every category, by code (the first {LIST_SIZES['Query.categories']}).")
     async def categories(self, info: GraphInfo) -> list[Category]:
         context = info.context
-        return [Category.from_record(r) for r in await context.run(context.reader.all_categories)]
+        found = await context.run(context.reader.all_categories)
+        return [Category.from_record(r) for r in capped("Query.categories", found)]
 
     @resolver("A signer by id, e.g. pith.science. Null when unknown.")
     async def signer(self, info: GraphInfo, id: str) -> Signer | None:
@@ -218,16 +220,42 @@ class AbortableExecution(StrawberryGraphQLCoreExecutionContext):
             kwargs["abort_signal"] = context_value.abort.signal
         return super().build(schema, document, root_value, context_value, *args, **kwargs)
 
+    def complete_list_value(
+        self,
+        return_type: Any,
+        field_details_list: Any,
+        info: Any,
+        path: Any,
+        result: Any,
+        position_context: Any,
+    ) -> Any:
+        """Count a list of objects into the request's answer (:meth:`Context.produced`) before
+        completing it: over the budget or out of time, the request is aborted with that error,
+        so the time limit holds inside a level too, and no answer outgrows the cost limit."""
+        context = self.context_value
+        if isinstance(context, Context) and isinstance(result, Sized):
+            named = get_named_type(return_type)
+            if isinstance(named, GraphQLObjectType) and not named.name.startswith("__"):
+                if context.abort.signal.aborted:
+                    return []  # the answer is the abort's error: complete nothing more
+                try:
+                    context.produced(len(result))
+                except ApiError as stop:
+                    context.abort.abort(stop)
+                    raise
+        return super().complete_list_value(
+            return_type, field_details_list, info, path, result, position_context
+        )
+
     async def with_abort_signal(self, awaitable: Awaitable[T]) -> T:
-        """Check the signal once the resolver is done, instead of racing every resolver
-        against it in a task of its own (a quarter of the cost of a large query). A
-        resolver that hangs is still bounded: by the statement timeout on Neo4j and by the
-        view's hard deadline."""
-        result = await awaitable
-        signal = self.abort_signal
-        if signal is not None and signal.aborted:
-            raise self.abort_error()
-        return result
+        """Await the resolver, instead of racing every resolver against the signal in a task
+        of its own (a quarter of the cost of a large query), or raising the abort's error
+        from each one still running (a located error apiece, for thousands of them). Once
+        aborted, execution winds down by itself: the request's DataLoaders answer nothing
+        more and lists complete empty (:meth:`complete_list_value`), while graphql-core
+        rejects the operation with the abort's reason. A resolver that hangs is still
+        bounded: by the statement timeout on Neo4j and by the view's hard deadline."""
+        return await awaitable
 
 
 class PithSchema(strawberry.Schema):
@@ -258,12 +286,16 @@ class PithSchema(strawberry.Schema):
         ):
             plan = plans.get(query, operation_name)
             if plan is not None:
-                data = await run_plan(plan, self._schema, context_value, variable_values)
+                try:
+                    data = await run_plan(plan, self._schema, context_value, variable_values)
+                except QueryTimeout as late:  # the resolvers would have no time left either
+                    error = coded(GraphQLError(late.message, original_error=late))
+                    return ExecutionResult(data=None, errors=[error], extensions={})
                 if data is not None:
                     plans.answered += 1
                     return ExecutionResult(data=data, errors=None, extensions={})
                 plans.gave_way += 1
-        return await super().execute(
+        result = await super().execute(
             query,
             variable_values,
             context_value,
@@ -272,6 +304,9 @@ class PithSchema(strawberry.Schema):
             allowed_operation_types,
             operation_extensions,
         )
+        if result.errors:  # an aborted execution (time, budget) ends before CodedErrors acts
+            result.errors = [coded(error) for error in result.errors]
+        return result
 
     def process_errors(
         self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None

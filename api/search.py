@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import math
 from collections.abc import Awaitable, Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated
@@ -39,6 +40,8 @@ __all__ = [
 
 _PREFIX = "s1"
 _MAX_CURSOR_LENGTH = 300
+#: More hits than any search has (Neo4j's fetch sizes are 32-bit).
+_MAX_OFFSET = 2**31 - 1
 
 
 @strawberry.enum(description="How search results are ordered.")
@@ -97,7 +100,9 @@ def decode_search_cursor(after: str | None, search: str) -> SearchPosition | Non
         score, offset = float(parts[2]), int(parts[5])
     except ValueError as err:
         raise BadUserInput("after is not a search cursor this API issued.") from err
-    if not parts[3] or not parts[4] or offset < 0:
+    # An edited cursor must not reach a reader: the offset sizes Neo4j's fetch (a 64-bit
+    # integer), and no score is infinite or NaN.
+    if not parts[3] or not parts[4] or not 0 <= offset <= _MAX_OFFSET or not math.isfinite(score):
         raise BadUserInput("after is not a search cursor this API issued.")
     return SearchPosition(score, parts[3], parts[4], offset)
 

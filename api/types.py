@@ -11,6 +11,7 @@ from strawberry.types import Info
 
 from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
+from pith_graph.api.cost import LIST_SIZES, capped
 from pith_graph.api.fields import resolver
 from pith_graph.api.limits import page_size
 from pith_graph.api.reads.discovery import Listing
@@ -105,13 +106,15 @@ class Verification:
     fingerprints: list[str] = strawberry.field(
         description="The fingerprints of keyIds, in the same order, for the keys this server pins."
     )
-    keys: list[TrustedKey]
+    keys: list[TrustedKey] = strawberry.field(
+        description=f"The keys of keyIds as this server pins them (the first {LIST_SIZES['Verification.keys']})."
+    )
     pith_number: strawberry.Private[str]
 
-    @resolver("Who signed the paper's events and bundle.")
+    @resolver(f"Who signed the paper's events and bundle (at most {LIST_SIZES['Verification.signatures']}).")
     async def signatures(self, info: GraphInfo) -> list[Signature]:
         found = await info.context.signatures_of.load(self.pith_number)
-        return [Signature.from_record(record) for record in found]
+        return [Signature.from_record(record) for record in capped("Verification.signatures", found)]
 
 
 @strawberry.type(description="One arXiv version of a paper, as recorded by a verified bundle.")
@@ -150,27 +153,44 @@ class Paper:
         code = self.record.primary_category
         return Category.from_record(CategoryRecord(code, code.split(".", 1)[0], 0))
 
-    @resolver("Every category the paper is listed in, primary first, then by code.")
+    @resolver(
+        "Every category the paper is listed in, primary first, then by code "
+        f"(at most {LIST_SIZES['Paper.categories']})."
+    )
     async def categories(self, info: GraphInfo) -> list[Category]:
         links = await info.context.categories_of.load(self.pith_number)
-        return [Category.from_record(link.category) for link in links]
+        return [Category.from_record(link.category) for link in capped("Paper.categories", links)]
 
-    @resolver("The authors, by name.")
-    async def authors(self, info: GraphInfo) -> list[Author]:
-        return [Author.from_record(a) for a in await info.context.authors_of.load(self.pith_number)]
+    @resolver(
+        "The authors, by name: the first `first` (default and at most the page cap, 100 unless "
+        "the server says otherwise); authorCount tells how many there are."
+    )
+    async def authors(self, info: GraphInfo, first: int | None = None) -> list[Author]:
+        limits = info.context.limits
+        size = page_size(first, limits, default=limits.max_page_size)
+        found = await info.context.authors_of.load(self.pith_number)
+        return [Author.from_record(a) for a in found[:size]]
 
-    @resolver("Every identifier of the paper, by kind and value.")
+    @resolver("How many authors the paper has (authors may list fewer).")
+    async def author_count(self, info: GraphInfo) -> int:
+        return len(await info.context.authors_of.load(self.pith_number))
+
+    @resolver(f"Every identifier of the paper, by kind and value (at most {LIST_SIZES['Paper.aliases']}).")
     async def aliases(self, info: GraphInfo) -> list[Alias]:
-        return [Alias.from_record(a) for a in await info.context.aliases_of.load(self.pith_number)]
+        found = await info.context.aliases_of.load(self.pith_number)
+        return [Alias.from_record(a) for a in capped("Paper.aliases", found)]
 
-    @resolver("Who signed the paper's events or bundle, by id.")
+    @resolver(f"Who signed the paper's events or bundle, by id (at most {LIST_SIZES['Paper.signers']}).")
     async def signers(self, info: GraphInfo) -> list[Signer]:
         found = await info.context.signatures_of.load(self.pith_number)
-        return [Signer.from_record(record.signer) for record in found]
+        return [Signer.from_record(record.signer) for record in capped("Paper.signers", found)]
 
-    @resolver("The other arXiv versions of the paper, oldest first.")
+    @resolver(
+        f"The other arXiv versions of the paper, oldest first (the first {LIST_SIZES['Paper.versions']})."
+    )
     async def versions(self, info: GraphInfo) -> list[Paper]:
-        return [Paper.from_record(p) for p in await info.context.versions_of.load(self.pith_number)]
+        found = await info.context.versions_of.load(self.pith_number)
+        return [Paper.from_record(p) for p in capped("Paper.versions", found)]
 
     @resolver(
         "Other papers (not versions of this one) ranked by how many authors they share, then newest first."
@@ -201,7 +221,7 @@ class Paper:
                     fingerprint=keys[k].fingerprint if k in keys else None,
                     signer_id=keys[k].signer_id if k in keys else None,
                 )
-                for k in record.key_ids
+                for k in capped("Verification.keys", record.key_ids)
             ],
             pith_number=record.pith_number,
         )
@@ -243,9 +263,10 @@ class Author:
         return [Coauthor(author=Author.from_record(c.author), shared_papers=c.shared_papers) for c in found]
 
     @resolver("The categories of the author's papers with how many: most first, then by code.")
-    async def categories(self, info: GraphInfo) -> list[CategoryCount]:
+    async def categories(self, info: GraphInfo, first: int | None = None) -> list[CategoryCount]:
+        size = page_size(first, info.context.limits)
         found = await info.context.author_categories.load(self.name_key)
-        return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found]
+        return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found[:size]]
 
 
 @strawberry.type(description="A coauthor and how many papers the two share.")

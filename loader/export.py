@@ -39,27 +39,37 @@ __all__ = ["MAX_HOPS", "Selection", "export_subgraph"]
 #: Longest coauthor chain an author export follows (papers in the chain).
 MAX_HOPS = 6
 CHUNK = 2000
-_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
-def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: bool = False) -> str:
+def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: bool = False) -> str | None:
     """An ISO 8601 date or date-time as the UTC text papers store (``…Z``). A bare date is the
     start of that day (``end_of_day``: of the next); a date-time is itself (``next_second``:
-    one second later, making an exclusive bound of an inclusive one)."""
+    one second later, making an exclusive bound of an inclusive one). None: a bound past the
+    last second there is (``9999-12-31``), which every time stays before."""
+    bare = _DATE.fullmatch(text) is not None
     try:
-        if _DATE.fullmatch(text):
-            moment = datetime.fromisoformat(text + "T00:00:00+00:00")
-            if end_of_day:
-                moment += timedelta(days=1)
-        else:
-            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-            if next_second:
-                moment += timedelta(seconds=1)
+        moment = datetime.fromisoformat(text + "T00:00:00+00:00" if bare else text.replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        moment = moment.astimezone(UTC)
     except ValueError as err:
         raise UsageError(f"{what} is not an ISO 8601 date or date-time: {text!r}") from err
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except OverflowError as err:  # an offset takes it past year 1 or 9999 in UTC
+        raise UsageError(f"{what} is outside the years 1 to 9999 in UTC: {text!r}") from err
+    step = (
+        timedelta(days=1)
+        if bare and end_of_day
+        else timedelta(seconds=1)
+        if next_second and not bare
+        else None
+    )
+    if step is not None:
+        try:
+            moment += step
+        except OverflowError:
+            return None
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,18 +3,24 @@
 ``pith_number`` = ``"pith:" + YYYY + ":" + B`` where ``B`` is the first 26 characters of the
 base32 of the raw ``canonical_sha256`` bytes and ``YYYY`` the submission year;
 ``short_pith_number`` = ``"pith:" + B[:8]``; ``pith_short_N`` aliases are ``B[:N]``.
+
+An arXiv source id must be spelled as arXiv spells it (:func:`canonical_arxiv_id`): the update
+rules compare source ids byte for byte, so one paper must have one spelling.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 from pith_graph.loader.canon import b32_of_digest
 
 __all__ = [
+    "ARXIV_ID_FORMS",
     "PITH_B32_LENGTH",
     "author_display_name",
     "author_name_key",
+    "canonical_arxiv_id",
     "collapse_whitespace",
     "pith_base32",
     "pith_number_for",
@@ -61,6 +67,52 @@ def pith_number_for(canonical_sha256: str, submitted_at: str) -> str:
 def short_pith_number_for(canonical_sha256: str) -> str:
     """``pith:`` + the first 8 characters of the base32 body."""
     return f"pith:{pith_base32(canonical_sha256)[:8]}"
+
+
+#: arXiv's spellings of its ids, for messages.
+ARXIV_ID_FORMS = (
+    "YYMM.NNNN up to 1412, YYMM.NNNNN from 1501, or before April 2007 archive/YYMMNNN "
+    "in lower case without a subject class"
+)
+_ARXIV_PREFIX = "arxiv:"
+_ARXIV_VERSION = re.compile(r"v\d+")
+_ARXIV_NEW = re.compile(r"(\d{2})(\d{2})\.(\d{4,5})")
+_ARXIV_OLD = re.compile(r"([a-z]+(?:-[a-z]+)?)(?:\.[a-z]{2})?/(\d{2})(\d{2})(\d{3})")
+
+
+def canonical_arxiv_id(text: str) -> str | None:
+    """arXiv's own spelling of an arXiv id, or ``None`` when ``text`` names no arXiv id.
+
+    arXiv's identifier scheme (info.arxiv.org/help/arxiv_identifier_for_services): since
+    April 2007 ``YYMM.NNNN`` (four digits up to ``1412``, five from ``1501``); before,
+    ``archive/YYMMNNN`` with the archive in lower case (``hep-th/9901001``). The subject class
+    some old ids are cited with (``math.GT/0309136``) is not part of the identifier: arXiv's
+    preferred form, its DOIs (``10.48550/arXiv.math/0309136``), OAI-PMH and API all leave it
+    out, and ``math.GT/0309136`` and ``math/0309136`` are one paper. So every spelling of one
+    paper has one canonical form: letter case, the subject class, an ``arXiv:`` prefix and a
+    version suffix are dropped; a digit count or month arXiv never issues makes it no id.
+
+    >>> canonical_arxiv_id("1907.13257"), canonical_arxiv_id("HEP-TH/9901001")
+    ('1907.13257', 'hep-th/9901001')
+    >>> canonical_arxiv_id("math.GT/0309136"), canonical_arxiv_id("arXiv:0706.0001v2")
+    ('math/0309136', '0706.0001')
+    >>> canonical_arxiv_id("0706.00001") is None, canonical_arxiv_id("2401.0001") is None
+    (True, True)
+    """
+    body = text.strip().lower().removeprefix(_ARXIV_PREFIX)
+    if (version := _ARXIV_VERSION.search(body)) is not None and version.end() == len(body):
+        body = body[: version.start()]
+    if (new := _ARXIV_NEW.fullmatch(body)) is not None:
+        yymm, number = new[1] + new[2], new[3]
+        four_digits = "0704" <= yymm <= "1412"
+        if not "01" <= new[2] <= "12" or len(number) != (4 if four_digits else 5):
+            return None
+        return f"{yymm}.{number}"
+    if (old := _ARXIV_OLD.fullmatch(body)) is not None:
+        if not "01" <= old[3] <= "12":
+            return None
+        return f"{old[1]}/{old[2]}{old[3]}{old[4]}"
+    return None
 
 
 def author_name_key(name: str) -> str:

@@ -1,21 +1,35 @@
 """The pinned keyring: the only keys whose signatures pith-graph trusts, and how far.
 
 A key inside a bundle proves nothing by itself. The keyring starts with the Pith registry's
-key (``pith-v1-2026-05``, signer ``pith.science``) and grows only from files the operator
-names with ``--trusted-keys``: a JSON list of objects with ``key_id`` and ``public_key_hex``
-or ``public_key_b64`` (the names a bundle's ``public_keys[]`` uses), optionally
-``signer_id``, and optionally ``revoked`` (``true``) or ``revoked_at`` (an ISO 8601 UTC time).
+key (``pith-v1-2026-05``, signer ``pith.science``, signer type ``pith_registry``) and grows
+only from files the operator names with ``--trusted-keys``: a JSON list of objects with
+``key_id`` and ``public_key_hex`` or ``public_key_b64`` (the names a bundle's
+``public_keys[]`` uses), optionally ``signer_id`` and ``signer_type``, and optionally
+``revoked`` (``true``) or ``revoked_at`` (an ISO 8601 UTC time).
+
+**Signers.** A key speaks only for its signer: its ``signer_id``, or without one, itself
+(named by its key id); events claiming another signer are refused
+(:mod:`pith_graph.loader.trust`). A ``signer_type`` pinned for one key of a signer holds for
+all of them.
 
 **Precedence.** Signers are ranked by where they first appear: the registry first (rank 0),
 then the signers of the ``--trusted-keys`` files in the order the files are given, entries in
-file order. A key without ``signer_id`` is a signer of its own (named by its key id); every
-key of one signer shares that signer's rank, so a signer can rotate keys without losing its
-place. Where two signers' bundles conflict, the lower rank wins (:mod:`pith_graph.loader.stores.base`).
+file order. Every key of one signer shares that signer's rank, so a signer can rotate keys
+without losing its place. Where two signers' bundles conflict, the lower rank wins
+(:mod:`pith_graph.loader.stores.base`).
+
+**Sources.** A signer belongs to the source that first names it (the built-in keyring, or
+one file): only that source pins its keys, so no later file can lift a key above the rank a
+signer of its own would have, nor demote a signer (:class:`KeyringError`). A later file may
+repeat a key it agrees on (same public key, signer and signer type) to revoke it. Keys given
+in code (``origin`` ``None``) are the caller's own word and may join any signer.
 
 **Revocation.** A revoked key's signatures are rejected (``revoked_key``): all of them with
-``revoked: true``, those on bundles built at or after the time with ``revoked_at``. The
-time is the bundle's own ``built_at``, which a thief holding the key can backdate; revoke
-without a time when the key was stolen.
+``revoked: true``, those on bundles built at or after the time with ``revoked_at`` (instants
+compared, fractions of a second included). A key pinned more than once keeps the strongest
+revocation: ``revoked: true`` over any time, else the earliest time. The time is the
+bundle's own ``built_at``, which a thief holding the key can backdate; revoke without a time
+when the key was stolen.
 """
 
 from __future__ import annotations
@@ -25,7 +39,7 @@ import binascii
 import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +50,7 @@ from pith_graph.loader.canon import b32_of_digest
 from pith_graph.loader.signatures import Verifier, verifying_key
 
 __all__ = [
+    "BUILT_IN",
     "REGISTRY_KEY",
     "REVOKED_ALWAYS",
     "UNRANKED",
@@ -44,6 +59,7 @@ __all__ = [
     "default_keyring",
     "fingerprint_b32",
     "fingerprint_hex",
+    "instant",
     "load_keyring_file",
 ]
 
@@ -61,6 +77,21 @@ def fingerprint_b32(key: bytes) -> str:
 #: ``revoked_at`` of a key revoked for all time.
 REVOKED_ALWAYS = ""
 
+#: The ``origin`` of the keys pith-graph ships.
+BUILT_IN = "the built-in keyring"
+
+
+def instant(stamp: str) -> tuple[str, int]:
+    """An ISO 8601 UTC time (``YYYY-MM-DDTHH:MM:SS[.fraction]Z``, as the bundle format and
+    trusted-keys files write it) as a key that orders instants: its whole seconds as written,
+    then the fraction in nanoseconds (``…00.9Z`` is after ``…00Z``, ``.5Z`` equals ``.50Z``).
+
+    >>> instant("2026-11-30T00:00:00.9Z") > instant("2026-11-30T00:00:00Z")
+    True
+    """
+    whole, fraction = stamp[:19], stamp[20:].removesuffix("Z") if stamp[19:20] == "." else ""
+    return whole, int(fraction.ljust(9, "0")[:9]) if fraction.isdigit() else 0
+
 
 @dataclass(frozen=True, slots=True)
 class PinnedKey:
@@ -71,6 +102,10 @@ class PinnedKey:
     public_key: bytes
     signer_id: str | None = None
     revoked_at: str | None = None
+    #: The ``signer_type`` its events must claim (``None``: not checked).
+    signer_type: str | None = None
+    #: Where it was pinned: a trusted-keys file's path, :data:`BUILT_IN`, or ``None`` (in code).
+    origin: str | None = field(default=None, compare=False)
     #: Checks this key's signatures (:mod:`pith_graph.loader.signatures`).
     verifier: Verifier = field(init=False, repr=False, compare=False)
     fingerprint: str = field(init=False, repr=False, compare=False)
@@ -87,7 +122,15 @@ class PinnedKey:
         object.__setattr__(self, "fingerprint_b32", fingerprint_b32(self.public_key))
 
     def __reduce__(self) -> tuple[object, ...]:
-        return (PinnedKey, (self.key_id, self.public_key, self.signer_id, self.revoked_at))
+        fields = (
+            self.key_id,
+            self.public_key,
+            self.signer_id,
+            self.revoked_at,
+            self.signer_type,
+            self.origin,
+        )
+        return (PinnedKey, fields)
 
     @property
     def signer(self) -> str:
@@ -95,14 +138,19 @@ class PinnedKey:
         return self.signer_id if self.signer_id is not None else self.key_id
 
     def revoked_for(self, built_at: str) -> bool:
-        """Whether a signature on a bundle built at ``built_at`` is revoked."""
-        return self.revoked_at is not None and built_at >= self.revoked_at
+        """Whether a signature on a bundle built at ``built_at`` is revoked (at or after
+        ``revoked_at``, compared as instants)."""
+        if self.revoked_at is None:
+            return False
+        return self.revoked_at == REVOKED_ALWAYS or instant(built_at) >= instant(self.revoked_at)
 
 
 REGISTRY_KEY = PinnedKey(
     key_id="pith-v1-2026-05",
     public_key=bytes.fromhex("b2d552b68890857171a78b36a5dccf368a953413288c353f7c9d9d6f94b709b3"),
     signer_id="pith.science",
+    signer_type="pith_registry",
+    origin=BUILT_IN,
 )
 
 
@@ -110,25 +158,83 @@ REGISTRY_KEY = PinnedKey(
 UNRANKED = 1 << 30
 
 
+def _source(key: PinnedKey) -> str:
+    return key.origin if key.origin is not None else "keys given in code"
+
+
+def _by(first: PinnedKey, second: PinnedKey) -> str:
+    return (
+        f"by {_source(first)}"
+        if first.origin == second.origin
+        else f"by {_source(first)} and {_source(second)}"
+    )
+
+
+def _strongest(first: str | None, second: str | None) -> str | None:
+    """The stronger of two revocations: always over a time, else the earlier time."""
+    if first is None or second is None:
+        return second if first is None else first
+    if REVOKED_ALWAYS in (first, second):
+        return REVOKED_ALWAYS
+    return min(first, second, key=instant)
+
+
+def _merged(known: PinnedKey, again: PinnedKey) -> PinnedKey:
+    """One key id pinned twice: the two pins must agree; the strongest revocation holds."""
+    if known.public_key != again.public_key:
+        raise KeyringError(f"key id {known.key_id!r} is pinned to two different keys {_by(known, again)}")
+    if known.signer != again.signer:
+        raise KeyringError(
+            f"key id {known.key_id!r} is pinned to signer {known.signer!r} by {_source(known)} "
+            f"and to signer {again.signer!r} by {_source(again)}"
+        )
+    return replace(
+        known,
+        revoked_at=_strongest(known.revoked_at, again.revoked_at),
+        signer_type=known.signer_type if known.signer_type is not None else again.signer_type,
+    )
+
+
 class Keyring(Mapping[str, PinnedKey]):
     """Trusted keys by ``key_id``, with their signers' ranks (0 is the highest).
 
-    Two different keys may not share an id. Keys are ranked in the order given (see the
-    module docstring): ``Keyring([a, b]).rank(b.key_id)`` is 1 unless ``b`` speaks for
-    ``a``'s signer.
+    Keys are ranked in the order given (see the module docstring):
+    ``Keyring([a, b]).rank(b.key_id)`` is 1 unless ``b`` speaks for ``a``'s signer. Raises
+    :class:`KeyringError` when one key id is pinned to two keys or two signers, when a key
+    joins a signer another source defined, or when one signer is pinned two signer types.
     """
 
     def __init__(self, keys: Iterable[PinnedKey] = ()) -> None:
         self._keys: dict[str, PinnedKey] = {}
         self._signer_ranks: dict[str, int] = {}
+        defined: dict[str, PinnedKey] = {}  # each signer's first key: its source and rank
+        typed: dict[str, PinnedKey] = {}  # each signer's first key pinning a signer_type
         for key in keys:
             known = self._keys.get(key.key_id)
-            if known is not None and known.public_key != key.public_key:
-                raise KeyringError(f"key id {key.key_id!r} is pinned to two different keys")
-            if known is not None and known.revoked_at is not None and key.revoked_at is None:
-                continue  # a key revoked earlier in the list stays revoked
-            self._keys[key.key_id] = key
-            self._signer_ranks.setdefault(key.signer, len(self._signer_ranks))
+            pinned = key if known is None else _merged(known, key)
+            if known is None:
+                first = defined.setdefault(key.signer, key)
+                if first is key:
+                    self._signer_ranks[key.signer] = len(self._signer_ranks)
+                elif key.origin is not None and key.origin != first.origin:
+                    raise KeyringError(
+                        f"{_source(key)}: key {key.key_id!r} claims signer {key.signer!r}, which "
+                        f"{_source(first)} defines; a signer's keys are pinned only where it is first named"
+                    )
+            if key.signer_type is not None:
+                seen = typed.setdefault(key.signer, key)
+                if seen.signer_type != key.signer_type:
+                    raise KeyringError(
+                        f"signer {key.signer!r} is pinned with signer type {seen.signer_type!r} "
+                        f"by {_source(seen)} and {key.signer_type!r} by {_source(key)} (key {key.key_id!r})"
+                    )
+            self._keys[key.key_id] = pinned
+        self._keys = {  # a signer's type holds for all its keys
+            key_id: replace(key, signer_type=typed[key.signer].signer_type)
+            if key.signer_type is None and key.signer in typed
+            else key
+            for key_id, key in self._keys.items()
+        }
 
     def __getitem__(self, key_id: str) -> PinnedKey:
         return self._keys[key_id]
@@ -187,7 +293,14 @@ def _key_bytes(entry: Mapping[str, Any], where: str) -> bytes:
     return decoded[0]
 
 
-_ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
+_ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
+
+
+def _optional_string(entry: Mapping[str, Any], name: str, where: str) -> str | None:
+    value = entry.get(name)
+    if value is not None and not isinstance(value, str):
+        raise KeyringError(f"{where}: {name} must be a string")
+    return value
 
 
 def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
@@ -202,7 +315,7 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
 
 
 def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
-    """Validate the JSON of a trusted-keys file and return its keys."""
+    """Validate the JSON of a trusted-keys file and return its keys (``origin``: the file)."""
     if not isinstance(data, list):
         raise KeyringError(f"{origin}: expected a JSON list of key objects")
     keys: list[PinnedKey] = []
@@ -213,10 +326,10 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
         key_id = entry.get("key_id")
         if not isinstance(key_id, str) or not key_id:
             raise KeyringError(f"{where}: key_id must be a non-empty string")
-        signer_id = entry.get("signer_id")
-        if signer_id is not None and not isinstance(signer_id, str):
-            raise KeyringError(f"{where}: signer_id must be a string")
-        keys.append(PinnedKey(key_id, _key_bytes(entry, where), signer_id, _revocation(entry, where)))
+        signer_id = _optional_string(entry, "signer_id", where)
+        signer_type = _optional_string(entry, "signer_type", where)
+        public_key, revoked_at = _key_bytes(entry, where), _revocation(entry, where)
+        keys.append(PinnedKey(key_id, public_key, signer_id, revoked_at, signer_type, origin))
     return keys
 
 

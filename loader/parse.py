@@ -21,10 +21,20 @@ import orjson
 
 from pith_graph.errors import BundleError, RejectCode
 
-__all__ = ["DEFAULT_INPUT_LIMITS", "DEFAULT_MAX_BYTES", "DEFAULT_MAX_DEPTH", "InputLimits", "parse_bundle"]
+__all__ = [
+    "DEFAULT_INPUT_LIMITS",
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_DEPTH",
+    "ENCODER_MAX_DEPTH",
+    "InputLimits",
+    "parse_bundle",
+]
 
 DEFAULT_MAX_BYTES = 1 << 20
 DEFAULT_MAX_DEPTH = 64
+#: The deepest nesting orjson encodes (its recursion limit): a deeper value it parsed could not
+#: be re-encoded, nor its digests computed, whatever the depth limit says.
+ENCODER_MAX_DEPTH = 254
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +117,13 @@ def parse_bundle(data: bytes, limits: InputLimits = DEFAULT_INPUT_LIMITS) -> dic
         # orjson's message is good; let the standard parser give line/column when it can.
         _slow_parse(data)
         raise BundleError(RejectCode.MALFORMED_JSON, str(err)) from err
-    if orjson.dumps(value) != data.strip():
+    try:
+        compact = orjson.dumps(value)
+    except orjson.JSONEncodeError as err:  # only its recursion limit fails on a parsed value
+        _slow_parse(data)  # a duplicate key is still reported as what it is
+        limit = min(limits.max_depth, ENCODER_MAX_DEPTH)
+        raise BundleError(RejectCode.TOO_DEEP, f"JSON nests deeper than the limit of {limit}") from err
+    if compact != data.strip():
         # Not byte-identical compact JSON: orjson may have kept only the last of two equal
         # keys, so check the document as written (slow, rare). First, so that a duplicate
         # hiding a deep branch is reported as what it is.

@@ -4,11 +4,15 @@
 per core; small inputs stay in this process), and hands verified rows to a store in batches.
 Memory stays bounded: only a fixed window of chunks is in flight, whatever the input size.
 A rejected bundle is recorded with its code, message, file and line, and the run goes on.
+An exception other than :class:`~pith_graph.errors.BundleError` while one bundle is parsed,
+verified or turned into rows is a pith-graph bug: that bundle alone is rejected as
+``internal_error`` (nothing of it is written) and the run goes on.
 """
 
 from __future__ import annotations
 
 import gc
+import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -18,7 +22,7 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, BinaryIO
 
-from pith_graph.errors import BundleError, Source, printable
+from pith_graph.errors import BundleError, RejectCode, Source, printable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
 from pith_graph.loader.pool import Handler, run_tasks
@@ -38,6 +42,8 @@ __all__ = [
     "process_one",
     "run",
 ]
+
+log = logging.getLogger(__name__)
 
 CHUNK = 64
 #: How far below the loader's the verification workers' CPU priority is (``os.nice``) while a
@@ -84,7 +90,8 @@ class WorkerConfig:
 class LoadReport:
     """What a run did. ``accepted`` = inserted + replaced; ``outranked``: bundles not applied
     because a higher-ranked signer holds their source id; ``displaced``: stored papers
-    removed because a higher-ranked signer's bundle took their source id over."""
+    removed because a higher-ranked signer's bundle took their source id over, or a newer
+    record of their version superseded them."""
 
     seen: int = 0
     inserted: int = 0
@@ -156,6 +163,18 @@ class LoadReport:
 Result = PaperRows | Unchanged | Rejection
 
 
+def _internal_error(err: Exception, source: Source) -> Rejection:
+    """The rejection of a bundle whose checking raised ``err``: a bug in pith-graph, never the
+    bundle's fault alone. The message names the exception's type only (its text may quote the
+    bundle); the traceback goes to the debug log."""
+    log.debug("internal error on %s", source, exc_info=err)
+    return Rejection(
+        RejectCode.INTERNAL_ERROR.value,
+        f"checking this bundle raised {type(err).__name__}: a bug in pith-graph, please report it",
+        source,
+    )
+
+
 def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
     """Parse, (skip if already stored,) verify and build rows for one bundle."""
     try:
@@ -167,6 +186,8 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
         return build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
+    except Exception as err:  # a bug: this bundle is rejected, the batch goes on
+        return _internal_error(err, raw.source)
 
 
 def check_one(raw: RawBundle, config: WorkerConfig) -> Rejection | None:
@@ -175,6 +196,8 @@ def check_one(raw: RawBundle, config: WorkerConfig) -> Rejection | None:
         verify_bundle(parse_bundle(raw.data, config.limits), config.keyring, clock_skew=config.clock_skew)
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
+    except Exception as err:  # a bug: this bundle is rejected, the batch goes on
+        return _internal_error(err, raw.source)
     return None
 
 

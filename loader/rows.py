@@ -50,6 +50,11 @@ class PaperRows(NamedTuple):
         return (self.paper.source_kind, self.paper.source_id)
 
     @property
+    def source_version(self) -> int:
+        """The version of the source id: rule 2 keeps one paper per version."""
+        return self.paper.source_version
+
+    @property
     def bundle_key_id(self) -> str:
         return self.paper.bundle_key_id
 

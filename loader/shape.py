@@ -3,7 +3,12 @@
 Every field the later checks read is present with the right type; the first that is not
 rejects the bundle with ``schema_error`` and a message naming the field
 (``bundle.events[1].signer.key_id is missing``). Unknown ``bundle_version`` or event types
-are ``schema_error`` too.
+are ``schema_error`` too, and so are an alias kind outside :data:`ALIAS_KIND` and a time
+that is not ISO 8601 UTC in ASCII digits.
+
+A later check may read a field only if this module pins its type: a digest binds a value,
+not its type, so a bundle with a wrong type and every digest recomputed reaches every check
+before the signatures (``tests/test_verify.py`` fuzzes this).
 """
 
 from __future__ import annotations
@@ -23,10 +28,16 @@ from pith_graph.loader.format import (
     SignatureKind,
 )
 
-__all__ = ["check_shape"]
+__all__ = ["ALIAS_KIND", "check_shape"]
 
+# ASCII classes only: ``\d`` would accept every Unicode digit (``٢٠١٩``).
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_ISO_Z = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?Z")
+_ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
+#: What an ``alias_kind`` may be: lower-case ASCII letters, digits and ``_``, as every kind
+#: seen (``arxiv``, ``arxiv_version``, ``doi``, ``pith_short_8``). Never ``:``, so the
+#: in-memory node id ``Alias:<kind>:<value>`` (:func:`pith_graph.schema.graph.node_id`)
+#: names exactly one (kind, value).
+ALIAS_KIND = re.compile(r"[a-z0-9_]+")
 
 
 def _fail(code: RejectCode, message: str) -> BundleError:
@@ -74,6 +85,11 @@ def _timestamp(obj: Mapping[str, Any], key: str, path: str) -> str:
     if not _ISO_Z.fullmatch(value):
         raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be an ISO 8601 UTC time")
     return value
+
+
+def _optional_list(obj: Mapping[str, Any], key: str, path: str) -> None:
+    if key in obj and type(obj[key]) is not list:
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be a list")
 
 
 def _strings(obj: Mapping[str, Any], key: str, path: str) -> list[str]:
@@ -149,6 +165,11 @@ def check_shape(bundle: Mapping[str, Any]) -> None:
         if not isinstance(alias, dict):
             raise _fail(RejectCode.SCHEMA_ERROR, f"{apath} must be an object")
         _strs(alias, ("alias_kind", "alias_value"), apath)
+        if not ALIAS_KIND.fullmatch(alias["alias_kind"]):
+            raise _fail(
+                RejectCode.SCHEMA_ERROR,
+                f"{apath}.alias_kind must be lower-case ASCII letters, digits and _",
+            )
     events = _field(bundle, "events", list, "bundle")
     for index, event in enumerate(events):
         if not isinstance(event, dict):
@@ -169,6 +190,8 @@ def check_shape(bundle: Mapping[str, Any]) -> None:
     for key in ("event_count", "valid_event_count", "invalid_event_count", "equivocation_count"):
         _field(state, key, int, "bundle.state")
     _field(state, "pith_number", str, "bundle.state")
+    for key in ("equivocations", "invalid_events"):  # optional; verify counts and compares them
+        _optional_list(state, key, "bundle.state")
     _strings(state, "applied_event_ids", "bundle.state")
     _hex64(state, "state_sha256", "bundle.state")
     current = _field(state, "current", dict, "bundle.state")

@@ -1,7 +1,8 @@
 """Step 2 of verification: trust in the keys that signed a bundle, and its dates.
 
 Every signature (bundle, each event, the receipt) names a pinned key that is not revoked
-for the bundle, with the pinned fingerprint and signer; embedded copies of pinned keys are
+for the bundle, with the pinned fingerprint; each event claims the key's signer (its
+``signer_id``, or the key itself) and pinned signer type; embedded copies of pinned keys are
 byte-identical (``untrusted_key``, ``key_mismatch``, ``revoked_key``). No time lies further
 in the future than the allowed clock skew (``future_dated``).
 """
@@ -87,11 +88,17 @@ def check_trust(bundle: Mapping[str, Any], keyring: Keyring) -> None:
         key = _pinned(keyring, esig["key_id"], esig["public_key_fingerprint"], where, built_at)
         if signer["key_id"] != esig["key_id"] or signer["public_key_fingerprint"] != key.fingerprint:
             raise _fail(RejectCode.KEY_MISMATCH, f"{where}.signer names another key than its signature")
-        if key.signer_id is not None and signer["signer_id"] != key.signer_id:
+        if signer["signer_id"] != key.signer:  # without signer_id, a key is its own signer
             raise _fail(
                 RejectCode.UNTRUSTED_KEY,
                 f"{where} claims signer {signer['signer_id']!r}, but key {key.key_id!r} "
-                f"is pinned to {key.signer_id!r}",
+                f"is pinned to {key.signer!r}",
+            )
+        if key.signer_type is not None and signer["signer_type"] != key.signer_type:
+            raise _fail(
+                RejectCode.UNTRUSTED_KEY,
+                f"{where} claims signer type {signer['signer_type']!r}, but key {key.key_id!r} "
+                f"is pinned to {key.signer_type!r}",
             )
         if event["event_type"] == RECORD_CREATED:
             receipt = event["payload"]["receipt"]

@@ -7,8 +7,8 @@ Checks run cheapest first and the first failure rejects the bundle:
 2. trust (:mod:`pith_graph.loader.trust`): every signature names a pinned key, not revoked
    for the bundle (``untrusted_key``, ``key_mismatch``, ``revoked_key``); no time lies
    further in the future than the allowed clock skew (``future_dated``);
-3. identifiers: pith numbers, every alias the record derives (:func:`derived_alias`),
-   every event's subject (``identifier_mismatch``);
+3. identifiers: pith numbers, an arXiv source id in arXiv's spelling, every alias the
+   record derives (:func:`derived_alias`), every event's subject (``identifier_mismatch``);
 4. digests: canonical record, each event and its ``event_id``, state, bundle, each accepted
    in raw-UTF-8 or ASCII-escaped canonical form (``digest_mismatch``);
 5. consistency: the ``record_created`` payload, its receipt and the newest graph snapshot
@@ -38,7 +38,13 @@ from pith_graph.loader.format import (
     event_content,
     state_body,
 )
-from pith_graph.loader.identifiers import PITH_B32_LENGTH, pith_base32, title_key
+from pith_graph.loader.identifiers import (
+    ARXIV_ID_FORMS,
+    PITH_B32_LENGTH,
+    canonical_arxiv_id,
+    pith_base32,
+    title_key,
+)
 from pith_graph.loader.keyring import Keyring, PinnedKey
 from pith_graph.loader.shape import check_shape
 from pith_graph.loader.trust import check_not_future, check_trust
@@ -99,6 +105,7 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
     source = record["source"]
     if bundle["source"] != source:
         raise _fail(RejectCode.IDENTIFIER_MISMATCH, "source differs from canonical_record.source")
+    _check_arxiv_spelling(source)
     for index, alias in enumerate(bundle["source_aliases"]):
         derived = derived_alias(alias["alias_kind"], alias["alias_value"], source, body)
         if derived is not None and alias["alias_value"] != derived:
@@ -107,6 +114,21 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
                 RejectCode.IDENTIFIER_MISMATCH,
                 f"{where} is {alias['alias_value']!r}, but the record derives {derived!r}",
             )
+
+
+def _check_arxiv_spelling(source: Mapping[str, Any]) -> None:
+    """An arXiv source id is spelled as arXiv spells it: the update rules compare source ids
+    byte for byte, so a second spelling of one paper would dodge precedence."""
+    if source["kind"] != "arxiv":
+        return
+    canonical = canonical_arxiv_id(source["id"])
+    if canonical != source["id"]:
+        spelled = f"; arXiv writes it {canonical!r}" if canonical is not None else ""
+        raise _fail(
+            RejectCode.IDENTIFIER_MISMATCH,
+            f"canonical_record.source.id {source['id']!r} is not an arXiv id as arXiv writes it "
+            f"({ARXIV_ID_FORMS}){spelled}",
+        )
 
 
 #: DOIs the arXiv mints for its papers: ``10.48550/arXiv.<id>``, in any letter case.

@@ -15,8 +15,10 @@
         └── QueryTimeout           TIMEOUT           the request ran past its time
 
 A ``BundleError`` never stops a batch: the pipeline records it as a rejection (code,
-message, source file and line) and goes on with the next bundle. How the API turns every
-other error into a coded, masked GraphQL error is :mod:`pith_graph.api.coded_errors`.
+message, source file and line) and goes on with the next bundle. Any other exception raised
+while one bundle is checked is a bug; the pipeline rejects that bundle as ``internal_error``
+and goes on too. How the API turns every other error into a coded, masked GraphQL error is
+:mod:`pith_graph.api.coded_errors`.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ class RejectCode(enum.StrEnum):
     BAD_SIGNATURE = "bad_signature"  # an Ed25519 signature does not verify
     RECORD_MISMATCH = "record_mismatch"  # record_created payload / receipt / snapshot vs record
     STATE_MISMATCH = "state_mismatch"  # state disagrees with the event log
+    INTERNAL_ERROR = "internal_error"  # checking the bundle raised: a pith-graph bug, report it
 
 
 _LINE_BREAKING = frozenset({"Cc", "Cs", "Zl", "Zp"})

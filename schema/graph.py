@@ -201,6 +201,11 @@ RELATIONSHIPS: dict[str, RelationshipSpec] = {
 def node_id(label: str, *key: str) -> str:
     """The in-memory node id: the label and the key values joined by ``:``.
 
+    One id names one node as long as no label and no key value but the last contains ``:``
+    (the last may: ``Paper:pith:2019:…``). The only key of two values is the Alias's, and
+    verification admits alias kinds of ``[a-z0-9_]`` only (``loader/shape.py``), so
+    ``Alias:<kind>:<value>`` splits at its second ``:``.
+
     >>> node_id("Alias", "doi", "10.48550/arxiv.1907.13257")
     'Alias:doi:10.48550/arxiv.1907.13257'
     """

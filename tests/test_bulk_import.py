@@ -11,6 +11,7 @@ node, edge for edge, property for property.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import socket
 import subprocess
@@ -225,6 +226,28 @@ def test_csv_only_writes_the_files_and_the_importer_options(
     assert any(a.startswith("--multiline-fields=") for a in args)
     report = orjson.loads(done.stdout)
     assert report["nodes"]["Paper"] == report["accepted"]
+
+
+def test_the_import_keeps_the_newest_record_of_each_version_by_instant(tmp_path: Path) -> None:
+    """The import decides as the stores do: a corrected record (a new pith number for one arXiv
+    version) supersedes the older record's bundle, and ``…:00.9Z`` is later than ``…:00Z``."""
+    signer, _ = corpus_signers(11)
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    wrong = _odd_paper(7, "Wrong title (retracted record)", "plain")
+    corrected = _odd_paper(7, "Corrected title", "plain")
+    corrected = dataclasses.replace(corrected, built_at="2026-07-02T00:00:00.9Z")
+    whole = dataclasses.replace(_odd_paper(8, "Built on the second", "plain"), authors=["Ann Lee"])
+    fraction = dataclasses.replace(whole, authors=["Bo Chen"], built_at="2026-07-02T00:00:00.5Z")
+    bundles = [build_bundle(p, signer) for p in (corrected, wrong, fraction, whole)]
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_bytes(b"".join(orjson.dumps(b) + b"\n" for b in bundles))
+    csv = tmp_path / "csv"
+    report = bulk_import([str(corpus)], keyring=resolve_keyring(keys), data=None, csv_only=csv, workers=1)
+    assert (report.inserted, report.stale, report.rejected) == (2, 2, 0)
+    written = "".join(path.read_text(encoding="utf-8") for path in csv.glob("*.csv"))
+    assert "Corrected title" in written and "Wrong title" not in written
+    assert "Bo Chen" in written and "Ann Lee" not in written
 
 
 def test_a_rejected_bundle_exits_1_and_the_rest_is_imported(

@@ -164,3 +164,27 @@ def test_prune_writes_a_snapshot_back_as_a_snapshot_to_save(folder: Path) -> Non
     before, after = MemoryStore.open(str(snapshot)).graph, MemoryStore.open(str(out)).graph
     assert set(before) - set(after) >= {f"Paper:{removed[0][1]}"}
     assert not any(d.get("bundleKeyId") == A.key_id for _, d in after.nodes(data=True))
+
+
+def test_a_keyring_that_contradicts_itself_is_refused_in_one_line(folder: Path) -> None:
+    """A file may not give a key to a signer another source defined, nor re-pin a key under
+    another signer: exit 2, one line naming the files and the key."""
+    corpus = folder / "corpus-keyring.json"
+    corpus.write_text(json.dumps([{**A.keyring_entry(), "signer_id": "pith.science"}]))
+    keys, moved = folder / "keys.json", folder / "moved.json"
+    moved.write_text(json.dumps([{**A.keyring_entry(), "signer_id": B.signer_id}]))
+    for files, named in (([corpus], [corpus]), ([keys, moved], [keys, moved])):
+        result = pith_graph("verify", str(folder / "bundles"), *(f"--trusted-keys={path}" for path in files))
+        assert result.returncode == 2, result.stderr
+        (line,) = result.stderr.strip().splitlines()
+        assert A.key_id in line and all(str(path) in line for path in named), line
+
+
+def test_a_later_file_cannot_lift_a_revocation(folder: Path) -> None:
+    """revoked: true in one file, revoked_at far ahead in a later one: still revoked for all time."""
+    later = folder / "later.json"
+    later.write_text(json.dumps([{**A.keyring_entry(), "revoked_at": "2099-01-01T00:00:00Z"}]))
+    args = ("--trusted-keys", str(folder / "revoked.json"), "--trusted-keys", str(later), "--json")
+    result = pith_graph("verify", str(folder / "bundles"), *args)
+    assert result.returncode == 1, result.stderr
+    assert [r["code"] for r in json.loads(result.stdout)["rejections"]] == ["revoked_key", "revoked_key"]

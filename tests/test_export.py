@@ -135,10 +135,20 @@ def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGrap
     _same(_export(server, Selection(submitted_to=day)), _touched(G, papers))
 
 
+@pytest.mark.parametrize("to", ["9999-12-31", "9999-12-31T23:59:59Z"])
+def test_a_bound_at_the_last_second_there_is_bounds_nothing(to: str) -> None:
+    assert Selection(submitted_from="2024-01-31T10:00:00+01:00", submitted_to=to).bounds() == (
+        "2024-01-31T09:00:00Z",
+        None,
+    )
+
+
 @pytest.mark.parametrize(
     "selection",
     [
         pytest.param({"submitted_from": "yesterday"}, id="bad-date"),
+        pytest.param({"submitted_from": "9999-12-31T23:59:59-23:59"}, id="after-year-9999-in-utc"),
+        pytest.param({"submitted_to": "0001-01-01T00:00:00+00:01"}, id="before-year-1-in-utc"),
         pytest.param({"hops": 2}, id="hops-without-author"),
         pytest.param({"author": "x", "hops": 9}, id="too-many-hops"),
     ],

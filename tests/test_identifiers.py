@@ -10,17 +10,25 @@ from pathlib import Path
 
 import pytest
 
+from pith_graph.errors import BundleError
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.identifiers import (
     author_name_key,
+    canonical_arxiv_id,
     collapse_whitespace,
     pith_base32,
     pith_number_for,
     short_pith_number_for,
     split_authors,
 )
+from pith_graph.loader.keyring import PinnedKey, default_keyring
+from pith_graph.loader.verify import verify_bundle
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
+ARXIV_IDS = json.loads((Path(__file__).parent / "vectors" / "arxiv-ids.json").read_text())
+SIGNER = SignerIdentity.from_seed(b"identifiers", key_id="identifiers-key", signer_id="identifiers.invalid")
+KEYRING = default_keyring().with_keys([PinnedKey(SIGNER.key_id, SIGNER.public_key, SIGNER.signer_id)])
 
 
 @pytest.mark.parametrize("path", SAMPLE_FILES, ids=lambda p: p.stem)
@@ -74,3 +82,57 @@ def test_collapsing_whitespace_agrees_with_the_regex_on_every_code_point() -> No
     assert [c for c in every if regex.fullmatch(c)] == [c for c in every if c.isspace()]
     sample = "".join(c for c in every if c.isspace()) + "a" + "\u00a0\u2003b\t\n"
     assert collapse_whitespace(sample) == re.sub(r"\s+", " ", sample).strip() == "a b"
+
+
+# -- arXiv ids: one spelling per paper ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ARXIV_IDS, ids=[case["id"] for case in ARXIV_IDS])
+def test_canonical_arxiv_id(case: dict[str, str | None]) -> None:
+    assert canonical_arxiv_id(str(case["text"])) == case["canonical"]
+
+
+def test_every_real_source_id_is_canonical() -> None:
+    for path in SAMPLE_FILES:
+        source_id = json.loads(path.read_bytes())["canonical_record"]["source"]["id"]
+        assert canonical_arxiv_id(source_id) == source_id
+
+
+def _bundle_for(arxiv_id: str) -> dict[str, object]:
+    spec = PaperSpec(
+        arxiv_id=arxiv_id,
+        version=2,
+        title="One paper, one spelling",
+        authors=["Ann Lee"],
+        abstract_excerpt="Spelled as arXiv spells it.",
+        primary_cat="hep-th",
+        cross_cats=[],
+        license="http://creativecommons.org/licenses/by/4.0/",
+        submitted_at="1999-01-04T10:00:00Z",
+        created_at="2026-07-01T00:00:00Z",
+        built_at="2026-07-02T00:00:00Z",
+    )
+    return build_bundle(spec, SIGNER)  # aliases (arxiv, arxiv_version, DOI) derived from the id
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in ARXIV_IDS if c["canonical"] == c["text"]], ids=lambda c: str(c["id"])
+)
+def test_a_bundle_with_a_canonical_arxiv_id_verifies(case: dict[str, str]) -> None:
+    verify_bundle(_bundle_for(case["text"]), KEYRING)
+
+
+@pytest.mark.parametrize(
+    "case", [c for c in ARXIV_IDS if c["canonical"] != c["text"]], ids=lambda c: str(c["id"])
+)
+def test_a_bundle_with_another_spelling_is_rejected_naming_arxivs(case: dict[str, str | None]) -> None:
+    """A consistent, signed bundle whose source id is a second spelling of a paper (or no
+    arXiv id at all) would dodge precedence, which compares source ids byte for byte."""
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(_bundle_for(str(case["text"])), KEYRING)
+    assert caught.value.code.value == "identifier_mismatch"
+    message = caught.value.message
+    assert f"source.id {case['text']!r} is not an arXiv id as arXiv writes it" in message
+    assert "archive/YYMMNNN in lower case" in message
+    if case["canonical"] is not None:
+        assert message.endswith(f"arXiv writes it {case['canonical']!r}")

@@ -1,6 +1,6 @@
 """The in-memory graph's compact writes: ``put`` is the only code that writes networkx's
 private adjacency dicts, so these tests pin what it relies on. If networkx changes its
-``DiGraph`` internals or its view cache, they fail here first."""
+``DiGraph`` internals or its view cache, they fail here first. And its node ids: one per key."""
 
 from __future__ import annotations
 
@@ -9,8 +9,12 @@ import pickle
 
 import networkx as nx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pith_graph.loader.shape import ALIAS_KIND
 from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
+from pith_graph.schema.graph import ALIAS, node_id
 
 
 def _built_both_ways() -> tuple[nx.DiGraph, nx.DiGraph, EdgeData]:
@@ -97,3 +101,27 @@ def test_saved_graphs_read_back_new_and_old(tmp_path: object) -> None:
         assert type(opened.graph) is nx.DiGraph
         assert opened.export() == store.export()
         assert all(type(data) is EdgeData for _, _, data in opened.graph.edges(data=True))
+
+
+_ID_TEXT = st.text(alphabet="a:_/1é", max_size=8)  # ':' often, so that a collision would show
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.from_regex(ALIAS_KIND, fullmatch=True), _ID_TEXT, st.from_regex(ALIAS_KIND, fullmatch=True), _ID_TEXT
+)
+def test_an_alias_node_id_names_one_alias(kind: str, value: str, kind2: str, value2: str) -> None:
+    """For every kind verification admits (``loader/shape.py``'s ALIAS_KIND) the id splits
+    back into its (kind, value): two aliases never share an in-memory node, as two never share
+    a Neo4j one."""
+    label, *key = node_id(ALIAS.label, kind, value).split(":", 2)
+    assert (label, *key) == (ALIAS.label, kind, value)
+    same = node_id(ALIAS.label, kind, value) == node_id(ALIAS.label, kind2, value2)
+    assert same == ((kind, value) == (kind2, value2))
+
+
+def test_a_kind_that_would_collide_is_not_admitted() -> None:
+    """The reviewer's pair: with a ':' in the kind two aliases would be one node."""
+    assert node_id(ALIAS.label, "doi:10.1000/jrnl", "42") == node_id(ALIAS.label, "doi", "10.1000/jrnl:42")
+    assert not ALIAS_KIND.fullmatch("doi:10.1000/jrnl")
+    assert all(ALIAS_KIND.fullmatch(kind) for kind in ("arxiv", "arxiv_version", "doi", "pith_short_16"))

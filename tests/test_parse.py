@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pith_graph.errors import BundleError
-from pith_graph.loader.parse import InputLimits, parse_bundle
+from pith_graph.loader.parse import ENCODER_MAX_DEPTH, InputLimits, parse_bundle
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "parse.json").read_text())
 
@@ -120,3 +120,19 @@ def test_depth_limit_is_exact(value: dict[str, Any], limit: int) -> None:
         assert caught.value.code.value == "too_deep"
     else:
         assert parse_bundle(data, InputLimits(max_depth=limit)) == value
+
+
+def test_nesting_past_the_encoders_limit_is_too_deep_whatever_the_limit() -> None:
+    """orjson parses about 1,000 levels but encodes only ENCODER_MAX_DEPTH: a value between the
+    two could be parsed but not hashed, so it is too deep even under a larger limit."""
+    depth = ENCODER_MAX_DEPTH + 1
+    data = b"[" * depth + b"]" * depth
+    assert parse_bundle(
+        b'{"a":' + b"[" * (depth - 2) + b"]" * (depth - 2) + b"}", InputLimits(max_depth=1000)
+    )
+    with pytest.raises(BundleError) as caught:
+        parse_bundle(b'{"a":' + data + b"}", InputLimits(max_depth=1000))
+    assert caught.value.code.value == "too_deep"
+    with pytest.raises(BundleError) as caught:  # a duplicate key still says what it is
+        parse_bundle(b'{"a":1,"a":' + data + b"}", InputLimits(max_depth=1000))
+    assert caught.value.code.value == "duplicate_key"

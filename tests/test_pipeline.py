@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import json
+import multiprocessing
 import os
+import shutil
 from pathlib import Path
 
+import orjson
 import pytest
 
+from pith_graph.loader.bulk import bulk_import
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
-from pith_graph.loader.keyring import Keyring, default_keyring
-from pith_graph.loader.pipeline import run
+from pith_graph.loader.format import bundle_digest, state_digest
+from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
+from pith_graph.loader.pipeline import PARALLEL_MIN_BYTES, LoadReport, run
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
 from pith_graph.testing.corpus import corpus_signers, generate_bundles
 
 N = 400
@@ -69,6 +75,107 @@ def test_rejections_do_not_stop_the_batch_and_write_nothing(
     clean = MemoryStore()
     run([_write(tmp_path / "good.jsonl", good)], keyring=keyring, store=clean, workers=1)
     assert store.export() == clean.export()
+
+
+def test_a_wrong_type_under_recomputed_digests_rejects_only_its_bundle(tmp_path: Path) -> None:
+    """The reviewer's bundle: a registry sample with ``state.equivocations`` a number and both
+    digests recomputed, signed by nobody. It once crashed ``verify`` and ``load``, losing the
+    valid bundles beside it."""
+    samples = sorted(Path(SAMPLES).glob("*.json"))
+    evil = json.loads(samples[0].read_bytes())
+    evil["state"]["equivocations"] = 5
+    evil["state"]["state_sha256"] = state_digest(evil["state"])
+    evil["bundle_signature"]["bundle_sha256"] = bundle_digest(evil)
+    (tmp_path / "0-evil.json").write_bytes(orjson.dumps(evil))
+    for sample in samples:
+        shutil.copy(sample, tmp_path)
+    store = MemoryStore()
+    for report in (
+        run([str(tmp_path)], keyring=default_keyring(), store=store),
+        run([str(tmp_path)], keyring=default_keyring()),
+    ):
+        assert [(r.code, Path(r.source.path).name) for r in report.rejections] == [
+            ("schema_error", "0-evil.json")
+        ]
+        assert "state.equivocations" in report.rejections[0].message
+    assert store.counts().nodes["Paper"] == len(samples)
+
+
+class RaisingVerifier:
+    """The one test seam of these tests: an implementation of the ``Verifier`` protocol
+    (``loader/signatures.py``) with a bug, raising where it should answer. Pinned for one
+    signer's key, it makes checking that signer's bundles raise what verification never
+    expects, as a bug anywhere in verification or rows would."""
+
+    def verify(self, message: bytes, signature: bytes) -> bool:
+        raise RuntimeError("a bug in a signature verifier")
+
+
+BUGGY = SignerIdentity.from_seed(b"tests-buggy", key_id="buggy-key", signer_id="buggy.invalid")
+
+
+def _with_a_buggy_key(keyring: Keyring) -> Keyring:
+    key = PinnedKey(BUGGY.key_id, BUGGY.public_key, BUGGY.signer_id)
+    object.__setattr__(key, "verifier", RaisingVerifier())  # as benchmarks/bench_loader.py swaps it
+    return keyring.with_keys([key])
+
+
+def _buggy_bundle() -> bytes:
+    spec = PaperSpec(
+        "2402.00001",
+        1,
+        "A paper whose check hits a bug",
+        ["Ann Lee"],
+        "An abstract.",
+        "cs.LG",
+        [],
+        "http://creativecommons.org/licenses/by/4.0/",
+        "2024-02-01T00:00:00Z",
+        "2026-01-01T00:00:00Z",
+        "2026-01-02T00:00:00Z",
+    )
+    return orjson.dumps(build_bundle(spec, BUGGY))
+
+
+def _internal_errors_only(report: LoadReport, line: int) -> None:
+    assert [(r.code, r.source.line) for r in report.rejections] == [("internal_error", line)]
+    message = report.rejections[0].message
+    assert "RuntimeError" in message and "bug in pith-graph" in message
+    assert "Traceback" not in message and "signature verifier" not in message  # the type, not the text
+
+
+@pytest.mark.skipif("fork" not in multiprocessing.get_all_start_methods(), reason="workers inherit the seam")
+@pytest.mark.parametrize("workers", [1, 2])
+def test_an_unexpected_error_rejects_only_its_bundle(
+    tmp_path: Path, corpus: tuple[list[bytes], Keyring], workers: int
+) -> None:
+    """``internal_error`` for that bundle, in this process and in worker processes, on
+    ``load`` and ``verify``; everything else loads as if it were not there."""
+    bundles, keyring = corpus
+    good = bundles[:200]
+    path = _write(tmp_path / "mixed.jsonl", [*good[:100], _buggy_bundle(), *good[100:]])
+    assert os.path.getsize(path) >= PARALLEL_MIN_BYTES  # large enough for worker processes
+    buggy = _with_a_buggy_key(keyring)
+    store = MemoryStore()
+    report = run([path], keyring=buggy, store=store, workers=workers, batch_size=32)
+    _internal_errors_only(report, 101)
+    assert report.accepted + report.stale + report.duplicate == len(good)
+    _internal_errors_only(run([path], keyring=buggy, workers=workers), 101)
+    clean = MemoryStore()
+    run([_write(tmp_path / "good.jsonl", good)], keyring=keyring, store=clean, workers=1)
+    assert store.export() == clean.export()
+
+
+def test_bulk_import_rejects_an_unexpected_error_like_a_load(
+    tmp_path: Path, corpus: tuple[list[bytes], Keyring]
+) -> None:
+    bundles, keyring = corpus
+    path = _write(tmp_path / "mixed.jsonl", [*bundles[:200], _buggy_bundle()])
+    report = bulk_import(
+        [path], keyring=_with_a_buggy_key(keyring), data=None, csv_only=tmp_path / "csv", workers=2
+    )
+    _internal_errors_only(report, 201)
+    assert report.inserted + report.stale + report.duplicate + report.outranked == 200
 
 
 def test_known_bundles_skip_verification(tmp_path: Path, corpus: tuple[list[bytes], Keyring]) -> None:

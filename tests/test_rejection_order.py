@@ -152,3 +152,26 @@ def test_verification_reports_the_check_listed_first(pair: tuple[str, str]) -> N
     with pytest.raises(BundleError) as caught:
         verify_bundle(copy.deepcopy(_broken(first, second)), KEYRING)
     assert caught.value.code.value == first
+
+
+def _respelled(b: dict[str, Any]) -> None:
+    """The paper's arXiv id in a spelling arXiv never writes (four digits for a 2024 id)."""
+    for source in (b["canonical_record"]["source"], b["source"]):
+        source["id"] = "2404.0001"
+
+
+LATER = [code for code in _CODES if ORDER.index(code) > ORDER.index("identifier_mismatch")]
+
+
+@pytest.mark.parametrize("later", LATER)
+def test_an_arxiv_id_in_another_spelling_is_reported_before_later_checks(later: str) -> None:
+    bundle = build_bundle(SPEC, SIGNER)
+    breaker, resigned = BREAKERS[later]
+    breaker(bundle)
+    if resigned:
+        resign(bundle, SIGNER, refresh_canonical=False, refresh_identifiers=False, refresh_state=False)
+    _respelled(bundle)
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(orjson.loads(orjson.dumps(bundle)), KEYRING)
+    assert caught.value.code.value == "identifier_mismatch"
+    assert "'2404.0001' is not an arXiv id as arXiv writes it" in caught.value.message

@@ -22,6 +22,7 @@ from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.stores.base import GraphExport, GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.stores.rules import Outcome, StoredPaper, plan_batch
 from pith_graph.testing.corpus import write_corpus
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
@@ -243,6 +244,111 @@ def test_equal_built_at_the_greater_bundle_sha256_wins(
     assert set(labelled(store.export(), "Author")) == {f"Author:{winner_author}"}
 
 
+@pytest.mark.parametrize("later_first", [False, True], ids=["whole-second-first", "fraction-first"])
+@pytest.mark.parametrize("mode", ["one-batch", "two-runs"])
+def test_built_at_is_compared_as_an_instant(
+    store: GraphStore, tmp_path: Path, later_first: bool, mode: str
+) -> None:
+    """``…:00.9Z`` is later than ``…:00Z``, though it sorts before it as a string; the stored
+    value keeps the bundle's own spelling."""
+    earlier = build_bundle(spec(authors=("Ann Lee",), built_at="2026-07-02T00:00:00Z"), SIGNER)
+    later = build_bundle(spec(authors=("Bo Chen",), built_at="2026-07-02T00:00:00.9Z"), SIGNER)
+    assert earlier["pith_number"] == later["pith_number"] and later["built_at"] < earlier["built_at"]
+    ordered = [orjson.dumps(b) for b in ((later, earlier) if later_first else (earlier, later))]
+    if mode == "two-runs":
+        reports = [load(store, tmp_path, [data]) for data in ordered]
+    else:
+        reports = [load(store, tmp_path, ordered, batch_size=2)]
+    totals = {key: sum(outcome(r)[key] for r in reports) for key in outcome(reports[0])}
+    last = "replaced" if (mode == "two-runs" and not later_first) else "stale"
+    assert totals == {"inserted": 1, "replaced": 0, "duplicate": 0, "stale": 0, "rejected": 0} | {last: 1}
+    (paper,) = labelled(store.export(), "Paper").values()
+    assert paper["builtAt"] == "2026-07-02T00:00:00.9Z"
+    assert set(labelled(store.export(), "Author")) == {"Author:bo chen"}
+
+
+# A registry correction: the same arXiv version, a new canonical record (here its title), so
+# a new pith number. The older record's bundle stays signed and public.
+WRONG = spec("2401.00042", title="Wrong title (retracted record)", built_at="2026-07-02T00:00:00Z")
+CORRECTED = spec("2401.00042", title="Corrected title", built_at="2026-08-09T00:00:00Z")
+
+
+@pytest.mark.parametrize("first_new", [False, True], ids=["old-then-new", "new-then-old"])
+@pytest.mark.parametrize("mode", ["one-batch", "two-batches", "two-runs"])
+def test_a_corrected_record_supersedes_the_older_record_of_its_version(
+    store: GraphStore, tmp_path: Path, first_new: bool, mode: str
+) -> None:
+    wrong, corrected = bundle(WRONG), bundle(CORRECTED)
+    assert orjson.loads(wrong)["pith_number"] != orjson.loads(corrected)["pith_number"]
+    ordered = [corrected, wrong] if first_new else [wrong, corrected]
+    if mode == "two-runs":
+        reports = [load(store, tmp_path, [data]) for data in ordered]
+    else:
+        reports = [load(store, tmp_path, ordered, batch_size=2 if mode == "one-batch" else 1)]
+    totals = {key: sum(outcome(r)[key] for r in reports) for key in outcome(reports[0])}
+    superseded_later = not first_new and mode != "one-batch"  # the older record was stored first
+    expected = {"inserted": 2 if superseded_later else 1, "stale": 0 if superseded_later else 1}
+    assert totals == {"inserted": 0, "replaced": 0, "duplicate": 0, "stale": 0, "rejected": 0} | expected
+    assert sum(r.displaced for r in reports) == (1 if superseded_later else 0)
+    assert store.export() == reference(tmp_path, [corrected])
+
+    replay = load(store, tmp_path, [wrong], skip_known=False)  # the old bundle, signed and public
+    assert outcome(replay)["stale"] == 1 and replay.displaced == 0
+    (paper,) = labelled(store.export(), "Paper").values()
+    assert paper["title"] == "Corrected title"
+
+
+@pytest.mark.parametrize("mode", ["one-batch", "two-runs"])
+def test_every_version_of_an_arxiv_id_is_kept(store: GraphStore, tmp_path: Path, mode: str) -> None:
+    """Only records of one version supersede each other: the versions of an id (v1 built
+    last) are distinct papers, and so are other ids."""
+    papers = [
+        spec("2401.00042", version=v, title=f"Version {v}", built_at=f"2026-07-0{5 - v}T00:00:00Z")
+        for v in (1, 2, 3)
+    ] + [spec("2401.00043", title="Another id", built_at="2026-07-09T00:00:00Z")]
+    data = [bundle(p) for p in papers]
+    if mode == "two-runs":
+        reports = [load(store, tmp_path, [d]) for d in data]
+    else:
+        reports = [load(store, tmp_path, data)]
+    assert sum(r.inserted for r in reports) == 4 and sum(r.displaced for r in reports) == 0
+    titles = sorted(node["title"] for node in labelled(store.export(), "Paper").values())
+    assert titles == ["Another id", "Version 1", "Version 2", "Version 3"]
+
+
+@pytest.mark.parametrize(
+    ("held", "variant"),
+    [
+        pytest.param("hep-th/9901001", "HEP-TH/9901001", id="archive-case"),
+        pytest.param("math/0309136", "math.GT/0309136", id="subject-class"),
+    ],
+)
+@pytest.mark.parametrize("low_first", [False, True], ids=["high-first", "low-first"])
+def test_another_spelling_of_an_arxiv_id_cannot_dodge_precedence(
+    store: GraphStore, tmp_path: Path, held: str, variant: str, low_first: bool
+) -> None:
+    """A lower-ranked signer's fake version under another spelling of the id a higher-ranked
+    signer holds (with that signer's exact arXiv DOI, when letter case is all that differs)
+    is rejected: it never reaches the graph, whatever the order."""
+    genuine = bundle(spec(held, title="Genuine paper"))
+    fake = build_bundle(spec(variant, version=2, title="Fake v2"), BUILDER)
+    if variant.lower() == held:
+        for alias in fake["source_aliases"]:
+            if alias["alias_kind"] == "doi":
+                alias["alias_value"] = f"10.48550/arxiv.{held}"
+        resign(fake, BUILDER)
+    assert KEYRING.rank(BUILDER.key_id) > KEYRING.rank(SIGNER.key_id)
+    ordered = [orjson.dumps(fake), genuine] if low_first else [genuine, orjson.dumps(fake)]
+    reports = [load(store, tmp_path, [data]) for data in ordered]
+    assert sum(r.inserted for r in reports) == 1
+    assert [rejection.code for r in reports for rejection in r.rejections] == ["identifier_mismatch"]
+    graph = store.export()
+    assert graph == reference(tmp_path, [genuine])
+    pith = orjson.loads(genuine)["pith_number"]
+    doi = f"Alias:doi:10.48550/arxiv.{held}"
+    assert [end for (start, _kind, end) in graph.edges if start == doi] == [f"Paper:{pith}"]
+
+
 def test_every_kind_of_node_left_without_a_paper_is_removed(store: GraphStore, tmp_path: Path) -> None:
     """Author, Alias and Signer by a rebuild that drops them; Category (fixed per paper by its
     record) and everything else when the paper itself goes."""
@@ -458,3 +564,39 @@ def test_a_paper_stored_before_bundle_key_ids_is_ranked_by_its_best_key(tmp_path
     by_builder = orjson.dumps(build_bundle(NEW, BUILDER))
     assert load(legacy, tmp_path, [by_builder]).outranked == 1
     assert legacy.graph.nodes[paper]["builtAt"] == OLD.built_at
+
+
+@dataclasses.dataclass(frozen=True)
+class _Row:
+    """A candidate as the rules read it."""
+
+    pith_number: str
+    built_at: str
+    bundle_sha256: str
+    source: tuple[str, str] = ("arxiv", "2401.00042")
+    source_version: int = 1
+    bundle_key_id: str = SIGNER.key_id
+
+
+def test_papers_of_one_version_stored_before_the_rule_are_reduced_to_the_newest() -> None:
+    """A store written before rule 2 went per version may hold two records of one version:
+    the next batch touching that version keeps only the newest."""
+    older = StoredPaper(
+        "pith:2024:OLD", ("arxiv", "2401.00042"), 1, "2026-07-02T00:00:00Z", "a" * 64, SIGNER.key_id
+    )
+    newer = StoredPaper(
+        "pith:2024:NEW", ("arxiv", "2401.00042"), 1, "2026-08-01T00:00:00Z", "b" * 64, SIGNER.key_id
+    )
+    other = StoredPaper(
+        "pith:2024:V2", ("arxiv", "2401.00042"), 2, "2026-06-01T00:00:00Z", "c" * 64, SIGNER.key_id
+    )
+    stale = _Row("pith:2024:OLD", "2026-07-02T00:00:00Z", "a" * 64)
+    plan = plan_batch([stale], [older, newer, other], KEYRING.rank)
+    assert (plan.write, plan.remove, plan.outcomes) == ([], ["pith:2024:OLD"], [Outcome.STALE])
+    corrected = _Row("pith:2024:FIX", "2026-09-01T00:00:00Z", "d" * 64)
+    plan = plan_batch([corrected], [older, newer, other], KEYRING.rank)
+    assert (plan.write, plan.remove, plan.outcomes) == (
+        [corrected],
+        ["pith:2024:NEW", "pith:2024:OLD"],
+        [Outcome.INSERTED],
+    )

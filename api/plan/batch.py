@@ -22,8 +22,10 @@ Found = Callable[[], Any]
 class Batch:
     """Reader calls waiting to be made: keyed calls merge their keys."""
 
-    def __init__(self, reader: GraphReader) -> None:
+    def __init__(self, reader: GraphReader, check: Callable[[], None] | None = None) -> None:
         self.reader = reader
+        #: Called before every reader call (the request's time limit: it raises when up).
+        self.check = check
         self._keys: dict[tuple[str, tuple[Hashable, ...]], dict[Hashable, None]] = {}
         self._calls: list[tuple[str, tuple[Any, ...]]] = []
         self._found: dict[Any, Any] = {}
@@ -61,8 +63,12 @@ class Batch:
             self._run()
 
     def _run(self) -> None:
-        reader = self.reader
+        reader, check = self.reader, self.check
         for (method, extra), keys in self._keys.items():
+            if check is not None:
+                check()
             self._found[(method, extra)] = getattr(reader, method)(list(keys), *extra)
         for index, (method, args) in enumerate(self._calls):
+            if check is not None:
+                check()
             self._found[index] = getattr(reader, method)(*args)

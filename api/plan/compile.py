@@ -58,7 +58,12 @@ __all__ = ["FieldPlan", "GiveWay", "Plan", "SelectionPlan", "Unplannable", "comp
 #: Types whose records carry a paper count a selection may or may not show.
 COUNTED = frozenset({"Author", "Category", "Signer"})
 #: The fields of ``Paper`` a hint has fetched with the papers (:func:`_hint`): their relation.
-EMBEDDED = {"authors": "authors", "categories": "categories", "primaryCategory": "categories"}
+EMBEDDED = {
+    "authors": "authors",
+    "authorCount": "authors",
+    "categories": "categories",
+    "primaryCategory": "categories",
+}
 
 
 class Unplannable(Exception):
@@ -360,9 +365,11 @@ def _hint(sub: SelectionPlan) -> Hint:
         for item in plan.fields:
             if item.spec is not None:
                 properties |= item.spec.needs
-            if item.sub is None:
-                continue
             relation = EMBEDDED.get(item.name)
+            if item.sub is None:
+                if relation == "authors":  # authorCount: the authors, their counts not shown
+                    authors = _most(authors, False)
+                continue
             if relation == "authors":
                 authors = _most(authors, shows_counts(item.sub))
             elif relation == "categories":

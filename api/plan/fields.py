@@ -12,16 +12,18 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any
 
 from pith_graph.api.connection import PageInfo as PageInfoObject
 from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
+from pith_graph.api.cost import WHOLE_PAGE_BY_DEFAULT, capped
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import filter_from_arguments, named_papers, text
 from pith_graph.api.limits import page_size, path_hops
-from pith_graph.api.plan.specs import Spec, Step, load, value
+from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
 from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
 from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
@@ -79,7 +81,7 @@ def _paper(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
 
 def _resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     named = _named(step, sources)
-    return lambda: [named()]
+    return lambda: [capped("Query.resolve", named())]
 
 
 def _listing(step: Step, where: PaperFilter, after: str | None) -> tuple[PaperKey | None, Callable[[], Page]]:
@@ -107,7 +109,7 @@ def _by_key(method: str, key: Callable[[dict[str, Any]], str]) -> Callable[..., 
 
 def _categories(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     found = step.batch.call("all_categories", step.hint.counts)
-    return lambda: [found()]
+    return lambda: [capped("Query.categories", found())]
 
 
 def _path(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
@@ -147,6 +149,29 @@ def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Calla
         return lambda: [pick(found()[k]) for k in keys]
 
     return resolve
+
+
+def _first(resolve: Resolve, key: str) -> Resolve:
+    """A list field with ``first`` whose reader call answers whole lists: each cut to ``first``
+    (default: the page cap for :data:`~pith_graph.api.cost.WHOLE_PAGE_BY_DEFAULT`, else the
+    default page size)."""
+
+    def first(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        limits = step.context.limits
+        default = limits.max_page_size if key in WHOLE_PAGE_BY_DEFAULT else None
+        size = page_size(step.args.get("first"), limits, default)
+        found = resolve(step, sources)
+        return lambda: [items[:size] for items in found()]
+
+    return first
+
+
+def _author_count(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
+    """How many authors each paper has: the length of its authors (uncounted: a selection
+    asking for them with counts has them fetched with counts, which serve as well)."""
+    keys = [paper.pith_number for paper in sources]
+    found = step.batch.keyed("authors_of_papers", (False,), keys)
+    return lambda: [len(found()[k]) for k in keys]
 
 
 def _page_of(method: str, key: str) -> Callable[..., Any]:
@@ -219,7 +244,7 @@ def _trusted(verification: Verification) -> list[dict[str, Any]]:
             "fingerprint": keys[k].fingerprint if k in keys else None,
             "signerId": keys[k].signer_id if k in keys else None,
         }
-        for k in verification.paper.key_ids
+        for k in capped("Verification.keys", verification.paper.key_ids)
     ]
 
 
@@ -256,14 +281,29 @@ FIELDS: dict[tuple[str, str], Spec] = {
     },
     ("Paper", "primaryCategory"): load(_primary, "primaryCategory"),
     ("Paper", "categories"): load(
-        _of("categories_of_papers", lambda links: [link.category for link in links], "pith_number", "counts")
+        _of(
+            "categories_of_papers",
+            lambda links: [link.category for link in capped("Paper.categories", links)],
+            "pith_number",
+            "counts",
+        )
     ),
-    ("Paper", "authors"): load(_of("authors_of_papers", _LIST, "pith_number", "counts")),
-    ("Paper", "aliases"): load(_of("aliases_of_papers", _LIST, "pith_number")),
+    ("Paper", "authors"): load(
+        _first(_of("authors_of_papers", _LIST, "pith_number", "counts"), "Paper.authors")
+    ),
+    ("Paper", "authorCount"): load(_author_count),
+    ("Paper", "aliases"): load(_of("aliases_of_papers", partial(capped, "Paper.aliases"), "pith_number")),
     ("Paper", "signers"): load(
-        _of("signatures_of_papers", lambda found: [s.signer for s in found], "pith_number", "counts")
+        _of(
+            "signatures_of_papers",
+            lambda found: [s.signer for s in capped("Paper.signers", found)],
+            "pith_number",
+            "counts",
+        )
     ),
-    ("Paper", "versions"): load(_of("versions_of_papers", _LIST, "pith_number", "want"), embeds=True),
+    ("Paper", "versions"): load(
+        _of("versions_of_papers", partial(capped, "Paper.versions"), "pith_number", "want"), embeds=True
+    ),
     ("Paper", "relatedPapers"): load(
         _of("related_papers", _LIST, "pith_number", "first", "want"), embeds=True
     ),
@@ -282,9 +322,9 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ),
     ("Verification", "keys"): value(_trusted),
     ("Verification", "signatures"): load(
-        lambda step, sources: _of("signatures_of_papers", _LIST, "pith_number", "counts")(
-            step, [v.paper for v in sources]
-        )
+        lambda step, sources: _of(
+            "signatures_of_papers", partial(capped, "Verification.signatures"), "pith_number", "counts"
+        )(step, [v.paper for v in sources])
     ),
     ("TrustedKey", "keyId"): value(_entry("keyId")),
     ("TrustedKey", "fingerprint"): value(_entry("fingerprint")),
@@ -301,7 +341,9 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Author", "paperCount"): value(_attribute("paper_count"), counts=True),
     ("Author", "papers"): load(_page_of("papers_of_authors", "name_key"), embeds=True),
     ("Author", "coauthors"): load(_of("coauthors", _LIST, "name_key", "first", "counts")),
-    ("Author", "categories"): load(_of("author_categories", _LIST, "name_key", "counts")),
+    ("Author", "categories"): load(
+        _first(_of("author_categories", _LIST, "name_key", "counts"), "Author.categories")
+    ),
     ("Coauthor", "author"): value(_attribute("author")),
     ("Coauthor", "sharedPapers"): value(_attribute("shared_papers")),
     ("AuthorCount", "author"): value(_attribute("author")),

@@ -10,8 +10,12 @@ request's lane — one hop to its thread and back per request, however many leve
 
 A plan gives way instead of answering (:func:`run_plan` returns ``None``) when anything goes
 wrong — a bad variable or argument, an error of the reader, a null where the schema allows
-none, the request's time running out — so that the resolvers answer that request, with the
-errors and the partial data they give.
+none, an answer outgrowing the cost limit — so that the resolvers answer that request, with
+the errors and the partial data they give. The request's time running out is the exception:
+the resolvers would have none left, so :func:`run_plan` raises
+:class:`~pith_graph.errors.QueryTimeout`. The time is checked before every reader call and
+every list of objects a level completes, whose objects are counted into the request's
+answer as the resolvers count them (:meth:`~pith_graph.api.context.Context.produced`).
 
 When the plan's context reads nothing after it (``alone``: the HTTP path, where a plan
 that gives way leaves the request to a context of its own) and its root level's calls are
@@ -27,10 +31,10 @@ thread cost about a tenth of the server's CPU per request under load).
 from __future__ import annotations
 
 import logging
-import time
+from collections.abc import Iterator
 from itertools import repeat
 from operator import is_not
-from typing import Any
+from typing import Any, TypeVar
 
 from graphql import GraphQLSchema
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
@@ -41,11 +45,12 @@ from pith_graph.api.cost import query_cost
 from pith_graph.api.plan.batch import Batch
 from pith_graph.api.plan.compile import GiveWay, Plan, SelectionPlan
 from pith_graph.api.plan.specs import Step
-from pith_graph.errors import PithGraphError
+from pith_graph.errors import PithGraphError, QueryTimeout
 
 __all__ = ["run_plan"]
 
 log = logging.getLogger("pith_graph.api.plan")
+T = TypeVar("T")
 
 #: (selection, its source objects, the response dicts they fill)
 Level = list[tuple[SelectionPlan, list[Any], list[dict[str, Any]]]]
@@ -61,6 +66,7 @@ async def run_plan(
 ) -> dict[str, Any] | None:
     """The response data of ``plan``, or ``None`` when the resolvers must answer instead
     (also when the query costs more than the limit: they refuse it, see :mod:`pith_graph.api.cost`).
+    Raises :class:`~pith_graph.errors.QueryTimeout` when the request's time runs out.
     ``alone``: nothing reads through ``context`` after the plan, even when it gives way (see
     the module docstring)."""
     if plan_cost(plan, schema, context, variable_values) > context.limits.max_cost:
@@ -77,6 +83,8 @@ async def run_plan(
             variables = coerced
     try:
         return await context.run(_execute, plan, context, variables, alone and plan.root_reads_only, alone)
+    except QueryTimeout:
+        raise  # no time left for the resolvers either
     except (GiveWay, PithGraphError) as reason:
         log.debug("plan gives way: %r", reason)
         return None
@@ -154,9 +162,8 @@ def _scalar_variables(plan: Plan, inputs: dict[str, Any]) -> dict[str, Any] | No
 
 
 def _level(level: Level, context: Context, variables: VariableValues, sole: bool) -> Level:
-    if time.monotonic() > context.deadline:
-        raise GiveWay("out of time")
-    batch = Batch(context.reader)
+    context.check_time()
+    batch = Batch(context.reader, context.check_time)
     pending = []
     for selection, sources, outputs in level:
         fields = selection.fields
@@ -175,18 +182,25 @@ def _level(level: Level, context: Context, variables: VariableValues, sole: bool
         batch.run(sole=sole)
     following: Level = []
     for item, found, outputs in pending:
+        context.check_time()
         values = found()
         sub = item.sub
         key = item.key
+        pairs: Iterator[tuple[dict[str, Any], Any]] = zip(outputs, values, strict=True)
+        if sub is not None and item.is_list:  # objects of the answer: counted, as the resolvers do
+            made = sum(len(value) for value in values if value is not None)
+            context.produced(made)
+            if made > _TIMED_OBJECTS:
+                pairs = _timed(pairs, context)
         if sub is None:
             if item.non_null and None in values:
                 raise GiveWay(f"null {key}")
-            for output, value in zip(outputs, values, strict=True):
+            for output, value in pairs:
                 output[key] = value
             continue
         build = sub.build
         if build is not None:  # every field read from the object: make it whole, now
-            for output, value in zip(outputs, values, strict=True):
+            for output, value in pairs:
                 if value is None:
                     if item.non_null:
                         raise GiveWay(f"null {key}")
@@ -202,7 +216,7 @@ def _level(level: Level, context: Context, variables: VariableValues, sole: bool
         objects: list[Any] = []
         children: list[dict[str, Any]] = []
         keys = sub.keys
-        for output, value in zip(outputs, values, strict=True):
+        for output, value in pairs:
             if value is None:
                 if item.non_null:
                     raise GiveWay(f"null {key}")
@@ -228,3 +242,16 @@ def _level(level: Level, context: Context, variables: VariableValues, sole: bool
         if objects:
             following.append((sub, objects, children))
     return following
+
+
+#: A field of a level making more objects than this checks the time as it makes them.
+_TIMED_OBJECTS = 2048
+_TIMED_EVERY = 64
+
+
+def _timed(pairs: Iterator[tuple[T, Any]], context: Context) -> Iterator[tuple[T, Any]]:
+    """``pairs``, with the request's time checked every few (:meth:`Context.check_time`)."""
+    for index, pair in enumerate(pairs):
+        if not index % _TIMED_EVERY:
+            context.check_time()
+        yield pair

@@ -5,8 +5,9 @@
 1. **verify and spill** — the verification workers of a load (:mod:`pith_graph.loader.pool`)
    verify every bundle and write each accepted one, already encoded as CSV rows, to a spill
    partition chosen by its source id (:mod:`.spill`);
-2. **decide** — each partition is decided alone under the update rules (newest wins within a
-   signer, precedence across signers; stale, duplicate and outranked bundles counted), and
+2. **decide** — each partition is decided alone under the update rules (newest per source
+   version within a signer, precedence across signers; stale, duplicate and outranked
+   bundles counted), and
    the winners' Paper and edge rows are copied into the CSV files (:mod:`.merge`);
 3. **nodes** — Author, Category, Alias and Signer rows, partitioned by key, are written once
    (passes two and three each share their partitions out among as many processes as pass

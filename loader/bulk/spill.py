@@ -3,7 +3,8 @@
 Each worker verifies its bundles (the same :func:`~pith_graph.loader.pipeline.process_one`
 as a load) and appends a record per accepted bundle to one of ``partitions`` files of its
 own, chosen by the bundle's source id: every bundle that could compete with another (same
-pith number or same source id) lands in the same partition, which pass two decides alone.
+pith number, source version or source id) lands in the same partition, which pass two decides
+alone.
 
 A record is one JSON line — the fields the update rules read, the lengths of its CSV
 segments, and its Author, Category, Alias and Signer rows — followed by the segments: its
@@ -45,6 +46,7 @@ class SpillRecord(NamedTuple):
 
     pith_number: str
     source: tuple[str, str]
+    source_version: int
     bundle_key_id: str
     built_at: str
     bundle_sha256: str
@@ -87,6 +89,7 @@ def encode_record(rows: PaperRows) -> bytes:
         rows.pith_number,
         paper.source_kind,
         paper.source_id,
+        paper.source_version,
         paper.bundle_key_id,
         rows.built_at,
         rows.bundle_sha256,
@@ -139,10 +142,10 @@ def read_partition(folder: Path, part: int) -> Iterator[SpillRecord]:
     for path in sorted(folder.glob(f"p{part:04d}-w*.spill")):
         with path.open("rb", buffering=1 << 20) as handle:
             while head := handle.readline():
-                pith, kind, source_id, key_id, built_at, sha, lengths, nodes = orjson.loads(head)
+                pith, kind, source_id, version, key_id, built_at, sha, lengths, nodes = orjson.loads(head)
                 blob = handle.read(sum(lengths))
                 segments, start = [], 0
                 for length in lengths:
                     segments.append(blob[start : start + length])
                     start += length
-                yield SpillRecord(pith, (kind, source_id), key_id, built_at, sha, segments, nodes)
+                yield SpillRecord(pith, (kind, source_id), version, key_id, built_at, sha, segments, nodes)

@@ -27,7 +27,8 @@ __all__ = [
 @dataclass(frozen=True, slots=True)
 class AppliedBatch:
     """What applying a batch did: one outcome per input row, and the pith numbers of stored
-    papers removed because a higher-ranked signer took their source id over."""
+    papers removed because a higher-ranked signer took their source id over or a newer record
+    of their version superseded them."""
 
     outcomes: list[Outcome]
     removed: list[str] = field(default_factory=list)

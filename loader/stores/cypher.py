@@ -148,7 +148,7 @@ WITH source, lock
 OPTIONAL MATCH (p:Paper {sourceId: source[1]})
 WHERE p.sourceKind = source[0] AND p.sourceVersion IS NOT NULL
 RETURN elementId(lock) AS lockId, source,
-       collect([p.pithNumber, p.builtAt, p.bundleSha256, p.bundleKeyId, p.keyIds]) AS papers
+       collect([p.pithNumber, p.sourceVersion, p.builtAt, p.bundleSha256, p.bundleKeyId, p.keyIds]) AS papers
 """
 
 #: Create or lock the signers of the papers to write. Every paper of a corpus shares its

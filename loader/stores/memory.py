@@ -57,6 +57,7 @@ _DERIVED_LABELS = (AUTHOR.label, CATEGORY.label, ALIAS.label, SIGNER.label)
 _PITH_NUMBER = PAPER.prop("pithNumber")
 _SOURCE_KIND = PAPER.prop("sourceKind")
 _SOURCE_ID = PAPER.prop("sourceId")
+_SOURCE_VERSION = PAPER.prop("sourceVersion")
 _PAPER_KEY_IDS = PAPER.prop("keyIds")
 _BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _BUILT_AT = PAPER.prop("builtAt")
@@ -154,6 +155,7 @@ class MemoryStore:
         return StoredPaper(
             pith,
             (data[_SOURCE_KIND], data[_SOURCE_ID]),
+            data[_SOURCE_VERSION],
             data[_BUILT_AT],
             data[_BUNDLE_SHA256],
             data.get(_BUNDLE_KEY_ID),

@@ -257,10 +257,10 @@ def _apply_batch(
     for record in tx.run(cypher.LOCK_SOURCES, sources=[list(source) for source in sources]):
         locks.append(record["lockId"])
         source = (record["source"][0], record["source"][1])
-        for pith, built_at, bundle_sha256, key_id, key_ids in record["papers"]:
+        for pith, version, built_at, bundle_sha256, key_id, key_ids in record["papers"]:
             if pith is not None and bundle_sha256 is not None:
                 stored.append(
-                    StoredPaper(pith, source, built_at, bundle_sha256, key_id, tuple(key_ids or ()))
+                    StoredPaper(pith, source, version, built_at, bundle_sha256, key_id, tuple(key_ids or ()))
                 )
     plan = plan_batch(batch, stored, rank)
     if plan.write or plan.remove:

@@ -4,17 +4,21 @@ A store receives batches of :class:`~pith_graph.loader.rows.PaperRows` and decid
 what it already holds (the bulk importer: against nothing, for all bundles at once), what each one does. Two rules, in this order:
 
 1. **Precedence across signers** (:mod:`pith_graph.loader.keyring` ranks them). A source id
-   (``sourceKind``, ``sourceId``: an arXiv id with all its versions) belongs to the
-   highest-ranked signer whose bundle for it the store has seen: a bundle of a lower-ranked
-   signer for it is ``outranked`` and changes nothing, whatever its ``built_at``; a bundle of
-   a higher-ranked signer takes the source id over, and the lower-ranked signer's papers of
-   it are removed (reported as displaced). So no lower-ranked key can change what a
-   higher-ranked key's identifiers answer.
-2. **Newest within a signer.** Per pith number, the bundle with the greatest
-   ``(builtAt, bundleSha256)`` wins: a pith number never seen is ``inserted``; the same
-   ``bundleSha256`` again is a ``duplicate``; a greater one ``replaced`` the paper's
-   properties and edges (the digest breaks ties, so the winner never depends on input
-   order); a smaller one is ``stale``.
+   (``sourceKind``, ``sourceId``: an arXiv id with all its versions, in arXiv's spelling, which
+   verification enforces) belongs to the highest-ranked signer whose bundle for it the store
+   has seen: a bundle of a lower-ranked signer for it is ``outranked`` and changes nothing,
+   whatever its ``built_at``; a bundle of a higher-ranked signer takes the source id over,
+   and the lower-ranked signer's papers of it are removed (reported as displaced). So no
+   lower-ranked key can change what a higher-ranked key's identifiers answer.
+2. **Newest within a signer, per version.** Per source version (``sourceKind``,
+   ``sourceId``, ``sourceVersion``), the bundle with the greatest ``(builtAt, bundleSha256)``
+   wins, whatever its pith number: a corrected canonical record has a new pith number, and
+   its bundle supersedes the older record's, whose paper is removed (reported as displaced)
+   and whose bundle, loaded again, is ``stale``. The winner is ``inserted`` (a pith number not
+   stored) or ``replaced`` (the paper's properties and edges); the same ``bundleSha256`` again
+   is a ``duplicate``; a smaller one is ``stale``. ``builtAt`` is compared as an instant
+   (:func:`~pith_graph.loader.keyring.instant`: ``…:00.9Z`` is after ``…:00Z``), the digest
+   breaks ties, so the winner never depends on input order.
 
 After a replacement or removal, any Author, Category, Alias or Signer left without a paper is
 removed, so nodes, edges and properties are a function of the set of winning bundles,
@@ -31,12 +35,23 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from pith_graph.loader.keyring import UNRANKED
+from pith_graph.loader.keyring import UNRANKED, instant
 
-__all__ = ["BatchPlan", "Candidate", "Outcome", "SourceKey", "StoredPaper", "decide", "plan_batch"]
+__all__ = [
+    "BatchPlan",
+    "Candidate",
+    "Outcome",
+    "SourceKey",
+    "StoredPaper",
+    "VersionKey",
+    "decide",
+    "plan_batch",
+]
 
 #: ``(sourceKind, sourceId)``: the papers of every version of one arXiv id.
 SourceKey = tuple[str, str]
+#: ``(sourceKind, sourceId, sourceVersion)``: one version, which one paper stands for.
+VersionKey = tuple[str, str, int]
 
 
 class Candidate(Protocol):
@@ -51,6 +66,8 @@ class Candidate(Protocol):
     def bundle_sha256(self) -> str: ...
     @property
     def source(self) -> SourceKey: ...
+    @property
+    def source_version(self) -> int: ...
     @property
     def bundle_key_id(self) -> str: ...
 
@@ -74,6 +91,7 @@ class StoredPaper:
 
     pith_number: str
     source: SourceKey
+    source_version: int
     built_at: str
     bundle_sha256: str
     bundle_key_id: str | None  # None: written before bundleKeyId existed
@@ -82,9 +100,10 @@ class StoredPaper:
 
 @dataclass(frozen=True, slots=True)
 class BatchPlan(Generic[C]):
-    """What to do with a batch: ``write`` (one winning row per pith number, inserted or
+    """What to do with a batch: ``write`` (one winning row per source version, inserted or
     replacing), ``remove`` (pith numbers of stored papers displaced by a higher-ranked
-    signer) and one outcome per input row."""
+    signer or superseded by a newer record of their version) and one outcome per input
+    row."""
 
     write: list[C]
     remove: list[str]
@@ -92,18 +111,24 @@ class BatchPlan(Generic[C]):
 
 
 def decide(existing: tuple[str, str] | None, rows: Candidate) -> Outcome:
-    """Rule 2 alone: ``rows`` against the stored ``(builtAt, bundleSha256)`` of its paper."""
+    """Rule 2 alone, for one pith number: ``rows`` against the stored ``(builtAt,
+    bundleSha256)`` of its paper."""
     if existing is None:
         return Outcome.INSERTED
     if existing[1] == rows.bundle_sha256:
         return Outcome.DUPLICATE
-    if (rows.built_at, rows.bundle_sha256) > existing:
+    if (instant(rows.built_at), rows.bundle_sha256) > (instant(existing[0]), existing[1]):
         return Outcome.REPLACED
     return Outcome.STALE
 
 
-def _source(rows: Candidate) -> SourceKey:
-    return rows.source
+def _order(bundle: Candidate | StoredPaper) -> tuple[tuple[str, int], str]:
+    """What rule 2 compares: the build instant, then the digest."""
+    return instant(bundle.built_at), bundle.bundle_sha256
+
+
+def _version(bundle: Candidate | StoredPaper) -> VersionKey:
+    return (*bundle.source, bundle.source_version)
 
 
 def plan_batch(batch: Sequence[C], stored: Iterable[StoredPaper], rank: Callable[[str], int]) -> BatchPlan[C]:
@@ -119,45 +144,61 @@ def plan_batch(batch: Sequence[C], stored: Iterable[StoredPaper], rank: Callable
             return rank(paper.bundle_key_id)
         return min((rank(key) for key in paper.key_ids), default=UNRANKED)
 
+    # Rule 1: the top rank per source id, over the batch and the store.
     top: dict[SourceKey, int] = {}
     for rows in batch:
-        source, row_rank = _source(rows), rank(rows.bundle_key_id)
+        source, row_rank = rows.source, rank(rows.bundle_key_id)
         top[source] = min(top.get(source, row_rank), row_rank)
-    holders: defaultdict[SourceKey, list[StoredPaper]] = defaultdict(list)
+    displaced: list[StoredPaper] = []
+    kept: defaultdict[VersionKey, list[StoredPaper]] = defaultdict(list)
     for paper in stored_by_pith.values():
         if paper.source in top:
-            holders[paper.source].append(paper)
             top[paper.source] = min(top[paper.source], stored_rank(paper))
+    for paper in stored_by_pith.values():
+        if paper.source in top:
+            if stored_rank(paper) > top[paper.source]:
+                displaced.append(paper)
+            else:
+                kept[_version(paper)].append(paper)
 
-    best: dict[str, C] = {}
+    # Rule 2: per source version, the newest of the batch's top-ranked rows and the kept papers.
+    best: dict[VersionKey, C] = {}
     for rows in batch:
-        if rank(rows.bundle_key_id) > top[_source(rows)]:
+        if rank(rows.bundle_key_id) > top[rows.source]:
             continue
-        current = best.get(rows.pith_number)
-        if current is None or (rows.built_at, rows.bundle_sha256) > (current.built_at, current.bundle_sha256):
-            best[rows.pith_number] = rows
+        version = _version(rows)
+        current = best.get(version)
+        if current is None or _order(rows) > _order(current):
+            best[version] = rows
     plan: BatchPlan[C] = BatchPlan(write=[], remove=[])
-    verdict: dict[str, Outcome] = {}
-    for pith, rows in best.items():
-        existing = stored_by_pith.get(pith)
-        if existing is not None and stored_rank(existing) > top[_source(rows)]:
-            verdict[pith] = Outcome.REPLACED  # a higher-ranked signer takes the paper over
-        else:
-            stored_key = None if existing is None else (existing.built_at, existing.bundle_sha256)
-            verdict[pith] = decide(stored_key, rows)
-        if verdict[pith] in (Outcome.INSERTED, Outcome.REPLACED):
-            plan.write.append(rows)
-    for source, papers in holders.items():
-        plan.remove.extend(
-            p.pith_number for p in papers if stored_rank(p) > top[source] and p.pith_number not in best
-        )
+    winner_digest: dict[VersionKey, str] = {}
+    verdict: dict[VersionKey, Outcome] = {}
+    for version, rows in best.items():
+        rivals = kept.get(version, [])
+        newest = max(rivals, key=_order, default=None)
+        if newest is not None and _order(newest) >= _order(rows):
+            # the stored paper stays (newer, or this very bundle); any older stored record of
+            # the version (written before this rule went per version) goes
+            winner_digest[version] = newest.bundle_sha256
+            verdict[version] = (
+                Outcome.DUPLICATE if newest.bundle_sha256 == rows.bundle_sha256 else Outcome.STALE
+            )
+            plan.remove.extend(p.pith_number for p in rivals if p is not newest)
+            continue
+        winner_digest[version] = rows.bundle_sha256
+        verdict[version] = Outcome.REPLACED if rows.pith_number in stored_by_pith else Outcome.INSERTED
+        plan.write.append(rows)
+        plan.remove.extend(p.pith_number for p in rivals if p.pith_number != rows.pith_number)
+    written = {rows.pith_number for rows in plan.write}
+    plan.remove.extend(p.pith_number for p in displaced if p.pith_number not in written)
+
     for rows in batch:
-        winner = best.get(rows.pith_number)
-        if rank(rows.bundle_key_id) > top[_source(rows)]:
+        version = _version(rows)
+        if rank(rows.bundle_key_id) > top[rows.source]:
             plan.outcomes.append(Outcome.OUTRANKED)
-        elif rows is winner:
-            plan.outcomes.append(verdict[rows.pith_number])
-        elif winner is not None and rows.bundle_sha256 == winner.bundle_sha256:
+        elif rows is best[version]:
+            plan.outcomes.append(verdict[version])
+        elif rows.bundle_sha256 == winner_digest[version]:
             plan.outcomes.append(Outcome.DUPLICATE)
         else:
             plan.outcomes.append(Outcome.STALE)

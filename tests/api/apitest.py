@@ -109,6 +109,34 @@ def served(app: Any, backend: str, reader: GraphReader) -> Iterator[Api]:
         yield Api(backend, server.url, reader, client)
 
 
+@contextmanager
+def loaded_neo4j(
+    request: pytest.FixtureRequest, bundles: tuple[Path, Keyring], timeout: float, **load: Any
+) -> Iterator[Neo4jReader]:
+    """``bundles`` (a file and its keyring) loaded into the session's Neo4j (``load``: options
+    of :func:`~pith_graph.loader.pipeline.run`), read by a reader with ``timeout``; the
+    database is cleared before and after (the API suite reloads its own corpus)."""
+    server = request.getfixturevalue("neo4j_server")
+    store = server.connect()
+    try:
+        store.clear()
+        store.ensure_schema()
+        report = run([str(bundles[0])], keyring=bundles[1], store=store, workers=1, **load)
+        assert report.rejected == 0, report.rejections
+    finally:
+        store.close()
+    reader = Neo4jReader.connect(server.uri, server.user, server.password, server.database, timeout=timeout)
+    try:
+        yield reader
+    finally:
+        reader.close()
+        cleanup = server.connect()
+        try:
+            cleanup.clear()
+        finally:
+            cleanup.close()
+
+
 def load_vectors(name: str) -> list[dict[str, Any]]:
     """A JSON test-vector file of this folder."""
     data: list[dict[str, Any]] = json.loads((Path(__file__).parent / "vectors" / name).read_text("utf-8"))

@@ -42,14 +42,30 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
     ("query", "variables", "cost"),
     [
         pytest.param('{ paper(id: "x") { title } }', None, 0, id="no-lists"),
-        pytest.param("{ papers { totalCount } }", None, 20, id="default-page"),
+        pytest.param("{ papers { totalCount } }", None, 0, id="no-page-read"),
+        pytest.param("{ papers { nodes { title } } }", None, 20, id="default-page"),
         pytest.param(
-            "{ papers(first: 50) { nodes { title authors { name } } } }", None, 550, id="page-of-authors"
+            "{ papers(first: 50) { nodes { title authors(first: 10) { name } } } }",
+            None,
+            550,
+            id="page-of-authors",
+        ),
+        pytest.param(
+            "{ papers(first: 50) { nodes { title authors { name } } } }",
+            None,
+            50 + 50 * 100,  # a paper's authors: up to the page cap unless asked for fewer
+            id="page-of-whole-author-lists",
         ),
         pytest.param(
             "{ papers(first: 50) { edges { node { title } } pageInfo { endCursor } } }", None, 50, id="edges"
         ),
-        pytest.param(HEAVY, None, 30 * (100 + 100 * 10 + 100 * 10 * 100), id="the-issue"),
+        pytest.param(
+            '{ search(text: "x", first: 5) { edges { node { title } } nodes { title } } }',
+            None,
+            5 + 5,
+            id="edges-and-nodes",
+        ),
+        pytest.param(HEAVY, None, 30 * (100 + 100 * 100 + 100 * 100 * 100), id="the-issue"),
         pytest.param("query($n: Int) { papers(first: $n) { nodes { title } } }", {"n": 7}, 7, id="variable"),
         pytest.param(
             "query($n: Int = 9) { papers(first: $n) { nodes { title } } }", None, 9, id="variable-default"
@@ -60,12 +76,22 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
         pytest.param(
             "query($n: Int) { papers(first: $n) { nodes { title } } }", {"n": "x"}, 100, id="not-an-int"
         ),
-        pytest.param("{ papers(first: 10000) { totalCount } }", None, 100, id="over-the-page-cap"),
+        pytest.param("{ papers(first: 10000) { nodes { title } } }", None, 100, id="over-the-page-cap"),
         pytest.param(
-            "{ categories { topAuthors(first: 5) { author { name } } } }", None, 200 + 1000, id="estimate"
+            "{ categories { topAuthors(first: 5) { author { name } } } }", None, 200 + 1000, id="capped"
         ),
         pytest.param(
-            '{ collaborationPath(from: "a", to: "b", maxHops: 6) { paper { authors { name } } } }',
+            '{ paper(id: "x") { versions { versions { title } } } }', None, 50 + 50 * 50, id="versions"
+        ),
+        pytest.param(
+            '{ author(name: "x") { categories { count } c: categories(first: 3) { count } } }',
+            None,
+            20 + 3,
+            id="author-categories",
+        ),
+        pytest.param('{ authors(prefix: "a") { name } }', None, 10, id="typeahead-default"),
+        pytest.param(
+            '{ collaborationPath(from: "a", to: "b", maxHops: 6) { paper { authors(first: 10) { name } } } }',
             None,
             6 + 60,
             id="path",
@@ -78,25 +104,31 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
         ),
         pytest.param("{ papers(first: 0) { nodes { title authors { name } } } }", None, 0, id="first-zero"),
         pytest.param(
-            "{ papers(first: 2) { nodes { categories { code } } } }", None, 2 + 2 * 5, id="categories"
+            "{ papers(first: 2) { nodes { categories { code } } } }", None, 2 + 2 * 20, id="categories"
         ),
         pytest.param(
             "{ papers { facets(first: 5) { years { value } categories { value } archives { value }"
             " licenses { value } authors { value } } } }",
             None,
-            20 + 20 * 5 + 5 * 20 * 5,  # five facet lists of 5 values, under a page of 20
+            5 * 5,  # five facet lists of 5 values, of one listing
             id="facets",
         ),
-        pytest.param('{ papersById(ids: ["a", "b", "c"]) { authors { name } } }', None, 3 + 30, id="ids"),
-        pytest.param('{ papersById(ids: "a") { authors { name } } }', None, 1 + 10, id="one-id"),
-        pytest.param(IDS, {"ids": ["a", "b"]}, 2 + 20, id="ids-variable"),
-        pytest.param(IDS, {"ids": "a"}, 1 + 10, id="one-id-variable"),  # coerced to a list of one
+        pytest.param(
+            "{ papers(first: 3) { nodes { authors(first: 2) { papers { facets { years { value } } } } } } }",
+            None,
+            3 + 3 * 2 + 3 * 2 * 10,  # the facets of every author's papers: 10 values by default
+            id="facets-of-each-author",
+        ),
+        pytest.param('{ papersById(ids: ["a", "b", "c"]) { authors { name } } }', None, 3 + 300, id="ids"),
+        pytest.param('{ papersById(ids: "a") { authors { name } } }', None, 1 + 100, id="one-id"),
+        pytest.param(IDS, {"ids": ["a", "b"]}, 2 + 200, id="ids-variable"),
+        pytest.param(IDS, {"ids": "a"}, 1 + 100, id="one-id-variable"),  # coerced to a list of one
         pytest.param(IDS, None, 0, id="ids-missing"),  # execution refuses it
         pytest.param(
-            "{ papers(first: 3) { __typename nodes { authors { name } } } }", None, 33, id="typename"
+            "{ papers(first: 3) { __typename nodes { authors { name } } } }", None, 3 + 300, id="typename"
         ),
         pytest.param(
-            "{ papers(first: 2) { nodes { ... { authors { name } } } } }", None, 22, id="inline-fragment"
+            "{ papers(first: 2) { nodes { ... { authors { name } } } } }", None, 2 + 200, id="inline-fragment"
         ),
     ],
 )
@@ -105,7 +137,9 @@ def test_query_cost(query: str, variables: dict[str, Any] | None, cost: int) -> 
 
 
 def test_the_named_operation_is_the_one_counted() -> None:
-    document = parse("query Cheap { papers(first: 1) { totalCount } } query Dear { categories { code } }")
+    document = parse(
+        "query Cheap { papers(first: 1) { nodes { title } } } query Dear { categories { code } }"
+    )
     costs = [query_cost(SCHEMA, document, name, None, RequestLimits()) for name in ("Cheap", "Dear", None)]
     assert costs == [1, 200, 0]  # no name with two operations: execution reports it
 
@@ -141,7 +175,7 @@ def test_a_costly_query_is_refused_before_it_runs(memory_api: Api) -> None:
     assert body["data"] is None
     (error,) = body["errors"]
     assert error["extensions"]["code"] == "LIMIT_EXCEEDED"
-    assert error["message"] == "The query costs 3033000, over the limit of 25000."
+    assert error["message"] == "The query costs 30303000, over the limit of 25000."
     assert "first" in error["extensions"]["suggestion"]
 
 

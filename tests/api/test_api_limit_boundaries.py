@@ -82,7 +82,7 @@ def _tokens(count: int) -> str:
 
 def _costing(cost: int) -> str:
     """A query costing exactly ``cost`` (README, Cost): ``papers(first: a) { nodes {
-    relatedPapers(first: b) … } }`` costs a + a·b, ``papers(first: r) { totalCount }`` costs r."""
+    relatedPapers(first: b) … } }`` costs a + a·b, ``papers(first: r) { nodes { … } }`` costs r."""
     parts, left = [], cost
     while left >= 10_100:
         parts.append("papers(first: 100) { nodes { relatedPapers(first: 100) { sharedAuthors } } }")
@@ -94,10 +94,10 @@ def _costing(cost: int) -> str:
         )
         left %= 100
     if left >= 100:
-        parts.append("papers(first: 100) { totalCount }")
+        parts.append("papers(first: 100) { nodes { pithNumber } }")
         left -= 100
     if left:
-        parts.append(f"papers(first: {left}) {{ totalCount }}")
+        parts.append(f"papers(first: {left}) {{ nodes {{ pithNumber }} }}")
     return "{ " + " ".join(f"c{i}: {part}" for i, part in enumerate(parts)) + " }"
 
 

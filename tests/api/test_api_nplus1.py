@@ -152,7 +152,7 @@ NESTED = """
     totalCount
     nodes {
       title
-      authors { name coauthors(first: 5) { sharedPapers author { name } } }
+      authors(first: 10) { name coauthors(first: 5) { sharedPapers author { name } } }
       categories { code paperCount }
       primaryCategory { code }
       aliases { kind value }

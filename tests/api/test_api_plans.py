@@ -251,7 +251,8 @@ def test_a_wrong_variable_gets_the_resolvers_error(backend: Backend) -> None:
 def test_a_planned_query_over_the_cost_limit_is_refused(backend: Backend) -> None:
     """The cost counts with each request's variables, also once the document has a plan."""
     query = (
-        "query($n: Int) { papers(first: $n) { nodes { authors { papers(first: $n) { nodes { title } } } } } }"
+        "query($n: Int) { papers(first: $n) { nodes { authors(first: 10) { papers(first: $n) "
+        "{ nodes { title } } } } } }"
     )
     schema = build_schema()
     assert schema.plans is not None

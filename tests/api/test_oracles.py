@@ -106,16 +106,21 @@ def test_related_papers_share_authors_and_skip_own_versions(api: Api, G: nx.Mult
 
 def test_an_authors_categories(api: Api, G: nx.MultiDiGraph) -> None:
     authors = sorted(_label(G, "Author"), key=lambda a: (-G.out_degree(a), a))[:5]
+    widest = 0
     for author in authors:
         counts: Counter[str] = Counter()
         for paper in G.succ[author]:
             counts.update(G.nodes[c]["code"] for c in _categories_of(G, paper))
         expected = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
         found = api.data(
-            "query($n: String!) { author(name: $n) { categories { count category { code } } } }",
+            "query($n: String!) { author(name: $n) { all: categories(first: 100) { count category { code } }"
+            " top: categories { count category { code } } } }",
             n=G.nodes[author]["name"],
-        )["author"]["categories"]
-        assert [(f["category"]["code"], f["count"]) for f in found] == expected
+        )["author"]
+        assert [(f["category"]["code"], f["count"]) for f in found["all"]] == expected
+        assert [(f["category"]["code"], f["count"]) for f in found["top"]] == expected[:20]  # by default
+        widest = max(widest, len(expected))
+    assert widest > 20, "some author's categories are more than a default page"
 
 
 def _words(title: str) -> set[str]:

@@ -11,12 +11,11 @@ only papers whose scores are that close may swap places.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import orjson
 import pytest
+from apitest import loaded_neo4j
 
 from pith_graph.api.reads.discovery import Listing, SearchPosition
 from pith_graph.api.reads.memory import MemoryReader
@@ -66,32 +65,6 @@ def winners(bundles: tuple[Path, Keyring], memory: MemoryReader) -> tuple[Path, 
     return path, bundles[1]
 
 
-@contextmanager
-def _neo4j(
-    request: pytest.FixtureRequest, bundles: tuple[Path, Keyring], batch_size: int
-) -> Iterator[Neo4jReader]:
-    """The bundles loaded into the session's Neo4j in batches of ``batch_size``, then removed."""
-    server = request.getfixturevalue("neo4j_server")
-    store = server.connect()
-    try:
-        store.clear()
-        store.ensure_schema()
-        report = run([str(bundles[0])], keyring=bundles[1], store=store, workers=1, batch_size=batch_size)
-        assert report.rejected == 0
-    finally:
-        store.close()
-    reader = Neo4jReader.connect(server.uri, server.user, server.password, server.database, timeout=60)
-    try:
-        yield reader
-    finally:
-        reader.close()
-        cleanup = server.connect()
-        try:
-            cleanup.clear()  # the API suite reloads its own corpus
-        finally:
-            cleanup.close()
-
-
 def _queries(memory: MemoryReader) -> list[Listing]:
     vocabulary = sorted(
         {term for paper in memory._papers_of(memory._all_keys()) for term in search_terms(paper.title)}
@@ -117,7 +90,7 @@ def _ranking(reader: MemoryReader | Neo4jReader, listing: Listing) -> list[tuple
 def test_papers_written_once_rank_identically(
     request: pytest.FixtureRequest, winners: tuple[Path, Keyring], memory: MemoryReader
 ) -> None:
-    with _neo4j(request, winners, batch_size=500) as neo4j:
+    with loaded_neo4j(request, winners, timeout=60, batch_size=500) as neo4j:
         _check_identical(memory, neo4j)
 
 
@@ -149,7 +122,7 @@ def _check_identical(memory: MemoryReader, neo4j: Neo4jReader) -> None:
 def test_updates_move_scores_by_less_than_the_tolerance(
     request: pytest.FixtureRequest, bundles: tuple[Path, Keyring], memory: MemoryReader
 ) -> None:
-    with _neo4j(request, bundles, batch_size=100) as neo4j:
+    with loaded_neo4j(request, bundles, timeout=60, batch_size=100) as neo4j:
         worst = _check_close(memory, neo4j)
     assert 0 < worst < TOLERANCE
 

@@ -1,0 +1,130 @@
+"""Arguments a client writes are refused with BAD_USER_INPUT, never an internal error, on both
+backends and both executions (the resolvers answer a document first, its plan after)."""
+
+from __future__ import annotations
+
+import base64
+import logging
+
+import pytest
+from apitest import (  # noqa: F401 (fixtures)
+    Api,
+    _neo4j_api,
+    api,
+    corpus,
+    memory_api,
+    memory_reader,
+    neo4j_api,
+    neo4j_corpus,
+)
+
+from pith_graph.api.inputs import instant
+from pith_graph.errors import BadUserInput
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        pytest.param(
+            '{ papers(filter: {submittedFrom: "9999-12-31T23:59:59-23:59"}) { totalCount } }',
+            "filter.submittedFrom is outside the years 1 to 9999 in UTC: '9999-12-31T23:59:59-23:59'.",
+            id="after-the-calendar",
+        ),
+        pytest.param(
+            '{ papers(filter: {submittedBefore: "0001-01-01T00:00:00+00:01"}) { nodes { title } } }',
+            "filter.submittedBefore is outside the years 1 to 9999 in UTC: '0001-01-01T00:00:00+00:01'.",
+            id="before-the-calendar",
+        ),
+        pytest.param(
+            '{ search(text: "learning", filter: {submittedFrom: "9999-12-31T23:00:00-01:00"}) { totalCount } }',
+            "filter.submittedFrom is outside the years 1 to 9999 in UTC: '9999-12-31T23:00:00-01:00'.",
+            id="search-filter",
+        ),
+        pytest.param(
+            '{ papers(filter: {submittedFrom: "2019-01-01T00:00:00+99:00"}) { totalCount } }',
+            "filter.submittedFrom is not an ISO 8601 date or date-time: '2019-01-01T00:00:00+99:00'.",
+            id="no-such-offset",
+        ),
+    ],
+)
+def test_a_date_out_of_range_is_bad_user_input(
+    api: Api, query: str, message: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    for _ in range(2):
+        body = api.post(query)
+        assert body["data"] is None
+        (error,) = body["errors"]
+        assert (error["extensions"]["code"], error["message"]) == ("BAD_USER_INPUT", message)
+        assert error["extensions"]["suggestion"]
+    # Nothing logged as unexpected (a traceback per request flooded the log).
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def test_dates_before_the_year_1000_compare_as_dates(api: Api) -> None:
+    """Such a date was written without its leading zero (``999-01-01…``), which compares after
+    every real date: then nothing was submitted after the year 999."""
+    query = "query($d: String!) { papers(filter: {submittedFrom: $d}) { totalCount } }"
+    everything = api.data("{ papers { totalCount } }")["papers"]["totalCount"]
+    for _ in range(2):
+        assert api.data(query, d="0999-01-01")["papers"]["totalCount"] == everything
+    before = "query($d: String!) { papers(filter: {submittedBefore: $d}) { totalCount } }"
+    assert api.data(before, d="0999-01-01")["papers"]["totalCount"] == 0
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        pytest.param("2020-01-31", "2020-01-31T00:00:00Z", id="date"),
+        pytest.param("0001-01-01T00:00:00Z", "0001-01-01T00:00:00Z", id="first-second"),
+        pytest.param("9999-12-31T23:59:59Z", "9999-12-31T23:59:59Z", id="last-second"),
+        pytest.param("0999-12-31T23:30:00-01:00", "1000-01-01T00:30:00Z", id="into-the-year-1000"),
+        pytest.param("2020-01-01T00:00:00.999+00:00", "2020-01-01T00:00:00Z", id="fraction"),
+    ],
+)
+def test_instant_is_utc_with_four_digit_years(value: str, expected: str) -> None:
+    assert instant(value, "from") == expected
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["9999-12-31T23:59:59-00:01", "0001-01-01T00:00:00+00:01", "yesterday", "2020-13-01", "+2020-01-01"],
+)
+def test_instant_refuses(value: str) -> None:
+    with pytest.raises(BadUserInput):
+        instant(value, "from")
+
+
+def _edited(cursor: str, **parts: str) -> str:
+    """A search cursor with some of its parts replaced (score, offset)."""
+    raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    fields = raw.split("|")
+    index = {"score": 2, "offset": 5}
+    for name, value in parts.items():
+        fields[index[name]] = value
+    return base64.urlsafe_b64encode("|".join(fields).encode()).decode().rstrip("=")
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        pytest.param({"offset": str(10**30)}, id="offset-past-64-bits"),
+        pytest.param({"offset": str(2**31)}, id="offset-past-32-bits"),
+        pytest.param({"score": "nan"}, id="score-nan"),
+        pytest.param({"score": "inf"}, id="score-infinite"),
+    ],
+)
+def test_an_edited_search_cursor_is_bad_user_input(
+    api: Api, parts: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    query = (
+        'query($after: String) { search(text: "learning", first: 2, after: $after) '
+        "{ edges { node { title } } pageInfo { endCursor } } }"
+    )
+    cursor = api.data(query)["search"]["pageInfo"]["endCursor"]
+    assert api.data(query, after=cursor)["search"]["edges"]  # the cursor as handed out pages on
+    body = api.post(query, {"after": _edited(cursor, **parts)})
+    assert body["data"] is None
+    (error,) = body["errors"]
+    assert error["extensions"]["code"] == "BAD_USER_INPUT"
+    assert error["message"] == "after is not a search cursor this API issued."
+    assert not [record for record in caplog.records if record.levelno >= logging.WARNING]

@@ -1,0 +1,209 @@
+"""The keyring's precedence model: trust only pinned keys, and only as far as the keyring
+ranks them.
+
+The cases live in ``vectors/keyrings.json``: ``--trusted-keys`` files given in order, and the
+keyring they make (ranks, signers, signer types, revocations) or the one-line refusal. A
+later file may repeat a key it agrees on (to revoke it), never move it to another signer or
+add a key to a signer an earlier source defined. A key speaks only for its pinned signer
+(its ``signer_id``, or itself) and, when the keyring pins one, its signer type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from pith_graph.cli.options import keyring_from
+from pith_graph.errors import BundleError, KeyringError
+from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
+from pith_graph.loader.verify import verify_bundle
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "keyrings.json").read_text())
+PUBLIC_KEYS = {
+    "registry": REGISTRY_KEY.public_key,
+    **{
+        name: SignerIdentity.from_seed(f"keyring-{name}".encode(), key_id=name, signer_id=name).public_key
+        for name in ("high", "rotated", "low", "evil")
+    },
+}
+
+HIGH = SignerIdentity.from_seed(b"keyring-high", key_id="high-key", signer_id="high.example")
+LOW = SignerIdentity.from_seed(
+    b"keyring-low", key_id="low-key", signer_id="low.example", signer_type="mirror"
+)
+SPEC = PaperSpec(
+    arxiv_id="2401.99999",
+    version=1,
+    title="Fake result",
+    authors=["Mallory"],
+    abstract_excerpt="An abstract.",
+    primary_cat="cs.LG",
+    cross_cats=[],
+    license="http://creativecommons.org/licenses/by/4.0/",
+    submitted_at="2024-01-01T00:00:00Z",
+    created_at="2026-01-01T00:00:00Z",
+    built_at="2026-01-02T00:00:00Z",
+)
+
+
+def _write_files(folder: Path, files: list[list[dict[str, Any]]]) -> list[Path]:
+    paths = []
+    for number, entries in enumerate(files, 1):
+        path = folder / f"k{number}.json"
+        written = []
+        for entry in entries:
+            entry = dict(entry)
+            entry["public_key_hex"] = PUBLIC_KEYS[entry.pop("key")].hex()
+            written.append(entry)
+        path.write_text(json.dumps(written))
+        paths.append(path)
+    return paths
+
+
+def _chained(paths: list[Path]) -> Keyring:
+    keyring = default_keyring()
+    for path in paths:
+        keyring = load_keyring_file(path, keyring)
+    return keyring
+
+
+def _cli(paths: list[Path]) -> Keyring:
+    return keyring_from(argparse.Namespace(trusted_keys=[str(path) for path in paths]))
+
+
+@pytest.mark.parametrize("compose", [_cli, _chained], ids=["cli", "chained"])
+@pytest.mark.parametrize("case", VECTORS["keyrings"], ids=lambda case: case["id"])
+def test_keyrings_from_trusted_keys_files(tmp_path: Path, case: dict[str, Any], compose: Any) -> None:
+    paths = _write_files(tmp_path, case["files"])
+    if "error" in case:
+        expected = case["error"].format(**{f"k{n}": str(path) for n, path in enumerate(paths, 1)})
+        with pytest.raises(KeyringError) as caught:
+            compose(paths)
+        assert str(caught.value) == expected
+        assert "\n" not in str(caught.value)
+        return
+    keyring = compose(paths)
+    found = {
+        key_id: [keyring.rank(key_id), key.signer, key.signer_type, key.revoked_at]
+        for key_id, key in keyring.items()
+    }
+    assert found == case["keys"]
+    assert list(found) == list(case["keys"])  # ranked, and listed, in the order first pinned
+
+
+@pytest.mark.parametrize(
+    "case",
+    VECTORS["revocation_times"],
+    ids=lambda case: f"{case['revoked_at'] or 'always'}/{case['built_at']}",
+)
+def test_revocation_compares_instants(case: dict[str, Any]) -> None:
+    key = PinnedKey("k", PUBLIC_KEYS["low"], None, case["revoked_at"])
+    assert key.revoked_for(case["built_at"]) is case["revoked"]
+
+
+@pytest.mark.parametrize(
+    ("built_at", "code"),
+    [
+        ("2026-11-30T00:00:00.9Z", "revoked_key"),
+        ("2026-11-30T00:00:00Z", "revoked_key"),
+        ("2026-11-29T23:59:59.9Z", None),
+    ],
+)
+def test_a_bundle_built_a_fraction_of_a_second_after_revoked_at_is_refused(
+    built_at: str, code: str | None
+) -> None:
+    bundle = build_bundle(replace(SPEC, built_at=built_at), HIGH)
+    keyring = default_keyring().with_keys(
+        [PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id, "2026-11-30T00:00:00Z")]
+    )
+    if code is None:
+        assert verify_bundle(bundle, keyring).built_at == built_at
+        return
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, keyring)
+    assert caught.value.code.value == code
+
+
+# -- a key speaks only for its pinned signer ----------------------------------------------------
+
+
+def _refusal(bundle: dict[str, Any], keyring: Keyring) -> BundleError:
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, keyring)
+    return caught.value
+
+
+def test_a_key_pinned_without_signer_id_cannot_claim_another_signer() -> None:
+    keyring = default_keyring().with_keys([PinnedKey(LOW.key_id, LOW.public_key)])
+    for claimed in ("pith.science", "low.example"):
+        refused = _refusal(build_bundle(SPEC, replace(LOW, signer_id=claimed)), keyring)
+        assert refused.code.value == "untrusted_key"
+        assert f"claims signer {claimed!r}, but key 'low-key' is pinned to 'low-key'" in str(refused)
+    own = build_bundle(SPEC, replace(LOW, signer_id=LOW.key_id))
+    assert verify_bundle(own, keyring).pith_number == own["pith_number"]
+
+
+def test_a_pinned_signer_type_must_be_claimed() -> None:
+    typed = default_keyring().with_keys(
+        [PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id, signer_type="mirror")]
+    )
+    untyped = default_keyring().with_keys([PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id)])
+    posing = build_bundle(SPEC, replace(LOW, signer_type="pith_registry"))
+    refused = _refusal(posing, typed)
+    assert refused.code.value == "untrusted_key"
+    assert "claims signer type 'pith_registry', but key 'low-key' is pinned to 'mirror'" in str(refused)
+    assert verify_bundle(posing, untyped).pith_number == posing["pith_number"]  # not pinned: not checked
+    honest = build_bundle(SPEC, LOW)
+    assert verify_bundle(honest, typed).pith_number == honest["pith_number"]
+
+
+def test_the_registry_samples_claim_the_registrys_signer_and_type() -> None:
+    _, report = load_graph([SAMPLES])
+    assert (report.accepted, report.rejected) == (3, 0)
+    assert default_keyring()[REGISTRY_KEY.key_id].signer_type == "pith_registry"
+
+
+def test_a_low_key_cannot_publish_under_the_registrys_name(tmp_path: Path) -> None:
+    """The reviewer's e1b: a key pinned without signer_id signs events as pith.science."""
+    (tmp_path / "fake.json").write_bytes(
+        orjson.dumps(build_bundle(SPEC, replace(LOW, signer_id="pith.science", signer_type="pith_registry")))
+    )
+    keyring = default_keyring().with_keys(
+        [PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id), PinnedKey(LOW.key_id, LOW.public_key)]
+    )
+    graph, report = load_graph([tmp_path / "fake.json"], trusted_keys=keyring, workers=1)
+    assert [r.code for r in report.rejections] == ["untrusted_key"]
+    assert "Signer:pith.science" not in graph
+
+
+# -- origins survive the trip to worker processes ------------------------------------------------
+
+
+def test_a_pickled_keyring_still_knows_where_each_signer_was_defined(tmp_path: Path) -> None:
+    (path,) = _write_files(tmp_path, [[{"key_id": "high-key", "key": "high", "signer_id": "high.example"}]])
+    keyring = pickle.loads(pickle.dumps(load_keyring_file(path)))
+    assert [key.origin for key in keyring.values()] == ["the built-in keyring", str(path)]
+    assert keyring == load_keyring_file(path) and keyring[REGISTRY_KEY.key_id].signer_type == "pith_registry"
+    (tmp_path / "later").mkdir()
+    (later,) = _write_files(
+        tmp_path / "later", [[{"key_id": "evil", "key": "evil", "signer_id": "high.example"}]]
+    )
+    with pytest.raises(KeyringError, match=re.escape(f"which {path} defines")):
+        load_keyring_file(later, keyring)
+
+
+def test_keys_given_in_code_may_join_any_signer() -> None:
+    """The caller vouches for keys it builds itself (a new registry key before a release)."""
+    rotated = PinnedKey("pith-v2", PUBLIC_KEYS["rotated"], "pith.science")
+    keyring = default_keyring().with_keys([rotated])
+    assert keyring.rank("pith-v2") == 0 and keyring["pith-v2"].signer_type == "pith_registry"
