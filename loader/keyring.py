@@ -314,6 +314,44 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
     return revoked_at
 
 
+#: The fields of a trusted-keys entry, and those of a bundle's ``public_keys[]`` item, which may
+#: be pasted as one (those that state facts about the key are checked against it).
+_KEYRING_FIELDS = frozenset(
+    {"key_id", "public_key_hex", "public_key_b64", "signer_id", "signer_type", "revoked", "revoked_at"}
+)
+_PUBLIC_KEY_RECORD_FIELDS = frozenset(
+    {
+        "algorithm",
+        "format",
+        "fingerprint_sha256_b32_first128bits",
+        "fingerprint_sha256_hex",
+        "rotates_at",
+        "url",
+        "notes",
+    }
+)
+
+
+def _check_fields(entry: Mapping[str, Any], public_key: bytes, where: str) -> None:
+    """No field a trusted-keys entry does not know (a misspelt ``revoked`` must not pass for no
+    revocation), and the facts a pasted ``public_keys[]`` item states hold for the key."""
+    unknown = sorted(set(entry) - _KEYRING_FIELDS - _PUBLIC_KEY_RECORD_FIELDS)
+    if unknown:
+        raise KeyringError(
+            f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(_KEYRING_FIELDS))}, "
+            "and the fields of a bundle's public_keys[])"
+        )
+    facts = {
+        "algorithm": "ed25519",
+        "format": "raw",
+        "fingerprint_sha256_hex": fingerprint_hex(public_key),
+        "fingerprint_sha256_b32_first128bits": fingerprint_b32(public_key),
+    }
+    for name, value in facts.items():
+        if name in entry and entry[name] != value:
+            raise KeyringError(f"{where}: {name} is {entry[name]!r}, but this key's is {value!r}")
+
+
 def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
     """Validate the JSON of a trusted-keys file and return its keys (``origin``: the file)."""
     if not isinstance(data, list):
@@ -329,6 +367,7 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
         signer_id = _optional_string(entry, "signer_id", where)
         signer_type = _optional_string(entry, "signer_type", where)
         public_key, revoked_at = _key_bytes(entry, where), _revocation(entry, where)
+        _check_fields(entry, public_key, where)
         keys.append(PinnedKey(key_id, public_key, signer_id, revoked_at, signer_type, origin))
     return keys
 
