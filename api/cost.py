@@ -62,7 +62,15 @@ from pith_graph.errors import LimitExceeded
 if TYPE_CHECKING:  # limits builds the extensions, this one among them
     from pith_graph.api.limits import RequestLimits
 
-__all__ = ["LIST_SIZES", "PAGE_ITEMS", "WHOLE_PAGE_BY_DEFAULT", "CostLimit", "capped", "query_cost"]
+__all__ = [
+    "LIST_SIZES",
+    "PAGE_ITEMS",
+    "WHOLE_PAGE_BY_DEFAULT",
+    "CostLimit",
+    "capped",
+    "first_default",
+    "query_cost",
+]
 
 T = TypeVar("T")
 
@@ -98,6 +106,12 @@ PAGE_ITEMS = frozenset(
 WHOLE_PAGE_BY_DEFAULT = frozenset({"Paper.authors"})
 #: The size of a list of objects missing from :data:`LIST_SIZES` (a test keeps it complete).
 UNLISTED_SIZE = 10
+
+
+def first_default(key: str, limits: RequestLimits) -> int | None:
+    """What ``first`` of list ``key`` (``Type.field``) is when not given, where that is not the
+    argument's own default: the page cap for :data:`WHOLE_PAGE_BY_DEFAULT`, else ``None``."""
+    return limits.max_page_size if key in WHOLE_PAGE_BY_DEFAULT else None
 
 
 def capped(key: str, items: Sequence[T]) -> list[T]:
@@ -163,10 +177,10 @@ class _Counter:
     def _first(self, key: str, field: GraphQLField, node: ValueNode | None) -> int:
         """The size ``first`` gives (its default when absent or null), at most the page cap."""
         limits = self.limits
-        default = field.args["first"].default_value
-        if key in WHOLE_PAGE_BY_DEFAULT:
-            default = limits.max_page_size
-        elif not isinstance(default, int) or isinstance(default, bool):
+        default = first_default(key, limits)
+        if default is None:
+            default = field.args["first"].default_value
+        if not isinstance(default, int) or isinstance(default, bool):
             default = limits.default_page_size
         return self._int(node, min(default, limits.max_page_size), limits.max_page_size)
 

@@ -11,7 +11,7 @@ from strawberry.types import Info
 
 from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
-from pith_graph.api.cost import LIST_SIZES, capped
+from pith_graph.api.cost import LIST_SIZES, capped, first_default
 from pith_graph.api.fields import resolver
 from pith_graph.api.limits import page_size
 from pith_graph.api.reads.discovery import Listing
@@ -167,7 +167,7 @@ class Paper:
     )
     async def authors(self, info: GraphInfo, first: int | None = None) -> list[Author]:
         limits = info.context.limits
-        size = page_size(first, limits, default=limits.max_page_size)
+        size = page_size(first, limits, first_default("Paper.authors", limits))
         found = await info.context.authors_of.load(self.pith_number)
         return [Author.from_record(a) for a in found[:size]]
 

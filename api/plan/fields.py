@@ -19,7 +19,7 @@ from typing import Any
 from pith_graph.api.connection import PageInfo as PageInfoObject
 from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
-from pith_graph.api.cost import WHOLE_PAGE_BY_DEFAULT, capped
+from pith_graph.api.cost import capped, first_default
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import filter_from_arguments, named_papers, text
 from pith_graph.api.limits import page_size, path_hops
@@ -153,13 +153,11 @@ def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Calla
 
 def _first(resolve: Resolve, key: str) -> Resolve:
     """A list field with ``first`` whose reader call answers whole lists: each cut to ``first``
-    (default: the page cap for :data:`~pith_graph.api.cost.WHOLE_PAGE_BY_DEFAULT`, else the
-    default page size)."""
+    (default: :func:`~pith_graph.api.cost.first_default`, else the default page size)."""
 
     def first(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         limits = step.context.limits
-        default = limits.max_page_size if key in WHOLE_PAGE_BY_DEFAULT else None
-        size = page_size(step.args.get("first"), limits, default)
+        size = page_size(step.args.get("first"), limits, first_default(key, limits))
         found = resolve(step, sources)
         return lambda: [items[:size] for items in found()]
 
