@@ -14,6 +14,7 @@ import strawberry
 from pith_graph.api.reads.records import PaperFilter
 from pith_graph.api.reads.words import search_terms
 from pith_graph.errors import BadUserInput
+from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
@@ -88,17 +89,12 @@ def instant(value: str, what: str) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
-        moment = moment.astimezone(UTC)
+        return utc_text(moment)
     except OverflowError as err:  # 9999-12-31T23:59:59-01:00 is in the year 10000 in UTC
         raise BadUserInput(
             f"{what} is outside the years 1 to 9999 in UTC: {given!r}.",
             "Write a date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.",
         ) from err
-    # Not strftime: its %Y does not pad years before 1000, which would then compare wrongly.
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
-        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
-    )
 
 
 def words(value: str, what: str) -> tuple[str, ...]:

@@ -28,6 +28,7 @@ import neo4j
 import networkx as nx
 
 from pith_graph.errors import UsageError
+from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.memory import MemoryStore
@@ -52,7 +53,7 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
         moment = datetime.fromisoformat(text + "T00:00:00+00:00" if bare else text.replace("Z", "+00:00"))
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
-        moment = moment.astimezone(UTC)
+        stored = utc_text(moment)  # also refuses a moment outside the years 1 to 9999 in UTC
     except ValueError as err:
         raise UsageError(f"{what} is not an ISO 8601 date or date-time: {text!r}") from err
     except OverflowError as err:  # an offset takes it past year 1 or 9999 in UTC
@@ -64,12 +65,12 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
         if next_second and not bare
         else None
     )
-    if step is not None:
-        try:
-            moment += step
-        except OverflowError:
-            return None
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if step is None:
+        return stored
+    try:
+        return utc_text(moment + step)
+    except OverflowError:
+        return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,6 +11,7 @@ each signature is Ed25519 over the raw 32 bytes of a digest.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
 from pith_graph.loader.canon import canon, sha256_hex
@@ -34,6 +35,7 @@ __all__ = [
     "event_digest",
     "state_body",
     "state_digest",
+    "utc_text",
 ]
 
 BUNDLE_TYPE: Final = "pith_open_graph_bundle"
@@ -103,3 +105,20 @@ def bundle_digest(bundle: Mapping[str, Any]) -> str:
     True
     """
     return sha256_hex(canon(bundle_body(bundle)))
+
+
+def utc_text(moment: datetime) -> str:
+    """``moment`` (time-zone aware) as the UTC text bundles write and papers store,
+    ``YYYY-MM-DDTHH:MM:SSZ``, so that such texts sort as their times do: whole seconds, and
+    years before 1000 zero-padded (``strftime``'s ``%Y`` does not pad them). Raises
+    :class:`OverflowError` when ``moment`` lies outside the years 1 to 9999 in UTC.
+
+    >>> from datetime import timedelta, timezone
+    >>> utc_text(datetime(999, 1, 1, 2, 0, 0, 500, tzinfo=timezone(timedelta(hours=1))))
+    '0999-01-01T01:00:00Z'
+    """
+    moment = moment.astimezone(UTC)
+    return (
+        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}"
+        f"T{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}Z"
+    )

@@ -135,6 +135,13 @@ def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGrap
     _same(_export(server, Selection(submitted_to=day)), _touched(G, papers))
 
 
+def test_years_before_1000_are_stored_texts_that_sort_as_times() -> None:
+    assert Selection(submitted_from="0999-01-01", submitted_to="0999-12-31T10:00:00+01:00").bounds() == (
+        "0999-01-01T00:00:00Z",
+        "0999-12-31T09:00:01Z",
+    )
+
+
 @pytest.mark.parametrize("to", ["9999-12-31", "9999-12-31T23:59:59Z"])
 def test_a_bound_at_the_last_second_there_is_bounds_nothing(to: str) -> None:
     assert Selection(submitted_from="2024-01-31T10:00:00+01:00", submitted_to=to).bounds() == (
