@@ -89,8 +89,8 @@ def _signer_rows(bundle: Mapping[str, Any], keyring: Keyring) -> tuple[Signature
     def owner(key_id: str) -> dict[str, Any]:
         if key_id in signer_of_key:
             return entry(*signer_of_key[key_id])
-        pinned = keyring[key_id].signer_id
-        return entry(pinned or key_id, "unknown")
+        pinned = keyring[key_id]
+        return entry(pinned.signer_id or key_id, pinned.signer_type or "unknown")
 
     for event in bundle["events"]:
         if event["event_type"] == "record_created":

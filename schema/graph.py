@@ -165,7 +165,11 @@ SIGNER = NodeSpec(
     ("signerId",),
     (
         _p("signerId", "string", "e.g. pith.science"),
-        _p("signerType", "string", "e.g. pith_registry"),
+        _p(
+            "signerType",
+            "string",
+            "e.g. pith_registry: the pinned type, else the one its events claim, else unknown",
+        ),
         _p("keyIds", "list<string>", "keys this signer used on the papers it signed, sorted"),
     ),
     "Whoever signed events or bundles.",

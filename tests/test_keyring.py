@@ -25,8 +25,9 @@ from pith_graph.cli.options import keyring_from
 from pith_graph.errors import BundleError, KeyringError
 from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
+from pith_graph.loader.rows import build_rows
 from pith_graph.loader.verify import verify_bundle
-from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "keyrings.json").read_text())
 PUBLIC_KEYS = {
@@ -165,6 +166,23 @@ def test_a_pinned_signer_type_must_be_claimed() -> None:
     assert verify_bundle(posing, untyped).pith_number == posing["pith_number"]  # not pinned: not checked
     honest = build_bundle(SPEC, LOW)
     assert verify_bundle(honest, typed).pith_number == honest["pith_number"]
+
+
+def test_a_signer_that_only_signed_the_bundle_has_its_pinned_type() -> None:
+    """A mirror re-signs the bundle; the events stay the registry's. The mirror's Signer
+    takes the type the keyring pins, and "unknown" only where the keyring pins none."""
+    mirrored = resign(build_bundle(SPEC, HIGH), LOW, event_signers={0: HIGH, 1: HIGH})
+    high = PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id)
+
+    def signer_types(low: PinnedKey) -> dict[str, str]:
+        keyring = default_keyring().with_keys([high, low])
+        rows = build_rows(verify_bundle(mirrored, keyring), keyring)
+        return {row.signer_id: row.signer_type for row in rows.signers}
+
+    typed = signer_types(PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id, signer_type="mirror"))
+    assert typed == {"high.example": "pith_registry", "low.example": "mirror"}
+    untyped = signer_types(PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id))
+    assert untyped == {"high.example": "pith_registry", "low.example": "unknown"}
 
 
 def test_the_registry_samples_claim_the_registrys_signer_and_type() -> None:
