@@ -36,8 +36,8 @@ from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import ServerSettings
 from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve_in_workers
 from pith_graph.errors import UsageError
-from pith_graph.loader.facade import SAMPLES, resolve_keyring
-from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.facade import SAMPLES
+from pith_graph.loader.keyring import Keyring, operator_keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER
 
@@ -61,13 +61,6 @@ def freeze_loaded_objects() -> None:
     """
     gc.collect()
     gc.freeze()
-
-
-def _keyring(settings: ServerSettings) -> Keyring:
-    keyring = resolve_keyring()
-    for path in settings.trusted_keys:
-        keyring = keyring.with_keys(resolve_keyring(path).values())
-    return keyring
 
 
 def _prepare(
@@ -96,7 +89,7 @@ def _prepare(
                 keyring=keyring,
                 store=store,
                 workers=settings.load_workers,
-                exclude=settings.trusted_keys,
+                exclude=(*settings.registry_keys, *settings.trusted_keys),
             )
             on_loaded(report)
             graph = store.graph
@@ -187,7 +180,7 @@ def serve(
     :class:`~pith_graph.errors.StoreError` before serving when it cannot.
     """
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    keyring = _keyring(settings)
+    keyring = operator_keyring(settings.trusted_keys, settings.registry_keys)
     workers = settings.workers or default_workers()
     try:  # one worker listens on this socket; several listen on their own (it keeps the port)
         sock = bind(settings.host, settings.port, listen=workers == 1)

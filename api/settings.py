@@ -7,6 +7,8 @@ variable                               meaning                       default
 ``PITH_API_PORT``                      port                          ``8000``
 ``PITH_API_BACKEND``                   ``memory`` or ``neo4j``       ``memory``
 ``PITH_API_TRUSTED_KEYS``              trusted-keys file             (registry key only)
+``PITH_API_REGISTRY_KEYS``             registry-keys file (new keys  (none)
+                                       of pith.science)
 ``PITH_API_GRAPH``                     saved graph to start from     (none: verify, load)
 ``PITH_API_MAX_DEPTH``                 query depth                   10
 ``PITH_API_MAX_ALIASES``               aliases per document          30
@@ -86,6 +88,7 @@ class ServerSettings:
     #: Memory backend: a saved graph (snapshot or node-link JSON) to start from.
     graph: str | None = None
     trusted_keys: tuple[str, ...] = ()
+    registry_keys: tuple[str, ...] = ()
     limits: RequestLimits = field(default_factory=RequestLimits)
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
@@ -153,6 +156,8 @@ class ServerSettings:
             values["graph"] = env["PITH_API_GRAPH"]
         if env.get("PITH_API_TRUSTED_KEYS"):
             values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
+        if env.get("PITH_API_REGISTRY_KEYS"):
+            values["registry_keys"] = (env["PITH_API_REGISTRY_KEYS"],)
         if "PITH_API_WORKERS" in env:
             values["workers"] = number("PITH_API_WORKERS", int)
         if "PITH_API_MEMORY_THREADS" in env:

@@ -22,7 +22,9 @@ without losing its place. Where two signers' bundles conflict, the lower rank wi
 one file): only that source pins its keys, so no later file can lift a key above the rank a
 signer of its own would have, nor demote a signer (:class:`KeyringError`). A later file may
 repeat a key it agrees on (same public key, signer and signer type) to revoke it. Keys given
-in code (``origin`` ``None``) are the caller's own word and may join any signer.
+in code (``origin`` ``None``) are the caller's own word and may join any signer. A
+``--registry-keys`` file (:func:`load_registry_keys_file`) is the operator's word that its
+keys are the registry's: they join ``pith.science`` (a key rotation between releases).
 
 **Revocation.** A revoked key's signatures are rejected (``revoked_key``): all of them with
 ``revoked: true``, those on bundles built at or after the time with ``revoked_at`` (instants
@@ -61,6 +63,8 @@ __all__ = [
     "fingerprint_hex",
     "instant",
     "load_keyring_file",
+    "load_registry_keys_file",
+    "operator_keyring",
 ]
 
 
@@ -106,6 +110,9 @@ class PinnedKey:
     signer_type: str | None = None
     #: Where it was pinned: a trusted-keys file's path, :data:`BUILT_IN`, or ``None`` (in code).
     origin: str | None = field(default=None, compare=False)
+    #: The source whose signers it may join, when not its ``origin``: :data:`BUILT_IN` for a
+    #: key of a ``--registry-keys`` file (the operator vouches that it is the registry's).
+    source: str | None = field(default=None, compare=False)
     #: Checks this key's signatures (:mod:`pith_graph.loader.signatures`).
     verifier: Verifier = field(init=False, repr=False, compare=False)
     fingerprint: str = field(init=False, repr=False, compare=False)
@@ -129,6 +136,7 @@ class PinnedKey:
             self.revoked_at,
             self.signer_type,
             self.origin,
+            self.source,
         )
         return (PinnedKey, fields)
 
@@ -160,6 +168,11 @@ UNRANKED = 1 << 30
 
 def _source(key: PinnedKey) -> str:
     return key.origin if key.origin is not None else "keys given in code"
+
+
+def _owner(key: PinnedKey) -> str | None:
+    """The source whose signers ``key`` may join (``None``: keys given in code, any)."""
+    return key.source if key.source is not None else key.origin
 
 
 def _by(first: PinnedKey, second: PinnedKey) -> str:
@@ -216,7 +229,7 @@ class Keyring(Mapping[str, PinnedKey]):
                 first = defined.setdefault(key.signer, key)
                 if first is key:
                     self._signer_ranks[key.signer] = len(self._signer_ranks)
-                elif key.origin is not None and key.origin != first.origin:
+                elif _owner(key) is not None and _owner(key) != _owner(first):
                     raise KeyringError(
                         f"{_source(key)}: key {key.key_id!r} claims signer {key.signer!r}, which "
                         f"{_source(first)} defines; a signer's keys are pinned only where it is first named"
@@ -372,8 +385,7 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
     return keys
 
 
-def load_keyring_file(path: str | Path, base: Keyring | None = None) -> Keyring:
-    """The keyring ``base`` (default: the built-in one) plus the keys of a trusted-keys file."""
+def _read_keys(path: str | Path) -> list[PinnedKey]:
     origin = str(path)
     try:
         raw = Path(path).read_bytes()
@@ -383,4 +395,41 @@ def load_keyring_file(path: str | Path, base: Keyring | None = None) -> Keyring:
         data = orjson.loads(raw)
     except orjson.JSONDecodeError as err:
         raise KeyringError(f"{origin}: not valid JSON ({err})") from err
-    return (base if base is not None else default_keyring()).with_keys(parse_keyring(data, origin))
+    return parse_keyring(data, origin)
+
+
+def load_keyring_file(path: str | Path, base: Keyring | None = None) -> Keyring:
+    """The keyring ``base`` (default: the built-in one) plus the keys of a trusted-keys file."""
+    return (base if base is not None else default_keyring()).with_keys(_read_keys(path))
+
+
+def load_registry_keys_file(path: str | Path, base: Keyring | None = None) -> Keyring:
+    """The keyring ``base`` (default: the built-in one) plus the keys of a registry-keys file:
+    a trusted-keys file whose keys all speak for the registry's signer (``signer_id``
+    ``pith.science`` and ``signer_type`` ``pith_registry``, or left out), and join it at its
+    rank, as a key of a later pith-graph release would (a key rotation). Only the operator's
+    ``--registry-keys`` reads one: a ``--trusted-keys`` file cannot add a key to the registry."""
+    registry = (REGISTRY_KEY.signer, REGISTRY_KEY.signer_type)
+    keys = []
+    for index, key in enumerate(_read_keys(path)):
+        claimed = (key.signer_id or registry[0], key.signer_type or registry[1])
+        if claimed != registry:
+            raise KeyringError(
+                f"{path}[{index}]: a registry key speaks for signer {registry[0]!r} of type "
+                f"{registry[1]!r}, not {claimed[0]!r} of type {claimed[1]!r}"
+            )
+        keys.append(replace(key, signer_id=registry[0], signer_type=registry[1], source=BUILT_IN))
+    return (base if base is not None else default_keyring()).with_keys(keys)
+
+
+def operator_keyring(
+    trusted_keys: Iterable[str | Path] = (), registry_keys: Iterable[str | Path] = ()
+) -> Keyring:
+    """The keyring an operator's options make: the built-in one, then the keys of each
+    ``--registry-keys`` file, then those of each ``--trusted-keys`` file, in the order given."""
+    keyring = default_keyring()
+    for path in registry_keys:
+        keyring = load_registry_keys_file(path, keyring)
+    for path in trusted_keys:
+        keyring = load_keyring_file(path, keyring)
+    return keyring

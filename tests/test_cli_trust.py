@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import signal
 import subprocess
 import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import httpx
 import orjson
 import pytest
 
@@ -188,3 +191,97 @@ def test_a_later_file_cannot_lift_a_revocation(folder: Path) -> None:
     result = pith_graph("verify", str(folder / "bundles"), *args)
     assert result.returncode == 1, result.stderr
     assert [r["code"] for r in json.loads(result.stdout)["rejections"]] == ["revoked_key", "revoked_key"]
+
+
+ROTATED = SignerIdentity.from_seed(
+    b"cli-trust-rotated", key_id="pith-v1-2027-05", signer_id="pith.science", signer_type="pith_registry"
+)
+
+
+@pytest.fixture
+def rotation(tmp_path: Path) -> Path:
+    """A mirror's copy of a paper and the registry's, signed with a key newer than this release
+    (ROTATED), in ``bundles/``, with ``bundles/registry-keys.json`` naming that key and
+    ``keys.json`` the mirror's."""
+    bundles = tmp_path / "bundles"
+    bundles.mkdir()
+    (bundles / "1-mirror.json").write_bytes(orjson.dumps(build_bundle(replace(P, title="Mirror's copy"), B)))
+    (bundles / "2-registry.json").write_bytes(orjson.dumps(build_bundle(P, ROTATED)))
+    (bundles / "registry-keys.json").write_text(json.dumps([ROTATED.keyring_entry()]))  # names pith.science
+    (tmp_path / "keys.json").write_text(json.dumps([B.keyring_entry()]))
+    return tmp_path
+
+
+def test_registry_keys_admits_a_rotated_registry_key_that_trusted_keys_cannot(rotation: Path) -> None:
+    """The registry rotates to a new key: ``--registry-keys`` (the operator's word) adds it to
+    pith.science at rank 0, and its bundles outrank a mirror's; the same file given as
+    ``--trusted-keys`` is refused, and a registry-keys file in the folder is not a bundle."""
+    bundles, registry_keys = rotation / "bundles", rotation / "bundles" / "registry-keys.json"
+    common = ("load", str(bundles), "--trusted-keys", str(rotation / "keys.json"), "--workers", "1", "--json")
+
+    without = pith_graph(*common, "--save", str(rotation / "without.json"))
+    assert without.returncode == 1, without.stderr
+    codes = [(r["code"], Path(r["file"]).name) for r in json.loads(without.stdout)["rejections"]]
+    assert ("untrusted_key", "2-registry.json") in codes
+
+    saved = rotation / "with.json"
+    granted = pith_graph(*common, "--registry-keys", str(registry_keys), "--save", str(saved))
+    assert granted.returncode == 0, granted.stderr
+    report = json.loads(granted.stdout)
+    assert (report["rejected"], report["outranked"]) == (0, 1)
+    papers = [n for n in json.loads(saved.read_bytes())["nodes"] if n.get("label") == "Paper"]
+    assert [(p["title"], p["bundleKeyId"]) for p in papers] == [(P.title, ROTATED.key_id)]
+
+    as_trusted = pith_graph("verify", str(bundles / "2-registry.json"), "--trusted-keys", str(registry_keys))
+    assert as_trusted.returncode == 2
+    assert "claims signer 'pith.science', which the built-in keyring defines" in as_trusted.stderr
+    assert len(as_trusted.stderr.strip().splitlines()) == 1 and "Traceback" not in as_trusted.stderr
+
+    posing = rotation / "posing.json"
+    posing.write_text(json.dumps([B.keyring_entry()]))
+    refused = pith_graph("verify", str(bundles), "--registry-keys", str(posing))
+    assert refused.returncode == 2
+    assert f"{posing}[0]: a registry key speaks for signer 'pith.science'" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr
+
+
+def test_serve_takes_registry_keys_too(rotation: Path) -> None:
+    """``pith-graph serve`` builds its keyring as load does (and never reads the key files as
+    bundles): the rotated key's paper is the one served."""
+    args = [
+        "serve",
+        str(rotation / "bundles"),
+        "--registry-keys",
+        str(rotation / "bundles" / "registry-keys.json"),
+    ]
+    args += [
+        "--trusted-keys",
+        str(rotation / "keys.json"),
+        "--port",
+        "0",
+        "--workers",
+        "1",
+        "--load-workers",
+        "1",
+    ]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    try:
+        output: list[str] = []
+        while not (found := re.search(r"Uvicorn running on (http://\S+)", "".join(output[-1:]))):
+            line = process.stdout.readline()
+            assert line, "".join(output)
+            output.append(line)
+        query = '{ paper(id: "arXiv:2403.00042") { title verification { bundleKeyId } } }'
+        answer = httpx.post(f"{found.group(1)}/graphql", json={"query": query}, timeout=30).json()
+        assert answer == {
+            "data": {"paper": {"title": P.title, "verification": {"bundleKeyId": ROTATED.key_id}}}
+        }
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.communicate(timeout=60)

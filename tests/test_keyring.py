@@ -10,7 +10,6 @@ add a key to a signer an earlier source defined. A key speaks only for its pinne
 
 from __future__ import annotations
 
-import argparse
 import json
 import pickle
 import re
@@ -21,10 +20,18 @@ from typing import Any
 import orjson
 import pytest
 
+from pith_graph.cli import build_parser
 from pith_graph.cli.options import keyring_from
 from pith_graph.errors import BundleError, KeyringError
 from pith_graph.loader.facade import SAMPLES, load_graph
-from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
+from pith_graph.loader.keyring import (
+    REGISTRY_KEY,
+    Keyring,
+    PinnedKey,
+    default_keyring,
+    load_keyring_file,
+    load_registry_keys_file,
+)
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.verify import verify_bundle
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign
@@ -57,10 +64,10 @@ SPEC = PaperSpec(
 )
 
 
-def _write_files(folder: Path, files: list[list[dict[str, Any]]]) -> list[Path]:
+def _write_files(folder: Path, files: list[list[dict[str, Any]]], prefix: str = "k") -> list[Path]:
     paths = []
     for number, entries in enumerate(files, 1):
-        path = folder / f"k{number}.json"
+        path = folder / f"{prefix}{number}.json"
         written = []
         for entry in entries:
             entry = dict(entry)
@@ -71,29 +78,39 @@ def _write_files(folder: Path, files: list[list[dict[str, Any]]]) -> list[Path]:
     return paths
 
 
-def _chained(paths: list[Path]) -> Keyring:
+def _chained(paths: list[Path], registry_paths: list[Path]) -> Keyring:
     keyring = default_keyring()
+    for path in registry_paths:
+        keyring = load_registry_keys_file(path, keyring)
     for path in paths:
         keyring = load_keyring_file(path, keyring)
     return keyring
 
 
-def _cli(paths: list[Path]) -> Keyring:
-    return keyring_from(argparse.Namespace(trusted_keys=[str(path) for path in paths]))
+def _cli(paths: list[Path], registry_paths: list[Path]) -> Keyring:
+    options = build_parser().parse_args(
+        ["verify", "bundles"]
+        + [f"--registry-keys={path}" for path in registry_paths]
+        + [f"--trusted-keys={path}" for path in paths]
+    )
+    return keyring_from(options)
 
 
 @pytest.mark.parametrize("compose", [_cli, _chained], ids=["cli", "chained"])
 @pytest.mark.parametrize("case", VECTORS["keyrings"], ids=lambda case: case["id"])
 def test_keyrings_from_trusted_keys_files(tmp_path: Path, case: dict[str, Any], compose: Any) -> None:
     paths = _write_files(tmp_path, case["files"])
+    registry_paths = _write_files(tmp_path, case.get("registry_files", []), prefix="r")
     if "error" in case:
-        expected = case["error"].format(**{f"k{n}": str(path) for n, path in enumerate(paths, 1)})
+        named = {f"k{n}": str(path) for n, path in enumerate(paths, 1)}
+        named |= {f"r{n}": str(path) for n, path in enumerate(registry_paths, 1)}
+        expected = case["error"].format(**named)
         with pytest.raises(KeyringError) as caught:
-            compose(paths)
+            compose(paths, registry_paths)
         assert str(caught.value) == expected
         assert "\n" not in str(caught.value)
         return
-    keyring = compose(paths)
+    keyring = compose(paths, registry_paths)
     found = {
         key_id: [keyring.rank(key_id), key.signer, key.signer_type, key.revoked_at]
         for key_id, key in keyring.items()

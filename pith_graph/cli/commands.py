@@ -26,6 +26,7 @@ from pith_graph.cli.options import (
     add_input_options,
     add_neo4j_options,
     check_save_destination,
+    key_files,
     keyring_from,
     open_store,
     save_snapshot_with_index,
@@ -128,7 +129,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 clock_skew=args.clock_skew,
                 on_progress=on_progress,
                 on_rejection=None if args.json else print_rejection(out),
-                exclude=args.trusted_keys,
+                exclude=key_files(args),
             )
         if (save or snapshot) and store is not None:
             from pith_graph.loader.stores.memory import MemoryStore

@@ -12,7 +12,7 @@ import orjson
 from rich.console import Console
 
 from pith_graph.cli.commands import print_rejection, progress, summary
-from pith_graph.cli.options import EXIT_OK, EXIT_REJECTED, add_input_options, keyring_from
+from pith_graph.cli.options import EXIT_OK, EXIT_REJECTED, add_input_options, key_files, keyring_from
 from pith_graph.errors import UsageError
 from pith_graph.loader.parse import InputLimits
 
@@ -75,7 +75,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             importer_memory=args.importer_memory,
             on_progress=on_progress,
             on_rejection=None if args.json else print_rejection(out),
-            exclude=args.trusted_keys,
+            exclude=key_files(args),
         )
     if args.json:
         sys.stdout.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")

@@ -9,8 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from pith_graph.errors import UsageError
-from pith_graph.loader.facade import resolve_keyring
-from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.keyring import Keyring, operator_keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
@@ -30,6 +29,7 @@ __all__ = [
     "add_neo4j_options",
     "check_save_destination",
     "connect_neo4j",
+    "key_files",
     "keyring_from",
     "open_store",
     "save_snapshot_with_index",
@@ -74,7 +74,7 @@ def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool =
 
 
 def add_trust_options(parser: argparse.ArgumentParser) -> None:
-    """``--trusted-keys FILE`` (repeatable)."""
+    """``--trusted-keys FILE`` and ``--registry-keys FILE`` (both repeatable)."""
     parser.add_argument(
         "--trusted-keys",
         metavar="FILE",
@@ -82,6 +82,18 @@ def add_trust_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="JSON list of extra keys to trust (repeatable)",
     )
+    parser.add_argument(
+        "--registry-keys",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="JSON list of new keys of the registry's signer, pith.science, e.g. after a key rotation (repeatable)",
+    )
+
+
+def key_files(args: argparse.Namespace) -> list[str]:
+    """The keyring files the options name, never read as bundles."""
+    return [*args.registry_keys, *args.trusted_keys]
 
 
 def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
@@ -121,11 +133,9 @@ def open_store(args: argparse.Namespace) -> GraphStore:
 
 
 def keyring_from(args: argparse.Namespace) -> Keyring:
-    """The built-in keyring plus every ``--trusted-keys`` file, in the order given."""
-    keyring = resolve_keyring()
-    for path in args.trusted_keys:
-        keyring = keyring.with_keys(resolve_keyring(path).values())
-    return keyring
+    """The built-in keyring plus every ``--registry-keys`` file, then every ``--trusted-keys``
+    file, in the order given."""
+    return operator_keyring(args.trusted_keys, args.registry_keys)
 
 
 def save_snapshot_with_index(store: MemoryStore, path: str) -> None:

@@ -48,7 +48,9 @@ def add_prune_command(commands: argparse._SubParsersAction[Any]) -> None:
 def cmd_prune(args: argparse.Namespace) -> int:
     keyring = keyring_from(args)
     if not keyring.revoked():
-        raise UsageError("no key is revoked: mark one with revoked or revoked_at in a --trusted-keys file")
+        raise UsageError(
+            "no key is revoked: mark one with revoked or revoked_at in a --trusted-keys (or --registry-keys) file"
+        )
     store: GraphStore
     if args.backend == "memory":
         if not args.graph:

@@ -71,6 +71,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         paths=tuple(args.paths) or None,
         graph=args.graph,
         trusted_keys=tuple(args.trusted_keys) or None,
+        registry_keys=tuple(args.registry_keys) or None,
         workers=args.workers,
         load_workers=args.load_workers,
         neo4j_uri=args.uri,
