@@ -187,6 +187,7 @@ def settings(server: Neo4jServer, *names: str) -> dict[str, str]:
     return dict(values)
 
 
+@pytest.mark.own_server  # scripts/test runs it beside the Java tests
 def test_the_memory_gc_and_timeout_settings_reach_the_server(tmp_path: Path) -> None:
     """NEO4J_GC=g1, NEO4J_HEAP, NEO4J_PAGECACHE and NEO4J_TX_TIMEOUT, each other than its default."""
     done = script_start(
@@ -262,6 +263,8 @@ def copy_of_the_launcher(into: Path) -> Path:
     the copy reads and writes a class-data sharing archive of its own, so a test may have it
     written again while other test runs start servers from the project's. Returns the script."""
     launcher, target = NEO4J_SCRIPT.parent / "neo4j-launcher", ARCHIVE.parent
+    built = script(into, "build", timeout=900)  # the project's jars and archive, whichever test runs first
+    assert built.returncode == 0, built.stderr
     copy = into / "scripts" / "neo4j-launcher"
     shutil.copytree(launcher / "src", copy / "src")
     shutil.copy2(launcher / "pom.xml", copy / "pom.xml")
@@ -274,6 +277,7 @@ def copy_of_the_launcher(into: Path) -> Path:
     return Path(shutil.copy2(NEO4J_SCRIPT, into / "scripts" / "neo4j"))
 
 
+@pytest.mark.own_server  # scripts/test runs it beside the Java tests
 def test_an_archive_another_jvm_wrote_is_written_again_by_the_next_start(tmp_path: Path) -> None:
     neo4j_script = copy_of_the_launcher(tmp_path / "project")
     archive = neo4j_script.parent / "neo4j-launcher" / "target" / "neo4j.jsa"
