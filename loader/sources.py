@@ -14,6 +14,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import stat
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
@@ -23,7 +24,7 @@ from typing import BinaryIO
 
 from pith_graph.errors import BundleError, RejectCode, Source, UsageError
 
-__all__ = ["BUNDLE_SUFFIXES", "RawBundle", "expand_paths", "iter_inputs", "iter_lines"]
+__all__ = ["BUNDLE_SUFFIXES", "RawBundle", "expand_paths", "iter_inputs", "iter_lines", "open_regular"]
 
 BUNDLE_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -45,10 +46,26 @@ def _is_bundle_file(name: str) -> bool:
 def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """The (device, inode) of a file, the same through any link or spelling of its path."""
     try:
-        stat = os.stat(path)
+        found = os.stat(path)
     except OSError:
         return None
-    return stat.st_dev, stat.st_ino
+    return found.st_dev, found.st_ino
+
+
+def open_regular(path: str) -> BinaryIO:
+    """``path`` opened for reading, if it is a regular file; else :class:`OSError` (an
+    ``unreadable`` rejection): a FIFO in a folder would block the run until someone writes to
+    it, a device may never end. Opened without blocking and checked on the open file, so a
+    path swapped after any earlier check changes nothing. Stdin (``-``) is how to pipe."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError("not a regular file (a FIFO, device or socket): pipe it to - (stdin) instead")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
@@ -184,7 +201,7 @@ class _Prepend(io.RawIOBase):
 def _iter_file(path: str, limit: int) -> Iterator[RawBundle | BundleError]:
     name = path[:-3] if path.endswith(".gz") else path
     is_lines = name.endswith((".jsonl", ".ndjson"))
-    with open(path, "rb") as handle:
+    with open_regular(path) as handle:
         stream: BinaryIO = handle
         if path.endswith(".gz"):
             stream = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]

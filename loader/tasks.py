@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
 from pith_graph.errors import BundleError, RejectCode, Source
-from pith_graph.loader.sources import RawBundle, iter_inputs, iter_lines
+from pith_graph.loader.sources import RawBundle, iter_inputs, iter_lines, open_regular
 
 __all__ = ["BLOCK_LINES", "GROUP_BYTES", "Task", "plan_tasks", "read_task"]
 
@@ -156,7 +156,7 @@ class _Inflater(io.RawIOBase):
 
 def _open_lines(path: str) -> tuple[BinaryIO, BinaryIO]:
     """The raw file and a buffered stream of its (inflated) bytes."""
-    handle = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    handle = open_regular(path)  # closed by the caller
     if not path.endswith(".gz"):
         return handle, handle
     return handle, io.BufferedReader(_Inflater(handle), buffer_size=_INFLATE_READ)
@@ -171,7 +171,7 @@ def _read_range(task: Task, limit: int) -> Iterator[RawBundle | BundleError | in
     """The lines that start in [start, end), numbered from the range's first line, then
     the number of lines read."""
     counted: list[int] = []
-    with open(task.path, "rb") as handle:
+    with open_regular(task.path) as handle:
         if task.start:
             handle.seek(task.start - 1)
             if handle.read(1) != b"\n":

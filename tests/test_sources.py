@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 from pathlib import Path
 
 import pytest
 
 from pith_graph.errors import BundleError, Source, UsageError
-from pith_graph.loader.facade import SAMPLES
+from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
@@ -122,3 +123,21 @@ def test_excluded_files_are_left_out_by_any_path(tmp_path: Path) -> None:
     assert expand_paths([str(tmp_path)], exclude=[keys]) == [str(tmp_path / "sub" / "a.json")]
     assert expand_paths([str(keys), str(tmp_path / "soft.json")], exclude=[str(tmp_path / "hard.json")]) == []
     assert len(expand_paths([str(tmp_path)], exclude=[tmp_path / "missing.json"])) == 4
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("name", ["b.json", "b.jsonl", "b.jsonl.gz", "b.json.gz"])
+def test_a_fifo_in_a_folder_is_unreadable_and_does_not_block_the_run(
+    tmp_path: Path, name: str, workers: int
+) -> None:
+    """A FIFO (say, from an untrusted archive) would block the run until someone wrote to it:
+    it is refused as not a regular file, in one process and in the workers' tasks alike."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.json").write_bytes(_compact(SAMPLE_FILES[0]))
+    os.mkfifo(folder / name)
+    (folder / "c.jsonl").write_bytes(_compact(SAMPLE_FILES[0]) + b"\n")
+    _, report = load_graph([str(folder)], workers=workers)
+    assert [(r.code, Path(r.source.path).name) for r in report.rejections] == [("unreadable", name)]
+    assert "not a regular file" in report.rejections[0].message
+    assert report.accepted == 1 and report.duplicate == 1  # the same bundle, twice
