@@ -8,6 +8,6 @@ by a plan), ``health`` (the bounded health check), ``loops`` (executions off the
 into execution plans that answer without the resolvers), ``types`` (object types),
 ``context`` (per-request DataLoaders over a
 :class:`~pith_graph.api.reads.reader.GraphReader`), ``ids`` (pasted identifiers), ``inputs``
-(arguments), ``limits``, ``cost`` (the query cost limit) and ``coded_errors``. ``schema.graphql`` is the
-printed SDL.
+(arguments), ``author_pages`` (a paper's authors after a name key), ``limits``, ``cost`` (the
+query cost limit) and ``coded_errors``. ``schema.graphql`` is the printed SDL.
 """

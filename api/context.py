@@ -341,6 +341,13 @@ class Context:
     def author(self) -> DataLoader[str, AuthorRecord | None]:
         return self._batch("author", self.reader.authors_by_keys, lambda: None)
 
+    @property
+    def author_uncounted(self) -> DataLoader[str, AuthorRecord | None]:
+        """Authors by name key, without their paper counts (where an ``after`` stands)."""
+        return self._batch(
+            "author_uncounted", lambda keys: self.reader.authors_by_keys(keys, counts=False), lambda: None
+        )
+
     def author_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
         return self._batch(
             ("author_papers", first, after),

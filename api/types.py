@@ -6,9 +6,12 @@ request's DataLoaders (:mod:`pith_graph.api.context`), so sibling objects share 
 
 from __future__ import annotations
 
+import asyncio
+
 import strawberry
 from strawberry.types import Info
 
+from pith_graph.api.author_pages import after_key, authors_after
 from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
@@ -162,16 +165,28 @@ class Paper:
         return [Category.from_record(link.category) for link in capped("Paper.categories", links)]
 
     @resolver(
-        "The authors, by name: the first `first` (default and at most the page cap, 100 unless "
-        "the server says otherwise); authorCount tells how many there are."
+        "The authors by name, then name key: the first `first` (default and at most the page "
+        "cap, 100 unless the server says otherwise) after the author whose nameKey is `after` "
+        "(page on with the last nameKey you have; one that is no author of this paper is still a "
+        "position: where that author, or one named as the key, would stand); authorCount tells "
+        "how many there are."
     )
-    async def authors(self, info: GraphInfo, first: int | None = None) -> list[Author]:
+    async def authors(
+        self, info: GraphInfo, first: int | None = None, after: str | None = None
+    ) -> list[Author]:
         limits = info.context.limits
         size = page_size(first, limits, first_default("Paper.authors", limits))
-        found = await info.context.authors_of.load(self.pith_number)
+        if after is None:
+            found = await info.context.authors_of.load(self.pith_number)
+        else:
+            key = after_key(after)
+            whole, known = await asyncio.gather(
+                info.context.authors_of.load(self.pith_number), info.context.author_uncounted.load(key)
+            )
+            found = authors_after(whole, key, known)
         return [Author.from_record(a) for a in found[:size]]
 
-    @resolver("How many authors the paper has (authors may list fewer).")
+    @resolver("How many authors the paper has (a page of authors may list fewer).")
     async def author_count(self, info: GraphInfo) -> int:
         return len(await info.context.authors_of.load(self.pith_number))
 

@@ -33,6 +33,7 @@ from graphql import (
     GraphQLSchema,
     InlineFragmentNode,
     NamedTypeNode,
+    NullValueNode,
     OperationType,
     SelectionSetNode,
     VariableDefinitionNode,
@@ -388,13 +389,27 @@ def _root_reads_only(root: SelectionPlan) -> bool:
     )
 
 
+def _looks_up(item: FieldPlan) -> bool:
+    """Whether an embedded field reads more than its relation: ``authors(after:)`` looks up
+    the author ``after`` names (a variable may be null: it is taken as given)."""
+    if item.name != "authors":
+        return False
+    if item.arguments is not None:
+        return item.arguments.get("after") is not None
+    return any(
+        argument.name.value == "after" and not isinstance(argument.value, NullValueNode)
+        for argument in item.node.arguments or ()
+    )
+
+
 def _asks_ahead(plan: SelectionPlan, embedded: bool) -> bool:
     """Whether the fields under ``plan`` call the reader only for relations fetched ahead
     (``embedded``: its objects came from a call that embeds them)."""
     for item in plan.fields:
         if item.spec is None:
             continue
-        if item.spec.fetches and not (embedded and plan.type_name == "Paper" and item.name in EMBEDDED):
+        ahead = embedded and plan.type_name == "Paper" and item.name in EMBEDDED and not _looks_up(item)
+        if item.spec.fetches and not ahead:
             return False
         # Past a fetch, nothing more was fetched ahead.
         if item.sub is not None and not _asks_ahead(item.sub, embedded and not item.spec.fetches):

@@ -16,6 +16,7 @@ from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any
 
+from pith_graph.api.author_pages import after_key, authors_after
 from pith_graph.api.connection import PageInfo as PageInfoObject
 from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
@@ -164,6 +165,23 @@ def _first(resolve: Resolve, key: str) -> Resolve:
     return first
 
 
+def _authors(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
+    """A page of each paper's authors: the first ``first`` after ``after`` (see
+    :mod:`pith_graph.api.author_pages`). The whole lists are read (one read for the level,
+    shared with ``authorCount`` and with what a listing embedded), and, with ``after``,
+    the author it names (one read for the level's ``after`` values)."""
+    limits = step.context.limits
+    size = page_size(step.args.get("first"), limits, first_default("Paper.authors", limits))
+    given = step.args.get("after")
+    keys = [paper.pith_number for paper in sources]
+    found = step.batch.keyed("authors_of_papers", (step.hint.counts,), keys)
+    if given is None:
+        return lambda: [found()[k][:size] for k in keys]
+    after = after_key(given)
+    known = step.batch.keyed("authors_by_keys", (False,), [after])
+    return lambda: [authors_after(found()[k], after, known().get(after))[:size] for k in keys]
+
+
 def _author_count(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
     """How many authors each paper has: the length of its authors (uncounted: a selection
     asking for them with counts has them fetched with counts, which serve as well)."""
@@ -286,9 +304,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
             "counts",
         )
     ),
-    ("Paper", "authors"): load(
-        _first(_of("authors_of_papers", _LIST, "pith_number", "counts"), "Paper.authors")
-    ),
+    ("Paper", "authors"): load(_authors),
     ("Paper", "authorCount"): load(_author_count),
     ("Paper", "aliases"): load(_of("aliases_of_papers", partial(capped, "Paper.aliases"), "pith_number")),
     ("Paper", "signers"): load(

@@ -36,6 +36,7 @@ from pith_graph.api.plan.fields import FIELDS
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import PithSchema, build_schema
+from pith_graph.loader.identifiers import author_name_key
 
 
 class Backend:
@@ -136,6 +137,13 @@ MORE = [
         id="filter-variable",
     ),
     pytest.param(
+        "query($id: String!, $after: String) { paper(id: $id) { authorCount a: authors(first: 1) "
+        '{ nameKey } b: authors(first: 2, after: $after) { nameKey name paperCount } c: authors(after: "zzz") '
+        '{ name } d: authors(after: "!") { nameKey } } }',
+        lambda e: {"id": e.doi, "after": author_name_key(e.hub_author)},
+        id="author-pages",
+    ),
+    pytest.param(
         "query($a: String!, $b: String!) { collaborationPath(from: $a, to: $b, maxHops: 3) "
         "{ from { name paperCount } paper { title categories { code } } to { nameKey } } }",
         lambda e: {"a": e.far_authors[0], "b": e.far_authors[1]},
@@ -212,6 +220,9 @@ def test_plans_run_alone_answer_as_the_resolvers_do(
         ('{ paper(id: "x") { verification { signatures { keyIds } } } }', False),
         ('{ author(name: "x") { papers(first: 2) { nodes { title } } } }', False),
         ('{ collaborationPath(from: "a", to: "b") { paper { authors { name } } } }', False),  # no embedding
+        ('{ paper(id: "x") { authors(first: 2, after: "ann lee") { name } } }', False),  # looks it up
+        ('query($a: String) { paper(id: "x") { authors(after: $a) { name } } }', False),
+        ('{ paper(id: "x") { authorCount authors(first: 2, after: null) { name } } }', True),
     ],
 )
 def test_a_plan_knows_when_its_root_calls_are_its_only_reads(query: str, alone: bool) -> None:
@@ -224,6 +235,11 @@ FAILING = [
     pytest.param("{ papers(first: -1) { nodes { title } } }", "BAD_USER_INPUT", id="negative-first"),
     pytest.param("{ a: papers(first: 1000) { nodes { title } } }", "LIMIT_EXCEEDED", id="page-cap"),
     pytest.param('{ paper(id: "  ") { title } }', "BAD_USER_INPUT", id="empty-id"),
+    pytest.param(
+        '{ paper(id: "arXiv:2605.90002") { authors(after: "Ann Lee") { name } } }',
+        "BAD_USER_INPUT",
+        id="after-a-name",
+    ),
     pytest.param(
         '{ collaborationPath(from: "No Such Person", to: "Nobody") { paper { title } } }',
         "NOT_FOUND",
