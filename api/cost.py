@@ -17,7 +17,8 @@ of the objects the answer holds (the executions count them as well, see
 * every other list answers with at most :data:`LIST_SIZES` items (the first ones, in the
   list's order: :func:`capped`).
 
-Fragments count where they are spread; aliases count once each. For example::
+Fragments count where they are spread, each spread again (each fragment is counted once per
+type and page, in time linear in the document); aliases count once each. For example::
 
     { papers(first: 50) { nodes { title authors(first: 10) { name } } } }    50 + 50 × 10 = 550
     { a: papers(first: 100) { nodes { authors(first: 10) {                 100 + 100 × 10
@@ -134,7 +135,8 @@ def _is_object_list(field: GraphQLField) -> bool:
 
 
 class _Counter:
-    """Walks one operation of a document."""
+    """Walks one operation of a document, each fragment once per type and page it is spread
+    on (:meth:`_fragment`)."""
 
     def __init__(
         self,
@@ -147,6 +149,8 @@ class _Counter:
         self.fragments = fragments
         self.variables = variables
         self.limits = limits
+        self._memo: dict[tuple[str, str, int | None], int] = {}
+        self._open: set[tuple[str, str, int | None]] = set()
 
     def _int(self, node: ValueNode | None, default: int, cap: int) -> int:
         """An Int argument's value, clamped to ``0..cap``; ``default`` when null or absent."""
@@ -201,24 +205,6 @@ class _Counter:
             return None
         return LIST_SIZES.get(key, UNLISTED_SIZE)
 
-    def _fields(
-        self, parent: GraphQLObjectType, selections: SelectionSetNode, seen: frozenset[str]
-    ) -> Iterator[tuple[GraphQLObjectType, FieldNode]]:
-        """The fields of a selection set, fragments spread (each at most once per path)."""
-        for selection in selections.selections:
-            if isinstance(selection, FieldNode):
-                yield parent, selection
-            elif isinstance(selection, InlineFragmentNode):
-                yield from self._fields(
-                    self._type(selection.type_condition, parent), selection.selection_set, seen
-                )
-            elif isinstance(selection, FragmentSpreadNode):
-                name = selection.name.value
-                fragment = self.fragments.get(name)
-                if fragment is not None and name not in seen:
-                    on = self._type(fragment.type_condition, parent)
-                    yield from self._fields(on, fragment.selection_set, seen | {name})
-
     def _type(self, condition: Any, parent: GraphQLObjectType) -> GraphQLObjectType:
         found = self.schema.get_type(condition.name.value) if condition is not None else parent
         return found if isinstance(found, GraphQLObjectType) else parent
@@ -228,22 +214,61 @@ class _Counter:
     ) -> int:
         """The cost of ``selections`` on ``above`` objects of type ``parent``; ``page``: the
         ``first`` of the page or facets they are (which sizes their lists)."""
+        return above * self._each(parent, selections, page)
+
+    def _each(self, parent: GraphQLObjectType, selections: SelectionSetNode, page: int | None) -> int:
+        """The cost of ``selections`` on one object of type ``parent`` (a cost is that of one
+        object times how many there are), fragments spread: each spread counts its fragment's
+        cost again (:meth:`_fragment`)."""
         total = 0
-        for owner, node in self._fields(parent, selections, frozenset()):
-            field = owner.fields.get(node.name.value)
-            if field is None:  # __typename, introspection (bounded by its own rule)
-                continue
-            size = self._size(f"{owner.name}.{node.name.value}", node, field, page)
-            inner = None
-            if size is not None and not _is_list(field):  # a page or facets: one object
-                inner, size = size, None
-            here = above if size is None else above * size
-            if size is not None:
-                total += here
-            child = get_named_type(field.type)
-            if node.selection_set is not None and isinstance(child, GraphQLObjectType):
-                total += self.cost(child, node.selection_set, here, inner)
+        for selection in selections.selections:
+            if isinstance(selection, InlineFragmentNode):
+                on = self._type(selection.type_condition, parent)
+                total += self._each(on, selection.selection_set, page)
+            elif isinstance(selection, FragmentSpreadNode):
+                total += self._fragment(selection.name.value, parent, page)
+            elif isinstance(selection, FieldNode):
+                total += self._field(parent, selection, page)
         return total
+
+    def _field(self, owner: GraphQLObjectType, node: FieldNode, page: int | None) -> int:
+        field = owner.fields.get(node.name.value)
+        if field is None:  # __typename, introspection (bounded by its own rule)
+            return 0
+        size = self._size(f"{owner.name}.{node.name.value}", node, field, page)
+        inner = None
+        if size is not None and not _is_list(field):  # a page or facets: one object
+            inner, size = size, None
+        here = 1 if size is None else size
+        total = 0 if size is None else size
+        child = get_named_type(field.type)
+        if node.selection_set is not None and isinstance(child, GraphQLObjectType):
+            total += here * self._each(child, node.selection_set, inner)
+        return total
+
+    def _fragment(self, name: str, parent: GraphQLObjectType, page: int | None) -> int:
+        """The cost of fragment ``name`` spread on one object of type ``parent``, computed
+        once per fragment, type and page (memoised: a document whose fragments each spread
+        the next twice costs 2^n, and is counted in time linear in n). A spread of a
+        fragment being counted (a cycle, which validation refuses) or of an unknown one
+        counts nothing."""
+        fragment = self.fragments.get(name)
+        if fragment is None:
+            return 0
+        on = self._type(fragment.type_condition, parent)
+        key = (name, on.name, page)
+        known = self._memo.get(key)
+        if known is not None:
+            return known
+        if key in self._open:
+            return 0
+        self._open.add(key)
+        try:
+            found = self._each(on, fragment.selection_set, page)
+        finally:
+            self._open.discard(key)
+        self._memo[key] = found
+        return found
 
 
 def query_cost(

@@ -3,10 +3,15 @@
 ==========================  =======  ==============================================
 limit                       default  enforced by
 ==========================  =======  ==============================================
-``max_depth``               10       strawberry's ``QueryDepthLimiter`` rule
-``max_aliases``             30       strawberry's ``MaxAliasesLimiter`` rule
+``max_depth``               10       :func:`shape_rule` (strawberry's
+                                     ``QueryDepthLimiter``'s count and message)
+``max_aliases``             30       :func:`shape_rule` (strawberry's
+                                     ``MaxAliasesLimiter``'s count and message)
 ``max_tokens``              2000     the GraphQL parser (lexical tokens, comments
-                                     and source length are each bounded)
+                                     and source length are each bounded); its
+                                     :data:`SPREAD_FACTOR` times bounds the fields
+                                     of a document, fragments spread
+                                     (:class:`ParserLimits`)
 ``max_page_size``           100      ``first`` arguments (:func:`page_size`)
 ``max_cost``                25000    :class:`~pith_graph.api.cost.CostLimit`, before
                                      execution: the objects the lists of a query may
@@ -28,6 +33,14 @@ limit                       default  enforced by
 
 Going over a limit is a ``LIMIT_EXCEEDED`` error; the settings (``api.settings``) read each
 from the environment.
+
+Fragments: a fragment spread ``k`` times counts ``k`` times in every limit (depth, aliases,
+cost), so a document of a few hundred bytes whose fragments each spread the next twice
+stands for 2^n fields. Every check here measures each fragment once (memoised per
+fragment: time linear in the document, however often it is spread), and before any
+validation rule runs, :class:`ParserLimits` refuses a document whose fields, its
+fragments spread, number over ``SPREAD_FACTOR × max_tokens`` (20,000): what validation,
+the cost, the plan compiler and execution walk is then at most that, whatever the spreads.
 """
 
 from __future__ import annotations
@@ -37,12 +50,21 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
 
-from graphql import ASTValidationRule, DocumentNode, GraphQLError, SelectionSetNode, ValidationContext
+from graphql import (
+    ASTValidationRule,
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    ValidationContext,
+)
 from graphql.language import Visitor, visit
 from graphql.validation import MaxIntrospectionDepthRule
 from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension, ValidationCache
-from strawberry.extensions.max_aliases import create_validator as max_aliases_rule
-from strawberry.extensions.query_depth_limiter import create_validator as max_depth_rule
 
 from pith_graph.api.coded_errors import CodedErrors
 from pith_graph.api.cost import CostLimit
@@ -51,6 +73,8 @@ from pith_graph.errors import BadUserInput, LimitExceeded, QueryTimeout
 
 __all__ = [
     "DEFAULT_LIMITS",
+    "SPREAD_FACTOR",
+    "DocumentShape",
     "ParserLimits",
     "RequestLimits",
     "out_of_time",
@@ -58,7 +82,17 @@ __all__ = [
     "page_size",
     "path_hops",
     "schema_extensions",
+    "shape_rule",
+    "spread_fields_limit",
 ]
+
+#: A document's fields once its fragments are spread (each spread counting its fragment's
+#: fields again) may number this many times ``max_tokens``. Spelt out without fragments a
+#: document holds at most ``max_tokens`` fields (a field is a token at least); fragments
+#: save writing them again, and 10 times leaves room for any real reuse (a 40-field
+#: fragment under all 30 aliases is 1,200) while bounding what the checks and executions
+#: walk (20,000 fields by default: milliseconds).
+SPREAD_FACTOR = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,8 +184,134 @@ def path_hops(max_hops: int | None, limits: RequestLimits) -> int:
     return max_hops
 
 
+def spread_fields_limit(limits: RequestLimits) -> int:
+    """The most fields a document may hold, its fragments spread (:data:`SPREAD_FACTOR`)."""
+    return limits.max_tokens * SPREAD_FACTOR
+
+
+def _is_introspection(name: str) -> bool:
+    return name.startswith("__")
+
+
+@dataclass(frozen=True, slots=True)
+class _Local:
+    """One definition's own selections, its spreads not yet counted: ``spreads`` holds each
+    spread's fragment, the depth it sits at, and whether it counts toward the depth."""
+
+    fields: int
+    aliases: int
+    depth: int
+    spreads: list[tuple[str, int, bool]]
+
+
+def _local(selection_set: SelectionSetNode) -> _Local:
+    """Count one definition's selections, without recursion (the parser bounds nesting, not
+    Python's stack). The depth is strawberry's ``QueryDepthLimiter``'s: a field with a
+    selection set at level ``k`` (top-level fields: 0) makes it ``k + 1``; introspection
+    fields (``__schema``, ...) are not entered for the depth; aliases are
+    ``MaxAliasesLimiter``'s (every aliased field, introspection too)."""
+    fields = aliases = depth = 0
+    spreads: list[tuple[str, int, bool]] = []
+    stack = [(selection_set, 0, True)]
+    while stack:
+        current, level, counted = stack.pop()
+        for selection in current.selections:
+            if isinstance(selection, FieldNode):
+                fields += 1
+                aliases += selection.alias is not None
+                if selection.selection_set is not None:
+                    inside = counted and not _is_introspection(selection.name.value)
+                    if inside:
+                        depth = max(depth, level + 1)
+                    stack.append((selection.selection_set, level + 1, inside))
+            elif isinstance(selection, InlineFragmentNode):
+                stack.append((selection.selection_set, level, counted))
+            elif isinstance(selection, FragmentSpreadNode):
+                spreads.append((selection.name.value, level, counted))
+    return _Local(fields, aliases, depth, spreads)
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A selection's size with its fragments spread where they are used: ``fields`` (each
+    spread counting its fragment's again), ``aliases`` and ``depth`` as the limits count
+    them."""
+
+    fields: int
+    aliases: int
+    depth: int
+
+
+class DocumentShape:
+    """The :class:`Shape` of every operation of a document, each fragment measured once
+    (memoised) in an order where the fragments it spreads come first, without recursion:
+    time linear in the document, however often (and however deep) its fragments spread.
+    A spread closing a cycle or naming an unknown fragment counts nothing (``cyclic`` tells;
+    graphql's own rules refuse such documents)."""
+
+    def __init__(self, document: DocumentNode) -> None:
+        locals_ = {
+            d.name.value: _local(d.selection_set)
+            for d in document.definitions
+            if isinstance(d, FragmentDefinitionNode)
+        }
+        self.cyclic = False
+        self.fragments: dict[str, Shape] = {}
+        for root in locals_:
+            if root in self.fragments:
+                continue
+            path = [(root, iter(locals_[root].spreads))]
+            on_path = {root}
+            while path:
+                name, spreads = path[-1]
+                for spread, _level, _counted in spreads:
+                    if spread in on_path:
+                        self.cyclic = True
+                    elif spread in locals_ and spread not in self.fragments:
+                        path.append((spread, iter(locals_[spread].spreads)))
+                        on_path.add(spread)
+                        break
+                else:
+                    path.pop()
+                    on_path.remove(name)
+                    self.fragments[name] = self._total(locals_[name])
+        self.operations: list[tuple[OperationDefinitionNode, Shape]] = [
+            (d, self._total(_local(d.selection_set)))
+            for d in document.definitions
+            if isinstance(d, OperationDefinitionNode)
+        ]
+
+    def _total(self, local: _Local) -> Shape:
+        fields, aliases, depth = local.fields, local.aliases, local.depth
+        for name, level, counted in local.spreads:
+            spread = self.fragments.get(name)
+            if spread is None:  # unknown, or closing a cycle
+                continue
+            fields += spread.fields
+            aliases += spread.aliases
+            if counted:
+                depth = max(depth, level + spread.depth)
+        return Shape(fields, aliases, depth)
+
+    @property
+    def fields(self) -> int:
+        """The fields of all its operations, fragments spread."""
+        return sum(shape.fields for _, shape in self.operations)
+
+
+def _too_many_fields(limit: int) -> LimitExceeded:
+    return LimitExceeded(
+        f"The document holds more than {limit} fields once its fragments are spread "
+        "(each spread counts its fragment's fields again).",
+        "Spread each fragment fewer times.",
+    )
+
+
 class ParserLimits(SchemaExtension):
-    """Bounds the parser: lexical tokens, comments and the source length."""
+    """Bounds the parser: lexical tokens, comments and the source length; then refuses a
+    document whose fields, its fragments spread, number over :data:`SPREAD_FACTOR` times the
+    token limit, before any validation rule (graphql's own among them) walks it: the check
+    is linear in the document (:class:`DocumentShape`), run for every request."""
 
     def __init__(self, max_tokens: int) -> None:
         self.max_tokens = max_tokens
@@ -162,6 +322,15 @@ class ParserLimits(SchemaExtension):
         options["max_comments"] = self.max_tokens  # type: ignore[typeddict-unknown-key]
         options["max_source_length"] = self.max_tokens * 50  # type: ignore[typeddict-unknown-key]
         yield
+
+    def on_parse(self) -> Iterator[None]:
+        yield
+        document = self.execution_context.graphql_document
+        limit = self.max_tokens * SPREAD_FACTOR
+        if document is not None and DocumentShape(document).fields > limit:
+            # strawberry answers an error raised here with no validation and no execution
+            # (an extension's on_validate could not keep its ValidationCache from validating).
+            raise _too_many_fields(limit)
 
 
 class _EmptySelections(Visitor):
@@ -176,39 +345,55 @@ class _EmptySelections(Visitor):
         return None
 
 
-def _depth_rule(max_depth: int) -> type[ASTValidationRule]:
-    """strawberry's depth rule, after refusing an empty selection set (``{ }``, which
-    graphql-core parses and the depth rule cannot measure)."""
-    base = max_depth_rule(max_depth, None)
+def shape_rule(limits: RequestLimits) -> type[ASTValidationRule]:
+    """The depth and alias limits, with the messages of strawberry's ``QueryDepthLimiter``
+    and ``MaxAliasesLimiter`` (which walk every spread again: 2^n work for n fragments each
+    spreading the next twice), measured by :class:`DocumentShape`: one depth error per
+    operation too deep (at the operation), one for too many aliases. An empty selection set
+    (``{ }``, which graphql-core parses) is refused first. Too many fields, fragments spread,
+    are refused here too for callers of ``validate`` (the server refuses them before
+    validation, :class:`ParserLimits`); then nothing else is measured."""
+    max_depth, max_aliases, max_fields = limits.max_depth, limits.max_aliases, spread_fields_limit(limits)
 
-    class DepthRule(base):  # type: ignore[misc, valid-type]
+    class ShapeRule(ASTValidationRule):
         def __init__(self, context: ValidationContext) -> None:
+            super().__init__(context)
             document: DocumentNode = context.document
             empty = _EmptySelections()
             visit(document, empty)
             if empty.found is not None:
-                ASTValidationRule.__init__(self, context)
                 context.report_error(
                     GraphQLError("A selection set is empty: select at least one field.", empty.found)
                 )
                 return
-            super().__init__(context)
+            shape = DocumentShape(document)
+            if shape.cyclic:  # NoFragmentCyclesRule refuses it
+                return
+            if shape.fields > max_fields:
+                refusal = _too_many_fields(max_fields)
+                context.report_error(GraphQLError(refusal.message, original_error=refusal))
+                return
+            for operation, measured in shape.operations:
+                if measured.depth > max_depth:
+                    name = operation.name.value if operation.name else "anonymous"
+                    context.report_error(
+                        GraphQLError(f"'{name}' exceeds maximum operation depth of {max_depth}", operation)
+                    )
+            aliases = sum(measured.aliases for _, measured in shape.operations)
+            if aliases > max_aliases:
+                context.report_error(GraphQLError(f"{aliases} aliases found. Allowed: {max_aliases}"))
 
-    return DepthRule
+    return ShapeRule
 
 
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
-    error codes, parser limits, validation limits, the parse and validation caches, then the
-    cost limit (after validation: it counts with the request's variables, so it is not cached).
+    error codes, parser limits (with the fields of the document, fragments spread), validation
+    limits, the parse and validation caches, then the cost limit (after validation: it counts with the request's variables, so it is not cached).
 
     The validation rules are built once here, so the validation cache can recognise them.
     """
-    rules: list[type[ASTValidationRule]] = [
-        _depth_rule(limits.max_depth),
-        max_aliases_rule(limits.max_aliases),
-        MaxIntrospectionDepthRule,
-    ]
+    rules: list[type[ASTValidationRule]] = [shape_rule(limits), MaxIntrospectionDepthRule]
     return [
         CodedErrors,
         partial(ParserLimits, limits.max_tokens),
