@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
-import signal
 import subprocess
 import sys
 from dataclasses import replace
@@ -18,6 +16,7 @@ import pytest
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.snapshot import is_snapshot
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.testing.serving import serving
 
 B = SignerIdentity.from_seed(b"cli-trust-b", key_id="b-key", signer_id="b.example")
 A = SignerIdentity.from_seed(b"cli-trust-a", key_id="a-key", signer_id="a.example")
@@ -248,12 +247,7 @@ def test_registry_keys_admits_a_rotated_registry_key_that_trusted_keys_cannot(ro
 def test_serve_takes_registry_keys_too(rotation: Path) -> None:
     """``pith-graph serve`` builds its keyring as load does (and never reads the key files as
     bundles): the rotated key's paper is the one served."""
-    args = [
-        "serve",
-        str(rotation / "bundles"),
-        "--registry-keys",
-        str(rotation / "bundles" / "registry-keys.json"),
-    ]
+    args = [str(rotation / "bundles"), "--registry-keys", str(rotation / "bundles" / "registry-keys.json")]
     args += [
         "--trusted-keys",
         str(rotation / "keys.json"),
@@ -264,24 +258,9 @@ def test_serve_takes_registry_keys_too(rotation: Path) -> None:
         "--load-workers",
         "1",
     ]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pith_graph", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    try:
-        output: list[str] = []
-        while not (found := re.search(r"Uvicorn running on (http://\S+)", "".join(output[-1:]))):
-            line = process.stdout.readline()
-            assert line, "".join(output)
-            output.append(line)
+    with serving(args) as url:
         query = '{ paper(id: "arXiv:2403.00042") { title verification { bundleKeyId } } }'
-        answer = httpx.post(f"{found.group(1)}/graphql", json={"query": query}, timeout=30).json()
+        answer = httpx.post(f"{url}/graphql", json={"query": query}, timeout=30).json()
         assert answer == {
             "data": {"paper": {"title": P.title, "verification": {"bundleKeyId": ROTATED.key_id}}}
         }
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=60)

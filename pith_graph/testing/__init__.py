@@ -9,7 +9,9 @@ imports them):
   signed with any identity, and re-signing after a test edited one;
 * :func:`generate_bundles` / :func:`write_corpus` — a seeded corpus with heavy-tailed
   authorship, several arXiv versions and rebuilt bundles (``python -m
-  pith_graph.testing.corpus DIR -n 100000``).
+  pith_graph.testing.corpus DIR -n 100000``);
+* :func:`~pith_graph.testing.serving.serving` — ``pith-graph serve`` in a child process,
+  until its URL is known and then until the block ends.
 """
 
 from __future__ import annotations

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -24,6 +20,7 @@ from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.schema import build_schema
 from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.serving import serving
 
 SCHEMA = build_schema()._schema
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -207,27 +204,11 @@ STALLING = _aliases(
 def served_corpus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``pith-graph serve`` (memory backend, one worker) over a generated corpus, no cost limit."""
     info = write_corpus(tmp_path_factory.mktemp("stall"), 2000, seed=12, workers=2, layout="jsonl")
-    env = {**os.environ, "PITH_API_MAX_COST": str(10**9), "PITH_API_TIMEOUT_SECONDS": "60"}
-    args = ["serve", str(info.directory), "--trusted-keys", str(info.keyring_path), "--port", "0"]
+    env = {"PITH_API_MAX_COST": str(10**9), "PITH_API_TIMEOUT_SECONDS": "60"}
+    args = [str(info.directory), "--trusted-keys", str(info.keyring_path), "--port", "0"]
     args += ["--workers", "1"]  # one process: the heavy query and the probes share its event loop
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pith_graph", *args],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    try:
-        output: list[str] = []
-        while not (found := re.search(r"Uvicorn running on (http://\S+)", "".join(output[-1:]))):
-            line = process.stdout.readline()
-            assert line, "".join(output)
-            output.append(line)
-        yield found.group(1)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=60)
+    with serving(args, env) as url:
+        yield url
 
 
 def test_a_heavy_query_does_not_stall_health_or_other_queries(served_corpus: str) -> None:

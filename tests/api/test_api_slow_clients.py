@@ -6,16 +6,13 @@ against the h11 parser, with both deadlines set to one second.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
 import socket
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import orjson
 import pytest
 from apitest import ThreadServer, corpus, memory_reader  # noqa: F401 (fixtures)
@@ -24,6 +21,7 @@ from pith_graph.api.app import create_app
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.testing.serving import serving
 
 BOUND = 1.0  # seconds, for headers and for bodies
 SLACK = 1.5  # what a loaded machine may add before the server acts
@@ -32,29 +30,11 @@ QUERY = b'{"query": "{ categories { code } }"}'
 
 @pytest.fixture(scope="module")
 def served_cli() -> Iterator[tuple[str, int]]:
-    env = {
-        **os.environ,
-        "PITH_API_HEADER_TIMEOUT_SECONDS": str(BOUND),
-        "PITH_API_BODY_TIMEOUT_SECONDS": str(BOUND),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pith_graph", "serve", "--port", "0", "--workers", "1"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    assert process.stdout is not None
-    try:
-        output: list[str] = []
-        while not (found := re.search(r"Uvicorn running on http://([\d.]+):(\d+)", "".join(output[-1:]))):
-            line = process.stdout.readline()
-            assert line, "".join(output)
-            output.append(line)
-        yield found.group(1), int(found.group(2))
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=30)
+    env = {"PITH_API_HEADER_TIMEOUT_SECONDS": str(BOUND), "PITH_API_BODY_TIMEOUT_SECONDS": str(BOUND)}
+    with serving(["--port", "0", "--workers", "1"], env, stop_timeout=30) as url:
+        address = httpx.URL(url)
+        assert address.host and address.port
+        yield address.host, address.port
 
 
 @pytest.fixture(scope="module")
