@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from pith_graph.api.reads.folding import folded_name
+from pith_graph.loader.format import RECORD_CREATED
 from pith_graph.loader.identifiers import split_authors
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
@@ -64,51 +65,35 @@ def _archive(code: str) -> str:
 
 
 def _signer_rows(bundle: Mapping[str, Any], keyring: Keyring) -> tuple[SignatureRow, ...]:
-    by_signer: dict[str, dict[str, Any]] = {}
-    signer_of_key: dict[str, tuple[str, str]] = {}
+    """A row per signer of the bundle's events, receipt and bundle signature, each key credited
+    to the signer the keyring pins it for (verification checked that events claim that signer).
 
-    def entry(signer_id: str, signer_type: str) -> dict[str, Any]:
-        row = by_signer.get(signer_id)
-        if row is None:  # not setdefault: that would build a row for every call
-            row = by_signer[signer_id] = {
-                "signerId": signer_id,
-                "signerType": signer_type,
-                "keyIds": set(),
-                "eventTypes": set(),
-                "signedBundle": False,
-            }
-        return row
+    The type is the one the keyring pins for the signer, else ``unknown``: never the type its
+    events claim, which is an unpinned signer's own word (taken, it made ``Signer.signerType``
+    depend on which of its bundles came first). So every row of a signer agrees, in any bundle.
+    """
+    keys: dict[str, set[str]] = {}
+    events: dict[str, set[str]] = {}
 
-    for event in bundle["events"]:
-        signer = event["signer"]
-        row = entry(signer["signer_id"], signer["signer_type"])
-        row["keyIds"].add(event["signature"]["key_id"])
-        row["eventTypes"].add(event["event_type"])
-        signer_of_key.setdefault(event["signature"]["key_id"], (signer["signer_id"], signer["signer_type"]))
-
-    def owner(key_id: str) -> dict[str, Any]:
-        if key_id in signer_of_key:
-            return entry(*signer_of_key[key_id])
-        pinned = keyring[key_id]
-        return entry(pinned.signer_id or key_id, pinned.signer_type or "unknown")
+    def signer(key_id: str) -> str:
+        signer_id = keyring[key_id].signer
+        keys.setdefault(signer_id, set()).add(key_id)
+        return signer_id
 
     for event in bundle["events"]:
-        if event["event_type"] == "record_created":
-            receipt_key = event["payload"]["receipt"]["key_id"]
-            owner(receipt_key)["keyIds"].add(receipt_key)
-    bundle_key = bundle["bundle_signature"]["key_id"]
-    signed = owner(bundle_key)
-    signed["keyIds"].add(bundle_key)
-    signed["signedBundle"] = True
+        events.setdefault(signer(event["signature"]["key_id"]), set()).add(event["event_type"])
+        if event["event_type"] == RECORD_CREATED:
+            signer(event["payload"]["receipt"]["key_id"])
+    bundle_signer = signer(bundle["bundle_signature"]["key_id"])
     return tuple(
         SignatureRow(
-            row["signerId"],
-            row["signerType"],
-            tuple(sorted(row["keyIds"])),
-            tuple(sorted(row["eventTypes"])),
-            row["signedBundle"],
+            signer_id,
+            keyring[min(key_ids)].signer_type or "unknown",  # pinned for all keys of a signer, or none
+            tuple(sorted(key_ids)),
+            tuple(sorted(events.get(signer_id, ()))),
+            signer_id == bundle_signer,
         )
-        for _, row in sorted(by_signer.items())
+        for signer_id, key_ids in sorted(keys.items())
     )
 
 

@@ -168,7 +168,8 @@ SIGNER = NodeSpec(
         _p(
             "signerType",
             "string",
-            "e.g. pith_registry: the pinned type, else the one its events claim, else unknown",
+            "e.g. pith_registry: the type the keyring pins for the signer, else unknown"
+            " (never the type its events claim)",
         ),
         _p("keyIds", "list<string>", "keys this signer used on the papers it signed, sorted"),
     ),
@@ -190,7 +191,13 @@ SIGNED = RelationshipSpec(
     "Paper",
     (
         _p("keyIds", "list<string>", "keys the signer used for this paper, sorted"),
-        _p("eventTypes", "list<string>", "event types it signed, sorted"),
+        _p(
+            "eventTypes",
+            "list<string>",
+            "event types it signed, sorted; absent when it signed none (only the bundle or the"
+            " receipt): Neo4j's importer cannot write an empty list, so no writer does",
+            required=False,
+        ),
         _p("signedBundle", "boolean", "true when it signed the bundle itself"),
     ),
     "the signer signed events or the bundle of the paper",

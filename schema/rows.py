@@ -134,11 +134,16 @@ class SignatureRow(NamedTuple):
     signed_bundle: bool
 
     def edge_properties(self) -> dict[str, Any]:
-        return {
-            _SIGNED_NAMES[0]: list(self.key_ids),
-            _SIGNED_NAMES[1]: list(self.event_types),
-            _SIGNED_NAMES[2]: self.signed_bundle,
-        }
+        """The edge's properties (``eventTypes`` absent when it signed no event).
+
+        >>> SignatureRow("m", "unknown", ("k",), (), True).edge_properties()
+        {'keyIds': ['k'], 'signedBundle': True}
+        """
+        props: dict[str, Any] = {_SIGNED_NAMES[0]: list(self.key_ids)}
+        if self.event_types:
+            props[_SIGNED_NAMES[1]] = list(self.event_types)
+        props[_SIGNED_NAMES[2]] = self.signed_bundle
+        return props
 
 
 def _properties(names: Sequence[str], row: Sequence[Any], lists: frozenset[int]) -> dict[str, Any]:

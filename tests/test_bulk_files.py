@@ -4,19 +4,23 @@ the target folder. (``test_bulk_import.py`` runs Neo4j's importer on such files.
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 
 from pith_graph.loader.bulk import bulk_import, partitions_for
 from pith_graph.loader.bulk.csvfiles import TARGETS, alias_id, line
 from pith_graph.loader.bulk.neo4j_admin import running_server
 from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.keyring import PinnedKey
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign
 from pith_graph.testing.corpus import write_corpus
 
 
@@ -72,6 +76,75 @@ def test_the_files_hold_what_a_load_keeps(
         f"--nodes=Paper={tmp_path / 'csv' / 'paper.header.csv'},{','.join(map(str, paper_files))}"
     ]
     assert not any(tmp_path.glob(".pith-graph-import-*"))  # the spill is gone
+
+
+def test_signers_of_no_event_and_their_types_are_written_as_a_load_stores_them(tmp_path: Path) -> None:
+    """A bundle whose bundle signer signed no event (it re-wraps another signer's events) and
+    one whose receipt is another signer's (copied in): their SIGNED rows have no eventTypes
+    (an empty field, which the importer stores as no property: it cannot store ``[]``), and
+    every Signer row has the type the keyring pins, else "unknown" (the events' claim,
+    ``pith_registry`` here, is not taken). The rows are what a load stores."""
+    first = SignerIdentity.from_seed(b"bulk-first", key_id="first-key", signer_id="first.invalid")
+    second = SignerIdentity.from_seed(b"bulk-second", key_id="second-key", signer_id="second.invalid")
+    paper = PaperSpec(
+        arxiv_id="2403.00001",
+        version=1,
+        title="Re-signed",
+        authors=["Ann Lee"],
+        abstract_excerpt="plain",
+        primary_cat="cs.LG",
+        cross_cats=[],
+        license="http://creativecommons.org/licenses/by/4.0/",
+        submitted_at="2024-03-01T10:00:00Z",
+        created_at="2026-07-01T00:00:00Z",
+        built_at="2026-07-02T00:00:00Z",
+    )
+    rewrapped = build_bundle(paper, first)
+    resign(rewrapped, second, event_signers={0: first, 1: first}, sign_receipt=False, refresh_events=False)
+    copied = dataclasses.replace(paper, arxiv_id="2403.00002")
+    copy = build_bundle(copied, second)
+    copy["events"][0]["payload"]["receipt"] = build_bundle(copied, first)["events"][0]["payload"]["receipt"]
+    resign(copy, second, sign_receipt=False)
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for name, data in (
+        ("a", rewrapped),
+        ("b", copy),
+        ("c", build_bundle(dataclasses.replace(paper, arxiv_id="2403.00003"), first)),
+    ):
+        (folder / f"{name}.json").write_bytes(orjson.dumps(data))
+    keyring = resolve_keyring([PinnedKey(s.key_id, s.public_key, s.signer_id) for s in (first, second)])
+    report = bulk_import([str(folder)], keyring=keyring, data=None, csv_only=tmp_path / "csv", workers=1)
+    assert (report.accepted, report.rejected) == (3, 0)
+
+    def rows(stem: str) -> list[list[str]]:
+        files = sorted((tmp_path / "csv").glob(f"{stem}.*.csv"))
+        text = "".join(f.read_text(encoding="utf-8") for f in files if not f.name.endswith(".header.csv"))
+        return sorted(csv.reader(io.StringIO(text)))
+
+    memory = MemoryStore()
+    run([str(folder)], keyring=keyring, store=memory, workers=1)
+    graph = memory.export()
+    signed = sorted(
+        [
+            start.removeprefix("Signer:"),
+            end.removeprefix("Paper:"),
+            "\x1f".join(edge["keyIds"]),
+            "\x1f".join(edge.get("eventTypes", [])),
+            str(edge["signedBundle"]).lower(),
+        ]
+        for (start, kind, end), edge in graph.edges.items()
+        if kind == "SIGNED"
+    )
+    assert rows("signed") == signed
+    assert (
+        sum(1 for row in signed if row[3] == "") == 2
+    )  # second's on the re-wrapped paper, first's on the copy
+    assert rows("signer") == [
+        ["first.invalid", "unknown", "first-key"],
+        ["second.invalid", "unknown", "second-key"],
+    ]
+    assert {node["signerType"] for node in graph.nodes.values() if node["label"] == "Signer"} == {"unknown"}
 
 
 def report_args(folder: Path) -> list[str]:

@@ -29,7 +29,7 @@ from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing.corpus import corpus_signers, write_corpus
-from pith_graph.testing.signer import PaperSpec, build_bundle
+from pith_graph.testing.signer import PaperSpec, build_bundle, resign
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
@@ -56,7 +56,8 @@ def _odd_paper(index: int, title: str, abstract: str) -> PaperSpec:
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Keyring, Path]:
     """A generated corpus (rebuilt bundles, two signers, several versions of some ids) plus
-    papers whose text the CSV files must carry exactly: quotes, commas, line breaks."""
+    papers whose text the CSV files must carry exactly: quotes, commas, line breaks; and
+    signers that signed no event of a paper (:func:`_event_less`)."""
     folder = tmp_path_factory.mktemp("bulk")
     info = write_corpus(folder, 400, seed=11, workers=1, layout="jsonl", shard_size=150, extra_signer_every=9)
     signer, _ = corpus_signers(11)
@@ -66,7 +67,27 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[str], Keyring
     ]
     extra = folder / "odd.jsonl"
     extra.write_bytes(b"".join(orjson.dumps(build_bundle(p, signer)) + b"\n" for p in odd))
-    return [str(p) for p in info.shards] + [str(extra)], resolve_keyring(info.keyring_path), info.keyring_path
+    signers = folder / "signers.jsonl"
+    signers.write_bytes(b"".join(orjson.dumps(b) + b"\n" for b in _event_less()))
+    paths = [str(p) for p in info.shards] + [str(signers), str(extra)]  # the odd papers last
+    return paths, resolve_keyring(info.keyring_path), info.keyring_path
+
+
+def _event_less() -> list[dict[str, Any]]:
+    """The builder re-wraps the registry signer's bundle, signing only the bundle; and
+    republishes another of its papers under its own key, with its receipt copied in. Each
+    paper has a SIGNED edge without eventTypes (the importer cannot write ``[]``), and the
+    registry signer's type must not depend on which bundle comes first."""
+    registry, builder = corpus_signers(11)
+    rewrapped = build_bundle(_odd_paper(99003, "Re-wrapped by the builder", "plain"), registry)
+    resign(
+        rewrapped, builder, event_signers={0: registry, 1: registry}, sign_receipt=False, refresh_events=False
+    )
+    paper = _odd_paper(99004, "Republished with a copied receipt", "plain")
+    copy = build_bundle(paper, builder)
+    copy["events"][0]["payload"]["receipt"] = build_bundle(paper, registry)["events"][0]["payload"]["receipt"]
+    resign(copy, builder, sign_receipt=False)
+    return [copy, rewrapped]
 
 
 @contextlib.contextmanager
@@ -125,6 +146,11 @@ def test_import_equals_a_transactional_load(
         assert bulk.counts() == loaded.counts() == report.counts
         odd = [n for n in actual.nodes.values() if n["label"] == "Paper" and "\n" in n["title"]]
         assert [n["abstractExcerpt"] for n in odd] == ["Line one\r\nline two \\ back; semi"]
+        event_less = [
+            e for (_, kind, _), e in expected.edges.items() if kind == "SIGNED" and "eventTypes" not in e
+        ]
+        assert len(event_less) == 2
+        assert {n["signerType"] for n in actual.nodes.values() if n["label"] == "Signer"} == {"unknown"}
         with bulk.driver.session(database="neo4j") as session:
             names = {r["name"] for r in session.run("SHOW CONSTRAINTS YIELD name")}
             states = {r["state"] for r in session.run("SHOW INDEXES YIELD state")}

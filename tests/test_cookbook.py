@@ -24,7 +24,7 @@ from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.cypher import render_schema
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.schema.database import constraints, indexes
-from pith_graph.schema.graph import NODES, RELATIONSHIPS
+from pith_graph.schema.graph import NODES, RELATIONSHIPS, PropertySpec
 from pith_graph.testing.corpus import corpus_signers, write_corpus
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -37,16 +37,20 @@ QUERIES = {
 SEED = 21
 
 
+def _property(spec: PropertySpec) -> str:
+    return f"`{spec.name}` ({spec.type}{'' if spec.required else ', optional'})"
+
+
 def schema_tables() -> str:
     """The README's tables of labels and relationships, rendered from schema/graph.py."""
     lines = ["| label | key (unique) | other properties |", "| --- | --- | --- |"]
     for spec in NODES.values():
         key = ", ".join(f"`{name}`" for name in spec.key)
-        rest = ", ".join(f"`{p.name}` ({p.type})" for p in spec.properties if p.name not in spec.key)
+        rest = ", ".join(_property(p) for p in spec.properties if p.name not in spec.key)
         lines.append(f"| `{spec.label}` | {key} | {rest or '—'} |")
     lines += ["", "| relationship | properties |", "| --- | --- |"]
     for rel in RELATIONSHIPS.values():
-        props = ", ".join(f"`{p.name}` ({p.type})" for p in rel.properties) or "—"
+        props = ", ".join(_property(p) for p in rel.properties) or "—"
         lines.append(f"| `(:{rel.start})-[:{rel.type}]->(:{rel.end})` | {props} |")
     return "\n".join(lines) + "\n"
 
@@ -199,7 +203,7 @@ def test_papers_signed_by_key(loaded: tuple[Any, nx.DiGraph]) -> None:
                 "pithNumber": G.nodes[paper]["pithNumber"],
                 "title": G.nodes[paper]["title"],
                 "signer": G.nodes[signer]["signerId"],
-                "eventTypes": list(data["eventTypes"]),  # a tuple in memory (shared, read-only)
+                "eventTypes": list(data.get("eventTypes", ())),  # a tuple in memory; absent: no event
                 "signedBundle": data["signedBundle"],
             }
             for signer, paper, data in edges(G, "SIGNED")

@@ -185,21 +185,34 @@ def test_a_pinned_signer_type_must_be_claimed() -> None:
     assert verify_bundle(honest, typed).pith_number == honest["pith_number"]
 
 
-def test_a_signer_that_only_signed_the_bundle_has_its_pinned_type() -> None:
-    """A mirror re-signs the bundle; the events stay the registry's. The mirror's Signer
-    takes the type the keyring pins, and "unknown" only where the keyring pins none."""
+def test_a_signer_has_the_type_the_keyring_pins_else_unknown() -> None:
+    """A mirror re-signs the bundle; the events stay HIGH's, and claim ``pith_registry``.
+    Each Signer takes the type the keyring pins for it, and "unknown" where it pins none:
+    never the type the events claim (an unpinned signer's own word), so a signer's type is
+    the same in every bundle, whoever signed it."""
     mirrored = resign(build_bundle(SPEC, HIGH), LOW, event_signers={0: HIGH, 1: HIGH})
-    high = PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id)
+    assert {event["signer"]["signer_type"] for event in mirrored["events"]} == {"pith_registry"}
 
-    def signer_types(low: PinnedKey) -> dict[str, str]:
-        keyring = default_keyring().with_keys([high, low])
+    def signer_types(high_type: str | None, low_type: str | None) -> dict[str, str]:
+        keyring = default_keyring().with_keys(
+            [
+                PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id, signer_type=high_type),
+                PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id, signer_type=low_type),
+            ]
+        )
         rows = build_rows(verify_bundle(mirrored, keyring), keyring)
         return {row.signer_id: row.signer_type for row in rows.signers}
 
-    typed = signer_types(PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id, signer_type="mirror"))
-    assert typed == {"high.example": "pith_registry", "low.example": "mirror"}
-    untyped = signer_types(PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id))
-    assert untyped == {"high.example": "pith_registry", "low.example": "unknown"}
+    assert signer_types("pith_registry", "mirror") == {
+        "high.example": "pith_registry",
+        "low.example": "mirror",
+    }
+    assert signer_types(None, None) == {"high.example": "unknown", "low.example": "unknown"}
+    # LOW's own bundle: its events claim "mirror", which counts only where the keyring pins it
+    own = build_bundle(SPEC, LOW)
+    keyring = default_keyring().with_keys([PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id)])
+    rows = build_rows(verify_bundle(own, keyring), keyring)
+    assert [(row.signer_id, row.signer_type) for row in rows.signers] == [("low.example", "unknown")]
 
 
 def test_the_registry_samples_claim_the_registrys_signer_and_type() -> None:

@@ -349,6 +349,106 @@ def test_another_spelling_of_an_arxiv_id_cannot_dodge_precedence(
     assert [end for (start, _kind, end) in graph.edges if start == doi] == [f"Paper:{pith}"]
 
 
+# -- signers ---------------------------------------------------------------------------------
+
+REPUBLISHER = SignerIdentity.from_seed(
+    b"behaviour-republisher", key_id="republisher-key", signer_id="republisher.invalid", signer_type="mirror"
+)
+
+
+def republished() -> tuple[bytes, bytes]:
+    """REPUBLISHER's bundle of SIGNER's paper, with SIGNER's receipt copied in (SIGNER signed
+    no event of it), and SIGNER's own bundle of another paper."""
+    copy = build_bundle(spec("2401.00007"), REPUBLISHER)
+    receipt = build_bundle(spec("2401.00007"), SIGNER)["events"][0]["payload"]["receipt"]
+    copy["events"][0]["payload"]["receipt"] = receipt
+    resign(copy, REPUBLISHER, sign_receipt=False)
+    return orjson.dumps(copy), bundle(spec("2401.00008"))
+
+
+def fresh(store: GraphStore) -> GraphStore:
+    """An empty store of ``store``'s kind (Neo4j: the same one, cleared)."""
+    if isinstance(store, Neo4jStore):
+        store.clear()
+        return store
+    return MemoryStore()
+
+
+def signer_keyring(pinned: bool) -> Keyring:
+    return resolve_keyring(
+        [
+            PinnedKey(s.key_id, s.public_key, s.signer_id, signer_type=s.signer_type if pinned else None)
+            for s in (SIGNER, REPUBLISHER)
+        ]
+    )
+
+
+@pytest.mark.parametrize("pinned", [False, True], ids=["unpinned", "pinned"])
+def test_a_signers_type_is_the_keyrings_whatever_the_order(
+    store: GraphStore, tmp_path: Path, pinned: bool
+) -> None:
+    """Signer.signerType is the type the keyring pins, else "unknown": never what its events
+    claim. (Taking the claim, SIGNER's type was "unknown" or "pith_registry" depending on
+    whether REPUBLISHER's bundle, which names SIGNER only through the copied receipt, came
+    first.)"""
+    keyring = signer_keyring(pinned)
+    copy, own = republished()
+    graphs = []
+    for ordered in ([copy, own], [own, copy]):
+        store = fresh(store)
+        for data in ordered:
+            assert outcome(load(store, tmp_path, [data], keyring=keyring))["inserted"] == 1
+        graphs.append(store.export())
+    assert graphs[0] == graphs[1]
+    types = {node["signerId"]: node["signerType"] for node in labelled(graphs[0], "Signer").values()}
+    expected = (SIGNER.signer_type, "mirror") if pinned else ("unknown", "unknown")
+    assert types == dict(zip((SIGNER.signer_id, REPUBLISHER.signer_id), expected, strict=True))
+
+
+def test_a_re_pinned_type_reaches_the_stored_signer(store: GraphStore, tmp_path: Path) -> None:
+    """The stored type is the keyring's of the latest write of one of the signer's papers."""
+    copy, own = republished()
+    load(store, tmp_path, [copy], keyring=signer_keyring(False))
+    assert store.export().nodes[f"Signer:{REPUBLISHER.signer_id}"]["signerType"] == "unknown"
+    later = orjson.dumps(build_bundle(spec("2401.00009"), REPUBLISHER))
+    load(store, tmp_path, [later, own], keyring=signer_keyring(True))
+    types = {node["signerId"]: node["signerType"] for node in labelled(store.export(), "Signer").values()}
+    assert types == {SIGNER.signer_id: SIGNER.signer_type, REPUBLISHER.signer_id: "mirror"}
+
+
+def test_a_signer_of_no_event_has_no_event_types(store: GraphStore, tmp_path: Path) -> None:
+    """A SIGNED edge of a signer that signed no event (only the bundle, re-wrapping another
+    signer's events; or only the receipt) has no eventTypes, in every store: Neo4j's importer
+    cannot write an empty list, so none is written."""
+    rewrapped = build_bundle(spec("2401.00010"), SIGNER)
+    resign(
+        rewrapped, REPUBLISHER, event_signers={0: SIGNER, 1: SIGNER}, sign_receipt=False, refresh_events=False
+    )
+    copy, _ = republished()
+    keyring = signer_keyring(False)
+    assert outcome(load(store, tmp_path, [orjson.dumps(rewrapped), copy], keyring=keyring))["inserted"] == 2
+    graph = store.export()
+    signer, republisher = f"Signer:{SIGNER.signer_id}", f"Signer:{REPUBLISHER.signer_id}"
+    wrapped_paper = f"Paper:{rewrapped['pith_number']}"
+    copy_paper = f"Paper:{orjson.loads(copy)['pith_number']}"
+    events = ["graph_snapshot", "record_created"]
+    assert graph.edges[(republisher, "SIGNED", wrapped_paper)] == {
+        "keyIds": [REPUBLISHER.key_id],
+        "signedBundle": True,
+    }
+    assert graph.edges[(signer, "SIGNED", wrapped_paper)] == {
+        "keyIds": [SIGNER.key_id],
+        "eventTypes": events,
+        "signedBundle": False,
+    }
+    assert graph.edges[(signer, "SIGNED", copy_paper)] == {"keyIds": [SIGNER.key_id], "signedBundle": False}
+    assert graph.edges[(republisher, "SIGNED", copy_paper)] == {
+        "keyIds": [REPUBLISHER.key_id],
+        "eventTypes": events,
+        "signedBundle": True,
+    }
+
+
 def test_every_kind_of_node_left_without_a_paper_is_removed(store: GraphStore, tmp_path: Path) -> None:
     """Author, Alias and Signer by a rebuild that drops them; Category (fixed per paper by its
     record) and everything else when the paper itself goes."""

@@ -163,7 +163,7 @@ READ_SIGNATURES_OF_PAPERS = {
     counts: f"""
 UNWIND $keys AS key
 MATCH (:Paper {{pithNumber: key}})<-[r:SIGNED]-(s:Signer)
-RETURN key, collect([{signer_row("s", counts)}, r.keyIds, r.eventTypes, r.signedBundle]) AS signatures
+RETURN key, collect([{signer_row("s", counts)}, r.keyIds, coalesce(r.eventTypes, []), r.signedBundle]) AS signatures
 """
     for counts in COUNTS
 }

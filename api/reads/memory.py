@@ -260,7 +260,7 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
                         SignatureRecord(
                             self._signer(node, counts),
                             tuple(edge[KEY_IDS]),
-                            tuple(edge[EVENT_TYPES]),
+                            tuple(edge.get(EVENT_TYPES, ())),  # absent: it signed no event
                             bool(edge[SIGNED_BUNDLE]),
                         )
                     )

@@ -5,7 +5,8 @@ rows without a line break, and the rare rows whose values hold ``\\n`` or ``\\r`
 importer parses as multi-line only in the files named to it (``--multiline-fields``), so
 the fast path stays fast. Every string is quoted (``"`` doubled inside), integers and
 booleans are bare, a list is one quoted string of items joined by U+001F (the
-``--array-delimiter``, a control character no key id or event type holds).
+``--array-delimiter``, a control character no key id or event type holds), an absent
+property an empty field.
 
 Node ids (``:ID``) are the schema keys in an id space per label; an ``Alias`` is keyed on a
 pair, so its id is ``<len(kind)>:<kind><value>`` (one string per pair, never stored).
@@ -91,11 +92,18 @@ def alias_id(kind: str, value: str) -> str:
 
 
 def encode(value: Any) -> str:
-    """One CSV field.
+    """One CSV field; ``None`` is an empty field, which the importer stores as no property.
 
-    >>> [encode(v) for v in ('a "b", c', 7, True, ["k1", "k2"])]
-    ['"a ""b"", c"', '7', 'true', '"k1\\x1fk2"']
+    Neo4j's importer reads an empty list field (``,,`` or ``""``, with or without
+    ``--ignore-empty-strings``) as no property, never as ``[]``: a list property that may be
+    empty is absent instead in every store (``SIGNED.eventTypes``), and its writers pass
+    ``None``; an empty list is refused.
+
+    >>> [encode(v) for v in ('a "b", c', 7, True, ["k1", "k2"], None)]
+    ['"a ""b"", c"', '7', 'true', '"k1\\x1fk2"', '']
     """
+    if value is None:
+        return ""
     if isinstance(value, str):
         return '"' + value.replace('"', '""') + '"'
     if isinstance(value, bool):

@@ -12,8 +12,8 @@ Author, Category, Alias and Signer rows go to a second set of partitions, by nod
 
 Pass three reads those one at a time and writes each node once: an Author with the smallest
 display name among the winners (and its folded words) and the number of winners naming it,
-a Signer with the union of its key ids (and the smallest signer type). Each process holds
-one partition at a time, whatever the input size.
+a Signer with the union of its key ids (its type is the same in all its rows: the keyring's).
+Each process holds one partition at a time, whatever the input size.
 """
 
 from __future__ import annotations
@@ -157,9 +157,8 @@ def _write_nodes(paths: list[Path], csv: _Share) -> None:
                     categories.setdefault(row[0], row[1])
                 elif kind == _ALIAS:
                     aliases.add((row[0], row[1]))
-                else:
-                    signer_type, keys = signers.get(row[0], (row[1], set()))
-                    signers[row[0]] = (min(signer_type, row[1]), keys | set(row[2]))
+                else:  # every row of a signer has its type: the keyring's (loader.rows)
+                    signers.setdefault(row[0], (row[1], set()))[1].update(row[2])
         path.unlink()
     rows: list[tuple[int, list[Any]]] = [(1, author) for author in authors.values()]
     rows += [(2, [code, archive]) for code, archive in categories.items()]

@@ -153,12 +153,13 @@ RETURN elementId(lock) AS lockId, source,
 
 #: Create or lock the signers of the papers to write. Every paper of a corpus shares its
 #: registry signer, so this serialises concurrent loaders' writes instead of letting them
-#: deadlock on the nodes they share.
+#: deadlock on the nodes they share. The type is the keyring's (the same in every row of a
+#: signer: loader.rows), set on each write so a re-pinned type reaches the stored signer.
 LOCK_SIGNERS = """
 UNWIND $rows AS row
 MERGE (s:Signer {signerId: row.signerId})
-ON CREATE SET s.signerType = row.signerType, s.keyIds = []
-SET s._lock = true
+ON CREATE SET s.keyIds = []
+SET s.signerType = row.signerType, s._lock = true
 REMOVE s._lock
 """
 

@@ -278,7 +278,9 @@ class MemoryStore:
             edges.append((name, paper, self._edge_data({_TYPE: IDENTIFIES.type})))
         for signer in rows.signers:
             props = {_SIGNER_ID: signer.signer_id, _SIGNER_TYPE: signer.signer_type, _KEY_IDS: []}
-            name, _ = node(SIGNER.label, signer.signer_id, props)
+            name, data = node(SIGNER.label, signer.signer_id, props)
+            if data is not None:  # the keyring's type (as Neo4j's LOCK_SIGNERS sets it)
+                data[_SIGNER_TYPE] = signer.signer_type
             edges.append((name, paper, self._edge_data({_TYPE: SIGNED.type, **signer.edge_properties()})))
             self._signer_keys[signer.signer_id].update(signer.key_ids)
             touched.add(name)

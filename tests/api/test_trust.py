@@ -8,6 +8,7 @@ attacker holding a trusted key. Every attack of the hostile pass is a test here.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import pickle
@@ -251,6 +252,13 @@ def api_over(store: GraphStore, tmp_path: Path) -> Iterator[Api]:
     )
     report = load(store, tmp_path, [orjson.dumps(claim), fake_version, orjson.dumps(journal)])
     assert report.rejected == 0
+    with api_of(store) as api:
+        yield api
+
+
+@contextlib.contextmanager
+def api_of(store: GraphStore) -> Iterator[Api]:
+    """The API over what ``store`` holds, served over HTTP, with this module's keyring."""
     if isinstance(store, MemoryStore):
         reader: Any = MemoryReader(store.graph)
         runner: Any = None
@@ -259,11 +267,12 @@ def api_over(store: GraphStore, tmp_path: Path) -> Iterator[Api]:
         reader = Neo4jReader(store.driver, store.database, uri=store.uri)
         runner = ThreadRunner(2)
     app = create_app(reader, keyring=KEYRING, **({"run": runner} if runner else {}))
-    backend = "memory" if isinstance(store, MemoryStore) else "neo4j"
-    with served(app, backend, reader) as api:
-        yield api
-    if runner is not None:
-        runner.close()
+    try:
+        with served(app, "memory" if runner is None else "neo4j", reader) as api:
+            yield api
+    finally:
+        if runner is not None:
+            runner.close()
 
 
 def test_the_api_answers_with_the_higher_ranked_signers_papers(api_over: Api) -> None:
@@ -284,6 +293,34 @@ def test_the_api_answers_with_the_higher_ranked_signers_papers(api_over: Api) ->
     ]
     batch = api_over.data("query($ids: [String!]!) { papersById(ids: $ids) { title } }", ids=ids)
     assert batch["papersById"] == [{"title": P.title}, {"title": P.title}, None, {"title": OTHER.title}]
+
+
+def test_a_signer_of_the_bundle_alone_is_listed_with_no_event_types(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """A re-wrapped bundle: B's events, A's bundle signature. Its SIGNED edge from A holds no
+    event types (the stores leave the property out, as the bulk import must), and the API
+    answers ``[]`` for it on both backends."""
+    rewrapped = resign(build_bundle(P, B), A, event_signers={0: B, 1: B})
+    assert load(store, tmp_path, [orjson.dumps(rewrapped)]).rejected == 0
+    query = """query($id: String!) { paper(id: $id) { verification { signatures {
+        signer { signerId signerType } keyIds eventTypes signedBundle } } } }"""
+    with api_of(store) as api:
+        data = api.data(query, id=f"arXiv:{P.arxiv_id}")
+    assert data["paper"]["verification"]["signatures"] == [
+        {
+            "signer": {"signerId": "a.example", "signerType": "unknown"},
+            "keyIds": [A.key_id],
+            "eventTypes": [],
+            "signedBundle": True,
+        },
+        {
+            "signer": {"signerId": "b.example", "signerType": "unknown"},
+            "keyIds": [B.key_id],
+            "eventTypes": ["graph_snapshot", "record_created"],
+            "signedBundle": False,
+        },
+    ]
 
 
 # -- revocation ----------------------------------------------------------------------------------
