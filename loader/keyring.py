@@ -21,7 +21,8 @@ without losing its place. Where two signers' bundles conflict, the lower rank wi
 **Sources.** A signer belongs to the source that first names it (the built-in keyring, or
 one file): only that source pins its keys, so no later file can lift a key above the rank a
 signer of its own would have, nor demote a signer (:class:`KeyringError`). A later file may
-repeat a key it agrees on (same public key, signer and signer type) to revoke it. Keys given
+repeat a key it agrees on (same public key, signer and signer type; a type only where the
+defining source pinned that same one) to revoke it. Keys given
 in code (``origin`` ``None``) are the caller's own word and may join any signer. A
 ``--registry-keys`` file (:func:`load_registry_keys_file`) is the operator's word that its
 keys are the registry's: they join ``pith.science`` (a key rotation between releases).
@@ -235,6 +236,13 @@ class Keyring(Mapping[str, PinnedKey]):
                         f"{_source(first)} defines; a signer's keys are pinned only where it is first named"
                     )
             if key.signer_type is not None:
+                first = defined[key.signer]
+                if key.signer not in typed and key.origin is not None and _owner(key) != _owner(first):
+                    raise KeyringError(
+                        f"{_source(key)}: key {key.key_id!r} pins signer type {key.signer_type!r} for "
+                        f"signer {key.signer!r}, which {_source(first)} defines without one; a signer's "
+                        "type is pinned only where it is first named"
+                    )
                 seen = typed.setdefault(key.signer, key)
                 if seen.signer_type != key.signer_type:
                     raise KeyringError(
