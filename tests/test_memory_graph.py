@@ -5,14 +5,23 @@ private adjacency dicts, so these tests pin what it relies on. If networkx chang
 from __future__ import annotations
 
 import copy
+import json
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import networkx as nx
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pith_graph.errors import UsageError
+from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.keyring import REGISTRY_KEY
 from pith_graph.loader.shape import ALIAS_KIND
+from pith_graph.loader.stores.memory import open_saved
 from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
 from pith_graph.schema.graph import ALIAS, node_id
 
@@ -125,3 +134,81 @@ def test_a_kind_that_would_collide_is_not_admitted() -> None:
     assert node_id(ALIAS.label, "doi:10.1000/jrnl", "42") == node_id(ALIAS.label, "doi", "10.1000/jrnl:42")
     assert not ALIAS_KIND.fullmatch("doi:10.1000/jrnl")
     assert all(ALIAS_KIND.fullmatch(kind) for kind in ("arxiv", "arxiv_version", "doi", "pith_short_16"))
+
+
+def _samples_node_link() -> dict[str, object]:
+    graph, _ = load_graph([SAMPLES])
+    data: dict[str, object] = orjson.loads(orjson.dumps(nx.node_link_data(graph, edges="edges")))
+    return data
+
+
+def _first(data: dict[str, object], label: str) -> dict[str, object]:
+    nodes = data["nodes"]
+    assert isinstance(nodes, list)
+    found: dict[str, object] = next(node for node in nodes if node.get("label") == label)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("a list at the top", "TypeError: expected a node-link JSON object"),
+        ("nodes not a list", "TypeError"),
+        ("a paper without keyIds", "no keyIds"),
+        ("keyIds an integer", "keyIds is not a list<string>: 5"),
+        ("a count that is a boolean", "paperCount is not a integer: True"),
+        ("an unknown label", "unknown label"),
+    ],
+)
+def test_a_malformed_node_link_file_is_refused_in_one_line(tmp_path: Path, case: str, expected: str) -> None:
+    """A node-link file is an interchange file anyone may have written: ``prune`` and
+    ``serve --graph`` (both through ``open_saved``) refuse one the schema does not describe
+    with a usage error naming what is wrong, never a traceback later."""
+    data: object = _samples_node_link()
+    assert isinstance(data, dict)
+    if case == "a list at the top":
+        data = []
+    elif case == "nodes not a list":
+        data["nodes"] = 5
+    elif case == "a paper without keyIds":
+        del _first(data, "Paper")["keyIds"]
+    elif case == "keyIds an integer":
+        _first(data, "Paper")["keyIds"] = 5
+    elif case == "a count that is a boolean":
+        _first(data, "Author")["paperCount"] = True
+    else:
+        _first(data, "Category")["label"] = "Journal"
+    path = tmp_path / "graph.json"
+    path.write_bytes(orjson.dumps(data))
+    with pytest.raises(UsageError) as refused:
+        open_saved(path)
+    assert expected in str(refused.value) and str(path) in str(refused.value)
+    revoked = _revoking(tmp_path)
+    command = [
+        "prune",
+        "--backend",
+        "memory",
+        "--graph",
+        str(path),
+        "--dry-run",
+        "--trusted-keys",
+        str(revoked),
+    ]
+    pruned = subprocess.run(
+        [sys.executable, "-m", "pith_graph", *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert pruned.returncode == 2, pruned.stderr
+    assert len(pruned.stderr.strip().splitlines()) == 1 and "Traceback" not in pruned.stderr
+    assert expected in pruned.stderr
+
+
+def _revoking(folder: Path) -> Path:
+    """A trusted-keys file revoking the registry key (so that prune has work to do)."""
+    path = Path(str(folder)) / "revoked.json"
+    entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
+    path.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))
+    return path

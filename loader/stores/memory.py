@@ -42,10 +42,13 @@ from pith_graph.schema.graph import (
     IDENTIFIES,
     IN_CATEGORY,
     LABEL_ATTRIBUTE,
+    NODES,
     PAPER,
+    RELATIONSHIPS,
     SIGNED,
     SIGNER,
     TYPE_ATTRIBUTE,
+    PropertySpec,
     node_id,
 )
 
@@ -340,9 +343,52 @@ def open_saved(path: str | Path) -> Snapshot:
         if _is_snapshot(path):
             return read_snapshot(path)
         data = orjson.loads(Path(path).read_bytes())
+        if not isinstance(data, dict):
+            raise TypeError("expected a node-link JSON object")
         graph = nx.node_link_graph(data, directed=True, edges="edges")
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError) as err:
-        raise UsageError(f"cannot open saved graph {path}: {err}") from err
-    store = MemoryStore(graph)
-    store.compact()
+        store = MemoryStore(graph)
+        store.compact()  # fills in what older files lack (nameFolded, paperCount)
+        _check_schema(store.graph)
+    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as err:
+        raise UsageError(f"cannot open saved graph {path}: {type(err).__name__}: {err}") from err
     return Snapshot(store.graph, {})
+
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "list<string>": (list, tuple),
+}
+
+
+def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str | None:
+    """What is wrong with ``data``'s properties for ``specs`` (``None``: nothing)."""
+    for spec in specs:
+        if spec.name not in data:
+            if spec.required:
+                return f"no {spec.name}"
+            continue
+        value = data[spec.name]
+        wrong = not isinstance(value, _PYTHON_TYPES[spec.type]) or (
+            spec.type == "integer" and isinstance(value, bool)
+        )
+        if wrong or (spec.type == "list<string>" and not all(isinstance(item, str) for item in value)):
+            return f"{spec.name} is not a {spec.type}: {value!r:.60}"
+    return None
+
+
+def _check_schema(graph: nx.MultiDiGraph) -> None:
+    """A node-link file is someone's interchange file: each node and edge must be one the
+    schema knows, with its properties' types (a snapshot, pith-graph's own, is trusted).
+    Raises :class:`ValueError` naming the first that is not."""
+    for node, data in graph.nodes(data=True):
+        spec = NODES.get(data.get(_LABEL))
+        problem = "unknown label" if spec is None else _bad_property(data, spec.properties)
+        if problem is not None:
+            raise ValueError(f"node {node!r:.80}: {problem}")
+    for start, end, data in graph.edges(data=True):
+        relationship = RELATIONSHIPS.get(data.get(_TYPE))
+        problem = "unknown type" if relationship is None else _bad_property(data, relationship.properties)
+        if problem is not None:
+            raise ValueError(f"edge {start!r:.60} -> {end!r:.60}: {problem}")
