@@ -37,7 +37,8 @@ from pith_graph.api.settings import ServerSettings
 from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve_in_workers
 from pith_graph.errors import UsageError
 from pith_graph.loader.facade import SAMPLES
-from pith_graph.loader.keyring import Keyring, operator_keyring
+from pith_graph.loader.keyfiles import operator_keyring
+from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER
 

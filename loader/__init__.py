@@ -18,7 +18,8 @@ from pith_graph.errors import (
 )
 from pith_graph.loader.analysis import coauthorship_graph, papers_of
 from pith_graph.loader.facade import SAMPLES, export_graph, load_graph, resolve_keyring
-from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring, load_keyring_file
+from pith_graph.loader.keyfiles import load_keyring_file
+from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
 from pith_graph.loader.rows import PaperRows, build_rows

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import networkx as nx
 
-from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring, load_keyring_file
+from pith_graph.loader.keyfiles import load_keyring_file
+from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES, InputLimits
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.stores.memory import MemoryStore

@@ -24,14 +24,8 @@ from pith_graph.cli import build_parser
 from pith_graph.cli.options import keyring_from
 from pith_graph.errors import BundleError, KeyringError
 from pith_graph.loader.facade import SAMPLES, load_graph
-from pith_graph.loader.keyring import (
-    REGISTRY_KEY,
-    Keyring,
-    PinnedKey,
-    default_keyring,
-    load_keyring_file,
-    load_registry_keys_file,
-)
+from pith_graph.loader.keyfiles import load_keyring_file, load_registry_keys_file
+from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.verify import verify_bundle
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from pith_graph.errors import UsageError
-from pith_graph.loader.keyring import Keyring, operator_keyring
+from pith_graph.loader.keyfiles import operator_keyring
+from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW

@@ -30,7 +30,8 @@ from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.errors import KeyringError
 from pith_graph.loader.facade import resolve_keyring
-from pith_graph.loader.keyring import REVOKED_ALWAYS, Keyring, PinnedKey, load_keyring_file
+from pith_graph.loader.keyfiles import load_keyring_file
+from pith_graph.loader.keyring import REVOKED_ALWAYS, Keyring, PinnedKey
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores.base import GraphExport, GraphStore

@@ -1,0 +1,189 @@
+"""Trusted-keys files: the JSON an operator pins keys with, and the keyring the options make.
+
+A file is a JSON list of objects with ``key_id`` and ``public_key_hex`` or ``public_key_b64``
+(the names a bundle's ``public_keys[]`` uses, whose items may be pasted whole), optionally
+``signer_id`` and ``signer_type``, and optionally ``revoked`` (``true``) or ``revoked_at`` (an
+ISO 8601 UTC time); any other field is refused. ``--trusted-keys`` files add signers ranked
+after the registry; a ``--registry-keys`` file's keys join the registry's signer
+(:func:`load_registry_keys_file`). What the keys then mean, and how the sources may combine,
+is :mod:`pith_graph.loader.keyring`'s.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from pith_graph.errors import KeyringError
+from pith_graph.loader.keyring import (
+    BUILT_IN,
+    REGISTRY_KEY,
+    REVOKED_ALWAYS,
+    Keyring,
+    PinnedKey,
+    default_keyring,
+    fingerprint_b32,
+    fingerprint_hex,
+)
+
+__all__ = ["load_keyring_file", "load_registry_keys_file", "operator_keyring", "parse_keyring"]
+
+
+def _key_bytes(entry: Mapping[str, Any], where: str) -> bytes:
+    hex_text = entry.get("public_key_hex")
+    b64_text = entry.get("public_key_b64")
+    if hex_text is None and b64_text is None:
+        raise KeyringError(f"{where}: needs public_key_hex or public_key_b64")
+    decoded: list[bytes] = []
+    try:
+        if hex_text is not None:
+            if not isinstance(hex_text, str):
+                raise KeyringError(f"{where}: public_key_hex must be a string")
+            decoded.append(bytes.fromhex(hex_text))
+        if b64_text is not None:
+            if not isinstance(b64_text, str):
+                raise KeyringError(f"{where}: public_key_b64 must be a string")
+            decoded.append(base64.b64decode(b64_text, validate=True))
+    except (ValueError, binascii.Error) as err:
+        raise KeyringError(f"{where}: key is not valid hex/base64 ({err})") from err
+    if any(len(key) != 32 for key in decoded):
+        raise KeyringError(f"{where}: an Ed25519 public key is 32 bytes")
+    if len(decoded) == 2 and decoded[0] != decoded[1]:
+        raise KeyringError(f"{where}: public_key_hex and public_key_b64 differ")
+    return decoded[0]
+
+
+_ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
+
+
+def _optional_string(entry: Mapping[str, Any], name: str, where: str) -> str | None:
+    value = entry.get(name)
+    if value is not None and not isinstance(value, str):
+        raise KeyringError(f"{where}: {name} must be a string")
+    return value
+
+
+def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
+    revoked, revoked_at = entry.get("revoked", False), entry.get("revoked_at")
+    if not isinstance(revoked, bool):
+        raise KeyringError(f"{where}: revoked must be true or false")
+    if revoked_at is None:
+        return REVOKED_ALWAYS if revoked else None
+    if not isinstance(revoked_at, str) or not _ISO_Z.fullmatch(revoked_at):
+        raise KeyringError(f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z")
+    return revoked_at
+
+
+#: The fields of a trusted-keys entry, and those of a bundle's ``public_keys[]`` item, which may
+#: be pasted as one (those that state facts about the key are checked against it).
+_KEYRING_FIELDS = frozenset(
+    {"key_id", "public_key_hex", "public_key_b64", "signer_id", "signer_type", "revoked", "revoked_at"}
+)
+_PUBLIC_KEY_RECORD_FIELDS = frozenset(
+    {
+        "algorithm",
+        "format",
+        "fingerprint_sha256_b32_first128bits",
+        "fingerprint_sha256_hex",
+        "rotates_at",
+        "url",
+        "notes",
+    }
+)
+
+
+def _check_fields(entry: Mapping[str, Any], public_key: bytes, where: str) -> None:
+    """No field a trusted-keys entry does not know (a misspelt ``revoked`` must not pass for no
+    revocation), and the facts a pasted ``public_keys[]`` item states hold for the key."""
+    unknown = sorted(set(entry) - _KEYRING_FIELDS - _PUBLIC_KEY_RECORD_FIELDS)
+    if unknown:
+        raise KeyringError(
+            f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(_KEYRING_FIELDS))}, "
+            "and the fields of a bundle's public_keys[])"
+        )
+    facts = {
+        "algorithm": "ed25519",
+        "format": "raw",
+        "fingerprint_sha256_hex": fingerprint_hex(public_key),
+        "fingerprint_sha256_b32_first128bits": fingerprint_b32(public_key),
+    }
+    for name, value in facts.items():
+        if name in entry and entry[name] != value:
+            raise KeyringError(f"{where}: {name} is {entry[name]!r}, but this key's is {value!r}")
+
+
+def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
+    """Validate the JSON of a trusted-keys file and return its keys (``origin``: the file)."""
+    if not isinstance(data, list):
+        raise KeyringError(f"{origin}: expected a JSON list of key objects")
+    keys: list[PinnedKey] = []
+    for index, entry in enumerate(data):
+        where = f"{origin}[{index}]"
+        if not isinstance(entry, dict):
+            raise KeyringError(f"{where}: expected an object")
+        key_id = entry.get("key_id")
+        if not isinstance(key_id, str) or not key_id:
+            raise KeyringError(f"{where}: key_id must be a non-empty string")
+        signer_id = _optional_string(entry, "signer_id", where)
+        signer_type = _optional_string(entry, "signer_type", where)
+        public_key, revoked_at = _key_bytes(entry, where), _revocation(entry, where)
+        _check_fields(entry, public_key, where)
+        keys.append(PinnedKey(key_id, public_key, signer_id, revoked_at, signer_type, origin))
+    return keys
+
+
+def _read_keys(path: str | Path) -> list[PinnedKey]:
+    origin = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as err:
+        raise KeyringError(f"cannot read trusted keys {origin}: {err.strerror}") from err
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as err:
+        raise KeyringError(f"{origin}: not valid JSON ({err})") from err
+    return parse_keyring(data, origin)
+
+
+def load_keyring_file(path: str | Path, base: Keyring | None = None) -> Keyring:
+    """The keyring ``base`` (default: the built-in one) plus the keys of a trusted-keys file."""
+    return (base if base is not None else default_keyring()).with_keys(_read_keys(path))
+
+
+def load_registry_keys_file(path: str | Path, base: Keyring | None = None) -> Keyring:
+    """The keyring ``base`` (default: the built-in one) plus the keys of a registry-keys file:
+    a trusted-keys file whose keys all speak for the registry's signer (``signer_id``
+    ``pith.science`` and ``signer_type`` ``pith_registry``, or left out), and join it at its
+    rank, as a key of a later pith-graph release would (a key rotation). Only the operator's
+    ``--registry-keys`` reads one: a ``--trusted-keys`` file cannot add a key to the registry."""
+    registry = (REGISTRY_KEY.signer, REGISTRY_KEY.signer_type)
+    keys = []
+    for index, key in enumerate(_read_keys(path)):
+        claimed = (key.signer_id or registry[0], key.signer_type or registry[1])
+        if claimed != registry:
+            raise KeyringError(
+                f"{path}[{index}]: a registry key speaks for signer {registry[0]!r} of type "
+                f"{registry[1]!r}, not {claimed[0]!r} of type {claimed[1]!r}"
+            )
+        keys.append(replace(key, signer_id=registry[0], signer_type=registry[1], source=BUILT_IN))
+    return (base if base is not None else default_keyring()).with_keys(keys)
+
+
+def operator_keyring(
+    trusted_keys: Iterable[str | Path] = (), registry_keys: Iterable[str | Path] = ()
+) -> Keyring:
+    """The keyring an operator's options make: the built-in one, then the keys of each
+    ``--registry-keys`` file, then those of each ``--trusted-keys`` file, in the order given."""
+    keyring = default_keyring()
+    for path in registry_keys:
+        keyring = load_registry_keys_file(path, keyring)
+    for path in trusted_keys:
+        keyring = load_keyring_file(path, keyring)
+    return keyring
