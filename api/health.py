@@ -9,7 +9,9 @@ report a busy-but-healthy server as down. So:
 * at most one ping is in flight; checks that arrive meanwhile share its answer (a hung
   server costs one blocked thread, not one per probe);
 * pings run on a runner of their own (one thread for Neo4j), so queries that fill the
-  request threads do not starve it.
+  request threads do not starve it. The answer still needs the event loop: on the memory
+  backend the ping runs there, and no execution holds the loop for long (only cheap ones
+  whose reads their cost bounds run on it, :func:`~pith_graph.api.loops.run_execution`).
 """
 
 from __future__ import annotations

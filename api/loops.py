@@ -23,9 +23,11 @@ __all__ = ["INLINE_COST", "LoopThreads", "run_execution"]
 T = TypeVar("T")
 
 #: Executions whose cost (:mod:`pith_graph.api.cost`: objects their lists may return) is
-#: known and at most this run on the event loop itself: well under a millisecond of reads on
-#: the memory backend, less than the hop to an execution thread and back. Costlier ones go
-#: to the threads, so that no query can hold the loop (and ``/healthz``) for long.
+#: known and at most this, and whose reads that cost bounds (none of
+#: :data:`~pith_graph.api.unbounded.UNBOUNDED_READS`), run on the event loop itself: well under a
+#: millisecond of reads on the memory backend, less than the hop to an execution thread and
+#: back. The others go to the threads, so that no query can hold the loop (and ``/healthz``)
+#: for long: a cost of 40 can read 400,000 authors.
 INLINE_COST = 200
 
 
@@ -125,10 +127,13 @@ async def run_execution(
     threads: LoopThreads | None,
     make: Callable[[], Coroutine[Any, Any, T]],
     cost: Callable[[], int] | None = None,
+    bounded: Callable[[], bool] | None = None,
 ) -> T:
     """The result of the execution ``make()``: on the caller's event loop when there are no
-    ``threads`` or when its ``cost`` (asked for only when there are; ``None``: not known)
-    is at most :data:`INLINE_COST`, else on one of the ``threads``."""
-    if threads is None or (cost is not None and cost() <= INLINE_COST):
+    ``threads``, or when its ``cost`` is at most :data:`INLINE_COST` and ``bounded()`` says
+    that cost bounds its reads (see :func:`~pith_graph.api.unbounded.unbounded_reads`); else on
+    one of the ``threads``. ``cost`` and ``bounded`` are asked only when there are threads,
+    ``bounded`` only for a cheap execution; either ``None``: not known, so not inline."""
+    if threads is None or (cost is not None and bounded is not None and cost() <= INLINE_COST and bounded()):
         return await make()
     return await threads.run(make)

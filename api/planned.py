@@ -4,7 +4,7 @@ A ``POST /graphql`` with a JSON body whose document already has an execution pla
 (:mod:`pith_graph.api.plan`) is answered here, without strawberry's HTTP view: the body is
 parsed with orjson, the plan runs under the request's time limit (on the execution
 threads of :mod:`pith_graph.api.loops` when there are, the memory backend, unless it is
-cheap: :func:`~pith_graph.api.loops.run_execution`), and the data is sent as
+cheap and its reads bounded: :func:`~pith_graph.api.loops.run_execution`), and the data is sent as
 the view would send it (status 200, ``{"data": ...}``, in the media type the client
 asked for, :mod:`pith_graph.api.http`). Anything else — another method or
 content type, a batch, ``extensions``, a document without a plan, or a plan that gives way —
@@ -131,6 +131,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
                 view.threads,
                 lambda: run_plan(plan, schema, context, variables, alone=True),
                 lambda: plan_cost(plan, schema, context, variables),
+                lambda: plan.reads_bounded,
             )
     except (TimeoutError, QueryTimeout):  # the plan saw the time run out: no time for the view
         await _send_json(send, await view.process_result(None, view.timed_out()), media_type)

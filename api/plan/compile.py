@@ -53,6 +53,7 @@ from graphql.pyutils import Undefined
 from pith_graph.api.plan.fields import FIELDS
 from pith_graph.api.plan.specs import Hint, Spec
 from pith_graph.api.reads.records import EVERYTHING, PaperSelection
+from pith_graph.api.unbounded import unbounded_reads
 
 __all__ = ["FieldPlan", "GiveWay", "Plan", "SelectionPlan", "Unplannable", "compile_plan"]
 
@@ -115,8 +116,7 @@ class Plan:
     variables: tuple[VariableDefinitionNode, ...]
     root: SelectionPlan
     scalars: tuple[tuple[str, str, bool, Any], ...] | None = None
-    #: The document and operation, for the cost limit (:mod:`pith_graph.api.cost`).
-    document: DocumentNode | None = None
+    document: DocumentNode | None = None  #: for the cost limit (:mod:`pith_graph.api.cost`)
     operation_name: str | None = None
     #: Whether a variable gives a list its size (then the cost depends on the request).
     sized_by_variables: bool = False
@@ -125,6 +125,8 @@ class Plan:
     #: Whether the root level's reader calls are the only ones that may run a statement
     #: (:func:`_root_reads_only`).
     root_reads_only: bool = False
+    #: Whether the cost bounds its reads (:mod:`pith_graph.api.unbounded`): may it run inline?
+    reads_bounded: bool = False
 
 
 def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> Plan:
@@ -151,6 +153,7 @@ def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: 
         operation_name,
         _sized_by_variables(document),
         root_reads_only=_root_reads_only(root),
+        reads_bounded=not unbounded_reads(schema, document, operation_name),
     )
 
 

@@ -3,8 +3,8 @@
 Reads go straight to the graph where an adjacency answers them (a paper's authors, an
 alias's papers); the rest uses small indexes built on first use and kept: the newest-first
 key lists (all papers, per category, author, archive and signer), title words, short pith
-numbers, arXiv versions, and per-category rankings. The graph must not change after the
-first read; call :meth:`MemoryReader.refresh` if it does (:meth:`MemoryReader.warm` builds
+numbers, arXiv versions, per-category rankings, and the sorted authors of papers with many.
+The graph must not change after the first read; call :meth:`MemoryReader.refresh` if it does (:meth:`MemoryReader.warm` builds
 the indexes ahead of the first request).
 
 Selections are honoured for counts (an uncounted record's ``paper_count`` is ``None``);
@@ -57,6 +57,9 @@ __all__ = ["MemoryReader"]
 
 _IN_CATEGORY = IN_CATEGORY.type
 _SIGNED = SIGNED.type
+#: Papers with more incoming edges (authors, aliases, signers) than this keep their sorted
+#: authors once read (:meth:`MemoryReader.warm` reads them): at most every author edge twice.
+KEPT_AUTHORS_OVER = 64
 
 
 def _source(data: dict[str, Any]) -> str:
@@ -89,14 +92,19 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
 
     def warm(self) -> None:
         """Build the indexes the first requests would otherwise build (all papers newest
-        first, each category's papers, short pith numbers, versions, title words, and the
-        search, typeahead and facet indexes: about 10 s at 100k papers)."""
+        first, each category's papers, short pith numbers, versions, title words, the sorted
+        authors of papers with many, and the search, typeahead and facet indexes: about 10 s
+        at 100k papers)."""
         self._all_keys()
         self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])
         self._by_attribute("source", _source)
         self._title_keys(("",))
         for category in self.all_categories(counts=False):
             self._category_keys(category.code)
+        for paper, _ in self._paper_nodes():
+            if len(self._pred[paper]) > KEPT_AUTHORS_OVER:
+                self._sorted_authors(paper, True)
+                self._sorted_authors(paper, False)
         super().warm()  # search, typeahead and facet indexes (MemoryDiscoveryReads)
 
     # -- identifiers ---------------------------------------------------------------------
@@ -209,17 +217,27 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def authors_of_papers(
         self, pith_numbers: Sequence[str], counts: bool = True
     ) -> dict[str, list[AuthorRecord]]:
+        """Each paper's authors by name, then name key. A paper with many incoming edges
+        answers with the list it keeps (:meth:`_sorted_authors`): callers do not change it."""
         result = {}
         pred = self._pred
         for pith in pith_numbers:
             paper = node_id(PAPER.label, pith)
-            if paper in pred:
-                authors = [self._author(node, counts) for node in self._author_nodes_of(paper)]
-                authors.sort(key=lambda a: (a.name, a.name_key))
-                result[pith] = authors
-            else:
-                result[pith] = []
+            result[pith] = self._sorted_authors(paper, counts) if paper in pred else []
         return result
+
+    def _sorted_authors(self, paper: str, counts: bool) -> list[AuthorRecord]:
+        """The authors of ``paper`` by name, then name key; kept (counted or not) for a
+        paper with over :data:`KEPT_AUTHORS_OVER` incoming edges, so that a page of its
+        authors is a slice and their count a length however many there are."""
+        kept: dict[tuple[str, bool], list[AuthorRecord]] = self._index("sorted authors", dict)
+        found = kept.get((paper, counts))
+        if found is None:
+            found = [self._author(node, counts) for node in self._author_nodes_of(paper)]
+            found.sort(key=lambda a: (a.name, a.name_key))
+            if len(self._pred[paper]) > KEPT_AUTHORS_OVER:
+                kept[(paper, counts)] = found
+        return found
 
     def categories_of_papers(
         self, pith_numbers: Sequence[str], counts: bool = True

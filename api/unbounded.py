@@ -1,0 +1,137 @@
+"""Which fields do work their cost does not bound, and so may not run on the event loop.
+
+The cost (:mod:`pith_graph.api.cost`) bounds what an answer holds; for most fields that bounds
+the reads too. For the fields here it does not: their read takes in a whole neighbourhood that
+a signer's data can make as large as it likes, then ranks, counts or sorts it. A plan that
+selects any of them runs on the execution threads, whatever its cost
+(:func:`~pith_graph.api.loops.run_execution`, :attr:`pith_graph.api.plan.compile.Plan.reads_bounded`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLObjectType,
+    GraphQLSchema,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+    get_named_type,
+)
+
+__all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "unbounded_reads"]
+
+#: Fields whose read is not bounded by the objects they return: the cost bounds the answer,
+#: not the work. On the memory backend their read takes in a whole neighbourhood that a
+#: signer's data can make as large as it likes (one 1 MiB bundle: 20,000 authors or
+#: categories of a paper), and ranks, counts or sorts it: a query of cost 40 can hold the
+#: CPU for seconds. An execution selecting any of them never runs on the event loop
+#: (:func:`~pith_graph.api.loops.run_execution`). Not here, because their reads are: paper
+#: lookups (the papers one identifier names, each a bundle of its own); scalars; pages of
+#: papers of an author, a category or a signer and ``papers`` unfiltered (slices of lists
+#: sorted once, a category's ahead of the first request); ``Paper.authors`` and
+#: ``authorCount`` (a long author list is sorted once and kept, see
+#: :class:`~pith_graph.api.reads.memory.MemoryReader`).
+UNBOUNDED_READS = frozenset(
+    {
+        "Query.search",  # ranks every hit
+        "Query.authors",  # every name with the prefix
+        "Query.categories",  # every category, sorted
+        "Query.collaborationPath",  # a breadth-first search
+        "Paper.primaryCategory",  # every category link of the paper, sorted
+        "Paper.categories",
+        "Paper.aliases",  # every incoming edge of the paper (its authors too)
+        "Paper.signers",
+        "Verification.signatures",
+        "Paper.versions",  # every version of the source, sorted
+        "Paper.relatedPapers",  # every paper of every author
+        "Author.coauthors",  # every author of every paper of the author
+        "Author.categories",  # every category of every paper of the author
+        "Category.topAuthors",  # every author of every paper of the category (then kept)
+        "Category.coListed",
+        "PaperConnection.facets",  # every paper of the listing
+        "SearchConnection.facets",
+    }
+)
+#: Fields whose read is unbounded when given this argument: ``papers(filter:)`` scans its
+#: candidates for the filter and counts them for ``totalCount``; ``Paper.authors(after:)``
+#: looks the key up in the whole list.
+UNBOUNDED_WITH: dict[str, str] = {"Query.papers": "filter", "Paper.authors": "after"}
+
+
+class _Reads:
+    """Walks one operation for the fields of :data:`UNBOUNDED_READS` and
+    :data:`UNBOUNDED_WITH` it selects, each fragment once per type it is spread on."""
+
+    def __init__(self, schema: GraphQLSchema, fragments: Mapping[str, FragmentDefinitionNode]) -> None:
+        self.schema = schema
+        self.fragments = fragments
+        self.found: set[str] = set()
+        self._seen: set[tuple[str, str]] = set()
+
+    def walk(self, parent: GraphQLObjectType, selections: SelectionSetNode) -> None:
+        for selection in selections.selections:
+            if isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                self.walk(
+                    self._type(condition.name.value if condition else None, parent), selection.selection_set
+                )
+            elif isinstance(selection, FragmentSpreadNode):
+                fragment = self.fragments.get(selection.name.value)
+                if fragment is None:
+                    continue
+                on = self._type(fragment.type_condition.name.value, parent)
+                if (fragment.name.value, on.name) not in self._seen:
+                    self._seen.add((fragment.name.value, on.name))
+                    self.walk(on, fragment.selection_set)
+            elif isinstance(selection, FieldNode):
+                self._field(parent, selection)
+
+    def _type(self, name: str | None, parent: GraphQLObjectType) -> GraphQLObjectType:
+        found = self.schema.get_type(name) if name is not None else parent
+        return found if isinstance(found, GraphQLObjectType) else parent
+
+    def _field(self, owner: GraphQLObjectType, node: FieldNode) -> None:
+        field = owner.fields.get(node.name.value)
+        if field is None:  # __typename, introspection
+            return
+        key = f"{owner.name}.{node.name.value}"
+        argument = UNBOUNDED_WITH.get(key)
+        if key in UNBOUNDED_READS or (
+            argument is not None and any(a.name.value == argument for a in node.arguments or ())
+        ):
+            self.found.add(key)
+        child = get_named_type(field.type)
+        if node.selection_set is not None and isinstance(child, GraphQLObjectType):
+            self.walk(child, node.selection_set)
+
+
+def unbounded_reads(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> set[str]:
+    """The fields of the operation ``operation_name`` (or the only one) of ``document`` whose
+    read its cost does not bound (:data:`UNBOUNDED_READS`, :data:`UNBOUNDED_WITH`), as
+    ``Type.field``; empty when there is no such operation.
+
+    >>> from pith_graph.api.limits import RequestLimits
+    >>> from pith_graph.api.schema import build_schema
+    >>> from graphql import parse
+    >>> schema = build_schema(RequestLimits())._schema
+    >>> sorted(unbounded_reads(schema, parse('{ paper(id: "x") { title } }'), None))
+    []
+    >>> query = '{ paper(id: "x") { ...F } } fragment F on Paper { versions { categories { code } } }'
+    >>> sorted(unbounded_reads(schema, parse(query), None))
+    ['Paper.categories', 'Paper.versions']
+    """
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
+    root = schema.query_type
+    if len(chosen) != 1 or root is None:
+        return set()
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+    reads = _Reads(schema, fragments)
+    reads.walk(root, chosen[0].selection_set)
+    return reads.found
