@@ -202,7 +202,6 @@ def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
     )
 
 
-@pytest.mark.own_server  # scripts/test runs it beside the Java tests
 def test_a_failed_schema_step_says_the_papers_are_in_and_how_to_add_the_schema(
     corpus: tuple[list[str], Keyring, Path], tmp_path: Path
 ) -> None:

@@ -183,6 +183,14 @@ def test_a_malformed_node_link_file_is_refused_in_one_line(tmp_path: Path, case:
     with pytest.raises(UsageError) as refused:
         open_saved(path)
     assert expected in str(refused.value) and str(path) in str(refused.value)
+
+
+def test_prune_refuses_a_malformed_node_link_file_in_one_line(tmp_path: Path) -> None:
+    """The command line's side of the test above, for one of its cases."""
+    data = _samples_node_link()
+    _first(data, "Paper")["keyIds"] = 5
+    path = tmp_path / "graph.json"
+    path.write_bytes(orjson.dumps(data))
     revoked = _revoking(tmp_path)
     command = [
         "prune",
@@ -203,7 +211,7 @@ def test_a_malformed_node_link_file_is_refused_in_one_line(tmp_path: Path, case:
     )
     assert pruned.returncode == 2, pruned.stderr
     assert len(pruned.stderr.strip().splitlines()) == 1 and "Traceback" not in pruned.stderr
-    assert expected in pruned.stderr
+    assert "keyIds is not a list<string>: 5" in pruned.stderr
 
 
 def _revoking(folder: Path) -> Path:

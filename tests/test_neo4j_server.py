@@ -187,7 +187,6 @@ def settings(server: Neo4jServer, *names: str) -> dict[str, str]:
     return dict(values)
 
 
-@pytest.mark.own_server  # scripts/test runs it beside the Java tests
 def test_the_memory_gc_and_timeout_settings_reach_the_server(tmp_path: Path) -> None:
     """NEO4J_GC=g1, NEO4J_HEAP, NEO4J_PAGECACHE and NEO4J_TX_TIMEOUT, each other than its default."""
     done = script_start(
