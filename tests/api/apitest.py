@@ -109,6 +109,25 @@ def served(app: Any, backend: str, reader: GraphReader) -> Iterator[Api]:
         yield Api(backend, server.url, reader, client)
 
 
+def signed_jsonl(folder: Path, specs: list[PaperSpec], seed: int) -> tuple[Path, Keyring]:
+    """``specs`` signed by the corpus signer of ``seed``, as one JSON Lines file in ``folder``,
+    and the keyring that trusts it."""
+    signer, _ = corpus_signers(seed)
+    keyring_path = folder / "keyring.json"
+    keyring_path.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    path = folder / "bundles.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, signer)) + b"\n" for spec in specs))
+    return path, resolve_keyring(keyring_path)
+
+
+def memory_reader_of(bundles: tuple[Path, Keyring]) -> MemoryReader:
+    """``bundles`` (a file and its keyring) loaded into a memory store, every one accepted."""
+    store = MemoryStore()
+    report = run([str(bundles[0])], keyring=bundles[1], store=store, workers=1)
+    assert report.rejected == 0, report.rejections
+    return MemoryReader(store.graph)
+
+
 @contextmanager
 def loaded_neo4j(
     request: pytest.FixtureRequest, bundles: tuple[Path, Keyring], timeout: float, **load: Any

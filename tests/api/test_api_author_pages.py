@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
-from apitest import Api, loaded_neo4j, served
+from apitest import Api, loaded_neo4j, memory_reader_of, served, signed_jsonl
 from graphql import parse
 from test_api_nplus1 import Counted, _serve
 
@@ -29,13 +28,9 @@ from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
-from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.identifiers import author_display_name, author_name_key
 from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.pipeline import run
-from pith_graph.loader.stores.memory import MemoryStore
-from pith_graph.testing.corpus import corpus_signers
-from pith_graph.testing.signer import PaperSpec, build_bundle
+from pith_graph.testing.signer import PaperSpec
 
 _GIVEN = [
     "Ann",
@@ -113,22 +108,13 @@ def _spec(arxiv_id: str, authors: list[str], day: int) -> PaperSpec:
 def crowd(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Keyring]:
     """The bundles (one JSON Lines file) and their keyring."""
     assert len(_order(_WHOLE)) == len(_WHOLE) == 250  # no two names of a paper share a key
-    folder = tmp_path_factory.mktemp("crowd")
-    signer, _builder = corpus_signers(11)
-    keyring_path = folder / "keyring.json"
-    keyring_path.write_bytes(orjson.dumps([signer.keyring_entry()]))
     specs = [_spec(arxiv_id, names, day) for day, (arxiv_id, names) in enumerate(PAPERS.items())]
-    path = folder / "bundles.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, signer)) + b"\n" for spec in specs))
-    return path, resolve_keyring(keyring_path)
+    return signed_jsonl(tmp_path_factory.mktemp("crowd"), specs, seed=11)
 
 
 @pytest.fixture(scope="module")
 def crowd_memory(crowd: tuple[Path, Keyring]) -> MemoryReader:
-    store = MemoryStore()
-    report = run([str(crowd[0])], keyring=crowd[1], store=store, workers=1)
-    assert report.rejected == 0, report.rejections
-    return MemoryReader(store.graph)
+    return memory_reader_of(crowd)
 
 
 @pytest.fixture(scope="module")

@@ -15,9 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
-from apitest import Api, loaded_neo4j, served
+from apitest import Api, loaded_neo4j, memory_reader_of, served, signed_jsonl
 from graphql import parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,12 +31,8 @@ from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import EVERYTHING, PaperSelection, RelatedPaper
 from pith_graph.api.schema import build_schema
-from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.pipeline import run
-from pith_graph.loader.stores.memory import MemoryStore
-from pith_graph.testing.corpus import corpus_signers
-from pith_graph.testing.signer import PaperSpec, build_bundle
+from pith_graph.testing.signer import PaperSpec
 
 VERSIONED = "2401.77777"
 VERSIONS = LIST_SIZES["Paper.versions"] + 10  # more than a list of versions answers
@@ -65,23 +60,14 @@ def _spec(arxiv_id: str, version: int, authors: list[str], day: int) -> PaperSpe
 @pytest.fixture(scope="module")
 def wide(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Keyring]:
     """The bundles (one JSON Lines file) and their keyring."""
-    folder = tmp_path_factory.mktemp("wide")
-    signer, _builder = corpus_signers(7)
-    keyring_path = folder / "keyring.json"
-    keyring_path.write_bytes(orjson.dumps([signer.keyring_entry()]))
     specs = [_spec(VERSIONED, v, ["Ann Lee", "Author 000"], v) for v in range(1, VERSIONS + 1)]
     specs.append(_spec(CROWDED, 1, [f"Author {i:03d}" for i in range(AUTHORS)], 0))
-    path = folder / "bundles.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, signer)) + b"\n" for spec in specs))
-    return path, resolve_keyring(keyring_path)
+    return signed_jsonl(tmp_path_factory.mktemp("wide"), specs, seed=7)
 
 
 @pytest.fixture(scope="module")
 def wide_memory(wide: tuple[Path, Keyring]) -> MemoryReader:
-    store = MemoryStore()
-    report = run([str(wide[0])], keyring=wide[1], store=store, workers=1)
-    assert report.rejected == 0, report.rejections
-    return MemoryReader(store.graph)
+    return memory_reader_of(wide)
 
 
 @pytest.fixture(scope="module")
