@@ -133,6 +133,12 @@ class SignatureRow(NamedTuple):
     event_types: tuple[str, ...]
     signed_bundle: bool
 
+    @property
+    def stored_event_types(self) -> list[str] | None:
+        """``eventTypes`` as every writer stores it: ``None`` (no property) when the signer
+        signed no event, since Neo4j's importer cannot write an empty list (schema.graph)."""
+        return list(self.event_types) or None
+
     def edge_properties(self) -> dict[str, Any]:
         """The edge's properties (``eventTypes`` absent when it signed no event).
 
@@ -140,8 +146,8 @@ class SignatureRow(NamedTuple):
         {'keyIds': ['k'], 'signedBundle': True}
         """
         props: dict[str, Any] = {_SIGNED_NAMES[0]: list(self.key_ids)}
-        if self.event_types:
-            props[_SIGNED_NAMES[1]] = list(self.event_types)
+        if (event_types := self.stored_event_types) is not None:
+            props[_SIGNED_NAMES[1]] = event_types
         props[_SIGNED_NAMES[2]] = self.signed_bundle
         return props
 

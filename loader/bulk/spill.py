@@ -71,8 +71,7 @@ def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
     for alias in rows.aliases:
         add(3, [alias_id(alias.kind, alias.value), pith])
     for signer in rows.signers:
-        event_types = signer.event_types or None  # none: the property is absent (schema.graph)
-        add(4, [signer.signer_id, pith, signer.key_ids, event_types, signer.signed_bundle])
+        add(4, [signer.signer_id, pith, signer.key_ids, signer.stored_event_types, signer.signed_bundle])
     joined = [b"".join(part) for part in parts]
     return joined, [len(part) for part in joined]
 

@@ -310,8 +310,7 @@ def _write(
                 "categories": [[c.code, c.primary] for c in rows.categories],
                 "aliases": [[a.kind, a.value] for a in rows.aliases],
                 "signers": [
-                    # no event: eventTypes null, so CREATE sets none (schema: absent, not [])
-                    [s.signer_id, list(s.key_ids), list(s.event_types) or None, s.signed_bundle]
+                    [s.signer_id, list(s.key_ids), s.stored_event_types, s.signed_bundle]
                     for s in rows.signers
                 ],
             }
