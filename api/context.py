@@ -35,6 +35,7 @@ from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     AliasRecord,
     AuthorCount,
+    AuthorPage,
     AuthorRecord,
     CategoryCount,
     CategoryLink,
@@ -312,9 +313,13 @@ class Context:
     def identifier(self) -> DataLoader[IdentifierKey, list[PaperRow]]:
         return self._batch("identifier", self.reader.papers_by_identifiers, list)
 
-    @property
-    def authors_of(self) -> DataLoader[str, list[AuthorRecord]]:
-        return self._batch("authors_of", self.reader.authors_of_papers, list)
+    def author_pages(self, first: int, after: str | None) -> DataLoader[str, AuthorPage]:
+        """Pages of papers' authors (``first`` 0: their number only)."""
+        return self._batch(
+            ("author_pages", first, after),
+            lambda keys: self.reader.author_pages(keys, first, after),
+            lambda: AuthorPage((), 0),
+        )
 
     @property
     def categories_of(self) -> DataLoader[str, list[CategoryLink]]:
@@ -340,13 +345,6 @@ class Context:
     @property
     def author(self) -> DataLoader[str, AuthorRecord | None]:
         return self._batch("author", self.reader.authors_by_keys, lambda: None)
-
-    @property
-    def author_uncounted(self) -> DataLoader[str, AuthorRecord | None]:
-        """Authors by name key, without their paper counts (where an ``after`` stands)."""
-        return self._batch(
-            "author_uncounted", lambda keys: self.reader.authors_by_keys(keys, counts=False), lambda: None
-        )
 
     def author_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
         return self._batch(

@@ -6,12 +6,10 @@ request's DataLoaders (:mod:`pith_graph.api.context`), so sibling objects share 
 
 from __future__ import annotations
 
-import asyncio
-
 import strawberry
 from strawberry.types import Info
 
-from pith_graph.api.author_pages import after_key, authors_after
+from pith_graph.api.author_pages import after_key
 from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
@@ -176,19 +174,13 @@ class Paper:
     ) -> list[Author]:
         limits = info.context.limits
         size = page_size(first, limits, first_default("Paper.authors", limits))
-        if after is None:
-            found = await info.context.authors_of.load(self.pith_number)
-        else:
-            key = after_key(after)
-            whole, known = await asyncio.gather(
-                info.context.authors_of.load(self.pith_number), info.context.author_uncounted.load(key)
-            )
-            found = authors_after(whole, key, known)
-        return [Author.from_record(a) for a in found[:size]]
+        key = None if after is None else after_key(after)
+        found = await info.context.author_pages(size, key).load(self.pith_number)
+        return [Author.from_record(a) for a in found.authors]
 
     @resolver("How many authors the paper has (a page of authors may list fewer).")
     async def author_count(self, info: GraphInfo) -> int:
-        return len(await info.context.authors_of.load(self.pith_number))
+        return (await info.context.author_pages(0, None).load(self.pith_number)).total
 
     @resolver(f"Every identifier of the paper, by kind and value (at most {LIST_SIZES['Paper.aliases']}).")
     async def aliases(self, info: GraphInfo) -> list[Alias]:

@@ -36,7 +36,8 @@ __all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "unbounded_reads"]
 #: papers of an author, a category or a signer and ``papers`` unfiltered (slices of lists
 #: sorted once, a category's ahead of the first request); ``Paper.authors`` and
 #: ``authorCount`` (a long author list is sorted once and kept, see
-#: :class:`~pith_graph.api.reads.memory.MemoryReader`).
+#: :class:`~pith_graph.api.reads.memory.MemoryReader`; a page ``after`` an author is a bisection
+#: of that list; Neo4j sorts and cuts the page itself).
 UNBOUNDED_READS = frozenset(
     {
         "Query.search",  # ranks every hit
@@ -59,9 +60,8 @@ UNBOUNDED_READS = frozenset(
     }
 )
 #: Fields whose read is unbounded when given this argument: ``papers(filter:)`` scans its
-#: candidates for the filter and counts them for ``totalCount``; ``Paper.authors(after:)``
-#: looks the key up in the whole list.
-UNBOUNDED_WITH: dict[str, str] = {"Query.papers": "filter", "Paper.authors": "after"}
+#: candidates for the filter and counts them for ``totalCount``.
+UNBOUNDED_WITH: dict[str, str] = {"Query.papers": "filter"}
 
 
 class _Reads:

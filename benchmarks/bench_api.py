@@ -149,7 +149,7 @@ def direct_call(reader: GraphReader, scenario: str, variables: dict[str, str]) -
         piths = sorted({p for found in named.values() for p in found})
         papers = reader.papers_by_ids(piths)
         newest = max(papers.values(), key=lambda p: (p.source_version, p.built_at, p.pith_number))
-        return newest, reader.authors_of_papers([newest.pith_number])
+        return newest, reader.author_pages([newest.pith_number], 100)
     if scenario == "b_author_coauthors_papers":
         key = variables["name"]
         return (
@@ -159,7 +159,7 @@ def direct_call(reader: GraphReader, scenario: str, variables: dict[str, str]) -
         )
     code = variables["code"]
     page = reader.papers_of_categories([code], 50, None)[code]
-    return reader.categories_by_codes([code]), reader.authors_of_papers([p.pith_number for p in page.items])
+    return reader.categories_by_codes([code]), reader.author_pages([p.pith_number for p in page.items], 100)
 
 
 # -- the server -----------------------------------------------------------------------------

@@ -63,12 +63,12 @@ def peer_direct(reader: MemoryReader, scenario: str, variables: dict[str, Any]) 
         papers = {p.pith_number: p for found in reader.papers_by_identifiers(keys).values() for p in found}
         newest = named_papers(list(papers.values()), lambda key: 0)[0]
         pith = [newest.pith_number]
-        return newest, reader.authors_of_papers(pith, False), reader.categories_of_papers(pith, False)
+        return newest, reader.author_pages(pith, 100, counts=False), reader.categories_of_papers(pith, False)
     if scenario == "peer_b_author_papers_authors":
         key = variables["nameKey"]
         page = reader.papers_of_authors([key], 100, None)[key]
-        return reader.authors_by_keys([key], False), reader.authors_of_papers(
-            [p.pith_number for p in page.items], False
+        return reader.authors_by_keys([key], False), reader.author_pages(
+            [p.pith_number for p in page.items], 100, counts=False
         )
     code = variables["code"]
     if scenario == "peer_d_category_count":

@@ -369,7 +369,7 @@ def _hint(sub: SelectionPlan) -> Hint:
         for item in plan.fields:
             if item.spec is not None:
                 properties |= item.spec.needs
-            relation = EMBEDDED.get(item.name)
+            relation = None if _looks_up(item) else EMBEDDED.get(item.name)  # after: no embedding
             if item.sub is None:
                 if relation == "authors":  # authorCount: the authors, their counts not shown
                     authors = _most(authors, False)
@@ -393,8 +393,8 @@ def _root_reads_only(root: SelectionPlan) -> bool:
 
 
 def _looks_up(item: FieldPlan) -> bool:
-    """Whether an embedded field reads more than its relation: ``authors(after:)`` looks up
-    the author ``after`` names (a variable may be null: it is taken as given)."""
+    """Whether an embedded field reads other than what was fetched ahead: ``authors(after:)``
+    (a variable may be null: it is taken as given)."""
     if item.name != "authors":
         return False
     if item.arguments is not None:

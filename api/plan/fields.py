@@ -16,7 +16,7 @@ from functools import partial
 from operator import attrgetter, itemgetter
 from typing import Any
 
-from pith_graph.api.author_pages import after_key, authors_after
+from pith_graph.api.author_pages import after_key
 from pith_graph.api.connection import PageInfo as PageInfoObject
 from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
@@ -64,7 +64,7 @@ class Verification:
 def _named(step: Step, sources: list[Any]) -> Callable[[], list[PaperRow]]:
     parsed = parse_identifier(step.args["id"])
     keys = parsed.keys if parsed is not None else ()
-    found = step.batch.keyed("papers_by_identifiers", (step.hint.want,), keys)
+    found = step.batch.keyed("papers_by_identifiers", (step.want,), keys)
     rank = step.context.rank
 
     def named() -> list[PaperRow]:
@@ -88,7 +88,7 @@ def _resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
 def _listing(step: Step, where: PaperFilter, after: str | None) -> tuple[PaperKey | None, Callable[[], Page]]:
     size = page_size(step.args.get("first"), step.context.limits)
     key = decode_cursor(after)
-    return key, step.batch.call("list_papers", where, size, key, step.hint.want)
+    return key, step.batch.call("list_papers", where, size, key, step.want)
 
 
 def _papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
@@ -119,7 +119,7 @@ def _path(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     names = (args["from"], args["to"])
     keys = [author_name_key(text(names[0], "from")), author_name_key(text(names[1], "to"))]
     known = step.batch.keyed("authors_by_keys", (False,), keys)
-    path = step.batch.call("collaboration_path", keys[0], keys[1], hops, step.hint.want, step.hint.counts)
+    path = step.batch.call("collaboration_path", keys[0], keys[1], hops, step.want, step.hint.counts)
 
     def found() -> list[Any]:
         for name, key in zip(names, keys, strict=True):
@@ -144,7 +144,7 @@ def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Calla
             if name == "first":
                 arguments.append(page_size(step.args.get("first"), step.context.limits))
             else:
-                arguments.append(step.hint.want if name == "want" else step.hint.counts)
+                arguments.append(step.want if name == "want" else step.hint.counts)
         keys = [getattr(source, key) for source in sources]
         found = step.batch.keyed(method, tuple(arguments), keys)
         return lambda: [pick(found()[k]) for k in keys]
@@ -167,27 +167,23 @@ def _first(resolve: Resolve, key: str) -> Resolve:
 
 def _authors(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
     """A page of each paper's authors: the first ``first`` after ``after`` (see
-    :mod:`pith_graph.api.author_pages`). The whole lists are read (one read for the level,
-    shared with ``authorCount`` and with what a listing embedded), and, with ``after``,
-    the author it names (one read for the level's ``after`` values)."""
+    :mod:`pith_graph.api.author_pages`), one read for the level (none without ``after``
+    when a listing fetched them ahead)."""
     limits = step.context.limits
     size = page_size(step.args.get("first"), limits, first_default("Paper.authors", limits))
     given = step.args.get("after")
+    after = None if given is None else after_key(given)
     keys = [paper.pith_number for paper in sources]
-    found = step.batch.keyed("authors_of_papers", (step.hint.counts,), keys)
-    if given is None:
-        return lambda: [found()[k][:size] for k in keys]
-    after = after_key(given)
-    known = step.batch.keyed("authors_by_keys", (False,), [after])
-    return lambda: [authors_after(found()[k], after, known().get(after))[:size] for k in keys]
+    found = step.batch.keyed("author_pages", (size, after, step.hint.counts), keys)
+    return lambda: [list(found()[k].authors) for k in keys]
 
 
 def _author_count(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
-    """How many authors each paper has: the length of its authors (uncounted: a selection
-    asking for them with counts has them fetched with counts, which serve as well)."""
+    """How many authors each paper has (a page of none, uncounted: a listing that fetched
+    authors ahead, counted or not, answers it)."""
     keys = [paper.pith_number for paper in sources]
-    found = step.batch.keyed("authors_of_papers", (False,), keys)
-    return lambda: [len(found()[k]) for k in keys]
+    found = step.batch.keyed("author_pages", (0, None, False), keys)
+    return lambda: [found()[k].total for k in keys]
 
 
 def _page_of(method: str, key: str) -> Callable[..., Any]:
@@ -197,7 +193,7 @@ def _page_of(method: str, key: str) -> Callable[..., Any]:
         size = page_size(step.args.get("first"), step.context.limits)
         after = decode_cursor(step.args.get("after"))
         keys = [getattr(source, key) for source in sources]
-        found = step.batch.keyed(method, (size, after, step.hint.want), keys)
+        found = step.batch.keyed(method, (size, after, step.want), keys)
         counts = [source.paper_count for source in sources]
         return lambda: [Connection(found()[k], after, n) for k, n in zip(keys, counts, strict=True)]
 

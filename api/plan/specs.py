@@ -17,7 +17,7 @@ asking for them next cost no statement).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pith_graph.api.context import Context
@@ -44,6 +44,14 @@ class Step:
     batch: Batch
     args: dict[str, Any]
     hint: Hint
+
+    @property
+    def want(self) -> PaperSelection:
+        """The hint's selection, authors fetched ahead (if any) up to the page cap."""
+        want = self.hint.want
+        if want.authors is None or want.authors_first == self.context.limits.max_page_size:
+            return want
+        return replace(want, authors_first=self.context.limits.max_page_size)
 
 
 #: (step, sources) -> a function giving each source's value once the batch has run.

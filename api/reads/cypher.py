@@ -34,6 +34,7 @@ from pith_graph.api.reads.cypher_parts import (
     COUNTS,
     EMBEDS,
     Embed,
+    author_page,
     author_row,
     category_row,
     paper_row,
@@ -45,8 +46,8 @@ __all__ = [
     "READ_ALIASES_OF_PAPERS",
     "READ_ALL_CATEGORIES",
     "READ_AUTHORS",
-    "READ_AUTHORS_OF_PAPERS",
     "READ_AUTHOR_CATEGORIES",
+    "READ_AUTHOR_PAGES",
     "READ_CATEGORIES",
     "READ_CATEGORIES_OF_PAPERS",
     "READ_COAUTHORS",
@@ -135,11 +136,19 @@ RETURN key, related
 
 # -- relations of papers --------------------------------------------------------------------
 
-READ_AUTHORS_OF_PAPERS = {
+#: Where ``$after`` stands: the author it names, else ``$anchor``, the key as a name up to
+#: where a parameter could compare unlike code points (see
+#: :func:`~pith_graph.api.reads.author_page.unknown_position`); null: from the first author.
+#: Neo4j compares two stored strings by code point, a stored string with a parameter by UTF-16
+#: code unit, so the position is the stored author's own name and key when there is one.
+_AFTER_AUTHOR = "afterName IS NULL OR _a.name > afterName OR (_a.name = afterName AND _a.nameKey > afterKey)"
+READ_AUTHOR_PAGES = {
     counts: f"""
+OPTIONAL MATCH (x:Author {{nameKey: $after}})
+WITH coalesce(x.name, $anchor) AS afterName, coalesce(x.nameKey, $anchor) AS afterKey
 UNWIND $keys AS key
-MATCH (:Paper {{pithNumber: key}})<-[:AUTHORED]-(a:Author)
-RETURN key, collect({author_row("a", counts)}) AS authors
+MATCH (p:Paper {{pithNumber: key}})
+RETURN key, {author_page("p", counts, "$first", _AFTER_AUTHOR)} AS page
 """
     for counts in COUNTS
 }

@@ -13,6 +13,7 @@ __all__ = [
     "NEWEST_BOUND",
     "NEWEST_FIRST",
     "Embed",
+    "author_page",
     "author_row",
     "category_row",
     "paper_row",
@@ -31,6 +32,18 @@ def author_row(v: str, counts: bool) -> str:
     return f"[{v}.nameKey, {v}.name{count}]"
 
 
+def author_page(p: str, counts: bool, first: str, where: str = "") -> str:
+    """``[count, authors]``: how many authors the paper ``p`` has, and the ``first`` of them
+    (in their order, after ``where``) as :func:`author_row` lists. Neo4j compares stored
+    strings by code point, as Python does, so it sorts and cuts the page itself: only the
+    page leaves the server."""
+    where = f" WHERE {where}" if where else ""
+    return (
+        f"[COUNT {{ ({p})<-[:AUTHORED]-(:Author) }}, COLLECT {{ MATCH ({p})<-[:AUTHORED]-(_a:Author){where}"
+        f" WITH _a ORDER BY _a.name, _a.nameKey LIMIT {first} RETURN {author_row('_a', counts)} }}]"
+    )
+
+
 def category_row(v: str, counts: bool) -> str:
     count = f", COUNT {{ ({v})<-[:IN_CATEGORY]-() }}" if counts else ""
     return f"[{v}.code, {v}.archive{count}]"
@@ -42,12 +55,13 @@ def signer_row(v: str, counts: bool) -> str:
 
 
 def paper_row(v: str, embed: Embed = (None, None)) -> str:
-    """``[values of $props, authors or null, categories or null]`` of the paper ``v``."""
+    """``[values of $props, authors or null, categories or null]`` of the paper ``v``; its
+    authors as :func:`author_page`, the first ``$authorsFirst``."""
     authors, categories = embed
     values = f"[_k IN $props | {v}[_k]]"
     embedded_authors = "null"
     if authors is not None:
-        embedded_authors = f"[({v})<-[:AUTHORED]-(_a:Author) | {author_row('_a', authors)}]"
+        embedded_authors = author_page(v, authors, "$authorsFirst")
     embedded_categories = "null"
     if categories is not None:
         link = f"{category_row('_c', categories)} + [_r.primary]"

@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
+from pith_graph.api.reads.author_page import author_order, author_page
 from pith_graph.api.reads.memory_discovery import MemoryDiscoveryReads
 from pith_graph.api.reads.memory_rankings import MemoryRankings
 from pith_graph.api.reads.memory_view import (
@@ -39,6 +40,7 @@ from pith_graph.api.reads.memory_view import (
 from pith_graph.api.reads.records import (
     EVERYTHING,
     AliasRecord,
+    AuthorPage,
     AuthorRecord,
     CategoryLink,
     CategoryRecord,
@@ -214,16 +216,18 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
 
     # -- papers' relations ---------------------------------------------------------------
 
-    def authors_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
-    ) -> dict[str, list[AuthorRecord]]:
-        """Each paper's authors by name, then name key. A paper with many incoming edges
-        answers with the list it keeps (:meth:`_sorted_authors`): callers do not change it."""
+    def author_pages(
+        self, pith_numbers: Sequence[str], first: int, after: str | None = None, counts: bool = True
+    ) -> dict[str, AuthorPage]:
+        """Slices of each paper's sorted authors (:meth:`_sorted_authors`; a paper with many
+        keeps its list, so a page is a bisection and a slice however many there are)."""
+        known = None if after is None else self.authors_by_keys([after], counts=False).get(after)
         result = {}
         pred = self._pred
         for pith in pith_numbers:
             paper = node_id(PAPER.label, pith)
-            result[pith] = self._sorted_authors(paper, counts) if paper in pred else []
+            authors = self._sorted_authors(paper, counts) if paper in pred else []
+            result[pith] = author_page(authors, first, after, known)
         return result
 
     def _sorted_authors(self, paper: str, counts: bool) -> list[AuthorRecord]:
@@ -234,7 +238,7 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
         found = kept.get((paper, counts))
         if found is None:
             found = [self._author(node, counts) for node in self._author_nodes_of(paper)]
-            found.sort(key=lambda a: (a.name, a.name_key))
+            found.sort(key=author_order)
             if len(self._pred[paper]) > KEPT_AUTHORS_OVER:
                 kept[(paper, counts)] = found
         return found

@@ -23,6 +23,7 @@ from typing import Any
 import neo4j
 
 from pith_graph.api.reads import cypher
+from pith_graph.api.reads.author_page import unknown_position
 from pith_graph.api.reads.neo4j_base import after_parameters
 from pith_graph.api.reads.neo4j_bridged import BridgedTransaction
 from pith_graph.api.reads.neo4j_discovery import Neo4jDiscoveryReads
@@ -32,6 +33,7 @@ from pith_graph.api.reads.neo4j_session import OneTransaction, Statements
 from pith_graph.api.reads.records import (
     EVERYTHING,
     AliasRecord,
+    AuthorPage,
     AuthorRecord,
     CategoryLink,
     CategoryRecord,
@@ -64,7 +66,7 @@ ONE_STATEMENT = frozenset(
         "papers_by_identifiers",
         "list_papers",
         "count_papers",
-        "authors_of_papers",
+        "author_pages",
         "categories_of_papers",
         "aliases_of_papers",
         "signatures_of_papers",
@@ -235,15 +237,28 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
 
     # -- papers' relations ---------------------------------------------------------------
 
-    def authors_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
-    ) -> dict[str, list[AuthorRecord]]:
-        kept = self._kept("authors", counts, pith_numbers)
+    def author_pages(
+        self, pith_numbers: Sequence[str], first: int, after: str | None = None, counts: bool = True
+    ) -> dict[str, AuthorPage]:
+        kept = None if after is not None else self._kept_authors(counts, pith_numbers, first)
         if kept is not None:
             return kept
-        found = self._by_key(cypher.READ_AUTHORS_OF_PAPERS[counts], pith_numbers, "authors")
+        found = self._by_key(
+            cypher.READ_AUTHOR_PAGES[counts],
+            pith_numbers,
+            "page",
+            first=first,
+            after=after,
+            anchor=None if after is None else unknown_position(after),
+        )
         seen: dict[tuple[Any, ...], AuthorRecord] = {}
-        return {key: author_list(found.get(key, []), seen) for key in pith_numbers}
+        empty = AuthorPage((), 0)
+        return {
+            key: AuthorPage(tuple(author_list(found[key][1], seen)), int(found[key][0]))
+            if key in found
+            else empty
+            for key in pith_numbers
+        }
 
     def categories_of_papers(
         self, pith_numbers: Sequence[str], counts: bool = True

@@ -12,10 +12,11 @@ import neo4j
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
 from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
-from pith_graph.api.reads.records import Page, PaperKey, PaperSelection
+from pith_graph.api.reads.records import AuthorPage, Page, PaperKey, PaperSelection
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["Neo4jBase", "after_parameters"]
+
 
 #: ``[values, authors, categories]`` -> the paper (keeping what was embedded).
 _Decode = Callable[[Sequence[Any]], PaperRow]
@@ -50,7 +51,7 @@ class Neo4jBase:
         self._request = statements is not None
         self._statements = statements or EachInItsOwn(driver, database, uri, timeout)
         #: (relation, counted) -> pith number -> records fetched ahead (request readers only).
-        self._ahead: dict[tuple[str, bool], dict[str, list[Any]]] = {}
+        self._ahead: dict[tuple[str, bool], dict[str, Any]] = {}
 
     # -- running statements --------------------------------------------------------------
 
@@ -78,14 +79,28 @@ class Neo4jBase:
         def decode(projected: Sequence[Any]) -> PaperRow:
             paper = values(projected[0])
             if projected[1] is not None:
-                authors_kept[paper.pith_number] = author_list(projected[1], seen)
+                total, rows = projected[1]
+                authors_kept[paper.pith_number] = AuthorPage(tuple(author_list(rows, seen)), int(total))
             if projected[2] is not None:
                 categories_kept[paper.pith_number] = category_links(projected[2])
             return paper
 
-        return embed, {"props": list(props)}, decode
+        parameters: dict[str, Any] = {"props": list(props)}
+        if want.authors is not None:
+            parameters["authorsFirst"] = want.authors_first
+        return embed, parameters, decode
 
-    def _kept(self, relation: str, counts: bool, keys: Sequence[str]) -> dict[str, list[Any]] | None:
+    def _kept_authors(self, counts: bool, keys: Sequence[str], first: int) -> dict[str, AuthorPage] | None:
+        """The first ``first`` authors of each of ``keys`` from what an embedding fetched
+        (counted if ``counts``), if it fetched that many (or all) of every one."""
+        found = self._kept("authors", counts, keys)
+        if found is None or not all(
+            first <= len(p.authors) or len(p.authors) == p.total for p in found.values()
+        ):
+            return None
+        return {key: AuthorPage(page.authors[:first], page.total) for key, page in found.items()}
+
+    def _kept(self, relation: str, counts: bool, keys: Sequence[str]) -> dict[str, Any] | None:
         """What an embedding fetched for every one of ``keys`` (counted if ``counts``)."""
         for counted in (True,) if counts else (False, True):
             found = self._ahead.get((relation, counted))

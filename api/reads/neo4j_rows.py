@@ -76,20 +76,17 @@ def author(row: Sequence[Any]) -> AuthorRecord:
 def author_list(
     rows: Sequence[Sequence[Any]], seen: dict[tuple[Any, ...], AuthorRecord]
 ) -> list[AuthorRecord]:
-    """A paper's authors, by name then name key; ``seen`` keeps the records already made
-    (authors recur across the papers of one answer)."""
+    """A paper's authors, in the order of ``rows`` (the statement sorted them); ``seen`` keeps
+    the records already made (authors recur across the papers of one answer)."""
     found = []
     get = seen.get
-    for row in sorted(rows, key=_NAME_ORDER):
+    for row in rows:
         key = tuple(row)
         record = get(key)
         if record is None:
             record = seen[key] = author(row)
         found.append(record)
     return found
-
-
-_NAME_ORDER = itemgetter(1, 0)  # [nameKey, name, ...]: by name, then name key
 
 
 def category(row: Sequence[Any]) -> CategoryRecord:

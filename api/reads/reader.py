@@ -16,7 +16,8 @@ A request whose only read of the store is one call says so (:meth:`GraphReader.s
 and Neo4j runs it without an explicit transaction.
 
 Every ordering is total and spelled out here, so the in-memory and the Neo4j reader return
-identical answers:
+identical answers. Text compares by code point (Python's order, and Neo4j's between stored
+strings: both sort by stored properties):
 
 * papers, newest first: ``submittedAt`` descending, then ``pithNumber`` descending; pages
   are keyset pages after a :class:`PaperKey` (a cursor stays valid while papers are added);
@@ -43,6 +44,7 @@ from pith_graph.api.reads.records import (
     EVERYTHING,
     AliasRecord,
     AuthorCount,
+    AuthorPage,
     AuthorRecord,
     CategoryCount,
     CategoryLink,
@@ -96,10 +98,12 @@ class GraphReader(DiscoveryReads, Protocol):
     def authors_by_keys(self, name_keys: Sequence[str], counts: bool = True) -> dict[str, AuthorRecord]:
         """Authors by name key."""
 
-    def authors_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
-    ) -> dict[str, list[AuthorRecord]]:
-        """Each paper's authors, by name then name key."""
+    def author_pages(
+        self, pith_numbers: Sequence[str], first: int, after: str | None = None, counts: bool = True
+    ) -> dict[str, AuthorPage]:
+        """A page of each paper's authors, by name then name key: the first ``first`` after
+        the author whose name key is ``after`` (see :mod:`pith_graph.api.author_pages`), and
+        how many the paper has. Reads no more of a paper's authors than the page."""
 
     def categories_of_papers(
         self, pith_numbers: Sequence[str], counts: bool = True

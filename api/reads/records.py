@@ -19,6 +19,7 @@ __all__ = [
     "MAX_PATH_HOPS",
     "AliasRecord",
     "AuthorCount",
+    "AuthorPage",
     "AuthorRecord",
     "CategoryCount",
     "CategoryLink",
@@ -42,6 +43,7 @@ ALIAS_KINDS = ("arxiv", "arxiv_version", "doi", "pith_short_8", "pith_short_12",
 MAX_PATH_HOPS = 6
 #: ``(kind, value)``: kind is ``pithNumber``, ``shortPithNumber`` or an alias kind.
 IdentifierKey = tuple[str, str]
+
 
 #: Every property of a ``Paper`` (schema names).
 ALL_PAPER_PROPERTIES = frozenset(PAPER.property_names)
@@ -77,6 +79,9 @@ class PaperSelection:
     properties: frozenset[str] = ALL_PAPER_PROPERTIES
     authors: bool | None = None
     categories: bool | None = None
+    #: How many of each paper's authors (in their order) a reader fetching them now fetches,
+    #: with their number: the page cap of the request.
+    authors_first: int = 100
 
     def __post_init__(self) -> None:
         unknown = self.properties - ALL_PAPER_PROPERTIES
@@ -148,6 +153,14 @@ class AuthorRecord:
     name_key: str
     name: str
     paper_count: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorPage:
+    """A page of a paper's authors (by name, then name key) and how many the paper has."""
+
+    authors: tuple[AuthorRecord, ...]
+    total: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,8 +4,9 @@ its plan after, and the two answers must be equal).
 
 The corpus is one paper with more authors than a page, named so that the order by display
 name differs from the order by name key (lower-case names, accents, ligatures, CJK, an
-astral letter after a full-width one: Python's code-point order, not UTF-16's), one paper
-with an author found on no other paper, and a dozen small papers drawing on the same names.
+astral letter after a full-width one and in a name key: Python's code-point order, which is
+Neo4j's between stored strings, not UTF-16's), one paper with an author found on no other
+paper, and a dozen small papers drawing on the same names.
 """
 
 from __future__ import annotations
@@ -61,6 +62,8 @@ _FAMILY = [
     "van der Berg",
 ]
 _WHOLE = [f"{given} {family}" for family, given in itertools.product(_FAMILY, _GIVEN)]
+#: Name keys that UTF-16 and code points order apart (NFKC keeps both characters).
+_WHOLE += ["Pia \ue000", "Pia \U00020000"]
 _WHOLE += [f"Author {i:03d}" for i in range(250 - len(_WHOLE))]
 
 CROWDED = "2402.10000"  # more authors than a page
@@ -169,6 +172,8 @@ def _page(api: Api, after: str | None, first: int | None = None, arxiv_id: str =
 def test_paging_visits_every_author_once_in_order(pages: Api, first: int | None) -> None:
     expected = _order(PAPERS[CROWDED])
     assert expected != sorted(expected)  # by name, not by name key
+    utf16 = sorted(expected, key=lambda k: (NAMES[k].encode("utf-16-be"), k.encode("utf-16-be")))
+    assert expected != utf16  # by code point, not UTF-16
     size = first or 100  # the page cap by default
     seen: list[str] = []
     after = None
@@ -194,13 +199,17 @@ def test_after_the_last_author_there_is_none(pages: Api) -> None:
         pytest.param(author_name_key(OUTSIDER), OUTSIDER, id="author-of-another-paper"),
         pytest.param("nobody", "nobody", id="no-author-mid-list"),  # stands as a name would
         pytest.param("!", "!", id="no-author-before-all"),
-        pytest.param("\U0010fffd", "\U0010fffd", id="no-author-after-all"),
+        pytest.param("\ud7ff", "\ud7ff", id="no-author-after-the-latin-names"),
+        # A key no author has stands cut before its first character above U+D7FF.
+        pytest.param("\U0010fffd", "", id="no-author-astral"),
+        pytest.param("\ue000 lee", "", id="no-author-private-use"),
+        pytest.param("mm middle \U00020000", "mm middle ", id="no-author-astral-mid-list"),
     ],
 )
 def test_an_after_naming_no_author_of_the_paper_is_a_position(pages: Api, after: str, name: str) -> None:
     expected = _after(PAPERS[CROWDED], name, after)
     assert _page(pages, after) == expected[:100]
-    if name != after:  # by the author's name in the graph, not by its name key
+    if after in NAMES:  # by the author's name in the graph, not by its name key
         assert expected != _after(PAPERS[CROWDED], after, after)
 
 
@@ -263,4 +272,55 @@ def test_pages_of_many_papers_take_a_fixed_number_of_statements(
             _data, resolved, _ = counted.ask(api, query)  # the resolvers
             _data, planned, _ = counted.ask(api, query)  # its plan, which fetches authors with the papers
             counts.append((len(resolved), len(planned)))
-    assert counts == [(3, 2), (3, 2)]
+    assert counts == [(2, 2), (2, 2)]  # the author `after` names is found in the same statement
+
+
+@pytest.mark.neo4j
+def test_only_the_page_leaves_the_server(crowd_neo4j: Neo4jReader) -> None:
+    """Neo4j sorts and cuts a paper's authors itself: a page of 3 of 252 brings 3 rows."""
+    crowded = _pith(crowd_neo4j, CROWDED)
+    request = crowd_neo4j.for_request()
+    statements = request._statements
+    returned: list[Any] = []
+    rows = statements.rows
+
+    def counted(statement: str, parameters: dict[str, Any]) -> Any:
+        found = rows(statement, parameters)
+        returned.extend(found)
+        return found
+
+    statements.rows = counted  # type: ignore[method-assign]
+    try:
+        for after in (None, author_name_key("Bo Kim")):
+            returned.clear()
+            page = request.author_pages([crowded], 3, after)[crowded]
+            expected = _order(PAPERS[CROWDED]) if after is None else _after(PAPERS[CROWDED], "Bo Kim", after)
+            assert ([a.name_key for a in page.authors], page.total) == (expected[:3], len(PAPERS[CROWDED]))
+            ((total, authors),) = [row["page"] for row in returned]
+            assert (total, len(authors)) == (len(PAPERS[CROWDED]), 3)
+    finally:
+        request.close()
+
+
+def _pith(reader: GraphReader, arxiv_id: str) -> str:
+    (paper,) = reader.papers_by_identifiers([("arxiv", arxiv_id)])[("arxiv", arxiv_id)]
+    return paper.pith_number
+
+
+@pytest.mark.neo4j
+def test_rankings_break_ties_by_code_point_on_both_readers(
+    crowd_memory: MemoryReader, crowd_neo4j: Neo4jReader
+) -> None:
+    """Coauthors, top authors, pages and paths order tied name keys alike (two authors of the
+    crowded paper have keys that UTF-16 and code points order apart)."""
+    keys = sorted(NAMES)
+    calls: list[tuple[str, tuple[Any, ...]]] = [
+        ("coauthors", (keys, 300)),
+        ("top_authors", (["cs.LG"], 300)),
+        ("author_pages", ([_pith(crowd_memory, a) for a in PAPERS], 300)),
+        ("collaboration_path", (author_name_key(OUTSIDER), author_name_key("Pia \ue000"), 3)),
+    ]
+    for name, args in calls:
+        assert getattr(crowd_neo4j, name)(*args) == getattr(crowd_memory, name)(*args), name
+    pias = [c.author.name_key for c in crowd_memory.coauthors([author_name_key("Ann Lee")], 300)["ann lee"]]
+    assert pias.index("pia \ue000") < pias.index("pia \U00020000")

@@ -37,6 +37,7 @@ INLINE = [
     '{ paper(id: "x") { title } }',
     "query($id: String!) { paper(id: $id) { pithNumber title submittedAt sourceVersion authors { name } } }",
     "{ papers(first: 10) { nodes { title authors(first: 1) { name } authorCount } } }",
+    '{ papers(first: 10) { nodes { authors(first: 1, after: "a") { name } } } }',  # a bisection
     '{ author(name: "x") { name paperCount papers(first: 10) { nodes { title } } } }',
     '{ category(code: "cs.LG") { paperCount papers(first: 5) { totalCount nodes { title } } } }',
     '{ paper(id: "x") { verification { keyIds rank keys { keyId } } } }',
@@ -47,7 +48,6 @@ REFUSED = [
     ("{ papers(first: 9) { nodes { categories { code } } } }", {"Paper.categories"}),
     ("{ papers(first: 20) { nodes { primaryCategory { code } } } }", {"Paper.primaryCategory"}),
     ('{ papers(first: 5, filter: {license: "x"}) { totalCount } }', {"Query.papers"}),
-    ('{ paper(id: "x") { authors(first: 1, after: "a") { name } } }', {"Paper.authors"}),
     ('{ author(name: "x") { coauthors(first: 1) { sharedPapers } } }', {"Author.coauthors"}),
     ('{ paper(id: "x") { relatedPapers(first: 1) { sharedAuthors } } }', {"Paper.relatedPapers"}),
     ('{ category(code: "x") { topAuthors(first: 1) { count } } }', {"Category.topAuthors"}),

@@ -71,7 +71,9 @@ def _calls(G: nx.DiGraph) -> list[Any]:
             "resolve_identifiers",
             ([*aliases, ("pithNumber", papers[0]), ("shortPithNumber", "pith:NOPE0000")],),
         ),
-        ("authors_of_papers", (papers,)),
+        ("author_pages", (papers, 100)),
+        ("author_pages", (papers, 2, authors[len(authors) // 2])),
+        ("author_pages", (papers, 0, "no such key")),
         ("categories_of_papers", (papers,)),
         ("aliases_of_papers", (papers,)),
         ("signatures_of_papers", (papers,)),
@@ -181,7 +183,7 @@ def test_reads_of_one_statement_answer_alike_alone(
 
 _UNCOUNTED = {
     "authors_by_keys",
-    "authors_of_papers",
+    "author_pages",
     "categories_of_papers",
     "signatures_of_papers",
     "coauthors",
@@ -227,13 +229,16 @@ def test_a_selection_fetches_what_it_names_and_embeds_relations(
         piths = [paper.pith_number for paper in page.items]
         statements = request._statements  # the request's one transaction
         ran = _counting(statements)
-        assert request.authors_of_papers(piths, counts=False) == memory_reader.authors_of_papers(
-            piths, counts=False
-        )
+        for first in (0, 3, 100):
+            assert request.author_pages(piths, first, counts=False) == memory_reader.author_pages(
+                piths, first, counts=False
+            )
         assert request.categories_of_papers(piths) == memory_reader.categories_of_papers(piths)
         assert ran == [], "the embedded relations answer without a statement"
-        request.authors_of_papers(piths)  # with counts: not embedded, so one statement
+        request.author_pages(piths, 3)  # with counts: not embedded, so one statement
         assert len(ran) == 1
+        request.author_pages(piths, 3, "ann lee", counts=False)  # after an author: one more
+        assert len(ran) == 2
     finally:
         request.close()
 
