@@ -5,13 +5,13 @@ which papers an identifier answers with. Shared by the resolvers and the executi
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
 import strawberry
 
-from pith_graph.api.reads.records import PaperFilter
+from pith_graph.api.reads.records import PaperFilter, version_key
 from pith_graph.api.reads.words import search_terms
 from pith_graph.errors import BadUserInput
 from pith_graph.loader.format import utc_text
@@ -23,6 +23,7 @@ __all__ = [
     "PaperFilterInput",
     "filter_from_arguments",
     "instant",
+    "named_by_keys",
     "named_papers",
     "text",
     "to_filter",
@@ -145,10 +146,30 @@ def filter_from_arguments(given: Mapping[str, Any] | None) -> PaperFilter:
     return to_filter(PaperFilterInput(**{_FILTER_FIELDS[name]: value for name, value in given.items()}))
 
 
-def named_papers(papers: Sequence[PaperRow], rank: Callable[[str], int]) -> list[PaperRow]:
-    """What an identifier answers with: only its highest-ranked signer's papers (``rank``
-    of the bundle's key; 0 is the highest), newest version first."""
-    if papers:
-        best = min(rank(p.bundle_key_id) for p in papers)
-        papers = [p for p in papers if rank(p.bundle_key_id) == best]
-    return sorted(papers, key=lambda p: (p.source_version, p.built_at, p.pith_number), reverse=True)
+def named_papers(papers: Iterable[PaperRow], rank: Callable[[str], int]) -> list[PaperRow]:
+    """What an identifier answers with, of ``papers`` (in any order; a paper given twice
+    counts once): only its highest-ranked signer's (``rank`` of the bundle's key; 0 is the
+    highest), newest version first (:func:`~pith_graph.api.reads.records.version_key`)."""
+    unique = {paper.pith_number: paper for paper in papers}
+    return _best_signers(sorted(unique.values(), key=version_key, reverse=True), rank)
+
+
+def named_by_keys(named: Iterable[Sequence[PaperRow]], rank: Callable[[str], int]) -> list[PaperRow]:
+    """:func:`named_papers` of the papers an identifier's keys name, each key's newest
+    version first as readers answer them
+    (:meth:`~pith_graph.api.reads.reader.GraphReader.papers_by_identifiers`). One key's are
+    taken in that order, with one pass for their signers (``rank`` asked once per signer):
+    however many versions it names, nothing is sorted; several keys' are merged."""
+    runs = [papers for papers in named if papers]
+    if len(runs) > 1:
+        return named_papers((paper for papers in runs for paper in papers), rank)
+    return _best_signers(list(runs[0]) if runs else [], rank)
+
+
+def _best_signers(papers: list[PaperRow], rank: Callable[[str], int]) -> list[PaperRow]:
+    """Those of ``papers`` whose signer ranks highest, in their order."""
+    ranks = {key_id: rank(key_id) for key_id in {paper.bundle_key_id for paper in papers}}
+    if len(ranks) < 2:
+        return papers
+    best = min(ranks.values())
+    return [paper for paper in papers if ranks[paper.bundle_key_id] == best]

@@ -2,31 +2,25 @@
 
 An identifier answers only with its highest-ranked signer's papers (a lower-ranked signer
 may claim an alias, such as a journal DOI, that a higher-ranked one's paper carries), newest
-version first; ``paper`` and ``papersById`` share that rule (:func:`best_versions`).
+version first; ``paper`` and ``papersById`` share that rule
+(:func:`~pith_graph.api.inputs.named_by_keys`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from pith_graph.api.context import Context
 from pith_graph.api.ids import ParsedId, parse_identifier
-from pith_graph.api.inputs import MAX_TEXT_LENGTH, named_papers
+from pith_graph.api.inputs import MAX_TEXT_LENGTH, named_by_keys
 from pith_graph.api.limits import page_size
 from pith_graph.api.reads.folding import typed_keys
 from pith_graph.api.reads.records import AuthorRecord, IdentifierKey
 from pith_graph.errors import BadUserInput, LimitExceeded
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["TYPEAHEAD_FIRST", "authors_by_prefix", "best_versions", "papers_by_ids"]
+__all__ = ["TYPEAHEAD_FIRST", "authors_by_prefix", "papers_by_ids"]
 
 #: Authors a typeahead answers with when ``first`` is not given.
 TYPEAHEAD_FIRST = 10
-
-
-def best_versions(context: Context, papers: Iterable[PaperRow]) -> list[PaperRow]:
-    """The papers of the highest-ranked signer among ``papers``, newest version first."""
-    return named_papers(list(papers), context.rank)
 
 
 def _parsed(identifier: str) -> ParsedId | None:
@@ -39,7 +33,9 @@ def _parsed(identifier: str) -> ParsedId | None:
 
 async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | None]:
     """The paper each identifier names (as ``paper(id:)``), aligned with ``ids``: None where
-    it names none. One reader call for the whole list."""
+    it names none. One reader call for the whole list; each key's paper is chosen once,
+    however many identifiers name it, the request's time checked between keys; an
+    identifier's paper is then the best of its keys' (at most three, a DOI's spellings)."""
     limit = context.limits.max_batch_ids
     if len(ids) > limit:
         raise LimitExceeded(
@@ -49,11 +45,15 @@ async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | Non
     parsed = [_parsed(identifier) for identifier in ids]
     keys: list[IdentifierKey] = list(dict.fromkeys(key for found in parsed if found for key in found.keys))
     named = await context.run(context.reader.papers_by_identifiers, keys) if keys else {}
+    rank = context.rank
+    best: dict[IdentifierKey, list[PaperRow]] = {}
+    for key, papers in named.items():
+        context.check_time()
+        best[key] = named_by_keys([papers], rank)[:1]
     answers: list[PaperRow | None] = []
     for found in parsed:
-        papers = {} if found is None else {p.pith_number: p for key in found.keys for p in named.get(key, [])}
-        best = best_versions(context, papers.values())
-        answers.append(best[0] if best else None)
+        chosen = named_by_keys([best.get(key, []) for key in found.keys], rank) if found else []
+        answers.append(chosen[0] if chosen else None)
     return answers
 
 

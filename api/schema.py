@@ -23,7 +23,7 @@ from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped
 from pith_graph.api.fields import resolver, selects
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.inputs import PaperFilterInput, named_papers, text, to_filter, words
+from pith_graph.api.inputs import PaperFilterInput, named_by_keys, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
 from pith_graph.api.lookups import authors_by_prefix, papers_by_ids
 from pith_graph.api.plan import PLAN_SAFE_EXTENSIONS, PlanRecorder, Plans, run_plan
@@ -50,14 +50,13 @@ _PAGE_FIELDS = frozenset({"edges", "nodes", "pageInfo"})
 
 
 async def _named(info: GraphInfo, identifier: str) -> list[PaperRow]:
-    """Every paper ``identifier`` names, newest version first (see :func:`named_papers`)."""
+    """Every paper ``identifier`` names, newest version first (see :func:`named_by_keys`)."""
     parsed = parse_identifier(identifier)
     if parsed is None:
         return []
     context = info.context
     named = await asyncio.gather(*(context.identifier.load(key) for key in parsed.keys))
-    papers = {paper.pith_number: paper for found in named for paper in found}
-    return named_papers([papers[pith] for pith in sorted(papers)], context.rank)
+    return named_by_keys(named, context.rank)
 
 
 @strawberry.type(description="Lookups and traversals over the graph of verified papers.")

@@ -32,7 +32,11 @@ __all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "unbounded_reads"]
 #: categories of a paper), and ranks, counts or sorts it: a query of cost 40 can hold the
 #: CPU for seconds. An execution selecting any of them never runs on the event loop
 #: (:func:`~pith_graph.api.loops.run_execution`). Not here, because their reads are: paper
-#: lookups (the papers one identifier names, each a bundle of its own); scalars; pages of
+#: lookups (``paper``, ``resolve``, ``papersById``: the papers an arXiv id or DOI names are
+#: kept newest version first, so choosing its paper is one pass over them asking the rank
+#: of each signer once, nothing sorted nor ranked per version, and ``papersById`` chooses
+#: once per distinct key, checking the time between keys; see
+#: :func:`~pith_graph.api.inputs.named_by_keys`); scalars; pages of
 #: papers of an author, a category or a signer and ``papers`` unfiltered (slices of lists
 #: sorted once, a category's ahead of the first request); ``Paper.authors`` and
 #: ``authorCount`` (a long author list is sorted once and kept, see

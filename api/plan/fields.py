@@ -22,7 +22,7 @@ from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
 from pith_graph.api.cost import capped, first_default
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.inputs import filter_from_arguments, named_papers, text
+from pith_graph.api.inputs import filter_from_arguments, named_by_keys, text
 from pith_graph.api.limits import page_size, path_hops
 from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
 from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
@@ -69,8 +69,7 @@ def _named(step: Step, sources: list[Any]) -> Callable[[], list[PaperRow]]:
 
     def named() -> list[PaperRow]:
         answer = found()
-        papers = {paper.pith_number: paper for key in keys for paper in answer[key]}
-        return named_papers([papers[pith] for pith in sorted(papers)], rank)
+        return named_by_keys([answer[key] for key in keys], rank)
 
     return named
 

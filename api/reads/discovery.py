@@ -97,7 +97,8 @@ class DiscoveryReads(Protocol):
     """The reader methods behind ``papersById``, ``search``, ``facets`` and ``authors``."""
 
     def papers_by_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[PaperRow]]:
-        """The papers each ``(kind, value)`` names (as ``resolve_identifiers``), in one read."""
+        """The papers each ``(kind, value)`` names (as ``resolve_identifiers``), newest
+        version first, in one read."""
 
     def search_papers(
         self, listing: Listing, order: SearchOrder, first: int, after: SearchPosition | None

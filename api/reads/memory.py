@@ -3,7 +3,8 @@
 Reads go straight to the graph where an adjacency answers them (a paper's authors, an
 alias's papers); the rest uses small indexes built on first use and kept: the newest-first
 key lists (all papers, per category, author, archive and signer), title words, short pith
-numbers, arXiv versions, per-category rankings, and the sorted authors of papers with many.
+numbers, arXiv versions, the papers of each alias naming several (newest version first),
+per-category rankings, and the sorted authors of papers with many.
 The graph must not change after the first read; call :meth:`MemoryReader.refresh` if it does (:meth:`MemoryReader.warm` builds
 the indexes ahead of the first request).
 
@@ -15,7 +16,7 @@ out would cost more than it saves), and relation hints are ignored: a later call
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -51,6 +52,7 @@ from pith_graph.api.reads.records import (
     PaperSelection,
     SignatureRecord,
     SignerRecord,
+    version_key,
 )
 from pith_graph.schema.graph import ALIAS, AUTHOR, CATEGORY, IN_CATEGORY, PAPER, SIGNED, SIGNER, node_id
 from pith_graph.schema.rows import PaperRow
@@ -94,12 +96,16 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
 
     def warm(self) -> None:
         """Build the indexes the first requests would otherwise build (all papers newest
-        first, each category's papers, short pith numbers, versions, title words, the sorted
+        first, each category's papers, short pith numbers, versions, the papers of aliases
+        naming several newest version first, title words, the sorted
         authors of papers with many, and the search, typeahead and facet indexes: about 10 s
         at 100k papers)."""
         self._all_keys()
         self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])
         self._by_attribute("source", _source)
+        for alias, data in self._nodes.items():
+            if data.get(LABEL) == ALIAS.label and len(self._succ[alias]) > 1:
+                self._named(data[KIND], data[VALUE])
         self._title_keys(("",))
         for category in self.all_categories(counts=False):
             self._category_keys(category.code)
@@ -141,10 +147,33 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def papers_by_identifiers(
         self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING
     ) -> dict[IdentifierKey, list[PaperRow]]:
-        return {
-            key: [paper for paper in map(self._paper, piths) if paper is not None]
-            for key, piths in self.resolve_identifiers(keys).items()
-        }
+        return {key: list(self._named(*key)) for key in keys}
+
+    def _named(self, kind: str, value: str) -> tuple[PaperRow, ...]:
+        """The papers ``(kind, value)`` names, newest version first (``version_key``); an
+        alias naming several (an arXiv id's versions, a shared DOI) keeps them sorted, from
+        :meth:`warm` or the first read on: a lookup copies them, it sorts nothing."""
+        if kind == "pithNumber":
+            paper = self._paper(value)
+            return (paper,) if paper is not None else ()
+        if kind == "shortPithNumber":
+            return self._newest(self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER]).get(value, ()))
+        alias = node_id(ALIAS.label, kind, value)
+        kept: dict[str, tuple[PaperRow, ...]] = self._index("named", dict)
+        found = kept.get(alias)
+        if found is None:
+            data = self._nodes.get(alias)
+            if data is None or data.get(LABEL) != ALIAS.label:
+                return ()
+            papers = self._succ[alias]
+            found = self._newest(self._nodes[paper][PITH_NUMBER] for paper in papers)
+            if len(papers) > 1:
+                kept[alias] = found
+        return found
+
+    def _newest(self, piths: Iterable[str]) -> tuple[PaperRow, ...]:
+        found = (paper for paper in map(self._paper, piths) if paper is not None)
+        return tuple(sorted(found, key=version_key, reverse=True))
 
     # -- listings ------------------------------------------------------------------------
 

@@ -44,6 +44,7 @@ from pith_graph.api.reads.records import (
     PaperSelection,
     SignatureRecord,
     SignerRecord,
+    version_key,
 )
 from pith_graph.api.reads.words import lucene_query
 from pith_graph.loader.stores.cypher import PING
@@ -192,7 +193,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         found: dict[IdentifierKey, list[PaperRow]] = {}
         for row in rows:
             papers = {p.pith_number: p for p in (decode(item) for item in row["papers"])}
-            found[(row["kind"], row["value"])] = [papers[pith] for pith in sorted(papers)]
+            found[(row["kind"], row["value"])] = sorted(papers.values(), key=version_key, reverse=True)
         return {key: found.get(key, []) for key in unique}
 
     # -- listings ------------------------------------------------------------------------

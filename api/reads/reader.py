@@ -85,7 +85,8 @@ class GraphReader(DiscoveryReads, Protocol):
     def papers_by_identifiers(
         self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING
     ) -> dict[IdentifierKey, list[PaperRow]]:
-        """The papers each key names (as :meth:`resolve_identifiers`), by pith number."""
+        """The papers each key names (as :meth:`resolve_identifiers`), newest version first
+        (:func:`~pith_graph.api.reads.records.version_key`, descending)."""
 
     def list_papers(
         self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING

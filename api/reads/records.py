@@ -35,6 +35,7 @@ __all__ = [
     "SignatureRecord",
     "SignerRecord",
     "paper_key",
+    "version_key",
 ]
 
 #: Alias kinds the loader writes; ``pithNumber`` and ``shortPithNumber`` name Paper keys.
@@ -108,6 +109,12 @@ class PaperKey:
 def paper_key(record: PaperRow) -> PaperKey:
     """A paper's place in the newest-first order (sort with ``reverse=True``)."""
     return PaperKey(record.submitted_at, record.pith_number)
+
+
+def version_key(record: PaperRow) -> tuple[int, str, str]:
+    """A paper's place among the papers an identifier names, newest version first (sort
+    with ``reverse=True``): its version, then its build, then its pith number."""
+    return (record.source_version, record.built_at, record.pith_number)
 
 
 @dataclass(frozen=True, slots=True)
