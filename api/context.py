@@ -6,9 +6,10 @@ on Neo4j) per level and relation, whatever the number of papers. Methods that ta
 ``first``/``after`` get one loader per distinct value. (Requests whose document has an
 execution plan, :mod:`pith_graph.api.plan`, batch the same way without DataLoaders.)
 
-Reader calls run through a :class:`Runner`: inline for the in-memory reader (microseconds,
-no I/O); for Neo4j, bridged onto the event loop (:class:`~pith_graph.api.bridge.BridgeRunner`,
-what ``serve`` uses: a request waiting on the database holds no thread) or on a
+Reader calls run through a :class:`Runner`: inline for the in-memory reader (no I/O; its
+long reads see the request's deadline, :mod:`~pith_graph.api.reads.deadline`); for Neo4j,
+bridged onto the event loop (:class:`~pith_graph.api.bridge.BridgeRunner`, what ``serve``
+uses: a request waiting on the database holds no thread) or on a
 :class:`ThreadRunner`, where a request holds one of its threads (a *lane*) from its first
 read to its end. Either way the request reads through the reader's
 :meth:`~GraphReader.for_request`: its statements run one at a time, in one read
@@ -20,17 +21,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from functools import partial
+from typing import Any, TypeVar
 
 from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
 from pith_graph.api.bridge import BridgeRunner, run_bridged
+from pith_graph.api.lanes import Lane, Runner, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits, out_of_time, over_budget
+from pith_graph.api.reads.deadline import CURRENT as READS_UNTIL
+from pith_graph.api.reads.deadline import Deadline
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     AliasRecord,
@@ -48,6 +52,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
+from pith_graph.errors import QueryTimeout
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
 
@@ -58,62 +63,6 @@ log = logging.getLogger("pith_graph.api.context")
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 T = TypeVar("T")
-
-
-class Runner(Protocol):
-    """Runs a blocking reader call and awaits its result."""
-
-    def __call__(self, fn: Callable[..., T], /, *args: Any) -> Awaitable[T]: ...
-
-
-async def run_inline(fn: Callable[..., T], /, *args: Any) -> T:
-    """Run in the event loop: for readers that never block."""
-    return fn(*args)
-
-
-Lane = ThreadPoolExecutor
-
-
-class ThreadRunner:
-    """``threads`` lanes, each a thread of its own, for readers that wait on a database.
-
-    A request holds one lane for all its reads (:meth:`acquire`, :meth:`release`), so they
-    run on one thread in order; calling the runner itself runs one call on any free lane.
-    Requests beyond ``threads`` wait for a lane.
-    """
-
-    def __init__(self, threads: int) -> None:
-        self._lanes = [ThreadPoolExecutor(1, thread_name_prefix=f"graph-read-{i}") for i in range(threads)]
-        self._idle: list[Lane] = list(self._lanes)
-        self._waiting: deque[asyncio.Future[Lane]] = deque()
-
-    async def acquire(self) -> Lane:
-        """A free lane (waits for one); give it back with :meth:`release`."""
-        if self._idle:
-            return self._idle.pop()
-        waiter: asyncio.Future[Lane] = asyncio.get_running_loop().create_future()
-        self._waiting.append(waiter)
-        return await waiter
-
-    def release(self, lane: Lane) -> None:
-        """Give a lane back (on the event loop's thread)."""
-        while self._waiting:
-            waiter = self._waiting.popleft()
-            if not waiter.done():
-                waiter.set_result(lane)
-                return
-        self._idle.append(lane)
-
-    async def __call__(self, fn: Callable[..., T], /, *args: Any) -> T:
-        lane = await self.acquire()
-        try:
-            return await asyncio.get_running_loop().run_in_executor(lane, fn, *args)
-        finally:
-            self.release(lane)
-
-    def close(self) -> None:
-        for lane in self._lanes:
-            lane.shutdown(wait=True, cancel_futures=True)
 
 
 #: Bridged requests' transactions being ended (see :meth:`Context.close`).
@@ -154,20 +103,34 @@ class Context:
         self._closed = False
         #: Bridged: one reader call at a time (the request's transaction is not shared).
         self._turn = asyncio.Lock() if isinstance(run, BridgeRunner) else None
+        #: Aborting it stops the request's execution at the next field (the time limit).
+        self.abort = AbortController()
+        #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
+        self.deadline = time.monotonic() + limits.timeout_seconds
+        self._reads_until = Deadline(self.deadline, partial(out_of_time, limits))
         self.run: Runner
         if self._lanes is not None:
             self.reader, self.run = reader.for_request(), self._on_lane
         elif self._turn is not None:
             self.reader, self.run = reader.for_request(bridged=True), self._bridged
         else:
-            self.reader, self.run = reader, run
-        #: Aborting it stops the request's execution at the next field (the time limit).
-        self.abort = AbortController()
-        #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
-        self.deadline = time.monotonic() + limits.timeout_seconds
+            self.reader, self.run = reader, self._inline if run is run_inline else run
         #: Objects in lists the answer holds so far (see :meth:`produced`).
         self.objects = 0
         self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
+
+    async def _inline(self, fn: Callable[..., T], /, *args: Any) -> T:
+        """A call run here, under the request's deadline (:mod:`~pith_graph.api.reads.deadline`:
+        the memory reader's long loops stop soon after it with the time-out error, which then
+        aborts the request, as the timer would have: the loop running it was too busy)."""
+        token = READS_UNTIL.set(self._reads_until)
+        try:
+            return fn(*args)
+        except QueryTimeout as late:
+            self.abort.abort(late)
+            raise
+        finally:
+            READS_UNTIL.reset(token)
 
     async def _on_lane(self, fn: Callable[..., T], /, *args: Any) -> T:
         assert self._lanes is not None

@@ -25,7 +25,9 @@ limit                       default  enforced by
 ``body_timeout_seconds``    10       the HTTP layer: a body not received in time
                                      is a 408 (``TIMEOUT``)
 ``timeout_seconds``         10       the HTTP layer, both executions at every read
-                                     and list (``Context.check_time``), and Neo4j's
+                                     and list (``Context.check_time``), the memory
+                                     reader inside its long reads
+                                     (``api.reads.deadline``), and Neo4j's
                                      transaction timeout
 ``max_path_hops``           6        ``collaborationPath(maxHops:)``
 ``max_batch_ids``           500      ``papersById(ids:)``

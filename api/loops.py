@@ -39,6 +39,8 @@ class LoopThreads:
     its caller stopped waiting: a caller that gives up (the hard deadline of
     :meth:`~pith_graph.api.app.GraphQLView.execute_single`) cancels it, but CPU work between
     two awaits runs on until the next await, and meanwhile new work goes to other threads.
+    The memory reader's long reads end soon after the request's time limit
+    (:mod:`~pith_graph.api.reads.deadline`), so a thread is not held long past it.
     """
 
     def __init__(self, threads: int) -> None:

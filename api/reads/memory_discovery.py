@@ -4,6 +4,10 @@ A mixin of :class:`~pith_graph.api.reads.memory.MemoryReader`, over the same vie
 indexes, plus three of its own built on first use: the BM25 text index
 (:class:`~pith_graph.api.reads.text_index.TextIndex`, papers numbered in pith-number order),
 the typeahead's sorted (folded word, author rank) pairs, and recent searches' ranked hits.
+
+A listing's papers are filtered, and its facets counted, a slice at a time, the request's
+deadline checked between slices (:mod:`~pith_graph.api.reads.deadline`); the rest is single
+passes in C over an index, linear in the graph, or builds of an index, done once and kept.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from heapq import nsmallest
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
+from pith_graph.api.reads.deadline import Steps
 from pith_graph.api.reads.discovery import (
     FACETS,
     Facet,
@@ -52,6 +57,10 @@ _TITLE = PAPER.prop("title")
 _ABSTRACT = PAPER.prop("abstractExcerpt")
 _YEAR = PAPER.prop("submittedYear")
 _LICENSE = PAPER.prop("license")
+#: Papers filtered (about a microsecond each), or whose facet values are counted (a paper
+#: holds at most some 20,000: a bundle's size bounds them), between two looks at the clock.
+_KEYS_SLICE = 1024
+_FACETS_SLICE = 128
 
 
 class MemoryDiscoveryReads(MemoryGraphView):
@@ -174,7 +183,14 @@ class MemoryDiscoveryReads(MemoryGraphView):
             keys, keep = self._signer_keys(listing.signer), self._admits(listing)
         else:
             keys, keep = self._candidates(listing.where), self._predicate(listing.where)
-        return keys if keep is None else [key for key in keys if keep(key)]
+        if keep is None:
+            return keys
+        steps = Steps()
+        kept: list[Key] = []
+        for start in range(0, len(keys), _KEYS_SLICE):
+            steps.check()
+            kept += filter(keep, keys[start : start + _KEYS_SLICE])
+        return kept
 
     def _submitted(self) -> dict[str, str]:
         """pithNumber -> submittedAt."""
@@ -242,10 +258,16 @@ class MemoryDiscoveryReads(MemoryGraphView):
     ) -> dict[Facet, list[FacetCount]]:
         piths = [pith for _, pith in self._members(listing)]
         values = self._facet_values()
-        return {
-            facet: top_counts(Counter(chain.from_iterable(map(values[facet].__getitem__, piths))), first)
-            for facet in dict.fromkeys(facets)
-        }
+        steps = Steps()
+        result = {}
+        for facet in dict.fromkeys(facets):
+            found: Counter[str] = Counter()
+            of = values[facet].__getitem__
+            for start in range(0, len(piths), _FACETS_SLICE):
+                steps.check()
+                found.update(chain.from_iterable(map(of, piths[start : start + _FACETS_SLICE])))
+            result[facet] = top_counts(found, first)
+        return result
 
     # -- typeahead -----------------------------------------------------------------------
 

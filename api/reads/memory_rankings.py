@@ -1,6 +1,12 @@
 """The in-memory reader's rankings and traversals: coauthors, top authors, co-listed and
 related papers, an author's categories, collaboration paths. Category rankings are computed
-once per category and kept (see :class:`~pith_graph.api.reads.memory_view.MemoryGraphView`)."""
+once per category and kept (see :class:`~pith_graph.api.reads.memory_view.MemoryGraphView`).
+
+The work of coauthors, related papers, an author's categories and paths grows with the data
+(related papers: ids × authors × their papers), so it is counted on a
+:class:`~pith_graph.api.reads.deadline.Steps` and stops soon after the request's time limit.
+A category's ranking is not: it is built once (linear in the category's papers) and kept, and
+a build cut short would be built again, and cut again, by every request that wants it."""
 
 from __future__ import annotations
 
@@ -9,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+from pith_graph.api.reads.deadline import STEP, Steps, ranked
 from pith_graph.api.reads.memory_view import CODE, LABEL, NAME_KEY, PITH_NUMBER, TYPE, MemoryGraphView
 from pith_graph.api.reads.records import (
     EVERYTHING,
@@ -34,27 +41,38 @@ class MemoryRankings(MemoryGraphView):
     ) -> dict[str, list[Coauthor]]:
         result = {}
         nodes = self._nodes
+        steps, left = Steps(), STEP
         for key in name_keys:
             node = self._node(AUTHOR.label, key)
             shared: Counter[str] = Counter()
             if node is not None:
                 for paper in self._succ[node]:
-                    shared.update(self._author_nodes_of(paper))
+                    authors = self._author_nodes_of(paper)
+                    left -= len(authors)
+                    if left < 0:
+                        left = steps.check()
+                    shared.update(authors)
                 del shared[node]
-            ranked = sorted(shared.items(), key=lambda item: (-item[1], nodes[item[0]][NAME_KEY]))
-            result[key] = [Coauthor(self._author(other, counts), count) for other, count in ranked[:first]]
+            top = ranked(steps, first, shared.items(), lambda item: (-item[1], nodes[item[0]][NAME_KEY]))
+            result[key] = [Coauthor(self._author(other, counts), count) for other, count in top]
         return result
 
     def author_categories(
         self, name_keys: Sequence[str], counts: bool = True
     ) -> dict[str, list[CategoryCount]]:
         result = {}
+        succ = self._succ
+        steps, left = Steps(), STEP
         for key in name_keys:
             node = self._node(AUTHOR.label, key)
             found: Counter[str] = Counter()
             if node is not None:
-                for paper in self._succ[node]:
-                    found.update(c for c, edge in self._succ[paper].items() if edge[TYPE] == _IN_CATEGORY)
+                for paper in succ[node]:
+                    links = succ[paper]
+                    left -= len(links)
+                    if left < 0:
+                        left = steps.check()
+                    found.update(c for c, edge in links.items() if edge[TYPE] == _IN_CATEGORY)
             result[key] = self._category_counts(found, len(found), counts)
         return result
 
@@ -64,7 +82,7 @@ class MemoryRankings(MemoryGraphView):
 
     def _ranking(self, kind: str, code: str, build: Callable[[str], list[Any]]) -> list[Any]:
         found = self._rankings.get((kind, code))
-        if found is None:
+        if found is None:  # built in full (no deadline: see the module docstring), then kept
             node = self._node(CATEGORY.label, code)
             found = self._rankings[(kind, code)] = build(node) if node is not None else []
         return found
@@ -109,25 +127,40 @@ class MemoryRankings(MemoryGraphView):
         self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
     ) -> dict[str, list[RelatedPaper]]:
         result: dict[str, list[RelatedPaper]] = {}
+        succ = self._succ
+        steps, left = Steps(), STEP
         for pith in pith_numbers:
             record = self._paper(pith)
             if record is None:
                 result[pith] = []
                 continue
             shared: Counter[str] = Counter()
-            for author in self._author_nodes_of(node_id(PAPER.label, pith)):
-                shared.update(iter(self._succ[author]))
+            authors = self._author_nodes_of(node_id(PAPER.label, pith))
+            left -= len(authors)
+            for author in authors:
+                papers = succ[author]
+                left -= len(papers)
+                if left < 0:
+                    left = steps.check()
+                shared.update(iter(papers))
+            left -= len(shared)
+            if left < 0:
+                left = steps.check()
+            # A record made per related paper: a long list is counted as it is made.
+            items = shared.items() if len(shared) <= STEP else steps.iterate(shared.items())
             related = []
-            for node, count in shared.items():
+            for node, count in items:
                 other = self._paper(self._nodes[node][PITH_NUMBER])
                 assert other is not None
                 if (other.source_kind, other.source_id) != (record.source_kind, record.source_id):
                     related.append(RelatedPaper(other, count))
-            related.sort(
-                key=lambda r: (r.shared_authors, r.paper.submitted_at, r.paper.pith_number),
+            result[pith] = ranked(
+                steps,
+                first,
+                related,
+                lambda r: (r.shared_authors, r.paper.submitted_at, r.paper.pith_number),
                 reverse=True,
             )
-            result[pith] = related[:first]
         return result
 
     # -- paths ---------------------------------------------------------------------------
@@ -155,6 +188,7 @@ class MemoryRankings(MemoryGraphView):
         if start == goal:
             return []
         # Breadth first from the goal until the layer holding the start is complete.
+        clock, left = Steps(), STEP
         distance = {goal: 0}
         layer = [goal]
         depth = 0
@@ -162,7 +196,11 @@ class MemoryRankings(MemoryGraphView):
             depth += 1
             following = []
             for node in layer:
-                for other in self._neighbours(node):
+                neighbours = self._neighbours(node)
+                left -= len(neighbours) + 1
+                if left < 0:
+                    left = clock.check()
+                for other in neighbours:
                     if other not in distance:
                         distance[other] = depth
                         following.append(other)
@@ -174,9 +212,9 @@ class MemoryRankings(MemoryGraphView):
         current = start
         while current != goal:
             step = distance[current] - 1
-            current = min(
-                (n for n in self._neighbours(current) if distance.get(n) == step), key=self._sort_key
-            )
+            neighbours = self._neighbours(current)
+            clock(len(neighbours))
+            current = min((n for n in neighbours if distance.get(n) == step), key=self._sort_key)
             nodes.append(current)
         steps = []
         for index in range(0, len(nodes) - 2, 2):
