@@ -23,12 +23,16 @@ from typing import Any
 import httpx
 import pytest
 
+from pith_graph.api.reads.neo4j_base import WARM_UP
+from pith_graph.api.reads.neo4j_session import EachInItsOwn
 from pith_graph.errors import StoreError
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.base import GraphExport
+from pith_graph.loader.stores.cypher import PING
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, open_driver
 from pith_graph.schema.database import constraints, indexes
 from pith_graph.testing.corpus import write_corpus
 
@@ -254,13 +258,20 @@ def _timed(call: Callable[[], httpx.Response]) -> tuple[httpx.Response, float]:
     return response, time.monotonic() - started
 
 
+def _until_healthy(client: httpx.Client) -> None:
+    deadline = time.monotonic() + 120
+    while client.get("/healthz").status_code != 200:
+        assert time.monotonic() < deadline, "/healthz did not recover"
+        time.sleep(0.5)
+
+
 def test_api_answers_fast_while_the_server_is_down_and_recovers(server: Any, corpus: Corpus) -> None:
     """/healthz is a 503 within 2 s and queries are SERVICE_UNAVAILABLE at once while Neo4j
     is stopped; both recover once it is back."""
     code, stderr = finish(loader(server, corpus, [Path(SAMPLES)]))
     assert code == 0, stderr
     with serving(server) as url, httpx.Client(base_url=url, timeout=30) as client:
-        assert client.get("/healthz").status_code == 200
+        _until_healthy(client)  # a worker's first check plans the reader's statements first
         assert client.post("/graphql", json=QUERY).json()["data"]["paper"]["title"]
         stopped = server.script("stop")
         assert stopped.returncode == 0, stopped.stderr
@@ -276,14 +287,78 @@ def test_api_answers_fast_while_the_server_is_down_and_recovers(server: Any, cor
         finally:
             started = server.script("start")
             assert started.returncode == 0, started.stderr
-        deadline = time.monotonic() + 120
-        while client.get("/healthz").status_code != 200:
-            assert time.monotonic() < deadline, "/healthz did not recover"
-            time.sleep(0.5)
+        _until_healthy(client)
         recovered = client.post("/graphql", json=QUERY).json()
         assert ((recovered.get("data") or {}).get("paper") or {}).get("title"), (
             recovered
         )  # errors shown if not
+
+
+class SentStatements:
+    """A driver that records the statements ``execute_query`` sends (the reader's own)."""
+
+    def __init__(self, driver: Any) -> None:
+        self.driver = driver
+        self.sent: list[str] = []
+
+    def execute_query(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        self.sent.append(" ".join(getattr(query, "text", query).split()))
+        return self.driver.execute_query(query, *args, **kwargs)
+
+    def take(self) -> list[str]:
+        sent, self.sent = self.sent, []
+        return sent
+
+
+def test_after_a_restart_the_reader_plans_its_statements_before_its_next_one(server: Any) -> None:
+    """A restarted server plans every statement anew (seconds each on a cold JVM), so the
+    reader outside requests (the health check's) plans ``WARM_UP`` ahead: before its first
+    statement, after one that failed, and after ``idle`` seconds without one (a restart that
+    no statement saw); not otherwise. Planning ahead that fails for another reason than an
+    unreachable server does not stop the statement."""
+    real = open_driver(server.uri, "neo4j", PASSWORD, "neo4j", READ_TIMEOUTS)  # no retries
+    driver = SentStatements(real)
+    warm = [f"EXPLAIN {' '.join(statement.split())}" for statement in WARM_UP]
+
+    def reader(idle: float, warm_up: Sequence[str] = WARM_UP) -> EachInItsOwn:
+        return EachInItsOwn(
+            driver,  # type: ignore[arg-type]
+            "neo4j",
+            server.uri,
+            10.0,
+            warm_up,
+            idle=idle,
+            warm_seconds=600,  # every one is sent, however slow the machine
+        )
+
+    try:
+        watching, idle = reader(idle=3600), reader(idle=5)
+        for each in (watching, idle):
+            assert each.rows(PING, {})[0]["ok"] == 1
+            assert driver.take() == [*warm, PING]  # the first statement
+            each.rows(PING, {})
+            assert driver.take() == [PING]  # planned already
+        broken = reader(3600, ["RETURN $x +"])
+        broken.rows(PING, {})
+        assert driver.take() == ["EXPLAIN RETURN $x +", PING]
+
+        stopped = server.script("stop")
+        assert stopped.returncode == 0, stopped.stderr
+        try:
+            with pytest.raises(StoreError) as caught:
+                watching.rows(PING, {})  # sees the server down
+            assert caught.value.code == "unavailable"
+            driver.take()
+        finally:
+            started = server.script("start")
+            assert started.returncode == 0, started.stderr
+        for each in (watching, idle):  # after a failure; after a restart it did not see
+            each.rows(PING, {})
+            assert driver.take() == [*warm, PING]
+            each.rows(PING, {})
+            assert driver.take() == [PING]
+    finally:
+        real.close()
 
 
 # -- connection errors: one clear line, a stable code ----------------------------------------

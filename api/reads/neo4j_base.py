@@ -15,8 +15,28 @@ from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
 from pith_graph.api.reads.records import AuthorPage, Page, PaperKey, PaperSelection
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["Neo4jBase", "after_parameters"]
+__all__ = ["WARM_UP", "Neo4jBase", "after_parameters"]
 
+#: What a reader has the server plan ahead, where it may have restarted
+#: (:class:`~pith_graph.api.reads.neo4j_session.EachInItsOwn`): a statement of each main
+#: read, its variant that embeds and counts the most. Enough for the server's JVM to have
+#: compiled its planner: later first plans take a fraction of a second, not seconds.
+WARM_UP = (
+    cypher.READ_RESOLVE_IDENTIFIERS,
+    *(
+        list(variants.values())[-1]
+        for variants in (
+            cypher.READ_PAPERS_BY_IDENTIFIERS,
+            cypher.READ_PAPERS,
+            cypher.READ_LIST_PAPERS,
+            cypher.READ_RELATED_PAPERS,
+            cypher.READ_CATEGORIES_OF_PAPERS,
+            cypher.READ_AUTHOR_PAGES,
+            cypher.READ_AUTHORS,
+            cypher.READ_PAPERS_OF_AUTHORS,
+        )
+    ),
+)
 
 #: ``[values, authors, categories]`` -> the paper (keeping what was embedded).
 _Decode = Callable[[Sequence[Any]], PaperRow]
@@ -49,7 +69,7 @@ class Neo4jBase:
         self.uri = uri
         self.timeout = timeout
         self._request = statements is not None
-        self._statements = statements or EachInItsOwn(driver, database, uri, timeout)
+        self._statements = statements or EachInItsOwn(driver, database, uri, timeout, WARM_UP)
         #: (relation, counted) -> pith number -> records fetched ahead (request readers only).
         self._ahead: dict[tuple[str, bool], dict[str, Any]] = {}
 

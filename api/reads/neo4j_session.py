@@ -2,7 +2,9 @@
 request in one read transaction.
 
 * :class:`EachInItsOwn` runs every statement with ``driver.execute_query`` (a managed read
-  transaction, retried by the driver on transient errors): the reader used outside requests.
+  transaction): the reader used outside requests, whose one statement in the API is the
+  health check's ping. Before a statement that may meet a server that restarted, it plans
+  a few statements ahead (:meth:`~EachInItsOwn.warm`).
 * :class:`OneTransaction` opens one explicit read transaction on the first statement, runs
   every later statement in it, and ends it on :meth:`~OneTransaction.close`: the reader of
   one request (:meth:`~pith_graph.api.reads.neo4j.Neo4jReader.for_request`). A failed
@@ -24,7 +26,11 @@ that ran past it).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import math
+import re
+import time
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, Protocol
 
@@ -43,6 +49,10 @@ __all__ = [
     "pipelined_begin",
     "read_session",
 ]
+
+log = logging.getLogger("pith_graph.api.reads")
+
+_PARAMETER = re.compile(r"\$(\w+)")
 
 
 class Statements(Protocol):
@@ -97,16 +107,75 @@ class _Errors:
 
 
 class EachInItsOwn(_Errors):
-    """Every statement in its own managed read transaction."""
+    """Every statement in its own managed read transaction.
 
-    def __init__(self, driver: neo4j.Driver, database: str, uri: str, timeout: float | None) -> None:
+    A server plans each statement the first time it runs it, and a restarted one plans them
+    all anew on a cold JVM: on two shared cores its first plan of a paper lookup took 6-10 s,
+    the eighth under 1 s, so the first requests after a restart spent their time limit being
+    planned. So before a statement that may meet a server that has not planned ``warm_up``
+    (the first, the first after one that failed, and any after ``idle`` seconds without a
+    statement: time enough for a restart nobody saw) this plans them (:meth:`warm`). In the
+    API that statement is the health check's ping, in every worker: ``/healthz`` answers 200
+    only once the server has planned them, and its planner is warm. Plans are cached: a
+    server that has them answers each in milliseconds."""
+
+    def __init__(
+        self,
+        driver: neo4j.Driver,
+        database: str,
+        uri: str,
+        timeout: float | None,
+        warm_up: Sequence[str] = (),
+        idle: float = 2.0,
+        warm_seconds: float = 30.0,
+    ) -> None:
         super().__init__(uri, database, timeout)
         self.driver = driver
+        self.warm_up = tuple(warm_up)
+        self.idle = idle
+        self.warm_seconds = warm_seconds
+        self._cold = True  # warm_up not planned yet, or a statement failed since
+        self._last = -math.inf  # when the last statement succeeded (time.monotonic)
 
     def rows(self, statement: str, parameters: dict[str, Any]) -> list[neo4j.Record]:
+        try:
+            if self.warm_up and (self._cold or time.monotonic() - self._last > self.idle):
+                self.warm()
+            found = self._rows(statement, parameters)
+        except StoreError:
+            self._cold = True
+            raise
+        self._last = time.monotonic()
+        return found
+
+    def warm(self) -> None:
+        """Plan the statements of ``warm_up`` (``EXPLAIN``: nothing runs; every parameter
+        null, so that the plan is cached), for ``warm_seconds`` at most in all (a server too
+        slow to plan them in time gets no faster by waiting for it). One the server refuses
+        or does not plan in time is logged and skipped (planning ahead only saves time); any
+        other error (the server is unreachable) raises, and the next statement plans them
+        again."""
+        deadline = time.monotonic() + self.warm_seconds
+        for statement in self.warm_up:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                log.warning("planning statements ahead stopped after %g s", self.warm_seconds)
+                break
+            parameters = dict.fromkeys(_PARAMETER.findall(statement))
+            try:
+                self._rows(f"EXPLAIN {statement}", parameters, min(left, self.timeout or left))
+            except StoreError as error:
+                if error.code not in (StoreErrorCode.TIMEOUT, StoreErrorCode.WRITE_FAILED):
+                    raise
+                log.warning("planning a statement ahead failed: %s", error)
+        self._cold = False
+
+    def _rows(
+        self, statement: str, parameters: dict[str, Any], timeout: float | None = None
+    ) -> list[neo4j.Record]:
         with self.translated():
             result = self.driver.execute_query(
-                neo4j.Query(statement, timeout=self.timeout),
+                neo4j.Query(statement, timeout=self.timeout if timeout is None else timeout),
                 parameters,
                 routing_=neo4j.RoutingControl.READ,
                 database_=self.database,
