@@ -48,6 +48,29 @@ class PaperSpec:
     bundle_signed_at: str | None = None
     headline: str = ""
 
+    @classmethod
+    def example(cls, arxiv_id: str, **changes: Any) -> PaperSpec:
+        """A plain spec of version 1 of ``arxiv_id`` (one author, ``cs.LG``, CC BY 4.0, times
+        in early 2026) with ``changes`` to any field: the test vectors that vary a few.
+
+        >>> spec = PaperSpec.example("2601.00001", authors=["Bo"])
+        >>> spec.arxiv_version, spec.title, spec.authors_text
+        ('2601.00001v1', 'Paper 2601.00001', 'Bo')
+        """
+        fields: dict[str, Any] = {
+            "version": 1,
+            "title": f"Paper {arxiv_id}",
+            "authors": ["Ann Lee"],
+            "abstract_excerpt": "An abstract.",
+            "primary_cat": "cs.LG",
+            "cross_cats": [],
+            "license": "http://creativecommons.org/licenses/by/4.0/",
+            "submitted_at": "2026-01-05T10:00:00Z",
+            "created_at": "2026-02-01T10:00:00Z",
+            "built_at": "2026-02-02T10:00:00Z",
+        }
+        return cls(arxiv_id=arxiv_id, **{**fields, **changes})
+
     @property
     def authors_text(self) -> str:
         return ", ".join(self.authors)

@@ -92,15 +92,9 @@ def _after(names: list[str], name: str, key: str) -> list[str]:
 
 
 def _spec(arxiv_id: str, authors: list[str], day: int) -> PaperSpec:
-    return PaperSpec(
-        arxiv_id=arxiv_id,
-        version=1,
-        title=f"Paper {arxiv_id}",
+    return PaperSpec.example(
+        arxiv_id,
         authors=sorted(authors),
-        abstract_excerpt="An abstract.",
-        primary_cat="cs.LG",
-        cross_cats=[],
-        license="http://creativecommons.org/licenses/by/4.0/",
         submitted_at=f"2024-02-{1 + day:02d}T00:00:00Z",
         created_at="2026-01-01T00:00:00Z",
         built_at="2026-01-02T00:00:00Z",

@@ -47,18 +47,11 @@ PROBE = '{ search(text: "paper", first: 1) { totalCount } }'
 
 
 def _spec(index: int) -> PaperSpec:
-    return PaperSpec(
-        arxiv_id=f"2601.{10000 + index:05d}",
-        version=1,
+    return PaperSpec.example(
+        f"2601.{10000 + index:05d}",
         title=f"Paper number {index}",
         authors=[f"Person {a:04d}" for a in range(AUTHORS)],
-        abstract_excerpt="An abstract.",
-        primary_cat="cs.LG",
-        cross_cats=[],
-        license="http://creativecommons.org/licenses/by/4.0/",
         submitted_at=f"2026-01-{1 + index // 40:02d}T10:{index % 40:02d}:00Z",  # the later, the newer
-        created_at="2026-02-01T10:00:00Z",
-        built_at="2026-02-02T10:00:00Z",
     )
 
 

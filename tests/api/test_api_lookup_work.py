@@ -48,19 +48,7 @@ KEYRING = resolve_keyring([PinnedKey(s.key_id, s.public_key, s.signer_id) for s 
 
 #: Versions of one arXiv id, all by the lower-ranked signer.
 VERSIONS = 40
-X = PaperSpec(
-    arxiv_id="2601.20000",
-    version=1,
-    title="Version 1",
-    authors=["Ann Lee"],
-    abstract_excerpt="An abstract.",
-    primary_cat="cs.LG",
-    cross_cats=[],
-    license="http://creativecommons.org/licenses/by/4.0/",
-    submitted_at="2026-01-05T10:00:00Z",
-    created_at="2026-02-01T10:00:00Z",
-    built_at="2026-02-02T10:00:00Z",
-)
+X = PaperSpec.example("2601.20000", title="Version 1")
 #: The higher-ranked signer's own paper, carrying a journal DOI every version of X claims too.
 Q = replace(X, arxiv_id="2601.30000", title="The higher-ranked paper", authors=["Bea Honest"])
 JOURNAL = "10.1103/physrevd.1.1"
