@@ -24,7 +24,7 @@ from pith_graph.cli import build_parser
 from pith_graph.cli.options import keyring_from
 from pith_graph.errors import BundleError, KeyringError
 from pith_graph.loader.facade import SAMPLES, load_graph
-from pith_graph.loader.keyfiles import load_keyring_file, load_registry_keys_file
+from pith_graph.loader.keyfiles import load_keyring_file, operator_keyring
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.verify import verify_bundle
@@ -73,12 +73,8 @@ def _write_files(folder: Path, files: list[list[dict[str, Any]]], prefix: str = 
 
 
 def _chained(paths: list[Path], registry_paths: list[Path]) -> Keyring:
-    keyring = default_keyring()
-    for path in registry_paths:
-        keyring = load_registry_keys_file(path, keyring)
-    for path in paths:
-        keyring = load_keyring_file(path, keyring)
-    return keyring
+    """The library's composition, as the API makes it."""
+    return operator_keyring(paths, registry_paths)
 
 
 def _cli(paths: list[Path], registry_paths: list[Path]) -> Keyring:

@@ -157,15 +157,12 @@ def many_authors(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     bundles.mkdir()
     names = [f"Q{i} R{i}" for i in range(AUTHORS)]
     for index in range(PAPERS):
-        spec = PaperSpec(
-            arxiv_id=f"2402.{index:05d}",
-            version=1,
+        spec = PaperSpec.example(
+            f"2402.{index:05d}",
             title=f"Many {index}",
             authors=names,
             abstract_excerpt="x",
             primary_cat="cs.DS",
-            cross_cats=[],
-            license="http://creativecommons.org/licenses/by/4.0/",
             submitted_at="2024-02-01T10:00:00Z",
             created_at="2026-07-01T00:00:00Z",
             built_at="2026-07-02T00:00:00Z",
