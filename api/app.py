@@ -30,9 +30,10 @@ from strawberry.http import GraphQLHTTPResponse, process_result
 from strawberry.types import ExecutionResult
 
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
-from pith_graph.api.context import Context, KeyInfo, Runner, run_inline
+from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
+from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import RequestLimits, out_of_time
 from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.planned import answer_from_plan

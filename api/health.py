@@ -20,7 +20,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
-from pith_graph.api.context import Runner
+from pith_graph.api.lanes import Runner
 from pith_graph.errors import StoreError
 
 __all__ = ["HEALTH_TIMEOUT_SECONDS", "HealthCheck"]

@@ -20,8 +20,9 @@ import orjson
 from starlette.types import Message, Receive, Scope, Send
 from strawberry.types import ExecutionResult
 
-from pith_graph.api.context import Context, KeyInfo, Runner, ThreadRunner
+from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
+from pith_graph.api.lanes import Runner, ThreadRunner
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.plan import plan_cost, run_plan

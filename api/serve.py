@@ -29,7 +29,7 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.bridge import BridgeRunner
-from pith_graph.api.context import Runner, ThreadRunner, run_inline
+from pith_graph.api.lanes import Runner, ThreadRunner, run_inline
 from pith_graph.api.loops import LoopThreads
 from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader

@@ -37,7 +37,8 @@ import orjson
 
 from pith_graph.api.app import create_app
 from pith_graph.api.bridge import BridgeRunner
-from pith_graph.api.context import Context, ThreadRunner, run_inline
+from pith_graph.api.context import Context
+from pith_graph.api.lanes import ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.reader import GraphReader

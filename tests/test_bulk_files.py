@@ -86,19 +86,7 @@ def test_signers_of_no_event_and_their_types_are_written_as_a_load_stores_them(t
     ``pith_registry`` here, is not taken). The rows are what a load stores."""
     first = SignerIdentity.from_seed(b"bulk-first", key_id="first-key", signer_id="first.invalid")
     second = SignerIdentity.from_seed(b"bulk-second", key_id="second-key", signer_id="second.invalid")
-    paper = PaperSpec(
-        arxiv_id="2403.00001",
-        version=1,
-        title="Re-signed",
-        authors=["Ann Lee"],
-        abstract_excerpt="plain",
-        primary_cat="cs.LG",
-        cross_cats=[],
-        license="http://creativecommons.org/licenses/by/4.0/",
-        submitted_at="2024-03-01T10:00:00Z",
-        created_at="2026-07-01T00:00:00Z",
-        built_at="2026-07-02T00:00:00Z",
-    )
+    paper = PaperSpec.example("2403.00001")
     rewrapped = build_bundle(paper, first)
     resign(rewrapped, second, event_signers={0: first, 1: first}, sign_receipt=False, refresh_events=False)
     copied = dataclasses.replace(paper, arxiv_id="2403.00002")

@@ -20,19 +20,7 @@ from pith_graph.testing.serving import serving
 
 B = SignerIdentity.from_seed(b"cli-trust-b", key_id="b-key", signer_id="b.example")
 A = SignerIdentity.from_seed(b"cli-trust-a", key_id="a-key", signer_id="a.example")
-P = PaperSpec(
-    arxiv_id="2403.00042",
-    version=1,
-    title="Honest results",
-    authors=["Bea Honest"],
-    abstract_excerpt="Honest.",
-    primary_cat="cs.DS",
-    cross_cats=[],
-    license="http://creativecommons.org/licenses/by/4.0/",
-    submitted_at="2024-03-01T10:00:00Z",
-    created_at="2026-07-01T00:00:00Z",
-    built_at="2026-07-02T00:00:00Z",
-)
+P = PaperSpec.example("2403.00042", title="Honest results")
 
 
 def pith_graph(*args: str) -> subprocess.CompletedProcess[str]:

@@ -99,20 +99,8 @@ def test_every_real_source_id_is_canonical() -> None:
 
 
 def _bundle_for(arxiv_id: str) -> dict[str, object]:
-    spec = PaperSpec(
-        arxiv_id=arxiv_id,
-        version=2,
-        title="One paper, one spelling",
-        authors=["Ann Lee"],
-        abstract_excerpt="Spelled as arXiv spells it.",
-        primary_cat="hep-th",
-        cross_cats=[],
-        license="http://creativecommons.org/licenses/by/4.0/",
-        submitted_at="1999-01-04T10:00:00Z",
-        created_at="2026-07-01T00:00:00Z",
-        built_at="2026-07-02T00:00:00Z",
-    )
-    return build_bundle(spec, SIGNER)  # aliases (arxiv, arxiv_version, DOI) derived from the id
+    # aliases (arxiv, arxiv_version, DOI) derived from the id
+    return build_bundle(PaperSpec.example(arxiv_id), SIGNER)
 
 
 @pytest.mark.parametrize(

@@ -43,19 +43,7 @@ HIGH = SignerIdentity.from_seed(b"keyring-high", key_id="high-key", signer_id="h
 LOW = SignerIdentity.from_seed(
     b"keyring-low", key_id="low-key", signer_id="low.example", signer_type="mirror"
 )
-SPEC = PaperSpec(
-    arxiv_id="2401.99999",
-    version=1,
-    title="Fake result",
-    authors=["Mallory"],
-    abstract_excerpt="An abstract.",
-    primary_cat="cs.LG",
-    cross_cats=[],
-    license="http://creativecommons.org/licenses/by/4.0/",
-    submitted_at="2024-01-01T00:00:00Z",
-    created_at="2026-01-01T00:00:00Z",
-    built_at="2026-01-02T00:00:00Z",
-)
+SPEC = PaperSpec.example("2401.99999")
 
 
 def _write_files(folder: Path, files: list[list[dict[str, Any]]], prefix: str = "k") -> list[Path]:

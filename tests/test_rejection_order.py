@@ -62,19 +62,7 @@ def test_parsing_reports_the_rule_listed_first(first: str, second: str, data: by
 SIGNER = SignerIdentity.from_seed(b"order", key_id="order-key", signer_id="order.invalid")
 STRANGER = SignerIdentity.from_seed(b"order-stranger", key_id="stranger-key", signer_id="stranger.invalid")
 KEYRING = default_keyring().with_keys([PinnedKey(SIGNER.key_id, SIGNER.public_key, SIGNER.signer_id)])
-SPEC = PaperSpec(
-    arxiv_id="2404.00001",
-    version=1,
-    title="Order of checks",
-    authors=["Ann Order"],
-    abstract_excerpt="Checks run in order.",
-    primary_cat="cs.LG",
-    cross_cats=[],
-    license="http://creativecommons.org/licenses/by/4.0/",
-    submitted_at="2024-04-01T10:00:00Z",
-    created_at="2026-07-01T00:00:00Z",
-    built_at="2026-07-02T00:00:00Z",
-)
+SPEC = PaperSpec.example("2404.00001")
 Breaker = Callable[[dict[str, Any]], None]
 
 

@@ -32,7 +32,7 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.bridge import BridgeRunner
-from pith_graph.api.context import ThreadRunner
+from pith_graph.api.lanes import ThreadRunner
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader

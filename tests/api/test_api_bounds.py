@@ -23,8 +23,9 @@ from hypothesis import strategies as st
 
 from pith_graph.api.app import create_app, key_infos
 from pith_graph.api.bridge import BridgeRunner
-from pith_graph.api.context import Context, ThreadRunner, run_inline
+from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, query_cost
+from pith_graph.api.lanes import ThreadRunner, run_inline
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader

@@ -24,7 +24,7 @@ from apitest import (  # noqa: F401 (fixtures)
 from test_api_e2e import Examples, examples  # noqa: F401 (fixture)
 
 from pith_graph.api.app import create_app
-from pith_graph.api.context import ThreadRunner
+from pith_graph.api.lanes import ThreadRunner
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader

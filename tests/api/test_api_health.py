@@ -10,7 +10,7 @@ import httpx
 from apitest import corpus, memory_reader, served  # noqa: F401 (fixtures)
 
 from pith_graph.api.app import create_app
-from pith_graph.api.context import ThreadRunner
+from pith_graph.api.lanes import ThreadRunner
 from pith_graph.api.reads.memory import MemoryReader
 
 

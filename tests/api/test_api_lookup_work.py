@@ -25,8 +25,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pith_graph.api.app import create_app, key_infos
-from pith_graph.api.context import Context, ThreadRunner, run_inline
+from pith_graph.api.context import Context
 from pith_graph.api.inputs import named_by_keys, named_papers
+from pith_graph.api.lanes import ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader

@@ -23,7 +23,7 @@ from apitest import (  # noqa: F401 (fixtures)
 
 from pith_graph.api.app import create_app
 from pith_graph.api.bridge import BridgeRunner, run_bridged
-from pith_graph.api.context import ThreadRunner
+from pith_graph.api.lanes import ThreadRunner
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.neo4j import Neo4jReader

@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pith_graph.api.app import create_app
-from pith_graph.api.context import ThreadRunner
+from pith_graph.api.lanes import ThreadRunner
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.errors import KeyringError
