@@ -95,7 +95,7 @@ def _unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
-def _start(data: Path, password: str | None, auth: bool) -> Neo4jServer:
+def _start(data: Path, password: str | None, auth: bool, settings: dict[str, str]) -> Neo4jServer:
     http_port = free_port()
     env = {
         **os.environ,
@@ -103,6 +103,7 @@ def _start(data: Path, password: str | None, auth: bool) -> Neo4jServer:
         "NEO4J_BOLT_PORT": str(free_port()),
         "NEO4J_HTTP_PORT": str(http_port),
         "NEO4J_HEAP": os.environ.get("NEO4J_TEST_HEAP", "1g"),
+        **settings,
     }
     for name in ("NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE", "NEO4J_AUTH"):
         env.pop(name, None)  # a developer's own settings never reach a private server
@@ -145,12 +146,15 @@ def read_password(path: Path) -> str:
 
 @pytest.fixture(scope="session")
 def start_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Neo4jServer]]:
-    """Start a private Neo4j (``start_neo4j(password=None, auth=True, data=None)``: no password
-    means the generated one; no ``data`` folder, a new one); all are stopped at session end."""
+    """Start a private Neo4j (``start_neo4j(password=None, auth=True, data=None, **settings)``:
+    no password means the generated one; no ``data`` folder, a new one; ``settings``: more
+    ``scripts/neo4j`` variables, e.g. ``NEO4J_TX_MEMORY="40m"``); all are stopped at session end."""
     started: list[Neo4jServer] = []
 
-    def start(password: str | None = None, auth: bool = True, data: Path | None = None) -> Neo4jServer:
-        server = _start(data or tmp_path_factory.mktemp("neo4j"), password, auth)
+    def start(
+        password: str | None = None, auth: bool = True, data: Path | None = None, **settings: str
+    ) -> Neo4jServer:
+        server = _start(data or tmp_path_factory.mktemp("neo4j"), password, auth, settings)
         started.append(server)
         return server
 

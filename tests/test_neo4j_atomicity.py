@@ -4,14 +4,17 @@ the state after some whole number of batches, paper for paper and edge for edge.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from pith_graph.errors import StoreError
@@ -20,11 +23,15 @@ from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
-from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.corpus import corpus_signers, write_corpus
+from pith_graph.testing.signer import PaperSpec, build_bundle
 
 pytestmark = pytest.mark.neo4j
 
 BATCH = 25
+#: A transaction's memory that holds a batch of two papers of 2,500 authors, not of four
+#: (measured on Neo4j 5.26: one of 10,000 authors does not fit either).
+WIDE_BATCH_LIMIT = "40m"
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +133,51 @@ def test_after_sigkill_the_database_is_a_whole_number_of_batches(
             break
     assert matched is not None, f"the killed database ({papers} papers) is no whole number of batches"
     assert 4 <= matched < len(lines) // BATCH
+
+
+def _wide(tmp_path: Path, papers: int, authors: int) -> tuple[str, Any]:
+    """``papers`` papers of ``authors`` authors each, one signer's, as one JSON Lines file."""
+    signer, _ = corpus_signers(7)
+    keys = tmp_path / "keyring.json"
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    specs = [
+        PaperSpec.example(f"2603.{30000 + k}", authors=[f"W{k} Person {i:05d}" for i in range(authors)])
+        for k in range(papers)
+    ]
+    path = tmp_path / "wide.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, signer)) + b"\n" for spec in specs))
+    return str(path), resolve_keyring(keys)
+
+
+@pytest.mark.own_server
+def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(
+    start_neo4j: Callable[..., Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Papers of thousands of authors (one signer may publish them): a batch the server cannot
+    hold in one transaction is written in halves, each a transaction, down to one bundle, and
+    the graph is the one a smaller batch size makes. A bundle too large alone is refused
+    with write_failed, and nothing of it is written."""
+    path, keyring = _wide(tmp_path, 4, 2500)
+    server = start_neo4j(NEO4J_TX_MEMORY=WIDE_BATCH_LIMIT)
+    db: Neo4jStore = server.connect()
+    try:
+        db.ensure_schema()  # as `pith-graph load` does: authors merge through their index
+        with caplog.at_level(logging.INFO, "pith_graph"):
+            report = run([path], keyring=keyring, store=db, workers=1, batch_size=4)
+        assert (report.inserted, report.rejected) == (4, 0)
+        assert "outgrew the transaction memory; applying it in halves" in caplog.text
+        memory = MemoryStore()
+        run([path], keyring=keyring, store=memory, workers=1)
+        assert db.export() == memory.export()
+        db.clear()
+        (tmp_path / "wider").mkdir()
+        too_wide, _ = _wide(tmp_path / "wider", 1, 12000)
+        with pytest.raises(StoreError) as caught:
+            run([too_wide], keyring=keyring, store=db, workers=1)
+        assert caught.value.code.value == "write_failed"
+        assert "2603.30000v1" in caught.value.message
+        assert "MemoryPoolOutOfMemoryError" in caught.value.message
+        assert db.counts().nodes == {}
+    finally:
+        db.close()
+        server.script("stop", timeout=180)

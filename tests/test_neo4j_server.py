@@ -188,7 +188,8 @@ def settings(server: Neo4jServer, *names: str) -> dict[str, str]:
 
 
 def test_the_memory_gc_and_timeout_settings_reach_the_server(tmp_path: Path) -> None:
-    """NEO4J_GC=g1, NEO4J_HEAP, NEO4J_PAGECACHE and NEO4J_TX_TIMEOUT, each other than its default."""
+    """NEO4J_GC=g1, NEO4J_HEAP, NEO4J_PAGECACHE, NEO4J_TX_TIMEOUT and NEO4J_TX_MEMORY, each
+    other than its default."""
     done = script_start(
         tmp_path,
         NEO4J_GC="g1",
@@ -196,6 +197,7 @@ def test_the_memory_gc_and_timeout_settings_reach_the_server(tmp_path: Path) -> 
         NEO4J_HEAP="768m",
         NEO4J_PAGECACHE="96m",
         NEO4J_TX_TIMEOUT="90s",
+        NEO4J_TX_MEMORY="48m",
     )
     try:
         assert done.returncode == 0, done.stderr
@@ -205,9 +207,11 @@ def test_the_memory_gc_and_timeout_settings_reach_the_server(tmp_path: Path) -> 
         assert maps_archive(tmp_path)  # written by a parallel-collector JVM, used by this one too
         usage = heap_usage(server)
         assert usage["max"] == usage["init"] == 768 * 2**20
-        assert settings(server, "server.memory.pagecache.size", "db.transaction.timeout") == {
+        names = ("server.memory.pagecache.size", "db.transaction.timeout", "db.memory.transaction.max")
+        assert settings(server, *names) == {
             "server.memory.pagecache.size": "96.00MiB",
             "db.transaction.timeout": "1m30s",
+            "db.memory.transaction.max": "48.00MiB",
         }
     finally:
         script(tmp_path, "stop")

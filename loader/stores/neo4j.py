@@ -16,7 +16,10 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
    ``Author.paperCount`` of every author the batch touched.
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
-restarted server leaves no half-written paper, and loading again converges.
+restarted server leaves no half-written paper, and loading again converges. A batch the
+server has not the memory to hold in one transaction (``MemoryPoolOutOfMemoryError``: say,
+papers of 20,000 authors each, which one signer may publish) is applied as two halves, in
+order, each its own transaction, down to single bundles: as ``--batch-size`` smaller.
 
 Node ids in :meth:`Neo4jStore.export` are :func:`pith_graph.schema.graph.node_id` strings, so exports of
 both stores compare with ``==``.
@@ -24,7 +27,9 @@ both stores compare with ``==``.
 
 from __future__ import annotations
 
+import itertools
 import logging
+import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,7 +42,7 @@ from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
-from pith_graph.loader.stores.neo4j_connect import open_driver, translate, translated
+from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
 from pith_graph.schema.rows import AuthorRow
@@ -58,6 +63,15 @@ _RACE_CODES = frozenset(
     }
 )
 _RACE_ATTEMPTS = 8
+#: The transaction outgrew the server's transaction memory: all transactions' pool
+#: (``dbms.memory.transaction.total.max``) or its own share (``db.memory.transaction.max``).
+_OUT_OF_MEMORY = frozenset(
+    {
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.TransientError.General.TransactionOutOfMemoryError",
+    }
+)
+
 _SCHEMA_RACE_CODES = frozenset(
     {
         "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
@@ -67,6 +81,20 @@ _SCHEMA_RACE_CODES = frozenset(
 )
 INDEX_WAIT_SECONDS = 300
 _UPGRADE_BATCH = 5000
+
+
+class _BatchTooLarge(Exception):
+    """A write transaction outgrew the server's transaction memory."""
+
+    def __init__(self, error: Neo4jError | DriverError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _retry_delays() -> Iterator[float]:
+    """The driver's back-off between retries: 1 s, doubling, ±20% jitter."""
+    for delay in itertools.chain((2.0**n for n in range(6)), itertools.repeat(32.0)):
+        yield delay * random.uniform(0.8, 1.2)
 
 
 class Neo4jStore:
@@ -151,7 +179,23 @@ class Neo4jStore:
         """Apply a batch in one transaction; see the module docstring for the steps."""
         if not batch:
             return AppliedBatch([])
-        return self._write_transaction(_apply_batch, batch, rank)
+        try:
+            return self._write_transaction(_apply_batch, batch, rank, splittable=True)
+        except _BatchTooLarge as too_large:
+            if len(batch) == 1:
+                paper = batch[0].paper
+                raise translate(
+                    too_large.error,
+                    self.uri,
+                    self.database,
+                    f"writing the bundle of {paper.source_id}v{paper.source_version} ({paper.pith_number}) "
+                    "alone (raise the server's transaction memory: db.memory.transaction.max, "
+                    "dbms.memory.transaction.total.max, or its heap)",
+                ) from too_large
+        half = len(batch) // 2
+        log.info("a batch of %d bundles outgrew the transaction memory; applying it in halves", len(batch))
+        first, second = self.apply(batch[:half], rank), self.apply(batch[half:], rank)
+        return AppliedBatch(first.outcomes + second.outcomes, first.removed + second.removed)
 
     def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
         """Remove papers in one transaction (with the nodes left without a paper)."""
@@ -165,21 +209,38 @@ class Neo4jStore:
         with self._session("finding papers by signing key") as session:
             return session.execute_read(read)
 
-    def _write_transaction(self, work: Callable[..., T], *args: Any) -> T:
-        """``work(tx, *args)`` in one managed write transaction, re-run from scratch when it
-        raced a concurrent writer (see ``_RACE_CODES``)."""
-        for attempt in range(1, _RACE_ATTEMPTS + 1):
+    def _write_transaction(self, work: Callable[..., T], *args: Any, splittable: bool = False) -> T:
+        """``work(tx, *args)`` in one managed write transaction, run again from scratch:
+
+        * when it raced a concurrent writer (``_RACE_CODES``, at most ``_RACE_ATTEMPTS`` times);
+        * after a transient error (a lost connection, a deadlock, a restarting server), for
+          ``MAX_RETRY_SECONDS`` from the first, with the driver's back-off.
+
+        The driver's own retries are off (``max_transaction_retry_time=0``): it would also
+        retry a transaction that outgrew the server's memory (``_OUT_OF_MEMORY``, transient,
+        raised by a statement or at commit), which would not fit the next time either. That
+        one raises :class:`_BatchTooLarge` at once when the caller can split its work
+        (``splittable``), else fails as ``write_failed``."""
+        delays = _retry_delays()
+        give_up: float | None = None
+        for attempt in itertools.count(1):
             try:
-                with self.driver.session(database=self.database) as session:
+                with self.driver.session(database=self.database, max_transaction_retry_time=0) as session:
                     return session.execute_write(work, *args)
-            except Neo4jError as error:
-                if error.code in _RACE_CODES and attempt < _RACE_ATTEMPTS:
-                    log.info("batch raced a concurrent writer (%s); retrying", error.code)
+            except (Neo4jError, DriverError) as error:
+                code = error.code if isinstance(error, Neo4jError) else None
+                if code in _OUT_OF_MEMORY and splittable:
+                    raise _BatchTooLarge(error) from error
+                if code in _RACE_CODES and attempt < _RACE_ATTEMPTS:
+                    log.info("batch raced a concurrent writer (%s); retrying", code)
                     time.sleep(0.05 * attempt)
                     continue
-                raise translate(error, self.uri, self.database, "writing a batch") from error
-            except DriverError as error:
-                raise translate(error, self.uri, self.database, "writing a batch") from error
+                give_up = give_up or time.monotonic() + MAX_RETRY_SECONDS
+                if code in _OUT_OF_MEMORY or not error.is_retryable() or time.monotonic() > give_up:
+                    raise translate(error, self.uri, self.database, "writing a batch") from error
+                delay = next(delays)
+                log.warning("writing a batch failed (%s); trying again in %.1f s", error, delay)
+                time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
     def counts(self) -> GraphCounts:

@@ -61,6 +61,9 @@ import picocli.CommandLine;
  *   <li>{@code NEO4J_PAGECACHE} – page cache size, Neo4j byte syntax ("512m", "1g"); default 512m.</li>
  *   <li>{@code NEO4J_TX_TIMEOUT} – transaction timeout, Neo4j duration syntax ("10m", "0s" =
  *       none); default 10m.</li>
+ *   <li>{@code NEO4J_TX_MEMORY} – the most memory one transaction may use
+ *       ({@code db.memory.transaction.max}), Neo4j byte syntax; default 0 (no limit of its own:
+ *       all transactions share 70% of the heap).</li>
  *   <li>{@code NEO4J_AUTH} – {@code none}: authentication off. Anything else (or unset): on,
  *       and the {@code neo4j} user's password is set at every start to the content of
  *       {@code NEO4J_DATA/password}, which the script writes (mode 0600) before starting us.
@@ -97,6 +100,7 @@ public final class Launcher {
         Path plugins = Path.of(requireEnv("NEO4J_PLUGINS_DIR")).toAbsolutePath().normalize();
         long pageCache = SettingValueParsers.BYTES.parse(env("NEO4J_PAGECACHE", "512m"));
         Duration txTimeout = SettingValueParsers.DURATION.parse(env("NEO4J_TX_TIMEOUT", "10m"));
+        long txMemory = SettingValueParsers.BYTES.parse(env("NEO4J_TX_MEMORY", "0"));
         boolean auth = !"none".equalsIgnoreCase(env("NEO4J_AUTH", ""));
         String password = auth ? readPassword(home.resolve("password")) : null;
 
@@ -150,6 +154,7 @@ public final class Launcher {
                         GraphDatabaseSettings.auth_enabled, auth,
                         GraphDatabaseSettings.pagecache_memory, pageCache,
                         GraphDatabaseSettings.transaction_timeout, txTimeout,
+                        GraphDatabaseSettings.memory_transaction_max_size, txMemory,
                         // LOAD CSV 'file:///x.csv' reads NEO4J_DATA/import/x.csv.
                         GraphDatabaseSettings.load_csv_file_url_root, home.resolve("import"),
                         // A dev server: small transaction logs. By default each database
