@@ -31,6 +31,7 @@ from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
 from pith_graph.api.bridge import BridgeRunner, run_bridged
+from pith_graph.api.cost import READ_SIZES
 from pith_graph.api.lanes import Lane, Runner, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits, out_of_time, over_budget
 from pith_graph.api.reads.deadline import CURRENT as READS_UNTIL
@@ -56,7 +57,7 @@ from pith_graph.errors import QueryTimeout
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["Context", "KeyInfo", "Runner", "ThreadRunner", "run_inline"]
+__all__ = ["Context", "KeyInfo"]
 
 log = logging.getLogger("pith_graph.api.context")
 
@@ -284,21 +285,27 @@ class Context:
             lambda: AuthorPage((), 0),
         )
 
+    # A paper's lists: the first READ_SIZES of each (what its fields show, at most).
+
     @property
     def categories_of(self) -> DataLoader[str, list[CategoryLink]]:
-        return self._batch("categories_of", self.reader.categories_of_papers, list)
+        first = READ_SIZES["categories_of_papers"]
+        return self._batch("categories_of", lambda keys: self.reader.categories_of_papers(keys, first), list)
 
     @property
     def aliases_of(self) -> DataLoader[str, list[AliasRecord]]:
-        return self._batch("aliases_of", self.reader.aliases_of_papers, list)
+        first = READ_SIZES["aliases_of_papers"]
+        return self._batch("aliases_of", lambda keys: self.reader.aliases_of_papers(keys, first), list)
 
     @property
     def signatures_of(self) -> DataLoader[str, list[SignatureRecord]]:
-        return self._batch("signatures_of", self.reader.signatures_of_papers, list)
+        first = READ_SIZES["signatures_of_papers"]
+        return self._batch("signatures_of", lambda keys: self.reader.signatures_of_papers(keys, first), list)
 
     @property
     def versions_of(self) -> DataLoader[str, list[PaperRow]]:
-        return self._batch("versions_of", self.reader.versions_of_papers, list)
+        first = READ_SIZES["versions_of_papers"]
+        return self._batch("versions_of", lambda keys: self.reader.versions_of_papers(keys, first), list)
 
     def related(self, first: int) -> DataLoader[str, list[RelatedPaper]]:
         return self._batch(("related", first), lambda keys: self.reader.related_papers(keys, first), list)

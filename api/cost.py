@@ -66,6 +66,7 @@ if TYPE_CHECKING:  # limits builds the extensions, this one among them
 __all__ = [
     "LIST_SIZES",
     "PAGE_ITEMS",
+    "READ_SIZES",
     "WHOLE_PAGE_BY_DEFAULT",
     "CostLimit",
     "capped",
@@ -88,6 +89,16 @@ LIST_SIZES: dict[str, int] = {
     "Paper.versions": 50,
     "Verification.keys": 10,
     "Verification.signatures": 10,
+}
+#: The most items of each paper the reader calls behind those lists fetch (``first``): the
+#: size of the lists each serves, the larger where it serves two (signatures: the signers
+#: and a verification's signatures; categories: the categories and the primary one, first
+#: of them). The fields then cut their own with :func:`capped`.
+READ_SIZES: dict[str, int] = {
+    "categories_of_papers": LIST_SIZES["Paper.categories"],
+    "aliases_of_papers": LIST_SIZES["Paper.aliases"],
+    "signatures_of_papers": max(LIST_SIZES["Paper.signers"], LIST_SIZES["Verification.signatures"]),
+    "versions_of_papers": LIST_SIZES["Paper.versions"],
 }
 #: The lists of an object sized by ``first`` (a page, facets): that ``first`` is their size.
 PAGE_ITEMS = frozenset(

@@ -41,19 +41,16 @@ __all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "unbounded_reads"]
 #: sorted once, a category's ahead of the first request); ``Paper.authors`` and
 #: ``authorCount`` (a long author list is sorted once and kept, see
 #: :class:`~pith_graph.api.reads.memory.MemoryReader`; a page ``after`` an author is a bisection
-#: of that list; Neo4j sorts and cuts the page itself).
+#: of that list; Neo4j sorts and cuts the page itself); a paper's ``categories``,
+#: ``primaryCategory``, ``aliases``, ``signers``, ``versions`` and ``verification {
+#: signatures }`` (their first ones, at most :data:`~pith_graph.api.cost.READ_SIZES`: a paper
+#: with many keeps them sorted, as each arXiv id its versions; Neo4j sorts and cuts them).
 UNBOUNDED_READS = frozenset(
     {
         "Query.search",  # ranks every hit
         "Query.authors",  # every name with the prefix
         "Query.categories",  # every category, sorted
         "Query.collaborationPath",  # a breadth-first search
-        "Paper.primaryCategory",  # every category link of the paper, sorted
-        "Paper.categories",
-        "Paper.aliases",  # every incoming edge of the paper (its authors too)
-        "Paper.signers",
-        "Verification.signatures",
-        "Paper.versions",  # every version of the source, sorted
         "Paper.relatedPapers",  # every paper of every author
         "Author.coauthors",  # every author of every paper of the author
         "Author.categories",  # every category of every paper of the author
@@ -126,9 +123,9 @@ def unbounded_reads(schema: GraphQLSchema, document: DocumentNode, operation_nam
     >>> schema = build_schema(RequestLimits())._schema
     >>> sorted(unbounded_reads(schema, parse('{ paper(id: "x") { title } }'), None))
     []
-    >>> query = '{ paper(id: "x") { ...F } } fragment F on Paper { versions { categories { code } } }'
+    >>> query = '{ paper(id: "x") { ...F } } fragment F on Paper { versions { relatedPapers { title } } }'
     >>> sorted(unbounded_reads(schema, parse(query), None))
-    ['Paper.categories', 'Paper.versions']
+    ['Paper.relatedPapers']
     """
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]

@@ -31,8 +31,9 @@ from typing import Any
 
 from bench_api import QUERIES, direct_call, pick_inputs
 
-from pith_graph.api.context import Context, run_inline
+from pith_graph.api.context import Context
 from pith_graph.api.inputs import named_papers
+from pith_graph.api.lanes import run_inline
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.schema import build_schema
@@ -63,7 +64,8 @@ def peer_direct(reader: MemoryReader, scenario: str, variables: dict[str, Any]) 
         papers = {p.pith_number: p for found in reader.papers_by_identifiers(keys).values() for p in found}
         newest = named_papers(list(papers.values()), lambda key: 0)[0]
         pith = [newest.pith_number]
-        return newest, reader.author_pages(pith, 100, counts=False), reader.categories_of_papers(pith, False)
+        categories = reader.categories_of_papers(pith, 20, counts=False)  # Paper.categories' size
+        return newest, reader.author_pages(pith, 100, counts=False), categories
     if scenario == "peer_b_author_papers_authors":
         key = variables["nameKey"]
         page = reader.papers_of_authors([key], 100, None)[key]

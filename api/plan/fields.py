@@ -20,7 +20,7 @@ from pith_graph.api.author_pages import after_key
 from pith_graph.api.connection import PageInfo as PageInfoObject
 from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
-from pith_graph.api.cost import capped, first_default
+from pith_graph.api.cost import READ_SIZES, capped, first_default
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import filter_from_arguments, named_by_keys, text
 from pith_graph.api.limits import page_size, path_hops
@@ -135,12 +135,18 @@ def _path(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
 
 
 def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Callable[..., Any]:
-    """A field answered by ``reader.<method>(keys of the sources, *extra)`` then ``pick``."""
+    """A field answered by ``reader.<method>(keys of the sources, *extra)`` then ``pick``:
+    ``"first"`` the field's page size, ``"size"`` the most of each source's list the method
+    reads (:data:`~pith_graph.api.cost.READ_SIZES`: one read of a paper's categories serves
+    its categories and its primary one, of its signatures its signers and its verification's
+    signatures), ``"want"`` the step's selection, ``"counts"`` whether counts are shown."""
 
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         arguments: list[Any] = []
         for name in extra:
-            if name == "first":
+            if name == "size":
+                arguments.append(READ_SIZES[method])
+            elif name == "first":
                 arguments.append(page_size(step.args.get("first"), step.context.limits))
             else:
                 arguments.append(step.want if name == "want" else step.hint.counts)
@@ -200,7 +206,7 @@ def _page_of(method: str, key: str) -> Callable[..., Any]:
 
 
 def _primary(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
-    links = _of("categories_of_papers", lambda found: found, "pith_number", "counts")(step, sources)
+    links = _of("categories_of_papers", lambda found: found, "pith_number", "size", "counts")(step, sources)
 
     def primary() -> list[Any]:
         chosen = []
@@ -296,22 +302,27 @@ FIELDS: dict[tuple[str, str], Spec] = {
             "categories_of_papers",
             lambda links: [link.category for link in capped("Paper.categories", links)],
             "pith_number",
+            "size",
             "counts",
         )
     ),
     ("Paper", "authors"): load(_authors),
     ("Paper", "authorCount"): load(_author_count),
-    ("Paper", "aliases"): load(_of("aliases_of_papers", partial(capped, "Paper.aliases"), "pith_number")),
+    ("Paper", "aliases"): load(
+        _of("aliases_of_papers", partial(capped, "Paper.aliases"), "pith_number", "size")
+    ),
     ("Paper", "signers"): load(
         _of(
             "signatures_of_papers",
             lambda found: [s.signer for s in capped("Paper.signers", found)],
             "pith_number",
+            "size",
             "counts",
         )
     ),
     ("Paper", "versions"): load(
-        _of("versions_of_papers", partial(capped, "Paper.versions"), "pith_number", "want"), embeds=True
+        _of("versions_of_papers", partial(capped, "Paper.versions"), "pith_number", "size", "want"),
+        embeds=True,
     ),
     ("Paper", "relatedPapers"): load(
         _of("related_papers", _LIST, "pith_number", "first", "want"), embeds=True
@@ -332,7 +343,11 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Verification", "keys"): value(_trusted),
     ("Verification", "signatures"): load(
         lambda step, sources: _of(
-            "signatures_of_papers", partial(capped, "Verification.signatures"), "pith_number", "counts"
+            "signatures_of_papers",
+            partial(capped, "Verification.signatures"),
+            "pith_number",
+            "size",
+            "counts",
         )(step, [v.paper for v in sources])
     ),
     ("TrustedKey", "keyId"): value(_entry("keyId")),

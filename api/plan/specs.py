@@ -21,10 +21,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pith_graph.api.context import Context
+from pith_graph.api.cost import READ_SIZES
 from pith_graph.api.plan.batch import Batch
 from pith_graph.api.reads.records import EVERYTHING, PaperSelection
 
 __all__ = ["Hint", "Resolve", "Spec", "Step", "load", "value"]
+
+_CATEGORIES = READ_SIZES["categories_of_papers"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +50,14 @@ class Step:
 
     @property
     def want(self) -> PaperSelection:
-        """The hint's selection, authors fetched ahead (if any) up to the page cap."""
+        """The hint's selection, authors fetched ahead (if any) up to the page cap, categories
+        up to what ``Paper.categories`` shows (:data:`~pith_graph.api.cost.READ_SIZES`)."""
         want = self.hint.want
-        if want.authors is None or want.authors_first == self.context.limits.max_page_size:
+        authors = want.authors_first if want.authors is None else self.context.limits.max_page_size
+        categories = want.categories_first if want.categories is None else _CATEGORIES
+        if (authors, categories) == (want.authors_first, want.categories_first):
             return want
-        return replace(want, authors_first=self.context.limits.max_page_size)
+        return replace(want, authors_first=authors, categories_first=categories)
 
 
 #: (step, sources) -> a function giving each source's value once the batch has run.

@@ -8,10 +8,13 @@ Statements fetch only what the caller selected (see
 constant built here at import and kept in a dict:
 
 * a paper is projected as ``[values, authors, categories]``: ``values`` are the properties
-  named by the ``$props`` parameter, in that order; ``authors`` (``[nameKey, name(, count)]``
-  each) and ``categories`` (``[code, archive, primary(, count)]`` each) are null unless the
+  named by the ``$props`` parameter, in that order; ``authors`` (``[count, [[nameKey,
+  name(, count)], ...]]``, the first ``$authorsFirst``) and ``categories`` (``[code,
+  archive(, count), primary]`` each, the first ``$categoriesFirst``) are null unless the
   variant embeds them (:data:`EMBEDS`: ``None`` not embedded, ``False`` without paper
   counts, ``True`` with them);
+* a paper's lists (authors, categories, aliases, signatures, versions) are sorted and cut
+  to ``$first`` by the statement, so no more of them leave the server than are shown;
 * authors, categories and signers are lists (``[nameKey, name]``, ``[code, archive]``,
   ``[signerId, signerType, keyIds]``) ending with their paper count in the counted variant
   (dict key ``True``): the count is a ``COUNT`` subquery, run only when asked for;
@@ -36,6 +39,7 @@ from pith_graph.api.reads.cypher_parts import (
     Embed,
     author_page,
     author_row,
+    category_links,
     category_row,
     paper_row,
     signer_row,
@@ -108,10 +112,13 @@ READ_VERSIONS_OF_PAPERS = {
     embed: f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
-MATCH (v:Paper)
-WHERE v.sourceId = p.sourceId AND v.sourceVersion IS NOT NULL
-  AND v.sourceKind = p.sourceKind AND v <> p
-RETURN key, collect({paper_row("v", embed)}) AS versions
+RETURN key, COLLECT {{
+  MATCH (v:Paper)
+  WHERE v.sourceId = p.sourceId AND v.sourceVersion IS NOT NULL
+    AND v.sourceKind = p.sourceKind AND v <> p
+  WITH v ORDER BY v.sourceVersion, v.pithNumber LIMIT $first
+  RETURN {paper_row("v", embed)}
+}} AS versions
 """
     for embed in EMBEDS
 }
@@ -153,26 +160,37 @@ RETURN key, {author_page("p", counts, "$first", _AFTER_AUTHOR)} AS page
     for counts in COUNTS
 }
 
+# A paper's categories, aliases and signatures: the first ``$first`` of each paper in their
+# order, sorted and cut by the server on stored properties (code-point order, as Python's).
+
 READ_CATEGORIES_OF_PAPERS = {
     counts: f"""
 UNWIND $keys AS key
-MATCH (:Paper {{pithNumber: key}})-[r:IN_CATEGORY]->(c:Category)
-RETURN key, collect({category_row("c", counts)} + [r.primary]) AS links
+MATCH (p:Paper {{pithNumber: key}})
+RETURN key, {category_links("p", counts, "$first")} AS links
 """
     for counts in COUNTS
 }
 
 READ_ALIASES_OF_PAPERS = """
 UNWIND $keys AS key
-MATCH (:Paper {pithNumber: key})<-[:IDENTIFIES]-(a:Alias)
-RETURN key, collect([a.kind, a.value]) AS aliases
+MATCH (p:Paper {pithNumber: key})
+RETURN key, COLLECT {
+  MATCH (p)<-[:IDENTIFIES]-(a:Alias)
+  WITH a ORDER BY a.kind, a.value LIMIT $first
+  RETURN [a.kind, a.value]
+} AS aliases
 """
 
 READ_SIGNATURES_OF_PAPERS = {
     counts: f"""
 UNWIND $keys AS key
-MATCH (:Paper {{pithNumber: key}})<-[r:SIGNED]-(s:Signer)
-RETURN key, collect([{signer_row("s", counts)}, r.keyIds, coalesce(r.eventTypes, []), r.signedBundle]) AS signatures
+MATCH (p:Paper {{pithNumber: key}})
+RETURN key, COLLECT {{
+  MATCH (p)<-[r:SIGNED]-(s:Signer)
+  WITH r, s ORDER BY s.signerId LIMIT $first
+  RETURN [{signer_row("s", counts)}, r.keyIds, coalesce(r.eventTypes, []), r.signedBundle]
+}} AS signatures
 """
     for counts in COUNTS
 }

@@ -15,6 +15,7 @@ __all__ = [
     "Embed",
     "author_page",
     "author_row",
+    "category_links",
     "category_row",
     "paper_row",
     "signer_row",
@@ -49,6 +50,17 @@ def category_row(v: str, counts: bool) -> str:
     return f"[{v}.code, {v}.archive{count}]"
 
 
+def category_links(p: str, counts: bool, first: str) -> str:
+    """The first ``first`` categories of the paper ``p``, primary first, then by code, each
+    ``[code, archive(, count), primary]``: sorted and cut by the server (stored properties
+    only), so only those leave it."""
+    link = f"{category_row('_c', counts)} + [_r.primary]"
+    return (
+        f"COLLECT {{ MATCH ({p})-[_r:IN_CATEGORY]->(_c:Category)"
+        f" WITH _r, _c ORDER BY _r.primary DESC, _c.code LIMIT {first} RETURN {link} }}"
+    )
+
+
 def signer_row(v: str, counts: bool) -> str:
     count = f", COUNT {{ ({v})-[:SIGNED]->() }}" if counts else ""
     return f"[{v}.signerId, {v}.signerType, {v}.keyIds{count}]"
@@ -56,7 +68,8 @@ def signer_row(v: str, counts: bool) -> str:
 
 def paper_row(v: str, embed: Embed = (None, None)) -> str:
     """``[values of $props, authors or null, categories or null]`` of the paper ``v``; its
-    authors as :func:`author_page`, the first ``$authorsFirst``."""
+    authors as :func:`author_page`, the first ``$authorsFirst``; its categories as
+    :func:`category_links`, the first ``$categoriesFirst``."""
     authors, categories = embed
     values = f"[_k IN $props | {v}[_k]]"
     embedded_authors = "null"
@@ -64,8 +77,7 @@ def paper_row(v: str, embed: Embed = (None, None)) -> str:
         embedded_authors = author_page(v, authors, "$authorsFirst")
     embedded_categories = "null"
     if categories is not None:
-        link = f"{category_row('_c', categories)} + [_r.primary]"
-        embedded_categories = f"[({v})-[_r:IN_CATEGORY]->(_c:Category) | {link}]"
+        embedded_categories = category_links(v, categories, "$categoriesFirst")
     return f"[{values}, {embedded_authors}, {embedded_categories}]"
 
 

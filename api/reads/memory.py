@@ -3,8 +3,11 @@
 Reads go straight to the graph where an adjacency answers them (a paper's authors, an
 alias's papers); the rest uses small indexes built on first use and kept: the newest-first
 key lists (all papers, per category, author, archive and signer), title words, short pith
-numbers, arXiv versions, the papers of each alias naming several (newest version first),
-per-category rankings, and the sorted authors of papers with many.
+numbers, each arXiv id's versions by version, the papers of each alias naming several
+(newest version first), per-category rankings, and the sorted authors, categories, aliases
+and signers of papers with many (kept sorted lists: the first ``first`` of a paper's list
+is a slice, however long the list; nothing is sorted per read but the short lists of
+papers with few).
 The graph must not change after the first read; call :meth:`MemoryReader.refresh` if it does (:meth:`MemoryReader.warm` builds
 the indexes ahead of the first request).
 
@@ -18,13 +21,14 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from itertools import islice
 
 from pith_graph.api.reads.author_page import author_order, author_page
 from pith_graph.api.reads.memory_discovery import MemoryDiscoveryReads
 from pith_graph.api.reads.memory_rankings import MemoryRankings
 from pith_graph.api.reads.memory_view import (
     EVENT_TYPES,
+    KEPT_OVER,
     KEY_IDS,
     KIND,
     LABEL,
@@ -32,11 +36,9 @@ from pith_graph.api.reads.memory_view import (
     PRIMARY,
     SHORT_PITH_NUMBER,
     SIGNED_BUNDLE,
-    SOURCE_ID,
-    SOURCE_KIND,
-    TYPE,
     VALUE,
     Key,
+    source_key,
 )
 from pith_graph.api.reads.records import (
     EVERYTHING,
@@ -54,20 +56,10 @@ from pith_graph.api.reads.records import (
     SignerRecord,
     version_key,
 )
-from pith_graph.schema.graph import ALIAS, AUTHOR, CATEGORY, IN_CATEGORY, PAPER, SIGNED, SIGNER, node_id
+from pith_graph.schema.graph import ALIAS, AUTHOR, CATEGORY, PAPER, SIGNER, node_id
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["MemoryReader"]
-
-_IN_CATEGORY = IN_CATEGORY.type
-_SIGNED = SIGNED.type
-#: Papers with more incoming edges (authors, aliases, signers) than this keep their sorted
-#: authors once read (:meth:`MemoryReader.warm` reads them): at most every author edge twice.
-KEPT_AUTHORS_OVER = 64
-
-
-def _source(data: dict[str, Any]) -> str:
-    return f"{data[SOURCE_KIND]}\x00{data[SOURCE_ID]}"
 
 
 class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
@@ -97,12 +89,13 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def warm(self) -> None:
         """Build the indexes the first requests would otherwise build (all papers newest
         first, each category's papers, short pith numbers, versions, the papers of aliases
-        naming several newest version first, title words, the sorted
-        authors of papers with many, and the search, typeahead and facet indexes: about 10 s
-        at 100k papers)."""
+        naming several newest version first, title words, the sorted authors, categories,
+        aliases and signers of papers with many (over :data:`KEPT_OVER` edges on a side: the
+        authors at most every author edge twice), and the search, typeahead and facet
+        indexes: about 10 s at 100k papers)."""
         self._all_keys()
         self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])
-        self._by_attribute("source", _source)
+        self._versions()
         for alias, data in self._nodes.items():
             if data.get(LABEL) == ALIAS.label and len(self._succ[alias]) > 1:
                 self._named(data[KIND], data[VALUE])
@@ -110,9 +103,13 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
         for category in self.all_categories(counts=False):
             self._category_keys(category.code)
         for paper, _ in self._paper_nodes():
-            if len(self._pred[paper]) > KEPT_AUTHORS_OVER:
+            if len(self._pred[paper]) > KEPT_OVER:
                 self._sorted_authors(paper, True)
                 self._sorted_authors(paper, False)
+                self._links(paper, "aliases")
+                self._links(paper, "signatures")
+            if len(self._succ[paper]) > KEPT_OVER:
+                self._links(paper, "categories")
         super().warm()  # search, typeahead and facet indexes (MemoryDiscoveryReads)
 
     # -- identifiers ---------------------------------------------------------------------
@@ -261,83 +258,67 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
 
     def _sorted_authors(self, paper: str, counts: bool) -> list[AuthorRecord]:
         """The authors of ``paper`` by name, then name key; kept (counted or not) for a
-        paper with over :data:`KEPT_AUTHORS_OVER` incoming edges, so that a page of its
+        paper with over :data:`KEPT_OVER` incoming edges, so that a page of its
         authors is a slice and their count a length however many there are."""
         kept: dict[tuple[str, bool], list[AuthorRecord]] = self._index("sorted authors", dict)
         found = kept.get((paper, counts))
         if found is None:
             found = [self._author(node, counts) for node in self._author_nodes_of(paper)]
             found.sort(key=author_order)
-            if len(self._pred[paper]) > KEPT_AUTHORS_OVER:
+            if len(self._pred[paper]) > KEPT_OVER:
                 kept[(paper, counts)] = found
         return found
 
     def categories_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
+        self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[CategoryLink]]:
+        """The first ``first`` of each paper's sorted categories (``_links``), as are its
+        aliases and signatures."""
         result = {}
-        succ = self._succ
         for pith in pith_numbers:
-            links = []
-            for node, edge in succ.get(node_id(PAPER.label, pith), {}).items():
-                if edge[TYPE] == _IN_CATEGORY:
-                    links.append(CategoryLink(self._category(node, counts), bool(edge[PRIMARY])))
-            links.sort(key=lambda link: (not link.primary, link.category.code))
-            result[pith] = links
+            links = self._links(node_id(PAPER.label, pith), "categories")[:first]
+            result[pith] = [
+                CategoryLink(self._category(node, counts), bool(edge[PRIMARY])) for node, edge in links
+            ]
         return result
 
-    def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
+    def aliases_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[AliasRecord]]:
         result = {}
         nodes = self._nodes
         for pith in pith_numbers:
-            aliases = []
-            for node in self._pred.get(node_id(PAPER.label, pith), ()):
-                data = nodes[node]
-                if data[LABEL] == ALIAS.label:
-                    aliases.append(AliasRecord(data[KIND], data[VALUE]))
-            aliases.sort(key=lambda a: (a.kind, a.value))
-            result[pith] = aliases
+            links = self._links(node_id(PAPER.label, pith), "aliases")[:first]
+            result[pith] = [AliasRecord(nodes[node][KIND], nodes[node][VALUE]) for node, _ in links]
         return result
 
     def signatures_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
+        self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[SignatureRecord]]:
         result = {}
         for pith in pith_numbers:
-            found = []
-            for node, edge in self._pred.get(node_id(PAPER.label, pith), {}).items():
-                if edge[TYPE] == _SIGNED:
-                    found.append(
-                        SignatureRecord(
-                            self._signer(node, counts),
-                            tuple(edge[KEY_IDS]),
-                            tuple(edge.get(EVENT_TYPES, ())),  # absent: it signed no event
-                            bool(edge[SIGNED_BUNDLE]),
-                        )
-                    )
-            found.sort(key=lambda s: s.signer.signer_id)
-            result[pith] = found
+            result[pith] = [
+                SignatureRecord(
+                    self._signer(node, counts),
+                    tuple(edge[KEY_IDS]),
+                    tuple(edge.get(EVENT_TYPES, ())),  # absent: it signed no event
+                    bool(edge[SIGNED_BUNDLE]),
+                )
+                for node, edge in self._links(node_id(PAPER.label, pith), "signatures")[:first]
+            ]
         return result
 
     def versions_of_papers(
-        self, pith_numbers: Sequence[str], want: PaperSelection = EVERYTHING
+        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
     ) -> dict[str, list[PaperRow]]:
-        by_source = self._by_attribute("source", _source)
+        """The first ``first`` of the others of each paper's source (``_versions``: sorted once)."""
+        versions = self._versions()
         result: dict[str, list[PaperRow]] = {}
         for pith in pith_numbers:
             record = self._paper(pith)
-            if record is None:
-                result[pith] = []
-                continue
-            others = [
-                self._paper(other)
-                for other in by_source.get(f"{record.source_kind}\x00{record.source_id}", [])
-                if other != pith
-            ]
-            result[pith] = sorted(
-                (paper for paper in others if paper is not None),
-                key=lambda p: (p.source_version, p.pith_number),
+            others = (
+                () if record is None else versions.get(source_key(record.source_kind, record.source_id), ())
             )
+            picked = islice((other for other in others if other != pith), first)
+            result[pith] = [paper for paper in map(self._paper, picked) if paper is not None]
         return result
 
     # -- lookups by key ------------------------------------------------------------------

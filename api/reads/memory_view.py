@@ -1,8 +1,10 @@
 """What the in-memory reader answers from: records of the graph's nodes and cached indexes.
 
 The indexes are built on first use and kept: newest-first key lists (all papers, per
-category, author, archive and signer), title words, and lookups by paper attribute. The
-graph must not change after the first read; :meth:`MemoryGraphView.refresh` forgets them.
+category, author, archive and signer), title words, lookups by paper attribute, each
+source's papers by version, and the sorted categories, aliases and signers of papers with
+many edges. The graph must not change after the first read; :meth:`MemoryGraphView.refresh`
+forgets them.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from pith_graph.schema.graph import (
 )
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["Key", "MemoryGraphView"]
+__all__ = ["KEPT_OVER", "Key", "Link", "MemoryGraphView", "source_key"]
 
 T = TypeVar("T")
 
@@ -47,6 +49,7 @@ TITLE = PAPER.prop("title")
 SUBMITTED_AT = PAPER.prop("submittedAt")
 SOURCE_KIND = PAPER.prop("sourceKind")
 SOURCE_ID = PAPER.prop("sourceId")
+SOURCE_VERSION = PAPER.prop("sourceVersion")
 NAME_KEY = AUTHOR.prop("nameKey")
 NAME = AUTHOR.prop("name")
 NAME_FOLDED = AUTHOR.prop("nameFolded")
@@ -63,6 +66,16 @@ PRIMARY = IN_CATEGORY.prop("primary")
 
 #: (submittedAt, pithNumber): lists are ascending and read backwards for newest first.
 Key = tuple[str, str]
+#: (node, edge attributes): one of a paper's categories, aliases or signers.
+Link = tuple[str, dict[str, Any]]
+#: Papers with more edges than this on one side (incoming: authors, aliases, signers;
+#: outgoing: categories) keep their sorted lists of that side once read.
+KEPT_OVER = 64
+
+
+def source_key(kind: str, source_id: str) -> str:
+    """The key of a source (an arXiv id) in :meth:`MemoryGraphView._versions`."""
+    return f"{kind}\x00{source_id}"
 
 
 class MemoryGraphView:
@@ -221,4 +234,47 @@ class MemoryGraphView:
             return {key: sorted(value) for key, value in found.items()}
 
         result: dict[str, list[str]] = self._index(name, build)
+        return result
+
+    # -- a paper's lists -----------------------------------------------------------------
+
+    def _links(self, paper: str, relation: str) -> list[Link]:
+        """The ``relation`` of ``paper`` (``"categories"``, ``"aliases"`` or ``"signatures"``)
+        in its order: primary first, then by code; by kind, then value; by signer id. Kept
+        for a paper with over :data:`KEPT_OVER` edges on that side, so that its first few
+        are a slice however many it has: it is sorted once, not per read."""
+        kept: dict[tuple[str, str], list[Link]] = self._index("links", dict)
+        found = kept.get((paper, relation))
+        if found is not None:
+            return found
+        nodes = self._nodes
+        if relation == "categories":
+            edges = self._succ.get(paper, {})
+            found = [(node, edge) for node, edge in edges.items() if edge[TYPE] == IN_CATEGORY.type]
+            found.sort(key=lambda link: (not link[1][PRIMARY], nodes[link[0]][CODE]))
+        elif relation == "aliases":
+            edges = self._pred.get(paper, {})
+            found = [(node, edge) for node, edge in edges.items() if nodes[node][LABEL] == ALIAS.label]
+            found.sort(key=lambda link: (nodes[link[0]][KIND], nodes[link[0]][VALUE]))
+        else:
+            edges = self._pred.get(paper, {})
+            found = [(node, edge) for node, edge in edges.items() if edge[TYPE] == SIGNED.type]
+            found.sort(key=lambda link: nodes[link[0]][SIGNER_ID])
+        if len(edges) > KEPT_OVER:
+            kept[(paper, relation)] = found
+        return found
+
+    def _versions(self) -> dict[str, list[str]]:
+        """The pith numbers of each source's papers (keyed by :func:`source_key`), by version,
+        then pith number: built once, so a paper's first versions are a slice."""
+
+        def build() -> dict[str, list[str]]:
+            found: defaultdict[str, list[tuple[int, str]]] = defaultdict(list)
+            for _, data in self._paper_nodes():
+                found[source_key(data[SOURCE_KIND], data[SOURCE_ID])].append(
+                    (data[SOURCE_VERSION], data[PITH_NUMBER])
+                )
+            return {source: [pith for _, pith in sorted(papers)] for source, papers in found.items()}
+
+        result: dict[str, list[str]] = self._index("versions", build)
         return result

@@ -2,9 +2,11 @@
 
 Every method runs one parameterised statement from :mod:`pith_graph.api.reads.cypher` for the
 whole batch of keys, in the variant that fetches what the call was asked for (properties,
-embedded relations, counts). Unordered lists come back in the order
-:mod:`pith_graph.api.reads.reader` defines, sorted here in Python, so they match the in-memory
-reader exactly; ranked, limited lists are ordered by the statement itself (tie-breaks on keys).
+embedded relations, counts). A paper's lists (authors, categories, aliases, signatures,
+versions) and ranked, limited lists are ordered and cut by the statement itself, on stored
+properties (tie-breaks on keys), so only the items asked for leave the server, in the order
+:mod:`pith_graph.api.reads.reader` defines; other unordered lists are sorted here in Python,
+so they match the in-memory reader exactly.
 
 :meth:`Neo4jReader.for_request` gives a reader whose statements share one read transaction
 (:mod:`pith_graph.api.reads.neo4j_session`) and which keeps the authors and categories a
@@ -262,51 +264,40 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         }
 
     def categories_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
+        self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[CategoryLink]]:
-        kept = self._kept("categories", counts, pith_numbers)
+        kept = self._kept_categories(counts, pith_numbers, first)
         if kept is not None:
             return kept
-        found = self._by_key(cypher.READ_CATEGORIES_OF_PAPERS[counts], pith_numbers, "links")
+        found = self._by_key(cypher.READ_CATEGORIES_OF_PAPERS[counts], pith_numbers, "links", first=first)
         return {key: category_links(found.get(key, [])) for key in pith_numbers}
 
-    def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
-        found = self._by_key(cypher.READ_ALIASES_OF_PAPERS, pith_numbers, "aliases")
-        return {
-            key: sorted(
-                (AliasRecord(kind, value) for kind, value in found.get(key, [])),
-                key=lambda a: (a.kind, a.value),
-            )
-            for key in pith_numbers
-        }
+    def aliases_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[AliasRecord]]:
+        found = self._by_key(cypher.READ_ALIASES_OF_PAPERS, pith_numbers, "aliases", first=first)
+        return {key: [AliasRecord(kind, value) for kind, value in found.get(key, [])] for key in pith_numbers}
 
     def signatures_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
+        self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[SignatureRecord]]:
-        found = self._by_key(cypher.READ_SIGNATURES_OF_PAPERS[counts], pith_numbers, "signatures")
+        found = self._by_key(
+            cypher.READ_SIGNATURES_OF_PAPERS[counts], pith_numbers, "signatures", first=first
+        )
         return {
-            key: sorted(
-                (
-                    SignatureRecord(signer(row[0]), tuple(row[1]), tuple(row[2]), bool(row[3]))
-                    for row in found.get(key, [])
-                ),
-                key=lambda s: s.signer.signer_id,
-            )
+            key: [
+                SignatureRecord(signer(row[0]), tuple(row[1]), tuple(row[2]), bool(row[3]))
+                for row in found.get(key, [])
+            ]
             for key in pith_numbers
         }
 
     def versions_of_papers(
-        self, pith_numbers: Sequence[str], want: PaperSelection = EVERYTHING
+        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
     ) -> dict[str, list[PaperRow]]:
         embed, params, decode = self._papers(want)
-        found = self._by_key(cypher.READ_VERSIONS_OF_PAPERS[embed], pith_numbers, "versions", **params)
-        return {
-            key: sorted(
-                (decode(row) for row in found.get(key, [])),
-                key=lambda p: (p.source_version, p.pith_number),
-            )
-            for key in pith_numbers
-        }
+        found = self._by_key(
+            cypher.READ_VERSIONS_OF_PAPERS[embed], pith_numbers, "versions", first=first, **params
+        )
+        return {key: [decode(row) for row in found.get(key, [])] for key in pith_numbers}
 
     # -- authors -------------------------------------------------------------------------
 

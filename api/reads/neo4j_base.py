@@ -12,7 +12,7 @@ import neo4j
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
 from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
-from pith_graph.api.reads.records import AuthorPage, Page, PaperKey, PaperSelection
+from pith_graph.api.reads.records import AuthorPage, CategoryLink, Page, PaperKey, PaperSelection
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["WARM_UP", "Neo4jBase", "after_parameters"]
@@ -70,7 +70,8 @@ class Neo4jBase:
         self.timeout = timeout
         self._request = statements is not None
         self._statements = statements or EachInItsOwn(driver, database, uri, timeout, WARM_UP)
-        #: (relation, counted) -> pith number -> records fetched ahead (request readers only).
+        #: (relation, counted) -> pith number -> records fetched ahead (request readers only;
+        #: categories: with how many of each paper's were asked for).
         self._ahead: dict[tuple[str, bool], dict[str, Any]] = {}
 
     # -- running statements --------------------------------------------------------------
@@ -102,12 +103,14 @@ class Neo4jBase:
                 total, rows = projected[1]
                 authors_kept[paper.pith_number] = AuthorPage(tuple(author_list(rows, seen)), int(total))
             if projected[2] is not None:
-                categories_kept[paper.pith_number] = category_links(projected[2])
+                categories_kept[paper.pith_number] = (want.categories_first, category_links(projected[2]))
             return paper
 
         parameters: dict[str, Any] = {"props": list(props)}
         if want.authors is not None:
             parameters["authorsFirst"] = want.authors_first
+        if want.categories is not None:
+            parameters["categoriesFirst"] = want.categories_first
         return embed, parameters, decode
 
     def _kept_authors(self, counts: bool, keys: Sequence[str], first: int) -> dict[str, AuthorPage] | None:
@@ -119,6 +122,19 @@ class Neo4jBase:
         ):
             return None
         return {key: AuthorPage(page.authors[:first], page.total) for key, page in found.items()}
+
+    def _kept_categories(
+        self, counts: bool, keys: Sequence[str], first: int
+    ) -> dict[str, list[CategoryLink]] | None:
+        """The first ``first`` categories of each of ``keys`` from what an embedding fetched
+        (the first ``fetched`` of each, counted if ``counts``), if it fetched that many (or
+        all) of every one."""
+        found = self._kept("categories", counts, keys)
+        if found is None or not all(
+            first <= fetched or len(links) < fetched for fetched, links in found.values()
+        ):
+            return None
+        return {key: links[:first] for key, (_, links) in found.items()}
 
     def _kept(self, relation: str, counts: bool, keys: Sequence[str]) -> dict[str, Any] | None:
         """What an embedding fetched for every one of ``keys`` (counted if ``counts``)."""

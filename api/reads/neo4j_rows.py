@@ -95,10 +95,9 @@ def category(row: Sequence[Any]) -> CategoryRecord:
 
 
 def category_links(rows: Sequence[Sequence[Any]]) -> list[CategoryLink]:
-    """``[code, archive(, paperCount), primary]`` each: primary first, then by code."""
-    links = [CategoryLink(category(row[:-1]), bool(row[-1])) for row in rows]
-    links.sort(key=lambda link: (not link.primary, link.category.code))
-    return links
+    """``[code, archive(, paperCount), primary]`` each, in the order of ``rows`` (the
+    statement sorted them: primary first, then by code)."""
+    return [CategoryLink(category(row[:-1]), bool(row[-1])) for row in rows]
 
 
 def signer(row: Sequence[Any]) -> SignerRecord:

@@ -27,6 +27,11 @@ strings: both sort by stored properties):
 * lists without a rank: authors by ``name`` then ``nameKey``; categories primary first, then
   by ``code``; aliases by ``(kind, value)``; signatures by ``signerId``.
 
+A paper's lists (authors, categories, aliases, signatures, versions) are read a first part at
+a time: the calls take ``first``, the most of each paper's wanted, and a store reads no more
+than that (Neo4j sorts and cuts them in the statement: one trusted signer can give a paper
+tens of thousands of categories or aliases, or an arXiv id as many versions).
+
 Title search (:func:`~pith_graph.api.reads.words.search_terms`) splits text into words the way Lucene's standard
 analyzer (the Neo4j full-text index) does for the scripts the corpus uses, and matches a
 paper when its title holds every word; results are newest first, not scored, so both stores
@@ -107,22 +112,23 @@ class GraphReader(DiscoveryReads, Protocol):
         how many the paper has. Reads no more of a paper's authors than the page."""
 
     def categories_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
+        self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[CategoryLink]]:
-        """Each paper's categories, primary first, then by code."""
+        """The first ``first`` of each paper's categories, primary first, then by code."""
 
-    def aliases_of_papers(self, pith_numbers: Sequence[str]) -> dict[str, list[AliasRecord]]:
-        """Each paper's aliases by (kind, value)."""
+    def aliases_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[AliasRecord]]:
+        """The first ``first`` of each paper's aliases by (kind, value)."""
 
     def signatures_of_papers(
-        self, pith_numbers: Sequence[str], counts: bool = True
+        self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[SignatureRecord]]:
-        """Each paper's SIGNED edges with their signers, by signer id."""
+        """The first ``first`` of each paper's SIGNED edges with their signers, by signer id."""
 
     def versions_of_papers(
-        self, pith_numbers: Sequence[str], want: PaperSelection = EVERYTHING
+        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
     ) -> dict[str, list[PaperRow]]:
-        """The other papers with the same source kind and id, by version then pith number."""
+        """The first ``first`` of the other papers with the same source kind and id, by
+        version then pith number."""
 
     def related_papers(
         self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING

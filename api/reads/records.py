@@ -83,6 +83,9 @@ class PaperSelection:
     #: How many of each paper's authors (in their order) a reader fetching them now fetches,
     #: with their number: the page cap of the request.
     authors_first: int = 100
+    #: How many of each paper's categories (primary first, then by code) it fetches: the
+    #: size of ``Paper.categories``.
+    categories_first: int = 20
 
     def __post_init__(self) -> None:
         unknown = self.properties - ALL_PAPER_PROPERTIES

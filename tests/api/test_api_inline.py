@@ -41,12 +41,15 @@ INLINE = [
     '{ author(name: "x") { name paperCount papers(first: 10) { nodes { title } } } }',
     '{ category(code: "cs.LG") { paperCount papers(first: 5) { totalCount nodes { title } } } }',
     '{ paper(id: "x") { verification { keyIds rank keys { keyId } } } }',
+    # a paper's lists: their first ones, slices of lists kept sorted (see test_api_wide_lists)
+    "{ papers(first: 5) { nodes { categories { code } primaryCategory { code } } } }",
+    '{ paper(id: "x") { aliases { value } } }',
+    '{ paper(id: "x") { versions { title } signers { signerId } verification { signatures { keyIds } } } }',
 ]
 TWO_OPERATIONS = 'query A { paper(id: "x") { title } } query B { categories { code } }'
 #: Cheap documents whose reads their cost does not bound, with the fields that say so.
 REFUSED = [
-    ("{ papers(first: 9) { nodes { categories { code } } } }", {"Paper.categories"}),
-    ("{ papers(first: 20) { nodes { primaryCategory { code } } } }", {"Paper.primaryCategory"}),
+    ('{ paper(id: "x") { categories { code } relatedPapers(first: 1) { title } } }', {"Paper.relatedPapers"}),
     ('{ papers(first: 5, filter: {license: "x"}) { totalCount } }', {"Query.papers"}),
     ('{ author(name: "x") { coauthors(first: 1) { sharedPapers } } }', {"Author.coauthors"}),
     ('{ paper(id: "x") { relatedPapers(first: 1) { sharedAuthors } } }', {"Paper.relatedPapers"}),
@@ -54,8 +57,9 @@ REFUSED = [
     ('{ search(text: "x", first: 1) { totalCount } }', {"Query.search"}),
     ("{ papers(first: 1) { facets(first: 1) { years { value } } } }", {"PaperConnection.facets"}),
     (  # in a fragment, spread under an inline fragment
-        '{ paper(id: "x") { ... on Paper { ...V } } } fragment V on Paper { versions { title } }',
-        {"Paper.versions"},
+        '{ paper(id: "x") { ... on Paper { ...V } } } '
+        "fragment V on Paper { versions { relatedPapers(first: 1) { sharedAuthors } } }",
+        {"Paper.relatedPapers"},
     ),
     (TWO_OPERATIONS, {"Query.categories"}),  # operation B
 ]

@@ -74,10 +74,14 @@ def _calls(G: nx.DiGraph) -> list[Any]:
         ("author_pages", (papers, 100)),
         ("author_pages", (papers, 2, authors[len(authors) // 2])),
         ("author_pages", (papers, 0, "no such key")),
-        ("categories_of_papers", (papers,)),
-        ("aliases_of_papers", (papers,)),
-        ("signatures_of_papers", (papers,)),
-        ("versions_of_papers", (papers,)),
+        ("categories_of_papers", (papers, 20)),
+        ("categories_of_papers", (papers, 1)),
+        ("aliases_of_papers", (papers, 20)),
+        ("aliases_of_papers", (papers, 2)),
+        ("signatures_of_papers", (papers, 10)),
+        ("signatures_of_papers", (papers, 0)),
+        ("versions_of_papers", (papers, 50)),
+        ("versions_of_papers", (papers, 1)),
         ("related_papers", (papers, 7)),
         ("authors_by_keys", (authors,)),
         ("papers_of_authors", (authors, 3, None)),
@@ -233,7 +237,10 @@ def test_a_selection_fetches_what_it_names_and_embeds_relations(
             assert request.author_pages(piths, first, counts=False) == memory_reader.author_pages(
                 piths, first, counts=False
             )
-        assert request.categories_of_papers(piths) == memory_reader.categories_of_papers(piths)
+        for first in (1, 20):  # embedded: the first 20 (Paper.categories' size)
+            assert request.categories_of_papers(piths, first) == memory_reader.categories_of_papers(
+                piths, first
+            )
         assert ran == [], "the embedded relations answer without a statement"
         request.author_pages(piths, 3)  # with counts: not embedded, so one statement
         assert len(ran) == 1
