@@ -3,8 +3,8 @@
 Every field the later checks read is present with the right type; the first that is not
 rejects the bundle with ``schema_error`` and a message naming the field
 (``bundle.events[1].signer.key_id is missing``). Unknown ``bundle_version`` or event types
-are ``schema_error`` too, and so are an alias kind outside :data:`ALIAS_KIND` and a time
-that is not ISO 8601 UTC in ASCII digits.
+are ``schema_error`` too, and so are an alias kind outside :data:`ALIAS_KIND`, a time
+that is not ISO 8601 UTC in ASCII digits and a source version outside :data:`SOURCE_VERSIONS`.
 
 A later check may read a field only if this module pins its type: a digest binds a value,
 not its type, so a bundle with a wrong type and every digest recomputed reaches every check
@@ -28,7 +28,7 @@ from pith_graph.loader.format import (
     SignatureKind,
 )
 
-__all__ = ["ALIAS_KIND", "check_shape"]
+__all__ = ["ALIAS_KIND", "SOURCE_VERSIONS", "check_shape"]
 
 # ASCII classes only: ``\d`` would accept every Unicode digit (``٢٠١٩``).
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -107,10 +107,24 @@ def _check_signature_block(sig: Mapping[str, Any], path: str, kind: SignatureKin
         raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.signed_message must be {SIGNED_MESSAGES[kind]!r}")
 
 
+#: The source versions a bundle may carry (arXiv's vN counts from 1). The bound keeps every
+#: stored ``sourceVersion`` a 32-bit integer: GraphQL's ``Int`` (the API's field) is one.
+SOURCE_VERSIONS = range(1, 2**31)
+
+
+def _version(obj: Mapping[str, Any], key: str, path: str) -> None:
+    value: int = _field(obj, key, int, path)
+    if value not in SOURCE_VERSIONS:
+        raise _fail(
+            RejectCode.SCHEMA_ERROR,
+            f"{path}.{key} must be from {SOURCE_VERSIONS.start} to {SOURCE_VERSIONS.stop - 1}, not {value}",
+        )
+
+
 def _check_record(record: Mapping[str, Any], path: str) -> None:
     source = _field(record, "source", dict, path)
     _strs(source, ("id", "kind"), f"{path}.source")
-    _field(source, "version", int, f"{path}.source")
+    _version(source, "version", f"{path}.source")
     meta = _field(record, "metadata", dict, path)
     mpath = f"{path}.metadata"
     _strs(meta, ("license", "primary_cat"), mpath)
@@ -139,7 +153,7 @@ def _check_event(event: Mapping[str, Any], path: str) -> None:
         _check_signature_block(receipt, f"{ppath}.receipt", "receipt")
         _hex64(receipt, "canonical_sha256", f"{ppath}.receipt")
         _strs(payload, ("source_kind", "source_id"), ppath)
-        _field(payload, "source_version", int, ppath)
+        _version(payload, "source_version", ppath)
     else:
         snapshot = _field(payload, "graph_snapshot", dict, ppath)
         paper = _field(snapshot, "paper", dict, f"{ppath}.graph_snapshot")

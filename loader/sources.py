@@ -14,17 +14,26 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import re
 import stat
 import sys
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
 from pith_graph.errors import BundleError, RejectCode, Source, UsageError
 
-__all__ = ["BUNDLE_SUFFIXES", "RawBundle", "expand_paths", "iter_inputs", "iter_lines", "open_regular"]
+__all__ = [
+    "BLANK_RUN",
+    "BUNDLE_SUFFIXES",
+    "RawBundle",
+    "expand_paths",
+    "iter_inputs",
+    "iter_lines",
+    "open_regular",
+]
 
 BUNDLE_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -117,6 +126,37 @@ def _too_large(size_hint: str, limit: int, source: Source) -> BundleError:
     )
 
 
+#: Blank lines read one by one before the rest of a run is skipped in bulk.
+BLANK_RUN = 64
+_BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.strip() removes
+
+
+def _skip_blank_lines(stream: BinaryIO, peek: Callable[[int], bytes], stop: int | None) -> tuple[int, bool]:
+    """Consume the blank lines at the start of ``stream``'s buffer (whole lines only, none
+    starting at or after ``stop``) without a Python step per line. Return how many, and
+    whether that was worth its copies: each ``peek`` copies what is buffered (up to 1 MiB).
+
+    A gzip of blank lines inflates about 1000:1: one line at a time, a small file would
+    cost minutes.
+    """
+    skipped = consumed = copied = 0
+    while buffered := peek(1):
+        copied += len(buffered)
+        found = _BLANK_BYTES.match(buffered)
+        run = found.end() if found else 0
+        if stop is not None:
+            run = max(0, min(run, stop - stream.tell()))
+        end = buffered.rfind(b"\n", 0, run) + 1  # through the run's last newline
+        if not end:
+            break
+        stream.read(end)
+        consumed += end
+        skipped += buffered.count(b"\n", 0, end)
+        if end < len(buffered):
+            break
+    return skipped, consumed * 8 >= copied
+
+
 def iter_lines(
     stream: BinaryIO,
     path: str,
@@ -132,6 +172,11 @@ def iter_lines(
     then receives the number of lines read, blank ones included.
     """
     number = first_line - 1
+    blanks = 0  # blank lines in a row
+    # Blank lines in a row before a bulk skip: BLANK_RUN, doubled after each skip that was
+    # not worth its copies (short runs that each end just past it), so they stay cheap too.
+    threshold = BLANK_RUN
+    peek: Callable[[int], bytes] | None = getattr(stream, "peek", None)
     while True:
         if stop is not None and stream.tell() >= stop:
             break
@@ -139,15 +184,22 @@ def iter_lines(
         if not line:
             break
         number += 1
-        source = Source(path, number)
         if len(line) > limit + 1 or (len(line) == limit + 1 and not line.endswith(b"\n")):
             while line and not line.endswith(b"\n"):
                 line = stream.readline(_CHUNK)
-            yield _too_large(f"more than {limit}", limit, source)
+            yield _too_large(f"more than {limit}", limit, Source(path, number))
+            blanks = 0
             continue
         stripped = line.strip()
         if stripped:
-            yield RawBundle(stripped, source)
+            yield RawBundle(stripped, Source(path, number))
+            blanks = 0
+            continue
+        blanks += 1
+        if blanks >= threshold and peek is not None:
+            skipped, worth_it = _skip_blank_lines(stream, peek, stop)
+            number += skipped
+            threshold = BLANK_RUN if worth_it else threshold * 2
     if counted is not None:
         counted.append(number - first_line + 1)
 

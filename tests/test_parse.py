@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pith_graph.errors import BundleError
-from pith_graph.loader.parse import ENCODER_MAX_DEPTH, InputLimits, parse_bundle
+from pith_graph.loader.parse import ENCODER_MAX_DEPTH, MAX_SAFE_INTEGER, InputLimits, parse_bundle
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "parse.json").read_text())
 
@@ -77,11 +77,11 @@ def test_arbitrary_bytes_never_crash(data: bytes) -> None:
     else:
         assert isinstance(parsed, dict)
         return
-    assert code in {"malformed_json", "not_object", "duplicate_key", "too_deep"}
+    assert code in {"malformed_json", "not_object", "duplicate_key", "too_deep", "schema_error"}
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers(-MAX_SAFE_INTEGER, MAX_SAFE_INTEGER) | st.text(max_size=8),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
     max_leaves=20,
 )
@@ -92,6 +92,28 @@ json_values = st.recursive(
 def test_valid_objects_round_trip(value: dict[str, Any], pretty: bool) -> None:
     text = json.dumps(value, indent=2 if pretty else None, ensure_ascii=pretty)
     assert parse_bundle(text.encode()) == value
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.text(max_size=6), json_values, max_size=4),
+    st.floats(allow_nan=False, allow_infinity=False)
+    | st.integers(MAX_SAFE_INTEGER + 1, 2**70)
+    | st.integers(-(2**70), -MAX_SAFE_INTEGER - 1),
+    st.booleans(),
+    st.booleans(),
+)
+def test_every_float_and_unsafe_integer_is_a_schema_error(
+    value: dict[str, Any], number: float, in_list: bool, pretty: bool
+) -> None:
+    """Wherever it is, written compact or not: integers outside ±(2**53 - 1) are not read the
+    same by every JSON reader (past 2**64 orjson reads several texts as one float)."""
+    value["n"] = [dict(value), [number]] if in_list else {"x": number}
+    text = json.dumps(value, indent=2 if pretty else None)
+    with pytest.raises(BundleError) as caught:
+        parse_bundle(text.encode())
+    assert caught.value.code.value == "schema_error"
+    assert caught.value.message.startswith("bundle.n")
 
 
 def _depth(value: Any) -> int:
