@@ -12,8 +12,8 @@ Accepted (surrounding whitespace ignored):
   or without ``arXiv:`` or an ``arxiv.org/abs/`` or ``/pdf/`` URL; with a version (``v2``)
   it names that version, without one every version (``paper`` then picks the newest);
 * a DOI ``10.48550/arxiv.1907.13257`` with or without ``doi:``, ``https://doi.org/`` or
-  ``https://dx.doi.org/``. DOIs ignore letter case: the stored DOI is matched as pasted, in
-  lower case or in upper case (the registry stores them in lower case).
+  ``https://dx.doi.org/``. DOIs ignore ASCII letter case: the loader stores them folded
+  (:func:`~pith_graph.loader.identifiers.doi_key`), and the pasted one is folded the same way.
 
 Anything else names nothing.
 """
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from pith_graph.api.reads.records import IdentifierKey
 from pith_graph.errors import BadUserInput
-from pith_graph.loader.identifiers import canonical_arxiv_id
+from pith_graph.loader.identifiers import canonical_arxiv_id, doi_key
 
 __all__ = ["MAX_IDENTIFIER_LENGTH", "ParsedId", "parse_identifier"]
 
@@ -75,8 +75,7 @@ def _doi(text: str) -> ParsedId | None:
     body = _DOI_PREFIX.sub("", text)
     if not _DOI.fullmatch(body):
         return None
-    variants = dict.fromkeys((body, body.lower(), body.upper()))
-    return ParsedId(tuple(("doi", value) for value in variants), versions=True)
+    return ParsedId((("doi", doi_key(body)),), versions=True)
 
 
 def parse_identifier(text: str) -> ParsedId | None:
@@ -88,8 +87,8 @@ def parse_identifier(text: str) -> ParsedId | None:
     (('pithNumber', 'pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ'),)
     >>> parse_identifier("arXiv:1907.13257")
     ParsedId(keys=(('arxiv', '1907.13257'),), versions=True)
-    >>> parse_identifier("https://doi.org/10.48550/arXiv.1907.13257").keys[1]
-    ('doi', '10.48550/arxiv.1907.13257')
+    >>> parse_identifier("https://doi.org/10.48550/arXiv.1907.13257").keys
+    (('doi', '10.48550/arxiv.1907.13257'),)
     >>> parse_identifier("no such thing") is None
     True
     """

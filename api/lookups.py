@@ -35,7 +35,7 @@ async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | Non
     """The paper each identifier names (as ``paper(id:)``), aligned with ``ids``: None where
     it names none. One reader call for the whole list; each key's paper is chosen once,
     however many identifiers name it, the request's time checked between keys; an
-    identifier's paper is then the best of its keys' (at most three, a DOI's spellings)."""
+    identifier's paper is then the best of its keys'."""
     limit = context.limits.max_batch_ids
     if len(ids) > limit:
         raise LimitExceeded(

@@ -155,6 +155,9 @@ class NaiveNeo4jStore:
     def known_bundle_digests(self) -> set[str]:
         return self.store.known_bundle_digests()
 
+    def known_bundles(self) -> dict[str, str]:
+        return self.store.known_bundles()
+
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         with self.store.driver.session(database=self.store.database) as session:
             return AppliedBatch([session.execute_write(self._one, rows) for rows in batch])

@@ -6,6 +6,10 @@ base32 of the raw ``canonical_sha256`` bytes and ``YYYY`` the submission year;
 
 An arXiv source id must be spelled as arXiv spells it (:func:`canonical_arxiv_id`): the update
 rules compare source ids byte for byte, so one paper must have one spelling.
+
+A DOI is one identifier in any ASCII letter case (the DOI Handbook: DOI names are
+case-insensitive for ASCII characters, and only for those): :func:`alias_value` stores it in
+lower case, so its spellings are one ``Alias`` node, and the API folds a pasted DOI the same way.
 """
 
 from __future__ import annotations
@@ -18,10 +22,12 @@ from pith_graph.loader.canon import b32_of_digest
 __all__ = [
     "ARXIV_ID_FORMS",
     "PITH_B32_LENGTH",
+    "alias_value",
     "author_display_name",
     "author_name_key",
     "canonical_arxiv_id",
     "collapse_whitespace",
+    "doi_key",
     "pith_base32",
     "pith_number_for",
     "short_pith_number_for",
@@ -113,6 +119,29 @@ def canonical_arxiv_id(text: str) -> str | None:
             return None
         return f"{old[1]}/{old[2]}{old[3]}{old[4]}"
     return None
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def doi_key(doi: str) -> str:
+    """A DOI as stored and looked up: ASCII letters in lower case, every other character kept
+    (the DOI Handbook folds ASCII only: DOIs differing in a non-ASCII letter's case differ).
+
+    >>> doi_key("10.1103/PhysRevLett.116.061102"), doi_key("10.1000/ÄBC")
+    ('10.1103/physrevlett.116.061102', '10.1000/Äbc')
+    """
+    return doi.translate(_ASCII_LOWER)
+
+
+def alias_value(kind: str, value: str) -> str:
+    """The value an alias of ``kind`` is stored under: a ``doi`` folded by :func:`doi_key`,
+    any other kind as written (verification fixes their spellings).
+
+    >>> alias_value("doi", "10.48550/arXiv.1907.13257"), alias_value("pith_short_8", "BR75OIUY")
+    ('10.48550/arxiv.1907.13257', 'BR75OIUY')
+    """
+    return doi_key(value) if kind == "doi" else value
 
 
 def author_name_key(name: str) -> str:

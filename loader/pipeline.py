@@ -15,7 +15,7 @@ import gc
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -71,18 +71,18 @@ class Rejection:
 
 @dataclass(frozen=True, slots=True)
 class Unchanged:
-    """A bundle whose ``bundleSha256`` the store already holds (not re-verified)."""
+    """A bundle stored already, signed with the same bundle key (``known_bundles``): not re-verified."""
 
     bundle_sha256: str
 
 
 @dataclass(frozen=True, slots=True)
 class WorkerConfig:
-    """What every worker needs to process a bundle."""
+    """What every worker needs to process a bundle (``known``: the store's ``known_bundles``)."""
 
     keyring: Keyring
     limits: InputLimits = DEFAULT_INPUT_LIMITS
-    known: frozenset[str] = frozenset()
+    known: Mapping[str, str] = field(default_factory=dict)
     clock_skew: float = DEFAULT_CLOCK_SKEW
 
 
@@ -175,14 +175,20 @@ def _internal_error(err: Exception, source: Source) -> Rejection:
     )
 
 
+def _stored_digest(bundle: Mapping[str, Any], known: Mapping[str, str]) -> str | None:
+    """Its ``bundleSha256`` if ``known`` maps it to the key ``bundle_signature`` names (and it recomputes)."""
+    stated = signature if isinstance(signature := bundle.get("bundle_signature"), dict) else {}
+    digest = stated.get("bundle_sha256")
+    stored = isinstance(digest, str) and digest in known and known[digest] == stated.get("key_id")
+    return stated_bundle_digest(bundle) if stored else None
+
+
 def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
-    """Parse, (skip if already stored,) verify and build rows for one bundle."""
+    """Parse, (skip if stored with the same bundle key,) verify and build rows for one bundle."""
     try:
         bundle = parse_bundle(raw.data, config.limits)
-        if config.known:
-            digest = stated_bundle_digest(bundle)
-            if digest is not None and digest in config.known:
-                return Unchanged(digest)
+        if config.known and (digest := _stored_digest(bundle, config.known)) is not None:
+            return Unchanged(digest)
         return build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
@@ -380,7 +386,7 @@ def run(
     """
     started = time.perf_counter()
     files = expand_paths(paths, exclude=exclude)
-    known = frozenset(store.known_bundle_digests()) if (store is not None and skip_known) else frozenset()
+    known = store.known_bundles() if (store is not None and skip_known) else {}
     config = WorkerConfig(keyring, limits, known, clock_skew)
     report = LoadReport()
     batch: list[PaperRows] = []

@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.format import RECORD_CREATED
-from pith_graph.loader.identifiers import split_authors
+from pith_graph.loader.identifiers import alias_value, split_authors
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
 from pith_graph.schema.rows import AliasRow, AuthorRow, CategoryLinkRow, PaperRow, SignatureRow
@@ -130,8 +130,11 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
         CategoryLinkRow(code, _archive(code), False)
         for code in sorted(set(meta["cross_cats_sorted"]) - {primary})
     ]
-    aliases = sorted(
-        {AliasRow(alias["alias_kind"], alias["alias_value"]) for alias in bundle["source_aliases"]}
+    aliases = sorted(  # a DOI in lower case: its spellings are one Alias (identifiers.doi_key)
+        {
+            AliasRow(alias["alias_kind"], alias_value(alias["alias_kind"], alias["alias_value"]))
+            for alias in bundle["source_aliases"]
+        }
     )
     return PaperRows(
         paper=paper,

@@ -11,6 +11,7 @@ node, edge for edge, property for property.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import os
 import socket
@@ -29,7 +30,7 @@ from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing.corpus import corpus_signers, write_corpus
-from pith_graph.testing.signer import PaperSpec, build_bundle, resign
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.slow]
 
@@ -274,6 +275,36 @@ def test_the_import_keeps_the_newest_record_of_each_version_by_instant(tmp_path:
     written = "".join(path.read_text(encoding="utf-8") for path in csv.glob("*.csv"))
     assert "Corrected title" in written and "Wrong title" not in written
     assert "Bo Chen" in written and "Ann Lee" not in written
+
+
+def test_the_import_decides_copies_signed_by_other_keys_as_the_stores_do(tmp_path: Path) -> None:
+    """One body signed by the registry signer, by a second key of that signer and by the
+    builder (ranked below): whatever the order, the greater key id of the top-ranked signer
+    holds the paper, its other key's copy is a duplicate and the builder's is outranked."""
+    registry, builder = corpus_signers(11)
+    rotated = SignerIdentity.from_seed(
+        b"bulk-rotated", key_id=f"{registry.key_id}-2", signer_id=registry.signer_id
+    )
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([s.keyring_entry() for s in (registry, builder, rotated)]))
+    genuine = build_bundle(_odd_paper(9, "Signed by three keys", "plain"), registry)
+    unchanged = {"refresh_canonical": False, "sign_receipt": False, "refresh_events": False}
+    copies = [
+        resign(copy.deepcopy(genuine), by, **unchanged, refresh_public_keys=False, refresh_state=False)
+        for by in (builder, rotated)
+    ]
+    digest = genuine["bundle_signature"]["bundle_sha256"]
+    assert [c["bundle_signature"]["bundle_sha256"] for c in copies] == [digest, digest]
+    written = []
+    for index, ordered in enumerate(([genuine, *copies], [*reversed(copies), genuine])):
+        corpus = tmp_path / f"corpus-{index}.jsonl"
+        corpus.write_bytes(b"".join(orjson.dumps(b) + b"\n" for b in ordered))
+        csv = tmp_path / f"csv-{index}"
+        report = bulk_import([str(corpus)], keyring=resolve_keyring(keys), data=None, csv_only=csv, workers=1)
+        assert (report.inserted, report.duplicate, report.outranked, report.rejected) == (1, 1, 1, 0)
+        written.append({path.name: path.read_text(encoding="utf-8") for path in csv.glob("*.csv")})
+    assert written[0] == written[1]
+    assert rotated.key_id in "".join(written[0].values())
 
 
 def test_a_rejected_bundle_exits_1_and_the_rest_is_imported(

@@ -19,6 +19,7 @@ import pytest
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring, PinnedKey
 from pith_graph.loader.pipeline import LoadReport, run
+from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores.base import GraphExport, GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -596,6 +597,139 @@ def test_reloading_an_unchanged_corpus_skips_verification(store: GraphStore, tmp
     verified = load(store, tmp_path, bundles, keyring=untrusting, skip_known=False)
     assert verified.rejected == 6
     assert {r.code for r in verified.rejections} == {"untrusted_key"}
+
+
+# -- one body, several bundle keys ----------------------------------------------------------
+# ``bundleSha256`` does not cover ``bundle_signature``: anyone whose key is pinned can re-sign a
+# stored bundle's body. Such a copy is a bundle of its own signer: verified and ranked as one,
+# never taken for the stored bundle (nor the stored bundle for it).
+
+THIEF = SignerIdentity.from_seed(b"behaviour-thief", key_id="thief-key", signer_id="thief.invalid")
+#: A second key of SIGNER's (same signer, same rank), greater than SIGNER's key id.
+ROTATED = SignerIdentity.from_seed(b"behaviour-rotated", key_id="behaviour-key-2", signer_id=SIGNER.signer_id)
+
+
+def copies_keyring(*, revoked: str | None = None) -> Keyring:
+    """SIGNER (with ROTATED), then BUILDER, then THIEF; ``revoked``: that key, for all time."""
+    return resolve_keyring(
+        [
+            PinnedKey(s.key_id, s.public_key, s.signer_id, "" if s.key_id == revoked else None)
+            for s in (SIGNER, ROTATED, BUILDER, THIEF)
+        ]
+    )
+
+
+def re_signed(data: bytes, by: SignerIdentity) -> bytes:
+    """``data``'s bundle with its body untouched (the same ``bundleSha256``), signed by ``by``."""
+    copy = resign(
+        orjson.loads(data),
+        by,
+        refresh_canonical=False,
+        sign_receipt=False,
+        refresh_events=False,
+        refresh_public_keys=False,
+        refresh_state=False,
+    )
+    assert (
+        copy["bundle_signature"]["bundle_sha256"] == orjson.loads(data)["bundle_signature"]["bundle_sha256"]
+    )
+    return orjson.dumps(copy)
+
+
+def test_copies_keyring_ranks() -> None:
+    rank = copies_keyring().rank
+    assert rank(SIGNER.key_id) == rank(ROTATED.key_id) < rank(BUILDER.key_id) < rank(THIEF.key_id)
+
+
+@pytest.mark.parametrize(
+    "order",
+    list(itertools.permutations(range(3))),
+    ids=lambda order: "-".join(("genuine", "copy", "rival")[i] for i in order),
+)
+def test_a_copy_re_signed_by_a_lower_ranked_key_changes_nothing_whatever_the_order(
+    store: GraphStore, tmp_path: Path, order: tuple[int, ...]
+) -> None:
+    """SIGNER's bundle, THIEF's copy of it and BUILDER's rival bundle for the same arXiv id,
+    each loaded in a run of its own: the graph is SIGNER's paper alone, in every order. (The
+    copy loaded first once made SIGNER's bundle a skipped "duplicate", left the paper at
+    THIEF's rank, and BUILDER's bundle then took it over.)"""
+    genuine = bundle(spec(title="Genuine paper"))
+    rival = build_bundle(
+        spec(title="Hijacked", authors=("Mal Lory",), built_at="2026-08-01T00:00:00Z"), BUILDER
+    )
+    bundles = [genuine, re_signed(genuine, THIEF), orjson.dumps(rival)]
+    names = ["genuine", "copy", "rival"]
+    reports = {names[i]: load(store, tmp_path, [bundles[i]], keyring=copies_keyring()) for i in order}
+    assert store.export() == reference(tmp_path, [genuine])
+    assert sum(r.duplicate for r in reports.values()) == 0
+    assert reports["genuine"].accepted == 1
+    if order.index(0) < order.index(1):  # the copy after the genuine bundle: outranked
+        assert reports["copy"].outranked == 1
+
+
+def test_a_copy_re_signed_by_an_untrusted_key_is_verified_not_skipped(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Only the stored digest with the stored bundle key is skipped unverified."""
+    genuine = bundle(spec())
+    load(store, tmp_path, [genuine])
+    report = load(store, tmp_path, [re_signed(genuine, THIEF)])  # KEYRING does not pin THIEF
+    assert (report.duplicate, [r.code for r in report.rejections]) == (0, ["untrusted_key"])
+    assert load(store, tmp_path, [genuine], keyring=resolve_keyring()).duplicate == 1  # still skipped
+    assert store.export() == reference(tmp_path, [genuine])
+
+
+def test_pruning_the_key_of_a_re_signed_copy_keeps_the_genuine_paper(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    genuine = bundle(spec())
+    copy = re_signed(genuine, THIEF)
+    assert outcome(load(store, tmp_path, [copy], keyring=copies_keyring()))["inserted"] == 1
+    assert outcome(load(store, tmp_path, [genuine], keyring=copies_keyring()))["replaced"] == 1
+    (paper,) = labelled(store.export(), "Paper").values()
+    assert paper["bundleKeyId"] == SIGNER.key_id
+    assert prune_revoked(store, copies_keyring(revoked=THIEF.key_id)).removed == []
+    assert store.export() == reference(tmp_path, [genuine])
+
+
+@pytest.mark.parametrize("runs", ["one-run", "two-runs"])
+def test_two_keys_of_one_signer_the_greater_key_id_holds_the_paper(
+    store: GraphStore, tmp_path: Path, runs: str
+) -> None:
+    """One body signed by two keys of one signer (equal rank): the greater key id's copy holds
+    the paper whatever the order, and the other is a duplicate."""
+    genuine = bundle(spec())
+    rotated = re_signed(genuine, ROTATED)
+    graphs = []
+    for ordered in ([genuine, rotated], [rotated, genuine]):
+        store = fresh(store)
+        if runs == "one-run":
+            reports = [load(store, tmp_path, ordered, keyring=copies_keyring())]
+        else:
+            reports = [load(store, tmp_path, [data], keyring=copies_keyring()) for data in ordered]
+        # in two runs, SIGNER's key first: inserted, then replaced by ROTATED's copy
+        replaced = runs == "two-runs" and ordered[0] is genuine
+        assert [sum(r.accepted for r in reports), sum(r.duplicate for r in reports)] == (
+            [2, 0] if replaced else [1, 1]
+        )
+        graphs.append(store.export())
+    assert graphs[0] == graphs[1]
+    (paper,) = labelled(graphs[0], "Paper").values()
+    assert paper["bundleKeyId"] == ROTATED.key_id
+
+
+def test_a_paper_stored_before_bundle_key_ids_gets_its_key_when_loaded_again(tmp_path: Path) -> None:
+    """Its digest alone no longer skips verification: the same bundle again re-writes the
+    paper with its ``bundleKeyId`` (once)."""
+    store = MemoryStore()
+    load(store, tmp_path, [bundle(NEW)])
+    first = store.export()
+    (paper,) = labelled(first, "Paper")
+    del store.graph.nodes[paper]["bundleKeyId"]
+    legacy = MemoryStore(store.graph)
+    assert outcome(load(legacy, tmp_path, [bundle(NEW)]))["replaced"] == 1
+    assert legacy.export() == first
+    assert outcome(load(legacy, tmp_path, [bundle(NEW)]))["duplicate"] == 1
 
 
 # -- parity on a generated corpus -----------------------------------------------------------

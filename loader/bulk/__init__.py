@@ -154,7 +154,7 @@ def bulk_import(
         spill = work / "spill"
         spill.mkdir()
         partitions = max(count, partitions_for(files))  # at least one per process of pass two
-        handler = SpillHandler(WorkerConfig(keyring, limits, frozenset(), clock_skew), spill, partitions)
+        handler = SpillHandler(WorkerConfig(keyring, limits, {}, clock_skew), spill, partitions)
         step = time.perf_counter()
         with cyclic_gc_paused():
             for seen, results in parts(files, handler, limits, count, stdin):

@@ -62,7 +62,12 @@ class GraphStore(Protocol):
         """Create constraints and indexes (idempotent); a no-op where there are none."""
 
     def known_bundle_digests(self) -> set[str]:
-        """Every stored ``bundleSha256``: bundles with these need no verification."""
+        """Every stored ``bundleSha256``."""
+
+    def known_bundles(self) -> dict[str, str]:
+        """``bundleSha256`` → ``bundleKeyId`` of every stored paper that has one: a bundle with
+        this digest whose ``bundle_signature`` names this key needs no verification (one with
+        another key is a bundle of that key's signer, verified and ranked as such)."""
 
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         """Apply a batch atomically under the update rules (``rank`` ranks a key id: lower

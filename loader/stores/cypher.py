@@ -33,6 +33,7 @@ __all__ = [
     "DELETE_ORPHANS",
     "DELETE_PAPERS",
     "DETACH_PAPERS",
+    "DOIS_TO_FOLD",
     "EXPORT_AUTHORS_OF_PAPERS",
     "EXPORT_EDGES",
     "EXPORT_FILTER_PAPERS",
@@ -42,6 +43,8 @@ __all__ = [
     "EXPORT_PAPERS_BETWEEN",
     "EXPORT_PAPERS_OF_AUTHORS",
     "EXPORT_PAPERS_OF_CATEGORY",
+    "FOLD_DOIS",
+    "KNOWN_BUNDLES",
     "KNOWN_BUNDLE_DIGESTS",
     "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
@@ -308,6 +311,11 @@ SET a.nameFolded = row[1], a.paperCount = COUNT { (a)-[:AUTHORED]->() }
 
 KNOWN_BUNDLE_DIGESTS = "MATCH (p:Paper) RETURN p.bundleSha256 AS digest"
 
+KNOWN_BUNDLES = """
+MATCH (p:Paper) WHERE p.bundleKeyId IS NOT NULL
+RETURN p.bundleSha256 AS digest, p.bundleKeyId AS keyId
+"""
+
 EXPORT_NODES = "MATCH (n) RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props"
 
 EXPORT_EDGES = """
@@ -392,3 +400,20 @@ def count_edges(kind: str) -> str:
     if kind not in RELATIONSHIPS:
         raise ValueError(f"unknown relationship type {kind!r}")
     return f"MATCH ()-[r:{kind}]->() RETURN count(r) AS count"
+
+
+# DOI aliases written before 0.6 (pith_graph.loader.doi_upgrade): those with an ASCII capital
+# (Java's [A-Z] is ASCII only), $limit at a time; $rows [value, folded]: the folded node
+# takes the old one's papers (made only when there are any), the old goes.
+DOIS_TO_FOLD = (
+    "MATCH (a:Alias {kind: 'doi'}) WHERE a.value =~ '(?s).*[A-Z].*' RETURN a.value AS value LIMIT $limit"
+)
+FOLD_DOIS = """
+UNWIND $rows AS row
+MATCH (old:Alias {kind: 'doi', value: row[0]})
+WITH old, row, [(old)-[:IDENTIFIES]->(p:Paper) | p] AS papers
+FOREACH (p IN papers |
+  MERGE (folded:Alias {kind: 'doi', value: row[1]})
+  MERGE (folded)-[:IDENTIFIES]->(p))
+DETACH DELETE old
+"""

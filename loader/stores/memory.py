@@ -103,7 +103,7 @@ class MemoryStore:
     def __init__(self, graph: nx.DiGraph | None = None) -> None:
         self.graph: nx.DiGraph = _as_digraph(graph) if graph is not None else nx.DiGraph()
         self._edge_data = EdgeInterner()
-        self._bundles: set[str] = set()
+        self._bundles: dict[str, str | None] = {}  # bundleSha256 -> bundleKeyId of every paper
         # (sourceKind, sourceId) -> its papers' pith numbers: the precedence rule's lookups
         # (a tuple: most source ids have one or two versions, and a set costs 216 bytes).
         self._by_source: dict[SourceKey, tuple[str, ...]] = {}
@@ -111,7 +111,7 @@ class MemoryStore:
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
         for node, data in self.graph.nodes(data=True):
             if data.get(_LABEL) == PAPER.label:
-                self._bundles.add(data[_BUNDLE_SHA256])
+                self._bundles[data[_BUNDLE_SHA256]] = data.get(_BUNDLE_KEY_ID)
                 self._add_source((data[_SOURCE_KIND], data[_SOURCE_ID]), data[_PITH_NUMBER])
             elif data.get(_LABEL) == AUTHOR.label and _PAPER_COUNT not in data:  # saved before 0.3
                 data[_NAME_FOLDED] = folded_name(data[_NAME])
@@ -128,6 +128,9 @@ class MemoryStore:
 
     def known_bundle_digests(self) -> set[str]:
         return set(self._bundles)
+
+    def known_bundles(self) -> dict[str, str]:
+        return {digest: key for digest, key in self._bundles.items() if key is not None}
 
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         sources = {rows.source for rows in batch}
@@ -208,7 +211,7 @@ class MemoryStore:
         """Remove a paper, its edges and the nodes left without a paper."""
         paper = node_id(PAPER.label, pith)
         data = self.graph.nodes[paper]
-        self._bundles.discard(data[_BUNDLE_SHA256])
+        self._bundles.pop(data[_BUNDLE_SHA256], None)
         source = (data[_SOURCE_KIND], data[_SOURCE_ID])
         left = tuple(other for other in self._by_source.get(source, ()) if other != pith)
         if left:
@@ -245,13 +248,13 @@ class MemoryStore:
         old = nodes.get(paper)
         if old is not None:
             touched = self._detach_paper(paper)
-            self._bundles.discard(old[_BUNDLE_SHA256])
+            self._bundles.pop(old[_BUNDLE_SHA256], None)
             old.clear()
             old[_LABEL] = PAPER.label
             old.update(_paper_properties(rows))
         else:
             new.append((paper, {_LABEL: PAPER.label, **_paper_properties(rows)}))
-        self._bundles.add(rows.bundle_sha256)
+        self._bundles[rows.bundle_sha256] = sys.intern(rows.paper.bundle_key_id)
         self._add_source((sys.intern(rows.paper.source_kind), rows.paper.source_id), rows.pith_number)
 
         def node(label: str, key: str, props: dict[str, Any]) -> tuple[str, dict[str, Any] | None]:

@@ -39,6 +39,7 @@ import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
 from pith_graph.api.reads.folding import folded_name
+from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
@@ -155,6 +156,7 @@ class Neo4jStore:
                         raise
             session.run(cypher.AWAIT_INDEXES, seconds=INDEX_WAIT_SECONDS).consume()
             self._upgrade_authors(session)
+            fold_doi_aliases(session)
 
     def _upgrade_authors(self, session: neo4j.Session) -> None:
         """Fill in ``Author.nameFolded`` and ``paperCount`` where a database written by an
@@ -171,6 +173,13 @@ class Neo4jStore:
     def known_bundle_digests(self) -> set[str]:
         def read(tx: neo4j.ManagedTransaction) -> set[str]:
             return {record["digest"] for record in tx.run(cypher.KNOWN_BUNDLE_DIGESTS)}
+
+        with self._session("reading stored bundle digests") as session:
+            return session.execute_read(read)
+
+    def known_bundles(self) -> dict[str, str]:
+        def read(tx: neo4j.ManagedTransaction) -> dict[str, str]:
+            return {record["digest"]: record["keyId"] for record in tx.run(cypher.KNOWN_BUNDLES)}
 
         with self._session("reading stored bundle digests") as session:
             return session.execute_read(read)

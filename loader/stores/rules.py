@@ -18,7 +18,13 @@ what it already holds (the bulk importer: against nothing, for all bundles at on
    stored) or ``replaced`` (the paper's properties and edges); the same ``bundleSha256`` again
    is a ``duplicate``; a smaller one is ``stale``. ``builtAt`` is compared as an instant
    (:func:`~pith_graph.loader.keyring.instant`: ``…:00.9Z`` is after ``…:00Z``), the digest
-   breaks ties, so the winner never depends on input order.
+   breaks ties, then the bundle key id, so the winner never depends on input order.
+
+``bundleSha256`` does not cover ``bundle_signature``, so one body can come signed by several
+keys: each copy is a bundle of its own signer. A copy whose key outranks the stored one's
+takes the paper over (``replaced``: ``bundleKeyId``, ``keyIds`` and ``SIGNED`` edges become
+its own), a lower-ranked one is ``outranked``, and between two keys of one signer the greater
+key id wins (the other copy is a ``duplicate``).
 
 After a replacement or removal, any Author, Category, Alias or Signer left without a paper is
 removed, so nodes, edges and properties are a function of the set of winning bundles,
@@ -122,9 +128,10 @@ def decide(existing: tuple[str, str] | None, rows: Candidate) -> Outcome:
     return Outcome.STALE
 
 
-def _order(bundle: Candidate | StoredPaper) -> tuple[tuple[str, int], str]:
-    """What rule 2 compares: the build instant, then the digest."""
-    return instant(bundle.built_at), bundle.bundle_sha256
+def _order(bundle: Candidate | StoredPaper) -> tuple[tuple[str, int], str, str]:
+    """What rule 2 compares: the build instant, then the digest, then the bundle key id (one
+    body signed by two keys of one signer; a paper from before ``bundleKeyId``: ``""``)."""
+    return instant(bundle.built_at), bundle.bundle_sha256, bundle.bundle_key_id or ""
 
 
 def _version(bundle: Candidate | StoredPaper) -> VersionKey:

@@ -109,6 +109,25 @@ def served(app: Any, backend: str, reader: GraphReader) -> Iterator[Api]:
         yield Api(backend, server.url, reader, client)
 
 
+@contextmanager
+def api_of(store: Any, keyring: Keyring) -> Iterator[Api]:
+    """The API over what ``store`` (a MemoryStore or a Neo4jStore) holds, served over HTTP
+    with ``keyring``: the memory reader inline, Neo4j's on two threads."""
+    if isinstance(store, MemoryStore):
+        reader: Any = MemoryReader(store.graph)
+        runner: Any = None
+    else:
+        reader = Neo4jReader(store.driver, store.database, uri=store.uri)
+        runner = ThreadRunner(2)
+    app = create_app(reader, keyring=keyring, **({"run": runner} if runner else {}))
+    try:
+        with served(app, "memory" if runner is None else "neo4j", reader) as api:
+            yield api
+    finally:
+        if runner is not None:
+            runner.close()
+
+
 def signed_jsonl(folder: Path, specs: list[PaperSpec], seed: int) -> tuple[Path, Keyring]:
     """``specs`` signed by the corpus signer of ``seed``, as one JSON Lines file in ``folder``,
     and the keyring that trusts it."""

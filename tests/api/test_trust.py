@@ -8,7 +8,6 @@ attacker holding a trusted key. Every attack of the hostile pass is a test here.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import pickle
@@ -20,14 +19,10 @@ from typing import Any
 
 import orjson
 import pytest
-from apitest import Api, served
+from apitest import Api, api_of
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pith_graph.api.app import create_app
-from pith_graph.api.lanes import ThreadRunner
-from pith_graph.api.reads.memory import MemoryReader
-from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.errors import KeyringError
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyfiles import load_keyring_file
@@ -253,27 +248,8 @@ def api_over(store: GraphStore, tmp_path: Path) -> Iterator[Api]:
     )
     report = load(store, tmp_path, [orjson.dumps(claim), fake_version, orjson.dumps(journal)])
     assert report.rejected == 0
-    with api_of(store) as api:
+    with api_of(store, KEYRING) as api:
         yield api
-
-
-@contextlib.contextmanager
-def api_of(store: GraphStore) -> Iterator[Api]:
-    """The API over what ``store`` holds, served over HTTP, with this module's keyring."""
-    if isinstance(store, MemoryStore):
-        reader: Any = MemoryReader(store.graph)
-        runner: Any = None
-    else:
-        assert isinstance(store, Neo4jStore)
-        reader = Neo4jReader(store.driver, store.database, uri=store.uri)
-        runner = ThreadRunner(2)
-    app = create_app(reader, keyring=KEYRING, **({"run": runner} if runner else {}))
-    try:
-        with served(app, "memory" if runner is None else "neo4j", reader) as api:
-            yield api
-    finally:
-        if runner is not None:
-            runner.close()
 
 
 def test_the_api_answers_with_the_higher_ranked_signers_papers(api_over: Api) -> None:
@@ -306,7 +282,7 @@ def test_a_signer_of_the_bundle_alone_is_listed_with_no_event_types(
     assert load(store, tmp_path, [orjson.dumps(rewrapped)]).rejected == 0
     query = """query($id: String!) { paper(id: $id) { verification { signatures {
         signer { signerId signerType } keyIds eventTypes signedBundle } } } }"""
-    with api_of(store) as api:
+    with api_of(store, KEYRING) as api:
         data = api.data(query, id=f"arXiv:{P.arxiv_id}")
     assert data["paper"]["verification"]["signatures"] == [
         {
