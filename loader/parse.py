@@ -3,11 +3,14 @@
 Rejects, each with its own code: bytes over the size limit (``too_large``), invalid JSON or
 UTF-8 (``malformed_json``), an object that repeats a key (``duplicate_key``, RFC 7493: a
 parser differential would let a signed value display differently), nesting deeper than the
-depth limit (``too_deep``), a top level that is not an object (``not_object``) and a number
-that is not an integer within ±(2**53 - 1) (``schema_error``: bundles carry integers only,
-and only in that range, RFC 7493's, does every JSON reader get the same integer from the
-same text; past 2**64 orjson reads ``18446744073709551616`` and ``…617`` as one float, so
-two different texts would verify under one signature).
+depth limit (``too_deep``), a top level that is not an object (``not_object``) and an integer
+outside ±(2**53 - 1) (``schema_error``: only in that range, RFC 7493's, does every JSON reader
+get the same integer from the same text; past 2**64 orjson reads ``18446744073709551616`` and
+``…617`` as one float, so two texts other readers read apart would verify under one
+signature). On the fast path the range costs nothing (orjson's strict-integer output fails
+past it, and an integer past 2**64 never re-serialises as written); off it, the standard
+library's exact parse is walked. Floats are read as before: every IEEE reader reads a float
+alike.
 
 Fast path: orjson parses, then re-serialises the value in input order; when those bytes equal
 the input (every compact bundle, the registry's included) the input cannot have repeated a
@@ -18,7 +21,6 @@ escaping) takes the exact slow path through the standard library's pair hook.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,15 +58,10 @@ DEFAULT_INPUT_LIMITS = InputLimits()
 
 #: The largest integer magnitude a bundle may hold (RFC 7493, I-JSON: exact in every reader).
 MAX_SAFE_INTEGER = 2**53 - 1
-# Every float orjson writes has a fraction or a signed exponent (``1.5``, ``1e-7``,
-# ``1.8446744073709552e+19``) and ends before ``,`` ``}`` or ``]``; strings end with ``"``.
-# Three searches with rare literal prefixes (a leading character class would make the regex
-# engine try every byte): a hit in a string only costs the exact walk.
-_FLOAT_HINTS = tuple(re.compile(p) for p in (rb"\.[0-9]+[,}\]]", rb"\+[0-9]+[,}\]]", rb"e-[0-9]+[,}\]]"))
 
 
 def _number_error(value: Any, path: str) -> BundleError | None:
-    """The first float or out-of-range integer in ``value``, as a ``schema_error``."""
+    """The first integer outside ±(2**53 - 1) in ``value``, as a ``schema_error``."""
     kind = type(value)
     if kind is dict:
         for key, child in value.items():
@@ -75,7 +72,7 @@ def _number_error(value: Any, path: str) -> BundleError | None:
         for index, child in enumerate(value):
             if found := _number_error(child, f"{path}[{index}]"):
                 return found
-    elif kind is float or (kind is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER):
+    elif kind is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         return BundleError(
             RejectCode.SCHEMA_ERROR,
             f"{path} must be an integer within ±(2**53 - 1), not {value!r}",
@@ -127,6 +124,8 @@ def _slow_parse(data: bytes) -> Any:
         raise BundleError(
             RejectCode.MALFORMED_JSON, f"{err.msg} (line {err.lineno}, column {err.colno})"
         ) from err
+    except ValueError as err:  # an integer of more digits than Python reads (4,300)
+        raise BundleError(RejectCode.SCHEMA_ERROR, f"a number is too long: {err}") from err
 
 
 def parse_bundle(data: bytes, limits: InputLimits = DEFAULT_INPUT_LIMITS) -> dict[str, Any]:
@@ -163,17 +162,18 @@ def parse_bundle(data: bytes, limits: InputLimits = DEFAULT_INPUT_LIMITS) -> dic
             _slow_parse(data)  # a duplicate key is still reported as what it is
             limit = min(limits.max_depth, ENCODER_MAX_DEPTH)
             raise BundleError(RejectCode.TOO_DEEP, f"JSON nests deeper than the limit of {limit}") from err
+    exact = None
     if compact != data.strip():
         # Not byte-identical compact JSON: orjson may have kept only the last of two equal
         # keys, so check the document as written (slow, rare). First, so that a duplicate
         # hiding a deep branch is reported as what it is.
-        _slow_parse(data)
+        exact = _slow_parse(data)
     if _depth_exceeds(value, limits.max_depth):
         raise BundleError(RejectCode.TOO_DEEP, f"JSON nests deeper than the limit of {limits.max_depth}")
     if not isinstance(value, dict):
         raise BundleError(RejectCode.NOT_OBJECT, f"top level is a JSON {type(value).__name__}, not an object")
-    if (wide_integer or any(hint.search(compact) for hint in _FLOAT_HINTS)) and (
-        found := _number_error(value, "bundle")
+    if (wide_integer or exact is not None) and (
+        found := _number_error(value if exact is None else exact, "bundle")
     ):
         raise found
     return value
