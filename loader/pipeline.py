@@ -3,10 +3,9 @@
 :func:`run` reads bundles lazily from the inputs, verifies them in worker processes (one
 per core; small inputs stay in this process), and hands verified rows to a store in batches.
 Memory stays bounded: only a fixed window of chunks is in flight, whatever the input size.
-A rejected bundle is recorded with its code, message, file and line, and the run goes on.
-An exception other than :class:`~pith_graph.errors.BundleError` while one bundle is parsed,
-verified or turned into rows is a pith-graph bug: that bundle alone is rejected as
-``internal_error`` (nothing of it is written) and the run goes on.
+A rejected bundle is recorded with its code, message, file and line, and the run goes on;
+any other exception while one bundle is parsed, verified or turned into rows is a bug: that
+bundle alone is rejected as ``internal_error`` (nothing of it is written).
 """
 
 from __future__ import annotations
@@ -30,6 +29,7 @@ from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphStore, Outcome
 from pith_graph.loader.tasks import Task, plan_tasks
+from pith_graph.loader.trust import still_trusted
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
 
 __all__ = [
@@ -175,19 +175,20 @@ def _internal_error(err: Exception, source: Source) -> Rejection:
     )
 
 
-def _stored_digest(bundle: Mapping[str, Any], known: Mapping[str, str]) -> str | None:
-    """Its ``bundleSha256`` if ``known`` maps it to the key ``bundle_signature`` names (and it recomputes)."""
+def _stored_digest(bundle: Mapping[str, Any], config: WorkerConfig) -> str | None:
+    """Its ``bundleSha256`` if ``config.known`` maps it to the key ``bundle_signature`` names,
+    its keys are still trusted (:func:`still_trusted`) and it recomputes."""
     stated = signature if isinstance(signature := bundle.get("bundle_signature"), dict) else {}
     digest = stated.get("bundle_sha256")
-    stored = isinstance(digest, str) and digest in known and known[digest] == stated.get("key_id")
-    return stated_bundle_digest(bundle) if stored else None
+    stored = isinstance(digest, str) and config.known.get(digest, ...) == stated.get("key_id")
+    return stated_bundle_digest(bundle) if stored and still_trusted(bundle, config.keyring) else None
 
 
 def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
     """Parse, (skip if stored with the same bundle key,) verify and build rows for one bundle."""
     try:
         bundle = parse_bundle(raw.data, config.limits)
-        if config.known and (digest := _stored_digest(bundle, config.known)) is not None:
+        if config.known and (digest := _stored_digest(bundle, config)) is not None:
             return Unchanged(digest)
         return build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
     except BundleError as err:
@@ -344,12 +345,10 @@ class _Writer:
 
 @contextmanager
 def cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector, restoring its state after.
-
-    Rows, bundles and the graph hold no reference cycles, so reference counting frees
-    everything a load discards. Left on, the collector's full passes rescan the whole
-    growing graph (about 1.5 s each at 100k papers): a fifth of a large in-memory load.
-    """
+    """Pause Python's cyclic garbage collector, restoring its state after. Rows, bundles and
+    the graph hold no reference cycles, so reference counting frees everything a load
+    discards. Left on, the collector's full passes rescan the whole growing graph (about
+    1.5 s each at 100k papers): a fifth of a large in-memory load."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:

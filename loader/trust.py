@@ -20,7 +20,7 @@ from pith_graph.errors import BundleError, RejectCode
 from pith_graph.loader.format import RECORD_CREATED
 from pith_graph.loader.keyring import Keyring, PinnedKey
 
-__all__ = ["check_not_future", "check_trust"]
+__all__ = ["check_not_future", "check_trust", "still_trusted"]
 
 
 def _fail(code: RejectCode, message: str) -> BundleError:
@@ -104,6 +104,18 @@ def check_trust(bundle: Mapping[str, Any], keyring: Keyring) -> None:
             receipt = event["payload"]["receipt"]
             _pinned(keyring, receipt["key_id"], receipt["public_key_fingerprint"], "the receipt", built_at)
     _check_embedded_keys(bundle, keyring)
+
+
+def still_trusted(bundle: Mapping[str, Any], keyring: Keyring) -> bool:
+    """Whether :func:`check_trust` passes, for a bundle whose digest is stored already (its
+    body was verified when it was written): a key revoked, re-pinned or dropped since is
+    then caught without re-verifying. Any failure is ``False``, also a ``bundle_signature``
+    of another shape (the digest does not cover it): the full verification then names it."""
+    try:
+        check_trust(bundle, keyring)
+    except Exception:  # whatever it is, verify_bundle reports it with its code
+        return False
+    return True
 
 
 @functools.lru_cache(maxsize=4)

@@ -187,14 +187,27 @@ def test_known_bundles_skip_verification(tmp_path: Path, corpus: tuple[list[byte
     losers = [b for b in bundles[:100] if b not in winners]
     assert winners and losers  # the corpus has rebuilt bundles
     before = store.export()
-    # With a keyring that trusts none of these keys, only the bundleSha256 skip avoids
-    # rejections: stored bundles are recognised without any signature check.
-    again = run([_write(tmp_path / "w.jsonl", winners)], keyring=default_keyring(), store=store)
+    # With bundle signatures that do not verify (the digest does not cover them), only the
+    # bundleSha256 skip avoids rejections: stored bundles are recognised without any signature check.
+    again = run([_write(tmp_path / "w.jsonl", _unsigned(winners))], keyring=keyring, store=store)
     assert (again.rejected, again.duplicate, again.accepted) == (0, len(winners), 0)
     # Bundles that lost to a newer one are not stored, so they are verified again.
-    stale = run([_write(tmp_path / "l.jsonl", losers)], keyring=default_keyring(), store=store)
-    assert {r.code for r in stale.rejections} == {"untrusted_key"}
+    stale = run([_write(tmp_path / "l.jsonl", _unsigned(losers))], keyring=keyring, store=store)
+    assert {r.code for r in stale.rejections} == {"bad_signature"}
     assert store.export() == before
+    # A keyring that no longer trusts their keys: verified, and rejected, like any bundle.
+    untrusted = run([_write(tmp_path / "u.jsonl", winners)], keyring=default_keyring(), store=store)
+    assert (untrusted.duplicate, {r.code for r in untrusted.rejections}) == (0, {"untrusted_key"})
+
+
+def _unsigned(bundles: list[bytes]) -> list[bytes]:
+    """``bundles`` with a bundle signature of zeros (64 bytes: the right size, never valid)."""
+    out = []
+    for data in bundles:
+        bundle = json.loads(data)
+        bundle["bundle_signature"]["signature_b64"] = "A" * 86 + "=="
+        out.append(json.dumps(bundle).encode())
+    return out
 
 
 def test_load_graph_returns_graph_and_report() -> None:

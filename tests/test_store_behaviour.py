@@ -590,13 +590,38 @@ def test_reloading_an_unchanged_corpus_skips_verification(store: GraphStore, tmp
     digests = {orjson.loads(b)["bundle_signature"]["bundle_sha256"] for b in bundles}
     assert store.known_bundle_digests() == digests
 
-    # The default keyring does not trust SIGNER: verifying would reject every bundle.
-    untrusting = resolve_keyring()
-    skipped = load(store, tmp_path, bundles, keyring=untrusting)
+    # ``bundle_signature.signature_b64`` is not covered by the digest: with it broken, only a
+    # bundle whose signatures are not checked is still a duplicate.
+    broken = [orjson.dumps(with_bundle_signature(orjson.loads(b), "A" * 86 + "==")) for b in bundles]
+    skipped = load(store, tmp_path, broken)
     assert outcome(skipped) == {"inserted": 0, "replaced": 0, "duplicate": 6, "stale": 0, "rejected": 0}
-    verified = load(store, tmp_path, bundles, keyring=untrusting, skip_known=False)
+    verified = load(store, tmp_path, broken, skip_known=False)
     assert verified.rejected == 6
-    assert {r.code for r in verified.rejections} == {"untrusted_key"}
+    assert {r.code for r in verified.rejections} == {"bad_signature"}
+    assert store.export() == reference(tmp_path, bundles)
+
+
+def with_bundle_signature(bundle: dict[str, Any], signature_b64: str) -> dict[str, Any]:
+    return {**bundle, "bundle_signature": {**bundle["bundle_signature"], "signature_b64": signature_b64}}
+
+
+@pytest.mark.parametrize("keyring", ["unpinned", "revoked"])
+def test_a_stored_bundle_whose_key_is_no_longer_trusted_is_rejected_not_skipped(
+    store: GraphStore, tmp_path: Path, keyring: str
+) -> None:
+    """Skipping a stored bundle never changes its outcome: loaded again under a keyring that
+    no longer pins its key, or revokes it, it is rejected as a full verification would reject
+    it, and the stored paper stays until ``prune`` (before: a ``duplicate``)."""
+    bundles = [bundle(p) for p in CORPUS]
+    load(store, tmp_path, bundles)
+    before = store.export()
+    untrusting = resolve_keyring() if keyring == "unpinned" else copies_keyring(revoked=SIGNER.key_id)
+    expected = {"unpinned": "untrusted_key", "revoked": "revoked_key"}[keyring]
+    for skip_known in (True, False):
+        report = load(store, tmp_path, bundles, keyring=untrusting, skip_known=skip_known)
+        assert (report.duplicate, report.rejected) == (0, 6)
+        assert {r.code for r in report.rejections} == {expected}
+    assert store.export() == before
 
 
 # -- one body, several bundle keys ----------------------------------------------------------
@@ -675,7 +700,7 @@ def test_a_copy_re_signed_by_an_untrusted_key_is_verified_not_skipped(
     load(store, tmp_path, [genuine])
     report = load(store, tmp_path, [re_signed(genuine, THIEF)])  # KEYRING does not pin THIEF
     assert (report.duplicate, [r.code for r in report.rejections]) == (0, ["untrusted_key"])
-    assert load(store, tmp_path, [genuine], keyring=resolve_keyring()).duplicate == 1  # still skipped
+    assert load(store, tmp_path, [genuine]).duplicate == 1  # still skipped
     assert store.export() == reference(tmp_path, [genuine])
 
 
