@@ -161,7 +161,7 @@ class StoreErrorCode(enum.StrEnum):
     UNAVAILABLE = "unavailable"  # nothing answers, or the connection was lost for good
     AUTH = "auth"  # credentials refused
     DATABASE = "database"  # no such database
-    WRITE_FAILED = "write_failed"  # the server refused a statement
+    WRITE_FAILED = "write_failed"  # the server refused a statement, or a graph file could not be written
     TIMEOUT = "timeout"  # the server stopped a statement that ran past its time
     IMPORT_FAILED = "import_failed"  # Neo4j's offline importer refused the files or failed
 

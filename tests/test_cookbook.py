@@ -104,13 +104,17 @@ def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple
     return neo4j_server, memory.graph
 
 
-def query(server: Any, name: str, **params: Any) -> list[dict[str, Any]]:
+def cypher(server: Any, text: str, **params: Any) -> list[dict[str, Any]]:
     store = server.connect()
     try:
-        records, _, _ = store.driver.execute_query(QUERIES[name], params, database_=store.database)
+        records, _, _ = store.driver.execute_query(text, params, database_=store.database)
         return [record.data() for record in records]
     finally:
         store.close()
+
+
+def query(server: Any, name: str, **params: Any) -> list[dict[str, Any]]:
+    return cypher(server, QUERIES[name], **params)
 
 
 def nodes(G: nx.DiGraph, label: str) -> dict[str, dict[str, Any]]:
@@ -287,7 +291,38 @@ def test_coauthor_communities_are_as_good_as_networkx_louvain(loaded: tuple[Any,
     )
     assert ours > 0.5
     assert ours >= theirs - 0.02, (ours, theirs)
+    # Communities of one size come by their first member.
+    assert len(rows) > len({row["size"] for row in rows}), "ties to order"
+    assert rows == sorted(rows, key=lambda row: (-row["size"], row["members"][0]))
     assert projections_left(server) == []
+
+
+def test_coauthor_communities_keep_those_of_min_size(neo4j_server: Any) -> None:
+    """``$minSize`` and the order, as the README writes them (from ``UNWIND`` on), over
+    communities chosen to test them: a second Louvain run would cost seconds, and may draw
+    other communities."""
+    _, tail = QUERIES["coauthor_communities"].split("\nUNWIND communities AS members\n")
+    communities = [
+        ["Bo", "Cy"],
+        ["Ann"],
+        ["Dee", "Ed", "Fay"],
+        ["Xu", "Yi"],
+        ["Al", "Mo", "No"],
+        ["Gus", "Hal"],
+    ]
+
+    def kept(min_size: int) -> list[dict[str, Any]]:
+        text = "WITH $communities AS communities\nUNWIND communities AS members\n" + tail
+        return cypher(neo4j_server, text, communities=communities, minSize=min_size)
+
+    assert kept(2) == [
+        {"size": 3, "members": ["Al", "Mo", "No"]},
+        {"size": 3, "members": ["Dee", "Ed", "Fay"]},
+        {"size": 2, "members": ["Bo", "Cy"]},
+        {"size": 2, "members": ["Gus", "Hal"]},
+        {"size": 2, "members": ["Xu", "Yi"]},
+    ]
+    assert [row["members"][0] for row in kept(3)] == ["Al", "Dee"]
 
 
 def test_papers_similar_by_authors_is_jaccard(loaded: tuple[Any, nx.DiGraph]) -> None:

@@ -14,7 +14,7 @@ import networkx as nx
 import pytest
 
 from pith_graph import export_graph
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, UsageError
 from pith_graph.loader.export import Selection, export_subgraph
 from pith_graph.loader.facade import load_graph
 from pith_graph.loader.stores.memory import MemoryStore
@@ -157,7 +157,8 @@ def test_a_bound_at_the_last_second_there_is_bounds_nothing(to: str) -> None:
         pytest.param({"submitted_from": "9999-12-31T23:59:59-23:59"}, id="after-year-9999-in-utc"),
         pytest.param({"submitted_to": "0001-01-01T00:00:00+00:01"}, id="before-year-1-in-utc"),
         pytest.param({"hops": 2}, id="hops-without-author"),
-        pytest.param({"author": "x", "hops": 9}, id="too-many-hops"),
+        pytest.param({"author": "x", "hops": 7}, id="hops-above-6"),
+        pytest.param({"author": "x", "hops": 0}, id="no-hops"),
     ],
 )
 def test_impossible_selections_are_usage_errors(selection: dict[str, Any]) -> None:
@@ -165,3 +166,11 @@ def test_impossible_selections_are_usage_errors(selection: dict[str, Any]) -> No
         Selection(**selection)
     with pytest.raises(UsageError):  # not a StoreError: refused before connecting (nothing listens on 9)
         export_graph("bolt://127.0.0.1:9", password="unused", **selection)
+
+
+def test_six_hops_is_a_selection() -> None:
+    """The README's limit: ``--hops`` above 6 is refused, 6 is not (nothing listens on 9:
+    the store fails, after the selection was taken)."""
+    assert Selection(author="x", hops=6).hops == 6
+    with pytest.raises(StoreError):
+        export_graph("bolt://127.0.0.1:9", password="unused", author="x", hops=6)

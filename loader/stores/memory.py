@@ -17,7 +17,6 @@ and node-link graphs saved as the ``MultiDiGraph`` of earlier versions.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
@@ -33,7 +32,13 @@ from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
 from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
-from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
+from pith_graph.loader.stores.snapshot import (
+    Snapshot,
+    is_snapshot,
+    read_snapshot,
+    save_snapshot,
+    write_beside,
+)
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -303,16 +308,10 @@ class MemoryStore:
         """Write the graph as networkx node-link JSON: beside ``path`` first, then renamed
         over it, so a failed save never leaves a truncated file nor destroys the one there.
 
-        Raises :class:`~pith_graph.errors.UsageError` when it cannot be written.
+        Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) when it cannot be
+        written: the graph is built, storing it failed.
         """
-        target = Path(path)
-        partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        try:
-            partial.write_bytes(orjson.dumps(nx.node_link_data(self.graph, edges="edges")))
-            os.replace(partial, target)
-        except OSError as error:
-            partial.unlink(missing_ok=True)
-            raise UsageError(f"cannot write the graph to {path}: {error.strerror or error}") from error
+        write_beside(path, orjson.dumps(nx.node_link_data(self.graph, edges="edges")))
 
     def save_snapshot(self, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read

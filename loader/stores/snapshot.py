@@ -43,11 +43,19 @@ from typing import Any, NamedTuple
 import networkx as nx
 import orjson
 
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores.memory_graph import EdgeInterner
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
-__all__ = ["FORMAT", "Snapshot", "is_snapshot", "open_snapshot", "read_snapshot", "save_snapshot"]
+__all__ = [
+    "FORMAT",
+    "Snapshot",
+    "is_snapshot",
+    "open_snapshot",
+    "read_snapshot",
+    "save_snapshot",
+    "write_beside",
+]
 
 FORMAT = "pith-graph-snapshot"
 VERSION = 3  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph); 2: no indexes
@@ -80,7 +88,7 @@ def _node_id(label: str, data: dict[str, Any]) -> str | None:
 def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
     """Write ``graph`` (as a MemoryStore holds it), and any ``indexes`` made from it, to
     ``path``: beside it first, then renamed over it, so a failed write never leaves a
-    truncated file nor destroys the one there."""
+    truncated file nor destroys the one there (:func:`write_beside`)."""
     labels: dict[str, dict[str, Any]] = {}
     rows_of: dict[str, list[str]] = {}  # label -> its nodes stored as rows, in order
     irregular: list[tuple[str, str]] = []  # (group, node) stored as they are
@@ -125,14 +133,26 @@ def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any
         "edges": graph.number_of_edges(),
         "sha256": hashlib.sha256(body).hexdigest(),
     }
+    write_beside(path, orjson.dumps(header) + b"\n" + body)
+
+
+def write_beside(path: str | Path, data: bytes) -> None:
+    """Write ``data`` beside ``path`` first, then rename it over ``path``: a failed write
+    leaves neither a partial file nor a damaged one where ``path`` was.
+
+    Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) naming ``path`` when the
+    file cannot be written or renamed (a full disk, a folder in the way).
+    """
     target = Path(path)
     partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
-        partial.write_bytes(orjson.dumps(header) + b"\n" + body)
+        partial.write_bytes(data)
         os.replace(partial, target)
     except OSError as error:
         partial.unlink(missing_ok=True)
-        raise UsageError(f"cannot write the graph to {path}: {error.strerror or error}") from error
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED, f"cannot write the graph to {path}: {error.strerror or error}"
+        ) from error
 
 
 def open_snapshot(path: str | Path) -> nx.DiGraph:

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usage error
 (bad option, missing path, unreadable keyring); 3 the graph store failed (unreachable,
-wrong password, missing database); 130 interrupted.
+wrong password, missing database, or a graph loaded in memory could not be saved:
+``write_failed``); 130 interrupted.
 
 Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``import``
 (:mod:`pith_graph.cli.importer`), ``prune`` (:mod:`pith_graph.cli.prune`), ``export``

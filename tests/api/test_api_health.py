@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
+from typing import Any
 
 import httpx
 from apitest import corpus, memory_reader, served  # noqa: F401 (fixtures)
@@ -38,22 +39,24 @@ def test_health_is_503_within_its_bound_and_probes_share_one_ping(memory_reader:
             httpx.Client(base_url=api.url, timeout=30) as client,
         ):
 
-            def probe() -> tuple[int, float]:
+            def probe() -> tuple[int, Any, float]:
                 started = time.monotonic()
-                status = client.get("/healthz").status_code
-                return status, time.monotonic() - started
+                answer = client.get("/healthz")
+                return answer.status_code, answer.json(), time.monotonic() - started
 
             answers = list(pool.map(lambda _: probe(), range(8)))
-            assert {status for status, _ in answers} == {503}
-            assert max(seconds for _, seconds in answers) < 2.0, answers
+            assert {status for status, _, _ in answers} == {503}
+            assert [body for _, body, _ in answers] == [{"status": "unavailable", "backend": "memory"}] * 8
+            assert max(seconds for _, _, seconds in answers) < 2.0, answers
             assert store.pings == 1  # eight probes, one blocked thread
             # Queries still run: the pings have a thread of their own.
             assert api.data("{ categories { code } }")["categories"]
             store.released.set()
             deadline = time.monotonic() + 10
-            while api.client.get("/healthz").status_code != 200:
+            while (answer := api.client.get("/healthz")).status_code != 200:
                 assert time.monotonic() < deadline
                 time.sleep(0.05)
+            assert answer.json() == {"status": "ok", "backend": "memory"}
     finally:
         store.released.set()
         runner.close()

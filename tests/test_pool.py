@@ -1,0 +1,213 @@
+"""A run's memory stays bounded however slowly its results are taken: workers run at most
+``AHEAD`` tasks and ``HEAVY_PARTS`` parts of rows ahead of the loader, the loader holds the
+batch being written and at most the next one, and the cyclic garbage collector is paused
+for the run and restored after (``loader/pool.py``, ``loader/pipeline.py``; the README's
+"What a load does")."""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+import pith_graph.loader.pool as pool
+from pith_graph.errors import BundleError, StoreError, StoreErrorCode
+from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
+from pith_graph.loader.pipeline import Rejection, run
+from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.sources import RawBundle
+from pith_graph.loader.stores.base import AppliedBatch
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.tasks import Task
+from pith_graph.testing.corpus import corpus_signers, generate_bundles
+
+WORKERS = 2
+
+
+def test_the_bounds_are_the_documented_ones() -> None:
+    assert (pool.AHEAD, pool.HEAVY_PARTS) == (2, 4)  # README: "two tasks, and four parts"
+
+
+class _Counting:
+    """A worker's handler that counts, in memory shared by every worker, the bundles it
+    handled and the tasks it began; every result is heavy (as graph rows are)."""
+
+    def __init__(self, handled: Any, begun: Any) -> None:
+        self.handled, self.begun = handled, begun
+        self.path: str | None = None
+
+    def handle(self, item: RawBundle | BundleError) -> object:
+        assert isinstance(item, RawBundle)
+        with self.handled.get_lock():
+            self.handled.value += 1
+        if item.source.path != self.path:  # a worker's tasks are one file each, in turn
+            self.path = item.source.path
+            with self.begun.get_lock():
+                self.begun.value += 1
+        return item.source.line
+
+    def heavy(self, result: object) -> bool:
+        return True
+
+    def close(self) -> None:
+        return None
+
+
+def _settled(counters: Sequence[Any]) -> list[int]:
+    """The counters once they have stopped moving for 0.1 s: the workers have gone as far
+    ahead as they may (at most two seconds: a loaded machine may pause a worker a while)."""
+    values, still, deadline = [c.value for c in counters], 0, time.monotonic() + 2
+    while still < 20 and time.monotonic() < deadline:
+        time.sleep(0.005)
+        now = [c.value for c in counters]
+        still = still + 1 if now == values else 0
+        values = now
+    return values
+
+
+def _slow_run(tmp_path: Path, files: int, lines: int) -> tuple[int, int]:
+    """Run one task per file of ``lines`` lines; take each part only once the workers have
+    settled. The most tasks begun and not yet taken whole (the one being taken included),
+    and the most bundles handled and not yet taken, at any part."""
+    tasks = []
+    for index in range(files):
+        path = tmp_path / f"{index}.jsonl"
+        path.write_bytes(b"".join(b'{"n": %d}\n' % line for line in range(lines)))
+        tasks.append(Task("files", (str(path),)))
+    context = multiprocessing.get_context("fork")
+    handled, begun = context.Value("i", 0), context.Value("i", 0)
+
+    def make_handler(_index: int) -> _Counting:
+        return _Counting(handled, begun)
+
+    taken = finished = most_tasks = most_bundles = 0
+    for part in pool.run_tasks(tasks, WORKERS, make_handler, 1 << 20):
+        taken += len(part.results)
+        now_handled, now_begun = _settled([handled, begun])
+        most_tasks = max(most_tasks, now_begun - finished)
+        most_bundles = max(most_bundles, now_handled - taken)
+        finished += part.last
+    assert taken == files * lines and finished == files
+    return most_tasks, most_bundles
+
+
+def test_workers_run_at_most_two_tasks_ahead_of_a_slow_loader(tmp_path: Path) -> None:
+    """Tasks of one bundle each: the task bound binds (a worker's parts never fill)."""
+    most_tasks, _ = _slow_run(tmp_path, files=12, lines=1)
+    assert most_tasks == WORKERS * pool.AHEAD
+
+
+def test_workers_hold_at_most_four_parts_of_rows_ahead_of_a_slow_loader(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long tasks in parts of two: each worker sends ``HEAVY_PARTS`` parts the loader has
+    not taken, fills one more, then waits."""
+    monkeypatch.setattr(pool, "PART_RESULTS", 2)  # the forked workers see it too
+    _, most_bundles = _slow_run(tmp_path, files=4, lines=12)
+    assert most_bundles == WORKERS * (pool.HEAVY_PARTS + 1) * 2
+
+
+class _SlowWrites(MemoryStore):
+    """A store that writes on the loader's writer thread (as Neo4j's does), slowly, noting
+    how far the loader had read when each write ended."""
+
+    background_writes = True
+
+    def __init__(self, progress: list[int]) -> None:
+        super().__init__()
+        self.progress = progress
+        self.batches: list[list[str]] = []
+        self.read_by_end: list[int] = []
+
+    def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
+        self.batches.append([rows.pith_number for rows in batch])
+        time.sleep(0.2)  # long enough for the loader to read everything, were it not held
+        self.read_by_end.append(max(self.progress, default=0))
+        return super().apply(batch, rank)
+
+
+def test_the_loader_collects_only_the_next_batch_while_one_is_written(tmp_path: Path) -> None:
+    """Bundle ``i`` on line ``2i+1`` and a line of garbage after each (its rejection shows
+    how far the loader has read). While batch ``k`` is written the loader reads batch ``k+1``
+    and waits before its last bundle's rejection: two batches in memory, no more."""
+    signer, _ = corpus_signers(4)
+    bundles = list(generate_bundles(24, signer=signer, seed=4))
+    path = tmp_path / "bundles.jsonl"
+    path.write_bytes(b"".join(bundle + b"\n{not json\n" for bundle in bundles))
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    progress: list[int] = []
+
+    def rejected(rejection: Rejection) -> None:
+        assert rejection.source.line is not None
+        progress.append(rejection.source.line)
+
+    store = _SlowWrites(progress)
+    report = run(
+        [str(path)],
+        keyring=resolve_keyring(keys),
+        store=store,
+        workers=1,
+        batch_size=4,
+        on_rejection=rejected,
+    )
+    assert report.rejected == 24
+    piths = [orjson.loads(bundle)["pith_number"] for bundle in bundles]
+    assert store.batches == [piths[at : at + 4] for at in range(0, 24, 4)]  # one at a time, in order
+    # While batch k was written, the loader read at most up to the garbage before batch k+1's
+    # last bundle (line 2(4k+7)+1), then waited for the write; it does get there (a loaded
+    # machine may keep it from doing so for every batch, never for all of them).
+    held = [8 * k + 14 for k in range(5)]
+    assert all(read <= bound for read, bound in zip(store.read_by_end[:-1], held, strict=True))
+    assert any(read == bound for read, bound in zip(store.read_by_end[:-1], held, strict=True))
+
+
+# -- the cyclic garbage collector --------------------------------------------------------------
+
+
+class _Watching(MemoryStore):
+    """Notes whether the collector runs while batches are written; fails if told to."""
+
+    def __init__(self, fail: bool = False) -> None:
+        super().__init__()
+        self.fail = fail
+        self.collector: list[bool] = []
+
+    def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
+        self.collector.append(gc.isenabled())
+        if self.fail:
+            raise StoreError(StoreErrorCode.WRITE_FAILED, "refused")
+        return super().apply(batch, rank)
+
+
+def test_the_cyclic_collector_is_paused_during_a_run_and_restored_after() -> None:
+    assert gc.isenabled()
+    store = _Watching()
+    run([SAMPLES], keyring=resolve_keyring(), store=store, workers=1)
+    assert store.collector == [False]
+    assert gc.isenabled()
+    load_graph([SAMPLES], workers=1)
+    assert gc.isenabled()
+
+
+def test_the_cyclic_collector_is_restored_after_a_run_that_raises() -> None:
+    store = _Watching(fail=True)
+    with pytest.raises(StoreError):
+        run([SAMPLES], keyring=resolve_keyring(), store=store, workers=1)
+    assert store.collector == [False]
+    assert gc.isenabled()
+
+
+def test_a_collector_paused_before_the_run_stays_paused() -> None:
+    gc.disable()
+    try:
+        load_graph([SAMPLES], workers=1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -1,0 +1,76 @@
+"""A save that fails after the load (the graph is built, writing it failed) is a store
+failure: ``write_failed``, exit 3, one line naming the file; the file that was there stays
+whole and no partial file is left beside it. Node-link (``--save``) and snapshot
+(``--snapshot``) alike."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.stores.memory import MemoryStore
+
+OLD = b"the graph saved before: left as it is"
+LIMIT = 4096  # bytes a file may grow to: less than the samples' graph in either format
+
+
+#: ``pith-graph`` in a process whose files may grow to ``LIMIT`` bytes, a write past it
+#: failing with EFBIG (SIGXFSZ ignored) as on a full disk.
+SMALL_FILES_ONLY = f"""
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, ({LIMIT}, resource.getrlimit(resource.RLIMIT_FSIZE)[1]))
+from pith_graph.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("option", ["--save", "--snapshot"])
+def test_a_save_that_fails_mid_write_exits_3_and_leaves_the_old_file(tmp_path: Path, option: str) -> None:
+    """The file system refuses the write part way (as a full disk would): the pre-checks
+    passed, the samples loaded, then the save failed."""
+    target = tmp_path / "graph.out"
+    target.write_bytes(OLD)
+    done = subprocess.run(
+        [sys.executable, "-c", SMALL_FILES_ONLY, "load", SAMPLES, option, str(target), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert done.returncode == 3, done.stderr
+    assert (
+        done.stderr
+        == f"pith-graph: store error: write_failed: cannot write the graph to {target}: File too large\n"
+    )
+    assert target.read_bytes() == OLD
+    assert [path.name for path in tmp_path.iterdir()] == [target.name]  # no partial file
+
+
+@pytest.fixture(scope="module")
+def store() -> MemoryStore:
+    return MemoryStore(load_graph([SAMPLES], workers=1)[0])
+
+
+@pytest.mark.parametrize("save", [MemoryStore.save, MemoryStore.save_snapshot], ids=["node-link", "snapshot"])
+def test_a_save_whose_rename_fails_is_write_failed(
+    tmp_path: Path, store: MemoryStore, save: Callable[[MemoryStore, Path], None]
+) -> None:
+    """A folder where the file should go (made after any check): the graph is written
+    beside it, the rename fails, and the partial file is removed."""
+    target = tmp_path / "graph.out"
+    target.mkdir()
+    (target / "kept").write_bytes(OLD)
+    with pytest.raises(StoreError) as caught:
+        save(store, target)
+    assert caught.value.code is StoreErrorCode.WRITE_FAILED
+    assert str(caught.value) == f"write_failed: cannot write the graph to {target}: Is a directory"
+    assert [path.name for path in tmp_path.iterdir()] == [target.name]
+    assert (target / "kept").read_bytes() == OLD
