@@ -5,7 +5,9 @@ decided against the imported papers).
 
 A data folder no server has used is imported into, then served by a private server; the
 session's server gets a transactional load of the same corpus, and both are compared node for
-node, edge for edge, property for property.
+node, edge for edge, property for property. (An import into the empty database a first start
+created, checked and overwritten without ``--replace``: the authentication test of
+``test_neo4j_server.py``, which has such a folder.)
 """
 
 from __future__ import annotations
@@ -329,14 +331,16 @@ def test_a_failing_importer_exits_3_with_its_output_in_import_log(
     corpus: tuple[list[str], Keyring, Path], tmp_path: Path
 ) -> None:
     """The importer's JVM (``NEO4J_JAVA``: here a stand-in that records its arguments, prints
-    and fails) gets ``NEO4J_IMPORT_HEAP`` and ``--importer-memory``."""
+    and fails) gets ``NEO4J_IMPORT_HEAP`` and ``--importer-memory``; the hidden folder of the
+    spill and the CSV files under ``--neo4j-data`` is removed all the same."""
     paths, _, keys = corpus
     called = tmp_path / "java-args"
     java = tmp_path / "java"
     java.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {called}\necho "the importer says no"\nexit 7\n')
     java.chmod(0o755)
     data = tmp_path / "data"
-    env = {"NEO4J_JAVA": str(java), "NEO4J_IMPORT_HEAP": "700m"}
+    # NEO4J_CDS=off: were scripts/neo4j run with the stand-in, it would not rewrite its archive for it.
+    env = {"NEO4J_JAVA": str(java), "NEO4J_IMPORT_HEAP": "700m", "NEO4J_CDS": "off"}
     done = _cli(
         paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data), "--importer-memory", "3G", env=env
     )
@@ -346,9 +350,38 @@ def test_a_failing_importer_exits_3_with_its_output_in_import_log(
         f"the importer says no (full output: {data}/logs/import.log)"
     ]
     assert (data / "logs" / "import.log").read_text() == "the importer says no\n"
+    assert not list(data.glob(".pith-graph-import-*"))  # the spill and CSV files' hidden folder
     args = called.read_text().splitlines()
     assert args[0] == "-Xmx700m" and "--max-off-heap-memory=3G" in args
     assert "org.neo4j.cli.AdminTool" in args and args[-1] == "neo4j"
+
+
+@pytest.mark.parametrize(
+    ("content", "code"), [(b"", 0), (b'{"not": "a bundle"}\n', 1)], ids=["empty", "rejected"]
+)
+def test_nothing_accepted_builds_no_database_and_leaves_the_folder_as_it_was(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path, content: bytes, code: int
+) -> None:
+    """An empty input, or one whose every bundle is rejected: no importer run (the stand-in
+    java would fail), no database, no hidden folder; said in one line. (Before: the importer
+    ran without ``--nodes`` and failed with its usage text, exit 3.)"""
+    _, _, keys = corpus
+    bundles = tmp_path / "bundles.jsonl"
+    bundles.write_bytes(content)
+    java = tmp_path / "java"
+    java.write_text('#!/bin/sh\necho called > "$(dirname "$0")/called"\nexit 7\n')
+    java.chmod(0o755)
+    data = tmp_path / "data"
+    env = {"NEO4J_JAVA": str(java), "NEO4J_CDS": "off"}
+    done = _cli(str(bundles), "--trusted-keys", str(keys), "--neo4j-data", str(data), env=env)
+    assert done.returncode == code, done.stderr
+    assert f"nothing to import (no bundle was accepted): {data} is left as it was" in done.stdout
+    assert not (tmp_path / "called").exists()
+    assert not data.exists() or not any(data.iterdir())
+    report = orjson.loads(
+        _cli(str(bundles), "--trusted-keys", str(keys), "--neo4j-data", str(data), "--json", env=env).stdout
+    )
+    assert (report["built"], report["accepted"], report["rejected"]) == (False, 0, code)
 
 
 def test_the_keyring_in_the_corpus_folder_is_not_read_as_a_bundle(

@@ -29,9 +29,11 @@ from pith_graph.testing.signer import PaperSpec, build_bundle
 pytestmark = pytest.mark.neo4j
 
 BATCH = 25
-#: A transaction's memory that holds a batch of two papers of 2,500 authors, not of four
-#: (measured on Neo4j 5.26: one of 10,000 authors does not fit either).
-WIDE_BATCH_LIMIT = "40m"
+#: A transaction memory (Neo4j takes 1 MiB or more) that holds a batch of one or two papers of
+#: ``WIDE`` authors, not of four, nor one paper of ``TOO_WIDE`` (measured on Neo4j 5.26: in
+#: 4 MiB one paper of 600 authors fits, of 750 does not; in 40 MiB two of 2,500 fit, four not).
+WIDE_BATCH_LIMIT = "4m"
+WIDE, TOO_WIDE = 250, 2000
 
 
 @pytest.fixture(scope="module")
@@ -135,16 +137,17 @@ def test_after_sigkill_the_database_is_a_whole_number_of_batches(
     assert 4 <= matched < len(lines) // BATCH
 
 
-def _wide(tmp_path: Path, papers: int, authors: int) -> tuple[str, Any]:
-    """``papers`` papers of ``authors`` authors each, one signer's, as one JSON Lines file."""
+def _wide(folder: Path, name: str, papers: dict[int, int]) -> tuple[str, Any]:
+    """Papers ``2603.<number>`` of as many authors as ``papers`` maps each number to, one
+    signer's, as one JSON Lines file ``name`` in ``folder``."""
     signer, _ = corpus_signers(7)
-    keys = tmp_path / "keyring.json"
+    keys = folder / "keyring.json"
     keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
     specs = [
-        PaperSpec.example(f"2603.{30000 + k}", authors=[f"W{k} Person {i:05d}" for i in range(authors)])
-        for k in range(papers)
+        PaperSpec.example(f"2603.{number}", authors=[f"W{number} Person {i:05d}" for i in range(authors)])
+        for number, authors in papers.items()
     ]
-    path = tmp_path / "wide.jsonl"
+    path = folder / name
     path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, signer)) + b"\n" for spec in specs))
     return str(path), resolve_keyring(keys)
 
@@ -153,11 +156,14 @@ def _wide(tmp_path: Path, papers: int, authors: int) -> tuple[str, Any]:
 def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(
     start_neo4j: Callable[..., Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    """Papers of thousands of authors (one signer may publish them): a batch the server cannot
-    hold in one transaction is written in halves, each a transaction, down to one bundle, and
-    the graph is the one a smaller batch size makes. A bundle too large alone is refused
-    with write_failed, and nothing of it is written."""
-    path, keyring = _wide(tmp_path, 4, 2500)
+    """Papers of hundreds of authors (one signer may publish them; thousands need no more than a
+    larger transaction memory): a batch the server cannot hold in one transaction is written
+    in halves, each a transaction, down to one bundle, and the graph is the one a smaller batch
+    size makes. A bundle too large alone stops the load with write_failed, naming the bundle
+    and the settings to raise; nothing of it is written, and the batches before it stay written."""
+    path, keyring = _wide(tmp_path, "wide.jsonl", {30000 + k: WIDE for k in range(4)})
+    before, _ = _wide(tmp_path, "before.jsonl", {31000: WIDE})
+    too_wide, _ = _wide(tmp_path, "too-wide.jsonl", {31001: TOO_WIDE})
     server = start_neo4j(NEO4J_TX_MEMORY=WIDE_BATCH_LIMIT)
     db: Neo4jStore = server.connect()
     try:
@@ -169,15 +175,19 @@ def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(
         memory = MemoryStore()
         run([path], keyring=keyring, store=memory, workers=1)
         assert db.export() == memory.export()
-        db.clear()
-        (tmp_path / "wider").mkdir()
-        too_wide, _ = _wide(tmp_path / "wider", 1, 12000)
+        # One load: a batch of one paper, then the bundle too large alone.
         with pytest.raises(StoreError) as caught:
-            run([too_wide], keyring=keyring, store=db, workers=1)
+            run([before, too_wide], keyring=keyring, store=db, workers=1, batch_size=1)
+        pith = orjson.loads(Path(too_wide).read_bytes())["pith_number"]
         assert caught.value.code.value == "write_failed"
-        assert "2603.30000v1" in caught.value.message
+        assert (
+            f"writing the bundle of 2603.31001v1 ({pith}) alone (raise the server's transaction memory: "
+            "db.memory.transaction.max, dbms.memory.transaction.total.max, or its heap)"
+            in caught.value.message
+        )
         assert "MemoryPoolOutOfMemoryError" in caught.value.message
-        assert db.counts().nodes == {}
+        run([before], keyring=keyring, store=memory, workers=1)
+        assert db.export() == memory.export()
     finally:
         db.close()
         server.script("stop", timeout=180)

@@ -1,25 +1,33 @@
 """``scripts/neo4j``'s server: authentication on by default (a generated password in a file
 only its owner can read, ``NEO4J_AUTH=none`` to turn it off), the APOC and GDS plugins in the
-versions the launcher's pom pins, Neo4j Browser over HTTP on loopback, and the class-data
-sharing archive every start maps.
+versions the launcher's pom pins, Neo4j Browser over HTTP, Bolt and HTTP on loopback only, and
+the class-data sharing archive every start maps.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
 import shutil
+import socket
 import stat
 import subprocess
+import sys
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import neo4j
+import orjson
 import pytest
-from conftest import NEO4J_SCRIPT, Neo4jServer, free_port, pinned, read_password
+from conftest import NEO4J_SCRIPT, PROJECT, Neo4jServer, free_port, pinned, read_password
 from neo4j.exceptions import AuthError
+
+from pith_graph.testing.corpus import corpus_signers
+from pith_graph.testing.signer import PaperSpec, build_bundle
 
 pytestmark = pytest.mark.neo4j  # every test here starts a server or reads one
 
@@ -71,6 +79,51 @@ def refuses_unauthenticated(uri: str) -> bool:
         return False
 
 
+#: Each other than its default.
+SETTINGS = {
+    "NEO4J_GC": "g1",
+    "NEO4J_HEAP": "768m",
+    "NEO4J_PAGECACHE": "96m",
+    "NEO4J_TX_TIMEOUT": "90s",
+    "NEO4J_TX_MEMORY": "48m",
+}
+SETTING_NAMES = ("server.memory.pagecache.size", "db.transaction.timeout", "db.memory.transaction.max")
+
+
+@dataclass(frozen=True)
+class FirstStart:
+    """What a server showed right after its first start: its collector beans, heap usage,
+    ``SETTING_NAMES``' values and whether it mapped the project's class-data sharing archive."""
+
+    collectors: list[str]
+    heap: dict[str, int]
+    settings: dict[str, str]
+    maps_archive: bool
+
+
+@pytest.fixture(scope="module")
+def restartable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Neo4jServer, FirstStart]]:
+    """A server of its own, first started with ``NEO4J_AUTH=none`` and ``SETTINGS`` (and none
+    of the caller's NEO4J_* settings), with what that start showed, read before any test
+    restarts it: one start for the settings test and the authentication test."""
+    data = tmp_path_factory.mktemp("restartable")
+    http_port = free_port()
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(http_port)}
+    env = {**base, "NEO4J_DATA": str(data), "NEO4J_AUTH": "none", **ports, **SETTINGS}
+    server = Neo4jServer(uri="", env=env, data=data, http_uri=f"http://127.0.0.1:{http_port}")
+    try:
+        done = server.script("start")
+        assert done.returncode == 0, done.stderr
+        server.uri = done.stdout.strip().splitlines()[-1]
+        first = FirstStart(
+            collectors(server), heap_usage(server), settings(server, *SETTING_NAMES), maps_archive(data)
+        )
+        yield server, first
+    finally:
+        server.script("stop", timeout=180)
+
+
 # -- authentication --------------------------------------------------------------------------
 
 
@@ -92,32 +145,92 @@ def test_the_generated_password_is_private_strong_and_accepted(local_server: Neo
     assert stat.S_IMODE(auth_ini.stat().st_mode) == 0o600
 
 
+def named_script(folder: Path, calls: Path) -> Path:
+    """A ``scripts/neo4j`` in ``folder`` for ``PITH_NEO4J_SCRIPT``: it appends each command and
+    its ``NEO4J_DATA`` to ``calls``, then runs the project's script with the ``java`` on PATH and
+    class-data sharing on (the import's environment names an importer's stand-in in
+    ``NEO4J_JAVA``, and sets ``NEO4J_CDS=off`` so that the project's script, were it run
+    instead, would not rewrite its archive for that stand-in). Beside it is the launcher's
+    folder (a link to the project's), whose jars an import runs the importer from."""
+    folder.mkdir(parents=True)
+    (folder / "neo4j-launcher").symlink_to(NEO4J_SCRIPT.parent / "neo4j-launcher")
+    wrapper = folder / "neo4j"
+    wrapper.write_text(
+        f'#!/bin/sh\nprintf "%s %s\\n" "$1" "$NEO4J_DATA" >> {calls}\nunset NEO4J_JAVA NEO4J_CDS\n'
+        f'exec {NEO4J_SCRIPT} "$@"\n'
+    )
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def failing_java(path: Path, called: Path) -> Path:
+    """A stand-in for the importer's ``java`` that records its arguments in ``called`` and fails."""
+    path.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {called}\necho "the importer says no"\nexit 7\n')
+    path.chmod(0o755)
+    return path
+
+
 def test_auth_none_turns_authentication_off_a_restart_turns_it_on_and_an_edited_password_file_changes_it(
-    start_neo4j: Callable[..., Neo4jServer],
+    restartable: tuple[Neo4jServer, FirstStart], tmp_path: Path
 ) -> None:
-    server = start_neo4j(auth=False)
+    """The restart that turns authentication on is the private server of ``pith-graph import``
+    into the stopped folder (README, bulk import): the import finds the existing database (the
+    empty one the first start created), starts it with the folder's password (the one that
+    start generates) to count its nodes, finds none and has the importer overwrite it. The
+    import runs the ``scripts/neo4j`` that ``PITH_NEO4J_SCRIPT`` names, and the importer from
+    the jars beside it; the importer here is a stand-in that records its arguments and fails,
+    so no server starts after it."""
+    server, _ = restartable
     assert server.password_file is not None and not server.password_file.exists()
     assert not refuses_unauthenticated(server.uri)
-    # The same store, restarted without NEO4J_AUTH: its neo4j user (created without auth,
-    # "password change required") gets a generated password.
-    assert server.env is not None
-    del server.env["NEO4J_AUTH"]
-    restarted = server.script("restart")
-    assert restarted.returncode == 0, restarted.stderr
-    assert refuses_unauthenticated(server.uri)
-    server.password = read_password(server.password_file)
-    assert answer(server, "RETURN 1") == 1
+    # The same store, started without NEO4J_AUTH by the import's check: its neo4j user (created
+    # without auth, "password change required") gets a generated password.
+    assert server.env is not None and server.data is not None
+    stopped = server.script("stop")
+    assert stopped.returncode == 0, stopped.stderr
+    calls, called = tmp_path / "calls", tmp_path / "java-args"
+    elsewhere = tmp_path / "elsewhere"
+    wrapper = named_script(elsewhere, calls)
+    signer, _ = corpus_signers(11)
+    (tmp_path / "keys.json").write_bytes(orjson.dumps([signer.keyring_entry()]))
+    (tmp_path / "one.json").write_bytes(orjson.dumps(build_bundle(PaperSpec.example("2604.00001"), signer)))
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    java = failing_java(tmp_path / "java", called)
+    options = ["--trusted-keys", str(tmp_path / "keys.json"), "--neo4j-data", str(server.data)]
+    imported = subprocess.run(
+        [sys.executable, "-m", "pith_graph", "import", str(tmp_path / "one.json"), *options],
+        env={**base, "PITH_NEO4J_SCRIPT": str(wrapper), "NEO4J_JAVA": str(java), "NEO4J_CDS": "off"},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=PROJECT,
+        check=False,
+    )
+    # Its importer ran (and failed): the check connected with the generated password.
+    assert imported.returncode == 3, imported.stderr
+    assert imported.stderr.startswith(
+        "pith-graph: store error: import_failed: neo4j-admin database import exited 7"
+    )
+    assert calls.read_text().splitlines() == [f"start {server.data}", f"stop {server.data}"]
+    args = called.read_text().splitlines()
+    assert "--overwrite-destination=true" in args  # no nodes: the existing database is overwritten
+    assert args[args.index("-cp") + 1] == f"{elsewhere}/neo4j-launcher/target/lib/*"
+    assert not list(server.data.glob(".pith-graph-import-*"))
+    assert stat.S_IMODE(server.password_file.stat().st_mode) == 0o600
+    generated = read_password(server.password_file)
+    assert re.fullmatch(r"[A-Za-z0-9]{24}", generated)
     # To change the password: edit the file and restart (here with NEO4J_CDS=off as well).
-    old = server.password
+    del server.env["NEO4J_AUTH"]
     server.password_file.write_text("an-edited-password\n")
     server.env["NEO4J_CDS"] = "off"
     restarted = server.script("restart")
     assert restarted.returncode == 0, restarted.stderr
+    assert refuses_unauthenticated(server.uri)
     server.password = "an-edited-password"
     assert answer(server, "RETURN 1") == 1
     with pytest.raises(AuthError):
-        answer(Neo4jServer(uri=server.uri, password=old), "RETURN 1")
-    assert server.data is not None and not maps_archive(server.data)
+        answer(Neo4jServer(uri=server.uri, password=generated), "RETURN 1")
+    assert not maps_archive(server.data)
 
 
 def test_a_short_neo4j_password_is_refused_before_anything_starts(tmp_path: Path) -> None:
@@ -153,9 +266,9 @@ def collectors(server: Neo4jServer) -> list[str]:
     return sorted(re.sub(r".*name=([^,]+).*", r"\1", name) for name in names)
 
 
-def runs_collector(server: Neo4jServer, gc: str) -> bool:
-    """Parallel's beans are PS Scavenge and PS MarkSweep; G1's are named G1 (Java 20 and later add a third)."""
-    names = collectors(server)
+def runs_collector(names: list[str], gc: str) -> bool:
+    """Whether collector beans ``names`` are ``gc``'s. Parallel's are PS Scavenge and PS
+    MarkSweep; G1's are named G1 (Java 20 and later add a third)."""
     if gc == "parallel":
         return names == ["PS MarkSweep", "PS Scavenge"]
     return "G1 Young Generation" in names and all(name.startswith("G1 ") for name in names)
@@ -172,7 +285,7 @@ def heap_usage(server: Neo4jServer) -> dict[str, int]:
 def test_the_server_runs_the_parallel_collector_by_default_with_its_heap_reserved(
     local_server: Neo4jServer,
 ) -> None:
-    assert runs_collector(local_server, os.environ.get("NEO4J_GC", "parallel"))
+    assert runs_collector(collectors(local_server), os.environ.get("NEO4J_GC", "parallel"))
     usage = heap_usage(local_server)
     assert usage["init"] >= usage["max"]  # -Xms = -Xmx: no growing the heap under a load
 
@@ -187,34 +300,21 @@ def settings(server: Neo4jServer, *names: str) -> dict[str, str]:
     return dict(values)
 
 
-def test_the_memory_gc_and_timeout_settings_reach_the_server(tmp_path: Path) -> None:
+def test_the_memory_gc_and_timeout_settings_reach_the_server(
+    restartable: tuple[Neo4jServer, FirstStart],
+) -> None:
     """NEO4J_GC=g1, NEO4J_HEAP, NEO4J_PAGECACHE, NEO4J_TX_TIMEOUT and NEO4J_TX_MEMORY, each
     other than its default."""
-    done = script_start(
-        tmp_path,
-        NEO4J_GC="g1",
-        NEO4J_AUTH="none",
-        NEO4J_HEAP="768m",
-        NEO4J_PAGECACHE="96m",
-        NEO4J_TX_TIMEOUT="90s",
-        NEO4J_TX_MEMORY="48m",
-    )
-    try:
-        assert done.returncode == 0, done.stderr
-        server = Neo4jServer(uri=done.stdout.strip().splitlines()[-1], user="neo4j", password=None)
-        assert runs_collector(server, "g1")
-        assert not runs_collector(server, "parallel")
-        assert maps_archive(tmp_path)  # written by a parallel-collector JVM, used by this one too
-        usage = heap_usage(server)
-        assert usage["max"] == usage["init"] == 768 * 2**20
-        names = ("server.memory.pagecache.size", "db.transaction.timeout", "db.memory.transaction.max")
-        assert settings(server, *names) == {
-            "server.memory.pagecache.size": "96.00MiB",
-            "db.transaction.timeout": "1m30s",
-            "db.memory.transaction.max": "48.00MiB",
-        }
-    finally:
-        script(tmp_path, "stop")
+    _, first = restartable
+    assert runs_collector(first.collectors, "g1")
+    assert not runs_collector(first.collectors, "parallel")
+    assert first.maps_archive  # written by a parallel-collector JVM, used by this one too
+    assert first.heap["max"] == first.heap["init"] == 768 * 2**20
+    assert first.settings == {
+        "server.memory.pagecache.size": "96.00MiB",
+        "db.transaction.timeout": "1m30s",
+        "db.memory.transaction.max": "48.00MiB",
+    }
 
 
 # -- status and stop ---------------------------------------------------------------------------
@@ -248,6 +348,35 @@ def test_status_of_a_server_that_does_not_answer_bolt(tmp_path: Path) -> None:
     finally:
         fake.kill()
         fake.wait()
+
+
+def listening(pid: int) -> set[tuple[str, int]]:
+    """The TCP addresses (host, port) process ``pid`` listens on: its sockets (``/proc/PID/fd``)
+    in the LISTEN state (``0A``) of ``/proc/PID/net/tcp`` and ``tcp6``."""
+    sockets = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                sockets.add(target.removeprefix("socket:[").removesuffix("]"))
+    found = set()
+    for table, family in (("tcp", socket.AF_INET), ("tcp6", socket.AF_INET6)):
+        for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = row.split()
+            (host, port), state, inode = fields[1].split(":"), fields[3], fields[9]
+            if state == "0A" and inode in sockets:
+                raw = bytes.fromhex(host)  # 32-bit words in host (little-endian) order
+                address = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+                found.add((socket.inet_ntop(family, address), int(port, 16)))
+    return found
+
+
+def test_the_server_listens_on_loopback_only(local_server: Neo4jServer) -> None:
+    """Bolt and HTTP on 127.0.0.1, and nothing else: no other address, no other port."""
+    assert local_server.data is not None and local_server.http_uri is not None
+    pid = int((local_server.data / "neo4j.pid").read_text().strip())
+    bolt, http = (int(uri.rsplit(":", 1)[1]) for uri in (local_server.uri, local_server.http_uri))
+    assert listening(pid) == {("127.0.0.1", bolt), ("127.0.0.1", http)}
 
 
 # -- class-data sharing ----------------------------------------------------------------------

@@ -65,10 +65,13 @@ class ImportReport(LoadReport):
 
     steps: dict[str, float] = field(default_factory=dict)
     csv_folder: str | None = None
+    #: Whether a database was built: not when no bundle was accepted (the target is then left as it was).
+    built: bool = False
 
     def as_dict(self) -> dict[str, object]:
         found = super().as_dict()
         found["steps"] = {name: round(seconds, 3) for name, seconds in self.steps.items()}
+        found["built"] = self.built
         return found
 
 
@@ -137,7 +140,8 @@ def bulk_import(
     :func:`~pith_graph.loader.pipeline.run`.
 
     With ``csv_only``, stop after writing the CSV files (and ``neo4j-admin.args``, the
-    importer's options) into that folder. Raises :class:`~pith_graph.errors.UsageError`
+    importer's options) into that folder. When no bundle is accepted (an empty input, every
+    bundle rejected) no database is built and ``data`` is left as it was (``report.built``). Raises :class:`~pith_graph.errors.UsageError`
     (a missing path, a running server, a database that holds nodes without ``replace``)
     and :class:`~pith_graph.errors.StoreError` (the importer or the server failed).
     """
@@ -181,9 +185,10 @@ def bulk_import(
             options = [*csv.importer_args(), *IMPORTER_OPTIONS]
             (csv_only / "neo4j-admin.args").write_text("\n".join(options) + "\n")
             report.csv_folder = str(csv_only)
-        else:
+        elif report.inserted:
             assert data is not None
             _build_database(data, csv.importer_args(), overwrite, count, importer_memory, work, report)
+            report.built = True
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report.seconds = time.perf_counter() - started

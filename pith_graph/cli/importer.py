@@ -83,6 +83,12 @@ def cmd_import(args: argparse.Namespace) -> int:
         summary(report, out, loaded=True)
         steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.steps.items())
         out.print(f"steps: {steps}", markup=False, highlight=False)
+        if not report.built and not report.csv_folder:
+            out.print(
+                f"nothing to import (no bundle was accepted): {args.neo4j_data} is left as it was",
+                markup=False,
+                highlight=False,
+            )
         if report.csv_folder:
             out.print(
                 f"CSV files and neo4j-admin.args in {report.csv_folder}: "
