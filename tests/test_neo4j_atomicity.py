@@ -152,8 +152,7 @@ def _wide(folder: Path, name: str, papers: dict[int, int]) -> tuple[str, Any]:
     return str(path), resolve_keyring(keys)
 
 
-@pytest.mark.own_server
-def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(
+def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(  # in the Java half: it is the shorter
     start_neo4j: Callable[..., Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Papers of hundreds of authors (one signer may publish them; thousands need no more than a
