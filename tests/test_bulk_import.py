@@ -15,10 +15,8 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
-import os
 import socket
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import corpus_signers, write_corpus
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
@@ -194,15 +193,7 @@ def test_a_later_load_updates_the_imported_database(
 
 
 def _cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pith_graph", "import", *args],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=PROJECT,
-        check=False,
-        env={**os.environ, **(env or {})},
-    )
+    return run_cli("import", *args, env=env, cwd=PROJECT, timeout=600)
 
 
 def test_a_failed_schema_step_says_the_papers_are_in_and_how_to_add_the_schema(
@@ -377,11 +368,22 @@ def test_nothing_accepted_builds_no_database_and_leaves_the_folder_as_it_was(
     assert done.returncode == code, done.stderr
     assert f"nothing to import (no bundle was accepted): {data} is left as it was" in done.stdout
     assert not (tmp_path / "called").exists()
-    assert not data.exists() or not any(data.iterdir())
+    assert not data.exists()  # not even created: the import made it for its work and removed it
     report = orjson.loads(
         _cli(str(bundles), "--trusted-keys", str(keys), "--neo4j-data", str(data), "--json", env=env).stdout
     )
     assert (report["built"], report["accepted"], report["rejected"]) == (False, 0, code)
+    nested = tmp_path / "new" / "deeper" / "data"
+    assert (
+        _cli(str(bundles), "--trusted-keys", str(keys), "--neo4j-data", str(nested), env=env).returncode
+        == code
+    )
+    assert not (tmp_path / "new").exists()  # every folder it made, removed
+    data.mkdir()
+    assert (
+        _cli(str(bundles), "--trusted-keys", str(keys), "--neo4j-data", str(data), env=env).returncode == code
+    )
+    assert data.is_dir() and not any(data.iterdir())  # a folder that was there stays, empty
 
 
 def test_the_keyring_in_the_corpus_folder_is_not_read_as_a_bundle(

@@ -13,21 +13,9 @@ import pytest
 
 import pith_graph as pith_graph_package
 from pith_graph.loader.facade import SAMPLES
+from pith_graph.testing import run_cli
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
-
-
-def pith_graph(
-    *args: str, stdin: bytes | None = None, env: dict[str, str] | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pith_graph", *args],
-        input=stdin.decode() if stdin is not None else None,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
 
 
 def _tampered(tmp_path: Path) -> Path:
@@ -41,13 +29,13 @@ def _tampered(tmp_path: Path) -> Path:
 def test_version_is_the_installed_package_s() -> None:
     from importlib.metadata import version
 
-    result = pith_graph("--version")
+    result = run_cli("--version")
     assert (result.returncode, result.stdout.strip()) == (0, f"pith-graph {version('pith-graph')}")
     assert version("pith-graph") == pith_graph_package.__version__
 
 
 def test_verify_samples_exit_0() -> None:
-    result = pith_graph("verify", SAMPLES)
+    result = run_cli("verify", SAMPLES)
     assert result.returncode == 0, result.stderr
     assert "REJECTED" not in result.stdout
     rows = [line.split() for line in result.stdout.splitlines()]
@@ -58,7 +46,7 @@ def test_verify_samples_exit_0() -> None:
 
 def test_verify_rejection_exit_1_names_file_and_code(tmp_path: Path) -> None:
     bad = _tampered(tmp_path)
-    result = pith_graph("verify", SAMPLES, str(bad))
+    result = run_cli("verify", SAMPLES, str(bad))
     assert result.returncode == 1
     lines = [line for line in result.stdout.splitlines() if line.startswith("REJECTED")]
     assert lines == [f"REJECTED {bad}: digest_mismatch: events[1].content_sha256 does not match"]
@@ -67,7 +55,7 @@ def test_verify_rejection_exit_1_names_file_and_code(tmp_path: Path) -> None:
 
 def test_load_json_report(tmp_path: Path) -> None:
     bad = _tampered(tmp_path)
-    result = pith_graph("load", SAMPLES, str(bad), "--backend", "memory", "--json")
+    result = run_cli("load", SAMPLES, str(bad), "--backend", "memory", "--json")
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert (report["accepted"], report["rejected"], report["stale"], report["duplicate"]) == (3, 1, 0, 0)
@@ -84,7 +72,7 @@ def test_load_json_report(tmp_path: Path) -> None:
 
 
 def test_load_twice_counts_duplicates() -> None:
-    result = pith_graph("load", SAMPLES, SAMPLES, "--json")
+    result = run_cli("load", SAMPLES, SAMPLES, "--json")
     report = json.loads(result.stdout)
     assert (report["accepted"], report["duplicate"]) == (3, 3)
     assert result.returncode == 0
@@ -92,7 +80,7 @@ def test_load_twice_counts_duplicates() -> None:
 
 def test_stdin_jsonl_lines_are_reported(tmp_path: Path) -> None:
     good = SAMPLE_FILES[0].read_bytes().strip()
-    result = pith_graph("verify", "-", "--json", stdin=good + b"\n{not json}\n")
+    result = run_cli("verify", "-", "--json", input=(good + b"\n{not json}\n").decode())
     assert result.returncode == 1
     report = json.loads(result.stdout)
     assert report["verified"] == 1
@@ -101,7 +89,7 @@ def test_stdin_jsonl_lines_are_reported(tmp_path: Path) -> None:
 
 def test_save_writes_node_link_json(tmp_path: Path) -> None:
     out = tmp_path / "graph.json"
-    result = pith_graph("load", SAMPLES, "--save", str(out))
+    result = run_cli("load", SAMPLES, "--save", str(out))
     assert result.returncode == 0, result.stderr
     graph = nx.node_link_graph(json.loads(out.read_text()), edges="edges")
     assert type(graph) is nx.DiGraph
@@ -111,7 +99,7 @@ def test_save_writes_node_link_json(tmp_path: Path) -> None:
 
 
 def test_piped_output_has_no_progress_bar() -> None:
-    result = pith_graph("load", SAMPLES)
+    result = run_cli("load", SAMPLES)
     assert result.returncode == 0
     assert result.stderr == ""
 
@@ -144,7 +132,7 @@ def test_piped_output_has_no_progress_bar() -> None:
     ],
 )
 def test_usage_errors_exit_2_in_one_line(args: tuple[str, ...], needle: str) -> None:
-    result = pith_graph(*args)
+    result = run_cli(*args)
     assert result.returncode == 2
     assert needle in result.stderr
     assert "Traceback" not in result.stderr
@@ -154,7 +142,7 @@ def test_usage_errors_exit_2_in_one_line(args: tuple[str, ...], needle: str) -> 
 def test_malformed_keyring_exit_2(tmp_path: Path) -> None:
     keys = tmp_path / "keys.json"
     keys.write_text('[{"key_id": "k", "public_key_hex": "zz"}]')
-    result = pith_graph("verify", SAMPLES, "--trusted-keys", str(keys))
+    result = run_cli("verify", SAMPLES, "--trusted-keys", str(keys))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"pith-graph: error: {keys}[0]: key is not valid hex/base64 (non-hexadecimal number found in fromhex() arg at position 0)"
@@ -171,14 +159,14 @@ def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) ->
             handle.write(b"{}")
     shown = [f"{tmp_path}/bad\\xff.json", f"{tmp_path}/two\\x0alines\\x1b[31m.json"]
 
-    as_json = pith_graph(command, str(tmp_path), "--json")
+    as_json = run_cli(command, str(tmp_path), "--json")
     assert as_json.returncode == 1, as_json.stderr
     assert "Traceback" not in as_json.stderr
     report = json.loads(as_json.stdout)
     assert sorted(r["file"] for r in report["rejections"]) == shown
     assert {r["code"] for r in report["rejections"]} == {"schema_error"}
 
-    as_text = pith_graph(command, str(tmp_path))
+    as_text = run_cli(command, str(tmp_path))
     assert as_text.returncode == 1, as_text.stderr
     rejected = sorted(line for line in as_text.stdout.splitlines() if line.startswith("REJECTED"))
     assert [line.split(": ")[0] for line in rejected] == [f"REJECTED {path}" for path in shown]
@@ -207,7 +195,7 @@ def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) ->
     ],
 )
 def test_save_destination_is_checked_before_loading(destination: str, needle: str) -> None:
-    result = pith_graph("load", SAMPLES, "--save", destination.format(samples=SAMPLES))
+    result = run_cli("load", SAMPLES, "--save", destination.format(samples=SAMPLES))
     assert result.returncode == 2
     assert result.stdout == ""  # nothing was loaded: no report
     lines = result.stderr.strip().splitlines()
@@ -218,7 +206,7 @@ def test_save_destination_is_checked_before_loading(destination: str, needle: st
 def test_save_replaces_an_existing_file_whole(tmp_path: Path) -> None:
     out = tmp_path / "graph.json"
     out.write_text("an older graph")
-    result = pith_graph("load", SAMPLES, "--save", str(out), "--json")
+    result = run_cli("load", SAMPLES, "--save", str(out), "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(out.read_text())["nodes"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json"]  # no temporary file left
@@ -244,7 +232,7 @@ LOAD_NEO4J = ("load", SAMPLES, "--backend", "neo4j")
     ],
 )
 def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str, needle: str) -> None:
-    result = pith_graph(*command, "--uri", uri)
+    result = run_cli(*command, "--uri", uri)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': "), result.stderr
     assert needle in result.stderr
@@ -254,6 +242,6 @@ def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str,
 @pytest.mark.parametrize("command", [LOAD_NEO4J, ("schema",), ("export", "--save", "out.json")])
 def test_neo4j_uri_from_the_environment_is_the_default(command: tuple[str, ...]) -> None:
     uri = "http://127.0.0.1:7474"
-    result = pith_graph(*command, env={"NEO4J_URI": uri})
+    result = run_cli(*command, env={"NEO4J_URI": uri})
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': http:// is not a Bolt scheme")

@@ -5,16 +5,13 @@ the graph is the same whichever run brought which bundle."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign, run_cli
 
 pytestmark = pytest.mark.neo4j
 
@@ -25,16 +22,9 @@ PAPER = PaperSpec.example("2601.00001", title="Genuine title", authors=["Alice R
 
 
 def _load(server: Any, path: Path, keys: Path) -> dict[str, Any]:
-    env = {**os.environ, **({"NEO4J_PASSWORD": server.password} if server.password else {})}
+    env = {"NEO4J_PASSWORD": server.password} if server.password else {}
     args = ["load", str(path), "--backend", "neo4j", "--trusted-keys", str(keys), "--json"]
-    done = subprocess.run(
-        [sys.executable, "-m", "pith_graph", *args, *server.cli_args()],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    done = run_cli(*args, *server.cli_args(), env=env)
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
     return {k: v for k, v in report.items() if k in ("inserted", "replaced", "duplicate", "outranked") and v}

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -15,18 +13,12 @@ import pytest
 
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.snapshot import is_snapshot
-from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, run_cli
 from pith_graph.testing.serving import serving
 
 B = SignerIdentity.from_seed(b"cli-trust-b", key_id="b-key", signer_id="b.example")
 A = SignerIdentity.from_seed(b"cli-trust-a", key_id="a-key", signer_id="a.example")
 P = PaperSpec.example("2403.00042", title="Honest results")
-
-
-def pith_graph(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pith_graph", *args], capture_output=True, text=True, timeout=120, check=False
-    )
 
 
 @pytest.fixture
@@ -45,18 +37,18 @@ def folder(tmp_path: Path) -> Path:
 
 def test_load_reports_outranked_in_json_and_text(folder: Path) -> None:
     keys = str(folder / "keys.json")
-    result = pith_graph("load", str(folder / "bundles"), "--trusted-keys", keys, "--workers", "1", "--json")
+    result = run_cli("load", str(folder / "bundles"), "--trusted-keys", keys, "--workers", "1", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert (report["inserted"], report["outranked"], report["replaced"], report["stale"]) == (2, 1, 0, 0)
-    text = pith_graph("load", str(folder / "bundles"), "--trusted-keys", keys, "--workers", "1")
+    text = run_cli("load", str(folder / "bundles"), "--trusted-keys", keys, "--workers", "1")
     assert text.returncode == 0, text.stderr
     assert ["outranked", "1"] in [line.split() for line in text.stdout.splitlines()]
 
 
 def test_prune_removes_what_a_revoked_key_signed_from_a_saved_graph(folder: Path) -> None:
     saved = folder / "g.json"
-    loaded = pith_graph(
+    loaded = run_cli(
         "load", str(folder / "bundles"), "--trusted-keys", str(folder / "keys.json"), "--save", str(saved)
     )
     assert loaded.returncode == 0, loaded.stderr
@@ -65,7 +57,7 @@ def test_prune_removes_what_a_revoked_key_signed_from_a_saved_graph(folder: Path
         n["id"] for n in before["nodes"] if n.get("label") == "Paper" and n["bundleKeyId"] == A.key_id
     ]
     assert len(a_papers) == 1
-    dry = pith_graph(
+    dry = run_cli(
         "prune",
         "--trusted-keys",
         str(folder / "revoked.json"),
@@ -83,7 +75,7 @@ def test_prune_removes_what_a_revoked_key_signed_from_a_saved_graph(folder: Path
         "dry_run": True,
     }
     assert json.loads(saved.read_bytes()) == before
-    pruned = pith_graph(
+    pruned = run_cli(
         "prune", "--trusted-keys", str(folder / "revoked.json"), "--backend", "memory", "--graph", str(saved)
     )
     assert pruned.returncode == 0, pruned.stderr
@@ -106,7 +98,7 @@ def test_prune_removes_what_a_revoked_key_signed_from_a_saved_graph(folder: Path
     ],
 )
 def test_usage_errors_are_one_line_exit_2(args: tuple[str, ...], message: str) -> None:
-    result = pith_graph(*args)
+    result = run_cli(*args)
     assert result.returncode == 2
     assert message in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -121,10 +113,10 @@ def test_clock_skew_decides_how_far_ahead_a_bundle_may_be_built(tmp_path: Path, 
     path.write_bytes(orjson.dumps(build_bundle(replace(P, built_at=ahead), B)))
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps([B.keyring_entry()]))
-    refused = pith_graph(command, str(path), "--trusted-keys", str(keys), "--json")
+    refused = run_cli(command, str(path), "--trusted-keys", str(keys), "--json")
     assert refused.returncode == 1, refused.stderr
     assert [r["code"] for r in json.loads(refused.stdout)["rejections"]] == ["future_dated"]
-    allowed = pith_graph(command, str(path), "--trusted-keys", str(keys), "--json", "--clock-skew", "3600")
+    allowed = run_cli(command, str(path), "--trusted-keys", str(keys), "--json", "--clock-skew", "3600")
     assert allowed.returncode == 0, allowed.stderr
     assert json.loads(allowed.stdout)["rejected"] == 0
 
@@ -132,10 +124,10 @@ def test_clock_skew_decides_how_far_ahead_a_bundle_may_be_built(tmp_path: Path, 
 def test_prune_writes_a_snapshot_back_as_a_snapshot_to_save(folder: Path) -> None:
     snapshot, out = folder / "g.snapshot", folder / "pruned.snapshot"
     keys, revoked = str(folder / "keys.json"), str(folder / "revoked.json")
-    loaded = pith_graph("load", str(folder / "bundles"), "--trusted-keys", keys, "--snapshot", str(snapshot))
+    loaded = run_cli("load", str(folder / "bundles"), "--trusted-keys", keys, "--snapshot", str(snapshot))
     assert loaded.returncode == 0, loaded.stderr
     original = snapshot.read_bytes()
-    pruned = pith_graph(
+    pruned = run_cli(
         "prune",
         "--trusted-keys",
         revoked,
@@ -164,7 +156,7 @@ def test_a_keyring_that_contradicts_itself_is_refused_in_one_line(folder: Path) 
     keys, moved = folder / "keys.json", folder / "moved.json"
     moved.write_text(json.dumps([{**A.keyring_entry(), "signer_id": B.signer_id}]))
     for files, named in (([corpus], [corpus]), ([keys, moved], [keys, moved])):
-        result = pith_graph("verify", str(folder / "bundles"), *(f"--trusted-keys={path}" for path in files))
+        result = run_cli("verify", str(folder / "bundles"), *(f"--trusted-keys={path}" for path in files))
         assert result.returncode == 2, result.stderr
         (line,) = result.stderr.strip().splitlines()
         assert A.key_id in line and all(str(path) in line for path in named), line
@@ -175,7 +167,7 @@ def test_a_later_file_cannot_lift_a_revocation(folder: Path) -> None:
     later = folder / "later.json"
     later.write_text(json.dumps([{**A.keyring_entry(), "revoked_at": "2099-01-01T00:00:00Z"}]))
     args = ("--trusted-keys", str(folder / "revoked.json"), "--trusted-keys", str(later), "--json")
-    result = pith_graph("verify", str(folder / "bundles"), *args)
+    result = run_cli("verify", str(folder / "bundles"), *args)
     assert result.returncode == 1, result.stderr
     assert [r["code"] for r in json.loads(result.stdout)["rejections"]] == ["revoked_key", "revoked_key"]
 
@@ -206,27 +198,27 @@ def test_registry_keys_admits_a_rotated_registry_key_that_trusted_keys_cannot(ro
     bundles, registry_keys = rotation / "bundles", rotation / "bundles" / "registry-keys.json"
     common = ("load", str(bundles), "--trusted-keys", str(rotation / "keys.json"), "--workers", "1", "--json")
 
-    without = pith_graph(*common, "--save", str(rotation / "without.json"))
+    without = run_cli(*common, "--save", str(rotation / "without.json"))
     assert without.returncode == 1, without.stderr
     codes = [(r["code"], Path(r["file"]).name) for r in json.loads(without.stdout)["rejections"]]
     assert ("untrusted_key", "2-registry.json") in codes
 
     saved = rotation / "with.json"
-    granted = pith_graph(*common, "--registry-keys", str(registry_keys), "--save", str(saved))
+    granted = run_cli(*common, "--registry-keys", str(registry_keys), "--save", str(saved))
     assert granted.returncode == 0, granted.stderr
     report = json.loads(granted.stdout)
     assert (report["rejected"], report["outranked"]) == (0, 1)
     papers = [n for n in json.loads(saved.read_bytes())["nodes"] if n.get("label") == "Paper"]
     assert [(p["title"], p["bundleKeyId"]) for p in papers] == [(P.title, ROTATED.key_id)]
 
-    as_trusted = pith_graph("verify", str(bundles / "2-registry.json"), "--trusted-keys", str(registry_keys))
+    as_trusted = run_cli("verify", str(bundles / "2-registry.json"), "--trusted-keys", str(registry_keys))
     assert as_trusted.returncode == 2
     assert "claims signer 'pith.science', which the built-in keyring defines" in as_trusted.stderr
     assert len(as_trusted.stderr.strip().splitlines()) == 1 and "Traceback" not in as_trusted.stderr
 
     posing = rotation / "posing.json"
     posing.write_text(json.dumps([B.keyring_entry()]))
-    refused = pith_graph("verify", str(bundles), "--registry-keys", str(posing))
+    refused = run_cli("verify", str(bundles), "--registry-keys", str(posing))
     assert refused.returncode == 2
     assert f"{posing}[0]: a registry key speaks for signer 'pith.science'" in refused.stderr
     assert len(refused.stderr.strip().splitlines()) == 1 and "Traceback" not in refused.stderr

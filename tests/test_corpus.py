@@ -18,6 +18,7 @@ from nacl.signing import VerifyKey
 
 from pith_graph.loader.canon import canon, sha256_hex
 from pith_graph.loader.identifiers import pith_number_for, split_authors
+from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import corpus_signers, generate_bundles, generate_papers, write_corpus
 from pith_graph.testing.signer import PaperSpec
 
@@ -238,6 +239,25 @@ def test_unknown_layout_rejected(tmp_path: Path) -> None:
         write_corpus(tmp_path, 1, layout="zip")  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize(
+    "args",
+    [pytest.param(["--help"], id="help"), pytest.param(["{tmp}/c", "-n", "3", "--workers", "1"], id="run")],
+)
+def test_python_m_corpus_runs_with_no_warning(tmp_path: Path, args: list[str]) -> None:
+    """The documented command: ``pith_graph.testing`` does not import the module that ``-m``
+    is about to run (runpy's "found in sys.modules" RuntimeWarning, an error under -W error)."""
+    strict = [sys.executable, "-W", "error", "-m", "pith_graph.testing.corpus"]
+    result = subprocess.run(
+        [*strict, *(arg.format(tmp=tmp_path) for arg in args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, ""), result.stderr
+    assert result.stdout.startswith("usage:" if args == ["--help"] else "wrote 3 bundles")
+
+
 def test_cli(tmp_path: Path) -> None:
     result = subprocess.run(
         [
@@ -273,12 +293,7 @@ def test_a_generated_corpus_loads_clean_with_its_keyring_inside(tmp_path: Path, 
     )
     (tmp_path / "keys.json").symlink_to(folder / "keyring.json")
     for keys in (folder / "keyring.json", tmp_path / "keys.json", folder / "." / "keyring.json"):
-        result = subprocess.run(
-            [sys.executable, "-m", "pith_graph", "load", str(folder), "--trusted-keys", str(keys), "--json"],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        result = run_cli("load", str(folder), "--trusted-keys", str(keys), "--json")
         assert result.returncode == 0, result.stdout + result.stderr
         report = orjson.loads(result.stdout)
         assert (report["seen"], report["rejected"]) == (30, 0), report

@@ -5,8 +5,6 @@ networkx on the in-memory graph of the same bundles)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +17,7 @@ from pith_graph.loader.export import Selection, export_subgraph
 from pith_graph.loader.facade import load_graph
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
-from pith_graph.testing import write_corpus
+from pith_graph.testing import run_cli, write_corpus
 
 pytestmark = pytest.mark.neo4j
 
@@ -31,15 +29,10 @@ def loaded(neo4j_server: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple
     store: Neo4jStore = neo4j_server.connect()
     try:
         store.clear()
-        done = subprocess.run(
-            [
-                *(sys.executable, "-m", "pith_graph", "load", *map(str, info.shards), "--backend", "neo4j"),
-                *("--trusted-keys", str(info.keyring_path), *neo4j_server.cli_args()),
-            ],
-            capture_output=True,
-            text=True,
+        done = run_cli(
+            *("load", *map(str, info.shards), "--backend", "neo4j"),
+            *("--trusted-keys", str(info.keyring_path), *neo4j_server.cli_args()),
             timeout=600,
-            check=False,
         )
         assert done.returncode == 0, done.stderr
     finally:
@@ -83,13 +76,7 @@ def test_the_whole_database_equals_load_save_of_its_bundles(
     server, G, _ = loaded
     _same(_export(server), G)
     saved = tmp_path / "whole.json"
-    done = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "export", "--save", str(saved), "--json", *server.cli_args()],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = run_cli("export", "--save", str(saved), "--json", *server.cli_args(), timeout=300)
     assert done.returncode == 0, done.stderr
     summary = json.loads(done.stdout)
     assert (summary["nodes"], summary["edges"]) == (G.number_of_nodes(), G.number_of_edges())

@@ -102,7 +102,7 @@ def test_exported_members_are_sorted_and_complete(package: str) -> None:
     assert exported == sorted(
         exported, key=lambda name: (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
     )
-    public = {name for name in vars(module) if not name.startswith("_")}
+    public = {name for name in dir(module) if not name.startswith("_")}  # dir: lazy names too
     public -= {"annotations"}
     imported_modules = {name for name, value in vars(module).items() if type(value).__name__ == "module"}
     assert set(exported) == public - imported_modules - {"__version__"}

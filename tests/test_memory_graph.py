@@ -7,8 +7,6 @@ from __future__ import annotations
 import copy
 import json
 import pickle
-import subprocess
-import sys
 from pathlib import Path
 
 import networkx as nx
@@ -24,6 +22,7 @@ from pith_graph.loader.shape import ALIAS_KIND
 from pith_graph.loader.stores.memory import open_saved
 from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
 from pith_graph.schema.graph import ALIAS, node_id
+from pith_graph.testing import run_cli
 
 
 def _built_both_ways() -> tuple[nx.DiGraph, nx.DiGraph, EdgeData]:
@@ -202,13 +201,7 @@ def test_prune_refuses_a_malformed_node_link_file_in_one_line(tmp_path: Path) ->
         "--trusted-keys",
         str(revoked),
     ]
-    pruned = subprocess.run(
-        [sys.executable, "-m", "pith_graph", *command],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    pruned = run_cli(*command)
     assert pruned.returncode == 2, pruned.stderr
     assert len(pruned.stderr.strip().splitlines()) == 1 and "Traceback" not in pruned.stderr
     assert "keyIds is not a list<string>: 5" in pruned.stderr

@@ -10,7 +10,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from conftest import Neo4jServer
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import UsageError
 from pith_graph.loader.stores.neo4j_auth import is_loopback, read_password_file, resolve_password
+from pith_graph.testing import run_cli
 
 LOCAL = "bolt://127.0.0.1:7687"
 
@@ -156,14 +156,8 @@ def test_the_apis_password_file_option_beats_neo4j_password(tmp_path: Path) -> N
 
 
 def pith_graph(*args: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pith_graph", *args],
-        env=env,
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    """``pith-graph ARGS`` in ``cwd`` with exactly ``env`` (see ``clean_env``)."""
+    return run_cli(*args, env=env, inherit_env=False, cwd=cwd, timeout=300)
 
 
 def clean_env(**extra: str) -> dict[str, str]:

@@ -14,7 +14,6 @@ import shutil
 import socket
 import stat
 import subprocess
-import sys
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ import pytest
 from conftest import NEO4J_SCRIPT, PROJECT, Neo4jServer, free_port, pinned, read_password
 from neo4j.exceptions import AuthError
 
+from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import corpus_signers
 from pith_graph.testing.signer import PaperSpec, build_bundle
 
@@ -197,14 +197,14 @@ def test_auth_none_turns_authentication_off_a_restart_turns_it_on_and_an_edited_
     base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     java = failing_java(tmp_path / "java", called)
     options = ["--trusted-keys", str(tmp_path / "keys.json"), "--neo4j-data", str(server.data)]
-    imported = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "import", str(tmp_path / "one.json"), *options],
+    imported = run_cli(
+        "import",
+        str(tmp_path / "one.json"),
+        *options,
         env={**base, "PITH_NEO4J_SCRIPT": str(wrapper), "NEO4J_JAVA": str(java), "NEO4J_CDS": "off"},
-        capture_output=True,
-        text=True,
-        timeout=600,
+        inherit_env=False,
         cwd=PROJECT,
-        check=False,
+        timeout=600,
     )
     # Its importer ran (and failed): the check connected with the generated password.
     assert imported.returncode == 3, imported.stderr

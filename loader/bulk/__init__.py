@@ -141,9 +141,11 @@ def bulk_import(
 
     With ``csv_only``, stop after writing the CSV files (and ``neo4j-admin.args``, the
     importer's options) into that folder. When no bundle is accepted (an empty input, every
-    bundle rejected) no database is built and ``data`` is left as it was (``report.built``). Raises :class:`~pith_graph.errors.UsageError`
-    (a missing path, a running server, a database that holds nodes without ``replace``)
-    and :class:`~pith_graph.errors.StoreError` (the importer or the server failed).
+    bundle rejected) no database is built and ``data`` is left as it was (``report.built``):
+    a folder the import created for it is removed again. Raises
+    :class:`~pith_graph.errors.UsageError` (a missing path, a running server, a database
+    that holds nodes without ``replace``) and :class:`~pith_graph.errors.StoreError` (the
+    importer or the server failed).
     """
     started = time.perf_counter()
     files = expand_paths(paths, exclude=exclude)
@@ -152,6 +154,7 @@ def bulk_import(
     count = workers if workers is not None else (os.cpu_count() or 1)
     base = work_folder or (csv_only.parent if csv_only else data)
     assert base is not None
+    made = _missing_folders(base)
     base.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".pith-graph-import-", dir=base))
     try:
@@ -191,8 +194,27 @@ def bulk_import(
             report.built = True
     finally:
         shutil.rmtree(work, ignore_errors=True)
+        _remove_if_empty(made)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _missing_folders(path: Path) -> list[Path]:
+    """``path`` and those of its parents that do not exist yet, deepest first."""
+    missing: list[Path] = []
+    while not path.exists() and path != path.parent:
+        missing.append(path)
+        path = path.parent
+    return missing
+
+
+def _remove_if_empty(folders: list[Path]) -> None:
+    """Remove the folders (deepest first) the import created and left empty: nothing built."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (a database, the CSV files), or gone
+            return
 
 
 def _build_database(

@@ -1,4 +1,5 @@
-"""Tools for tests and benchmarks: sign bundles with any key, generate whole corpora.
+"""Tools for tests and benchmarks: sign bundles with any key, generate whole corpora, run the
+command.
 
 Like httpx's ``MockTransport``, these are a deliberate, named part of the package, kept out
 of the production path (nothing under :mod:`pith_graph.loader`, ``schema`` or ``api``
@@ -10,21 +11,32 @@ imports them):
 * :func:`generate_bundles` / :func:`write_corpus` — a seeded corpus with heavy-tailed
   authorship, several arXiv versions and rebuilt bundles (``python -m
   pith_graph.testing.corpus DIR -n 100000``);
+* :func:`run_cli` — ``pith-graph ARGS`` in a child process, run to its end (with a
+  timeout), its exit code and output captured as text;
 * :func:`~pith_graph.testing.serving.serving` — ``pith-graph serve`` in a child process,
   until its URL is known and then until the block ends.
+
+The names from :mod:`pith_graph.testing.corpus` are imported on first use (PEP 562), not
+with this package: ``python -m pith_graph.testing.corpus`` imports this package first, and
+would otherwise find the module it is about to run already imported.
 """
 
 from __future__ import annotations
 
-from pith_graph.testing.corpus import (
-    CorpusInfo,
-    corpus_signers,
-    generate_bundles,
-    generate_papers,
-    write_corpus,
-)
+import typing
+
+from pith_graph.testing.cli import run_cli
 from pith_graph.testing.identity import SignerIdentity
 from pith_graph.testing.signer import PaperSpec, build_bundle, resign, seal_event, state_for
+
+if typing.TYPE_CHECKING:
+    from pith_graph.testing.corpus import (
+        CorpusInfo,
+        corpus_signers,
+        generate_bundles,
+        generate_papers,
+        write_corpus,
+    )
 
 __all__ = [
     "CorpusInfo",
@@ -35,7 +47,25 @@ __all__ = [
     "generate_bundles",
     "generate_papers",
     "resign",
+    "run_cli",
     "seal_event",
     "state_for",
     "write_corpus",
 ]
+
+_FROM_CORPUS = frozenset(
+    {"CorpusInfo", "corpus_signers", "generate_bundles", "generate_papers", "write_corpus"}
+)
+
+
+if not typing.TYPE_CHECKING:  # hidden from mypy, which would then accept any name from here
+
+    def __getattr__(name: str) -> object:
+        if name in _FROM_CORPUS:
+            from pith_graph.testing import corpus
+
+            return getattr(corpus, name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*globals(), *_FROM_CORPUS})

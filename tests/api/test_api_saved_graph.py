@@ -6,8 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import hashlib
-import subprocess
-import sys
 from array import array
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,7 @@ from pith_graph.api.schema import build_schema
 from pith_graph.cli.options import save_snapshot_with_index
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.stores.memory import MemoryStore, open_saved
+from pith_graph.testing import run_cli
 
 
 @pytest.fixture(scope="module", params=["snapshot", "snapshot-with-index", "node-link"])
@@ -73,12 +72,7 @@ def test_a_saved_graph_answers_as_the_loaded_one(
 
 def test_serve_starts_from_a_saved_graph(tmp_path: Path) -> None:
     snapshot = tmp_path / "graph.snapshot"
-    loaded = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "load", SAMPLES, "--snapshot", str(snapshot)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    loaded = run_cli("load", SAMPLES, "--snapshot", str(snapshot))
     assert loaded.returncode == 0, loaded.stderr
     process, url, output = _start("--graph", str(snapshot), "--workers", "1")
     try:
@@ -98,12 +92,7 @@ def test_a_damaged_saved_graph_stops_serve_with_a_usage_error(tmp_path: Path) ->
 
 def _refused(snapshot: Path) -> str:
     """What ``serve --graph snapshot`` says as it stops with a usage error."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "serve", "--graph", str(snapshot), "--port", "0"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("serve", "--graph", str(snapshot), "--port", "0", timeout=60)
     assert done.returncode == 2, done.stderr
     assert "cannot open saved graph" in done.stderr
     assert "Traceback" not in done.stderr
@@ -113,12 +102,7 @@ def _refused(snapshot: Path) -> str:
 def _loaded(paths: list[str], tmp_path: Path, name: str) -> Path:
     """A snapshot (with its text index) of ``paths``, written by ``pith-graph load``."""
     snapshot = tmp_path / name
-    loaded = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "load", *paths, "--snapshot", str(snapshot)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    loaded = run_cli("load", *paths, "--snapshot", str(snapshot))
     assert loaded.returncode == 0, loaded.stderr
     return snapshot
 

@@ -16,6 +16,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pith_graph.testing import run_cli
+
 QUERY = '{ paper(id: "doi:10.48550/ARXIV.2201.07821") { title } }'
 
 
@@ -202,12 +204,7 @@ def test_a_worker_dies_with_a_killed_supervisor() -> None:
 
 
 def test_serve_neo4j_refuses_paths() -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j", "some/path"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = run_cli("serve", "--backend", "neo4j", "some/path", timeout=60)
     assert done.returncode == 2
     assert "pith-graph load" in done.stderr
     assert "Traceback" not in done.stderr

@@ -6,8 +6,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import pytest
 from pith_graph.api import settings as settings_module
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import UsageError
+from pith_graph.testing import run_cli
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SETTINGS_SOURCE = Path(settings_module.__file__).read_text("utf-8")
@@ -169,14 +168,7 @@ def test_load_workers_are_at_least_one() -> None:
 
 def test_serve_with_a_bad_limit_exits_2_with_one_line(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "PITH_API_MAX_DEPTH": "abc", "HOME": str(tmp_path)}
-    result = subprocess.run(
-        [sys.executable, "-m", "pith_graph", "serve", "--port", "0"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+    result = run_cli("serve", "--port", "0", env=env, inherit_env=False)
     assert result.returncode == 2, result.stderr
     assert result.stderr.splitlines() == ["pith-graph: error: PITH_API_MAX_DEPTH must be a number, not 'abc'"]
     assert result.stdout == ""
