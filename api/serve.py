@@ -90,7 +90,7 @@ def _prepare(
                 keyring=keyring,
                 store=store,
                 workers=settings.load_workers,
-                exclude=(*settings.registry_keys, *settings.trusted_keys),
+                exclude=(*settings.registry_keys, *settings.trusted_keys, *settings.revoked_keys),
             )
             on_loaded(report)
             graph = store.graph
@@ -181,7 +181,7 @@ def serve(
     :class:`~pith_graph.errors.StoreError` before serving when it cannot.
     """
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    keyring = operator_keyring(settings.trusted_keys, settings.registry_keys)
+    keyring = operator_keyring(settings.trusted_keys, settings.registry_keys, settings.revoked_keys)
     workers = settings.workers or default_workers()
     try:  # one worker listens on this socket; several listen on their own (it keeps the port)
         sock = bind(settings.host, settings.port, listen=workers == 1)

@@ -9,6 +9,8 @@ variable                               meaning                       default
 ``PITH_API_TRUSTED_KEYS``              trusted-keys file             (registry key only)
 ``PITH_API_REGISTRY_KEYS``             registry-keys file (new keys  (none)
                                        of pith.science)
+``PITH_API_REVOKED_KEYS``              revoked-keys file (the        (none)
+                                       operator's revocations)
 ``PITH_API_GRAPH``                     saved graph to start from     (none: verify, load)
 ``PITH_API_MAX_DEPTH``                 query depth                   10
 ``PITH_API_MAX_ALIASES``               aliases per document          30
@@ -89,6 +91,8 @@ class ServerSettings:
     graph: str | None = None
     trusted_keys: tuple[str, ...] = ()
     registry_keys: tuple[str, ...] = ()
+    #: The operator's revocations of pinned keys (``--revoked-keys``).
+    revoked_keys: tuple[str, ...] = ()
     limits: RequestLimits = field(default_factory=RequestLimits)
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
@@ -158,6 +162,8 @@ class ServerSettings:
             values["trusted_keys"] = (env["PITH_API_TRUSTED_KEYS"],)
         if env.get("PITH_API_REGISTRY_KEYS"):
             values["registry_keys"] = (env["PITH_API_REGISTRY_KEYS"],)
+        if env.get("PITH_API_REVOKED_KEYS"):
+            values["revoked_keys"] = (env["PITH_API_REVOKED_KEYS"],)
         if "PITH_API_WORKERS" in env:
             values["workers"] = number("PITH_API_WORKERS", int)
         if "PITH_API_MEMORY_THREADS" in env:

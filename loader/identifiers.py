@@ -5,7 +5,9 @@ base32 of the raw ``canonical_sha256`` bytes and ``YYYY`` the submission year;
 ``short_pith_number`` = ``"pith:" + B[:8]``; ``pith_short_N`` aliases are ``B[:N]``.
 
 An arXiv source id must be spelled as arXiv spells it (:func:`canonical_arxiv_id`): the update
-rules compare source ids byte for byte, so one paper must have one spelling.
+rules compare source ids byte for byte, so one paper must have one spelling. arXiv ids are
+ASCII: Unicode digits (``٢٦٠١``, ``𝟸𝟼𝟶𝟷``) and letters that fold to ASCII (KELVIN SIGN) name
+no arXiv id, or they would be further spellings of one.
 
 A DOI is one identifier in any ASCII letter case (the DOI Handbook: DOI names are
 case-insensitive for ASCII characters, and only for those): :func:`alias_value` stores it in
@@ -78,12 +80,16 @@ def short_pith_number_for(canonical_sha256: str) -> str:
 #: arXiv's spellings of its ids, for messages.
 ARXIV_ID_FORMS = (
     "YYMM.NNNN up to 1412, YYMM.NNNNN from 1501, or before April 2007 archive/YYMMNNN "
-    "in lower case without a subject class"
+    "in lower case without a subject class, in ASCII only"
 )
 _ARXIV_PREFIX = "arxiv:"
-_ARXIV_VERSION = re.compile(r"v\d+")
-_ARXIV_NEW = re.compile(r"(\d{2})(\d{2})\.(\d{4,5})")
-_ARXIV_OLD = re.compile(r"([a-z]+(?:-[a-z]+)?)(?:\.[a-z]{2})?/(\d{2})(\d{2})(\d{3})")
+# ASCII classes only: ``\d`` would accept every Unicode digit (``2601.0000١``).
+_ARXIV_VERSION = re.compile(r"v[0-9]+")
+_ARXIV_NEW = re.compile(r"([0-9]{2})([0-9]{2})\.([0-9]{4,5})")
+_ARXIV_OLD = re.compile(r"([a-z]+(?:-[a-z]+)?)(?:\.[a-z]{2})?/([0-9]{2})([0-9]{2})([0-9]{3})")
+#: What ``bytes.strip()`` removes: the ASCII whitespace around a pasted id.
+_ASCII_BLANKS = " \t\n\r\x0b\x0c"
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def canonical_arxiv_id(text: str) -> str | None:
@@ -96,7 +102,9 @@ def canonical_arxiv_id(text: str) -> str | None:
     preferred form, its DOIs (``10.48550/arXiv.math/0309136``), OAI-PMH and API all leave it
     out, and ``math.GT/0309136`` and ``math/0309136`` are one paper. So every spelling of one
     paper has one canonical form: letter case, the subject class, an ``arXiv:`` prefix and a
-    version suffix are dropped; a digit count or month arXiv never issues makes it no id.
+    version suffix are dropped; a digit count or month arXiv never issues makes it no id, and
+    so does any character outside ASCII (digits ``0-9`` only, letters folded as ASCII only,
+    only ASCII whitespace trimmed).
 
     >>> canonical_arxiv_id("1907.13257"), canonical_arxiv_id("HEP-TH/9901001")
     ('1907.13257', 'hep-th/9901001')
@@ -104,8 +112,13 @@ def canonical_arxiv_id(text: str) -> str | None:
     ('math/0309136', '0706.0001')
     >>> canonical_arxiv_id("0706.00001") is None, canonical_arxiv_id("2401.0001") is None
     (True, True)
+    >>> canonical_arxiv_id("2601.0000\\u0661") is None, canonical_arxiv_id("\\u00a02601.00001") is None
+    (True, True)
     """
-    body = text.strip().lower().removeprefix(_ARXIV_PREFIX)
+    body = text.strip(_ASCII_BLANKS)
+    if not body.isascii():
+        return None
+    body = body.translate(_ASCII_LOWER).removeprefix(_ARXIV_PREFIX)
     if (version := _ARXIV_VERSION.search(body)) is not None and version.end() == len(body):
         body = body[: version.start()]
     if (new := _ARXIV_NEW.fullmatch(body)) is not None:
@@ -119,9 +132,6 @@ def canonical_arxiv_id(text: str) -> str | None:
             return None
         return f"{old[1]}/{old[2]}{old[3]}{old[4]}"
     return None
-
-
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 
 def doi_key(doi: str) -> str:

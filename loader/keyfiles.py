@@ -5,7 +5,8 @@ A file is a JSON list of objects with ``key_id`` and ``public_key_hex`` or ``pub
 ``signer_id`` and ``signer_type``, and optionally ``revoked`` (``true``) or ``revoked_at`` (an
 ISO 8601 UTC time); any other field is refused. ``--trusted-keys`` files add signers ranked
 after the registry; a ``--registry-keys`` file's keys join the registry's signer
-(:func:`load_registry_keys_file`). What the keys then mean, and how the sources may combine,
+(:func:`load_registry_keys_file`); a ``--revoked-keys`` file only revokes keys the others pin
+(:func:`load_revoked_keys_file`). What the keys then mean, and how the sources may combine,
 is :mod:`pith_graph.loader.keyring`'s.
 """
 
@@ -33,7 +34,13 @@ from pith_graph.loader.keyring import (
     fingerprint_hex,
 )
 
-__all__ = ["load_keyring_file", "load_registry_keys_file", "operator_keyring", "parse_keyring"]
+__all__ = [
+    "load_keyring_file",
+    "load_registry_keys_file",
+    "load_revoked_keys_file",
+    "operator_keyring",
+    "parse_keyring",
+]
 
 
 def _key_bytes(entry: Mapping[str, Any], where: str) -> bytes:
@@ -176,14 +183,28 @@ def load_registry_keys_file(path: str | Path, base: Keyring | None = None) -> Ke
     return (base if base is not None else default_keyring()).with_keys(keys)
 
 
+def load_revoked_keys_file(path: str | Path, base: Keyring) -> Keyring:
+    """The keyring ``base`` with the revocations of a revoked-keys file: the operator's own
+    (``--revoked-keys``), in the trusted-keys format, each entry a key ``base`` pins (same key
+    id and public key) with ``revoked: true`` or ``revoked_at``. It may revoke any key, the
+    registry's included, and nothing else: no key is added or moved
+    (:meth:`~pith_graph.loader.keyring.Keyring.revoking`)."""
+    return base.revoking(_read_keys(path))
+
+
 def operator_keyring(
-    trusted_keys: Iterable[str | Path] = (), registry_keys: Iterable[str | Path] = ()
+    trusted_keys: Iterable[str | Path] = (),
+    registry_keys: Iterable[str | Path] = (),
+    revoked_keys: Iterable[str | Path] = (),
 ) -> Keyring:
     """The keyring an operator's options make: the built-in one, then the keys of each
-    ``--registry-keys`` file, then those of each ``--trusted-keys`` file, in the order given."""
+    ``--registry-keys`` file, then those of each ``--trusted-keys`` file, in the order given,
+    then the revocations of each ``--revoked-keys`` file."""
     keyring = default_keyring()
     for path in registry_keys:
         keyring = load_registry_keys_file(path, keyring)
     for path in trusted_keys:
         keyring = load_keyring_file(path, keyring)
+    for path in revoked_keys:
+        keyring = load_revoked_keys_file(path, keyring)
     return keyring

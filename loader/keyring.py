@@ -20,7 +20,8 @@ without losing its place. Where two signers' bundles conflict, the lower rank wi
 one file): only that source pins its keys, so no later file can lift a key above the rank a
 signer of its own would have, nor demote a signer (:class:`KeyringError`). A later file may
 repeat a key it agrees on (same public key, signer and signer type; a type only where the
-defining source pinned that same one) to revoke it. Keys given
+defining source pinned that same one), but revoke only its own signers' keys: revoking
+another source's key is the strongest demotion. Keys given
 in code (``origin`` ``None``) are the caller's own word and may join any signer. A
 ``--registry-keys`` file (:func:`~pith_graph.loader.keyfiles.load_registry_keys_file`) is the operator's word that its
 keys are the registry's: they join ``pith.science`` (a key rotation between releases).
@@ -30,7 +31,8 @@ keys are the registry's: they join ``pith.science`` (a key rotation between rele
 compared, fractions of a second included). A key pinned more than once keeps the strongest
 revocation: ``revoked: true`` over any time, else the earliest time. The time is the
 bundle's own ``built_at``, which a thief holding the key can backdate; revoke without a time
-when the key was stolen.
+when the key was stolen. The operator revokes any pinned key, the registry's included, with
+:meth:`Keyring.revoking` (``--revoked-keys``), which never adds or moves a key.
 """
 
 from __future__ import annotations
@@ -198,6 +200,16 @@ def _merged(known: PinnedKey, again: PinnedKey) -> PinnedKey:
     )
 
 
+def _check_own_revocation(key: PinnedKey, first: PinnedKey) -> None:
+    """A repeated key may carry a revocation only from the source that defines its signer."""
+    if _owner(key) is not None and _owner(key) != _owner(first):
+        raise KeyringError(
+            f"{_source(key)}: revokes key {key.key_id!r} of signer {key.signer!r}, which "
+            f"{_source(first)} defines; a file revokes only its own signers' keys: to revoke it, "
+            "name it in a --revoked-keys file"
+        )
+
+
 class Keyring(Mapping[str, PinnedKey]):
     """Trusted keys by ``key_id``, with their signers' ranks (0 is the highest).
 
@@ -215,6 +227,8 @@ class Keyring(Mapping[str, PinnedKey]):
         for key in keys:
             known = self._keys.get(key.key_id)
             pinned = key if known is None else _merged(known, key)
+            if known is not None and key.revoked_at is not None:
+                _check_own_revocation(key, defined[key.signer])
             if known is None:
                 first = defined.setdefault(key.signer, key)
                 if first is key:
@@ -269,6 +283,31 @@ class Keyring(Mapping[str, PinnedKey]):
     def with_keys(self, keys: Iterable[PinnedKey]) -> Keyring:
         """A new keyring holding these keys, then the new ones (ranked after them)."""
         return Keyring([*self._keys.values(), *keys])
+
+    def revoking(self, revocations: Iterable[PinnedKey]) -> Keyring:
+        """A new keyring with these keys revoked: the operator's word (``--revoked-keys``), which
+        may revoke any key, the registry's included, and only that. Each must be a key this
+        keyring pins (same key id and public key; its signer and signer type, where given, the
+        pinned ones) and carry a revocation; the strongest revocation holds. Ranks stay as
+        they are. Raises :class:`KeyringError` naming the revocation's source and the key.
+        """
+        keys = dict(self._keys)
+        for again in revocations:
+            known = keys.get(again.key_id)
+            where = f"{_source(again)}: key {again.key_id!r}"
+            if known is None:
+                raise KeyringError(f"{where} is not pinned; a revocation names a key the keyring pins")
+            if again.revoked_at is None:
+                raise KeyringError(f"{where} is not revoked: a revocation needs revoked: true or revoked_at")
+            if again.signer_type is not None and again.signer_type != known.signer_type:
+                pinned = "without a signer type" if known.signer_type is None else f"as {known.signer_type!r}"
+                raise KeyringError(
+                    f"{where} is pinned {pinned} by {_source(known)}, not {again.signer_type!r}; "
+                    "a revocation never changes a key"
+                )
+            stated = again if again.signer_id is not None else replace(again, signer_id=known.signer)
+            keys[again.key_id] = _merged(known, stated)
+        return Keyring(keys.values())
 
     def __reduce__(self) -> tuple[object, ...]:
         return (Keyring, (list(self._keys.values()),))

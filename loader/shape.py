@@ -3,8 +3,9 @@
 Every field the later checks read is present with the right type; the first that is not
 rejects the bundle with ``schema_error`` and a message naming the field
 (``bundle.events[1].signer.key_id is missing``). Unknown ``bundle_version`` or event types
-are ``schema_error`` too, and so are an alias kind outside :data:`ALIAS_KIND`, a time
-that is not ISO 8601 UTC in ASCII digits and a source version outside :data:`SOURCE_VERSIONS`.
+are ``schema_error`` too, and so are an alias kind outside :data:`ALIAS_KIND`, a source kind
+outside :data:`SOURCE_KIND`, a time that is not ISO 8601 UTC in ASCII digits and a source
+version outside :data:`SOURCE_VERSIONS`.
 
 A later check may read a field only if this module pins its type: a digest binds a value,
 not its type, so a bundle with a wrong type and every digest recomputed reaches every check
@@ -28,7 +29,7 @@ from pith_graph.loader.format import (
     SignatureKind,
 )
 
-__all__ = ["ALIAS_KIND", "SOURCE_VERSIONS", "check_shape"]
+__all__ = ["ALIAS_KIND", "SOURCE_KIND", "SOURCE_VERSIONS", "check_shape"]
 
 # ASCII classes only: ``\d`` would accept every Unicode digit (``٢٠١٩``).
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -38,6 +39,12 @@ _ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0
 #: in-memory node id ``Alias:<kind>:<value>`` (:func:`pith_graph.schema.graph.node_id`)
 #: names exactly one (kind, value).
 ALIAS_KIND = re.compile(r"[a-z0-9_]+")
+#: What a source kind may be: a lower-case ASCII letter, then letters, digits and ``_``
+#: (``arxiv``, the only kind seen). A source is its (kind, id) and only kind ``arxiv``
+#: derives arXiv identifiers, so ``arXiv`` or ``arxiv `` would be a second spelling of arXiv
+#: that escapes both precedence and the arXiv id checks. A well-formed kind that is not
+#: ``arxiv`` is another source: it may claim no arXiv alias or DOI (``identifier_mismatch``).
+SOURCE_KIND = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _fail(code: RejectCode, message: str) -> BundleError:
@@ -124,6 +131,12 @@ def _version(obj: Mapping[str, Any], key: str, path: str) -> None:
 def _check_record(record: Mapping[str, Any], path: str) -> None:
     source = _field(record, "source", dict, path)
     _strs(source, ("id", "kind"), f"{path}.source")
+    if not SOURCE_KIND.fullmatch(source["kind"]):
+        raise _fail(
+            RejectCode.SCHEMA_ERROR,
+            f"{path}.source.kind {source['kind']!a} must be a lower-case ASCII letter, then "
+            "letters, digits and _ (arXiv's is 'arxiv')",
+        )
     _version(source, "version", f"{path}.source")
     meta = _field(record, "metadata", dict, path)
     mpath = f"{path}.metadata"

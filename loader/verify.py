@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import binascii
 import hashlib
+import re
 import time
 import unicodedata
 from collections.abc import Mapping
@@ -42,6 +43,7 @@ from pith_graph.loader.identifiers import (
     ARXIV_ID_FORMS,
     PITH_B32_LENGTH,
     canonical_arxiv_id,
+    doi_key,
     pith_base32,
     title_key,
 )
@@ -118,7 +120,8 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
 
 def _check_arxiv_spelling(source: Mapping[str, Any]) -> None:
     """An arXiv source id is spelled as arXiv spells it: the update rules compare source ids
-    byte for byte, so a second spelling of one paper would dodge precedence."""
+    byte for byte, so a second spelling of one paper would dodge precedence. The message
+    quotes the id with :func:`ascii`, so a look-alike digit (``2601.0000\\u0661``) shows."""
     if source["kind"] != "arxiv":
         return
     canonical = canonical_arxiv_id(source["id"])
@@ -126,22 +129,26 @@ def _check_arxiv_spelling(source: Mapping[str, Any]) -> None:
         spelled = f"; arXiv writes it {canonical!r}" if canonical is not None else ""
         raise _fail(
             RejectCode.IDENTIFIER_MISMATCH,
-            f"canonical_record.source.id {source['id']!r} is not an arXiv id as arXiv writes it "
-            f"({ARXIV_ID_FORMS}){spelled}",
+            f"canonical_record.source.id {source['id']!a} is not an arXiv id as arXiv writes "
+            f"it ({ARXIV_ID_FORMS}){spelled}",
         )
 
 
-#: DOIs the arXiv mints for its papers: ``10.48550/arXiv.<id>``, in any letter case.
+#: DOIs the arXiv mints for its papers: ``10.48550/arXiv.<id>``, in any ASCII letter case.
 ARXIV_DOI_PREFIX = "10.48550/arxiv."
+#: The size N of a ``pith_short_N`` alias, in ASCII digits without a leading zero.
+_PITH_SHORT_SIZE = re.compile(r"[1-9][0-9]?")
 
 
 def derived_alias(kind: str, value: str, source: Mapping[str, Any], body: str) -> str | None:
     """The value an alias must have when the canonical record determines it, else ``None``.
 
     Derivable: ``arxiv`` (the id), ``arxiv_version`` (id + ``v`` + version), an arXiv DOI
-    (``10.48550/arXiv.<id>``, letter case kept as stated) and ``pith_short_<n>`` (the first
-    n characters of the pith number's body). Only an arXiv record derives arXiv identifiers,
-    so a record from elsewhere claiming one derives the impossible ``""``. Any other alias
+    (``10.48550/arXiv.<id>``, ASCII letter case kept as stated, compared as stored:
+    :func:`doi_key`) and ``pith_short_<n>`` (the first n characters of the pith number's
+    body; n in ASCII digits, no leading zero). Only an arXiv record (source kind ``arxiv``:
+    :mod:`~pith_graph.loader.shape` admits no other spelling of it) derives arXiv identifiers,
+    so a record of any other kind claiming one derives the impossible ``""``. Any other alias
     (a journal DOI, an unknown kind) cannot be derived: it is kept, but the API never lets
     it outrank a derivable one.
 
@@ -155,17 +162,17 @@ def derived_alias(kind: str, value: str, source: Mapping[str, Any], body: str) -
     arxiv = source["kind"] == "arxiv"
     if kind.startswith("pith_short_"):
         size = kind.removeprefix("pith_short_")
-        valid = size.isdigit() and 0 < int(size) <= PITH_B32_LENGTH
+        valid = _PITH_SHORT_SIZE.fullmatch(size) is not None and int(size) <= PITH_B32_LENGTH
         return body[: int(size)] if valid else ""
     if kind == "arxiv":
         return source["id"] if arxiv else ""
     if kind == "arxiv_version":
         return f"{source['id']}v{source['version']}" if arxiv else ""
-    if kind == "doi" and value.lower().startswith(ARXIV_DOI_PREFIX):
+    if kind == "doi" and (key := doi_key(value)).startswith(ARXIV_DOI_PREFIX):
         if not arxiv:
             return ""
-        expected = ARXIV_DOI_PREFIX + str(source["id"]).lower()
-        return value if value.lower() == expected else value[: len(ARXIV_DOI_PREFIX)] + source["id"]
+        expected = ARXIV_DOI_PREFIX + doi_key(str(source["id"]))
+        return value if key == expected else value[: len(ARXIV_DOI_PREFIX)] + source["id"]
     return None
 
 

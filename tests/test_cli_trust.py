@@ -163,10 +163,11 @@ def test_a_keyring_that_contradicts_itself_is_refused_in_one_line(folder: Path) 
 
 
 def test_a_later_file_cannot_lift_a_revocation(folder: Path) -> None:
-    """revoked: true in one file, revoked_at far ahead in a later one: still revoked for all time."""
+    """revoked: true in the file that defines the key, revoked_at far ahead in a later
+    --revoked-keys file: still revoked for all time."""
     later = folder / "later.json"
     later.write_text(json.dumps([{**A.keyring_entry(), "revoked_at": "2099-01-01T00:00:00Z"}]))
-    args = ("--trusted-keys", str(folder / "revoked.json"), "--trusted-keys", str(later), "--json")
+    args = ("--trusted-keys", str(folder / "revoked.json"), "--revoked-keys", str(later), "--json")
     result = run_cli("verify", str(folder / "bundles"), *args)
     assert result.returncode == 1, result.stderr
     assert [r["code"] for r in json.loads(result.stdout)["rejections"]] == ["revoked_key", "revoked_key"]

@@ -115,12 +115,14 @@ def test_a_bundle_with_a_canonical_arxiv_id_verifies(case: dict[str, str]) -> No
 )
 def test_a_bundle_with_another_spelling_is_rejected_naming_arxivs(case: dict[str, str | None]) -> None:
     """A consistent, signed bundle whose source id is a second spelling of a paper (or no
-    arXiv id at all) would dodge precedence, which compares source ids byte for byte."""
+    arXiv id at all: Unicode digits, ``2601.0000١``) would dodge precedence, which compares
+    source ids byte for byte. The message quotes the id in ASCII, so a look-alike shows."""
     with pytest.raises(BundleError) as caught:
         verify_bundle(_bundle_for(str(case["text"])), KEYRING)
     assert caught.value.code.value == "identifier_mismatch"
     message = caught.value.message
-    assert f"source.id {case['text']!r} is not an arXiv id as arXiv writes it" in message
-    assert "archive/YYMMNNN in lower case" in message
+    assert message.isascii()
+    assert f"source.id {case['text']!a} is not an arXiv id as arXiv writes it" in message
+    assert "archive/YYMMNNN in lower case without a subject class, in ASCII only" in message
     if case["canonical"] is not None:
         assert message.endswith(f"arXiv writes it {case['canonical']!r}")

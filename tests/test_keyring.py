@@ -1,11 +1,13 @@
 """The keyring's precedence model: trust only pinned keys, and only as far as the keyring
 ranks them.
 
-The cases live in ``vectors/keyrings.json``: ``--trusted-keys`` files given in order, and the
-keyring they make (ranks, signers, signer types, revocations) or the one-line refusal. A
-later file may repeat a key it agrees on (to revoke it), never move it to another signer or
-add a key to a signer an earlier source defined. A key speaks only for its pinned signer
-(its ``signer_id``, or itself) and, when the keyring pins one, its signer type.
+The cases live in ``vectors/keyrings.json``: ``--trusted-keys`` files given in order (and
+``--registry-keys``, ``--revoked-keys`` files), and the keyring they make (ranks, signers,
+signer types, revocations) or the one-line refusal. A later file may repeat a key it agrees
+on, never revoke another source's key, move it to another signer or add a key to a signer an
+earlier source defined; only the operator's ``--revoked-keys`` revokes any pinned key. A key
+speaks only for its pinned signer (its ``signer_id``, or itself) and, when the keyring pins
+one, its signer type.
 """
 
 from __future__ import annotations
@@ -60,14 +62,15 @@ def _write_files(folder: Path, files: list[list[dict[str, Any]]], prefix: str = 
     return paths
 
 
-def _chained(paths: list[Path], registry_paths: list[Path]) -> Keyring:
+def _chained(paths: list[Path], registry_paths: list[Path], revoked_paths: list[Path]) -> Keyring:
     """The library's composition, as the API makes it."""
-    return operator_keyring(paths, registry_paths)
+    return operator_keyring(paths, registry_paths, revoked_paths)
 
 
-def _cli(paths: list[Path], registry_paths: list[Path]) -> Keyring:
+def _cli(paths: list[Path], registry_paths: list[Path], revoked_paths: list[Path]) -> Keyring:
     options = build_parser().parse_args(
         ["verify", "bundles"]
+        + [f"--revoked-keys={path}" for path in revoked_paths]  # applied last, wherever given
         + [f"--registry-keys={path}" for path in registry_paths]
         + [f"--trusted-keys={path}" for path in paths]
     )
@@ -79,16 +82,18 @@ def _cli(paths: list[Path], registry_paths: list[Path]) -> Keyring:
 def test_keyrings_from_trusted_keys_files(tmp_path: Path, case: dict[str, Any], compose: Any) -> None:
     paths = _write_files(tmp_path, case["files"])
     registry_paths = _write_files(tmp_path, case.get("registry_files", []), prefix="r")
+    revoked_paths = _write_files(tmp_path, case.get("revoked_files", []), prefix="v")
     if "error" in case:
         named = {f"k{n}": str(path) for n, path in enumerate(paths, 1)}
         named |= {f"r{n}": str(path) for n, path in enumerate(registry_paths, 1)}
+        named |= {f"v{n}": str(path) for n, path in enumerate(revoked_paths, 1)}
         expected = case["error"].format(**named)
         with pytest.raises(KeyringError) as caught:
-            compose(paths, registry_paths)
+            compose(paths, registry_paths, revoked_paths)
         assert str(caught.value) == expected
         assert "\n" not in str(caught.value)
         return
-    keyring = compose(paths, registry_paths)
+    keyring = compose(paths, registry_paths, revoked_paths)
     found = {
         key_id: [keyring.rank(key_id), key.signer, key.signer_type, key.revoked_at]
         for key_id, key in keyring.items()

@@ -198,7 +198,7 @@ def test_prune_refuses_a_malformed_node_link_file_in_one_line(tmp_path: Path) ->
         "--graph",
         str(path),
         "--dry-run",
-        "--trusted-keys",
+        "--revoked-keys",
         str(revoked),
     ]
     pruned = run_cli(*command)
@@ -208,7 +208,7 @@ def test_prune_refuses_a_malformed_node_link_file_in_one_line(tmp_path: Path) ->
 
 
 def _revoking(folder: Path) -> Path:
-    """A trusted-keys file revoking the registry key (so that prune has work to do)."""
+    """A revoked-keys file revoking the registry key (so that prune has work to do)."""
     path = Path(str(folder)) / "revoked.json"
     entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
     path.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))

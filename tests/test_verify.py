@@ -132,6 +132,14 @@ def _apply(bundle: dict[str, Any], edit: list[Any]) -> None:
         holder[last] = base64.b64encode(bytes(raw)).decode()
     elif op == "@append-event":  # a copy of events[i] with another event_type
         bundle["events"].append({**copy.deepcopy(bundle["events"][edit[1]]), "event_type": edit[2]})
+    elif op == "@source-kind":  # every copy of the source kind, arXiv-derived aliases dropped
+        created = next(e for e in bundle["events"] if e["event_type"] == "record_created")
+        for source in (bundle["source"], bundle["canonical_record"]["source"]):
+            source["kind"] = edit[1]
+        created["payload"]["canonical_record"]["source"]["kind"] = created["payload"]["source_kind"] = edit[1]
+        bundle["source_aliases"] = [
+            a for a in bundle["source_aliases"] if a["alias_kind"].startswith("pith_short_")
+        ]
     elif op == "@swap-event-signatures":
         first, second = bundle["events"][0]["signature"], bundle["events"][1]["signature"]
         first["signature_b64"], second["signature_b64"] = second["signature_b64"], first["signature_b64"]
@@ -393,6 +401,30 @@ def test_pith_short_aliases_derive_one_to_all_characters_of_the_body() -> None:
     body, source = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"[:PITH_B32_LENGTH], SPEC.canonical_record()["source"]
     for size, derived in ((1, "A"), (PITH_B32_LENGTH, body), (PITH_B32_LENGTH + 1, ""), ("x", ""), ("", "")):
         assert derived_alias(f"pith_short_{size}", body, source, body) == derived, size  # "": none matches
+
+
+@pytest.mark.parametrize(
+    "size",
+    [
+        pytest.param("\u0668", id="arabic-indic-eight"),
+        pytest.param("\u00b2", id="superscript-two"),
+        pytest.param("08", id="leading-zero"),
+        pytest.param("1" * 5000, id="over-int-digit-limit"),
+    ],
+)
+def test_a_pith_short_size_is_ascii_digits_without_a_leading_zero(size: str) -> None:
+    """One spelling per kind; never an exception (``int()`` reads Unicode digits and raises on
+    ``²`` or more than 4,300 digits, an ``internal_error``)."""
+    body, source = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", SPEC.canonical_record()["source"]
+    assert derived_alias(f"pith_short_{size}", body[:8], source, body) == ""
+
+
+def test_an_arxiv_doi_folds_ascii_letters_only() -> None:
+    """As stored (``doi_key``): a KELVIN SIGN is not ``k``, so the DOI is not the record's."""
+    source = {"kind": "arxiv", "id": "hep-k/9901001", "version": 1}
+    kelvin = "10.48550/arXiv.hep-\u212a/9901001"
+    assert derived_alias("doi", kelvin, source, "") == "10.48550/arXiv.hep-k/9901001"
+    assert derived_alias("doi", "10.48550/ARXIV.HEP-K/9901001", source, "") == "10.48550/ARXIV.HEP-K/9901001"
 
 
 def test_stated_bundle_digest_only_when_it_recomputes() -> None:

@@ -75,7 +75,7 @@ def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool =
 
 
 def add_trust_options(parser: argparse.ArgumentParser) -> None:
-    """``--trusted-keys FILE`` and ``--registry-keys FILE`` (both repeatable)."""
+    """``--trusted-keys FILE``, ``--registry-keys FILE`` and ``--revoked-keys FILE`` (all repeatable)."""
     parser.add_argument(
         "--trusted-keys",
         metavar="FILE",
@@ -90,11 +90,18 @@ def add_trust_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         help="JSON list of new keys of the registry's signer, pith.science, e.g. after a key rotation (repeatable)",
     )
+    parser.add_argument(
+        "--revoked-keys",
+        metavar="FILE",
+        action="append",
+        default=[],
+        help="JSON list of pinned keys to revoke, any source's, the registry's too: the operator's own revocations (repeatable)",
+    )
 
 
 def key_files(args: argparse.Namespace) -> list[str]:
     """The keyring files the options name, never read as bundles."""
-    return [*args.registry_keys, *args.trusted_keys]
+    return [*args.registry_keys, *args.trusted_keys, *args.revoked_keys]
 
 
 def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
@@ -135,8 +142,8 @@ def open_store(args: argparse.Namespace) -> GraphStore:
 
 def keyring_from(args: argparse.Namespace) -> Keyring:
     """The built-in keyring plus every ``--registry-keys`` file, then every ``--trusted-keys``
-    file, in the order given."""
-    return operator_keyring(args.trusted_keys, args.registry_keys)
+    file, in the order given, then the revocations of every ``--revoked-keys`` file."""
+    return operator_keyring(args.trusted_keys, args.registry_keys, args.revoked_keys)
 
 
 def save_snapshot_with_index(store: MemoryStore, path: str) -> None:

@@ -49,7 +49,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
     keyring = keyring_from(args)
     if not keyring.revoked():
         raise UsageError(
-            "no key is revoked: mark one with revoked or revoked_at in a --trusted-keys (or --registry-keys) file"
+            "no key is revoked: name the key with revoked or revoked_at in a --revoked-keys file "
+            "(or in the --trusted-keys file that defines it)"
         )
     store: GraphStore
     if args.backend == "memory":

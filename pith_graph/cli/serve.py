@@ -72,6 +72,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         graph=args.graph,
         trusted_keys=tuple(args.trusted_keys) or None,
         registry_keys=tuple(args.registry_keys) or None,
+        revoked_keys=tuple(args.revoked_keys) or None,
         workers=args.workers,
         load_workers=args.load_workers,
         neo4j_uri=args.uri,

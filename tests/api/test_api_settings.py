@@ -29,6 +29,7 @@ READS: list[tuple[str, str, str, object]] = [
     ("PITH_API_GRAPH", "/srv/graph.snapshot", "graph", "/srv/graph.snapshot"),
     ("PITH_API_TRUSTED_KEYS", "/srv/keys.json", "trusted_keys", ("/srv/keys.json",)),
     ("PITH_API_REGISTRY_KEYS", "/srv/registry.json", "registry_keys", ("/srv/registry.json",)),
+    ("PITH_API_REVOKED_KEYS", "/srv/revoked.json", "revoked_keys", ("/srv/revoked.json",)),
     ("PITH_API_WORKERS", "3", "workers", 3),
     ("PITH_API_WORKERS", "1", "workers", 1),
     ("PITH_API_MEMORY_THREADS", "2", "memory_threads", 2),
