@@ -4,20 +4,23 @@
 :class:`~pith_graph.errors.BundleError` (an input that could not even be read) per bundle, never
 holding more than one bundle's bytes at a time. A ``.json`` file is one bundle; a
 ``.jsonl`` file is one bundle per non-blank line; ``.gz`` adds gzip to either. Folders are
-walked recursively in sorted order for those suffixes. ``-`` reads stdin: gzip is sniffed
-from its magic bytes, and the stream is one JSON document or JSON Lines, sniffed from its
-first line.
+searched recursively in sorted order for those suffixes, through links to folders (each real
+folder once); a folder that cannot be searched becomes an ``unreadable`` rejection. ``-`` reads
+stdin: gzip is sniffed from its magic bytes, and the stream is JSON Lines unless it is one
+JSON document (see :func:`_opens_document`).
 """
 
 from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import re
 import stat
 import sys
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,7 +71,10 @@ def open_regular(path: str) -> BinaryIO:
     path swapped after any earlier check changes nothing. Stdin (``-``) is how to pipe."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):  # listed by expand_paths as unsearchable, readable by now
+            raise OSError("a folder that could not be searched when the inputs were listed")
+        if not stat.S_ISREG(mode):
             raise OSError("not a regular file (a FIFO, device or socket): pipe it to - (stdin) instead")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
@@ -77,8 +83,57 @@ def open_regular(path: str) -> BinaryIO:
         raise
 
 
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # through a link
+    except OSError:
+        return False  # a link that cannot be followed: a file name, as os.walk has it
+
+
+def _search(top: Path) -> list[str]:
+    """The bundle files under the folder ``top``, sorted, and for each folder that cannot be
+    searched its path with a trailing separator (read, it is an ``unreadable`` rejection).
+
+    Links to folders are followed, after every folder reached without one: a folder is named
+    by its own path when it has one under ``top``, else by the first link to it (in sorted
+    order). A folder already searched, by its (device, inode), is not searched again, so a
+    link to an ancestor or two links to each other cannot loop.
+    """
+    found: list[str] = []
+    searched: set[tuple[int, int]] = set()
+    pending, linked = [top], deque[Path]()
+    while pending or linked:
+        folder = pending.pop() if pending else linked.popleft()
+        try:
+            identity = os.stat(folder)
+            if (identity.st_dev, identity.st_ino) in searched:
+                continue
+            searched.add((identity.st_dev, identity.st_ino))
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError:
+            found.append(os.path.join(folder, ""))
+            continue
+        subfolders: list[Path] = []
+        for entry in entries:
+            if not _is_folder(entry):
+                if _is_bundle_file(entry.name):
+                    found.append(str(folder / entry.name))
+            elif entry.is_symlink():
+                linked.append(folder / entry.name)
+            else:
+                subfolders.append(folder / entry.name)
+        pending.extend(reversed(subfolders))
+    return sorted(found)
+
+
 def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
     """Check every path exists and expand folders to their bundle files, sorted.
+
+    A folder is searched recursively, through links to folders, each real folder once (see
+    :func:`_search`); one that cannot be searched (no permission, gone, a path too long) is
+    listed as its path with a trailing separator, which :func:`iter_inputs` reports as an
+    ``unreadable`` rejection naming it.
 
     Files of ``exclude`` are left out wherever they are found, named directly or inside a
     folder, by any path that leads to them (a symlink, a hard link, ``./``): the pipeline
@@ -100,13 +155,7 @@ def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[st
             continue
         path = Path(raw)
         if path.is_dir():
-            found = sorted(
-                str(Path(root) / name)
-                for root, _dirs, names in os.walk(path)
-                for name in names
-                if _is_bundle_file(name)
-            )
-            expanded.extend(filter(kept, found))
+            expanded.extend(filter(kept, _search(path)))
         elif path.exists():
             if kept(raw):
                 expanded.append(raw)
@@ -213,20 +262,58 @@ def _iter_document(stream: BinaryIO, path: str, limit: int) -> Iterator[RawBundl
         yield RawBundle(data, source)
 
 
+_BOM = b"\xef\xbb\xbf"
+_CLOSERS = {b"{": b"}", b"[": b"]"}
+
+
+def _is_whole(line: bytes) -> bool:
+    """Whether ``line`` (stripped) opens and closes an object or array, as a JSON Lines line does."""
+    closer = _CLOSERS.get(line[:1])
+    return closer is not None and len(line) > 1 and line.endswith(closer)
+
+
+def _opens_document(first: bytes, limit: int) -> bool:
+    """Whether the first line of stdin may begin one (pretty-printed) JSON document: within
+    the limit (a longer one would make any document too large) and, after a UTF-8 BOM,
+    opening an object or array without closing it. A line that is blank, whole (``{…}``,
+    ``[]``), another value or garbage cannot begin one: the stream is JSON Lines."""
+    if len(first) > limit + 1 or (len(first) == limit + 1 and not first.endswith(b"\n")):
+        return False
+    head = first.removeprefix(_BOM).strip()
+    return head[:1] in _CLOSERS and not _is_whole(head)
+
+
+def _is_document(data: bytes, limit: int) -> bool:
+    """Whether stdin's first ``limit + 1`` bytes, whose first line opens a document, are read
+    as that document: unless they are not one JSON value and a later line is whole (``{…}``)
+    as in JSON Lines, such as lines after a first line ``{`` from whoever wrote it."""
+    if len(data) <= limit:
+        try:
+            json.loads(data.removeprefix(_BOM).decode("utf-8", "replace"))
+            return True
+        except RecursionError:
+            return True  # the bundle parser reports such nesting itself
+        except ValueError:
+            pass
+    lines = data.split(b"\n")[1:] if len(data) <= limit else data.split(b"\n")[1:-1]  # complete lines
+    return not any(_is_whole(line.strip()) for line in lines if line.lstrip().startswith(b"{"))
+
+
 def _iter_stdin(stream: BinaryIO, limit: int) -> Iterator[RawBundle | BundleError]:
     buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(_Prepend(b"", stream))
     source: BinaryIO = buffered
     if buffered.peek(2)[:2] == _GZIP_MAGIC:
         source = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
     first = source.readline(limit + 2)
-    head = first.strip()
     replay = io.BufferedReader(_Prepend(first, source))
-    if not head or (head.startswith(b"{") and head.endswith(b"}")):
-        # JSON Lines; one compact document on one line is the single-bundle case.
+    if not _opens_document(first, limit):
         yield from iter_lines(replay, "-", limit)
+        return
+    data = _read_capped(replay, limit)
+    if _is_document(data, limit):
+        yield from _iter_document(io.BytesIO(data), "-", limit)
     else:
-        # A pretty-printed (multi-line) document, or garbage: one bundle.
-        yield from _iter_document(replay, "-", limit)
+        yield from iter_lines(io.BufferedReader(_Prepend(data, replay)), "-", limit)
 
 
 class _Prepend(io.RawIOBase):
@@ -263,18 +350,28 @@ def _iter_file(path: str, limit: int) -> Iterator[RawBundle | BundleError]:
             yield from _iter_document(stream, path, limit)
 
 
+def _stdin_buffer() -> BinaryIO:
+    """This process's binary stdin; :class:`OSError` (an ``unreadable`` rejection) when it
+    was closed at start-up (``<&-``), as Python then has no ``sys.stdin``."""
+    buffer: BinaryIO | None = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        raise OSError("stdin is closed")
+    return buffer
+
+
 def iter_inputs(
     paths: Iterable[str], *, max_bytes: int, stdin: BinaryIO | None = None
 ) -> Iterator[RawBundle | BundleError]:
     """Stream every bundle of ``paths`` (already expanded by :func:`expand_paths`).
 
-    A file that fails mid-way (truncated gzip, unreadable) yields an ``unreadable``
-    rejection for what remains and the run goes on with the next file.
+    A file that fails mid-way (truncated gzip, unreadable), a folder that could not be
+    searched and a closed stdin yield an ``unreadable`` rejection (for what remains) and the
+    run goes on with the next file.
     """
     for path in paths:
         try:
             if path == "-":
-                yield from _iter_stdin(stdin if stdin is not None else sys.stdin.buffer, max_bytes)
+                yield from _iter_stdin(stdin if stdin is not None else _stdin_buffer(), max_bytes)
             else:
                 yield from _iter_file(path, max_bytes)
         except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -106,11 +109,74 @@ def test_stdin_jsonl(gzipped: bool) -> None:
     assert [i.source for i in items] == [Source("-", 1), Source("-", 2), Source("-", 3)]
 
 
-def test_stdin_pretty_document_is_one_bundle() -> None:
-    pretty = b'{\n  "a": 1,\n  "b": [2]\n}\n'
-    items = _read(["-"], stdin=pretty)
-    assert len(items) == 1 and isinstance(items[0], RawBundle)
-    assert items[0].data == pretty and items[0].source == Source("-")
+_OVER = b'{\n  "a": "' + b"x" * 200 + b'",\n  "b": 1\n}\n'
+
+
+@pytest.mark.parametrize(
+    ("pretty", "limit"),
+    [
+        pytest.param(b'{\n  "a": 1,\n  "b": [2]\n}\n', LIMIT, id="pretty"),
+        pytest.param(b'\xef\xbb\xbf{\n  "a": 1\n}\n', LIMIT, id="bom"),
+        pytest.param(b'{"a": 1,\n  "b": [\n    {}\n  ]\n}', LIMIT, id="first-line-with-a-member"),
+        pytest.param(b'[\n  {"a": 1}\n]\n', LIMIT, id="array-with-a-whole-line"),
+        pytest.param(b'{\n  "a": 1\n  "b": 2\n}\n', LIMIT, id="invalid-but-no-json-lines"),
+        pytest.param(_OVER, 100, id="over-the-limit"),
+    ],
+)
+def test_stdin_pretty_document_is_one_bundle(pretty: bytes, limit: int) -> None:
+    """A document whose first line opens it stays one bundle (or one ``too_large``)."""
+    items = _read(["-"], stdin=pretty, limit=limit)
+    assert len(items) == 1 and items[0].source == Source("-")
+    if len(pretty) > limit:
+        assert isinstance(items[0], BundleError) and items[0].code.value == "too_large"
+    else:
+        assert isinstance(items[0], RawBundle) and items[0].data == pretty
+
+
+def _first_lines(limit: int) -> list[object]:
+    return [
+        pytest.param(b'{"x":"' + b"a" * limit + b'"}', id="over-the-limit"),
+        pytest.param(b"[]", id="array"),
+        pytest.param(b'"text"', id="string"),
+        pytest.param(b"5", id="number"),
+        pytest.param(b"\xef\xbb\xbf" + _compact(SAMPLE_FILES[0]), id="bom"),
+        pytest.param(b"hello", id="garbage"),
+        pytest.param(b"{", id="an-opening-brace"),
+        pytest.param(b'[{"a": 1},', id="an-opening-bracket"),
+    ]
+
+
+def _located(items: list[RawBundle | BundleError]) -> list[tuple[object, ...]]:
+    return [
+        (i.source.line, i.data) if isinstance(i, RawBundle) else (i.source and i.source.line, i.code.value)
+        for i in items
+    ]
+
+
+@pytest.mark.parametrize("gzipped", [False, True], ids=["plain", "gzip"])
+@pytest.mark.parametrize("count", [1, 3], ids=["within-the-limit", "over-the-limit"])
+@pytest.mark.parametrize("first", _first_lines(1 << 15))
+def test_stdin_is_json_lines_whatever_its_first_line(
+    tmp_path: Path, first: bytes, count: int, gzipped: bool
+) -> None:
+    """Whoever writes the first line cannot turn the lines after it into one document: stdin
+    reads them as a ``.jsonl`` file of the same bytes does, each located."""
+    payload = first + b"\n" + b"\n".join(_compact(p) for p in SAMPLE_FILES[:count]) + b"\n"
+    path = tmp_path / "same.jsonl"
+    path.write_bytes(payload)
+    from_file = _located(_read([str(path)], limit=1 << 15))
+    from_stdin = _read(["-"], stdin=gzip.compress(payload) if gzipped else payload, limit=1 << 15)
+    assert _located(from_stdin) == from_file
+    assert {i.source.path for i in from_stdin if i.source} == {"-"}
+    assert [line for line, _ in from_file[1:]] == list(range(2, count + 2))
+
+
+def test_closed_stdin_is_an_unreadable_rejection(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", None)  # what Python leaves when started with fd 0 closed
+    items = list(iter_inputs(["-"], max_bytes=LIMIT))
+    assert [(type(i), i.source) for i in items] == [(BundleError, Source("-"))]
+    assert isinstance(items[0], BundleError) and items[0].code.value == "unreadable"
+    assert "stdin is closed" in items[0].message
 
 
 def test_excluded_files_are_left_out_by_any_path(tmp_path: Path) -> None:
@@ -141,3 +207,100 @@ def test_a_fifo_in_a_folder_is_unreadable_and_does_not_block_the_run(
     assert [(r.code, Path(r.source.path).name) for r in report.rejections] == [("unreadable", name)]
     assert "not a regular file" in report.rejections[0].message
     assert report.accepted == 1 and report.duplicate == 1  # the same bundle, twice
+
+
+def _cli(
+    *args: str, stdin: bytes | None = None, closed_stdin: bool = False
+) -> tuple[int, dict[str, object], str]:
+    """``pith-graph ARGS --json`` in a child process: exit code, report, stderr."""
+    command = [sys.executable, "-m", "pith_graph", *args, "--json"]
+    if closed_stdin:
+        command = ["/bin/sh", "-c", 'exec "$@" <&-', "sh", *command]
+    done = subprocess.run(command, input=stdin, capture_output=True, timeout=120, check=False)
+    return done.returncode, json.loads(done.stdout or b"null"), done.stderr.decode()
+
+
+def _rejections(report: dict[str, object]) -> list[tuple[object, ...]]:
+    rejections = report["rejections"]
+    assert isinstance(rejections, list)
+    return [(r["file"], r["line"], r["code"]) for r in rejections]
+
+
+def test_cli_stdin_lines_after_a_bad_first_line_are_read() -> None:
+    payload = b"[]\n" + b"\n".join(_compact(p) for p in SAMPLE_FILES) + b"\n"
+    code, report, _ = _cli("verify", "-", stdin=payload)
+    assert (code, report["seen"], report["verified"]) == (1, 4, 3)
+    assert _rejections(report) == [("-", 1, "not_object")]
+
+
+def test_cli_closed_stdin_is_a_rejection_not_a_traceback() -> None:
+    code, report, stderr = _cli("verify", "-", closed_stdin=True)
+    assert "Traceback" not in stderr
+    assert (code, report["seen"], _rejections(report)) == (1, 1, [("-", None, "unreadable")])
+
+
+def _unsearchable_folder(base: Path) -> Path:
+    """A folder under ``base`` holding a bundle, whose path is too long to open (PATH_MAX is
+    4096 on Linux, 1024 on macOS): a folder no search can read, as root too. Made through
+    folder descriptors, which have no such limit."""
+    name, path = "d" * 200, base
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        while len(str(path)) < 4400:
+            os.mkdir(name, dir_fd=fd)
+            inner = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd, path = inner, path / name
+        bundle = os.open("b.json", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+        os.write(bundle, _compact(SAMPLE_FILES[1]))
+        os.close(bundle)
+    finally:
+        os.close(fd)
+    return path
+
+
+def test_a_folder_that_cannot_be_searched_is_an_unreadable_rejection(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_bytes(_compact(SAMPLE_FILES[0]))
+    deep = _unsearchable_folder(tmp_path)
+    items = _read([str(tmp_path)])
+    assert [type(i) for i in items] == [RawBundle, BundleError]
+    error = items[1]
+    assert isinstance(error, BundleError) and error.code.value == "unreadable" and error.source
+    assert error.source.path.endswith(os.sep)
+    assert str(deep).startswith(error.source.path) and len(error.source.path) > 1000
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_cli_a_folder_that_cannot_be_searched_fails_the_run_and_the_rest_loads(
+    tmp_path: Path, workers: int
+) -> None:
+    (tmp_path / "a.json").write_bytes(_compact(SAMPLE_FILES[0]))
+    _unsearchable_folder(tmp_path)
+    code, report, _ = _cli("verify", str(tmp_path), "--workers", str(workers))
+    assert (code, report["seen"], report["verified"]) == (1, 2, 1)
+    [(path, line, reject)] = _rejections(report)
+    assert isinstance(path, str) and path.startswith(str(tmp_path / ("d" * 200))) and path.endswith(os.sep)
+    assert (line, reject) == (None, "unreadable")
+
+
+def test_links_to_folders_are_followed_each_real_folder_once(tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    (real / "sub").mkdir(parents=True)
+    (real / "sub" / "a.json").write_bytes(b"{}")
+    (real / "keyring.json").write_bytes(b"[]")
+    (real / "sub" / "up").symlink_to("..")  # a link to an ancestor
+    top = tmp_path / "top"
+    (top / "p").mkdir(parents=True)
+    (top / "q").mkdir()
+    (top / "q" / "b.jsonl").write_bytes(b"{}\n")
+    (top / "p" / "to_q").symlink_to("../q")  # two links to each other
+    (top / "q" / "to_p").symlink_to("../p")
+    (top / "linked").symlink_to(real)
+    (top / "twice").symlink_to(real)
+    (top / "file.json").symlink_to(real / "sub" / "a.json")
+    found = expand_paths([str(top)], exclude=[real / "keyring.json"])
+    assert found == [
+        str(top / "file.json"),
+        str(top / "linked" / "sub" / "a.json"),
+        str(top / "q" / "b.jsonl"),
+    ]
