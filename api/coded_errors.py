@@ -18,12 +18,14 @@ from typing import Any
 
 from graphql import AbortedGraphQLExecutionError, GraphQLError, GraphQLSyntaxError
 from strawberry.extensions import SchemaExtension
+from strawberry.schema.exceptions import CannotGetOperationTypeError
 
 from pith_graph.errors import ApiError, StoreError, StoreErrorCode
 
 __all__ = [
     "INTERNAL_MESSAGE",
     "CodedErrors",
+    "OperationNameRequired",
     "coded",
     "error_body",
     "is_unexpected",
@@ -110,6 +112,18 @@ def coded(error: GraphQLError) -> GraphQLError:
     if error.message.startswith("Variable '$"):
         return _with_code(error, "BAD_USER_INPUT")
     return _with_code(error, "GRAPHQL_VALIDATION_FAILED")
+
+
+class OperationNameRequired(CannotGetOperationTypeError):
+    """A document of several operations and no ``operationName``: a request error (the
+    GraphQL spec's *GetOperation*), answered as strawberry answers an unknown
+    ``operationName`` (HTTP 400, ``BAD_REQUEST``), where strawberry would run the first."""
+
+    def __init__(self) -> None:
+        super().__init__(None)
+
+    def as_http_error_reason(self) -> str:
+        return "Must provide operationName: the document holds several operations."
 
 
 def error_body(message: str, code: str) -> dict[str, Any]:

@@ -1,14 +1,22 @@
 """Relay cursor connections over reader pages, and the cursors they hand out.
 
 A cursor is the opaque, URL-safe encoding of a :class:`~pith_graph.api.reads.records.PaperKey`
-(a keyset position), so it stays valid while papers are added; anything that does not decode
-to one is refused as ``BAD_USER_INPUT``.
+(a keyset position), so it stays valid while papers are added (and across restarts and
+workers). Anything this API could not have issued is refused as ``BAD_USER_INPUT``: other
+than the canonical encoding (unpadded base64url, as issued), another version, or a position
+no paper can have (a submission time as bundles write it, ``YYYY-MM-DDTHH:MM:SS[.f]Z``, and
+a pith number of that year). Every paper listing (``papers``, an author's, a category's, a
+signer's) has the one newest-first order, so a cursor of one is a position in each; search
+cursors are of their own (:mod:`pith_graph.api.search`). Cursors carry no MAC: one a client
+writes well-formed is a position it could reach by paging anyway, and it reveals nothing
+(its answer is the listing's papers after it, as ``submittedBefore`` would list them).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
 
@@ -40,6 +48,12 @@ __all__ = [
 _PREFIX = "p1|"
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200
+#: A paper's position as the loader lets papers have it: its submission time (the bundles'
+#: ISO 8601 UTC text, ``loader.shape``) and its pith number, of the same year.
+_POSITION = re.compile(
+    r"p1\|([0-9]{4})-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z"
+    r"\|pith:\1:[A-Z2-7]{26}"
+)
 
 
 def encode_cursor(key: PaperKey) -> str:
@@ -49,6 +63,8 @@ def encode_cursor(key: PaperKey) -> str:
     >>> _decode(encode_cursor(key)) == key
     True
     >>> _decode("not a cursor") is None
+    True
+    >>> _decode(base64.b64encode(b"p1|x|y").decode()) is None  # well-formed, but no position
     True
     """
     raw = f"{_PREFIX}{key.submitted_at}|{key.pith_number}".encode()
@@ -68,12 +84,11 @@ def _decode(cursor: str) -> PaperKey | None:
         raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
     except (binascii.Error, ValueError):
         return None
-    if not raw.startswith(_PREFIX):
+    if not _POSITION.fullmatch(raw):
         return None
-    parts = raw[len(_PREFIX) :].split("|")
-    if len(parts) != 2 or not all(parts):
-        return None
-    return PaperKey(parts[0], parts[1])
+    submitted_at, pith_number = raw[len(_PREFIX) :].split("|")
+    key = PaperKey(submitted_at, pith_number)
+    return key if encode_cursor(key) == cursor else None  # only the encoding issued
 
 
 def paper_type() -> Any:

@@ -25,9 +25,12 @@ type and page, in time linear in the document); aliases count once each. For exa
           papers(first: 100) { nodes { title } } } } } }                     + 100 × 10 × 100 = 101,100
 
 :class:`CostLimit` refuses an operation whose cost is over ``RequestLimits.max_cost``
-with ``LIMIT_EXCEEDED``, before any resolver runs. Variables count with the values the
-request gives them; a ``first`` over the page cap counts as the cap (the page-size check
-then refuses it with its own message).
+with ``LIMIT_EXCEEDED``, before any resolver runs. Every argument counts with the value
+execution gives it (graphql-core's own coercion): inline, from a variable, from a
+variable's default (an explicit null overrides it) or from the schema's default, so a query
+costs the same whichever way its values come. A field whose arguments execution refuses
+counts nothing, nor does a request whose variables it refuses; a ``first`` over the page
+cap counts as the cap (the page-size check then refuses it with its own message).
 """
 
 from __future__ import annotations
@@ -47,15 +50,12 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
-    IntValueNode,
-    ListValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
-    ValueNode,
-    VariableNode,
     get_named_type,
 )
 from graphql import ExecutionResult as GraphQLExecutionResult
+from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from strawberry.extensions import SchemaExtension
 
 from pith_graph.errors import LimitExceeded
@@ -145,6 +145,15 @@ def _is_object_list(field: GraphQLField) -> bool:
     return _is_list(field) and isinstance(get_named_type(field.type), GraphQLObjectType)
 
 
+def _clamp(value: Any, default: int, cap: int) -> int:
+    """An Int argument's coerced ``value`` within ``0..cap``; ``default`` when null."""
+    if value is None:
+        return default
+    if not isinstance(value, int) or isinstance(value, bool):
+        return cap  # not an Int (coercion makes it one): count the worst
+    return max(0, min(value, cap))
+
+
 class _Counter:
     """Walks one operation of a document, each fragment once per type and page it is spread
     on (:meth:`_fragment`)."""
@@ -153,7 +162,7 @@ class _Counter:
         self,
         schema: GraphQLSchema,
         fragments: Mapping[str, FragmentDefinitionNode],
-        variables: Mapping[str, Any],
+        variables: VariableValues,
         limits: RequestLimits,
     ) -> None:
         self.schema = schema
@@ -163,53 +172,38 @@ class _Counter:
         self._memo: dict[tuple[str, str, int | None], int] = {}
         self._open: set[tuple[str, str, int | None]] = set()
 
-    def _int(self, node: ValueNode | None, default: int, cap: int) -> int:
-        """An Int argument's value, clamped to ``0..cap``; ``default`` when null or absent."""
-        value: Any = None
-        if isinstance(node, IntValueNode):
-            value = int(node.value)
-        elif isinstance(node, VariableNode):
-            value = self.variables.get(node.name.value)
-        if value is None:
-            return default
-        if not isinstance(value, int) or isinstance(value, bool):
-            return cap  # not an Int: execution refuses it; count the worst
-        return max(0, min(value, cap))
+    def _arguments(self, field: GraphQLField, node: FieldNode) -> dict[str, Any] | None:
+        """The field's arguments as execution coerces them (literals, variables, their
+        defaults, the schema's defaults); ``None`` when execution refuses them (a field
+        error: nothing under the field runs)."""
+        try:
+            return get_argument_values(field, node, self.variables)
+        except GraphQLError:
+            return None
 
-    def _length(self, node: ValueNode | None, cap: int) -> int:
-        """A list argument's length, at most ``cap`` (more is refused by its own check)."""
-        value: Any = None
-        if isinstance(node, ListValueNode):
-            value = node.values
-        elif isinstance(node, VariableNode):
-            value = self.variables.get(node.name.value)
-        elif node is not None:
-            value = node  # one literal identifier
-        if not isinstance(value, list | tuple):
-            return 1 if value is not None else 0  # a single value is coerced to a list of one
-        return min(len(value), cap)
-
-    def _first(self, key: str, field: GraphQLField, node: ValueNode | None) -> int:
-        """The size ``first`` gives (its default when absent or null), at most the page cap."""
+    def _first(self, key: str, field: GraphQLField, value: Any) -> int:
+        """The size ``first`` gives (its default when null), at most the page cap."""
         limits = self.limits
         default = first_default(key, limits)
         if default is None:
             default = field.args["first"].default_value
         if not isinstance(default, int) or isinstance(default, bool):
             default = limits.default_page_size
-        return self._int(node, min(default, limits.max_page_size), limits.max_page_size)
+        return _clamp(value, min(default, limits.max_page_size), limits.max_page_size)
 
-    def _size(self, key: str, node: FieldNode, field: GraphQLField, page: int | None) -> int | None:
-        """How many items the field returns per parent (for a page or facets: how many its
-        lists hold); ``None`` for a single value."""
-        arguments = {argument.name.value: argument.value for argument in node.arguments or ()}
+    def _size(
+        self, key: str, field: GraphQLField, arguments: Mapping[str, Any], page: int | None
+    ) -> int | None:
+        """How many items the field returns per parent, given its coerced ``arguments`` (for
+        a page or facets: how many its lists hold); ``None`` for a single value."""
         limits = self.limits
         if "first" in field.args:
             return self._first(key, field, arguments.get("first"))
         if "maxHops" in field.args:
-            return self._int(arguments.get("maxHops"), limits.default_path_hops, limits.max_path_hops)
-        if "ids" in field.args:  # papersById: one answer per identifier
-            return self._length(arguments.get("ids"), limits.max_batch_ids)
+            return _clamp(arguments.get("maxHops"), limits.default_path_hops, limits.max_path_hops)
+        if "ids" in field.args:  # papersById: one answer per identifier (coerced to a list)
+            ids = arguments.get("ids")
+            return min(len(ids), limits.max_batch_ids) if isinstance(ids, list) else 0
         if key in PAGE_ITEMS:
             return page if page is not None else limits.max_page_size
         if not _is_object_list(field):
@@ -246,7 +240,10 @@ class _Counter:
         field = owner.fields.get(node.name.value)
         if field is None:  # __typename, introspection (bounded by its own rule)
             return 0
-        size = self._size(f"{owner.name}.{node.name.value}", node, field, page)
+        arguments = self._arguments(field, node) if field.args else {}
+        if arguments is None:  # refused: the field does not run, nor anything under it
+            return 0
+        size = self._size(f"{owner.name}.{node.name.value}", field, arguments, page)
         inner = None
         if size is not None and not _is_list(field):  # a page or facets: one object
             inner, size = size, None
@@ -290,18 +287,18 @@ def query_cost(
     limits: RequestLimits,
 ) -> int:
     """The cost of the operation ``operation_name`` (or the only one) of ``document``; 0 when
-    there is no such operation (execution then reports it)."""
+    there is no such operation or its variables do not coerce (execution then reports it)."""
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
     root = schema.query_type
     if len(chosen) != 1 or root is None:
         return 0
     operation = chosen[0]
-    given = dict(variables or {})
-    for definition in operation.variable_definitions or ():
-        name = definition.variable.name.value
-        if name not in given and isinstance(definition.default_value, IntValueNode):
-            given[name] = int(definition.default_value.value)
+    # The variables as execution coerces them: given values, else the operation's defaults
+    # (lists, input objects, enums, null alike); an explicit null stays null.
+    given = get_variable_values(schema, operation.variable_definitions or (), dict(variables or {}))
+    if isinstance(given, list):  # execution refuses the request: no resolver runs
+        return 0
     fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
     return _Counter(schema, fragments, given, limits).cost(root, operation.selection_set, 1)
 

@@ -68,7 +68,7 @@ from graphql.language import Visitor, visit
 from graphql.validation import MaxIntrospectionDepthRule
 from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension, ValidationCache
 
-from pith_graph.api.coded_errors import CodedErrors
+from pith_graph.api.coded_errors import CodedErrors, OperationNameRequired
 from pith_graph.api.cost import CostLimit
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 from pith_graph.errors import BadUserInput, LimitExceeded, QueryTimeout
@@ -313,7 +313,9 @@ class ParserLimits(SchemaExtension):
     """Bounds the parser: lexical tokens, comments and the source length; then refuses a
     document whose fields, its fragments spread, number over :data:`SPREAD_FACTOR` times the
     token limit, before any validation rule (graphql's own among them) walks it: the check
-    is linear in the document (:class:`DocumentShape`), run for every request."""
+    is linear in the document (:class:`DocumentShape`), run for every request. A document
+    of several operations without an operation name is refused here too
+    (:class:`OperationNameRequired`)."""
 
     def __init__(self, max_tokens: int) -> None:
         self.max_tokens = max_tokens
@@ -333,6 +335,11 @@ class ParserLimits(SchemaExtension):
             # strawberry answers an error raised here with no validation and no execution
             # (an extension's on_validate could not keep its ValidationCache from validating).
             raise _too_many_fields(limit)
+        # As the request named it (strawberry's operation_name falls back to the first).
+        if document is not None and getattr(self.execution_context, "_provided_operation_name", None) is None:
+            operations = sum(isinstance(d, OperationDefinitionNode) for d in document.definitions)
+            if operations > 1:
+                raise OperationNameRequired
 
 
 class _EmptySelections(Visitor):
