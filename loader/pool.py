@@ -18,13 +18,14 @@ from __future__ import annotations
 import multiprocessing
 import os
 import queue
+import signal
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.context import BaseContext
 from typing import Any, Protocol
 
-from pith_graph.errors import BundleError
+from pith_graph.errors import BundleError, StoreError, StoreErrorCode
 from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.tasks import Task, read_task
 from pith_graph.loader.workers import become_worker
@@ -123,6 +124,13 @@ def _worker_main(
 # -- the parent side ---------------------------------------------------------------------------
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
 def _context() -> BaseContext:
     # fork: workers inherit the loaded modules and never re-import a script's __main__
     # (forkserver and spawn would, breaking scripts without a main guard).
@@ -136,11 +144,56 @@ class _Worker:
         self.results: Any = context.Queue()
         self.slots: Any = context.Semaphore(HEAVY_PARTS)
         self.outstanding = 0
+        self.index = index
         self.process = context.Process(  # type: ignore[attr-defined]
             target=_worker_main,
             args=(index, os.getpid(), *args, self.tasks, self.results, self.slots),
             daemon=True,
             name=f"pith-graph-worker-{index}",
+        )
+
+    def start(self) -> None:
+        self.process.start()
+        # Keep only this side's ends of the worker's pipes: once the worker has gone, reading
+        # its results ends (EOF) instead of waiting for ever on a half-sent part, and handing
+        # it a task fails instead of blocking on a full pipe.
+        self.tasks._reader.close()
+        self.results._writer.close()
+
+    def stop(self) -> None:
+        """End the process if it still runs, and close this side's pipes (a run that failed
+        for want of file descriptors frees them before its error is reported)."""
+        if self.process.is_alive():
+            self.process.terminate()
+        if self.process.pid is not None:
+            self.process.join()
+        self.process.close()
+        self.tasks.close()
+        self.results.close()
+        self.results.cancel_join_thread()
+        self.results._reader.close()
+
+    def put(self, item: tuple[int, Task] | None) -> None:
+        try:
+            self.tasks.put(item)
+        except OSError as error:  # no reader: the worker has gone
+            raise self.died() from error
+
+    def died(self) -> StoreError:
+        """The error that says this worker has gone (and how, once it is reaped)."""
+        self.process.join(_POLL_SECONDS)
+        code = self.process.exitcode
+        if code is not None and code < 0:
+            how = f"was killed by {_signal_name(-code)}"
+            if -code == signal.SIGKILL:
+                how += " (as the out-of-memory killer does)"
+        elif code is not None:
+            how = f"exited with code {code}"
+        else:
+            how = "stopped answering"
+        return StoreError(
+            StoreErrorCode.WORKER_FAILED,
+            f"verification worker {self.index + 1} (pid {self.process.pid}) {how}: the run stopped",
         )
 
     def get(self) -> Any:
@@ -149,10 +202,10 @@ class _Worker:
                 message = self.results.get(timeout=_POLL_SECONDS)
             except queue.Empty:
                 if not self.process.is_alive():
-                    raise RuntimeError(
-                        f"{self.process.name} died (exit code {self.process.exitcode})"
-                    ) from None
+                    raise self.died() from None
                 continue
+            except (EOFError, OSError) as error:  # the pipe ended: the worker has gone
+                raise self.died() from error
             if message[0] == "failed":
                 raise message[1]
             return message
@@ -198,7 +251,7 @@ class _Scheduler:
                 self.held = item
                 return
             for task, worker in assigned:
-                worker.tasks.put((self.next_id, task))
+                worker.put((self.next_id, task))
                 worker.outstanding += 1
             self.pending.append(assigned)
             self.next_id += 1
@@ -251,15 +304,28 @@ def run_tasks(
     returned when it closed, once every task is done. ``niceness`` lowers the workers' CPU
     priority below this process's (``os.nice``; where there is no ``os.nice``, it does
     nothing).
+
+    A worker that cannot start (no file descriptor, process or memory left) or dies
+    (``kill -9``, the out-of-memory killer) stops the run: it raises
+    :class:`~pith_graph.errors.StoreError` (``worker_failed``) naming the worker and how it
+    ended, and the other workers are stopped.
     """
     context = _context()
-    pool = [_Worker(context, index, (make_handler, limit, niceness)) for index in range(workers)]
-    for worker in pool:
-        worker.process.start()
+    pool: list[_Worker] = []
     try:
+        for index in range(workers):  # each started before the next is made: see _Worker.start
+            try:
+                pool.append(_Worker(context, index, (make_handler, limit, niceness)))
+                pool[-1].start()
+            except OSError as error:  # out of file descriptors, processes or memory
+                raise StoreError(
+                    StoreErrorCode.WORKER_FAILED,
+                    f"cannot start verification worker {index + 1} of {workers}: "
+                    f"{error.strerror or error}: start fewer workers",
+                ) from error
         yield from _Scheduler(tasks, pool).parts()
         for worker in pool:
-            worker.tasks.put(None)
+            worker.put(None)
         closed = [worker.get()[1] for worker in pool]
         for worker in pool:
             worker.process.join()
@@ -267,8 +333,4 @@ def run_tasks(
             on_close(closed)
     finally:
         for worker in pool:
-            if worker.process.is_alive():
-                worker.process.terminate()
-                worker.process.join()
-            worker.results.close()
-            worker.results.cancel_join_thread()
+            worker.stop()

@@ -164,6 +164,7 @@ class StoreErrorCode(enum.StrEnum):
     WRITE_FAILED = "write_failed"  # the server refused a statement, or a graph file could not be written
     TIMEOUT = "timeout"  # the server stopped a statement that ran past its time
     IMPORT_FAILED = "import_failed"  # Neo4j's offline importer refused the files or failed
+    WORKER_FAILED = "worker_failed"  # a verification worker process died (killed, out of memory)
 
 
 class StoreError(PithGraphError):

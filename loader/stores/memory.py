@@ -311,7 +311,11 @@ class MemoryStore:
         Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) when it cannot be
         written: the graph is built, storing it failed.
         """
-        write_beside(path, orjson.dumps(nx.node_link_data(self.graph, edges="edges")))
+        write_beside(path, self.node_link_json())
+
+    def node_link_json(self) -> bytes:
+        """The graph as networkx node-link JSON (what :meth:`save` writes)."""
+        return orjson.dumps(nx.node_link_data(self.graph, edges="edges"))
 
     def save_snapshot(self, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read
@@ -339,19 +343,24 @@ def open_graph(path: str | Path) -> nx.DiGraph:
     return open_saved(path).graph
 
 
+#: What reading a malformed node-link file raises (not JSON, nodes that are not a list of maps,
+#: ids that cannot be keys, properties of the wrong type, ...).
+_MALFORMED = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, nx.NetworkXException)
+
+
 def open_saved(path: str | Path) -> Snapshot:
     """As :func:`open_graph`, with the indexes a snapshot holds (none from node-link JSON)."""
     try:
         if _is_snapshot(path):
             return read_snapshot(path)
         data = orjson.loads(Path(path).read_bytes())
-        if not isinstance(data, dict):
-            raise TypeError("expected a node-link JSON object")
+        if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
+            raise TypeError("expected a node-link JSON object, its graph attributes a map")
         graph = nx.node_link_graph(data, directed=True, edges="edges")
         store = MemoryStore(graph)
         store.compact()  # fills in what older files lack (nameFolded, paperCount)
         _check_schema(store.graph)
-    except (OSError, orjson.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError) as err:
+    except _MALFORMED as err:
         raise UsageError(f"cannot open saved graph {path}: {type(err).__name__}: {err}") from err
     return Snapshot(store.graph, {})
 

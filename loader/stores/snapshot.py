@@ -36,7 +36,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -50,11 +51,13 @@ from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node
 __all__ = [
     "FORMAT",
     "Snapshot",
+    "encode_snapshot",
     "is_snapshot",
     "open_snapshot",
     "read_snapshot",
     "save_snapshot",
     "write_beside",
+    "writes_beside",
 ]
 
 FORMAT = "pith-graph-snapshot"
@@ -89,6 +92,11 @@ def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any
     """Write ``graph`` (as a MemoryStore holds it), and any ``indexes`` made from it, to
     ``path``: beside it first, then renamed over it, so a failed write never leaves a
     truncated file nor destroys the one there (:func:`write_beside`)."""
+    write_beside(path, encode_snapshot(graph, indexes))
+
+
+def encode_snapshot(graph: nx.DiGraph, indexes: Mapping[str, Any] | None = None) -> bytes:
+    """The snapshot of ``graph`` (as a MemoryStore holds it) and any ``indexes`` made from it."""
     labels: dict[str, dict[str, Any]] = {}
     rows_of: dict[str, list[str]] = {}  # label -> its nodes stored as rows, in order
     irregular: list[tuple[str, str]] = []  # (group, node) stored as they are
@@ -133,7 +141,7 @@ def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any
         "edges": graph.number_of_edges(),
         "sha256": hashlib.sha256(body).hexdigest(),
     }
-    write_beside(path, orjson.dumps(header) + b"\n" + body)
+    return orjson.dumps(header) + b"\n" + body
 
 
 def write_beside(path: str | Path, data: bytes) -> None:
@@ -143,16 +151,69 @@ def write_beside(path: str | Path, data: bytes) -> None:
     Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) naming ``path`` when the
     file cannot be written or renamed (a full disk, a folder in the way).
     """
-    target = Path(path)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with writes_beside() as write:
+        write(path, data)
+
+
+@contextmanager
+def writes_beside() -> Iterator[Callable[[str | Path, bytes], None]]:
+    """Files written together: each ``write(path, data)`` goes to a file beside ``path``
+    (flushed to disk), and only when the block ends without an error are they all renamed
+    over their paths, in order. A failure before that (a full disk, an error in the block)
+    removes what was written and leaves every path as it was; a rename that fails (a
+    folder put in the way) removes the files not renamed yet, and its error names the
+    paths already replaced. Raises :class:`~pith_graph.errors.StoreError` (``write_failed``)
+    naming the path."""
+    staged: list[tuple[Path, Path]] = []
+
+    def write(path: str | Path, data: bytes) -> None:
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.{len(staged)}.tmp")
+        staged.append((target, partial))
+        try:
+            with open(partial, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())  # the data is on disk before the rename shows it
+        except OSError as error:
+            raise _write_failed(target, error) from error
+
     try:
-        partial.write_bytes(data)
-        os.replace(partial, target)
-    except OSError as error:
-        partial.unlink(missing_ok=True)
-        raise StoreError(
-            StoreErrorCode.WRITE_FAILED, f"cannot write the graph to {path}: {error.strerror or error}"
-        ) from error
+        yield write
+    except BaseException:
+        for _target, partial in staged:
+            partial.unlink(missing_ok=True)
+        raise
+    for done, (target, partial) in enumerate(staged):
+        try:
+            os.replace(partial, target)
+        except OSError as error:
+            for _, left in staged[done:]:
+                left.unlink(missing_ok=True)
+            raise _write_failed(target, error, [path for path, _ in staged[:done]]) from error
+    _sync_folders({target.parent for target, _ in staged})
+
+
+def _write_failed(target: Path, error: OSError, replaced: list[Path] | None = None) -> StoreError:
+    also = f" ({', '.join(map(str, replaced))} already replaced)" if replaced else ""
+    return StoreError(
+        StoreErrorCode.WRITE_FAILED, f"cannot write the graph to {target}: {error.strerror or error}{also}"
+    )
+
+
+def _sync_folders(folders: set[Path]) -> None:
+    """Flush the renames to disk (best effort: not every system opens a folder)."""
+    for folder in folders:
+        try:
+            handle = os.open(folder, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(handle)
+        except OSError:
+            pass
+        finally:
+            os.close(handle)
 
 
 def open_snapshot(path: str | Path) -> nx.DiGraph:
@@ -174,11 +235,15 @@ def read_snapshot(path: str | Path) -> Snapshot:
         if hashlib.sha256(body).hexdigest() != header.get("sha256"):
             raise ValueError("the body does not match its SHA-256 (truncated or altered)")
         snapshot = _build(body)
-    except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError) as err:
+        graph = snapshot.graph
+        if (graph.number_of_nodes(), graph.number_of_edges()) != (header.get("nodes"), header.get("edges")):
+            raise ValueError("its counts do not match its header")
+    except (OSError, ValueError) as err:
         raise UsageError(f"cannot open saved graph {path}: {err}") from err
-    graph = snapshot.graph
-    if (graph.number_of_nodes(), graph.number_of_edges()) != (header["nodes"], header["edges"]):
-        raise UsageError(f"cannot open saved graph {path}: its counts do not match its header")
+    except (TypeError, KeyError, IndexError, AttributeError) as err:
+        raise UsageError(
+            f"cannot open saved graph {path}: a malformed body ({type(err).__name__}: {err})"
+        ) from err
     return snapshot
 
 

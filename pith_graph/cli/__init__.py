@@ -3,7 +3,7 @@
 Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usage error
 (bad option, missing path, unreadable keyring); 3 the graph store failed (unreachable,
 wrong password, missing database, or a graph loaded in memory could not be saved:
-``write_failed``); 130 interrupted.
+``write_failed``) or a verification worker died (``worker_failed``); 130 interrupted.
 
 Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``import``
 (:mod:`pith_graph.cli.importer`), ``prune`` (:mod:`pith_graph.cli.prune`), ``export``
@@ -25,7 +25,7 @@ from rich.console import Console
 from pith_graph.cli.commands import add_loader_commands
 from pith_graph.cli.export import add_export_command
 from pith_graph.cli.importer import add_import_command
-from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser
+from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser, check_arguments
 from pith_graph.cli.prune import add_prune_command
 from pith_graph.cli.serve import add_serve_command
 from pith_graph.errors import PithGraphError, StoreError, UsageError, printable
@@ -55,6 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err.print("pith-graph: error: --save and --snapshot work with --backend memory only", markup=False)
         return EXIT_USAGE
     try:
+        check_arguments(args)
         code: int = args.handler(args)
         return code
     except UsageError as error:

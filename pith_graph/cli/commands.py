@@ -29,9 +29,9 @@ from pith_graph.cli.options import (
     key_files,
     keyring_from,
     open_store,
-    save_snapshot_with_index,
+    snapshot_with_index,
 )
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.parse import InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, run
 
@@ -94,19 +94,27 @@ def _batch_size(args: argparse.Namespace) -> int:
     size = getattr(args, "batch_size", None)
     if size is None:
         return DEFAULT_BATCH_SIZES.get(getattr(args, "backend", "memory"), 1000)
-    if size <= 0:
-        raise UsageError("--batch-size must be positive")
     return int(size)
+
+
+def _stopped(error: StoreError, args: argparse.Namespace, *, load: bool) -> StoreError:
+    """``error`` (a worker died) with what the stopped load leaves behind."""
+    if load and args.backend == "neo4j":
+        left = (
+            "the batches written before it stay in Neo4j, each whole (one transaction): load again to finish"
+        )
+    elif load and (args.save or args.snapshot):
+        saved = " and ".join(path for path in (args.save, args.snapshot) if path)
+        left = f"nothing was saved ({saved} left as it was)"
+    else:
+        return error
+    return StoreError(error.code, f"{error.message}; {left}")
 
 
 def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
     out = Console(soft_wrap=True)
     err = Console(stderr=True, soft_wrap=True)
     keyring = keyring_from(args)
-    if args.max_bytes <= 0:
-        raise UsageError("--max-bytes must be positive")
-    if not args.clock_skew >= 0:
-        raise UsageError("--clock-skew must be a number of seconds, 0 or more")
     save = getattr(args, "save", None) if load else None
     snapshot = getattr(args, "snapshot", None) if load else None
     if save:
@@ -133,12 +141,18 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
             )
         if (save or snapshot) and store is not None:
             from pith_graph.loader.stores.memory import MemoryStore
+            from pith_graph.loader.stores.snapshot import writes_beside
 
             assert isinstance(store, MemoryStore)
-            if save:
-                store.save(save)
-            if snapshot:
-                save_snapshot_with_index(store, snapshot)
+            with writes_beside() as write:  # both written, then both renamed into place
+                if save:
+                    write(save, store.node_link_json())
+                if snapshot:
+                    write(snapshot, snapshot_with_index(store))
+    except StoreError as error:
+        if error.code is not StoreErrorCode.WORKER_FAILED:
+            raise
+        raise _stopped(error, args, load=load) from error
     finally:
         if store is not None:
             store.close()

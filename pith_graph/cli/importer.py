@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ from rich.console import Console
 
 from pith_graph.cli.commands import print_rejection, progress, summary
 from pith_graph.cli.options import EXIT_OK, EXIT_REJECTED, add_input_options, key_files, keyring_from
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.parse import InputLimits
 
 __all__ = ["add_import_command", "cmd_import"]
@@ -29,7 +31,7 @@ def add_import_command(commands: argparse._SubParsersAction[Any]) -> None:
     command.add_argument(
         "--neo4j-data",
         metavar="DIR",
-        default=os.environ.get("NEO4J_DATA"),
+        default=os.environ.get("NEO4J_DATA") or None,
         help="the stopped Neo4j's data folder (scripts/neo4j's NEO4J_DATA; default: $NEO4J_DATA)",
     )
     command.add_argument(
@@ -44,9 +46,23 @@ def add_import_command(commands: argparse._SubParsersAction[Any]) -> None:
         "--importer-memory",
         default="2G",
         metavar="SIZE",
-        help="neo4j-admin's --max-off-heap-memory (default 2G)",
+        help="neo4j-admin's --max-off-heap-memory: bytes with k, m or g, or 1%%-99%% of the memory (default 2G)",
     )
     command.set_defaults(handler=cmd_import)
+
+
+@contextmanager
+def _nothing_imported(args: argparse.Namespace) -> Iterator[None]:
+    """A worker that dies stops the import before anything is built: the error says so."""
+    try:
+        yield
+    except StoreError as error:
+        if error.code is not StoreErrorCode.WORKER_FAILED:
+            raise
+        where = args.csv_only or args.neo4j_data
+        raise StoreError(
+            error.code, f"{error.message}; nothing was imported ({where} left as it was)"
+        ) from error
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -55,14 +71,10 @@ def cmd_import(args: argparse.Namespace) -> int:
     out = Console(soft_wrap=True)
     err = Console(stderr=True, soft_wrap=True)
     keyring = keyring_from(args)
-    if args.max_bytes <= 0:
-        raise UsageError("--max-bytes must be positive")
-    if not args.clock_skew >= 0:
-        raise UsageError("--clock-skew must be a number of seconds, 0 or more")
     if not args.csv_only and not args.neo4j_data:
         raise UsageError("--neo4j-data DIR is required (the stopped Neo4j's NEO4J_DATA), or --csv-only DIR")
     bar, on_progress = progress(err, "importing")
-    with bar:
+    with bar, _nothing_imported(args):
         report = bulk_import(
             args.paths,
             keyring=keyring,

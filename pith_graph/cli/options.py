@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
@@ -25,15 +26,22 @@ __all__ = [
     "EXIT_REJECTED",
     "EXIT_STORE",
     "EXIT_USAGE",
+    "MAX_BATCH_SIZE",
+    "MAX_BYTES_LIMIT",
+    "MAX_CLOCK_SKEW",
+    "MAX_WORKERS",
     "Parser",
     "add_input_options",
     "add_neo4j_options",
+    "check_arguments",
     "check_save_destination",
     "connect_neo4j",
     "key_files",
     "keyring_from",
     "open_store",
+    "same_file",
     "save_snapshot_with_index",
+    "snapshot_with_index",
 ]
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_STORE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -59,17 +67,20 @@ def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool =
         "--max-bytes",
         type=int,
         default=DEFAULT_MAX_BYTES,
-        help="largest bundle accepted, in bytes (default 1 MiB)",
+        help="largest bundle accepted, in bytes (default 1 MiB, at most 64 MiB)",
     )
     parser.add_argument(
-        "--workers", type=int, default=None, help="verification processes (default: one per core)"
+        "--workers",
+        type=int,
+        default=None,
+        help="verification processes (default: one per core, at most 128)",
     )
     parser.add_argument(
         "--clock-skew",
         type=float,
         default=DEFAULT_CLOCK_SKEW,
         metavar="SECONDS",
-        help="how far ahead of this clock a bundle's times may lie (default 300)",
+        help="how far ahead of this clock a bundle's times may lie (default 300, at most 100 years)",
     )
     parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
 
@@ -149,9 +160,17 @@ def keyring_from(args: argparse.Namespace) -> Keyring:
 def save_snapshot_with_index(store: MemoryStore, path: str) -> None:
     """Write ``store``'s graph as a snapshot, with the search index ``serve --graph`` would
     otherwise build again at every start."""
-    from pith_graph.api.reads.memory import MemoryReader
+    from pith_graph.loader.stores.snapshot import write_beside
 
-    store.save_snapshot(path, MemoryReader(store.graph).saved_indexes())
+    write_beside(path, snapshot_with_index(store))
+
+
+def snapshot_with_index(store: MemoryStore) -> bytes:
+    """``store``'s graph as a snapshot, with its search index (:func:`save_snapshot_with_index`)."""
+    from pith_graph.api.reads.memory import MemoryReader
+    from pith_graph.loader.stores.snapshot import encode_snapshot
+
+    return encode_snapshot(store.graph, MemoryReader(store.graph).saved_indexes())
 
 
 def check_save_destination(path: str, *, option: str = "--save") -> None:
@@ -171,3 +190,95 @@ def check_save_destination(path: str, *, option: str = "--save") -> None:
             pass
     except OSError as error:
         raise UsageError(f"{option} {path}: cannot write in {folder}: {error.strerror}") from error
+
+
+# -- option values a command refuses before it starts --------------------------------------------
+
+#: The largest ``--max-bytes``: 64 MiB, 64 times the default. A bundle is read whole, then
+#: parsed into objects that can take twenty times its size (a 64 MiB JSON array of short
+#: strings takes 1.4 GB), in every worker at once; a larger limit lets one input exhaust the
+#: memory (MemoryError) instead of being rejected as ``too_large``.
+MAX_BYTES_LIMIT = 64 << 20
+#: The most processes ``--workers`` (and ``serve --load-workers``) start: verification is
+#: CPU-bound, so more than one per core gains nothing. The loader keeps four file descriptors
+#: per worker (its pipes), and each worker inherits them all: 128 workers take half the
+#: usual limit of 1024 open files (a lower limit is reported as ``worker_failed``).
+MAX_WORKERS = 128
+#: The largest ``--clock-skew``: 100 years (a larger skew checks nothing more). The limit it
+#: sets, this clock plus the skew, must stay a four-digit year: times are compared as text.
+MAX_CLOCK_SKEW = 3_155_760_000
+#: The largest ``--batch-size``: 20 times the Neo4j default. A batch is held in memory (twice
+#: over while the next one is collected) and written in one transaction.
+MAX_BATCH_SIZE = 100_000
+
+#: dest -> (option, lowest, highest, the rule as the error states it)
+_RANGES: dict[str, tuple[str, float, float, str]] = {
+    "max_bytes": ("--max-bytes", 1, MAX_BYTES_LIMIT, f"positive and at most {MAX_BYTES_LIMIT} (64 MiB)"),
+    "workers": ("--workers", 1, MAX_WORKERS, f"from 1 to {MAX_WORKERS}"),
+    "load_workers": ("--load-workers", 1, MAX_WORKERS, f"from 1 to {MAX_WORKERS}"),
+    "clock_skew": (
+        "--clock-skew",
+        0,
+        MAX_CLOCK_SKEW,
+        f"a number of seconds from 0 to {MAX_CLOCK_SKEW} (100 years)",
+    ),
+    "batch_size": ("--batch-size", 1, MAX_BATCH_SIZE, f"positive and at most {MAX_BATCH_SIZE}"),
+}
+#: dest -> option, for the options that name a file or folder ("" would be the current folder,
+#: or no file at all).
+_PATHS = {
+    "paths": "PATH",
+    "save": "--save",
+    "snapshot": "--snapshot",
+    "graph": "--graph",
+    "csv_only": "--csv-only",
+    "neo4j_data": "--neo4j-data",
+    "password_file": "--password-file",
+}
+#: What neo4j-admin's ``--max-off-heap-memory`` takes: bytes, with an optional k, m or g, or a
+#: share of the memory from 1% to 99% (checked against neo4j-admin 5.26).
+_IMPORTER_MEMORY = re.compile(r"(?:(\d+)([kmg]?)|(\d+)%)", re.IGNORECASE)
+
+
+def check_arguments(args: argparse.Namespace) -> None:
+    """Refuse, before anything starts, a number out of its range, an empty path, a
+    ``--save`` and ``--snapshot`` that name one file, and an ``--importer-memory`` that
+    neo4j-admin would refuse at the end of the run. Raises :class:`UsageError`."""
+    for dest, (option, lowest, highest, rule) in _RANGES.items():
+        value = getattr(args, dest, None)
+        if value is not None and not lowest <= value <= highest:  # NaN is refused too
+            shown = value if isinstance(value, int) else f"{value:g}"
+            raise UsageError(f"{option} must be {rule}, not {shown}")
+    for dest, option in _PATHS.items():
+        value = getattr(args, dest, None)
+        if value == "" or (isinstance(value, list) and "" in value):
+            raise UsageError(f"{option} '': an empty path names no file (use . for this folder)")
+    save, snapshot = getattr(args, "save", None), getattr(args, "snapshot", None)
+    if save and snapshot and same_file(save, snapshot):
+        raise UsageError(f"--save {save} and --snapshot {snapshot} name the same file")
+    memory = getattr(args, "importer_memory", None)
+    if memory is not None and not _importer_memory_ok(memory):
+        raise UsageError(
+            "--importer-memory must be a size in bytes, with k, m or g (2G, 512m, 1000000), "
+            f"or a share of the memory from 1% to 99%, not {memory!r}"
+        )
+
+
+def _importer_memory_ok(text: str) -> bool:
+    found = _IMPORTER_MEMORY.fullmatch(text.strip())
+    if found is None:
+        return False
+    if found[3] is not None:
+        return 1 <= int(found[3]) <= 99
+    return 1 <= int(found[1]) << (10 * " kmg".index(found[2].lower() or " ")) < 1 << 63
+
+
+def same_file(one: str, other: str) -> bool:
+    """Whether two paths name one file: one path spelled two ways (``g.json``,
+    ``./g.json``, ``/abs/g.json``), a symbolic link and its target, or hard links."""
+    try:
+        if os.path.samefile(one, other):
+            return True
+    except OSError:  # one of them does not exist (yet)
+        pass
+    return os.path.realpath(one) == os.path.realpath(other)

@@ -45,13 +45,13 @@ def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
         "--workers",
         type=int,
         default=None,
-        help="serving processes, forked once the graph is loaded (default: one per core, PITH_API_WORKERS)",
+        help="serving processes, forked once the graph is loaded (default: one per core, PITH_API_WORKERS; at most 128)",
     )
     serve.add_argument(
         "--load-workers",
         type=int,
         default=None,
-        help="memory backend: verification processes for the load (default: one per core)",
+        help="memory backend: verification processes for the load (default: one per core, at most 128)",
     )
     add_neo4j_options(serve)
     serve.set_defaults(handler=cmd_serve)

@@ -1,0 +1,388 @@
+"""Option values and failures the command line must turn into one line and the right exit
+code, never a traceback: numbers out of their range, empty paths, ``--save`` and
+``--snapshot`` naming one file (usage errors, exit 2); a verification worker that dies
+(``worker_failed``, exit 3, nothing saved); a ``--save``/``--snapshot`` pair whose second
+file fails (neither file changes); a malformed saved graph (exit 2, naming the file)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from pith_graph.loader.facade import SAMPLES
+from pith_graph.testing.corpus import CorpusInfo, write_corpus
+from pith_graph.testing.identity import SignerIdentity
+
+OLD = b"the file that was there before: left as it is"
+NEO4J_NOWHERE = ("--uri", "bolt://127.0.0.1:9")  # refused before connecting, or unreachable
+
+
+def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pith_graph", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def _one_line_usage_error(done: subprocess.CompletedProcess[str], message: str) -> None:
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == f"pith-graph: error: {message}\n"
+    assert done.stdout == ""
+
+
+# -- numbers out of their range ------------------------------------------------------------------
+
+BYTES_RULE = "--max-bytes must be positive and at most 67108864 (64 MiB)"
+SKEW_RULE = "--clock-skew must be a number of seconds from 0 to 3155760000 (100 years)"
+WORKERS_RULE = "--workers must be from 1 to 128"
+MEMORY_RULE = (
+    "--importer-memory must be a size in bytes, with k, m or g (2G, 512m, 1000000), "
+    "or a share of the memory from 1% to 99%"
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ("--max-bytes", "100000000000000000000"),
+            f"{BYTES_RULE}, not 100000000000000000000",
+            id="bytes-overflow",
+        ),
+        pytest.param(("--max-bytes", "68719476736"), f"{BYTES_RULE}, not 68719476736", id="bytes-64GiB"),
+        pytest.param(("--max-bytes", "0"), f"{BYTES_RULE}, not 0", id="bytes-zero"),
+        pytest.param(("--clock-skew", "inf"), f"{SKEW_RULE}, not inf", id="skew-inf"),
+        pytest.param(("--clock-skew", "1e400"), f"{SKEW_RULE}, not inf", id="skew-overflows-to-inf"),
+        pytest.param(("--clock-skew", "3e11"), f"{SKEW_RULE}, not 3e+11", id="skew-five-digit-year"),
+        pytest.param(("--clock-skew", "nan"), f"{SKEW_RULE}, not nan", id="skew-nan"),
+        pytest.param(("--clock-skew", "-1"), f"{SKEW_RULE}, not -1", id="skew-negative"),
+        pytest.param(("--workers", "0"), f"{WORKERS_RULE}, not 0", id="workers-zero"),
+        pytest.param(("--workers", "-3"), f"{WORKERS_RULE}, not -3", id="workers-negative"),
+        pytest.param(("--workers", "129"), f"{WORKERS_RULE}, not 129", id="workers-too-many"),
+    ],
+)
+@pytest.mark.parametrize("command", ["verify", "load"])
+def test_input_options_out_of_range_are_usage_errors(
+    command: str, args: tuple[str, ...], message: str
+) -> None:
+    _one_line_usage_error(_cli(command, SAMPLES, *args), message)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ("load", SAMPLES, "--batch-size", "100001"),
+            "--batch-size must be positive and at most 100000, not 100001",
+            id="batch-size",
+        ),
+        pytest.param(
+            ("serve", "--backend", "neo4j", *NEO4J_NOWHERE, "--workers", "129"),
+            f"{WORKERS_RULE}, not 129",
+            id="serve-workers",
+        ),
+        pytest.param(
+            ("serve", "--backend", "neo4j", *NEO4J_NOWHERE, "--load-workers", "0"),
+            "--load-workers must be from 1 to 128, not 0",
+            id="serve-load-workers",
+        ),
+        pytest.param(
+            ("import", SAMPLES, "--csv-only", "{tmp}/csv", "--clock-skew", "inf"),
+            f"{SKEW_RULE}, not inf",
+            id="import-skew",
+        ),
+        *(
+            pytest.param(
+                ("import", SAMPLES, "--csv-only", "{tmp}/csv", "--importer-memory", size),
+                f"{MEMORY_RULE}, not {size!r}",
+                id=f"importer-memory-{size}",
+            )
+            for size in ("2GB", "1.5g", "0", "100%", "2T", "lots")
+        ),
+    ],
+)
+def test_other_numbers_out_of_range_are_usage_errors(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    done = _cli(*(arg.replace("{tmp}", str(tmp_path)) for arg in args))
+    _one_line_usage_error(done, message)
+    assert not (tmp_path / "csv").exists()
+
+
+# -- paths ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        pytest.param(("verify", ""), "PATH", id="verify-path"),
+        pytest.param(("load", SAMPLES, ""), "PATH", id="load-second-path"),
+        pytest.param(("load", SAMPLES, "--save", ""), "--save", id="save"),
+        pytest.param(("load", SAMPLES, "--snapshot", ""), "--snapshot", id="snapshot"),
+        pytest.param(("import", SAMPLES, "--csv-only", ""), "--csv-only", id="csv-only"),
+        pytest.param(("import", SAMPLES, "--neo4j-data", ""), "--neo4j-data", id="neo4j-data"),
+        pytest.param(
+            ("prune", "--backend", "memory", "--graph", "g.json", "--save", "", "--trusted-keys", "k.json"),
+            "--save",
+            id="prune-save",
+        ),
+        pytest.param(("serve", "--graph", "", "--port", "0"), "--graph", id="serve-graph"),
+        pytest.param(
+            ("load", SAMPLES, "--backend", "neo4j", *NEO4J_NOWHERE, "--password-file", ""),
+            "--password-file",
+            id="password-file",
+        ),
+    ],
+)
+def test_an_empty_path_is_a_usage_error(tmp_path: Path, args: tuple[str, ...], option: str) -> None:
+    done = _cli(*args, cwd=tmp_path)
+    _one_line_usage_error(done, f"{option} '': an empty path names no file (use . for this folder)")
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("save", "snapshot"),
+    [
+        pytest.param("g.out", "g.out", id="same-spelling"),
+        pytest.param("g.out", "./g.out", id="dot-slash"),
+        pytest.param("g.out", "{tmp}/g.out", id="absolute"),
+        pytest.param("g.out", "sub/../g.out", id="dot-dot"),
+        pytest.param("g.out", "link.out", id="symlink"),
+        pytest.param("old.out", "hard.out", id="hard-link"),
+    ],
+)
+def test_save_and_snapshot_naming_one_file_are_refused(tmp_path: Path, save: str, snapshot: str) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "old.out").write_bytes(OLD)
+    (tmp_path / "link.out").symlink_to("g.out")  # dangling until something writes g.out
+    os.link(tmp_path / "old.out", tmp_path / "hard.out")
+    snapshot = snapshot.replace("{tmp}", str(tmp_path))
+    done = _cli("load", SAMPLES, "--save", save, "--snapshot", snapshot, "--json", cwd=tmp_path)
+    _one_line_usage_error(done, f"--save {save} and --snapshot {snapshot} name the same file")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["hard.out", "link.out", "old.out", "sub"]
+    assert (tmp_path / "old.out").read_bytes() == OLD
+
+
+# -- a verification worker that dies -------------------------------------------------------------
+
+WORKERS = 2
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (from /proc)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text() if entry.isdigit() else ""
+        except OSError:
+            continue
+        if stat and int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+            found.append(int(entry))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
+    """Large enough that a load with two workers runs for seconds (about 28 MB)."""
+    return write_corpus(tmp_path_factory.mktemp("options"), 2000, seed=5, workers=2, layout="jsonl")
+
+
+@pytest.fixture
+def stray() -> Iterator[list[int]]:
+    """Pids to SIGKILL after the test, whatever it asserted."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if _alive(pid):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+@pytest.mark.parametrize(
+    ("command", "left"),
+    [
+        pytest.param(
+            ("load", "--save", "{tmp}/graph.json"),
+            "nothing was saved ({tmp}/graph.json left as it was)",
+            id="load",
+        ),
+        pytest.param(
+            ("import", "--csv-only", "{tmp}/csv"),
+            "nothing was imported ({tmp}/csv left as it was)",
+            id="import",
+        ),
+    ],
+)
+def test_a_worker_killed_mid_run_is_worker_failed_exit_3(
+    tmp_path: Path, corpus: CorpusInfo, stray: list[int], command: tuple[str, ...], left: str
+) -> None:
+    (tmp_path / "graph.json").write_bytes(OLD)
+    name, *options = (arg.replace("{tmp}", str(tmp_path)) for arg in command)
+    args = [name, str(corpus.directory), "--trusted-keys", str(corpus.keyring_path), *options]
+    loader = subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", *args, "--workers", str(WORKERS), "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    stray.append(loader.pid)
+    deadline = time.monotonic() + 60
+    while len(workers := _children(loader.pid)) < WORKERS:
+        assert loader.poll() is None, "the load ended before its workers started"
+        assert time.monotonic() < deadline, "the load started no workers"
+        time.sleep(0.02)
+    stray.extend(workers)
+    time.sleep(0.2)  # the workers are verifying
+    assert loader.poll() is None, "the load ended before a worker was killed"
+    os.kill(workers[0], signal.SIGKILL)  # as the out-of-memory killer would
+    out, err = loader.communicate(timeout=60)
+
+    assert loader.returncode == 3, err
+    assert out == ""
+    expected = (
+        f"pith-graph: store error: worker_failed: verification worker [12] \\(pid {workers[0]}\\) was killed "
+        "by SIGKILL \\(as the out-of-memory killer does\\): the run stopped; "
+        + re.escape(left.replace("{tmp}", str(tmp_path)))
+        + "\n"
+    )
+    assert re.fullmatch(expected, err), err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["graph.json"]  # no partial file, no csv
+    assert (tmp_path / "graph.json").read_bytes() == OLD
+    assert not any(_alive(pid) for pid in workers)  # the other worker was stopped
+
+
+# -- a pair of saves ---------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_snapshot_that_fails_leaves_the_save_as_it_was(
+    tmp_path: Path, corpus: CorpusInfo, stray: list[int]
+) -> None:
+    """``--snapshot``'s folder passes the checks at start, then goes (as a full disk or an
+    unmounted volume would fail it) while the load runs: the save, written first, must not
+    replace the file that was there."""
+    saved, folder = tmp_path / "ok.json", tmp_path / "full"
+    saved.write_bytes(OLD)
+    folder.mkdir()
+    args = ["load", "-", "--trusted-keys", str(corpus.keyring_path), "--workers", str(WORKERS)]
+    loader = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "pith_graph",
+            *args,
+            "--save",
+            str(saved),
+            "--snapshot",
+            f"{folder}/s.snap",
+            "--json",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    stray.append(loader.pid)
+    deadline = time.monotonic() + 60
+    while len(workers := _children(loader.pid)) < WORKERS:  # started: the checks are done
+        assert loader.poll() is None, (
+            f"the load ended early: {loader.stderr.read() if loader.stderr else ''!r}"
+        )
+        assert time.monotonic() < deadline, "the load started no workers"
+        time.sleep(0.02)
+    stray.extend(workers)
+    folder.rmdir()
+    first = corpus.shards[0].read_bytes().splitlines(keepends=True)[:200]
+    out, err = loader.communicate(b"".join(first), timeout=60)
+
+    assert loader.returncode == 3, err
+    assert out == b""  # no report on a failed command, --json or not (README)
+    assert err.decode() == (
+        f"pith-graph: store error: write_failed: cannot write the graph to {folder}/s.snap: "
+        "No such file or directory\n"
+    )
+    assert saved.read_bytes() == OLD
+    assert [path.name for path in tmp_path.iterdir()] == ["ok.json"]  # no partial file
+
+
+# -- a malformed saved graph ---------------------------------------------------------------------
+
+
+def _snapshot(body: bytes, **header: object) -> bytes:
+    head = {"format": "pith-graph-snapshot", "version": 3, "nodes": 0, "edges": 0}
+    head |= {"sha256": hashlib.sha256(body).hexdigest(), **header}
+    return (
+        json.dumps({k: v for k, v in head.items() if v is not None}, separators=(",", ":")).encode()
+        + b"\n"
+        + body
+    )
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        pytest.param(
+            b'{"graph":5,"nodes":[],"edges":[]}',
+            "TypeError: expected a node-link JSON object, its graph attributes a map",
+            id="graph-number",
+        ),
+        pytest.param(
+            b'{"graph":"x","nodes":[],"edges":[]}',
+            "TypeError: expected a node-link JSON object, its graph attributes a map",
+            id="graph-string",
+        ),
+        pytest.param(
+            b'{"graph":[["a",1]],"nodes":[],"edges":[]}',
+            "TypeError: expected a node-link JSON object, its graph attributes a map",
+            id="graph-pairs",
+        ),
+        pytest.param(
+            _snapshot(b'{"nodes":5,"edges":{}}'),
+            "a malformed body (AttributeError: 'int' object has no attribute 'items')",
+            id="snapshot-nodes-number",
+        ),
+        pytest.param(
+            _snapshot(b'{"nodes":{"Foo":{"properties":[],"rows":[[1]],"at":0,"other":[]}},"edges":{}}'),
+            "a malformed body (KeyError: 'Foo')",
+            id="snapshot-unknown-label",
+        ),
+        pytest.param(
+            _snapshot(b'{"nodes":{},"edges":{}}', nodes=None),
+            "its counts do not match its header",
+            id="snapshot-no-count",
+        ),
+    ],
+)
+def test_a_malformed_saved_graph_is_a_usage_error_naming_the_file(
+    tmp_path: Path, content: bytes, problem: str
+) -> None:
+    graph = tmp_path / "bad-graph.json"
+    graph.write_bytes(content)
+    keys = tmp_path / "revoked.json"
+    revoked = SignerIdentity.from_seed(b"cli-options", key_id="gone", signer_id="gone.example")
+    keys.write_text(json.dumps([{**revoked.keyring_entry(), "revoked": True}]))
+    done = _cli("prune", "--backend", "memory", "--graph", str(graph), "--trusted-keys", str(keys))
+    _one_line_usage_error(done, f"cannot open saved graph {graph}: {problem}")
+    assert graph.read_bytes() == content
