@@ -34,6 +34,7 @@ from pith_graph.api.bridge import BridgeRunner, run_bridged
 from pith_graph.api.cost import READ_SIZES
 from pith_graph.api.lanes import Lane, Runner, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits, out_of_time, over_budget
+from pith_graph.api.loops import note_deadline
 from pith_graph.api.reads.deadline import CURRENT as READS_UNTIL
 from pith_graph.api.reads.deadline import Deadline
 from pith_graph.api.reads.reader import GraphReader
@@ -108,6 +109,7 @@ class Context:
         self.abort = AbortController()
         #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
         self.deadline = time.monotonic() + limits.timeout_seconds
+        note_deadline(self.deadline)  # its execution waits for a thread until then at most
         self._reads_until = Deadline(self.deadline, partial(out_of_time, limits))
         self.run: Runner
         if self._lanes is not None:

@@ -8,6 +8,12 @@
 * **ETags**: a ``GET /graphql`` answer carries a strong ``ETag`` (a digest of the body) and
   the operator's ``Cache-Control`` (``PITH_API_CACHE_CONTROL``, default ``no-cache``: reuse
   after revalidating); ``If-None-Match`` with that tag gets ``304 Not Modified``, no body.
+  An answer with ``errors`` (or another status than 200) is ``no-store``, with no tag: some
+  errors pass (``TIMEOUT``, ``SERVICE_UNAVAILABLE``, ``INTERNAL_SERVER_ERROR``, a limit the
+  operator raises), and none is worth keeping. ``HEAD`` is a ``GET`` without the body.
+* **Methods and media types**: ``/graphql`` takes ``GET``, ``HEAD`` and ``POST`` (a 405
+  says so in ``Allow``); a ``POST`` body must be ``application/json`` (the media type
+  parsed, parameters such as ``charset`` aside: ``application/jsonx`` is refused, 400).
 * **CORS**: only the origins an operator lists (``PITH_API_CORS_ORIGINS``; none by
   default) may call the API from a browser; preflights are answered, ``ETag`` is exposed.
 """
@@ -24,9 +30,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from pith_graph.api.coded_errors import error_body
+
 __all__ = [
+    "ALLOWED_METHODS",
     "GRAPHQL_RESPONSE",
     "ETags",
+    "is_json_request",
     "negotiate",
     "note_request_error",
     "wants_graphql_response",
@@ -39,6 +49,22 @@ REQUEST_ERROR_CODES = frozenset(
     {"GRAPHQL_PARSE_FAILED", "GRAPHQL_VALIDATION_FAILED", "BAD_USER_INPUT", "LIMIT_EXCEEDED", "BAD_REQUEST"}
 )
 _JSON_TYPES = (b"application/json", GRAPHQL_RESPONSE.encode())
+#: What ``/graphql`` answers (``Allow`` of a 405).
+ALLOWED_METHODS = "GET, HEAD, POST"
+_NO_STORE = b"no-store"
+
+
+def is_json_request(content_type: bytes | None) -> bool:
+    """Whether a request's ``Content-Type`` is ``application/json`` (any parameters).
+
+    >>> is_json_request(b"Application/JSON; charset=utf-8"), is_json_request(b"application/jsonx")
+    (True, False)
+    >>> is_json_request(b"text/plain; x=application/json"), is_json_request(None)
+    (False, False)
+    """
+    if content_type is None:
+        return False
+    return content_type.split(b";", 1)[0].strip().lower() == b"application/json"
 
 
 def _quality(accept: str) -> dict[str, float]:
@@ -95,7 +121,9 @@ def note_request_error(request: Request, body: dict[str, Any]) -> None:
 
 def negotiate(request: Request, response: Response) -> Response:
     """Give a GraphQL JSON response the media type (and request-error status) the client
-    asked for, and ``Vary: Accept``."""
+    asked for, and ``Vary: Accept``; a 405 its ``Allow``."""
+    if response.status_code == 405:
+        response.headers["allow"] = ALLOWED_METHODS
     content_type = response.headers.get("content-type", "").encode()
     if not content_type.startswith(_JSON_TYPES):
         return response
@@ -126,7 +154,8 @@ def _matches(if_none_match: bytes, etag: bytes) -> bool:
 
 
 class ETags:
-    """``ETag`` and ``Cache-Control`` on ``GET /graphql`` JSON answers; 304 on a match."""
+    """On ``/graphql``: ``ETag`` and ``Cache-Control`` on ``GET`` (and ``HEAD``) JSON
+    answers, 304 on a match, ``no-store`` on errors; a ``POST`` not in JSON refused."""
 
     def __init__(self, app: ASGIApp, cache_control: str, path: str = "/graphql") -> None:
         self.app = app
@@ -134,11 +163,15 @@ class ETags:
         self.paths = (path, path + "/")
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (
-            scope["type"] != "http"
-            or scope["method"] not in ("GET", "HEAD")
-            or scope["path"] not in self.paths
-        ):
+        if scope["type"] != "http" or scope["path"] not in self.paths:
+            await self.app(scope, receive, send)
+            return
+        if scope["method"] == "POST":
+            content_type = next((value for name, value in scope["headers"] if name == b"content-type"), None)
+            if not is_json_request(content_type):
+                await _unsupported_media_type(scope, receive, send)
+                return
+        if scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
         start: Message | None = None
@@ -157,14 +190,20 @@ class ETags:
                 return
             await self._finish(scope, start, b"".join(chunks), send)
 
-        await self.app(scope, receive, buffer)
+        await self.app({**scope, "method": "GET"}, receive, buffer)  # HEAD: the GET's headers
 
     async def _finish(self, scope: Scope, start: Message, body: bytes, send: Send) -> None:
         headers = list(start.get("headers", []))
         content_type = next((value for name, value in headers if name == b"content-type"), b"")
-        if start["status"] != 200 or not content_type.startswith(_JSON_TYPES):
+        sent = b"" if scope["method"] == "HEAD" else body
+        if not content_type.startswith(_JSON_TYPES):
             await send(start)
-            await send({"type": "http.response.body", "body": body})
+            await send({"type": "http.response.body", "body": sent})
+            return
+        if start["status"] != 200 or _has_errors(body):
+            headers = [(n, v) for n, v in headers if n != b"cache-control"] + [(b"cache-control", _NO_STORE)]
+            await send({**start, "headers": headers})
+            await send({"type": "http.response.body", "body": sent})
             return
         etag = _etag(content_type + b"\n" + body)  # one tag per representation
         headers += [(b"etag", etag), (b"cache-control", self.cache_control)]
@@ -175,7 +214,24 @@ class ETags:
             await send({"type": "http.response.body", "body": b""})
             return
         await send({**start, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await send({"type": "http.response.body", "body": sent})
+
+
+def _has_errors(body: bytes) -> bool:
+    """Whether a GraphQL JSON answer has an ``errors`` entry (parsed only when the bytes
+    ``"errors":`` occur, which a JSON string cannot hold unescaped)."""
+    if b'"errors":' not in body:
+        return False
+    parsed = orjson.loads(body)
+    return isinstance(parsed, dict) and bool(parsed.get("errors"))
+
+
+async def _unsupported_media_type(scope: Scope, receive: Receive, send: Send) -> None:
+    """Refuse a ``POST /graphql`` whose body is not ``application/json`` (400, as strawberry
+    would: it takes any media type whose name *contains* ``application/json``)."""
+    body = error_body("Unsupported content type: send the request as application/json.", "BAD_REQUEST")
+    response = Response(orjson.dumps(body), status_code=400, media_type="application/json")
+    await negotiate(Request(scope, receive), response)(scope, receive, send)
 
 
 def with_cors(app: ASGIApp, origins: Sequence[str]) -> ASGIApp:

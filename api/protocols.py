@@ -1,12 +1,23 @@
-"""uvicorn's HTTP protocols with a deadline on request headers.
+"""uvicorn's HTTP protocols with bounds on a request's head and on sending its answer.
 
-uvicorn closes a keep-alive connection left idle, but waits forever for the headers of a
-request: a client that trickles a header line a byte at a time, or connects and says
-nothing, holds a connection (and a file descriptor) as long as it likes (slowloris). These
-subclasses give every request ``header_timeout`` seconds, counted from the connection's
-start for its first request and from the request's first byte for the next ones on a
-keep-alive connection, to finish its headers. Past that the connection is closed, after a
-``408 Request Timeout`` if part of a request had arrived (and no response is being written).
+uvicorn closes a keep-alive connection left idle, but otherwise trusts the client:
+
+* **Header deadline.** It waits forever for the headers of a request: a client that trickles
+  a header line a byte at a time, or connects and says nothing, holds a connection (and a
+  file descriptor) as long as it likes (slowloris). Here every request has ``header_timeout``
+  seconds, counted from the connection's start for its first request and from the request's
+  first byte for the next ones on a keep-alive connection, to finish its headers. Past that
+  the connection is closed, after a ``408 Request Timeout`` if part of a request had arrived
+  (and no response is being written).
+* **Head size.** httptools buffers a request line or a header of any length (h11 stops at
+  16 KiB, shorter than a long GET query). Here the request line and headers together may
+  take ``max_head_bytes``; beyond, the answer is ``414 URI Too Long`` (the request line is
+  not complete yet) or ``431 Request Header Fields Too Large``, and the connection is closed.
+* **Send deadline.** An answer is handed to the socket; what the socket's buffers cannot take
+  waits in the server's memory until the client reads it, for ever if it never does. Here a
+  client must take at least :data:`MIN_SEND_PROGRESS` bytes of what waits (or all of it)
+  in every ``send_timeout`` seconds, else the connection is dropped: a slow but steady
+  reader keeps its connection, one that stops reading (or trickles) does not.
 
 The request *body* is bounded in the ASGI layer (:class:`pith_graph.api.app.Guard`), which
 answers 408 with a GraphQL error. :func:`protocol_with_header_timeout` picks the parser
@@ -18,21 +29,42 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-__all__ = ["HeaderDeadline", "protocol_with_header_timeout"]
+__all__ = [
+    "DEFAULT_MAX_HEAD_BYTES",
+    "DEFAULT_SEND_TIMEOUT",
+    "MIN_SEND_PROGRESS",
+    "HeadSize",
+    "HeaderDeadline",
+    "protocol_with_header_timeout",
+]
 
 log = logging.getLogger("pith_graph.api.protocols")
 
-_MESSAGE = b"The request headers did not arrive in time.\n"
-_REQUEST_TIMEOUT = (
-    b"HTTP/1.1 408 Request Timeout\r\n"
-    b"content-type: text/plain; charset=utf-8\r\n"
-    b"content-length: " + str(len(_MESSAGE)).encode() + b"\r\n"
-    b"connection: close\r\n\r\n" + _MESSAGE
-)
+#: Request line and headers, together (a GET's query string included).
+DEFAULT_MAX_HEAD_BYTES = 65536
+#: Seconds in which a client must take MIN_SEND_PROGRESS bytes of an answer waiting for it.
+DEFAULT_SEND_TIMEOUT = 30.0
+#: Bytes a client must take in every ``send_timeout`` seconds while an answer waits for it.
+MIN_SEND_PROGRESS = 16 * 1024
+#: Most a single read hands a protocol (asyncio's selector transports read 256 KiB at most).
+_MAX_READ = 262144
+
+
+def _plain(status: bytes, message: bytes) -> bytes:
+    return (
+        b"HTTP/1.1 " + status + b"\r\n"
+        b"content-type: text/plain; charset=utf-8\r\n"
+        b"content-length: " + str(len(message)).encode() + b"\r\n"
+        b"connection: close\r\n\r\n" + message
+    )
+
+
+_REQUEST_TIMEOUT = _plain(b"408 Request Timeout", b"The request headers did not arrive in time.\n")
 
 
 class HeaderDeadline:
@@ -77,51 +109,174 @@ class HeaderDeadline:
         self.transport.close()
 
 
-class H11WithHeaderTimeout(H11Protocol):
-    """uvicorn's h11 protocol with :class:`HeaderDeadline`."""
+class HeadSize:
+    """The bytes of a request head (request line and headers) received so far, counted up
+    to the blank line that ends it, before the parser sees them.
+
+    >>> head = HeadSize(20)
+    >>> head.add(b"GET /abcdefghijklmnopqrstu"); head.over(), head.refusal()[:21]
+    (True, b'HTTP/1.1 414 URI Too ')
+    >>> head.reset(); head.add(b"GET / HTTP/1.1\\r\\nX: 12345"); head.refusal()[:25]
+    b'HTTP/1.1 431 Request Head'
+    >>> head.reset(); head.add(b"GET / HTTP/1.1\\r"); head.add(b"\\n\\r\\nbody"); head.size, head.over()
+    (18, False)
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.reset()
+
+    def reset(self) -> None:
+        """A new head is awaited."""
+        self.size = 0
+        self.line_size: int | None = None  # the request line's, once complete
+        self.complete = False
+        self._tail = b""
+
+    def add(self, data: bytes) -> None:
+        """Count ``data``, received while the head was awaited, up to the head's end."""
+        if self.complete:
+            return
+        probe = self._tail + data[:3]  # the blank line may straddle two reads
+        across = probe.find(b"\r\n\r\n")
+        end = across + 4 - len(self._tail) if across >= 0 else data.find(b"\r\n\r\n")
+        if across < 0 and end >= 0:
+            end += 4
+        counted = data if end < 0 else data[:end]
+        if self.line_size is None and (newline := counted.find(b"\n")) >= 0:
+            self.line_size = self.size + newline + 1
+        self.size += len(counted)
+        self.complete = end >= 0
+        self._tail = (self._tail + data[-3:])[-3:]
+
+    def over(self) -> bool:
+        return self.size > self.limit
+
+    def refusal(self) -> bytes:
+        """The answer to a head over the limit: 414 when the request line alone is, else 431."""
+        if self.line_size is not None and self.line_size <= self.limit:
+            message = f"The request line and headers are larger than {self.limit} bytes.\n"
+            return _plain(b"431 Request Header Fields Too Large", message.encode())
+        message = f"The request line is longer than {self.limit} bytes: send long queries by POST.\n"
+        return _plain(b"414 URI Too Long", message.encode())
+
+
+class _Bounded(asyncio.Protocol):
+    """What both parsers' protocols share: the header deadline, the head size and the send
+    deadline (methods of uvicorn's protocols are extended, then called)."""
 
     header_timeout = 10.0
+    max_head_bytes = DEFAULT_MAX_HEAD_BYTES
+    send_timeout = DEFAULT_SEND_TIMEOUT
+    loop: asyncio.AbstractEventLoop
+    transport: asyncio.Transport
     deadline: HeaderDeadline
+    head: HeadSize
+    cycle: Any
+    _send_timer: asyncio.TimerHandle | None = None
+    _unsent = 0  # bytes waiting when the send timer was last armed
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
+    def _bound(self, transport: asyncio.Transport) -> None:
+        """Start bounding ``transport``: all of an answer the socket cannot take at once
+        pauses writing (:meth:`pause_writing` starts the send deadline) until it is taken."""
+        transport.set_write_buffer_limits(high=0, low=0)
+        self.head = HeadSize(self.max_head_bytes)
         self.deadline = HeaderDeadline(self.loop, self.header_timeout, transport, self._responding)
         self.deadline.start(begun=False)
 
     def _responding(self) -> bool:
+        """Whether an answer is being written (uvicorn's request-response cycle)."""
         return self.cycle is not None and not self.cycle.response_complete
 
-    def data_received(self, data: bytes) -> None:
-        super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:
-            self.deadline.stop()  # h11 leaves IDLE once a request's headers are complete
-        elif self.conn.trailing_data[0]:
-            self.deadline.start(begun=True)  # part of a request line or headers is buffered
+    def _refuse_head(self) -> None:
+        if self.transport.is_closing():
+            return
+        log.debug("closing a connection whose request head is over %d bytes", self.max_head_bytes)
+        self.deadline.stop()
+        if not self._responding():
+            self.transport.write(self.head.refusal())
+        self.transport.close()
+
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        if self._send_timer is None:
+            self._arm_send_timer()
+
+    def _arm_send_timer(self) -> None:
+        self._unsent = self.transport.get_write_buffer_size()
+        self._send_timer = self.loop.call_later(self.send_timeout, self._send_expired)
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._stop_send_timer()
+
+    def _stop_send_timer(self) -> None:
+        if self._send_timer is not None:
+            self._send_timer.cancel()
+            self._send_timer = None
+
+    def _send_expired(self) -> None:
+        self._send_timer = None
+        if self._unsent - self.transport.get_write_buffer_size() >= MIN_SEND_PROGRESS:
+            self._arm_send_timer()  # slow, but reading: another period
+            return
+        log.debug("dropping a connection whose client did not read its answer in %g s", self.send_timeout)
+        self.transport.abort()  # close() would wait for the client to read what is left
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.deadline.stop()
+        self._stop_send_timer()
         super().connection_lost(exc)
 
 
-def _httptools_protocol(seconds: float) -> type[asyncio.Protocol] | None:
+class H11WithHeaderTimeout(_Bounded, H11Protocol):
+    """uvicorn's h11 protocol, bounded (:class:`_Bounded`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # h11's own cap (16 KiB by default) would refuse first, with a 400: ours answers.
+        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=self.max_head_bytes + _MAX_READ)
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._bound(transport)
+
+    def data_received(self, data: bytes) -> None:
+        if self.conn.their_state is h11.IDLE:
+            self.head.add(data)
+            if self.head.over():
+                self._refuse_head()
+                return
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self.deadline.stop()  # h11 leaves IDLE once a request's headers are complete
+            self.head.reset()
+        elif self.head.size:
+            self.deadline.start(begun=True)  # part of a request line or headers is buffered
+
+
+def _httptools_protocol() -> type[_Bounded] | None:
     try:
         from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
     except ImportError:  # pragma: no cover - httptools is a dependency
         return None
 
-    class HttpToolsWithHeaderTimeout(HttpToolsProtocol):
-        """uvicorn's httptools protocol with :class:`HeaderDeadline`."""
+    class HttpToolsWithHeaderTimeout(_Bounded, HttpToolsProtocol):
+        """uvicorn's httptools protocol, bounded (:class:`_Bounded`)."""
 
-        header_timeout = seconds
-        deadline: HeaderDeadline
+        in_head = True  # awaiting (the rest of) a request line and headers
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
-            self.deadline = HeaderDeadline(self.loop, self.header_timeout, transport, self._responding)
-            self.deadline.start(begun=False)
+            self._bound(transport)
 
-        def _responding(self) -> bool:
-            return self.cycle is not None and not self.cycle.response_complete
+        def data_received(self, data: bytes) -> None:
+            if self.in_head:
+                self.head.add(data)
+                if self.head.over():
+                    self._refuse_head()
+                    return
+            super().data_received(data)
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -129,25 +284,37 @@ def _httptools_protocol(seconds: float) -> type[asyncio.Protocol] | None:
 
         def on_headers_complete(self) -> None:
             self.deadline.stop()
+            self.in_head = False
+            self.head.reset()
             super().on_headers_complete()
 
-        def connection_lost(self, exc: Exception | None) -> None:
-            self.deadline.stop()
-            super().connection_lost(exc)
+        def on_message_complete(self) -> None:
+            self.in_head = True
+            super().on_message_complete()
 
     return HttpToolsWithHeaderTimeout
 
 
-def protocol_with_header_timeout(seconds: float, *, parser: str = "auto") -> type[asyncio.Protocol]:
+def protocol_with_header_timeout(
+    seconds: float,
+    *,
+    parser: str = "auto",
+    max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES,
+    send_timeout: float = DEFAULT_SEND_TIMEOUT,
+) -> type[asyncio.Protocol]:
     """The uvicorn HTTP protocol class (``Config(http=...)``) that closes connections whose
-    request headers take over ``seconds``. ``parser``: ``auto`` (httptools if installed),
-    ``httptools`` or ``h11``."""
-    if seconds <= 0:
-        raise ValueError("the header timeout must be positive")
+    request headers take over ``seconds`` or ``max_head_bytes``, or whose client does not
+    take an answer within ``send_timeout`` seconds. ``parser``: ``auto`` (httptools if
+    installed), ``httptools`` or ``h11``."""
+    if seconds <= 0 or send_timeout <= 0:
+        raise ValueError("the header and send timeouts must be positive")
+    if max_head_bytes < 1:
+        raise ValueError("the head size must be at least 1 byte")
+    bounds = {"header_timeout": seconds, "max_head_bytes": max_head_bytes, "send_timeout": send_timeout}
+    base: type[_Bounded] = H11WithHeaderTimeout
     if parser in ("auto", "httptools"):
-        found = _httptools_protocol(seconds)
-        if found is not None:
-            return found
-        if parser == "httptools":
+        found = _httptools_protocol()
+        if found is None and parser == "httptools":
             raise ValueError("httptools is not installed")
-    return type("H11WithHeaderTimeout", (H11WithHeaderTimeout,), {"header_timeout": seconds})
+        base = found or base
+    return type(base.__name__, (base,), bounds)

@@ -128,7 +128,11 @@ def _serve_one(
     reader, runner, ping_runner = open_reader()
     # The memory backend's executions are CPU work: off the event loop (api.loops); made
     # here, in the serving process (threads do not survive a fork).
-    threads = LoopThreads(settings.memory_threads) if settings.backend == "memory" else None
+    threads = (
+        LoopThreads(settings.memory_threads, settings.heavy_executions)
+        if settings.backend == "memory"
+        else None
+    )
 
     def shutdown() -> None:
         for pool in (runner, ping_runner):
@@ -154,7 +158,13 @@ def _serve_one(
     config = uvicorn.Config(
         app,
         lifespan="on",
-        http=protocol_with_header_timeout(settings.limits.header_timeout_seconds),
+        http=protocol_with_header_timeout(
+            settings.limits.header_timeout_seconds,
+            max_head_bytes=settings.max_header_bytes,
+            send_timeout=settings.send_timeout_seconds,
+        ),
+        # uvicorn counts this connection too: the one after max_connections gets 503
+        limit_concurrency=settings.max_connections + 1,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         server_header=False,
         log_config=None,

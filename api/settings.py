@@ -20,6 +20,10 @@ variable                               meaning                       default
 ``PITH_API_MAX_BODY_BYTES``            request body size             65536
 ``PITH_API_HEADER_TIMEOUT_SECONDS``    time to send the headers      10
 ``PITH_API_BODY_TIMEOUT_SECONDS``      time to send the body         10
+``PITH_API_MAX_HEADER_BYTES``          request line and headers      65536
+``PITH_API_SEND_TIMEOUT_SECONDS``      time to take an answer        30
+``PITH_API_MAX_CONNECTIONS``           open connections per process  256
+                                       (beyond: 503)
 ``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
 ``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
 ``PITH_API_MAX_BATCH_IDS``             ids per ``papersById``        500
@@ -27,6 +31,8 @@ variable                               meaning                       default
 ``PITH_API_MEMORY_THREADS``            memory backend: threads       4
                                        running queries off the
                                        event loop
+``PITH_API_HEAVY_EXECUTIONS``          of those, heavy executions    2
+                                       at once (the rest queue)
 ``PITH_API_GRAPHIQL``                  serve GraphiQL (``0``/``1``)  ``1``
 ``PITH_API_CORS_ORIGINS``              browser origins allowed       (none)
                                        (comma-separated, or ``*``)
@@ -38,6 +44,7 @@ variable                               meaning                       default
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -45,6 +52,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.protocols import DEFAULT_MAX_HEAD_BYTES, DEFAULT_SEND_TIMEOUT
 from pith_graph.errors import UsageError
 from pith_graph.loader.stores.neo4j_auth import resolve_password
 
@@ -77,6 +85,15 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_PATH_HOPS": ("max_path_hops", int),
     "PITH_API_MAX_BATCH_IDS": ("max_batch_ids", int),
 }
+_CONNECTION_VARIABLES: dict[str, tuple[str, type]] = {
+    "PITH_API_MAX_HEADER_BYTES": ("max_header_bytes", int),
+    "PITH_API_SEND_TIMEOUT_SECONDS": ("send_timeout_seconds", float),
+    "PITH_API_MAX_CONNECTIONS": ("max_connections", int),
+}
+
+
+#: Most serving processes (``PITH_API_WORKERS``): more than one per core gains nothing.
+MAX_SERVING_WORKERS = 128
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +118,8 @@ class ServerSettings:
     neo4j_database: str = "neo4j"
     #: Memory backend: threads that run GraphQL executions off the event loop.
     memory_threads: int = 4
+    #: Memory backend: heavy executions at once per process (``api.loops``; the rest queue).
+    heavy_executions: int = 2
     graphiql: bool = True
     #: Serving processes (``None``: one per core), forked once the graph is loaded.
     workers: int | None = None
@@ -110,6 +129,12 @@ class ServerSettings:
     cache_control: str = "no-cache"
     #: Memory backend: verification processes for the load (``None``: one per core).
     load_workers: int | None = None
+    #: Bytes of a request line and headers together (beyond: 414 or 431, ``api.protocols``).
+    max_header_bytes: int = DEFAULT_MAX_HEAD_BYTES
+    #: Seconds in which a client must take some of an answer its socket could not take at once.
+    send_timeout_seconds: float = DEFAULT_SEND_TIMEOUT
+    #: Connections a serving process holds open; a request beyond them is answered 503.
+    max_connections: int = 256
 
     def __post_init__(self) -> None:
         if self.backend not in ("memory", "neo4j"):
@@ -118,12 +143,16 @@ class ServerSettings:
             raise UsageError(f"port must be between 0 and 65535, not {self.port}")
         if self.graph is not None and self.backend != "memory":
             raise UsageError("--graph starts the memory backend from a saved graph: not with neo4j")
-        if self.workers is not None and self.workers < 1:
-            raise UsageError("workers (--workers, PITH_API_WORKERS) must be at least 1")
+        if self.workers is not None and not 1 <= self.workers <= MAX_SERVING_WORKERS:
+            raise UsageError(
+                f"workers (--workers, PITH_API_WORKERS) must be from 1 to {MAX_SERVING_WORKERS}, not {self.workers}"
+            )
         if self.load_workers is not None and self.load_workers < 1:
             raise UsageError("--load-workers must be at least 1")
         if self.memory_threads < 1:
             raise UsageError("PITH_API_MEMORY_THREADS must be at least 1")
+        if self.heavy_executions < 1:
+            raise UsageError("PITH_API_HEAVY_EXECUTIONS must be at least 1")
         for origin in self.cors_origins:
             if origin != "*" and not _ORIGIN.fullmatch(origin):
                 raise UsageError(
@@ -131,6 +160,12 @@ class ServerSettings:
                 )
         if not self.cache_control.isascii() or not self.cache_control.isprintable():
             raise UsageError("PITH_API_CACHE_CONTROL must be printable ASCII")
+        if self.max_header_bytes < 1024:
+            raise UsageError("PITH_API_MAX_HEADER_BYTES must be at least 1024")
+        if not 0 < self.send_timeout_seconds < math.inf:
+            raise UsageError("PITH_API_SEND_TIMEOUT_SECONDS must be a positive number of seconds")
+        if self.max_connections < 1:
+            raise UsageError("PITH_API_MAX_CONNECTIONS must be at least 1")
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
@@ -168,12 +203,17 @@ class ServerSettings:
             values["workers"] = number("PITH_API_WORKERS", int)
         if "PITH_API_MEMORY_THREADS" in env:
             values["memory_threads"] = number("PITH_API_MEMORY_THREADS", int)
+        if "PITH_API_HEAVY_EXECUTIONS" in env:
+            values["heavy_executions"] = number("PITH_API_HEAVY_EXECUTIONS", int)
         if "PITH_API_CORS_ORIGINS" in env:
             values["cors_origins"] = tuple(
                 o.strip() for o in env["PITH_API_CORS_ORIGINS"].split(",") if o.strip()
             )
         if "PITH_API_CACHE_CONTROL" in env:
             values["cache_control"] = env["PITH_API_CACHE_CONTROL"].strip()
+        for variable, (name, kind) in _CONNECTION_VARIABLES.items():
+            if variable in env:
+                values[name] = number(variable, kind)
         if "PITH_API_GRAPHIQL" in env:
             switch = env["PITH_API_GRAPHIQL"].strip().lower()
             if switch not in _SWITCHES:

@@ -213,7 +213,8 @@ def test_a_job_given_up_before_it_started_is_released_unrun() -> None:
     async def scenario() -> list[int]:
         first = asyncio.ensure_future(threads.run(stuck))
         await asyncio.sleep(0.1)
-        second = asyncio.ensure_future(threads.run(never))
+        # a light job: admitted at once, queued on the busy thread
+        second = asyncio.ensure_future(threads.run(never, heavy=False))
         await asyncio.sleep(0.1)
         second.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -26,6 +26,7 @@ from pith_graph.api import limits as limits_module
 from pith_graph.api.app import create_app
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.settings import ServerSettings
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -269,7 +270,15 @@ def _readme_limits() -> dict[str, float]:
 
 
 def test_readme_limits_table_is_the_defaults() -> None:
-    assert _readme_limits() == dataclasses.asdict(RequestLimits())
+    """The request limits, and the connection's bounds (``ServerSettings``: head size, send
+    deadline, connections)."""
+    server = ServerSettings()
+    connection = {
+        "max_header_bytes": server.max_header_bytes,
+        "send_timeout_seconds": server.send_timeout_seconds,
+        "max_connections": server.max_connections,
+    }
+    assert _readme_limits() == dataclasses.asdict(RequestLimits()) | connection
 
 
 def test_limits_docstring_table_is_the_defaults() -> None:

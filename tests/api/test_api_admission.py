@@ -1,0 +1,98 @@
+"""Admission of executions under overload (memory backend, :mod:`pith_graph.api.loops`).
+
+The reviewer's shape: many different heavy queries at once (30 filtered listings with
+their facets each, about half a second apiece alone). Before, every one ran at once,
+sharing one GIL: thirty such queries all ran out of time (none answered, each ``TIMEOUT``
+over a second past the limit, and a hundred only at the hard deadline, limit + 5 s), and a
+light query sent meanwhile waited seconds. Now at most two heavy executions run at once,
+the others wait in turn (their wait counted in their time), and light ones never wait
+behind them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.serving import serving
+
+LIMIT = 2.0
+#: Seconds an answer may come past the limit: a shared 2-core machine (as test_api_deadline).
+SLACK = 2.0
+HEAVY = 24
+FACETS = "facets(first: 100) { years { value count } categories { value count } authors { value count } }"
+#: Light: planned (from its second request on) and cheap, though not inline (a whole list).
+LIGHT = "{ categories { code } }"
+
+
+def _heavy(k: int) -> str:
+    """A different document for each ``k`` (no plan), about a third of a second of CPU."""
+    day = f"19{{:02d}}-{1 + k // 28:02d}-{1 + k % 28:02d}"
+    aliases = (
+        f'x{i}: papers(filter: {{submittedFrom: "{day.format(i)}"}}) {{ totalCount {FACETS} }}'
+        for i in range(30)
+    )
+    return "{ " + " ".join(aliases) + " }"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``pith-graph serve`` (memory, one worker) over a generated corpus, a 2 s limit."""
+    folder: Path = tmp_path_factory.mktemp("admission")
+    info = write_corpus(folder, 2000, seed=12, workers=2, layout="jsonl")
+    env = {"PITH_API_TIMEOUT_SECONDS": str(LIMIT)}
+    args = [str(info.directory), "--trusted-keys", str(info.keyring_path), "--port", "0", "--workers", "1"]
+    with serving(args, env) as url:
+        yield url
+
+
+def _ask(url: str, query: str) -> tuple[float, dict[str, Any]]:
+    started = time.monotonic()
+    response = httpx.post(f"{url}/graphql", json={"query": query}, timeout=60)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return time.monotonic() - started, body
+
+
+def test_under_overload_heavy_requests_are_answered_in_turn_and_light_ones_at_once(served: str) -> None:
+    alone, body = _ask(served, _heavy(HEAVY))
+    assert "errors" not in body, body
+    assert _ask(served, LIGHT)[1]["data"]["categories"]  # its plan, from now on
+    answers: list[tuple[float, dict[str, Any]]] = []
+    light: list[float] = []
+
+    def heavy(k: int) -> None:
+        answers.append(_ask(served, _heavy(k)))
+
+    burst = [threading.Thread(target=heavy, args=(k,)) for k in range(HEAVY)]
+    for thread in burst:
+        thread.start()
+    time.sleep(0.5)  # the heavy ones are all under way
+    for _ in range(3):
+        started = time.monotonic()
+        assert httpx.get(f"{served}/healthz", timeout=60).status_code == 200
+        _, body = _ask(served, LIGHT)
+        assert body["data"]["categories"]
+        light.append(time.monotonic() - started)
+        time.sleep(0.2)
+    for thread in burst:
+        thread.join()
+
+    codes = [body["errors"][0]["extensions"]["code"] if "errors" in body else None for _, body in answers]
+    slowest = max(seconds for seconds, _ in answers)
+    print(
+        f"heavy alone {alone:.2f} s; {HEAVY} at once: {codes.count(None)} answered, slowest {slowest:.2f} s"
+    )
+    print(f"health + light query during the burst: {', '.join(f'{s:.2f}' for s in light)} s")
+    assert set(codes) <= {None, "TIMEOUT"}, codes
+    assert HEAVY * alone > 1.5 * LIMIT, f"not heavy enough to overload this machine ({alone:.2f} s each)"
+    assert codes.count(None) >= 2, f"no work done under overload: {codes}"
+    assert slowest < LIMIT + SLACK, f"an answer {slowest - LIMIT:.1f} s past the limit"
+    assert max(light) < 1.5, f"light requests waited behind heavy ones: {light}"
