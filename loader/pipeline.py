@@ -10,13 +10,11 @@ bundle alone is rejected as ``internal_error`` (nothing of it is written).
 
 from __future__ import annotations
 
-import gc
 import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, BinaryIO
@@ -24,12 +22,12 @@ from typing import Any, BinaryIO
 from pith_graph.errors import BundleError, RejectCode, Source, printable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
-from pith_graph.loader.pool import Handler, run_tasks
+from pith_graph.loader.pool import Handler, cyclic_gc_paused, run_tasks
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphStore, Outcome
 from pith_graph.loader.tasks import Task, plan_tasks
-from pith_graph.loader.trust import still_trusted
+from pith_graph.loader.trust import check_clock_skew, still_trusted
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
 
 __all__ = [
@@ -84,6 +82,9 @@ class WorkerConfig:
     limits: InputLimits = DEFAULT_INPUT_LIMITS
     known: Mapping[str, str] = field(default_factory=dict)
     clock_skew: float = DEFAULT_CLOCK_SKEW
+
+    def __post_init__(self) -> None:
+        check_clock_skew(self.clock_skew)
 
 
 @dataclass(slots=True)
@@ -341,21 +342,6 @@ class _Writer:
             return
         self._collect()  # the previous batch is committed before the next one starts
         self.pending = self.thread.submit(self.store.apply, batch, self.rank)
-
-
-@contextmanager
-def cyclic_gc_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector, restoring its state after. Rows, bundles and
-    the graph hold no reference cycles, so reference counting frees everything a load
-    discards. Left on, the collector's full passes rescan the whole growing graph (about
-    1.5 s each at 100k papers): a fifth of a large in-memory load."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def run(

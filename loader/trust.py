@@ -16,11 +16,11 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pith_graph.errors import BundleError, RejectCode
+from pith_graph.errors import BundleError, RejectCode, UsageError
 from pith_graph.loader.format import RECORD_CREATED
 from pith_graph.loader.keyring import Keyring, PinnedKey
 
-__all__ = ["check_not_future", "check_trust", "still_trusted"]
+__all__ = ["MAX_CLOCK_SKEW", "check_clock_skew", "check_not_future", "check_trust", "still_trusted"]
 
 
 def _fail(code: RejectCode, message: str) -> BundleError:
@@ -116,6 +116,21 @@ def still_trusted(bundle: Mapping[str, Any], keyring: Keyring) -> bool:
     except Exception:  # whatever it is, verify_bundle reports it with its code
         return False
     return True
+
+
+#: The largest clock skew: 100 years (a larger one checks nothing more). The limit it sets,
+#: this clock plus the skew, must stay a four-digit year: times are compared as text.
+MAX_CLOCK_SKEW = 3_155_760_000
+
+
+def check_clock_skew(skew: float) -> None:
+    """Refuse a clock skew that is not a number of seconds from 0 to :data:`MAX_CLOCK_SKEW`
+    (:class:`~pith_graph.errors.UsageError`): ``inf`` or ``nan`` would reject every bundle
+    as ``internal_error``, a skew past year 9999 every one as ``future_dated``."""
+    if not 0 <= skew <= MAX_CLOCK_SKEW:
+        raise UsageError(
+            f"the clock skew must be from 0 to {MAX_CLOCK_SKEW} seconds (100 years), not {skew!r}"
+        )
 
 
 @functools.lru_cache(maxsize=4)

@@ -36,7 +36,9 @@ from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import TypeVar, cast
 
-__all__ = ["WATCHDOG_SECONDS", "become_worker", "die_with_parent", "in_processes"]
+from pith_graph.errors import StoreError, StoreErrorCode
+
+__all__ = ["WATCHDOG_SECONDS", "become_worker", "die_with_parent", "how_it_ended", "in_processes"]
 
 T = TypeVar("T")
 
@@ -97,13 +99,29 @@ def _run_and_send(send: Connection, work: Callable[[int], object], index: int, p
         send.close()
 
 
+def how_it_ended(exitcode: int | None) -> str:
+    """How a child process ended, from its exit code (``None``: it has not)."""
+    if exitcode is None:
+        return "stopped answering"
+    if exitcode >= 0:
+        return f"exited with code {exitcode}"
+    try:
+        name = signal.Signals(-exitcode).name
+    except ValueError:
+        name = f"signal {-exitcode}"
+    return f"was killed by {name}" + (
+        " (as the out-of-memory killer does)" if -exitcode == signal.SIGKILL else ""
+    )
+
+
 def in_processes(count: int, work: Callable[[int], T]) -> list[T]:
     """``[work(0), ..., work(count - 1)]``, run at the same time: ``work(0)`` in this process,
     each other in a forked process of its own (``work`` itself is never pickled, only what it
     returns). Where there is no ``fork``, or ``count`` is 1, they run here one after another.
 
     The first error raised by any of them is raised here, after every process has ended (the
-    others are stopped at once if this process's own share failed).
+    others are stopped at once if this process's own share failed); a process that ended
+    without a result (killed) is :class:`~pith_graph.errors.StoreError` ``worker_failed``.
     """
     if count <= 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [work(index) for index in range(count)]
@@ -129,7 +147,10 @@ def in_processes(count: int, work: Callable[[int], T]) -> list[T]:
         try:
             outcomes.append(receive.recv())
         except EOFError:
-            outcomes.append((False, RuntimeError(f"process {index} ended without a result")))
+            process.join()
+            how = how_it_ended(process.exitcode)
+            failed = f"worker process {index} (pid {process.pid}) {how} before its result: the run stopped"
+            outcomes.append((False, StoreError(StoreErrorCode.WORKER_FAILED, failed)))
         finally:
             receive.close()
             process.join()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import multiprocessing
 import os
 import shutil
@@ -11,6 +12,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pith_graph.errors import UsageError
 from pith_graph.loader.bulk import bulk_import
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.loader.format import bundle_digest, state_digest
@@ -18,6 +20,7 @@ from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.pipeline import PARALLEL_MIN_BYTES, LoadReport, run
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.trust import MAX_CLOCK_SKEW
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
 from pith_graph.testing.corpus import corpus_signers, generate_bundles
 
@@ -291,3 +294,22 @@ def test_workers_yield_the_cpu_to_a_store_that_writes_in_the_background(
     )
     observed = [value for values in seen for value in values]
     assert observed and set(observed) == {min(own + 3, 19)}
+
+
+@pytest.mark.parametrize("skew", [math.inf, math.nan, -1.0, 3e11, MAX_CLOCK_SKEW + 1])
+def test_a_clock_skew_out_of_range_is_a_usage_error_for_library_callers(tmp_path: Path, skew: float) -> None:
+    """``run`` and ``bulk_import`` refuse it before reading (the CLI bounds its option too):
+    ``inf`` and ``nan`` made every bundle internal_error, a skew past year 9999 every one
+    future_dated."""
+    with pytest.raises(UsageError, match="clock skew"):
+        run([SAMPLES], keyring=default_keyring(), store=MemoryStore(), clock_skew=skew)
+    with pytest.raises(UsageError, match="clock skew"):
+        bulk_import(
+            [SAMPLES], keyring=default_keyring(), data=None, csv_only=tmp_path / "csv", clock_skew=skew
+        )
+    assert not (tmp_path / "csv").exists()
+
+
+def test_the_largest_clock_skew_still_checks_dates() -> None:
+    report = run([SAMPLES], keyring=default_keyring(), store=MemoryStore(), clock_skew=MAX_CLOCK_SKEW)
+    assert report.rejected == 0 and report.inserted > 0

@@ -159,6 +159,23 @@ def test_in_processes_raises_a_share_s_error_here() -> None:
     assert raised.value.code is StoreErrorCode.IMPORT_FAILED and "share 1 failed" in str(raised.value)
 
 
+def test_a_share_killed_before_its_result_is_worker_failed() -> None:
+    """A share killed (as the out-of-memory killer does) is a coded error naming it and its
+    signal (was a bare RuntimeError: a traceback from ``pith-graph import``)."""
+    from pith_graph.errors import StoreError, StoreErrorCode
+    from pith_graph.loader.workers import in_processes
+
+    def work(k: int) -> int:
+        if k == 1:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return k
+
+    with pytest.raises(StoreError) as raised:
+        in_processes(2, work)
+    assert raised.value.code is StoreErrorCode.WORKER_FAILED
+    assert "worker process 1 (pid " in str(raised.value) and "killed by SIGKILL" in str(raised.value)
+
+
 def test_in_processes_stops_the_others_when_its_own_share_fails(tmp_path: Path) -> None:
     from pith_graph.loader.workers import in_processes
 

@@ -46,7 +46,8 @@ from pith_graph.loader.bulk.neo4j_admin import (
 from pith_graph.loader.bulk.spill import SpillHandler
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits
-from pith_graph.loader.pipeline import LoadReport, Rejection, WorkerConfig, cyclic_gc_paused, parts
+from pith_graph.loader.pipeline import LoadReport, Rejection, WorkerConfig, parts
+from pith_graph.loader.pool import cyclic_gc_paused
 from pith_graph.loader.sources import expand_paths
 from pith_graph.loader.stores.base import GraphCounts, sorted_counts
 from pith_graph.loader.stores.rules import Outcome

@@ -14,6 +14,7 @@ from pith_graph.loader.keyfiles import operator_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
 from pith_graph.loader.stores.base import GraphStore
+from pith_graph.loader.trust import MAX_CLOCK_SKEW
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 
 if TYPE_CHECKING:
@@ -204,9 +205,6 @@ MAX_BYTES_LIMIT = 64 << 20
 #: per worker (its pipes), and each worker inherits them all: 128 workers take half the
 #: usual limit of 1024 open files (a lower limit is reported as ``worker_failed``).
 MAX_WORKERS = 128
-#: The largest ``--clock-skew``: 100 years (a larger skew checks nothing more). The limit it
-#: sets, this clock plus the skew, must stay a four-digit year: times are compared as text.
-MAX_CLOCK_SKEW = 3_155_760_000
 #: The largest ``--batch-size``: 20 times the Neo4j default. A batch is held in memory (twice
 #: over while the next one is collected) and written in one transaction.
 MAX_BATCH_SIZE = 100_000
