@@ -13,13 +13,13 @@ import gzip
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from functools import cache
+from functools import cache, partial
 from importlib.resources import files
 from typing import Any, cast
 
 import orjson
 from cross_web import HTTPException
-from graphql import GraphQLError
+from graphql import GraphQLError, parse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -31,10 +31,11 @@ from strawberry.types import ExecutionResult
 
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo
+from pith_graph.api.cost import query_cost
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
-from pith_graph.api.limits import RequestLimits, out_of_time
+from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time
 from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.planned import answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
@@ -127,11 +128,34 @@ class GraphQLView(GraphQL[Context, None]):
         deadline a little later answers anyway. Then end the request's reads (its
         transaction and lane, see :class:`Context`)."""
         limit = self.limits.timeout_seconds
+        cost = self._cost_before(kwargs.get("request_data")) if self.threads is not None else None
         try:
             async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
-                return await run_execution(self.threads, lambda: self._execute_in_time(kwargs))
+                return await run_execution(self.threads, lambda: self._execute_in_time(kwargs), cost)
         except TimeoutError:
             return self.timed_out()
+
+    def _cost_before(self, data: Any) -> Callable[[], int] | None:
+        """The request's cost, known before it runs, so that a light execution never waits
+        behind heavy ones (:func:`run_execution`; it still runs on a thread, not inline);
+        ``None`` (heavy) unless its document parses within the parser's limits
+        (:class:`~pith_graph.api.limits.ParserLimits`, which refuses it in execution)."""
+        query, variables = getattr(data, "query", None), getattr(data, "variables", None)
+        if not isinstance(query, str) or not isinstance(variables, (dict, type(None))):
+            return None
+        tokens = self.limits.max_tokens
+        try:
+            document = parse(
+                query, no_location=True, max_tokens=tokens, max_comments=tokens, max_source_length=tokens * 50
+            )
+        except GraphQLError:
+            return None
+        if DocumentShape(document).fields > tokens * SPREAD_FACTOR:
+            return None
+        schema = self.schema._schema  # type: ignore[attr-defined]
+        return partial(
+            query_cost, schema, document, getattr(data, "operation_name", None), variables, self.limits
+        )
 
     async def _execute_in_time(self, kwargs: dict[str, Any]) -> ExecutionResult:
         """strawberry's execution, aborted at the time limit (a timer on the running loop)."""

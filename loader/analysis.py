@@ -27,7 +27,9 @@ def coauthorship_graph(G: nx.DiGraph) -> nx.Graph:
     Returns
     -------
     An undirected ``nx.Graph`` whose nodes are the Author node ids (with their ``name`` and
-    ``nameKey``) and whose edge ``weight`` is the number of papers the two share.
+    ``nameKey``) and whose edge ``weight`` is the number of papers the two share. Each arXiv
+    version is a paper of its own (as in the graph), so v1 and v2 of one id count twice; to
+    count works, keep one Paper per ``sourceId`` in ``G`` first.
 
     Examples
     --------

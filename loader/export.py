@@ -18,10 +18,9 @@ whatever the size.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import neo4j
@@ -40,17 +39,25 @@ __all__ = ["MAX_HOPS", "Selection", "export_subgraph"]
 #: Longest coauthor chain an author export follows (papers in the chain).
 MAX_HOPS = 6
 CHUNK = 2000
-_DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: bool = False) -> str | None:
-    """An ISO 8601 date or date-time as the UTC text papers store (``…Z``). A bare date is the
-    start of that day (``end_of_day``: of the next); a date-time is itself (``next_second``:
-    one second later, making an exclusive bound of an inclusive one). None: a bound past the
-    last second there is (``9999-12-31``), which every time stays before."""
-    bare = _DATE.fullmatch(text) is not None
+    """An ISO 8601 date or date-time as the UTC text papers store (``…Z``, whole seconds). A
+    bare date, in any of ISO 8601's forms (``2020-12-31``, ``20201231``, ``2020-W53-4``), is the
+    start of that day (``end_of_day``: of the next); a date-time is itself, a fraction of a
+    second rounded up to the next whole second that papers can hold (``next_second``: one
+    second after it, rounded down, making an exclusive bound of an inclusive one). None: a
+    bound past the last second there is (``9999-12-31``), which every time stays before."""
     try:
-        moment = datetime.fromisoformat(text + "T00:00:00+00:00" if bare else text.replace("Z", "+00:00"))
+        day: date | None = date.fromisoformat(text)
+    except ValueError:
+        day = None
+    bare = day is not None
+    try:
+        if day is not None:
+            moment = datetime(day.year, day.month, day.day, tzinfo=UTC)
+        else:
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
         if moment.tzinfo is None:
             moment = moment.replace(tzinfo=UTC)
         stored = utc_text(moment)  # also refuses a moment outside the years 1 to 9999 in UTC
@@ -62,7 +69,7 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
         timedelta(days=1)
         if bare and end_of_day
         else timedelta(seconds=1)
-        if next_second and not bare
+        if not bare and (next_second or moment.microsecond)
         else None
     )
     if step is None:

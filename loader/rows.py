@@ -111,7 +111,7 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
         title=snapshot["title"],
         abstract_excerpt=snapshot["abstract_excerpt"],
         license=meta["license"],
-        submitted_at=meta["submitted_at"],
+        submitted_at=meta["submitted_at"][:19] + "Z",  # whole seconds: it sorts as text (README)
         submitted_year=int(meta["submitted_at"][:4]),
         primary_category=meta["primary_cat"],
         source_kind=source["kind"],

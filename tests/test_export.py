@@ -129,6 +129,26 @@ def test_years_before_1000_are_stored_texts_that_sort_as_times() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("given", "low", "high"),
+    [
+        pytest.param("2020-12-31", "2020-12-31T00:00:00Z", "2021-01-01T00:00:00Z", id="extended-date"),
+        pytest.param("20201231", "2020-12-31T00:00:00Z", "2021-01-01T00:00:00Z", id="basic-date"),
+        pytest.param("2020-W53-4", "2020-12-31T00:00:00Z", "2021-01-01T00:00:00Z", id="week-date"),
+        pytest.param("2020-12-31T10:00:00Z", "2020-12-31T10:00:00Z", "2020-12-31T10:00:01Z", id="date-time"),
+        pytest.param("2020-12-31T10:00:00.5Z", "2020-12-31T10:00:01Z", "2020-12-31T10:00:01Z", id="fraction"),
+    ],
+)
+def test_every_iso_date_form_is_a_whole_day_and_a_fraction_rounds_inwards(
+    given: str, low: str, high: str
+) -> None:
+    """Papers store whole seconds: a bare date in any ISO 8601 form is its whole day (a basic
+    ``20201231`` or a week date was taken as that day's first second: ``--to`` dropped the
+    day), and a bound with a fraction keeps exactly the seconds within it (``--from`` took the
+    second before)."""
+    assert Selection(submitted_from=given, submitted_to=given).bounds() == (low, high)
+
+
 @pytest.mark.parametrize("to", ["9999-12-31", "9999-12-31T23:59:59Z"])
 def test_a_bound_at_the_last_second_there_is_bounds_nothing(to: str) -> None:
     assert Selection(submitted_from="2024-01-31T10:00:00+01:00", submitted_to=to).bounds() == (

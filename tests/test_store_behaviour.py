@@ -268,6 +268,18 @@ def test_built_at_is_compared_as_an_instant(
     assert set(labelled(store.export(), "Author")) == {"Author:bo chen"}
 
 
+def test_submitted_at_is_stored_to_the_second(store: GraphStore, tmp_path: Path) -> None:
+    """A fraction of a second in ``submitted_at`` is dropped, so ``submittedAt`` sorts and
+    compares as text (the API's filters and orders): kept, ``…:00.5Z`` sorted before
+    ``…:00Z`` and fell outside a filter from that day."""
+    half = build_bundle(
+        dataclasses.replace(spec("2601.00001"), submitted_at="2026-01-05T00:00:00.5Z"), SIGNER
+    )
+    load(store, tmp_path, [orjson.dumps(half)])
+    (paper,) = labelled(store.export(), "Paper").values()
+    assert paper["submittedAt"] == "2026-01-05T00:00:00Z"
+
+
 # A registry correction: the same arXiv version, a new canonical record (here its title), so
 # a new pith number. The older record's bundle stays signed and public.
 WRONG = spec("2401.00042", title="Wrong title (retracted record)", built_at="2026-07-02T00:00:00Z")
