@@ -245,9 +245,10 @@ class Neo4jStore:
                     time.sleep(0.05 * attempt)
                     continue
                 give_up = give_up or time.monotonic() + MAX_RETRY_SECONDS
-                if code in _OUT_OF_MEMORY or not error.is_retryable() or time.monotonic() > give_up:
+                left = give_up - time.monotonic()
+                if code in _OUT_OF_MEMORY or not error.is_retryable() or left <= 0:
                     raise translate(error, self.uri, self.database, "writing a batch") from error
-                delay = next(delays)
+                delay = min(next(delays), left)  # the last attempt at the deadline, not past it
                 log.warning("writing a batch failed (%s); trying again in %.1f s", error, delay)
                 time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover

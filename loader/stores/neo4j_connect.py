@@ -100,7 +100,7 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
     if isinstance(error, (ServiceUnavailable, SessionExpired)) or (
         isinstance(error, Neo4jError) and error.code in _UNAVAILABLE_CODES
     ):
-        if action in ("connecting", "reading"):
+        if action != "writing a batch":  # only batches are retried (Neo4jStore._write_transaction)
             hint = "is the server running? (scripts/neo4j start)"
         else:
             hint = (
