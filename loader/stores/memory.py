@@ -30,7 +30,7 @@ from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
-from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, put
+from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, check_structure, check_types, put
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import (
     Snapshot,
@@ -47,13 +47,10 @@ from pith_graph.schema.graph import (
     IDENTIFIES,
     IN_CATEGORY,
     LABEL_ATTRIBUTE,
-    NODES,
     PAPER,
-    RELATIONSHIPS,
     SIGNED,
     SIGNER,
     TYPE_ATTRIBUTE,
-    PropertySpec,
     node_id,
 )
 
@@ -102,6 +99,14 @@ def _as_digraph(graph: nx.DiGraph | nx.MultiDiGraph) -> nx.DiGraph:
     return graph
 
 
+def _fill_authors(graph: nx.DiGraph) -> None:
+    """Give the Authors of a graph saved before 0.3 their ``nameFolded`` and ``paperCount``."""
+    for node, data in graph.nodes(data=True):
+        if data.get(_LABEL) == AUTHOR.label and _PAPER_COUNT not in data:
+            data[_NAME_FOLDED] = folded_name(data[_NAME])
+            data[_PAPER_COUNT] = len(graph.succ[node])
+
+
 class MemoryStore:
     """A :class:`~pith_graph.loader.stores.base.GraphStore` over a networkx ``DiGraph``."""
 
@@ -114,13 +119,11 @@ class MemoryStore:
         self._by_source: dict[SourceKey, tuple[str, ...]] = {}
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
-        for node, data in self.graph.nodes(data=True):
+        _fill_authors(self.graph)
+        for _node, data in self.graph.nodes(data=True):
             if data.get(_LABEL) == PAPER.label:
                 self._bundles[data[_BUNDLE_SHA256]] = data.get(_BUNDLE_KEY_ID)
                 self._add_source((data[_SOURCE_KIND], data[_SOURCE_ID]), data[_PITH_NUMBER])
-            elif data.get(_LABEL) == AUTHOR.label and _PAPER_COUNT not in data:  # saved before 0.3
-                data[_NAME_FOLDED] = folded_name(data[_NAME])
-                data[_PAPER_COUNT] = len(self.graph.succ[node])
         for start, _end, data in self.graph.edges(data=True):
             if data.get(_TYPE) == SIGNED.type:
                 signer = self.graph.nodes[start][_SIGNER_ID]
@@ -325,8 +328,13 @@ class MemoryStore:
     @classmethod
     def open(cls, path: str | Path) -> MemoryStore:
         """A store over a graph saved with :meth:`save` or :meth:`save_snapshot` (or as an
-        earlier ``MultiDiGraph``)."""
-        return cls(open_graph(path))
+        earlier ``MultiDiGraph``): :class:`UsageError` naming ``path`` if it cannot be (a
+        snapshot's structure is trusted: one whose edges no loader wrote fails here, not later)."""
+        graph = open_graph(path)
+        try:
+            return cls(graph)
+        except _MALFORMED as err:
+            raise UsageError(f"cannot open saved graph {path}: {type(err).__name__}: {err}") from err
 
 
 def _is_snapshot(path: str | Path) -> bool:
@@ -352,54 +360,17 @@ def open_saved(path: str | Path) -> Snapshot:
     """As :func:`open_graph`, with the indexes a snapshot holds (none from node-link JSON)."""
     try:
         if _is_snapshot(path):
-            return read_snapshot(path)
+            snapshot = read_snapshot(path)
+            check_types(snapshot.graph)  # trusted as to its structure, not as to its types
+            return snapshot
         data = orjson.loads(Path(path).read_bytes())
         if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
             raise TypeError("expected a node-link JSON object, its graph attributes a map")
-        graph = nx.node_link_graph(data, directed=True, edges="edges")
+        graph = _as_digraph(nx.node_link_graph(data, directed=True, edges="edges"))
+        _fill_authors(graph)  # what older files lack, before it is checked
+        check_structure(graph)
         store = MemoryStore(graph)
-        store.compact()  # fills in what older files lack (nameFolded, paperCount)
-        _check_schema(store.graph)
+        store.compact()
     except _MALFORMED as err:
         raise UsageError(f"cannot open saved graph {path}: {type(err).__name__}: {err}") from err
     return Snapshot(store.graph, {})
-
-
-_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "boolean": (bool,),
-    "list<string>": (list, tuple),
-}
-
-
-def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str | None:
-    """What is wrong with ``data``'s properties for ``specs`` (``None``: nothing)."""
-    for spec in specs:
-        if spec.name not in data:
-            if spec.required:
-                return f"no {spec.name}"
-            continue
-        value = data[spec.name]
-        wrong = not isinstance(value, _PYTHON_TYPES[spec.type]) or (
-            spec.type == "integer" and isinstance(value, bool)
-        )
-        if wrong or (spec.type == "list<string>" and not all(isinstance(item, str) for item in value)):
-            return f"{spec.name} is not a {spec.type}: {value!r:.60}"
-    return None
-
-
-def _check_schema(graph: nx.MultiDiGraph) -> None:
-    """A node-link file is someone's interchange file: each node and edge must be one the
-    schema knows, with its properties' types (a snapshot, pith-graph's own, is trusted).
-    Raises :class:`ValueError` naming the first that is not."""
-    for node, data in graph.nodes(data=True):
-        spec = NODES.get(data.get(_LABEL))
-        problem = "unknown label" if spec is None else _bad_property(data, spec.properties)
-        if problem is not None:
-            raise ValueError(f"node {node!r:.80}: {problem}")
-    for start, end, data in graph.edges(data=True):
-        relationship = RELATIONSHIPS.get(data.get(_TYPE))
-        problem = "unknown type" if relationship is None else _bad_property(data, relationship.properties)
-        if problem is not None:
-            raise ValueError(f"edge {start!r:.60} -> {end!r:.60}: {problem}")

@@ -1,4 +1,5 @@
-"""The in-memory graph's compact representation: shared, read-only edge attributes.
+"""The in-memory graph: its compact representation (shared, read-only edge attributes) and
+the shape a saved graph must have to be opened (:func:`check_types`, :func:`check_structure`).
 
 A networkx ``DiGraph`` holds one attribute dict per edge. In this schema most edges carry
 the same few attribute sets (``{"type": "AUTHORED"}``, ``{"type": "IN_CATEGORY",
@@ -12,16 +13,56 @@ adjacency dicts itself (``_node``, ``_succ``, ``_pred``: the documented ``DiGrap
 structure) and then clears networkx's cached views, as ``add_edge`` does. It is the only
 code that writes networkx's private structures; ``tests/test_memory_graph.py`` checks it
 against networkx's own methods, so a change in networkx fails there first.
+
+A node-link file is an interchange file anyone may write: it is opened only if
+:func:`check_structure` finds it is a graph the loader could have built. A snapshot is
+pith-graph's own and trusted as to its structure, but still passes :func:`check_types`
+(cheap: one pass, shared edge attributes checked once), so that no file makes a reader or
+``prune`` fail later with a traceback, or read a string as a list of keys.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn
 
 import networkx as nx
 
-__all__ = ["EdgeData", "EdgeInterner", "put"]
+from pith_graph.loader.shape import ALIAS_KIND, SOURCE_VERSIONS
+from pith_graph.schema.graph import (
+    ALIAS,
+    AUTHOR,
+    CATEGORY,
+    IN_CATEGORY,
+    LABEL_ATTRIBUTE,
+    NODES,
+    PAPER,
+    RELATIONSHIPS,
+    SIGNED,
+    SIGNER,
+    TYPE_ATTRIBUTE,
+    PropertySpec,
+    node_id,
+)
+
+__all__ = ["EdgeData", "EdgeInterner", "check_structure", "check_types", "put"]
+
+_VERSION = PAPER.prop("sourceVersion")
+_SUBMITTED = PAPER.prop("submittedAt")
+_YEAR = PAPER.prop("submittedYear")
+_BUILT = PAPER.prop("builtAt")
+_BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
+_PRIMARY_CATEGORY = PAPER.prop("primaryCategory")
+_KEY_IDS = SIGNER.prop(PAPER.prop("keyIds"))  # both labels' name
+_PAPER_COUNT = AUTHOR.prop("paperCount")
+_CODE = CATEGORY.prop("code")
+_ARCHIVE = CATEGORY.prop("archive")
+_KIND = ALIAS.prop("kind")
+_EDGE_KEY_IDS = SIGNED.prop("keyIds")
+_SIGNED_BUNDLE = SIGNED.prop("signedBundle")
+_PRIMARY = IN_CATEGORY.prop("primary")
 
 
 class EdgeData(dict[str, Any]):
@@ -82,3 +123,179 @@ def put(
         succ[start][end] = data
         pred[end][start] = data
     nx._clear_cache(graph)
+
+
+# -- what a saved graph must fit ---------------------------------------------------------
+
+_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "boolean": (bool,),
+    "list<string>": (list, tuple),
+}
+#: ``submittedAt`` as rows store it (whole seconds) and ``builtAt`` as verification admits it.
+_SUBMITTED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
+_BUILT_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
+
+
+def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str | None:
+    """What is wrong with ``data``'s properties for ``specs`` (``None``: nothing)."""
+    for spec in specs:
+        if spec.name not in data:
+            if spec.required:
+                return f"no {spec.name}"
+            continue
+        value = data[spec.name]
+        wrong = not isinstance(value, _PYTHON_TYPES[spec.type]) or (
+            spec.type == "integer" and isinstance(value, bool)
+        )
+        if wrong or (spec.type == "list<string>" and not all(isinstance(item, str) for item in value)):
+            return f"{spec.name} is not a {spec.type}: {value!r:.60}"
+    return None
+
+
+_LISTS = frozenset((list, tuple))
+
+
+#: Per label and per type: (name, the Python types it may have, required), for the fast pass.
+def _fast(properties: Sequence[PropertySpec]) -> tuple[tuple[str, frozenset[type], bool], ...]:
+    return tuple(
+        (p.name, _LISTS if p.type == "list<string>" else frozenset(_PYTHON_TYPES[p.type]), p.required)
+        for p in properties
+    )
+
+
+_FAST = {
+    **{spec.label: _fast(spec.properties) for spec in NODES.values()},
+    **{spec.type: _fast(spec.properties) for spec in RELATIONSHIPS.values()},
+}
+
+
+def _fast_problem(
+    data: Mapping[str, Any], kind: Any, specs: Mapping[str, Sequence[PropertySpec]], unknown: str
+) -> str | None:
+    """:func:`_bad_property` for ``data`` of label or type ``kind``, in one quick look when
+    nothing is wrong (exact types, as JSON gives them)."""
+    fast = _FAST.get(kind) if isinstance(kind, str) else None
+    if fast is None or kind not in specs:
+        return unknown
+    for name, types, required in fast:
+        value = data.get(name, _FAST)
+        if type(value) not in types:
+            if value is _FAST and not required:
+                continue
+            return _bad_property(data, specs[kind])
+        if types is _LISTS and not all(type(item) is str for item in value):
+            return _bad_property(data, specs[kind])
+    return None
+
+
+def check_types(graph: nx.DiGraph) -> None:
+    """Each node and edge of ``graph`` is one the schema knows, its properties there and of
+    their types: what a reader may index without a second look. One pass; an edge's shared
+    attributes are checked once. Raises :class:`ValueError` naming the first that is not."""
+    node_specs = {label: spec.properties for label, spec in NODES.items()}
+    edge_specs = {kind: spec.properties for kind, spec in RELATIONSHIPS.items()}
+    for node, data in graph._node.items():
+        problem = _fast_problem(data, data.get(LABEL_ATTRIBUTE), node_specs, "unknown label")
+        if problem is not None:
+            raise ValueError(f"node {node!r:.80}: {problem}")
+    checked: dict[int, str | None] = {}
+    for start, out in graph._succ.items():
+        for end, data in out.items():
+            problem = checked.get(id(data), "")
+            if problem == "":
+                problem = checked[id(data)] = _fast_problem(
+                    data, data.get(TYPE_ATTRIBUTE), edge_specs, "unknown type"
+                )
+            if problem is not None:
+                raise ValueError(f"edge {start!r:.60} -> {end!r:.60}: {problem}")
+
+
+def _bad_node(node: str, label: str, data: Mapping[str, Any]) -> str | None:
+    """What the loader would never have written in this node itself (``None``: nothing)."""
+    spec = NODES[label]
+    expected = node_id(label, *(data[key] for key in spec.key))
+    if node != expected:
+        return f"its id is not {expected!r:.80}, as its label and key make it"
+    if label == PAPER.label:
+        if data[_VERSION] not in SOURCE_VERSIONS:
+            return f"sourceVersion {data[_VERSION]} is not from 1 to {SOURCE_VERSIONS.stop - 1}"
+        submitted = data[_SUBMITTED]
+        if not _SUBMITTED_AT.fullmatch(submitted) or int(submitted[:4]) != data[_YEAR]:
+            return f"submittedAt {submitted!r:.40} is not a UTC time of year submittedYear"
+        if not _BUILT_AT.fullmatch(data[_BUILT]):
+            return f"builtAt {data[_BUILT]!r:.40} is not an ISO 8601 UTC time"
+    elif label == ALIAS.label and not ALIAS_KIND.fullmatch(data[_KIND]):
+        return f"alias kind {data[_KIND]!r:.40} is not made of a-z, 0-9 and _"
+    elif label == CATEGORY.label and data[_ARCHIVE] != data[_CODE].split(".", 1)[0]:
+        return f"archive {data[_ARCHIVE]!r:.40} is not the archive of its code"
+    return None
+
+
+def check_structure(graph: nx.DiGraph) -> None:
+    """``graph`` is one the loader could have built: :func:`check_types`, then node ids made
+    from label and key, values in the ranges verification admits, each edge's type between
+    its labels (so no self-loop), and what readers rely on: every Paper signed by the signer
+    of its bundle (one SIGNED edge marked ``signedBundle``), its ``keyIds`` its signers' keys,
+    its ``bundleKeyId`` one of them, one primary IN_CATEGORY edge to its ``primaryCategory``;
+    no Author, Category, Alias or Signer without a paper; an Author's ``paperCount`` at least
+    its AUTHORED edges, a Signer's ``keyIds`` at least the keys of its SIGNED edges (an
+    export of a part keeps the database's). Linear: two passes
+    over the nodes, one over the edges. Raises :class:`ValueError` naming the first problem."""
+    check_types(graph)
+    nodes: dict[str, dict[str, Any]] = graph._node
+    for node, data in nodes.items():
+        problem = _bad_node(node, data[LABEL_ATTRIBUTE], data)
+        if problem is not None:
+            raise ValueError(f"node {node!r:.80}: {problem}")
+    keys: defaultdict[str, set[str]] = defaultdict(set)  # paper or signer -> keys of its SIGNED edges
+    bundle_signers: Counter[str] = Counter()
+    primary: defaultdict[str, list[str]] = defaultdict(list)
+    ends = {kind: (spec.start, spec.end) for kind, spec in RELATIONSHIPS.items()}
+    for start, out in graph._succ.items():
+        start_label = nodes[start][LABEL_ATTRIBUTE]
+        for end, data in out.items():
+            kind = data[TYPE_ATTRIBUTE]
+            if (start_label, nodes[end][LABEL_ATTRIBUTE]) != ends[kind]:
+                begins, finishes = ends[kind]
+                raise ValueError(
+                    f"edge {start!r:.60} -> {end!r:.60}: {kind} goes from a {begins} to a {finishes}"
+                )
+            if kind == SIGNED.type:
+                if not data[_EDGE_KEY_IDS]:
+                    raise ValueError(f"edge {start!r:.60} -> {end!r:.60}: a SIGNED edge without keyIds")
+                keys[start].update(data[_EDGE_KEY_IDS])
+                keys[end].update(data[_EDGE_KEY_IDS])
+                bundle_signers[end] += data[_SIGNED_BUNDLE]
+            elif kind == IN_CATEGORY.type and data[_PRIMARY]:
+                primary[start].append(nodes[end][_CODE])
+    succ, pred = graph._succ, graph._pred
+    for node, data in nodes.items():
+        label = data[LABEL_ATTRIBUTE]
+        if label == PAPER.label:
+            problem = _bad_paper_links(data, keys[node], bundle_signers[node], primary[node])
+        elif not succ[node] and not pred[node]:
+            problem = "no paper uses it"
+        # An export of a part keeps the database's counts and keys: at least the part's.
+        elif label == AUTHOR.label and data[_PAPER_COUNT] < len(succ[node]):
+            problem = f"paperCount {data[_PAPER_COUNT]} is below its {len(succ[node])} AUTHORED edges"
+        elif label == SIGNER.label and not keys[node] <= set(data[_KEY_IDS]):
+            problem = f"keyIds {data[_KEY_IDS]!r:.60} lack keys of its SIGNED edges"
+        else:
+            continue
+        if problem is not None:
+            raise ValueError(f"node {node!r:.80}: {problem}")
+
+
+def _bad_paper_links(
+    data: Mapping[str, Any], keys: set[str], bundle_signers: int, primary: list[str]
+) -> str | None:
+    """What is wrong with a Paper's SIGNED and IN_CATEGORY edges."""
+    if bundle_signers != 1:
+        return f"{bundle_signers} SIGNED edges with signedBundle, not one (its bundle's signer)"
+    if list(data[_KEY_IDS]) != sorted(keys) or data[_BUNDLE_KEY_ID] not in keys:
+        return "keyIds and bundleKeyId are not the keys of its SIGNED edges"
+    if primary != [data[_PRIMARY_CATEGORY]]:
+        return f"its primary IN_CATEGORY edges go to {primary!r:.60}, not to its primaryCategory"
+    return None

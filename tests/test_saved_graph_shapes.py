@@ -1,0 +1,233 @@
+"""Crafted saved graphs, refused in one line: a node-link file must be a graph the loader
+could have built (``check_structure``), a snapshot whose body was edited and re-hashed must
+hold the schema's properties of their types (``check_types``), and neither may reach
+``serve --graph`` or ``prune --graph`` as a traceback or as keys read wrongly."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import orjson
+import pytest
+
+from pith_graph.errors import UsageError
+from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.keyring import REGISTRY_KEY
+from pith_graph.loader.stores.memory import MemoryStore, open_saved
+from pith_graph.testing import run_cli
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def _first(data: dict[str, Any], label: str) -> dict[str, Any]:
+    found: dict[str, Any] = next(node for node in data["nodes"] if node.get("label") == label)
+    return found
+
+
+def _self_loop(data: dict[str, Any]) -> None:
+    paper = _first(data, "Paper")["id"]
+    data["edges"].append({"source": paper, "target": paper, "type": "AUTHORED"})
+
+
+def _reversed(data: dict[str, Any]) -> None:
+    edge = next(edge for edge in data["edges"] if edge["type"] == "AUTHORED")
+    edge["source"], edge["target"] = edge["target"], edge["source"]
+
+
+def _no_signers(data: dict[str, Any]) -> None:
+    data["edges"] = [edge for edge in data["edges"] if edge["type"] != "SIGNED"]
+    data["nodes"] = [node for node in data["nodes"] if node["label"] != "Signer"]
+
+
+def _orphan(data: dict[str, Any]) -> None:
+    ghost = {"nameKey": "ghost", "name": "Ghost", "nameFolded": "ghost", "paperCount": 99}
+    data["nodes"].append({"id": "Author:ghost", "label": "Author", **ghost})
+
+
+def _set(label: str, name: str, value: object) -> Edit:
+    return lambda data: _first(data, label).__setitem__(name, value)
+
+
+NODE_LINK = [
+    pytest.param(_self_loop, "AUTHORED goes from a Author to a Paper", id="self-loop"),
+    pytest.param(_reversed, "AUTHORED goes from a Author to a Paper", id="reversed-edge"),
+    pytest.param(_no_signers, "0 SIGNED edges with signedBundle", id="no-signers"),
+    pytest.param(_set("Author", "nameKey", "someone else"), "its id is not 'Author:someone else'", id="id"),
+    pytest.param(_orphan, "'Author:ghost': no paper uses it", id="orphan-author"),
+    pytest.param(_set("Paper", "sourceVersion", 2**40), "sourceVersion 1099511627776 is not", id="version"),
+    pytest.param(_set("Author", "paperCount", 0), "paperCount 0 is below its", id="paper-count"),
+    pytest.param(_set("Paper", "keyIds", ["k"]), "keyIds and bundleKeyId are not", id="paper-keys"),
+    pytest.param(_set("Paper", "primaryCategory", "math.CO"), "not to its primaryCategory", id="primary"),
+    pytest.param(_set("Paper", "builtAt", "garbage"), "builtAt 'garbage' is not", id="built-at"),
+]
+
+
+def _samples() -> nx.DiGraph:
+    graph, _ = load_graph([SAMPLES])
+    return graph
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory: pytest.TempPathFactory) -> dict[str, bytes]:
+    """The samples' graph as node-link JSON and as a snapshot."""
+    folder = tmp_path_factory.mktemp("saved")
+    store = MemoryStore(_samples())
+    store.save(folder / "graph.json")
+    store.save_snapshot(folder / "graph.snapshot")
+    return {name: (folder / name).read_bytes() for name in ("graph.json", "graph.snapshot")}
+
+
+def _node_link(saved: dict[str, bytes], edit: Edit, path: Path) -> Path:
+    data = orjson.loads(saved["graph.json"])
+    edit(data)
+    path.write_bytes(orjson.dumps(data))
+    return path
+
+
+def _column(label: str, name: str, value: object = None, drop: bool = False) -> Edit:
+    """An edit of a snapshot body: every ``label`` row's ``name`` set to ``value`` (or dropped)."""
+
+    def edit(body: dict[str, Any]) -> None:
+        group = body["nodes"][label] if label in body["nodes"] else body["edges"][label]
+        at = group["properties"].index(name)
+        if drop:
+            group["properties"].pop(at)
+        for row in group["rows"]:
+            offset = 0 if label in body["nodes"] else 2
+            if drop:
+                row.pop(at + offset)
+            else:
+                row[at + offset] = value
+
+    return edit
+
+
+def _irregular_paper(body: dict[str, Any]) -> None:
+    group = body["nodes"]["Paper"]
+    data = {"label": "Paper", **dict(zip(group["properties"], group["rows"].pop(), strict=True))}
+    total = sum(len(g["rows"]) + len(g["other"]) for g in body["nodes"].values())
+    group["other"].append([total, "Paper:x", {**data, "pithNumber": 12345}])
+
+
+SNAPSHOT = [
+    pytest.param(_column("Paper", "bundleSha256", drop=True), "no bundleSha256", id="no-bundle-sha"),
+    pytest.param(_column("Paper", "keyIds", drop=True), "no keyIds", id="no-key-ids"),
+    pytest.param(_column("Paper", "title", drop=True), "no title", id="no-title"),
+    pytest.param(_column("Paper", "title", 5), "title is not a string: 5", id="title-int"),
+    pytest.param(
+        _column("Paper", "keyIds", REGISTRY_KEY.key_id), "keyIds is not a list<string>", id="keys-str"
+    ),
+    pytest.param(_irregular_paper, "pithNumber is not a string: 12345", id="irregular-paper"),
+    pytest.param(_column("SIGNED", "keyIds", drop=True), "no keyIds", id="signed-no-keys"),
+]
+
+
+def _snapshot(saved: dict[str, bytes], edit: Edit, path: Path) -> Path:
+    """The samples' snapshot with its body edited and its header made to match."""
+    head, _, body = saved["graph.snapshot"].partition(b"\n")
+    data = orjson.loads(body)
+    edit(data)
+    body = orjson.dumps(data)
+    header = orjson.loads(head) | {"sha256": hashlib.sha256(body).hexdigest()}
+    path.write_bytes(orjson.dumps(header) + b"\n" + body)
+    return path
+
+
+@pytest.mark.parametrize(("edit", "expected"), NODE_LINK)
+def test_a_node_link_file_the_loader_could_not_have_written_is_refused(
+    saved: dict[str, bytes], tmp_path: Path, edit: Edit, expected: str
+) -> None:
+    path = _node_link(saved, edit, tmp_path / "graph.json")
+    with pytest.raises(UsageError) as refused:
+        open_saved(path)
+    assert expected in str(refused.value) and str(path) in str(refused.value)
+
+
+@pytest.mark.parametrize(("edit", "expected"), SNAPSHOT)
+def test_a_re_hashed_snapshot_of_wrong_types_is_refused(
+    saved: dict[str, bytes], tmp_path: Path, edit: Edit, expected: str
+) -> None:
+    path = _snapshot(saved, edit, tmp_path / "graph.snapshot")
+    for opened in (open_saved, MemoryStore.open):
+        with pytest.raises(UsageError) as refused:
+            opened(path)
+        assert expected in str(refused.value) and str(path) in str(refused.value)
+
+
+def test_the_unedited_files_open(saved: dict[str, bytes], tmp_path: Path) -> None:
+    """The checks refuse the crafted files, not the loader's own."""
+    for name in ("graph.json", "graph.snapshot"):
+        (tmp_path / name).write_bytes(saved[name])
+        assert nx.utils.graphs_equal(open_saved(tmp_path / name).graph, _samples())
+
+
+def test_a_part_as_export_writes_it_opens(saved: dict[str, bytes], tmp_path: Path) -> None:
+    """``export`` of a part keeps the database's ``paperCount`` and signers' ``keyIds``, which
+    count papers outside the part: more than the part's edges say is fine, fewer is not."""
+    data = orjson.loads(saved["graph.json"])
+    author, signer = _first(data, "Author"), _first(data, "Signer")
+    author["paperCount"] += 5
+    signer["keyIds"] = sorted([*signer["keyIds"], "a-key-of-a-paper-outside-the-part"])
+    path = tmp_path / "part.json"
+    path.write_bytes(orjson.dumps(data))
+    graph = open_saved(path).graph
+    assert graph.nodes[author["id"]]["paperCount"] == len(graph.succ[author["id"]]) + 5
+
+
+def _one_line(done: Any, expected: str, path: Path) -> None:
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1, done.stderr
+    assert expected in done.stderr and str(path) in done.stderr
+
+
+CLI = [
+    pytest.param("json", _self_loop, "AUTHORED goes from", id="node-link-self-loop"),
+    pytest.param("json", _set("Paper", "sourceVersion", 2**40), "sourceVersion", id="node-link-version"),
+    pytest.param("snapshot", _column("Paper", "title", drop=True), "no title", id="snapshot-no-title"),
+    pytest.param("snapshot", _irregular_paper, "pithNumber is not a string", id="snapshot-irregular"),
+]
+
+
+@pytest.mark.parametrize(("kind", "edit", "expected"), CLI)
+def test_serve_refuses_it_in_one_line_before_listening(
+    saved: dict[str, bytes], tmp_path: Path, kind: str, edit: Edit, expected: str
+) -> None:
+    make = _node_link if kind == "json" else _snapshot
+    path = make(saved, edit, tmp_path / f"graph.{kind}")
+    done = run_cli("serve", "--graph", str(path), "--port", "0", "--workers", "1", timeout=60)
+    _one_line(done, expected, path)
+    assert "Uvicorn running" not in done.stderr + done.stdout
+
+
+PRUNE = [
+    pytest.param("json", _no_signers, "0 SIGNED edges", id="node-link-no-signers"),
+    pytest.param(
+        "snapshot", _column("Paper", "bundleSha256", drop=True), "no bundleSha256", id="snapshot-no-sha"
+    ),
+    pytest.param(
+        "snapshot", _column("Paper", "keyIds", REGISTRY_KEY.key_id), "keyIds is not", id="snapshot-keys-str"
+    ),
+    pytest.param(
+        "snapshot", _column("SIGNED", "keyIds", drop=True), "no keyIds", id="snapshot-signed-no-keys"
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "edit", "expected"), PRUNE)
+def test_prune_refuses_it_in_one_line(
+    saved: dict[str, bytes], tmp_path: Path, kind: str, edit: Edit, expected: str
+) -> None:
+    make = _node_link if kind == "json" else _snapshot
+    path = make(saved, edit, tmp_path / f"graph.{kind}")
+    revoked = tmp_path / "revoked.json"
+    entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
+    revoked.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))
+    done = run_cli(
+        "prune", "--backend", "memory", "--graph", str(path), "--revoked-keys", str(revoked), "--dry-run"
+    )
+    _one_line(done, expected, path)
