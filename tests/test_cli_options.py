@@ -111,7 +111,7 @@ def test_input_options_out_of_range_are_usage_errors(
                 f"{MEMORY_RULE}, not {size!r}",
                 id=f"importer-memory-{size}",
             )
-            for size in ("2GB", "1.5g", "0", "100%", "2T", "lots")
+            for size in ("2GB", "1.5g", "0", "100%", "2T", "lots", "\u0662g")  # ٢ (Arabic-Indic two)
         ),
     ],
 )

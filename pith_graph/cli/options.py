@@ -235,7 +235,7 @@ _PATHS = {
 }
 #: What neo4j-admin's ``--max-off-heap-memory`` takes: bytes, with an optional k, m or g, or a
 #: share of the memory from 1% to 99% (checked against neo4j-admin 5.26).
-_IMPORTER_MEMORY = re.compile(r"(?:(\d+)([kmg]?)|(\d+)%)", re.IGNORECASE)
+_IMPORTER_MEMORY = re.compile(r"(?:([0-9]+)([kmg]?)|([0-9]+)%)", re.IGNORECASE)  # ASCII digits only
 
 
 def check_arguments(args: argparse.Namespace) -> None:
