@@ -336,7 +336,7 @@ def test_status_and_stop_of_a_folder_with_no_server(tmp_path: Path) -> None:
 
 def test_status_of_a_server_that_does_not_answer_bolt(tmp_path: Path) -> None:
     """A live process that is the launcher by its command line, on a port nothing answers."""
-    fake = subprocess.Popen(["bash", "-c", "exec -a dev.pith.neo4j.Launcher sleep 60"])
+    fake = subprocess.Popen(["bash", "-c", "exec -a dev.pith.neo4j.Launcher sleep 60"], cwd=tmp_path)
     try:
         (tmp_path / "neo4j.pid").write_text(f"{fake.pid}\n")
         port = free_port()
@@ -348,6 +348,119 @@ def test_status_of_a_server_that_does_not_answer_bolt(tmp_path: Path) -> None:
     finally:
         fake.kill()
         fake.wait()
+
+
+LOOK_ALIKE = ["bash", "-c", "exec -a dev.pith.neo4j.Launcher sleep 60"]
+
+
+@pytest.mark.parametrize(
+    "whose",
+    [
+        pytest.param({"cwd": "elsewhere"}, id="in-another-folder"),
+        pytest.param({"cwd": "data", "user": 65534}, id="of-another-user"),
+    ],
+)
+def test_a_look_alike_launcher_is_neither_reported_nor_stopped(
+    tmp_path: Path, whose: dict[str, object]
+) -> None:
+    """The pid file names a launcher by its command line (a stale file, its pid reused) that
+    runs in another folder or as another user: the folder's server is not running."""
+    if "user" in whose and os.geteuid() != 0:
+        pytest.skip("starting a process as another user needs root")
+    data, elsewhere = tmp_path / "data", tmp_path / "elsewhere"
+    data.mkdir(mode=0o700)
+    elsewhere.mkdir()
+    where = data if whose["cwd"] == "data" else elsewhere
+    user = whose.get("user")
+    fake = subprocess.Popen(LOOK_ALIKE, cwd=where, user=user if isinstance(user, int) else None)
+    try:
+        (data / "neo4j.pid").write_text(f"{fake.pid}\n")
+        done = script(data, "status")
+        assert (done.returncode, done.stdout) == (3, "not running\n")
+        stopped = script(data, "stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert fake.poll() is None  # not killed
+    finally:
+        fake.kill()
+        fake.wait()
+
+
+# -- the data folder ---------------------------------------------------------------------------
+
+
+def test_a_data_folder_of_another_user_is_refused_before_anything_in_it_is_touched(tmp_path: Path) -> None:
+    """A link planted as the lock file would have ``stop`` empty the file it points to."""
+    if os.geteuid() != 0:
+        pytest.skip("giving a folder to another user needs root")
+    victim, data = tmp_path / "victim.txt", tmp_path / "theirs"
+    victim.write_text("keep me\n")
+    data.mkdir()
+    (data / ".script.lock").symlink_to(victim)
+    os.chown(data, 65534, 65534)
+    for command in ("stop", "status", "start"):
+        done = script(data, command, NEO4J_CDS="off")
+        assert done.returncode == 1, (command, done.stdout)
+        assert (
+            done.stderr
+            == f"neo4j: ERROR: NEO4J_DATA {data} is owned by another user (uid 65534), not by you (uid 0)\n"
+        )
+    assert victim.read_text() == "keep me\n"
+    assert sorted(path.name for path in data.iterdir()) == [".script.lock"]
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o707, 0o777], ids=oct)
+def test_a_data_folder_others_may_write_in_is_refused(tmp_path: Path, mode: int) -> None:
+    data = tmp_path / "shared"
+    data.mkdir()
+    data.chmod(mode)
+    for command in ("status", "stop"):
+        done = script(data, command)
+        assert (done.returncode, done.stdout) == (1, ""), command
+        assert done.stderr == (
+            f"neo4j: ERROR: NEO4J_DATA {data} is writable by group or others (mode {mode:o}): chmod go-w {data}\n"
+        )
+    assert list(data.iterdir()) == []
+
+
+def recording_java(path: Path, record: Path) -> Path:
+    """A stand-in for the server's ``java`` that writes its NEO4J_DATA, its working folder and
+    its umask to ``record``, one a line, and exits 1: the start fails. (With ``NEO4J_CDS=off``:
+    no archive is written for it.)"""
+    path.write_text(f'#!/bin/sh\nprintf "%s\\n" "$NEO4J_DATA" "$(pwd -P)" "$(umask)" > {record}\nexit 1\n')
+    path.chmod(0o755)
+    return path
+
+
+def test_a_new_relative_data_folder_is_private_and_the_server_runs_in_it_with_its_absolute_path(
+    tmp_path: Path,
+) -> None:
+    """The JVM starts under umask 077: its store and logs (the password's hash) are the owner's."""
+    record = tmp_path / "record"
+    java = recording_java(tmp_path / "java", record)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(free_port())}
+    env = {**base, "NEO4J_DATA": "rel/db", "NEO4J_JAVA": str(java), "NEO4J_CDS": "off", **ports}
+    done = subprocess.run(
+        [str(NEO4J_SCRIPT), "start"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert "the server exited during start-up" in done.stderr
+    data = tmp_path / "rel" / "db"
+    assert record.read_text().splitlines() == [str(data), str(data), "0077"]
+    assert stat.S_IMODE(data.stat().st_mode) == 0o700
+    assert stat.S_IMODE((data / "logs" / "launcher.log").stat().st_mode) == 0o600
+
+
+def test_a_link_planted_as_the_password_s_temporary_file_is_not_followed(tmp_path: Path) -> None:
+    data, loot = tmp_path / "data", tmp_path / "loot.txt"
+    data.mkdir(mode=0o700)
+    loot.touch()
+    (data / "password.tmp").symlink_to(loot)
+    java = recording_java(tmp_path / "java", tmp_path / "record")
+    done = script_start(data, NEO4J_JAVA=str(java), NEO4J_CDS="off", NEO4J_PASSWORD="a-secret-password")
+    assert "the server exited during start-up" in done.stderr
+    assert loot.read_text() == ""
+    assert not (data / "password").is_symlink()
+    assert read_password(data / "password") == "a-secret-password"
 
 
 def listening(pid: int) -> set[tuple[str, int]]:
