@@ -6,10 +6,14 @@ authentication on and no password option.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import socket
 import subprocess
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +21,75 @@ import pytest
 from conftest import Neo4jServer
 
 from pith_graph.api.settings import ServerSettings
-from pith_graph.errors import UsageError
-from pith_graph.loader.stores.neo4j_auth import is_loopback, read_password_file, resolve_password
+from pith_graph.errors import StoreError, UsageError
+from pith_graph.loader.stores.neo4j_auth import (
+    check_listener,
+    is_loopback,
+    read_password_file,
+    resolve_password,
+)
 from pith_graph.testing import run_cli
 
 LOCAL = "bolt://127.0.0.1:7687"
+NOBODY = 65534
+
+
+class Listener:
+    """A socket listening on a free loopback port, created as ``uid``; :meth:`serve` answers
+    one connection like a Bolt server accepting any login (fakebolt) and keeps what it got."""
+
+    def __init__(self, uid: int | None = None) -> None:
+        if uid is not None:
+            os.seteuid(uid)  # a socket belongs to the (effective) uid that creates it
+        try:
+            self.sock = socket.socket()
+        finally:
+            if uid is not None:
+                os.seteuid(0)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(1)
+        self.uri = f"bolt://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.received = b""
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def serve(self) -> Listener:
+        self.thread.start()
+        return self
+
+    def _serve(self) -> None:
+        self.sock.settimeout(60)
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        with conn:
+            conn.settimeout(2)
+            try:
+                self.received += conn.recv(20)  # magic and versions
+                conn.sendall(bytes([0, 0, 4, 5]))  # Bolt 5.4
+                for _ in range(4):
+                    data = conn.recv(65536)
+                    if not data:
+                        break
+                    self.received += data
+                    conn.sendall(bytes([0, 3, 0xB1, 0x70, 0xA0, 0, 0]))  # SUCCESS {}
+            except OSError:
+                pass  # the client hung up: what it sent is kept
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):  # not listening any more
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes a waiting accept()
+        self.sock.close()
+        if self.thread.is_alive():
+            self.thread.join(timeout=10)
+
+
+@pytest.fixture
+def own_listener() -> Iterator[Listener]:
+    """A loopback listener of this user's: the local password file may go there."""
+    listener = Listener()
+    yield listener
+    listener.close()
 
 
 def private_file(path: Path, text: str, mode: int = 0o600) -> Path:
@@ -64,11 +132,11 @@ def sources(tmp_path: Path) -> dict[str, Any]:
     ],
 )
 def test_the_first_source_that_is_set_wins(
-    sources: dict[str, Any], given: dict[str, Any], env_keys: Any, expected: str
+    sources: dict[str, Any], given: dict[str, Any], env_keys: Any, expected: str, own_listener: Listener
 ) -> None:
     env = sources["env"] if env_keys == "all" else {k: sources["env"][k] for k in env_keys}
     kwargs = {k: (sources["password_file"] if v is True else v) for k, v in given.items()}
-    assert resolve_password(LOCAL, environ=env, cwd=sources["cwd"], **kwargs) == expected
+    assert resolve_password(own_listener.uri, environ=env, cwd=sources["cwd"], **kwargs) == expected
 
 
 def test_nothing_set_means_no_password(tmp_path: Path) -> None:
@@ -113,6 +181,23 @@ def test_a_password_file_group_or_others_can_access_is_refused(tmp_path: Path, m
         resolve_password(LOCAL, environ={"NEO4J_DATA": str(tmp_path)}, cwd=tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("text", "password"),
+    [
+        pytest.param("a\vb\fc\x1cd\u2028e\u0085f\nsecond", "a\vb\fc\x1cd\u2028e\u0085f", id="only-line-ends"),
+        pytest.param("crlf pass\r\nsecond", "crlf pass", id="crlf"),
+        pytest.param("cr pass\rsecond", "cr pass", id="cr"),
+        pytest.param("no newline", "no newline", id="no-newline"),
+    ],
+)
+def test_the_first_line_is_split_as_the_launcher_splits_it(tmp_path: Path, text: str, password: str) -> None:
+    """Java's String.lines() (scripts/neo4j's launcher) ends a line at \\n, \\r\\n, \\r only."""
+    path = tmp_path / "password"
+    path.write_bytes(text.encode("utf-8"))
+    path.chmod(0o600)
+    assert read_password_file(path) == password
+
+
 @pytest.mark.parametrize("mode", [0o600, 0o400])
 def test_an_owner_only_password_file_is_read(tmp_path: Path, mode: int) -> None:
     assert read_password_file(private_file(tmp_path / "password", "s3cret pass", mode)) == "s3cret pass"
@@ -132,9 +217,11 @@ def test_a_missing_or_empty_named_file_is_a_usage_error(tmp_path: Path) -> None:
 # -- the API's settings ----------------------------------------------------------------------
 
 
-def test_the_api_finds_the_password_only_for_the_neo4j_backend(tmp_path: Path) -> None:
+def test_the_api_finds_the_password_only_for_the_neo4j_backend(
+    tmp_path: Path, own_listener: Listener
+) -> None:
     private_file(tmp_path / "password", "from-data-folder")
-    env = {"NEO4J_DATA": str(tmp_path)}
+    env = {"NEO4J_DATA": str(tmp_path), "NEO4J_URI": own_listener.uri}
     assert ServerSettings.from_env(env, backend="neo4j").neo4j_password == "from-data-folder"
     assert ServerSettings.from_env(env).neo4j_password is None  # memory: no Neo4j, no password
     (tmp_path / "password").chmod(0o644)
@@ -232,3 +319,96 @@ def test_the_cli_loads_into_the_local_server_with_no_password_option(
         assert store.counts().nodes["Paper"] == report["accepted"]
     finally:
         store.close()
+
+
+# -- the local password goes only to a listener of the file's owner ---------------------------
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root (another uid's socket)"
+)
+def test_the_local_password_is_not_sent_to_another_users_listener(tmp_path: Path, samples: Path) -> None:
+    path = private_file(tmp_path / "data" / "password", "local-server-secret")
+    listener = Listener(uid=NOBODY).serve()
+    try:
+        args = ["load", str(samples), "--backend", "neo4j", "--uri", listener.uri]
+        done = pith_graph(*args, env=clean_env(NEO4J_DATA=str(path.parent)), cwd=tmp_path)
+    finally:
+        listener.close()
+    assert b"local-server-secret" not in listener.received
+    assert listener.received == b""  # not even a handshake
+    port = listener.uri.rsplit(":", 1)[1]
+    assert done.returncode == 3
+    assert done.stderr.splitlines() == [
+        f"pith-graph: store error: auth: the listener on 127.0.0.1 port {port} is owned by uid "
+        f"{NOBODY}, but the password file {path} belongs to uid 0: its password was not sent "
+        "(is the local server running, as the file's owner? scripts/neo4j start)"
+    ]
+    # What a person names explicitly is theirs to send.
+    assert resolve_password(listener.uri, password_file=path, environ={}) == "local-server-secret"
+
+
+def test_no_listener_no_local_password(tmp_path: Path) -> None:
+    private_file(tmp_path / "password", "local-server-secret")
+    with socket.socket() as sock:  # a free port, closed again: nobody listens there
+        sock.bind(("127.0.0.1", 0))
+        uri = f"bolt://127.0.0.1:{sock.getsockname()[1]}"
+    with pytest.raises(
+        StoreError,
+        match=r"^unavailable: cannot reach Neo4j at bolt://127.0.0.1:\d+: nothing listens on 127.0.0.1 port \d+, so the",
+    ) as err:
+        resolve_password(uri, environ={"NEO4J_DATA": str(tmp_path)}, cwd=tmp_path)
+    assert err.value.code == "unavailable"
+
+
+def test_a_listener_of_the_files_owner_gets_the_connection(
+    tmp_path: Path, samples: Path, own_listener: Listener
+) -> None:
+    path = private_file(tmp_path / "data" / "password", "local-server-secret")
+    own_listener.serve()
+    args = ["load", str(samples), "--backend", "neo4j", "--uri", own_listener.uri]
+    done = pith_graph(*args, env=clean_env(NEO4J_DATA=str(path.parent)), cwd=tmp_path)
+    own_listener.close()
+    assert "password was not sent" not in done.stderr
+    assert own_listener.received.startswith(bytes.fromhex("6060b017"))  # Bolt's magic: it connected
+
+
+def proc_line(address: str, port: int, uid: int) -> str:
+    return (
+        f"   0: {address}:{port:04X} 00000000:0000 0A 00000000:00000000 00:00000000 00000000 {uid:5d} 0 1\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tcp", "tcp6", "refused"),
+    [
+        pytest.param(None, None, False, id="no-proc-net-tcp-no-check"),
+        pytest.param("0100007F", None, False, id="loopback-owner"),
+        pytest.param("00000000", None, False, id="wildcard-owner"),
+        pytest.param(
+            None, "00000000000000000000000000000000", True, id="owner-missing-other-uid-on-ipv6-any"
+        ),
+        pytest.param("0100007F", "0000000000000000FFFF00000100007F", True, id="other-uid-on-ipv4-mapped"),
+        pytest.param("0200007F", "00000000000000000000000001000000", True, id="none-on-the-address"),
+    ],
+)
+def test_check_listener_reads_proc_net(
+    tmp_path: Path, tcp: str | None, tcp6: str | None, refused: bool
+) -> None:
+    """The owner's socket on ``tcp``; another uid's on ``tcp6`` (little-endian words)."""
+    path = private_file(tmp_path / "password", "secret-secret")
+    owner, other = path.stat().st_uid, path.stat().st_uid + 1000
+    proc = tmp_path / "net"
+    proc.mkdir()
+    header = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid\n"
+    if tcp is not None or tcp6 is not None:
+        (proc / "tcp").write_text(header + (proc_line(tcp, 7687, owner) if tcp else ""))
+    if tcp6 is not None:
+        (proc / "tcp6").write_text(header + proc_line(tcp6, 7687, other) + proc_line(tcp6, 7688, owner))
+    if refused:
+        with pytest.raises(
+            StoreError, match=r"(port 7687 is owned by uid|nothing listens on 127.0.0.1 port 7687)"
+        ):
+            check_listener(LOCAL, path, proc=str(proc))
+    else:
+        check_listener(LOCAL, path, proc=str(proc))

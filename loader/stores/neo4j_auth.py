@@ -12,9 +12,15 @@
 
 With none of them there is no password (no authentication). Files 5 and 6 hold a local
 server's password, so they are only read for a server on this machine (a loopback URI): that
-password is never sent to another host.
+password is never sent to another host. Nor to another local user's program: on Linux
+(``/proc/net/tcp``) the socket listening at the URI's address and port must belong to the
+file's owner (or to root, who can read the file anyway), else :func:`check_listener` raises a
+:class:`~pith_graph.errors.StoreError` (``auth``; ``unavailable`` if nothing listens) and the
+password is not sent. Without
+``/proc/net/tcp`` (macOS, BSD) that check is skipped.
 
-A password file holds the password on its first line. Like an ssh key it must be private:
+A password file holds the password on its first line (split as Neo4j's launcher splits it:
+at ``\\n``, ``\\r\\n`` or ``\\r`` only). Like an ssh key it must be private:
 one that group or others may read or write is refused, as is a file named explicitly that
 does not exist; both are a :class:`~pith_graph.errors.UsageError` (``pith-graph`` exits 2).
 """
@@ -23,14 +29,22 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import stat
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 
-__all__ = ["LOCAL_PASSWORD_FILE", "is_loopback", "read_password_file", "resolve_password"]
+__all__ = [
+    "LOCAL_PASSWORD_FILE",
+    "check_listener",
+    "is_loopback",
+    "read_password_file",
+    "resolve_password",
+]
 
 #: Where ``scripts/neo4j`` keeps the local server's password, inside its data folder.
 LOCAL_PASSWORD_FILE = "password"
@@ -49,7 +63,9 @@ def resolve_password(
     ``environ`` defaults to ``os.environ`` and ``cwd`` to the working directory.
 
     Raises :class:`~pith_graph.errors.UsageError` for a password file that is missing (when
-    named explicitly), empty, or readable by group or others.
+    named explicitly), empty, or readable by group or others, and
+    :class:`~pith_graph.errors.StoreError` (``auth``) when the local server's file would go to
+    a listener another user owns (:func:`check_listener`).
     """
     env = os.environ if environ is None else environ
     if password:
@@ -66,7 +82,9 @@ def resolve_password(
     local.append(Path(os.getcwd() if cwd is None else cwd) / ".neo4j" / LOCAL_PASSWORD_FILE)
     for path in local:
         if path.is_file():
-            return read_password_file(path)
+            local_password = read_password_file(path)
+            check_listener(uri, path)
+            return local_password
     return None
 
 
@@ -84,7 +102,7 @@ def read_password_file(path: str | os.PathLike[str]) -> str:
         raise UsageError(f"password file {path} does not exist") from err
     except (OSError, UnicodeDecodeError) as err:
         raise UsageError(f"cannot read password file {path}: {err}") from err
-    password = text.splitlines()[0] if text else ""
+    password = re.split("\r\n|\r|\n", text, maxsplit=1)[0]
     if not password:
         raise UsageError(f"password file {path} is empty")
     return password
@@ -104,3 +122,70 @@ def is_loopback(uri: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def check_listener(uri: str, password_file: str | os.PathLike[str], proc: str = "/proc/net") -> None:
+    """Raise :class:`StoreError` unless every socket listening at the loopback ``uri``'s
+    address and port (wildcard addresses included) belongs to the owner of ``password_file``
+    or to root: ``auth`` if another uid's does, ``unavailable`` if none listens. Reads
+    ``proc``/tcp and tcp6 (Linux); without them, does nothing."""
+    parts = urlsplit(uri)
+    try:
+        port = parts.port or 7687
+    except ValueError:
+        return  # a bad port: no connection is made (neo4j_connect.check_uri says why)
+    host = parts.hostname or ""
+    targets = {"127.0.0.1", "::1"} if host == "localhost" else {str(ipaddress.ip_address(host))}
+    owner = os.stat(password_file).st_uid
+    listeners = _listeners(proc, port)
+    if listeners is None:
+        return
+    found = [uid for address, uid in listeners if _reaches(address, targets)]
+    strangers = sorted({uid for uid in found if uid not in (owner, 0)})
+    if found and not strangers:
+        return
+    if not found:  # nothing to send it to: the server is down
+        raise StoreError(
+            StoreErrorCode.UNAVAILABLE,
+            f"cannot reach Neo4j at {uri}: nothing listens on {host} port {port}, so the password "
+            f"in {password_file} (uid {owner}'s) was not sent; is the server running? (scripts/neo4j start)",
+        )
+    raise StoreError(
+        StoreErrorCode.AUTH,
+        f"the listener on {host} port {port} is owned by uid {', '.join(map(str, strangers))}, "
+        f"but the password file {password_file} belongs to uid {owner}: its password was not "
+        "sent (is the local server running, as the file's owner? scripts/neo4j start)",
+    )
+
+
+def _listeners(
+    proc: str, port: int
+) -> list[tuple[ipaddress.IPv4Address | ipaddress.IPv6Address, int]] | None:
+    """(local address, uid) of the sockets listening on ``port``; None without ``proc``/tcp."""
+    found = []
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = Path(proc, name).read_text(encoding="ascii").splitlines()[1:]
+        except FileNotFoundError:
+            if name == "tcp":
+                return None
+            continue  # no IPv6
+        for line in lines:
+            fields = line.split()
+            address, _, port_hex = fields[1].partition(":")
+            if fields[3] != "0A" or int(port_hex, 16) != port:  # 0A: LISTEN
+                continue
+            raw = b"".join(  # 32-bit words in the kernel's byte order
+                bytes.fromhex(address[i : i + 8])[:: -1 if sys.byteorder == "little" else 1]
+                for i in range(0, len(address), 8)
+            )
+            found.append((ipaddress.ip_address(raw), int(fields[7])))
+    return found
+
+
+def _reaches(address: ipaddress.IPv4Address | ipaddress.IPv6Address, targets: set[str]) -> bool:
+    """True if a socket bound to ``address`` may take a connection to one of ``targets``."""
+    if address.is_unspecified:  # 0.0.0.0 takes IPv4; :: takes both (unless IPV6_V6ONLY)
+        return address.version == 6 or any(ipaddress.ip_address(t).version == 4 for t in targets)
+    mapped = getattr(address, "ipv4_mapped", None)
+    return str(mapped or address) in targets
