@@ -120,6 +120,9 @@ def imported(
         report = bulk_import(paths, keyring=keyring, data=data, workers=2)
     assert report.rejected == 0 and report.stale > 0
     assert set(report.steps) == {"verify", "csv", "neo4j-admin", "schema"}
+    store = data / "data"
+    shared = [p for p in (store, *store.rglob("*")) if p.stat().st_mode & 0o077]
+    assert shared == [], f"readable by others: {shared[:5]}"  # as scripts/neo4j keeps a store
     server = start_neo4j(data=data)
     yield server, report
     server.script("stop")

@@ -184,8 +184,10 @@ def run_importer(
     env = {**os.environ, "NEO4J_HOME": str(data)}
     env.pop("NEO4J_CONF", None)
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as out:
-        code = subprocess.run(command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False).returncode
+    with log.open("w") as out:  # umask 077: the store private to its owner, as scripts/neo4j keeps it
+        code = subprocess.run(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False, umask=0o077
+        ).returncode
     if code != 0:
         text = log.read_text(errors="replace")
         raise StoreError(
