@@ -35,7 +35,7 @@ from pith_graph.api.cost import query_cost
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
-from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time
+from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.planned import answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
@@ -145,9 +145,7 @@ class GraphQLView(GraphQL[Context, None]):
             return None
         tokens = self.limits.max_tokens
         try:
-            document = parse(
-                query, no_location=True, max_tokens=tokens, max_comments=tokens, max_source_length=tokens * 50
-            )
+            document = parse(query, no_location=True, **parser_bounds(tokens))  # type: ignore[arg-type]
         except GraphQLError:
             return None
         if DocumentShape(document).fields > tokens * SPREAD_FACTOR:

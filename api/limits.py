@@ -82,6 +82,7 @@ __all__ = [
     "out_of_time",
     "over_budget",
     "page_size",
+    "parser_bounds",
     "path_hops",
     "schema_extensions",
     "shape_rule",
@@ -95,6 +96,15 @@ __all__ = [
 #: fragment under all 30 aliases is 1,200) while bounding what the checks and executions
 #: walk (20,000 fields by default: milliseconds).
 SPREAD_FACTOR = 10
+
+
+def parser_bounds(max_tokens: int) -> dict[str, int]:
+    """graphql-core's ``parse`` options that bound a document: tokens, comments, length."""
+    return {
+        "max_lexical_tokens": max_tokens,
+        "max_comments": max_tokens,
+        "max_source_length": max_tokens * 50,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -321,10 +331,7 @@ class ParserLimits(SchemaExtension):
         self.max_tokens = max_tokens
 
     def on_operation(self) -> Iterator[None]:
-        options = self.execution_context.parse_options
-        options["max_lexical_tokens"] = self.max_tokens  # type: ignore[typeddict-unknown-key]
-        options["max_comments"] = self.max_tokens  # type: ignore[typeddict-unknown-key]
-        options["max_source_length"] = self.max_tokens * 50  # type: ignore[typeddict-unknown-key]
+        self.execution_context.parse_options.update(parser_bounds(self.max_tokens))  # type: ignore[typeddict-item]
         yield
 
     def on_parse(self) -> Iterator[None]:
