@@ -16,6 +16,7 @@ e.g. one a test may restart), ``local_server`` (one started by ``scripts/neo4j``
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import xml.etree.ElementTree as ET
@@ -78,6 +79,25 @@ class Neo4jServer:
             timeout=timeout,
             check=False,
         )
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie waiting to be reaped counts as gone); reads /proc."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.fixture
+def stray() -> Iterator[list[int]]:
+    """Pids to SIGKILL after the test, whatever it asserted (never leave processes behind)."""
+    pids: list[int] = []
+    yield pids
+    for pid in pids:
+        if alive(pid):
+            os.kill(pid, signal.SIGKILL)
 
 
 def free_port() -> int:

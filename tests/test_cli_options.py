@@ -14,10 +14,10 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import alive
 
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.testing.corpus import CorpusInfo, write_corpus
@@ -195,27 +195,10 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
     """Large enough that a load with two workers runs for seconds (about 28 MB)."""
     return write_corpus(tmp_path_factory.mktemp("options"), 2000, seed=5, workers=2, layout="jsonl")
-
-
-@pytest.fixture
-def stray() -> Iterator[list[int]]:
-    """Pids to SIGKILL after the test, whatever it asserted."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
@@ -270,7 +253,7 @@ def test_a_worker_killed_mid_run_is_worker_failed_exit_3(
     assert re.fullmatch(expected, err), err
     assert sorted(path.name for path in tmp_path.iterdir()) == ["graph.json"]  # no partial file, no csv
     assert (tmp_path / "graph.json").read_bytes() == OLD
-    assert not any(_alive(pid) for pid in workers)  # the other worker was stopped
+    assert not any(alive(pid) for pid in workers)  # the other worker was stopped
 
 
 # -- a pair of saves ---------------------------------------------------------------------------------

@@ -10,10 +10,10 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import alive
 
 from pith_graph.testing.corpus import CorpusInfo, write_corpus
 
@@ -35,35 +35,16 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-def _alive(pid: int) -> bool:
-    """Running (a zombie waiting to be reaped counts as gone)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
 def _wait_gone(pids: list[int], seconds: float) -> list[int]:
     deadline = time.monotonic() + seconds
-    while (alive := [pid for pid in pids if _alive(pid)]) and time.monotonic() < deadline:
+    while (left := [pid for pid in pids if alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return alive
+    return left
 
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory: pytest.TempPathFactory) -> CorpusInfo:
     return write_corpus(tmp_path_factory.mktemp("workers"), 600, seed=11, workers=2, layout="jsonl")
-
-
-@pytest.fixture
-def stray() -> Iterator[list[int]]:
-    """Pids to SIGKILL after the test, whatever it asserted (never leave processes behind)."""
-    pids: list[int] = []
-    yield pids
-    for pid in pids:
-        if _alive(pid):
-            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
@@ -197,4 +178,4 @@ def test_in_processes_stops_the_others_when_its_own_share_fails(tmp_path: Path) 
         in_processes(3, work)
     assert time.monotonic() - started < 30
     for pid in map(int, marker.read_text().split()):
-        assert not _alive(pid)
+        assert not alive(pid)
