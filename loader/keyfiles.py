@@ -33,6 +33,7 @@ from pith_graph.loader.keyring import (
     fingerprint_b32,
     fingerprint_hex,
 )
+from pith_graph.schema.database import MAX_INDEXED_BYTES
 
 __all__ = [
     "load_keyring_file",
@@ -139,6 +140,10 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
         if not isinstance(key_id, str) or not key_id:
             raise KeyringError(f"{where}: key_id must be a non-empty string")
         signer_id = _optional_string(entry, "signer_id", where)
+        if signer_id is not None and len(signer_id.encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
+            raise KeyringError(  # Signer.signerId is a uniqueness constraint's key (loader/indexable.py)
+                f"{where}: signer_id is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, which Neo4j cannot index"
+            )
         signer_type = _optional_string(entry, "signer_type", where)
         public_key, revoked_at = _key_bytes(entry, where), _revocation(entry, where)
         _check_fields(entry, public_key, where)

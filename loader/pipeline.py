@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Any, BinaryIO
 
 from pith_graph.errors import BundleError, RejectCode, Source, printable
+from pith_graph.loader.indexable import check_indexable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
 from pith_graph.loader.pool import Handler, cyclic_gc_paused, run_tasks
@@ -191,7 +192,9 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
         bundle = parse_bundle(raw.data, config.limits)
         if config.known and (digest := _stored_digest(bundle, config)) is not None:
             return Unchanged(digest)
-        return build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
+        rows = build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
+        check_indexable(rows)
+        return rows
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
     except Exception as err:  # a bug: this bundle is rejected, the batch goes on
@@ -199,9 +202,12 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
 
 
 def check_one(raw: RawBundle, config: WorkerConfig) -> Rejection | None:
-    """Parse and verify one bundle without building its rows (``pith-graph verify``)."""
+    """Parse and verify one bundle, and check its rows as a load would (``pith-graph verify``)."""
     try:
-        verify_bundle(parse_bundle(raw.data, config.limits), config.keyring, clock_skew=config.clock_skew)
+        verified = verify_bundle(
+            parse_bundle(raw.data, config.limits), config.keyring, clock_skew=config.clock_skew
+        )
+        check_indexable(build_rows(verified, config.keyring))  # what a load would reject
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
     except Exception as err:  # a bug: this bundle is rejected, the batch goes on

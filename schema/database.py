@@ -15,10 +15,12 @@ from pith_graph.schema.graph import NODES
 __all__ = [
     "FOLDED_ANALYZER",
     "FULLTEXT_ANALYZER",
+    "MAX_INDEXED_BYTES",
     "RETIRED_INDEXES",
     "ConstraintSpec",
     "IndexSpec",
     "constraints",
+    "indexed_groups",
     "indexes",
 ]
 
@@ -94,3 +96,26 @@ def indexes() -> list[IndexSpec]:
     ):
         found.append(IndexSpec(name, label, props, "fulltext", analyzer))
     return found
+
+
+#: The most UTF-8 bytes of strings one entry of a range index (a uniqueness constraint's
+#: included) may hold: a composite entry's strings together. Neo4j cannot index an entry past
+#: about 8 KB (``Property value is too large to index``) and fails the transaction writing it,
+#: so the loader rejects a bundle whose rows would write a longer one (``schema_error``), with
+#: room to spare; no real author name, license, category or identifier comes near it.
+MAX_INDEXED_BYTES = 4096
+
+
+def indexed_groups() -> dict[str, tuple[tuple[str, ...], ...]]:
+    """Per label, the properties of each range index and uniqueness constraint on it, one
+    tuple per index entry (full-text indexes have no such limit: Lucene splits long words).
+
+    >>> indexed_groups()["Alias"]
+    (('kind', 'value'),)
+    """
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for label, props in [(c.label, c.properties) for c in constraints()] + [
+        (i.label, i.properties) for i in indexes() if i.kind == "range"
+    ]:
+        found.setdefault(label, []).append(props)
+    return {label: tuple(groups) for label, groups in found.items()}

@@ -1,0 +1,104 @@
+"""Rows Neo4j can index: a bundle that would write a longer index entry is rejected.
+
+Neo4j fails the whole transaction that writes a value past its range-index key limit (about
+8 KB: ``Property value is too large to index``), and a bulk import's constraints could not be
+created at all. So one bundle with a 9,000-character author name, license or category, which
+any trusted key can sign, stopped a Neo4j load (``write_failed``) while the in-memory store
+took it. :func:`check_indexable` refuses such rows on every path instead (the same
+``schema_error`` for both stores, the bulk import and ``pith-graph verify``), before anything
+is written: each entry of a range index or uniqueness constraint
+(:func:`~pith_graph.schema.database.indexed_groups`) holds at most
+:data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes of UTF-8.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pith_graph.errors import BundleError, RejectCode
+from pith_graph.schema.database import MAX_INDEXED_BYTES, indexed_groups
+from pith_graph.schema.graph import NODES
+from pith_graph.schema.rows import AliasRow, AuthorRow, CategoryLinkRow, PaperRow, SignatureRow, snake_case
+
+if TYPE_CHECKING:  # rows calls check_indexable
+    from pith_graph.loader.rows import PaperRows
+
+__all__ = ["check_indexable", "oversized_entry"]
+
+#: Where an entry's value comes from in a bundle (for the message), by label or by entry.
+_ORIGIN = {
+    "Paper": "bundle.canonical_record",
+    "Paper.license": "bundle.canonical_record.metadata.license",
+    "Paper.sourceId+sourceVersion": "bundle.canonical_record.source.id",
+    "Author": "the newest graph snapshot's authors_text",
+    "Category": "bundle.canonical_record.metadata: primary_cat or cross_cats_sorted",
+    "Alias": "bundle.source_aliases",
+    "Signer": "the keyring's signer_id",
+}
+#: The row field (of ``PaperRows``) and row class that hold each label's nodes.
+_ROWS: tuple[tuple[str, str, type], ...] = (
+    ("Paper", "paper", PaperRow),
+    ("Author", "authors", AuthorRow),
+    ("Category", "categories", CategoryLinkRow),
+    ("Alias", "aliases", AliasRow),
+    ("Signer", "signers", SignatureRow),
+)
+
+
+def _plan() -> tuple[tuple[str, str, tuple[tuple[str, tuple[int, ...]], ...]], ...]:
+    """Per label: its rows' field, and each index entry as (name, positions in the row)."""
+    groups = indexed_groups()
+    plan = []
+    for label, field, row in _ROWS:
+        fields: tuple[str, ...] = row._fields  # type: ignore[attr-defined]
+        types = {spec.name: spec.type for spec in NODES[label].properties}
+        entries = []
+        for group in groups.get(label, ()):
+            absent = [name for name in group if snake_case(name) not in fields]
+            if any(types[name] != "integer" for name in absent):  # only derived counts are absent
+                raise TypeError(f"{row.__name__} lacks the indexed {label} properties {absent}")
+            positions = tuple(fields.index(snake_case(name)) for name in group if name not in absent)
+            if positions:
+                entries.append(("+".join(group), positions))
+        plan.append((label, field, tuple(entries)))
+    return tuple(plan)
+
+
+_PLAN = _plan()
+#: A string of at most this many characters is at most MAX_INDEXED_BYTES bytes of UTF-8.
+_SURELY_SHORT = MAX_INDEXED_BYTES // 4
+
+
+def _size(row: Sequence[Any], positions: tuple[int, ...]) -> int:
+    """The UTF-8 bytes of the entry's strings, or 0 when they are surely short enough."""
+    strings = [value for value in (row[i] for i in positions) if isinstance(value, str)]
+    if sum(map(len, strings)) <= _SURELY_SHORT:
+        return 0
+    return sum(len(value.encode("utf-8", "surrogatepass")) for value in strings)
+
+
+def oversized_entry(rows: PaperRows) -> str | None:
+    """What is wrong with the first index entry of ``rows`` (a ``PaperRows``) past
+    :data:`MAX_INDEXED_BYTES`, else ``None``."""
+    for label, field, entries in _PLAN:
+        found = getattr(rows, field)
+        nodes: Iterable[Sequence[Any]] = (found,) if label == "Paper" else found
+        for number, row in enumerate(nodes, 1):
+            for name, positions in entries:
+                size = _size(row, positions)
+                if size > MAX_INDEXED_BYTES:
+                    where = _ORIGIN.get(f"{label}.{name}", _ORIGIN[label])
+                    if label == "Author":
+                        where = f"author {number} of {where}"
+                    return (
+                        f"{label}.{name} would hold {size} bytes of UTF-8 ({where}); "
+                        f"Neo4j indexes at most {MAX_INDEXED_BYTES}"
+                    )
+    return None
+
+
+def check_indexable(rows: PaperRows) -> None:
+    """Raise ``schema_error`` (:class:`BundleError`) if an index entry of ``rows`` is too long."""
+    if (problem := oversized_entry(rows)) is not None:
+        raise BundleError(RejectCode.SCHEMA_ERROR, problem)

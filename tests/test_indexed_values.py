@@ -1,0 +1,151 @@
+"""Values past Neo4j's index key limit are rejected alike on every path (``loader/indexable.py``).
+
+One bundle with a 9,000-byte author name, license or category (any trusted key can sign one)
+used to load into memory and stop a Neo4j load with ``write_failed`` (``Property value is too
+large to index``). The cases are ``vectors/indexed-values.json``: each is rejected with its
+``schema_error`` by verification and rows, by both stores (the rest of the batch loads), by
+the bulk import and by ``pith-graph verify``; the cases at the limit load.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from pith_graph.errors import Source
+from pith_graph.loader.bulk import bulk_import
+from pith_graph.loader.keyring import PinnedKey, default_keyring
+from pith_graph.loader.pipeline import Rejection, WorkerConfig, check_one, process_one, run
+from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.sources import RawBundle
+from pith_graph.loader.stores.base import GraphStore
+from pith_graph.schema.database import MAX_INDEXED_BYTES
+from pith_graph.testing import run_cli
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
+
+VECTORS = json.loads((Path(__file__).parent / "vectors" / "indexed-values.json").read_text())
+CASES = VECTORS["cases"]
+REJECTED = [case for case in CASES if case["message"] is not None]
+SIGNER = SignerIdentity.from_seed(b"indexed-values", key_id="indexed-key", signer_id="indexed.invalid")
+KEYRING = default_keyring().with_keys([PinnedKey(SIGNER.key_id, SIGNER.public_key, SIGNER.signer_id)])
+CONFIG = WorkerConfig(KEYRING)
+
+
+def test_the_vectors_limit_is_the_schemas() -> None:
+    assert VECTORS["limit"] == MAX_INDEXED_BYTES
+
+
+def _bundle(case: dict[str, Any], number: int) -> dict[str, Any]:
+    """A plain bundle of arXiv id 2601.1nnnn with the case's value in its field."""
+    value = case["prefix"] + case["unit"] * case["times"]
+    changes: dict[str, Any] = {
+        "authors": {"authors": [value]},
+        "second_author": {"authors": ["Ann Lee", value]},
+        "license": {"license": value},
+        "primary_cat": {"primary_cat": value},
+        "cross_cats": {"cross_cats": [value]},
+        "title": {"title": value},
+        "doi": {},
+    }[case["field"]]
+    bundle = build_bundle(PaperSpec.example(f"2601.{10000 + number}", **changes), SIGNER)
+    if case["field"] == "doi":
+        created = bundle["source_aliases"][0]["created_at"]
+        bundle["source_aliases"].append({"alias_kind": "doi", "alias_value": value, "created_at": created})
+        resign(bundle, SIGNER)
+    return bundle
+
+
+def _raw(bundle: dict[str, Any], name: str = "case.json") -> RawBundle:
+    return RawBundle(orjson.dumps(bundle), Source(name))
+
+
+@pytest.mark.parametrize(("number", "case"), list(enumerate(CASES)), ids=[case["name"] for case in CASES])
+def test_each_case_is_rejected_or_loads_as_its_vector_says(number: int, case: dict[str, Any]) -> None:
+    raw = _raw(_bundle(case, number))
+    result = process_one(raw, CONFIG)
+    checked = check_one(raw, CONFIG)  # pith-graph verify: the same answer
+    if case["message"] is None:
+        assert isinstance(result, PaperRows)
+        assert checked is None
+    else:
+        assert result == Rejection("schema_error", case["message"], raw.source)
+        assert checked == result
+
+
+def _folder(tmp_path: Path) -> Path:
+    """One bundle per case, a file each (named after the case's index)."""
+    folder = tmp_path / "bundles"
+    folder.mkdir()
+    for number, case in enumerate(CASES):
+        (folder / f"case-{number:02d}.json").write_bytes(orjson.dumps(_bundle(case, number)))
+    return folder
+
+
+def _expected_rejections() -> list[tuple[str, str, str]]:
+    return sorted(
+        (f"case-{number:02d}.json", "schema_error", case["message"])
+        for number, case in enumerate(CASES)
+        if case["message"] is not None
+    )
+
+
+def test_both_stores_reject_the_oversized_and_load_the_rest(store: GraphStore, tmp_path: Path) -> None:
+    """Neo4j used to stop the whole load at the first (write_failed, exit 3)."""
+    report = run([str(_folder(tmp_path))], keyring=KEYRING, store=store, workers=1, batch_size=4)
+    assert (report.inserted, report.rejected) == (len(CASES) - len(REJECTED), len(REJECTED))
+    assert (
+        sorted((Path(r.source.path).name, r.code, r.message) for r in report.rejections)
+        == _expected_rejections()
+    )
+    licenses = {node["license"] for node in store.export().nodes.values() if node["label"] == "Paper"}
+    assert "L" * MAX_INDEXED_BYTES in licenses and all(len(text) <= MAX_INDEXED_BYTES for text in licenses)
+
+
+def test_the_bulk_import_rejects_them_before_any_csv(tmp_path: Path) -> None:
+    """Its constraints could not have been created over such a value."""
+    csv = tmp_path / "csv"
+    report = bulk_import([str(_folder(tmp_path))], keyring=KEYRING, data=None, csv_only=csv, workers=1)
+    assert (report.inserted, report.rejected) == (len(CASES) - len(REJECTED), len(REJECTED))
+    assert sorted((Path(r.source.path).name, r.code, r.message) for r in report.rejections) == (
+        _expected_rejections()
+    )
+    written = "".join(path.read_text(encoding="utf-8") for path in csv.glob("*.csv"))
+    assert "L" * MAX_INDEXED_BYTES in written and "L" * (MAX_INDEXED_BYTES + 1) not in written
+    assert "b" * 5000 not in written
+
+
+def test_pith_graph_verify_names_the_file_and_the_rule(tmp_path: Path) -> None:
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps([SIGNER.keyring_entry()]))
+    path = tmp_path / "bundles.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(_bundle(case, n)) + b"\n" for n, case in enumerate(CASES[:2])))
+    done = run_cli("verify", str(path), "--trusted-keys", str(keys))
+    assert done.returncode == 1, done.stderr
+    assert f"{path}:2" in done.stdout + done.stderr
+    assert CASES[1]["message"] in done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(("size", "refused"), [(MAX_INDEXED_BYTES, False), (MAX_INDEXED_BYTES + 1, True)])
+def test_a_keyring_whose_signer_id_neo4j_cannot_index_is_refused(
+    tmp_path: Path, size: int, refused: bool
+) -> None:
+    """Signer.signerId is a uniqueness constraint's key: every bundle of that signer would fail."""
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps([{**SIGNER.keyring_entry(), "signer_id": "s" * size}]))
+    path = tmp_path / "one.json"
+    path.write_bytes(orjson.dumps(_bundle(CASES[0], 0)))
+    done = run_cli("verify", str(path), "--trusted-keys", str(keys))
+    if refused:
+        assert done.returncode == 2
+        assert done.stderr.strip() == (
+            f"pith-graph: error: {keys}[0]: signer_id is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, "
+            "which Neo4j cannot index"
+        )
+    else:  # the keyring loads; the bundle names another signer id for the key
+        assert done.returncode == 1, done.stderr
+        assert f"{path}: untrusted_key: events[0] claims signer" in done.stdout
