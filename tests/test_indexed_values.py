@@ -49,6 +49,7 @@ def _bundle(case: dict[str, Any], number: int) -> dict[str, Any]:
         "primary_cat": {"primary_cat": value},
         "cross_cats": {"cross_cats": [value]},
         "title": {"title": value},
+        "many_authors": {"authors": [f"{case['unit']} {n}" for n in range(case["times"])]},
         "doi": {},
     }[case["field"]]
     bundle = build_bundle(PaperSpec.example(f"2601.{10000 + number}", **changes), SIGNER)
