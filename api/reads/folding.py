@@ -52,9 +52,41 @@ def fold_key(word: str) -> str:
     return folded if folded.isascii() and folded.islower() else "".join(c.lower() for c in folded)
 
 
+#: Neo4j's whitespace analyzer (of ``nameFolded``) cuts longer words at this many UTF-16 code units.
+_MAX_FOLDED_LENGTH = 255
+
+
+def _pieces(word: str) -> list[str]:
+    """A folded word as Neo4j's whitespace analyzer indexes it: cut after the character that
+    takes it to 255 UTF-16 code units or more (Lucene's ``CharTokenizer``). A word folding
+    longer than it was (``ß`` to ``ss``) can pass that length; the pieces are words of their own
+    on both backends (without the cut, the full-text index found a key starting a later piece
+    and the in-memory reader did not).
+
+    >>> [len(piece) for piece in _pieces("ss" * 128 + "xyz")]
+    [255, 4]
+    """
+    if len(word) <= _MAX_FOLDED_LENGTH // 2 or len(word.encode("utf-16-le")) <= 2 * _MAX_FOLDED_LENGTH:
+        return [word]
+    pieces: list[str] = []
+    start = units = 0
+    for at, char in enumerate(word):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units >= _MAX_FOLDED_LENGTH:
+            pieces.append(word[start : at + 1])
+            start, units = at + 1, 0
+    if start < len(word):
+        pieces.append(word[start:])
+    return pieces
+
+
+def _folded_words(name: str) -> list[str]:
+    return [piece for word in tokens(name) for piece in _pieces(fold_key(word))]
+
+
 def name_keys(name: str) -> frozenset[str]:
     """The folded words of a name, as the typeahead compares them."""
-    return frozenset(fold_key(word) for word in tokens(name))
+    return frozenset(_folded_words(name))
 
 
 #: Names of plain ASCII letters and single spaces (most of them): their words are their
@@ -73,7 +105,7 @@ def folded_name(name: str) -> str:
     ('zoe smith strasse', "lukasz o'brien", 'ann lee')
     """
     plain = _PLAIN.fullmatch(name)
-    return " ".join(dict.fromkeys(name.lower().split(" ") if plain else map(fold_key, tokens(name))))
+    return " ".join(dict.fromkeys(name.lower().split(" ") if plain else _folded_words(name)))
 
 
 def typed_keys(text: str) -> tuple[str, ...]:

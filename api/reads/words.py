@@ -92,10 +92,12 @@ _KEYCAP = f"k{_QE}v?c{_QE}"  # after words: a digit keycap is also a word, and w
 # between separators, before the full grammar (cheap either way on prose).
 _PLAIN = "(?<![^O])[LhND]++(?![^O])"
 _TOKEN = re.compile(f"[^LhNDXKMmRkSIHz]*+({_PLAIN}|{_EMOJI}|{_WORD}|{_KEYCAP}|(?:S{_Q})+|I{_Q}|H{_Q})")
+#: One word at a position (the grammar without the separators before it), for :func:`_cut`.
+_WORD_AT = re.compile(_TOKEN.pattern[_TOKEN.pattern.index("(") :])
 _ASCII = bytes(ord(_TABLE[code]) if code < 128 else 79 for code in range(256))  # 79: "O"
 #: The grammar as one string (with the classes it adds and the longest word): saved text
 #: indexes record it, and are built again when it changes.
-TOKEN_PATTERN = repr((_TOKEN.pattern, sorted(_SPECIAL.items()), _MAX_TOKEN_LENGTH))
+TOKEN_PATTERN = repr((_TOKEN.pattern, sorted(_SPECIAL.items()), _MAX_TOKEN_LENGTH, "utf-16 buffer"))
 
 
 def _lower(token: str) -> str:
@@ -106,24 +108,48 @@ def _lower(token: str) -> str:
     return "".join("i" if char == "\u0130" else char.lower() for char in token)
 
 
+def _cut(classes: str, text: str, start: int, end: int) -> int:
+    """Where Lucene ends a word found at ``start:end`` that is longer than its buffer of
+    :data:`_MAX_TOKEN_LENGTH` UTF-16 code units: the longest word the grammar finds in the
+    buffer (which never ends inside a surrogate pair), as if the text ended there; the rest
+    is split again from there (so it may hold no word, or words the full one did not)."""
+    limit = start
+    units = 0
+    while limit < end:
+        units += 2 if ord(text[limit]) > 0xFFFF else 1
+        if units > _MAX_TOKEN_LENGTH:
+            break
+        limit += 1
+    found = _WORD_AT.match(classes, start, limit)
+    return found.end() if found is not None and found.end() > start else limit
+
+
 def tokens(text: str) -> list[str]:
     """Every word of ``text`` in order, as Lucene's standard analyzer finds them, lower-cased.
 
+    A word longer than 255 UTF-16 code units (Java's chars: a character beyond U+FFFF is two)
+    ends where Lucene's buffer ends it (:func:`_cut`), and the rest is split again.
+
     >>> tokens("Graph  neural-networks: GPT4 at 3.5 T.F.L.O.P.S, O'Brien; 李伟 🚀 _x_")
     ['graph', 'neural', 'networks', 'gpt4', 'at', '3.5', 't.f.l.o.p.s', "o'brien", '李', '伟', '🚀', '_x_']
+    >>> [len(word) for word in tokens("\U0001d49c" * 200 + " " + "a" * 250 + "\u0301" * 10)]
+    [127, 73, 255]
     """
     found: list[str] = []
     if text.isascii():
         classes = text.encode("ascii").translate(_ASCII).decode("ascii")
     else:
         classes = text.translate(_TABLE)
-    for match in _TOKEN.finditer(classes):
+    position = 0
+    while (match := _TOKEN.search(classes, position)) is not None:
         start, end = match.span(1)
-        token = _lower(text[start:end])
-        if len(token) <= _MAX_TOKEN_LENGTH:
-            found.append(token)
-        else:
-            found += [token[i : i + _MAX_TOKEN_LENGTH] for i in range(0, len(token), _MAX_TOKEN_LENGTH)]
+        if (
+            end - start > _MAX_TOKEN_LENGTH // 2
+            and len(text[start:end].encode("utf-16-le")) > 2 * _MAX_TOKEN_LENGTH
+        ):
+            end = _cut(classes, text, start, end)
+        found.append(_lower(text[start:end]))
+        position = end
     return found
 
 
