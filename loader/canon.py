@@ -22,6 +22,7 @@ __all__ = [
     "canon",
     "canon_variants",
     "digest_matches",
+    "encoding_matches",
     "sha256_hex",
 ]
 
@@ -84,7 +85,12 @@ def sha256_hex(data: bytes) -> str:
 
 def digest_matches(value: Any, expected_hex: str) -> bool:
     """True when SHA-256 of either canonical encoding of ``value`` equals ``expected_hex``."""
-    raw = orjson.dumps(value, option=_SORT)
+    return encoding_matches(orjson.dumps(value, option=_SORT), expected_hex)
+
+
+def encoding_matches(raw: bytes, expected_hex: str) -> bool:
+    """True when SHA-256 of the raw-UTF-8 canonical encoding ``raw``, or of its ASCII-escaped
+    form, equals ``expected_hex``."""
     if hashlib.sha256(raw).hexdigest() == expected_hex:
         return True
     return not _is_escaped_form(raw) and sha256_hex(ascii_escaped(raw)) == expected_hex

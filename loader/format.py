@@ -10,9 +10,11 @@ each signature is Ed25519 over the raw 32 bytes of a digest.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
+
+import orjson
 
 from pith_graph.loader.canon import canon, sha256_hex
 
@@ -31,10 +33,13 @@ __all__ = [
     "SUPPORTED_VERSIONS",
     "bundle_body",
     "bundle_digest",
+    "bundle_encoding",
     "event_content",
     "event_digest",
+    "event_encodings",
     "state_body",
     "state_digest",
+    "state_encodings",
     "utc_text",
 ]
 
@@ -73,19 +78,65 @@ STATE_CURRENT_LISTS: Final = (
 )
 
 
+def _without(value: Mapping[str, Any], keys: Iterable[str]) -> dict[str, Any]:
+    """A copy of ``value`` without ``keys``, in its order (a copy and a few deletions cost
+    less than a comprehension over every member)."""
+    copy = dict(value)
+    for key in keys:
+        copy.pop(key, None)
+    return copy
+
+
 def event_content(event: Mapping[str, Any]) -> dict[str, Any]:
     """What an event's ``content_sha256`` covers: the event minus its signature and ids."""
-    return {key: value for key, value in event.items() if key not in EVENT_UNSIGNED}
+    return _without(event, EVENT_UNSIGNED)
 
 
 def state_body(state: Mapping[str, Any]) -> dict[str, Any]:
     """What ``state_sha256`` covers: the state minus that digest."""
-    return {key: value for key, value in state.items() if key != "state_sha256"}
+    return _without(state, ("state_sha256",))
 
 
 def bundle_body(bundle: Mapping[str, Any]) -> dict[str, Any]:
     """What ``bundle_sha256`` covers: the whole bundle minus ``bundle_signature``."""
-    return {key: value for key, value in bundle.items() if key != "bundle_signature"}
+    return _without(bundle, ("bundle_signature",))
+
+
+def _encoded_once(value: Mapping[str, Any], key: str) -> dict[str, Any]:
+    """``value`` with its member ``key`` (if any) replaced by that member's canonical encoding,
+    which orjson writes as it is: the canonical encoding of an object is the same whether a
+    member's value is encoded in place or beforehand."""
+    if key not in value:
+        return dict(value)
+    return {**value, key: orjson.Fragment(canon(value[key]))}
+
+
+def event_encodings(event: Mapping[str, Any]) -> tuple[bytes, bytes]:
+    """The canonical encodings (raw UTF-8) of :func:`event_content` and of the whole event
+    (which the bundle's digest covers), its payload (most of it) encoded once for both."""
+    shared = _encoded_once(event, "payload")
+    return canon(event_content(shared)), canon(shared)
+
+
+def state_encodings(state: Mapping[str, Any]) -> tuple[bytes, bytes]:
+    """The canonical encodings (raw UTF-8) of :func:`state_body` and of the whole state,
+    ``current`` (most of it) encoded once for both."""
+    shared = _encoded_once(state, "current")
+    return canon(state_body(shared)), canon(shared)
+
+
+def bundle_encoding(bundle: Mapping[str, Any], events: Sequence[bytes], state: bytes) -> bytes:
+    """``canon(bundle_body(bundle))`` (raw UTF-8), given the canonical encodings of its
+    events and of its state, which are written as they are, not encoded again.
+
+    >>> bundle = {"state": {"n": 1}, "events": [{"e": 2}], "bundle_signature": {}}
+    >>> bundle_encoding(bundle, [canon({"e": 2})], canon({"n": 1})) == canon(bundle_body(bundle))
+    True
+    """
+    body = bundle_body(bundle)
+    body["events"] = [orjson.Fragment(event) for event in events]
+    body["state"] = orjson.Fragment(state)
+    return canon(body)
 
 
 def event_digest(event: Mapping[str, Any]) -> str:

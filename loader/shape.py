@@ -45,6 +45,12 @@ ALIAS_KIND = re.compile(r"[a-z0-9_]+")
 #: that escapes both precedence and the arXiv id checks. A well-formed kind that is not
 #: ``arxiv`` is another source: it may claim no arXiv alias or DOI (``identifier_mismatch``).
 SOURCE_KIND = re.compile(r"[a-z][a-z0-9_]*")
+#: Kinds every bundle carries, known to match :data:`ALIAS_KIND` or :data:`SOURCE_KIND`:
+#: looked up before the regular expression (exact: a kind is in the set or it is matched).
+_USUAL_ALIAS_KINDS = frozenset(
+    {"arxiv", "arxiv_version", "doi", "pith_short_8", "pith_short_12", "pith_short_16"}
+)
+_USUAL_SOURCE_KINDS = frozenset({"arxiv"})
 
 
 def _fail(code: RejectCode, message: str) -> BundleError:
@@ -131,7 +137,7 @@ def _version(obj: Mapping[str, Any], key: str, path: str) -> None:
 def _check_record(record: Mapping[str, Any], path: str) -> None:
     source = _field(record, "source", dict, path)
     _strs(source, ("id", "kind"), f"{path}.source")
-    if not SOURCE_KIND.fullmatch(source["kind"]):
+    if source["kind"] not in _USUAL_SOURCE_KINDS and not SOURCE_KIND.fullmatch(source["kind"]):
         raise _fail(
             RejectCode.SCHEMA_ERROR,
             f"{path}.source.kind {source['kind']!a} must be a lower-case ASCII letter, then "
@@ -182,8 +188,7 @@ def check_shape(bundle: Mapping[str, Any]) -> None:
     version = _field(bundle, "bundle_version", str, "bundle")
     if version not in SUPPORTED_VERSIONS:
         raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_version {version!r} is not supported")
-    _field(bundle, "pith_number", str, "bundle")
-    _field(bundle, "short_pith_number", str, "bundle")
+    _strs(bundle, ("pith_number", "short_pith_number"), "bundle")
     _check_record(_field(bundle, "canonical_record", dict, "bundle"), "bundle.canonical_record")
     _hex64(bundle, "canonical_sha256", "bundle")
     _field(bundle, "source", dict, "bundle")
@@ -192,7 +197,8 @@ def check_shape(bundle: Mapping[str, Any]) -> None:
         if not isinstance(alias, dict):
             raise _fail(RejectCode.SCHEMA_ERROR, f"{apath} must be an object")
         _strs(alias, ("alias_kind", "alias_value"), apath)
-        if not ALIAS_KIND.fullmatch(alias["alias_kind"]):
+        kind = alias["alias_kind"]
+        if kind not in _USUAL_ALIAS_KINDS and not ALIAS_KIND.fullmatch(kind):
             raise _fail(
                 RejectCode.SCHEMA_ERROR,
                 f"{apath}.alias_kind must be lower-case ASCII letters, digits and _",

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import binascii
 import hashlib
-import re
 import time
 import unicodedata
 from collections.abc import Mapping
@@ -29,15 +28,16 @@ from dataclasses import dataclass
 from typing import Any
 
 from pith_graph.errors import BundleError, RejectCode
-from pith_graph.loader.canon import digest_matches
+from pith_graph.loader.canon import digest_matches, encoding_matches
 from pith_graph.loader.format import (
     GRAPH_SNAPSHOT,
     RECORD_CREATED,
     STATE_CURRENT_LISTS,
     STATE_EVENT_FIELDS,
     bundle_body,
-    event_content,
-    state_body,
+    bundle_encoding,
+    event_encodings,
+    state_encodings,
 )
 from pith_graph.loader.identifiers import (
     ARXIV_ID_FORMS,
@@ -136,8 +136,9 @@ def _check_arxiv_spelling(source: Mapping[str, Any]) -> None:
 
 #: DOIs the arXiv mints for its papers: ``10.48550/arXiv.<id>``, in any ASCII letter case.
 ARXIV_DOI_PREFIX = "10.48550/arxiv."
-#: The size N of a ``pith_short_N`` alias, in ASCII digits without a leading zero.
-_PITH_SHORT_SIZE = re.compile(r"[1-9][0-9]?")
+#: The sizes N a ``pith_short_N`` alias may have (up to the body's length), by their only
+#: spelling: ASCII digits without a leading zero.
+_PITH_SHORT_SIZES = {str(size): size for size in range(1, PITH_B32_LENGTH + 1)}
 
 
 def derived_alias(kind: str, value: str, source: Mapping[str, Any], body: str) -> str | None:
@@ -161,9 +162,8 @@ def derived_alias(kind: str, value: str, source: Mapping[str, Any], body: str) -
     """
     arxiv = source["kind"] == "arxiv"
     if kind.startswith("pith_short_"):
-        size = kind.removeprefix("pith_short_")
-        valid = _PITH_SHORT_SIZE.fullmatch(size) is not None and int(size) <= PITH_B32_LENGTH
-        return body[: int(size)] if valid else ""
+        size = _PITH_SHORT_SIZES.get(kind.removeprefix("pith_short_"))
+        return body[:size] if size is not None else ""
     if kind == "arxiv":
         return source["id"] if arxiv else ""
     if kind == "arxiv_version":
@@ -195,16 +195,21 @@ def stated_bundle_digest(bundle: Mapping[str, Any]) -> str | None:
 def _check_digests(bundle: Mapping[str, Any]) -> None:
     if not digest_matches(bundle["canonical_record"], bundle["canonical_sha256"]):
         raise _fail(RejectCode.DIGEST_MISMATCH, "canonical_sha256 does not match canonical_record")
+    events = []  # each event and the state are encoded once, for their digest and the bundle's
     for index, event in enumerate(bundle["events"]):
         digest = event["content_sha256"]
-        if not digest_matches(event_content(event), digest):
+        content, whole = event_encodings(event)
+        if not encoding_matches(content, digest):
             raise _fail(RejectCode.DIGEST_MISMATCH, f"events[{index}].content_sha256 does not match")
         if event["event_id"] != f"sha256:{digest}":
             raise _fail(RejectCode.DIGEST_MISMATCH, f"events[{index}].event_id is not sha256:<digest>")
+        events.append(whole)
     state = bundle["state"]
-    if not digest_matches(state_body(state), state["state_sha256"]):
+    body, whole_state = state_encodings(state)
+    if not encoding_matches(body, state["state_sha256"]):
         raise _fail(RejectCode.DIGEST_MISMATCH, "state.state_sha256 does not match the state")
-    if not digest_matches(bundle_body(bundle), bundle["bundle_signature"]["bundle_sha256"]):
+    encoded = bundle_encoding(bundle, events, whole_state)
+    if not encoding_matches(encoded, bundle["bundle_signature"]["bundle_sha256"]):
         raise _fail(RejectCode.DIGEST_MISMATCH, "bundle_sha256 does not match the bundle")
 
 
@@ -290,8 +295,9 @@ def _check_state(bundle: Mapping[str, Any]) -> None:
     expect(current["record_created"] == _projection(created), "state.current.record_created differs")
     snapshots = [_projection(e) for e in events if e["event_type"] == GRAPH_SNAPSHOT]
     expect(current["graph_snapshots"] == snapshots, "state.current.graph_snapshots differ")
-    for name in STATE_CURRENT_LISTS:
-        expect(isinstance(current.get(name, []), list), f"state.current.{name} is not a list")
+    for name in STATE_CURRENT_LISTS:  # the message is only written for a failure
+        if not isinstance(current.get(name, []), list):
+            raise _fail(RejectCode.STATE_MISMATCH, f"state.current.{name} is not a list")
 
 
 # --- 6. signatures ----------------------------------------------------------------------
