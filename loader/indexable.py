@@ -4,9 +4,9 @@ Neo4j fails the whole transaction that writes a value past its range-index key l
 8 KB: ``Property value is too large to index``), and a bulk import's constraints could not be
 created at all. So one bundle with a 9,000-character author name, license or category, which
 any trusted key can sign, stopped a Neo4j load (``write_failed``) while the in-memory store
-took it. :func:`check_indexable` refuses such rows on every path instead (the same
-``schema_error`` for both stores, the bulk import and ``pith-graph verify``), before anything
-is written: each entry of a range index or uniqueness constraint
+took it. :func:`~pith_graph.loader.rows.build_rows` refuses such rows instead, with
+:func:`check_indexable` (the same ``schema_error`` for both stores, the bulk import,
+``pith-graph verify`` and the Python API), before anything is written: each entry of a range index or uniqueness constraint
 (:func:`~pith_graph.schema.database.indexed_groups`) holds at most
 :data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes of UTF-8.
 """

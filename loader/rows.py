@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.format import RECORD_CREATED
 from pith_graph.loader.identifiers import alias_value, split_authors
+from pith_graph.loader.indexable import check_indexable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
 from pith_graph.schema.rows import AliasRow, AuthorRow, CategoryLinkRow, PaperRow, SignatureRow
@@ -98,7 +99,9 @@ def _signer_rows(bundle: Mapping[str, Any], keyring: Keyring) -> tuple[Signature
 
 
 def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
-    """The rows of a verified bundle (the newest graph snapshot gives title and authors)."""
+    """The rows of a verified bundle (the newest graph snapshot gives title and authors).
+    Raises ``schema_error`` (:class:`~pith_graph.errors.BundleError`) for rows Neo4j could not
+    index (:mod:`~pith_graph.loader.indexable`), so that no store writes them."""
     bundle = verified.bundle
     record = bundle["canonical_record"]
     source = record["source"]
@@ -136,13 +139,15 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
             for alias in bundle["source_aliases"]
         }
     )
-    return PaperRows(
+    rows = PaperRows(
         paper=paper,
         authors=tuple(_author(key, name) for key, name in split_authors(snapshot["authors_text"])),
         categories=tuple(categories),
         aliases=tuple(aliases),
         signers=signers,
     )
+    check_indexable(rows)
+    return rows
 
 
 def _author(key: str, name: str) -> AuthorRow:

@@ -16,13 +16,14 @@ from typing import Any
 import orjson
 import pytest
 
-from pith_graph.errors import Source
+from pith_graph.errors import BundleError, Source
 from pith_graph.loader.bulk import bulk_import
 from pith_graph.loader.keyring import PinnedKey, default_keyring
 from pith_graph.loader.pipeline import Rejection, WorkerConfig, check_one, process_one, run
-from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.stores.base import GraphStore
+from pith_graph.loader.verify import verify_bundle
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 from pith_graph.testing import run_cli
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
@@ -75,6 +76,10 @@ def test_each_case_is_rejected_or_loads_as_its_vector_says(number: int, case: di
     else:
         assert result == Rejection("schema_error", case["message"], raw.source)
         assert checked == result
+        verified = verify_bundle(orjson.loads(raw.data), KEYRING)  # the Python API's own steps
+        with pytest.raises(BundleError) as caught:
+            build_rows(verified, KEYRING)
+        assert (caught.value.code.value, caught.value.message) == ("schema_error", case["message"])
 
 
 def _folder(tmp_path: Path) -> Path:
