@@ -55,7 +55,7 @@ __all__ = [
     "PING",
     "REFRESH_AUTHOR_COUNTS",
     "REFRESH_SIGNER_KEYS",
-    "UPGRADE_AUTHORS",
+    "SET_AUTHORS",
     "WRITE_PAPERS",
     "constraint_statement",
     "count_edges",
@@ -202,16 +202,17 @@ ORDER BY pith
 
 # Node rows are lists (``[key, value, ...]``): cheaper to encode than maps.
 
-#: Authors keep the smallest display form seen, with its folded words ($rows: ``[nameKey,
-#: name, nameFolded]``, one per key, the batch's smallest name). ``paperCount`` is set by
-#: REFRESH_AUTHOR_COUNTS once the batch's edges are written.
+#: Authors keep the smallest name seen ($rows: ``[nameKey, name, nameFolded]``, the batch's smallest
+#: per key): each is created or locked; one named otherwise is returned, compared by code point in
+#: Python (Cypher's < takes a parameter by UTF-16 code unit), and renamed by SET_AUTHORS if larger.
 MERGE_AUTHORS = """
 UNWIND $rows AS row
 MERGE (a:Author {nameKey: row[0]})
 ON CREATE SET a.name = row[1], a.nameFolded = row[2], a.paperCount = 0
-WITH a, row
-WHERE row[1] < a.name
-SET a.name = row[1], a.nameFolded = row[2]
+SET a._lock = true
+REMOVE a._lock
+WITH a, row WHERE a.name <> row[1]
+RETURN row, a.name AS stored
 """
 
 #: $rows: ``[code, archive]``.
@@ -300,11 +301,11 @@ RETURN a.nameKey AS key, a.name AS name
 LIMIT $limit
 """
 
-#: $rows: ``[nameKey, nameFolded]``.
-UPGRADE_AUTHORS = """
+#: $rows: ``[nameKey, name (null: the stored one), nameFolded]``; paperCount counted again.
+SET_AUTHORS = """
 UNWIND $rows AS row
 MATCH (a:Author {nameKey: row[0]})
-SET a.nameFolded = row[1], a.paperCount = COUNT { (a)-[:AUTHORED]->() }
+SET a.name = coalesce(row[1], a.name), a.nameFolded = row[2], a.paperCount = COUNT { (a)-[:AUTHORED]->() }
 """
 
 # --- store reads --------------------------------------------------------------------------

@@ -9,9 +9,9 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
 2. lock (or create) the signers of the papers to write, in id order. A corpus's papers
    share their registry signer, so concurrent loaders take turns here rather than
    deadlocking on the authors and categories they share;
-3. delete the edges of the stored papers to replace or remove, delete the removed ones,
-   merge authors and categories (sorted by key), then write each paper, its aliases and
-   all its edges in one ``UNWIND $rows`` statement (one lookup per paper);
+3. delete the papers to remove, with their edges and the authors left without one, then
+   the edges of the stored papers to replace; merge authors and categories (sorted by key),
+   then write each paper, its aliases and edges in one ``UNWIND $rows`` (one lookup each);
 4. delete the detached nodes left without an edge, recompute ``Signer.keyIds`` and the
    ``Author.paperCount`` of every author the batch touched.
 
@@ -166,23 +166,21 @@ class Neo4jStore:
             found = session.execute_read(_read_rows, cypher.AUTHORS_TO_UPGRADE, limit=_UPGRADE_BATCH)
             if not found:
                 return
-            rows = [[row["key"], folded_name(row["name"])] for row in found]
-            session.execute_write(_run, cypher.UPGRADE_AUTHORS, rows=rows)
+            rows = [[row["key"], None, folded_name(row["name"])] for row in found]
+            session.execute_write(_run, cypher.SET_AUTHORS, rows=rows)
             log.info("gave %d authors their nameFolded and paperCount", len(rows))
 
     def known_bundle_digests(self) -> set[str]:
         def read(tx: neo4j.ManagedTransaction) -> set[str]:
             return {record["digest"] for record in tx.run(cypher.KNOWN_BUNDLE_DIGESTS)}
 
-        with self._session("reading stored bundle digests") as session:
-            return session.execute_read(read)
+        return self.read(read, "reading stored bundle digests")
 
     def known_bundles(self) -> dict[str, str]:
         def read(tx: neo4j.ManagedTransaction) -> dict[str, str]:
             return {record["digest"]: record["keyId"] for record in tx.run(cypher.KNOWN_BUNDLES)}
 
-        with self._session("reading stored bundle digests") as session:
-            return session.execute_read(read)
+        return self.read(read, "reading stored bundle digests")
 
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         """Apply a batch in one transaction; see the module docstring for the steps."""
@@ -215,8 +213,7 @@ class Neo4jStore:
             found = tx.run(cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
             return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
 
-        with self._session("finding papers by signing key") as session:
-            return session.execute_read(read)
+        return self.read(read, "finding papers by signing key")
 
     def _write_transaction(self, work: Callable[..., T], *args: Any, splittable: bool = False) -> T:
         """``work(tx, *args)`` in one managed write transaction, run again from scratch:
@@ -393,12 +390,16 @@ def _write(
             cypher.LOCK_SIGNERS,
             rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
         )
-    piths = sorted({rows.pith_number for rows in to_write if rows.pith_number in held} | set(remove))
-    detached = tx.run(cypher.DETACH_PAPERS, piths=piths).data() if piths else []
-    if remove:
+    detached = tx.run(cypher.DETACH_PAPERS, piths=remove).data() if remove else []
+    if remove:  # an author left without a paper goes first, as in the memory store: with its name
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
+        _run(tx, cypher.DELETE_ORPHANS, ids=sorted({r["id"] for r in detached if r["nameKey"] is not None}))
+    if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
+        detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
     if papers:
-        _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
+        found = _read_rows(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
+        if smaller := [r["row"] for r in found if r["row"][1] < r["stored"]]:  # by code point, as memory
+            _run(tx, cypher.SET_AUTHORS, rows=smaller)
         _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
         _run(tx, cypher.WRITE_PAPERS, rows=papers)
     orphans = sorted({record["id"] for record in detached} | set(locks))
