@@ -36,6 +36,7 @@ from pith_graph.api.search import (
     fingerprint,
     search_connection,
 )
+from pith_graph.api.settled import SettledExecution, error_order
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
 from pith_graph.errors import ApiError, NotFound, QueryTimeout
 from pith_graph.loader.identifiers import author_name_key
@@ -202,8 +203,9 @@ async def _collaboration_path(
     ]
 
 
-class AbortableExecution(StrawberryGraphQLCoreExecutionContext):
-    """graphql-core's executor, given the request's abort signal (see :class:`Context`)."""
+class AbortableExecution(SettledExecution, StrawberryGraphQLCoreExecutionContext):
+    """graphql-core's executor, given the request's abort signal (see :class:`Context`), its
+    answers with errors the same whatever the timing (:class:`SettledExecution`)."""
 
     @classmethod
     def build(
@@ -304,7 +306,7 @@ class PithSchema(strawberry.Schema):
             operation_extensions,
         )
         if result.errors:  # an aborted execution (time, budget) ends before CodedErrors acts
-            result.errors = [coded(error) for error in result.errors]
+            result.errors = sorted((coded(error) for error in result.errors), key=error_order)
         return result
 
     def process_errors(
