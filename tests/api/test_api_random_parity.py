@@ -384,6 +384,7 @@ def test_random_queries_answer_alike_on_both_backends(both: tuple[Api, Api, nx.M
         f"seed {SEED}: {sent} queries ({errors} answered errors) in {elapsed:.1f} s, {len(different)} different"
     )
     assert different == [], "\n\n".join(different[:5])
+    assert sent - errors >= sent // 2, "most queries must answer data, not only errors"
 
 
 #: Differences found, reduced: (query, the paths of the errors both must answer). NAME is an
