@@ -49,7 +49,8 @@ _ROWS: tuple[tuple[str, str, type], ...] = (
 
 
 def _plan() -> tuple[tuple[str, str, tuple[tuple[str, tuple[int, ...]], ...]], ...]:
-    """Per label: its rows' field, and each index entry as (name, positions in the row)."""
+    """Per label: its rows' field, and each index entry as (name, positions of its strings in
+    the row). Integers (``sourceVersion``, the derived ``paperCount``) cannot be too long."""
     groups = indexed_groups()
     plan = []
     for label, field, row in _ROWS:
@@ -57,10 +58,11 @@ def _plan() -> tuple[tuple[str, str, tuple[tuple[str, tuple[int, ...]], ...]], .
         types = {spec.name: spec.type for spec in NODES[label].properties}
         entries = []
         for group in groups.get(label, ()):
-            absent = [name for name in group if snake_case(name) not in fields]
-            if any(types[name] != "integer" for name in absent):  # only derived counts are absent
-                raise TypeError(f"{row.__name__} lacks the indexed {label} properties {absent}")
-            positions = tuple(fields.index(snake_case(name)) for name in group if name not in absent)
+            odd = [name for name in group if types[name] not in ("string", "integer")]
+            absent = [name for name in group if types[name] == "string" and snake_case(name) not in fields]
+            if odd or absent:
+                raise TypeError(f"{row.__name__} cannot check the indexed {label} properties {odd + absent}")
+            positions = tuple(fields.index(snake_case(name)) for name in group if types[name] == "string")
             if positions:
                 entries.append(("+".join(group), positions))
         plan.append((label, field, tuple(entries)))
@@ -76,13 +78,8 @@ def _string_getters() -> tuple[tuple[str, bool, Callable[[Any], Any], bool], ...
     """Per label: its rows' field, whether it holds one row, a getter of every indexed string
     of a row, and whether that getter returns several (a tuple) or one."""
     getters = []
-    for (label, field, entries), (_, _, row) in zip(_PLAN, _ROWS, strict=True):
-        types = {snake_case(spec.name): spec.type for spec in NODES[label].properties}
-        fields: tuple[str, ...] = row._fields  # type: ignore[attr-defined]
-        positions = sorted(
-            {i for _, group in entries for i in group if types.get(fields[i], "string") == "string"}
-        )
-        if positions:
+    for label, field, entries in _PLAN:
+        if positions := sorted({i for _, group in entries for i in group}):
             getters.append((field, label == "Paper", itemgetter(*positions), len(positions) > 1))
     return tuple(getters)
 
@@ -107,7 +104,7 @@ def _indexed_characters(rows: PaperRows) -> int:
 
 def _size(row: Sequence[Any], positions: tuple[int, ...]) -> int:
     """The UTF-8 bytes of the entry's strings, or 0 when they are surely short enough."""
-    strings = [value for value in (row[i] for i in positions) if isinstance(value, str)]
+    strings = [row[i] for i in positions]
     if sum(map(len, strings)) <= _SURELY_SHORT:
         return 0
     return sum(len(value.encode("utf-8", "surrogatepass")) for value in strings)
