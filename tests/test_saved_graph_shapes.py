@@ -138,6 +138,12 @@ def _snapshot(saved: dict[str, bytes], edit: Edit, path: Path) -> Path:
     return path
 
 
+def _saved_file(saved: dict[str, bytes], kind: str, edit: Edit, folder: Path) -> Path:
+    """The saved graph, edited, as a node-link file (``json``) or a snapshot, in ``folder``."""
+    make = _node_link if kind == "json" else _snapshot
+    return make(saved, edit, folder / f"graph.{kind}")
+
+
 @pytest.mark.parametrize(("edit", "expected"), NODE_LINK)
 def test_a_node_link_file_the_loader_could_not_have_written_is_refused(
     saved: dict[str, bytes], tmp_path: Path, edit: Edit, expected: str
@@ -197,8 +203,7 @@ CLI = [
 def test_serve_refuses_it_in_one_line_before_listening(
     saved: dict[str, bytes], tmp_path: Path, kind: str, edit: Edit, expected: str
 ) -> None:
-    make = _node_link if kind == "json" else _snapshot
-    path = make(saved, edit, tmp_path / f"graph.{kind}")
+    path = _saved_file(saved, kind, edit, tmp_path)
     done = run_cli("serve", "--graph", str(path), "--port", "0", "--workers", "1", timeout=60)
     _one_line(done, expected, path)
     assert "Uvicorn running" not in done.stderr + done.stdout
@@ -222,8 +227,7 @@ PRUNE = [
 def test_prune_refuses_it_in_one_line(
     saved: dict[str, bytes], tmp_path: Path, kind: str, edit: Edit, expected: str
 ) -> None:
-    make = _node_link if kind == "json" else _snapshot
-    path = make(saved, edit, tmp_path / f"graph.{kind}")
+    path = _saved_file(saved, kind, edit, tmp_path)
     revoked = tmp_path / "revoked.json"
     entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
     revoked.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))
