@@ -347,3 +347,13 @@ def api(request: pytest.FixtureRequest) -> Api:
     """The API served from each backend in turn."""
     found: Api = request.getfixturevalue(f"{request.param}_api")
     return found
+
+
+@pytest.fixture(params=["httptools", "h11"])
+def address(request: pytest.FixtureRequest) -> tuple[str, int]:
+    """The address of the module's server with uvicorn's httptools parser (its fixture
+    ``served_cli``) and with h11 (``served_h11``): the same test over both."""
+    found: tuple[str, int] = request.getfixturevalue(
+        "served_cli" if request.param == "httptools" else "served_h11"
+    )
+    return found

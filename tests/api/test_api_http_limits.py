@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import httpx
 import orjson
 import pytest
-from apitest import ThreadServer, corpus, memory_reader  # noqa: F401 (fixtures)
+from apitest import ThreadServer, address, corpus, memory_reader  # noqa: F401 (fixtures)
 
 from pith_graph.api.app import create_app
 from pith_graph.api.protocols import MIN_SEND_PROGRESS, _Bounded, protocol_with_header_timeout
@@ -69,14 +69,6 @@ def served_h11(memory_reader: MemoryReader) -> Iterator[tuple[str, int]]:
     )
     with ThreadServer(create_app(memory_reader), http=protocol) as server:
         yield "127.0.0.1", server.port
-
-
-@pytest.fixture(params=["httptools", "h11"])
-def address(request: pytest.FixtureRequest) -> tuple[str, int]:
-    found: tuple[str, int] = request.getfixturevalue(
-        "served_cli" if request.param == "httptools" else "served_h11"
-    )
-    return found
 
 
 def _url(address: tuple[str, int]) -> str:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import orjson
 import pytest
-from apitest import ThreadServer, corpus, memory_reader  # noqa: F401 (fixtures)
+from apitest import ThreadServer, address, corpus, memory_reader  # noqa: F401 (fixtures)
 
 from pith_graph.api.app import create_app
 from pith_graph.api.limits import RequestLimits
@@ -43,14 +43,6 @@ def served_h11(memory_reader: MemoryReader) -> Iterator[tuple[str, int]]:
     app = create_app(memory_reader, limits=limits)
     with ThreadServer(app, http=protocol_with_header_timeout(BOUND, parser="h11")) as server:
         yield "127.0.0.1", server.port
-
-
-@pytest.fixture(params=["httptools", "h11"])
-def address(request: pytest.FixtureRequest) -> tuple[str, int]:
-    found: tuple[str, int] = request.getfixturevalue(
-        "served_cli" if request.param == "httptools" else "served_h11"
-    )
-    return found
 
 
 def _connect(address: tuple[str, int], data: bytes = b"") -> socket.socket:
