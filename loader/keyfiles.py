@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +32,7 @@ from pith_graph.loader.keyring import (
     fingerprint_b32,
     fingerprint_hex,
 )
+from pith_graph.loader.shape import ISO_Z
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 
 __all__ = [
@@ -68,9 +68,6 @@ def _key_bytes(entry: Mapping[str, Any], where: str) -> bytes:
     return decoded[0]
 
 
-_ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
-
-
 def _optional_string(entry: Mapping[str, Any], name: str, where: str) -> str | None:
     value = entry.get(name)
     if value is not None and not isinstance(value, str):
@@ -84,7 +81,7 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
         raise KeyringError(f"{where}: revoked must be true or false")
     if revoked_at is None:
         return REVOKED_ALWAYS if revoked else None
-    if not isinstance(revoked_at, str) or not _ISO_Z.fullmatch(revoked_at):
+    if not isinstance(revoked_at, str) or not ISO_Z.fullmatch(revoked_at):
         raise KeyringError(f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z")
     return revoked_at
 

@@ -29,11 +29,12 @@ from pith_graph.loader.format import (
     SignatureKind,
 )
 
-__all__ = ["ALIAS_KIND", "SOURCE_KIND", "SOURCE_VERSIONS", "check_shape"]
+__all__ = ["ALIAS_KIND", "ISO_Z", "SOURCE_KIND", "SOURCE_VERSIONS", "check_shape"]
 
 # ASCII classes only: ``\d`` would accept every Unicode digit (``٢٠١٩``).
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-_ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
+#: A time as verification admits it: UTC, ``Z``, up to nine digits of a second.
+ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
 #: What an ``alias_kind`` may be: lower-case ASCII letters, digits and ``_``, as every kind
 #: seen (``arxiv``, ``arxiv_version``, ``doi``, ``pith_short_8``). Never ``:``, so the
 #: in-memory node id ``Alias:<kind>:<value>`` (:func:`pith_graph.schema.graph.node_id`)
@@ -95,7 +96,7 @@ def _hex64(obj: Mapping[str, Any], key: str, path: str) -> str:
 
 def _timestamp(obj: Mapping[str, Any], key: str, path: str) -> str:
     value: str = _field(obj, key, str, path)
-    if not _ISO_Z.fullmatch(value):
+    if not ISO_Z.fullmatch(value):
         raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be an ISO 8601 UTC time")
     return value
 

@@ -30,7 +30,7 @@ from typing import Any, NoReturn
 
 import networkx as nx
 
-from pith_graph.loader.shape import ALIAS_KIND, SOURCE_VERSIONS
+from pith_graph.loader.shape import ALIAS_KIND, ISO_Z, SOURCE_VERSIONS
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -133,9 +133,8 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "boolean": (bool,),
     "list<string>": (list, tuple),
 }
-#: ``submittedAt`` as rows store it (whole seconds) and ``builtAt`` as verification admits it.
+#: ``submittedAt`` as rows store it (whole seconds); ``builtAt`` is checked as verification admits it (``ISO_Z``).
 _SUBMITTED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
-_BUILT_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
 
 
 def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str | None:
@@ -224,7 +223,7 @@ def _bad_node(node: str, label: str, data: Mapping[str, Any]) -> str | None:
         submitted = data[_SUBMITTED]
         if not _SUBMITTED_AT.fullmatch(submitted) or int(submitted[:4]) != data[_YEAR]:
             return f"submittedAt {submitted!r:.40} is not a UTC time of year submittedYear"
-        if not _BUILT_AT.fullmatch(data[_BUILT]):
+        if not ISO_Z.fullmatch(data[_BUILT]):
             return f"builtAt {data[_BUILT]!r:.40} is not an ISO 8601 UTC time"
     elif label == ALIAS.label and not ALIAS_KIND.fullmatch(data[_KIND]):
         return f"alias kind {data[_KIND]!r:.40} is not made of a-z, 0-9 and _"
