@@ -293,12 +293,13 @@ def parts(
             on_close([closed])
         return
     tasks = _stdin_tasks(files, limits, stdin) if "-" in files else plan_tasks(files, workers)
-    offsets: dict[str, int] = {}
+    offsets: dict[str, int] = {}  # lines before the range, from its file's first range on
     for part in run_tasks(tasks, workers, make_handler, limits.max_bytes, on_close, niceness):
         if part.task.kind == "range":
-            yield part.seen, _renumbered(part.results, offsets.get(part.task.path, 0))
+            offset = 0 if part.task.start == 0 else offsets[part.task.path]  # a file read again restarts
+            yield part.seen, _renumbered(part.results, offset)
             if part.last:
-                offsets[part.task.path] = offsets.get(part.task.path, 0) + part.lines
+                offsets[part.task.path] = offset + part.lines
         else:
             yield part.seen, part.results
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pith_graph.errors import BundleError, RejectCode, Source, UsageError
+from pith_graph.loader.gunzip import inflated
 
 __all__ = [
     "BLANK_RUN",
@@ -303,7 +304,7 @@ def _iter_stdin(stream: BinaryIO, limit: int) -> Iterator[RawBundle | BundleErro
     buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(_Prepend(b"", stream))
     source: BinaryIO = buffered
     if buffered.peek(2)[:2] == _GZIP_MAGIC:
-        source = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
+        source = inflated(buffered)
     first = source.readline(limit + 2)
     replay = io.BufferedReader(_Prepend(first, source))
     if not _opens_document(first, limit):
@@ -332,7 +333,8 @@ class _Prepend(io.RawIOBase):
             buffer[:size] = self._head[:size]
             self._head = self._head[size:]
             return size
-        chunk = self._tail.read(len(buffer))
+        # read1: what ``tail`` holds, so a read error after it (a broken gzip) loses nothing
+        chunk = getattr(self._tail, "read1", self._tail.read)(len(buffer))
         buffer[: len(chunk)] = chunk
         return len(chunk)
 
@@ -343,7 +345,7 @@ def _iter_file(path: str, limit: int) -> Iterator[RawBundle | BundleError]:
     with open_regular(path) as handle:
         stream: BinaryIO = handle
         if path.endswith(".gz"):
-            stream = gzip.GzipFile(fileobj=handle, mode="rb")  # type: ignore[assignment]
+            stream = inflated(handle)  # as a worker inflates it
         if is_lines:
             yield from iter_lines(stream, path, limit)
         else:

@@ -21,7 +21,6 @@ file names and sizes, and each worker opens, decompresses and splits its own:
 from __future__ import annotations
 
 import gzip
-import io
 import os
 import zlib
 from collections.abc import Iterator
@@ -29,6 +28,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
 from pith_graph.errors import BundleError, RejectCode, Source
+from pith_graph.loader.gunzip import inflated
 from pith_graph.loader.sources import RawBundle, iter_inputs, iter_lines, open_regular
 
 __all__ = ["BLOCK_LINES", "GROUP_BYTES", "Task", "plan_tasks", "read_task"]
@@ -37,7 +37,6 @@ GROUP_BYTES = 1 << 20
 MAX_RANGE_BYTES = 8 << 20  # ~600 plain bundles
 MIN_RANGE_BYTES = 256 << 10
 BLOCK_LINES = 256
-_INFLATE_READ = 1 << 20
 _LINES_SUFFIXES = (".jsonl", ".ndjson")
 
 TaskKind = Literal["files", "range", "share", "bundles"]
@@ -114,52 +113,12 @@ def plan_tasks(files: list[str], workers: int) -> list[Task | list[Task]]:
     return planned
 
 
-class _Inflater(io.RawIOBase):
-    """A gzip stream (any number of members) inflated in large blocks, without the gzip
-    module's per-read overhead; a truncated stream raises ``EOFError``."""
-
-    def __init__(self, handle: BinaryIO) -> None:
-        self._handle = handle
-        self._inflate = zlib.decompressobj(31)
-        self._input = b""
-        self._pending = b""
-        self._in_member = False
-        self._done = False
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        while not self._pending and not self._done:
-            if not self._in_member:
-                self._input = self._input.lstrip(b"\x00")  # zeros between members are padding
-            if not self._input:
-                self._input = self._handle.read(_INFLATE_READ)
-                if not self._input:
-                    if self._in_member:
-                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
-                    self._done = True
-                continue
-            self._in_member = True
-            self._pending = self._inflate.decompress(self._input, _INFLATE_READ)
-            if self._inflate.eof:  # a member ended; another may follow
-                self._input = self._inflate.unused_data
-                self._inflate = zlib.decompressobj(31)
-                self._in_member = False
-            else:
-                self._input = self._inflate.unconsumed_tail
-        size = min(len(buffer), len(self._pending))
-        buffer[:size] = self._pending[:size]
-        self._pending = self._pending[size:]
-        return size
-
-
 def _open_lines(path: str) -> tuple[BinaryIO, BinaryIO]:
     """The raw file and a buffered stream of its (inflated) bytes."""
     handle = open_regular(path)  # closed by the caller
     if not path.endswith(".gz"):
         return handle, handle
-    return handle, io.BufferedReader(_Inflater(handle), buffer_size=_INFLATE_READ)
+    return handle, inflated(handle)
 
 
 def _skip_line(stream: BinaryIO) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
+import pith_graph.loader.gunzip as gunzip
 import pith_graph.loader.sources as sources
 import pith_graph.loader.tasks as tasks
 from pith_graph.errors import BundleError
@@ -139,36 +140,26 @@ def test_blank_line_runs_cost_no_python_step_per_line() -> None:
 def test_a_gzip_of_blank_lines_is_read_in_bulk_by_every_reader(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same file through the serial reader, one worker, and shares (each inflates it all)."""
+    """The same file through the serial reader, one worker, and shares (each inflates it all,
+    through :func:`~pith_graph.loader.gunzip.inflated`)."""
     path = tmp_path / "blank.jsonl.gz"
     path.write_bytes(gzip.compress(SPARSE, 9))
     streams: list[_Counting] = []
-    original = tasks._open_lines
 
-    def counting_open(name: str) -> tuple[Any, Any]:
-        handle, _ = original(name)
-        streams.append(_Counting(tasks._Inflater(handle), buffer_size=1 << 20))
-        return handle, streams[-1]
+    def counting_inflated(handle: Any) -> _Counting:
+        streams.append(_Counting(gunzip.Inflater(handle), buffer_size=1 << 20))
+        return streams[-1]
 
-    monkeypatch.setattr(tasks, "_open_lines", counting_open)
-    gzip_reads = 0
-    readline = gzip.GzipFile.readline
-
-    def counting_readline(self: gzip.GzipFile, size: int | None = -1) -> bytes:
-        nonlocal gzip_reads
-        gzip_reads += 1
-        return readline(self, size)
-
-    monkeypatch.setattr(gzip.GzipFile, "readline", counting_readline)
+    monkeypatch.setattr(sources, "inflated", counting_inflated)
+    monkeypatch.setattr(tasks, "inflated", counting_inflated)
     expected = SPARSE_LINES
     assert _located(list(iter_inputs([str(path)], max_bytes=LIMIT))) == expected
-    assert gzip_reads < 1000
     assert _located(list(read_task(Task("files", (str(path),)), LIMIT))) == expected
     shares = [
         [i for i in read_task(Task("share", (str(path),), share=s, shares=2), LIMIT) if i] for s in (0, 1)
     ]
     assert _located(shares[0]) == expected and shares[1] == []  # one block of BLOCK_LINES: share 0's
-    assert len(streams) == 3 and all(stream.readlines < 1000 for stream in streams)
+    assert len(streams) == 4 and all(stream.readlines < 1000 for stream in streams)
 
 
 def test_ranges_cut_inside_blank_runs_read_every_line_once(
