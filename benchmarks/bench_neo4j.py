@@ -43,7 +43,7 @@ from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.rules import Outcome, decide
 from pith_graph.testing.corpus import write_corpus
@@ -162,8 +162,8 @@ class NaiveNeo4jStore:
         with self.store.driver.session(database=self.store.database) as session:
             return AppliedBatch([session.execute_write(self._one, rows) for rows in batch])
 
-    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
-        return self.store.remove_papers(pith_numbers)
+    def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
+        return self.store.remove_papers(pith_numbers, unchanged)
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         return self.store.papers_signed_with(key_ids)

@@ -34,10 +34,16 @@ def prune_revoked(store: GraphStore, keyring: Keyring, *, dry_run: bool = False)
     """Remove from ``store`` every paper whose winning bundle depends on a key ``keyring``
     revokes for it (``revoked_at`` compares with the paper's ``builtAt``)."""
     revoked = {key.key_id: key for key in keyring.revoked()}
-    doomed = [
-        pith
-        for pith, built_at, key_ids in store.papers_signed_with(sorted(revoked))
-        if any(revoked[key].revoked_for(built_at) for key in key_ids if key in revoked)
-    ]
-    removed = doomed if dry_run else store.remove_papers(doomed)
-    return PruneReport(sorted(revoked), sorted(removed), dry_run)
+    removed: set[str] = set()
+    while True:  # a paper a concurrent load changed after it was read is read and judged again
+        doomed = {
+            pith: (built_at, key_ids)
+            for pith, built_at, key_ids in store.papers_signed_with(sorted(revoked))
+            if any(revoked[key].revoked_for(built_at) for key in key_ids if key in revoked)
+        }
+        if dry_run:
+            return PruneReport(sorted(revoked), sorted(doomed), dry_run)
+        gone = store.remove_papers(sorted(doomed), unchanged=doomed)
+        removed.update(gone)
+        if len(gone) == len(doomed):
+            return PruneReport(sorted(revoked), sorted(removed), dry_run)

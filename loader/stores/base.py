@@ -7,7 +7,7 @@ of :mod:`pith_graph.loader.stores.rules` and answer the same behaviour suite.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -20,8 +20,12 @@ __all__ = [
     "GraphExport",
     "GraphStore",
     "Outcome",
+    "Unchanged",
     "sorted_counts",
 ]
+
+#: Papers as :meth:`GraphStore.papers_signed_with` read them: pith number → ``(builtAt, keyIds)``.
+Unchanged = Mapping[str, tuple[str, list[str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,9 +77,10 @@ class GraphStore(Protocol):
         """Apply a batch atomically under the update rules (``rank`` ranks a key id: lower
         wins, see :meth:`~pith_graph.loader.keyring.Keyring.rank`)."""
 
-    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
+    def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
         """Remove these papers (and whatever is left without a paper) atomically; return the
-        pith numbers that were there."""
+        pith numbers that were there. With ``unchanged``, only the papers it holds as they still
+        are: one a concurrent load has given another bundle since it was read stays."""
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         """``(pithNumber, builtAt, keyIds)`` of every paper one of ``key_ids`` signed."""

@@ -12,7 +12,7 @@ Sections:
 * loader writes: what :class:`pith_graph.loader.stores.neo4j.Neo4jStore` runs inside one write
   transaction per batch, in this order: lock the batch's source ids and read their stored
   papers; lock (or create) the signers; detach the stored papers that will be replaced or
-  removed and delete the removed ones; merge authors and categories; write each paper with
+  removed and delete the removed ones; merge and lock authors and categories; write each paper with
   its aliases and edges in one pass; delete the nodes left without an edge; refresh
   ``Signer.keyIds`` and ``Author.paperCount``;
 * store reads: digests, counts, export, clear.
@@ -145,8 +145,7 @@ PING = "RETURN 1 AS ok"
 LOCK_SOURCES = """
 UNWIND $sources AS source
 MERGE (lock:Alias {kind: source[0], value: source[1]})
-SET lock._lock = true
-REMOVE lock._lock
+SET lock._lock = true REMOVE lock._lock
 WITH source, lock
 OPTIONAL MATCH (p:Paper {sourceId: source[1]})
 WHERE p.sourceKind = source[0] AND p.sourceVersion IS NOT NULL
@@ -162,8 +161,7 @@ LOCK_SIGNERS = """
 UNWIND $rows AS row
 MERGE (s:Signer {signerId: row.signerId})
 ON CREATE SET s.keyIds = []
-SET s.signerType = row.signerType, s._lock = true
-REMOVE s._lock
+SET s.signerType = row.signerType, s._lock = true REMOVE s._lock
 """
 
 #: Delete every edge of the papers about to be written; return the nodes they reached
@@ -183,13 +181,12 @@ MATCH (p:Paper {pithNumber: pith})
 DELETE p
 """
 
-#: Lock papers about to be removed (pruning); returns those that exist.
+#: Lock papers about to be removed (pruning); returns those that exist, as they are once locked.
 LOCK_PAPERS_TO_REMOVE = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})
-SET p._lock = true
-REMOVE p._lock
-RETURN pith
+SET p._lock = true REMOVE p._lock
+RETURN pith, p.builtAt AS builtAt, p.keyIds AS keyIds
 """
 
 #: Papers any of $keys signed (for pruning revoked keys).
@@ -209,17 +206,18 @@ MERGE_AUTHORS = """
 UNWIND $rows AS row
 MERGE (a:Author {nameKey: row[0]})
 ON CREATE SET a.name = row[1], a.nameFolded = row[2], a.paperCount = 0
-SET a._lock = true
-REMOVE a._lock
+SET a._lock = true REMOVE a._lock
 WITH a, row WHERE a.name <> row[1]
 RETURN row, a.name AS stored
 """
 
-#: $rows: ``[code, archive]``.
+#: $rows: ``[code, archive]``. Each is created or locked, as authors are: a concurrent batch
+#: cannot delete it as an orphan before WRITE_PAPERS (a MATCH) links this batch's papers to it.
 MERGE_CATEGORIES = """
 UNWIND $rows AS row
 MERGE (c:Category {code: row[0]})
 ON CREATE SET c.archive = row[1]
+SET c._lock = true REMOVE c._lock
 """
 
 #: Write each winning paper and all its edges in one pass: its properties replace the stored
@@ -266,10 +264,13 @@ DELETE n
 
 #: ``Signer.keyIds`` = the sorted union of its SIGNED edges' keyIds. Candidates are the
 #: stored keys plus the batch's ($rows: {signerId, keyIds}); each is kept if an edge still
-#: carries it (the check stops at the first such edge).
+#: carries it (the check stops at the first such edge). Each signer is locked before it is
+#: read: a signer this batch only detached may be a concurrent batch's, with keys to keep.
 REFRESH_SIGNER_KEYS = """
 UNWIND $rows AS row
 MATCH (s:Signer {signerId: row.signerId})
+SET s._lock = true REMOVE s._lock
+WITH s, row
 CALL (s, row) {
   UNWIND s.keyIds + row.keyIds AS key
   WITH DISTINCT key
@@ -286,8 +287,7 @@ SET s.keyIds = keys
 REFRESH_AUTHOR_COUNTS = """
 UNWIND $keys AS key
 MATCH (a:Author {nameKey: key})
-SET a._lock = true
-REMOVE a._lock
+SET a._lock = true REMOVE a._lock
 WITH a
 SET a.paperCount = COUNT { (a)-[:AUTHORED]->() }
 """

@@ -29,7 +29,7 @@ import orjson
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, check_structure, check_types, put
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import (
@@ -150,8 +150,13 @@ class MemoryStore:
             self._write(rows)
         return AppliedBatch(plan.outcomes, plan.remove)
 
-    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
+    def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
         removed = [pith for pith in sorted(set(pith_numbers)) if node_id(PAPER.label, pith) in self.graph]
+        if unchanged is not None:
+            stored = {pith: self._stored(pith) for pith in removed}
+            removed = [
+                p for p in removed if unchanged.get(p) == (stored[p].built_at, list(stored[p].key_ids))
+            ]
         for pith in removed:
             self._remove(pith)
         return removed

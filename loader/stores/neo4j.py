@@ -10,10 +10,10 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
    share their registry signer, so concurrent loaders take turns here rather than
    deadlocking on the authors and categories they share;
 3. delete the papers to remove, with their edges and the authors left without one, then
-   the edges of the stored papers to replace; merge authors and categories (sorted by key),
+   the edges of the stored papers to replace; merge and lock authors and categories (by key),
    then write each paper, its aliases and edges in one ``UNWIND $rows`` (one lookup each);
-4. delete the detached nodes left without an edge, recompute ``Signer.keyIds`` and the
-   ``Author.paperCount`` of every author the batch touched.
+4. delete the detached nodes left without an edge; lock, then recompute ``Signer.keyIds``
+   and the ``Author.paperCount`` of every signer and author the batch touched.
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
 restarted server leaves no half-written paper, and loading again converges. A batch the
@@ -42,7 +42,7 @@ from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher
-from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, sorted_counts
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
@@ -171,16 +171,12 @@ class Neo4jStore:
             log.info("gave %d authors their nameFolded and paperCount", len(rows))
 
     def known_bundle_digests(self) -> set[str]:
-        def read(tx: neo4j.ManagedTransaction) -> set[str]:
-            return {record["digest"] for record in tx.run(cypher.KNOWN_BUNDLE_DIGESTS)}
-
-        return self.read(read, "reading stored bundle digests")
+        found = self._rows("reading stored bundle digests", cypher.KNOWN_BUNDLE_DIGESTS)
+        return {record["digest"] for record in found}
 
     def known_bundles(self) -> dict[str, str]:
-        def read(tx: neo4j.ManagedTransaction) -> dict[str, str]:
-            return {record["digest"]: record["keyId"] for record in tx.run(cypher.KNOWN_BUNDLES)}
-
-        return self.read(read, "reading stored bundle digests")
+        found = self._rows("reading stored bundle digests", cypher.KNOWN_BUNDLES)
+        return {record["digest"]: record["keyId"] for record in found}
 
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         """Apply a batch in one transaction; see the module docstring for the steps."""
@@ -204,16 +200,13 @@ class Neo4jStore:
         first, second = self.apply(batch[:half], rank), self.apply(batch[half:], rank)
         return AppliedBatch(first.outcomes + second.outcomes, first.removed + second.removed)
 
-    def remove_papers(self, pith_numbers: Sequence[str]) -> list[str]:
-        """Remove papers in one transaction (with the nodes left without a paper)."""
-        return self._write_transaction(_remove_papers, sorted(set(pith_numbers)))
+    def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
+        """In one transaction, with the nodes left without a paper; ``unchanged`` checked once locked."""
+        return self._write_transaction(_remove_papers, sorted(set(pith_numbers)), unchanged)
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
-        def read(tx: neo4j.ManagedTransaction) -> list[tuple[str, str, list[str]]]:
-            found = tx.run(cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
-            return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
-
-        return self.read(read, "finding papers by signing key")
+        found = self._rows("finding papers by signing key", cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
+        return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
 
     def _write_transaction(self, work: Callable[..., T], *args: Any, splittable: bool = False) -> T:
         """``work(tx, *args)`` in one managed write transaction, run again from scratch:
@@ -286,6 +279,9 @@ class Neo4jStore:
         with self._session(action) as session:
             return session.execute_read(work)
 
+    def _rows(self, action: str, statement: str, **params: Any) -> list[dict[str, Any]]:
+        return self.read(lambda tx: _read_rows(tx, statement, **params), action)
+
     def close(self) -> None:
         self.driver.close()
 
@@ -339,8 +335,12 @@ def _apply_batch(
     return AppliedBatch(plan.outcomes, plan.remove)
 
 
-def _remove_papers(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[str]:
-    found = [record["pith"] for record in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)]
+def _remove_papers(tx: neo4j.ManagedTransaction, piths: list[str], unchanged: Unchanged | None) -> list[str]:
+    found = [
+        r["pith"]
+        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)
+        if unchanged is None or unchanged.get(r["pith"]) == (r["builtAt"], list(r["keyIds"] or ()))
+    ]
     if found:
         _write(tx, [], found, [], set(found))
     return found
