@@ -137,9 +137,10 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
         if not isinstance(key_id, str) or not key_id:
             raise KeyringError(f"{where}: key_id must be a non-empty string")
         signer_id = _optional_string(entry, "signer_id", where)
-        if signer_id is not None and len(signer_id.encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
+        signer = ("signer_id", signer_id) if signer_id is not None else ("key_id (its signer)", key_id)
+        if len(signer[1].encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
             raise KeyringError(  # Signer.signerId is a uniqueness constraint's key (loader/indexable.py)
-                f"{where}: signer_id is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, which Neo4j cannot index"
+                f"{where}: {signer[0]} is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, which Neo4j cannot index"
             )
         signer_type = _optional_string(entry, "signer_type", where)
         public_key, revoked_at = _key_bytes(entry, where), _revocation(entry, where)
