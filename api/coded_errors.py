@@ -42,6 +42,13 @@ _LIMIT_MESSAGES = re.compile(
     r"|Document contains more than \d+ comments"
     r"|Document is longer than"
     r"|Maximum introspection depth exceeded"
+    r"|^Validation aborted\.$"  # graphql-core's budget of validation work (a valid document)
+)
+#: graphql-core's words for a value it cannot coerce: a variable's (a document's nesting
+#: past its limit included), or an argument's at execution (an explicit null in a variable
+#: whose default let validation pass, where the argument is non-null).
+_BAD_INPUT_MESSAGES = re.compile(
+    r"Variable '\$|Variable values are nested too deeply|Argument '[^']*' has invalid value"
 )
 
 
@@ -84,7 +91,10 @@ def is_unexpected(error: GraphQLError) -> bool:
         return _store_code(original) is None
     if error.path is None:  # before execution: parsing, validation, coercing variables
         return original is not None and not isinstance(original, GraphQLError)
-    return True  # during execution, anything but an ApiError is a bug or a failure
+    # During execution, anything but an ApiError is a bug or a failure, except graphql-core
+    # refusing to coerce an argument the client gave.
+    refused = isinstance(original, GraphQLError) and original.original_error is None
+    return not (refused and _BAD_INPUT_MESSAGES.match(error.message))
 
 
 def coded(error: GraphQLError) -> GraphQLError:
@@ -109,7 +119,7 @@ def coded(error: GraphQLError) -> GraphQLError:
         return _with_code(error, "LIMIT_EXCEEDED")
     if isinstance(error, GraphQLSyntaxError) or error.message.startswith("Syntax Error"):
         return _with_code(error, "GRAPHQL_PARSE_FAILED")
-    if error.message.startswith("Variable '$"):
+    if _BAD_INPUT_MESSAGES.match(error.message):
         return _with_code(error, "BAD_USER_INPUT")
     return _with_code(error, "GRAPHQL_VALIDATION_FAILED")
 

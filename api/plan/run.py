@@ -36,7 +36,7 @@ from itertools import repeat
 from operator import is_not
 from typing import Any, TypeVar
 
-from graphql import GraphQLSchema
+from graphql import GraphQLError, GraphQLSchema
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from graphql.pyutils import Undefined
 
@@ -85,7 +85,7 @@ async def run_plan(
         return await context.run(_execute, plan, context, variables, alone and plan.root_reads_only, alone)
     except QueryTimeout:
         raise  # no time left for the resolvers either
-    except (GiveWay, PithGraphError) as reason:
+    except (GiveWay, PithGraphError, GraphQLError) as reason:  # GraphQLError: a value refused
         log.debug("plan gives way: %r", reason)
         return None
     except Exception:
