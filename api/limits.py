@@ -66,11 +66,12 @@ from graphql import (
 )
 from graphql.language import Visitor, visit
 from graphql.validation import MaxIntrospectionDepthRule
-from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension, ValidationCache
+from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension
 
 from pith_graph.api.coded_errors import CodedErrors, OperationNameRequired
 from pith_graph.api.cost import CostLimit
 from pith_graph.api.reads.records import MAX_PATH_HOPS
+from pith_graph.api.validation import OffLoopValidation
 from pith_graph.errors import BadUserInput, LimitExceeded, QueryTimeout
 
 __all__ = [
@@ -339,8 +340,7 @@ class ParserLimits(SchemaExtension):
         document = self.execution_context.graphql_document
         limit = self.max_tokens * SPREAD_FACTOR
         if document is not None and DocumentShape(document).fields > limit:
-            # strawberry answers an error raised here with no validation and no execution
-            # (an extension's on_validate could not keep its ValidationCache from validating).
+            # strawberry answers an error raised here with no validation (nor execution).
             raise _too_many_fields(limit)
         # As the request named it (strawberry's operation_name falls back to the first).
         if document is not None and getattr(self.execution_context, "_provided_operation_name", None) is None:
@@ -405,9 +405,9 @@ def shape_rule(limits: RequestLimits) -> type[ASTValidationRule]:
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
     error codes, parser limits (with the fields of the document, fragments spread), validation
-    limits, the parse and validation caches, then the cost limit (after validation: it counts with the request's variables, so it is not cached).
-
-    The validation rules are built once here, so the validation cache can recognise them.
+    limits, the parse and validation caches (validating off the loop, :mod:`.validation`), then
+    the cost limit (after validation: it counts with the request's variables: not cached). The
+    validation rules are built once here, so the validation cache can recognise them.
     """
     rules: list[type[ASTValidationRule]] = [shape_rule(limits), MaxIntrospectionDepthRule]
     return [
@@ -415,6 +415,6 @@ def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtensio
         partial(ParserLimits, limits.max_tokens),
         partial(AddValidationRules, rules),
         partial(ParserCache, maxsize=256),
-        partial(ValidationCache, maxsize=256),
+        partial(OffLoopValidation, maxsize=256),
         partial(CostLimit, limits),
     ]

@@ -45,7 +45,7 @@ PLAN_SAFE_EXTENSIONS = frozenset(
         "ParserLimits",
         "AddValidationRules",
         "ParserCache",
-        "ValidationCache",
+        "OffLoopValidation",
         "PlanRecorder",
         "CostLimit",
     }
