@@ -140,7 +140,7 @@ def retried(caplog: pytest.LogCaptureFixture, context: str) -> list[str]:
 
 
 #: More seeds locally: ``PITH_CONCURRENT_SEEDS=1-40`` (both tests; about 2 s a round).
-SEEDS = _seeds("1-3")
+SEEDS = _seeds("1-2")
 ROUNDS = 2
 PROCESS_SEED = 4
 #: The warning of a batch retried after a deadlock (Neo4j's message spans lines).

@@ -621,7 +621,7 @@ def test_the_adversary_meets_every_rule(tmp_path: Path) -> None:
 
 NEO4J_SEED = 1
 #: How many of the honest identifiers are asked of Neo4j.
-NEO4J_IDS = 60
+NEO4J_IDS = 30
 
 
 def test_neo4j_keeps_the_higher_ranked_papers(neo4j_server: Any, tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 
 SEED = int(os.environ.get("PITH_API_HOSTILE_SEED", "20261202"))
-CASES = int(os.environ.get("PITH_API_HOSTILE_CASES", "300"))
+CASES = int(os.environ.get("PITH_API_HOSTILE_CASES", "150"))
 #: README, Limits and errors: a request stops within a fraction of a second of the time
 #: limit (10 s); the slack is what a shared, loaded machine adds.
 TIME_BOUND = 10.0 + 3.0
