@@ -14,13 +14,11 @@ format cannot build them during one (``--schema`` needs Enterprise's block forma
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import fcntl
 import os
-import signal
 import socket
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
@@ -37,7 +35,6 @@ __all__ = [
 ]
 
 DATABASE = "neo4j"
-_PR_SET_PDEATHSIG = 1
 _LAUNCHER_CLASS = "dev.pith.neo4j.Launcher"
 #: What the CSV files need of ``neo4j-admin database import full`` (:mod:`.csvfiles`).
 IMPORTER_OPTIONS = ("--id-type=string", "--array-delimiter=U+001F", "--bad-tolerance=0")
@@ -50,23 +47,6 @@ _JAVA_OPTIONS = (
     "-XX:+UseParallelGC",
     "-XX:+ExitOnOutOfMemoryError",
 )
-
-
-def _dies_with(parent: int) -> Callable[[], None]:
-    """A ``preexec_fn`` for a child that must not outlive ``parent`` (whose SIGKILL no
-    ``finally`` sees): an importer left running would go on writing the database after the
-    import is reported as interrupted. Linux's ``PR_SET_PDEATHSIG``; nothing elsewhere."""
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here: the child only calls it
-    except (OSError, AttributeError):
-        return lambda: None
-
-    def preexec() -> None:
-        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-        if os.getppid() != parent:  # the parent died before the call
-            os._exit(1)
-
-    return preexec
 
 
 def find_script() -> Path:
@@ -154,9 +134,9 @@ def local_server(data: Path) -> Iterator[tuple[str, str | None]]:
     recovery)."""
     script = find_script()
     env = _script_env(data, _free_port())
-    try:  # an interrupted start leaves a server starting (detached: setsid): stopped all the same
-        done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
-        lines = done.stdout.strip().splitlines()
+    done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
+    lines = done.stdout.strip().splitlines()
+    try:
         if done.returncode != 0 or not lines:
             raise StoreError(
                 StoreErrorCode.UNAVAILABLE, f"starting Neo4j on {data} failed: {_tail(done.stderr)}"
@@ -206,13 +186,7 @@ def run_importer(
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:  # umask 077: the store private to its owner, as scripts/neo4j keeps it
         code = subprocess.run(
-            command,
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            check=False,
-            umask=0o077,
-            preexec_fn=_dies_with(os.getpid()),
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False, umask=0o077
         ).returncode
     if code != 0:
         text = log.read_text(errors="replace")
