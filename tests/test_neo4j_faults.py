@@ -9,13 +9,11 @@ server (started here, so it can be restarted without disturbing other tests).
 from __future__ import annotations
 
 import os
-import re
 import signal
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +33,7 @@ from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, open_driver
 from pith_graph.schema.database import constraints, indexes
 from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.serving import serving
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.own_server]
 
@@ -231,27 +230,6 @@ def test_concurrent_first_loads_into_a_fresh_database_both_succeed(server: Any, 
 QUERY = {"query": '{ paper(id: "arXiv:1907.13257") { title authors { name } } }'}
 
 
-@contextmanager
-def serving(server: Any) -> Iterator[str]:
-    """``pith-graph serve --backend neo4j`` on a free port; yields its base URL."""
-    env = {**os.environ, "NEO4J_PASSWORD": PASSWORD}
-    args = [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j", "--uri", server.uri]
-    process = subprocess.Popen(
-        [*args, "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    try:
-        output = []
-        while not (found := re.search(r"Uvicorn running on (http://\S+)", output[-1] if output else "")):
-            line = process.stdout.readline()
-            assert line, "".join(output)
-            output.append(line)
-        yield found.group(1)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=30)
-
-
 def _timed(call: Callable[[], httpx.Response]) -> tuple[httpx.Response, float]:
     started = time.monotonic()
     response = call()
@@ -270,7 +248,12 @@ def test_api_answers_fast_while_the_server_is_down_and_recovers(server: Any, cor
     is stopped; both recover once it is back."""
     code, stderr = finish(loader(server, corpus, [Path(SAMPLES)]))
     assert code == 0, stderr
-    with serving(server) as url, httpx.Client(base_url=url, timeout=30) as client:
+    with (
+        serving(
+            ["--backend", "neo4j", "--uri", server.uri, "--port", "0"], {"NEO4J_PASSWORD": PASSWORD}
+        ) as url,
+        httpx.Client(base_url=url, timeout=30) as client,
+    ):
         _until_healthy(client)  # a worker's first check plans the reader's statements first
         assert client.post("/graphql", json=QUERY).json()["data"]["paper"]["title"]
         stopped = server.script("stop")

@@ -20,10 +20,7 @@ here: about 20 s to start it, then about 15 s for the tests.
 from __future__ import annotations
 
 import os
-import re
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +36,7 @@ from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_connect import DriverTimeouts, open_driver
+from pith_graph.testing.serving import serving
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.own_server]
 
@@ -74,38 +72,18 @@ def _until_healthy(client: httpx.Client, seconds: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-@contextmanager
-def serving(server: Any) -> Iterator[str]:
-    """``pith-graph serve --backend neo4j`` (one worker, a 2 s limit); yields its base URL."""
-    env = {
-        **os.environ,
-        "NEO4J_PASSWORD": PASSWORD,
-        "PITH_API_WORKERS": "1",
-        "PITH_API_TIMEOUT_SECONDS": str(LIMIT),
-    }
-    args = [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j", "--uri", server.uri]
-    process = subprocess.Popen(
-        [*args, "--port", "0"], env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
-    assert process.stdout is not None
-    try:
-        output: list[str] = []
-        while not (found := re.search(r"Uvicorn running on (http://\S+)", output[-1] if output else "")):
-            line = process.stdout.readline()
-            assert line, "".join(output)
-            output.append(line)
-        yield found.group(1)
-    finally:
-        process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=30)
-
-
 def test_api_answers_in_time_while_the_server_is_frozen_and_recovers(server: Any, db: Neo4jStore) -> None:
     """While the server is frozen, /healthz is a 503 within 2 s and each of 24 concurrent
     queries is TIMEOUT or SERVICE_UNAVAILABLE within the time limit (never a hang, never a
     5xx); after SIGCONT both recover, the same server process serving."""
     run([SAMPLES], keyring=resolve_keyring(), store=db, workers=1)
-    with serving(server) as url, httpx.Client(base_url=url, timeout=60) as client:
+    with (
+        serving(
+            ["--backend", "neo4j", "--uri", server.uri, "--port", "0"],
+            {"NEO4J_PASSWORD": PASSWORD, "PITH_API_WORKERS": "1", "PITH_API_TIMEOUT_SECONDS": str(LIMIT)},
+        ) as url,
+        httpx.Client(base_url=url, timeout=60) as client,
+    ):
         _until_healthy(client)
         before = client.post("/graphql", json=QUERY).json()
         assert before["data"]["paper"]["title"], before
