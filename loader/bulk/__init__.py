@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import math
 import os
-import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -42,6 +40,13 @@ from pith_graph.loader.bulk.neo4j_admin import (
     local_server,
     run_importer,
     running_server,
+)
+from pith_graph.loader.bulk.recovery import (
+    MARKER,
+    clear_marker,
+    interrupted,
+    locked_work_folder,
+    mark_incomplete,
 )
 from pith_graph.loader.bulk.spill import SpillHandler
 from pith_graph.loader.keyring import Keyring
@@ -102,8 +107,14 @@ def _check_target(data: Path, replace: bool) -> bool:
         raise UsageError(f"the Neo4j of {data} is in use ({busy}): stop it first (scripts/neo4j stop)")
     if not database_exists(data):
         return False
-    if replace:
+    was = interrupted(data)
+    if replace or was == "new":  # an interrupted import's database is overwritten as it would have been
         return True
+    if was is not None:  # the interrupted run overwrote (or was about to overwrite) a database with --replace
+        raise UsageError(
+            f"an import into {data} was interrupted ({data / MARKER}): its database may be partial "
+            "or the one it replaced: pass --replace to import again"
+        )
     from pith_graph.loader.stores.neo4j import Neo4jStore  # the driver loads only when needed
 
     with (
@@ -157,44 +168,46 @@ def bulk_import(
     assert base is not None
     made = _missing_folders(base)
     base.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=".pith-graph-import-", dir=base))
     try:
-        spill = work / "spill"
-        spill.mkdir()
-        partitions = max(count, partitions_for(files))  # at least one per process of pass two
-        handler = SpillHandler(WorkerConfig(keyring, limits, {}, clock_skew), spill, partitions)
-        step = time.perf_counter()
-        with cyclic_gc_paused():
-            for seen, results in parts(files, handler, limits, count, stdin):
-                for result in results:
-                    report.add_rejection(result)
-                    if on_rejection is not None:
-                        on_rejection(result)
-                report.seen += seen
-                if on_progress is not None and seen:
-                    on_progress(report.seen)
-        report.steps["verify"] = time.perf_counter() - step
-        step = time.perf_counter()
-        csv, outcomes = write_csv(spill, partitions, keyring.rank, csv_only or work / "csv", count)
-        report.steps["csv"] = time.perf_counter() - step
-        report.inserted = outcomes[Outcome.INSERTED]
-        report.stale = outcomes[Outcome.STALE]
-        report.duplicate = outcomes[Outcome.DUPLICATE]
-        report.outranked = outcomes[Outcome.OUTRANKED]
-        report.counts = GraphCounts(
-            sorted_counts((k, n) for k, n in csv.nodes.items() if n),
-            sorted_counts((k, n) for k, n in csv.edges.items() if n),
-        )
-        if csv_only is not None:
-            options = [*csv.importer_args(), *IMPORTER_OPTIONS]
-            (csv_only / "neo4j-admin.args").write_text("\n".join(options) + "\n")
-            report.csv_folder = str(csv_only)
-        elif report.inserted:
-            assert data is not None
-            _build_database(data, csv.importer_args(), overwrite, count, importer_memory, work, report)
-            report.built = True
+        with locked_work_folder(base) as work:
+            spill = work / "spill"
+            spill.mkdir()
+            partitions = max(count, partitions_for(files))  # at least one per process of pass two
+            handler = SpillHandler(WorkerConfig(keyring, limits, {}, clock_skew), spill, partitions)
+            step = time.perf_counter()
+            with cyclic_gc_paused():
+                for seen, results in parts(files, handler, limits, count, stdin):
+                    for result in results:
+                        report.add_rejection(result)
+                        if on_rejection is not None:
+                            on_rejection(result)
+                    report.seen += seen
+                    if on_progress is not None and seen:
+                        on_progress(report.seen)
+            report.steps["verify"] = time.perf_counter() - step
+            step = time.perf_counter()
+            csv, outcomes = write_csv(spill, partitions, keyring.rank, csv_only or work / "csv", count)
+            report.steps["csv"] = time.perf_counter() - step
+            report.inserted = outcomes[Outcome.INSERTED]
+            report.stale = outcomes[Outcome.STALE]
+            report.duplicate = outcomes[Outcome.DUPLICATE]
+            report.outranked = outcomes[Outcome.OUTRANKED]
+            report.counts = GraphCounts(
+                sorted_counts((k, n) for k, n in csv.nodes.items() if n),
+                sorted_counts((k, n) for k, n in csv.edges.items() if n),
+            )
+            if csv_only is not None:
+                options = [*csv.importer_args(), *IMPORTER_OPTIONS]
+                (csv_only / "neo4j-admin.args").write_text("\n".join(options) + "\n")
+                report.csv_folder = str(csv_only)
+            elif report.inserted:
+                assert data is not None
+                held = overwrite and replace and interrupted(data) != "new"  # may the database hold nodes?
+                mark_incomplete(data, replace=held)  # before the importer touches the database
+                _build_database(data, csv.importer_args(), overwrite, count, importer_memory, work, report)
+                clear_marker(data)
+                report.built = True
     finally:
-        shutil.rmtree(work, ignore_errors=True)
         _remove_if_empty(made)
     report.seconds = time.perf_counter() - started
     return report
@@ -248,6 +261,7 @@ def _build_database(
     except StoreError as error:
         if created:
             raise
+        clear_marker(data)  # the importer's work is complete, only the schema is missing: said so here
         raise StoreError(  # the importer's work is done and kept: say what is missing and how to add it
             error.code,
             f"{error.message}. The papers are imported into {data}, but without constraints and indexes: "

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import socket
 import subprocess
 from collections.abc import Iterator
@@ -47,6 +48,16 @@ _JAVA_OPTIONS = (
     "-XX:+UseParallelGC",
     "-XX:+ExitOnOutOfMemoryError",
 )
+
+
+def _dying_with_us(command: list[str]) -> list[str]:
+    """``command`` killed when this process dies (even by SIGKILL, which no ``finally`` sees):
+    an importer left running would go on writing the database after the import is reported
+    as interrupted. ``setpriv --pdeathsig KILL`` (util-linux) sets Linux's
+    ``PR_SET_PDEATHSIG`` and execs the command, so no Python code runs in the forked child
+    (a ``preexec_fn`` would, which is unsafe with threads). Without ``setpriv``, as given."""
+    setpriv = shutil.which("setpriv")
+    return [setpriv, "--pdeathsig", "KILL", "--", *command] if setpriv else command
 
 
 def find_script() -> Path:
@@ -133,10 +144,10 @@ def local_server(data: Path) -> Iterator[tuple[str, str | None]]:
     password of user neo4j (``data/password``); stop it (cleanly: the next start needs no
     recovery)."""
     script = find_script()
-    env = _script_env(data, _free_port())
-    done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
-    lines = done.stdout.strip().splitlines()
-    try:
+    env = {**_script_env(data, _free_port()), "NEO4J_INCOMPLETE": "serve"}  # the import's own marker
+    try:  # an interrupted start leaves a server starting (detached: setsid): stopped all the same
+        done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
+        lines = done.stdout.strip().splitlines()
         if done.returncode != 0 or not lines:
             raise StoreError(
                 StoreErrorCode.UNAVAILABLE, f"starting Neo4j on {data} failed: {_tail(done.stderr)}"
@@ -186,7 +197,12 @@ def run_importer(
     log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w") as out:  # umask 077: the store private to its owner, as scripts/neo4j keeps it
         code = subprocess.run(
-            command, env=env, stdout=out, stderr=subprocess.STDOUT, check=False, umask=0o077
+            _dying_with_us(command),
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            check=False,
+            umask=0o077,
         ).returncode
     if code != 0:
         text = log.read_text(errors="replace")

@@ -1,0 +1,243 @@
+"""``pith-graph import`` killed or interrupted: never a database served as if whole.
+
+A run that dies after ``neo4j-admin`` started leaves ``import.incomplete`` in the folder (the
+database may be partial, or still the old one); the next import overwrites it (without
+``--replace`` only when the interrupted run needed none), and removes the work folders of
+killed runs. The importer's JVM dies with the import; SIGINT and SIGTERM stop it, remove the
+work folder, and say ``pith-graph: interrupted`` (exit 130).
+
+Most cases run a stand-in ``java`` (``NEO4J_JAVA``) that writes a fake store and waits to be
+killed; one kills a real import at a seeded moment after ``neo4j-admin`` began writing,
+interrupts the next run while its schema step's server starts, and compares the database of
+the run after that with a transactional load of the same bundles.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import NEO4J_SCRIPT, alive
+
+from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing import run_cli
+from pith_graph.testing.corpus import write_corpus
+
+pytestmark = [pytest.mark.neo4j, pytest.mark.own_server, pytest.mark.slow]
+
+PROJECT = Path(__file__).resolve().parents[1]
+MARKER = "import.incomplete"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    folder = tmp_path_factory.mktemp("crash")
+    info = write_corpus(folder / "bundles", 40, seed=5, workers=1, layout="jsonl", extra_signer_every=7)
+    return str(folder / "bundles"), info.keyring_path
+
+
+def _wait_for(condition: Callable[[], object], seconds: float = 60) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+#: Runs the rest of its arguments with Python, SIGINT back to its default first: a test
+#: run as a background job of a script (``scripts/test``'s other half) inherits SIGINT
+#: ignored, which Python keeps, so an import sent SIGINT would go on (and exit 0).
+_SIGINT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])"
+)
+
+
+def _start(corpus: tuple[str, Path], data: Path, *more: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    folder, keys = corpus
+    command = [sys.executable, "-c", _SIGINT_DEFAULT, "-m", "pith_graph", "import", folder]
+    command += ["--trusted-keys", str(keys)]
+    return subprocess.Popen(
+        [*command, "--neo4j-data", str(data), "--workers", "1", *more],
+        env={**os.environ, **env},
+        cwd=PROJECT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+@pytest.fixture
+def importer(tmp_path: Path) -> Iterator[tuple[dict[str, str], Path]]:
+    """A stand-in ``java``: writes a partial store and its arguments, then waits to be killed
+    (its pid in ``pid``; killed at the end whatever the test asserted)."""
+    java = tmp_path / "java"
+    java.write_text(
+        "#!/bin/sh\n"
+        'mkdir -p "$NEO4J_HOME/data/databases/neo4j"\n'
+        'echo partial > "$NEO4J_HOME/data/databases/neo4j/neostore"\n'
+        f'printf "%s\\n" "$@" > {tmp_path}/args\n'
+        f"echo $$ > {tmp_path}/pid.new && mv {tmp_path}/pid.new {tmp_path}/pid\n"
+        "exec sleep 120\n"
+    )
+    java.chmod(0o755)
+    yield {"NEO4J_JAVA": str(java), "NEO4J_CDS": "off"}, tmp_path
+    pid = tmp_path / "pid"
+    if pid.exists() and alive(int(pid.read_text())):
+        os.kill(int(pid.read_text()), signal.SIGKILL)
+
+
+def _java_started(folder: Path) -> int:
+    pid = folder / "pid"
+    _wait_for(pid.exists)
+    return int(pid.read_text())
+
+
+def test_a_killed_import_kills_its_importer_and_the_next_run_overwrites_what_it_left(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
+) -> None:
+    env, folder = importer
+    data = folder / "data"
+    process = _start(corpus, data, env=env)
+    java = _java_started(folder)
+    process.kill()
+    process.communicate(timeout=30)
+    _wait_for(lambda: not alive(java), 10)  # not left writing the store
+    assert (data / MARKER).read_text().startswith("new\n")
+    _assert_not_served(data)
+    left = list(data.glob(".pith-graph-import-*"))
+    assert len(left) == 1
+    # The next run (no --replace: the killed one needed none) overwrites, without a server to
+    # count the nodes of a partial store, and removes the killed run's work folder.
+    (folder / "args").unlink()
+    (folder / "pid").unlink()
+    again = _start(corpus, data, env=env)
+    _java_started(folder)
+    assert "--overwrite-destination=true" in (folder / "args").read_text().split()
+    assert not left[0].exists()
+    again.send_signal(signal.SIGINT)
+    again.communicate(timeout=30)
+    assert again.returncode == 130
+
+
+def _assert_not_served(data: Path) -> None:
+    """``scripts/neo4j start`` refuses a folder whose import was interrupted."""
+    with socket.socket() as one, socket.socket() as two:
+        one.bind(("127.0.0.1", 0))
+        two.bind(("127.0.0.1", 0))
+        ports = {"NEO4J_BOLT_PORT": str(one.getsockname()[1]), "NEO4J_HTTP_PORT": str(two.getsockname()[1])}
+    env = {**os.environ, "NEO4J_DATA": str(data), **ports}
+    try:
+        done = subprocess.run(
+            [str(NEO4J_SCRIPT), "start"], env=env, capture_output=True, text=True, timeout=120
+        )
+    finally:
+        subprocess.run([str(NEO4J_SCRIPT), "stop"], env=env, capture_output=True, check=False, timeout=120)
+    assert done.returncode == 1 and not done.stdout
+    assert done.stderr.strip() == (
+        f"neo4j: ERROR: an import into {data} was interrupted ({data / MARKER}): its database may be "
+        "partial; run `pith-graph import` again (NEO4J_INCOMPLETE=serve starts it as it is)"
+    )
+
+
+def test_an_interrupted_replace_needs_replace_again(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
+) -> None:
+    env, folder = importer
+    data = folder / "data"
+    (data / "data" / "databases" / "neo4j").mkdir(parents=True)
+    (data / "data" / "databases" / "neo4j" / "neostore").write_text("a database with papers")
+    process = _start(corpus, data, "--replace", env=env)
+    _java_started(folder)
+    process.kill()
+    process.communicate(timeout=30)
+    assert (data / MARKER).read_text().startswith("replace\n")
+    folder_, keys = corpus
+    done = run_cli(
+        "import",
+        folder_,
+        "--trusted-keys",
+        str(keys),
+        "--neo4j-data",
+        str(data),
+        env=env,
+        cwd=PROJECT,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"pith-graph: error: an import into {data} was interrupted ({data / MARKER}): its database "
+        "may be partial or the one it replaced: pass --replace to import again"
+    ]
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupt_stops_the_importer_and_removes_the_work_folder(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path], signum: signal.Signals
+) -> None:
+    env, folder = importer
+    data = folder / "data"
+    process = _start(corpus, data, env=env)
+    java = _java_started(folder)
+    process.send_signal(signum)
+    _, err = process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert err.strip().splitlines()[-1:] == ["pith-graph: interrupted"] and "Traceback" not in err
+    assert not alive(java)
+    assert not list(data.glob(".pith-graph-import-*"))
+    assert (data / MARKER).exists()  # the importer had begun: the database may be partial
+
+
+def test_a_real_import_killed_while_writing_is_rebuilt_by_the_next_run(
+    corpus: tuple[str, Path], start_neo4j: Callable[..., Any], tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    log = data / "logs" / "import.log"
+    process = _start(corpus, data, env={})
+    try:
+        _wait_for(lambda: log.exists() and "Import starting" in log.read_text(errors="replace"))
+        time.sleep(random.Random(3).uniform(0, 0.3))  # a seeded moment while it writes
+        process.kill()
+        process.communicate(timeout=30)
+    finally:
+        process.kill()
+        subprocess.run([str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(data)}, check=False)
+    assert (data / MARKER).exists()
+    # Ctrl-C while the schema step's private server starts: stopped, though detached (setsid).
+    pid_file = data / "neo4j.pid"
+    interrupted = _start(corpus, data, env={})
+    try:
+        _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 120)
+        server_pid = int(pid_file.read_text())
+        interrupted.send_signal(signal.SIGINT)
+        _, err = interrupted.communicate(timeout=120)
+    finally:
+        interrupted.kill()
+        subprocess.run([str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(data)}, check=False)
+    assert interrupted.returncode == 130, err
+    assert not alive(server_pid)
+    assert (data / MARKER).exists()  # no constraints yet
+    folder, keys = corpus
+    again = _start(corpus, data, env={})
+    _, err = again.communicate(timeout=300)
+    assert again.returncode == 0, err
+    assert not (data / MARKER).exists() and not list(data.glob(".pith-graph-import-*"))
+    server = start_neo4j(data=data)
+    store = server.connect()
+    try:
+        memory = MemoryStore()
+        run([folder], keyring=resolve_keyring(keys), store=memory, workers=1)
+        assert store.export() == memory.export()
+    finally:
+        store.close()
+        server.script("stop")
