@@ -33,16 +33,15 @@ limit                       default  enforced by
 ``max_batch_ids``           500      ``papersById(ids:)``
 ==========================  =======  ==============================================
 
-Going over a limit is a ``LIMIT_EXCEEDED`` error; the settings (``api.settings``) read each
-from the environment.
+Over a limit: ``LIMIT_EXCEEDED``; ``api.settings`` reads each (and :mod:`.overlaps` one more).
 
 Fragments: a fragment spread ``k`` times counts ``k`` times in every limit (depth, aliases,
 cost), so a document of a few hundred bytes whose fragments each spread the next twice
-stands for 2^n fields. Every check here measures each fragment once (memoised per
-fragment: time linear in the document, however often it is spread), and before any
-validation rule runs, :class:`ParserLimits` refuses a document whose fields, its
-fragments spread, number over ``SPREAD_FACTOR × max_tokens`` (20,000): what validation,
-the cost, the plan compiler and execution walk is then at most that, whatever the spreads.
+stands for 2^n fields. Every check here measures each fragment once (memoised: time linear
+in the document, however often it is spread), and before any validation rule runs,
+:class:`ParserLimits` refuses a document whose fields, its fragments spread, number over
+``SPREAD_FACTOR × max_tokens`` (20,000): what validation, the cost, the plan compiler and
+execution walk is then at most that, whatever the spreads.
 """
 
 from __future__ import annotations
@@ -70,6 +69,7 @@ from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtensi
 
 from pith_graph.api.coded_errors import CodedErrors, OperationNameRequired
 from pith_graph.api.cost import CostLimit
+from pith_graph.api.overlaps import SameNameLimit
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 from pith_graph.api.validation import OffLoopValidation
 from pith_graph.errors import BadUserInput, LimitExceeded, QueryTimeout
@@ -404,15 +404,15 @@ def shape_rule(limits: RequestLimits) -> type[ASTValidationRule]:
 
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
-    error codes, parser limits (with the fields of the document, fragments spread), validation
-    limits, the parse and validation caches (validating off the loop, :mod:`.validation`), then
-    the cost limit (after validation: it counts with the request's variables: not cached). The
-    validation rules are built once here, so the validation cache can recognise them.
-    """
+    error codes, parser limits (fields, fragments spread; fields of one response name,
+    :mod:`.overlaps`), validation limits, the parse and validation caches (validating off the
+    loop, :mod:`.validation`), then the cost limit (counted with the request's variables: not
+    cached). The validation rules are built once here, so the validation cache knows them."""
     rules: list[type[ASTValidationRule]] = [shape_rule(limits), MaxIntrospectionDepthRule]
     return [
         CodedErrors,
         partial(ParserLimits, limits.max_tokens),
+        SameNameLimit,
         partial(AddValidationRules, rules),
         partial(ParserCache, maxsize=256),
         partial(OffLoopValidation, maxsize=256),

@@ -43,6 +43,7 @@ PLAN_SAFE_EXTENSIONS = frozenset(
     {
         "CodedErrors",
         "ParserLimits",
+        "SameNameLimit",
         "AddValidationRules",
         "ParserCache",
         "OffLoopValidation",

@@ -1,0 +1,132 @@
+"""A bound on fields that share a response name in one selection, checked before validation.
+
+graphql-core's ``OverlappingFieldsCanBeMergedRule`` compares every pair of fields with the
+same response name in a selection set (fragments spread there included), so its time grows
+with the square of their number: ``papers { totalCount }`` written 399 times (8 KB, within
+every other limit) cost it 0.6-1.3 s of CPU per request, ~9 µs a pair, on validation
+threads that share the interpreter with the event loop (:mod:`.validation`). Real documents
+repeat a field a few times, where fragments overlap (``id`` in each fragment spread on a
+node). :class:`SameNameLimit` refuses a document in which one selection asks for one
+response name more than :data:`MAX_SAME_NAME` times, as ``LIMIT_EXCEEDED``, before any
+validation rule runs: at most 496 pairs a selection then, and about 2000 / 4 / 32 such
+selections in a document of 2,000 tokens.
+
+It counts as graphql-core collects: a selection's own fields, those of its inline fragments
+(merged into it) and, once per fragment name, the top-level fields of the fragments spread
+there (their own spreads included). Each fragment's top level is counted once (memoised, in
+an order where the fragments it spreads come first, without recursion); a spread that closes
+a cycle or names an unknown fragment counts nothing (validation refuses such documents).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+
+from graphql import (
+    DocumentNode,
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    InlineFragmentNode,
+    OperationDefinitionNode,
+    SelectionSetNode,
+)
+from strawberry.extensions import SchemaExtension
+
+from pith_graph.errors import LimitExceeded
+
+__all__ = ["MAX_SAME_NAME", "SameNameLimit", "most_repeated"]
+
+#: The most fields one selection may hold under one response name (fragments spread).
+MAX_SAME_NAME = 32
+
+
+def _level(selection_set: SelectionSetNode) -> tuple[Counter[str], set[str], list[SelectionSetNode]]:
+    """One selection's response names (inline fragments merged), the fragments spread at its
+    level, and the selection sets of its fields (each a selection of its own)."""
+    names: Counter[str] = Counter()
+    spreads: set[str] = set()
+    children: list[SelectionSetNode] = []
+    stack = [selection_set]
+    while stack:
+        for selection in stack.pop().selections:
+            if isinstance(selection, FieldNode):
+                names[(selection.alias or selection.name).value] += 1
+                if selection.selection_set is not None:
+                    children.append(selection.selection_set)
+            elif isinstance(selection, InlineFragmentNode):
+                stack.append(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode):
+                spreads.add(selection.name.value)
+    return names, spreads, children
+
+
+def _fragment_tops(document: DocumentNode) -> dict[str, Counter[str]]:
+    """Each fragment's top-level response names, its spreads' counted in."""
+    levels = {
+        d.name.value: _level(d.selection_set)[:2]
+        for d in document.definitions
+        if isinstance(d, FragmentDefinitionNode)
+    }
+    tops: dict[str, Counter[str]] = {}
+    for root in levels:
+        if root in tops:
+            continue
+        path = [(root, iter(sorted(levels[root][1])))]
+        on_path = {root}
+        while path:
+            name, spreads = path[-1]
+            for spread in spreads:
+                if spread in levels and spread not in tops and spread not in on_path:
+                    path.append((spread, iter(sorted(levels[spread][1]))))
+                    on_path.add(spread)
+                    break
+            else:
+                path.pop()
+                on_path.remove(name)
+                own, spread_names = levels[name]
+                total = Counter(own)
+                for spread in spread_names:
+                    total.update(tops.get(spread, Counter()))
+                tops[name] = total
+    return tops
+
+
+def most_repeated(document: DocumentNode) -> tuple[str, int]:
+    """The response name one selection of ``document`` holds most often, and how often."""
+    tops = _fragment_tops(document)
+    worst = ("", 0)
+    stack = [
+        d.selection_set
+        for d in document.definitions
+        if isinstance(d, (OperationDefinitionNode, FragmentDefinitionNode))
+    ]
+    while stack:
+        names, spreads, children = _level(stack.pop())
+        for spread in spreads:
+            names.update(tops.get(spread, Counter()))
+        if names:
+            name, count = names.most_common(1)[0]
+            if count > worst[1]:
+                worst = (name, count)
+        stack.extend(children)
+    return worst
+
+
+class SameNameLimit(SchemaExtension):
+    """Refuses, after parsing and before validation, a document in which one selection holds
+    more than :data:`MAX_SAME_NAME` fields of one response name."""
+
+    def on_parse(self) -> Iterator[None]:
+        yield
+        document = self.execution_context.graphql_document
+        if document is None:
+            return
+        name, count = most_repeated(document)
+        if count > MAX_SAME_NAME:
+            raise LimitExceeded(
+                f"A selection asks for '{name}' {count} times (at most {MAX_SAME_NAME}, fragments "
+                "spread there included).",
+                "Ask for each field once in a selection.",
+            )
