@@ -41,6 +41,11 @@ __all__ = ["MAX_SAME_NAME", "SameNameLimit", "most_repeated"]
 #: The most fields one selection may hold under one response name (fragments spread).
 MAX_SAME_NAME = 32
 
+#: Document text -> its most repeated name and count: a document sent again (most are) is
+#: not walked again (24 µs for a page of papers with authors). Emptied when full.
+_SEEN: dict[str, tuple[str, int]] = {}
+_SEEN_SIZE = 256
+
 
 def _level(selection_set: SelectionSetNode) -> tuple[Counter[str], set[str], list[SelectionSetNode]]:
     """One selection's response names (inline fragments merged), the fragments spread at its
@@ -123,7 +128,13 @@ class SameNameLimit(SchemaExtension):
         document = self.execution_context.graphql_document
         if document is None:
             return
-        name, count = most_repeated(document)
+        text = self.execution_context.query or ""
+        found = _SEEN.get(text)
+        if found is None:
+            if len(_SEEN) >= _SEEN_SIZE:
+                _SEEN.clear()
+            found = _SEEN[text] = most_repeated(document)
+        name, count = found
         if count > MAX_SAME_NAME:
             raise LimitExceeded(
                 f"A selection asks for '{name}' {count} times (at most {MAX_SAME_NAME}, fragments "
