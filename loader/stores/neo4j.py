@@ -41,7 +41,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher, neo4j_connect
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
@@ -219,9 +219,8 @@ class Neo4jStore:
         retry a transaction that outgrew the server's memory (``_OUT_OF_MEMORY``, transient,
         raised by a statement or at commit), which would not fit the next time either. That
         one raises :class:`_BatchTooLarge` at once when the caller can split its work
-        (``splittable``), else fails as ``write_failed``."""
-        delays = _retry_delays()
-        give_up: float | None = None
+        (``splittable``), else fails as ``write_failed``. Nor is a commit of unknown outcome."""
+        delays, started, give_up = _retry_delays(), time.monotonic(), float("inf")
         for attempt in itertools.count(1):
             try:
                 with self.driver.session(database=self.database, max_transaction_retry_time=0) as session:
@@ -230,15 +229,16 @@ class Neo4jStore:
                 code = error.code if isinstance(error, Neo4jError) else None
                 if code in _OUT_OF_MEMORY and splittable:
                     raise _BatchTooLarge(error) from error
+                now = time.monotonic()
+                give_up = min(give_up, now + MAX_RETRY_SECONDS)  # from the first failure
                 if code in _RACE_CODES and attempt < _RACE_ATTEMPTS:
                     log.info("batch raced a concurrent writer (%s); retrying", code)
                     time.sleep(0.05 * attempt)
                     continue
-                give_up = give_up or time.monotonic() + MAX_RETRY_SECONDS
-                left = give_up - time.monotonic()
-                if code in _OUT_OF_MEMORY or not error.is_retryable() or left <= 0:
-                    raise translate(error, self.uri, self.database, "writing a batch") from error
-                delay = min(next(delays), left)  # the last attempt at the deadline, not past it
+                if code in _OUT_OF_MEMORY or not error.is_retryable() or give_up <= now:
+                    tried = neo4j_connect.Attempts(attempt, started, give_up - MAX_RETRY_SECONDS, now)
+                    raise neo4j_connect.batch_failed(error, self.uri, self.database, tried) from error
+                delay = min(next(delays), give_up - now)  # the last attempt at the deadline, not past it
                 log.warning("writing a batch failed (%s); trying again in %.1f s", error, delay)
                 time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover

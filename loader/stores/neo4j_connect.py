@@ -2,7 +2,9 @@
 
 ``StoreError.code`` tells what to fix: ``unavailable`` (nothing answers at the URI, or the
 connection was lost and retries ran out), ``auth`` (credentials refused), ``database``
-(no such database), ``write_failed`` (the server refused a statement).
+(no such database), ``write_failed`` (the server refused a statement). A batch given up
+(:func:`batch_failed`) says how many attempts it had, over how long, and whether it may
+have been written.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from neo4j.exceptions import (
     AuthError,
     ConfigurationError,
     DriverError,
+    IncompleteCommit,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
@@ -31,7 +34,9 @@ __all__ = [
     "LOAD_TIMEOUTS",
     "READ_TIMEOUTS",
     "URI_SCHEMES",
+    "Attempts",
     "DriverTimeouts",
+    "batch_failed",
     "check_uri",
     "driver_config",
     "open_driver",
@@ -83,8 +88,9 @@ def _one_line(error: Exception, limit: int = 240) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def translate(error: Exception, uri: str, database: str, action: str) -> StoreError:
-    """The :class:`StoreError` for a driver error raised while ``action`` (e.g. "connecting")."""
+def translate(error: Exception, uri: str, database: str, action: str, hint: str = "") -> StoreError:
+    """The :class:`StoreError` for a driver error raised while ``action`` (e.g. "connecting");
+    ``hint`` replaces the advice given when the server cannot be reached."""
     where = _describe(uri, database)
     if isinstance(error, AuthError):
         return StoreError(
@@ -100,13 +106,7 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
     if isinstance(error, (ServiceUnavailable, SessionExpired)) or (
         isinstance(error, Neo4jError) and error.code in _UNAVAILABLE_CODES
     ):
-        if action != "writing a batch":  # only batches are retried (Neo4jStore._write_transaction)
-            hint = "is the server running? (scripts/neo4j start)"
-        else:
-            hint = (
-                f"gave up after retrying for {MAX_RETRY_SECONDS:.0f}s; the batch in flight "
-                "was not committed or its outcome is unknown: loading again is safe"
-            )
+        hint = hint or "is the server running and answering? (scripts/neo4j start)"
         return StoreError(
             StoreErrorCode.UNAVAILABLE, f"cannot reach {where} while {action}: {_one_line(error)}; {hint}"
         )
@@ -115,6 +115,47 @@ def translate(error: Exception, uri: str, database: str, action: str) -> StoreEr
             StoreErrorCode.WRITE_FAILED, f"{where} failed while {action}: {error.code}: {_one_line(error)}"
         )
     return StoreError(StoreErrorCode.UNAVAILABLE, f"{where} failed while {action}: {_one_line(error)}")
+
+
+@dataclass(frozen=True, slots=True)
+class Attempts:
+    """How a write transaction's attempts went: how many, and when (``time.monotonic``) the
+    first began, the first failed and the last failed."""
+
+    number: int
+    started: float
+    failed: float
+    ended: float
+
+    def __str__(self) -> str:
+        plural = "s" if self.number > 1 else ""
+        tried = f"{self.number} attempt{plural} over {self.ended - self.started:.0f} s"
+        if self.number == 1:
+            return tried
+        first, retried = self.failed - self.started, self.ended - self.failed
+        return f"{tried}: the first failed after {first:.0f} s, then retried for {retried:.0f} s"
+
+
+def batch_failed(error: Neo4jError | DriverError, uri: str, database: str, tried: Attempts) -> StoreError:
+    """The :class:`StoreError` for a write transaction given up after ``tried``: what failed,
+    how long was waited, and whether the batch may have been written. A commit whose outcome
+    is unknown (``IncompleteCommit``: the connection was lost after COMMIT was sent) is not
+    retried."""
+    if isinstance(error, IncompleteCommit):
+        hint = (
+            f"the connection was lost while the batch committed ({tried}): whether it was written "
+            "is unknown, so it was not retried; loading again is safe (it converges either way)"
+        )
+    elif error.is_retryable():
+        hint = f"gave up after {tried}; the batch was not written: loading again is safe"
+    else:
+        hint = f"not retried ({tried}); the batch was not written: loading again is safe"
+    found = translate(error, uri, database, "writing a batch", hint)
+    if hint in found.message:  # the connection was lost, or the database is unavailable
+        return found
+    if found.code is StoreErrorCode.UNAVAILABLE:  # e.g. no connection from the pool in time
+        return StoreError(found.code, f"{found.message}; {hint}")
+    return found if tried.number == 1 else StoreError(found.code, f"{found.message} ({tried})")
 
 
 @contextmanager
