@@ -37,6 +37,7 @@ from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopThreads, run_execution
+from pith_graph.api.plan.run import TORN_RETRIES
 from pith_graph.api.planned import answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
@@ -156,16 +157,25 @@ class GraphQLView(GraphQL[Context, None]):
         )
 
     async def _execute_in_time(self, kwargs: dict[str, Any]) -> ExecutionResult:
-        """strawberry's execution, aborted at the time limit (a timer on the running loop)."""
-        context: Context = kwargs["context"]
-        limit = self.limits.timeout_seconds
-        timer = asyncio.get_running_loop().call_later(limit, context.abort.abort, out_of_time(self.limits))
-        try:
-            result: ExecutionResult = await super().execute_single(**kwargs)
-            return result
-        finally:
-            timer.cancel()
-            context.close()
+        """strawberry's execution, aborted at the time limit (a timer on the running loop);
+        run again with a new context (a new transaction) when a paper changed between two of
+        its statements (:class:`~pith_graph.api.reads.neo4j_session.TornRead`: the request
+        reader's ``torn``), as a plan does."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.limits.timeout_seconds
+        for attempt in range(TORN_RETRIES + 1):
+            context: Context = kwargs["context"]
+            timer = loop.call_later(deadline - loop.time(), context.abort.abort, out_of_time(self.limits))
+            try:
+                result: ExecutionResult = await super().execute_single(**kwargs)
+                torn = getattr(context.reader, "torn", False)  # errors come coded, without cause
+            finally:
+                timer.cancel()
+                context.close()
+            if not torn or not result.errors or attempt == TORN_RETRIES or loop.time() >= deadline:
+                return result
+            kwargs = {**kwargs, "context": await self.get_context(None, None)}
+        raise AssertionError("unreachable")
 
     def timed_out(self) -> ExecutionResult:
         """The result of a request that ran out of time."""

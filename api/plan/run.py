@@ -45,6 +45,7 @@ from pith_graph.api.cost import query_cost
 from pith_graph.api.plan.batch import Batch
 from pith_graph.api.plan.compile import GiveWay, Plan, SelectionPlan
 from pith_graph.api.plan.specs import Step
+from pith_graph.api.reads.neo4j_session import TornRead
 from pith_graph.errors import PithGraphError, QueryTimeout
 
 __all__ = ["run_plan"]
@@ -107,12 +108,41 @@ def plan_cost(
     return cost
 
 
+#: How many times a plan reads again after its statements saw a paper in two states.
+TORN_RETRIES = 3
+
+
 def _execute(
     plan: Plan, context: Context, variables: VariableValues, sole: bool, end: bool
 ) -> dict[str, Any]:
     """``sole``: the root level's reads are the request's only ones that may run a statement;
     ``end``: nothing reads after the plan, whose last act is then to end the request's
-    transaction, here, on its lane (so that closing the context needs no trip to the lane)."""
+    transaction, here, on its lane (so that closing the context needs no trip to the lane).
+
+    A load that replaced a paper between two of its statements
+    (:class:`~pith_graph.api.reads.neo4j_session.TornRead`) ends the request's transaction
+    (the reader forgets what it read); then the plan runs again, from the root, up to
+    :data:`TORN_RETRIES` times while its time lasts, if it runs alone (``end``: over HTTP);
+    else it gives way to the resolvers, which read afresh (the view runs them again if they
+    meet a change too)."""
+    produced = context.objects
+    retries = TORN_RETRIES if end else 0
+    for attempt in range(retries + 1):
+        try:
+            return _attempt(plan, context, variables, sole, end)
+        except TornRead:
+            context.reader.close()  # a new transaction, nothing remembered
+            context.objects = produced
+            if attempt == retries:
+                raise
+            log.debug("a paper changed while a plan read it: reading again")
+            context.check_time()
+    raise AssertionError("unreachable")
+
+
+def _attempt(
+    plan: Plan, context: Context, variables: VariableValues, sole: bool, end: bool
+) -> dict[str, Any]:
     data = dict.fromkeys(plan.root.keys)
     level: Level = [(plan.root, [None], [data])]
     while level:

@@ -18,6 +18,10 @@ constant built here at import and kept in a dict:
 * authors, categories and signers are lists (``[nameKey, name]``, ``[code, archive]``,
   ``[signerId, signerType, keyIds]``) ending with their paper count in the counted variant
   (dict key ``True``): the count is a ``COUNT`` subquery, run only when asked for;
+* a statement about papers it was given by pith number (their authors, categories, aliases,
+  signatures, versions, related papers) also returns each paper's ``stamp``
+  (:data:`~pith_graph.api.reads.cypher_parts.STAMP`), for the reader to check that it read
+  the same state of the paper as the request's earlier statements did;
 * listings and pages sort and limit *before* they project, so only the papers returned are
   read beyond their order keys (:mod:`pith_graph.api.reads.cypher_pages`; the projections are
   :mod:`pith_graph.api.reads.cypher_parts`).
@@ -36,6 +40,7 @@ from pith_graph.api.reads.cypher_pages import (
 from pith_graph.api.reads.cypher_parts import (
     COUNTS,
     EMBEDS,
+    STAMP,
     Embed,
     author_page,
     author_row,
@@ -118,7 +123,7 @@ RETURN key, COLLECT {{
     AND v.sourceKind = p.sourceKind AND v <> p
   WITH v ORDER BY v.sourceVersion, v.pithNumber LIMIT $first
   RETURN {paper_row("v", embed)}
-}} AS versions
+}} AS versions, {STAMP} AS stamp
 """
     for embed in EMBEDS
 }
@@ -135,7 +140,7 @@ CALL (p) {{
   LIMIT $first
   RETURN collect([{paper_row("q", embed)}, shared]) AS related
 }}
-RETURN key, related
+RETURN key, related, {STAMP} AS stamp
 """
     for embed in EMBEDS
 }
@@ -155,7 +160,7 @@ OPTIONAL MATCH (x:Author {{nameKey: $after}})
 WITH coalesce(x.name, $anchor) AS afterName, coalesce(x.nameKey, $anchor) AS afterKey
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
-RETURN key, {author_page("p", counts, "$first", _AFTER_AUTHOR)} AS page
+RETURN key, {author_page("p", counts, "$first", _AFTER_AUTHOR)} AS page, {STAMP} AS stamp
 """
     for counts in COUNTS
 }
@@ -167,19 +172,19 @@ READ_CATEGORIES_OF_PAPERS = {
     counts: f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
-RETURN key, {category_links("p", counts, "$first")} AS links
+RETURN key, {category_links("p", counts, "$first")} AS links, {STAMP} AS stamp
 """
     for counts in COUNTS
 }
 
-READ_ALIASES_OF_PAPERS = """
+READ_ALIASES_OF_PAPERS = f"""
 UNWIND $keys AS key
-MATCH (p:Paper {pithNumber: key})
-RETURN key, COLLECT {
+MATCH (p:Paper {{pithNumber: key}})
+RETURN key, COLLECT {{
   MATCH (p)<-[:IDENTIFIES]-(a:Alias)
   WITH a ORDER BY a.kind, a.value LIMIT $first
   RETURN [a.kind, a.value]
-} AS aliases
+}} AS aliases, {STAMP} AS stamp
 """
 
 READ_SIGNATURES_OF_PAPERS = {
@@ -190,7 +195,7 @@ RETURN key, COLLECT {{
   MATCH (p)<-[r:SIGNED]-(s:Signer)
   WITH r, s ORDER BY s.signerId LIMIT $first
   RETURN [{signer_row("s", counts)}, r.keyIds, coalesce(r.eventTypes, []), r.signedBundle]
-}} AS signatures
+}} AS signatures, {STAMP} AS stamp
 """
     for counts in COUNTS
 }

@@ -12,6 +12,7 @@ __all__ = [
     "EMBEDS",
     "NEWEST_BOUND",
     "NEWEST_FIRST",
+    "STAMP",
     "Embed",
     "author_page",
     "author_row",
@@ -26,6 +27,11 @@ Embed = tuple[bool | None, bool | None]
 _FLAGS = (None, False, True)
 EMBEDS: tuple[Embed, ...] = tuple(product(_FLAGS, _FLAGS))
 COUNTS = (False, True)
+
+#: Which state of the paper ``p`` a statement read: its winning bundle (digest and key),
+#: which every load that replaces the paper changes (see
+#: :meth:`~pith_graph.api.reads.neo4j_base.Neo4jBase.check_stamp`).
+STAMP = "[p.bundleSha256, p.bundleKeyId]"
 
 
 def author_row(v: str, counts: bool) -> str:

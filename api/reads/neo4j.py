@@ -12,8 +12,11 @@ so they match the in-memory reader exactly.
 (:mod:`pith_graph.api.reads.neo4j_session`) and which keeps the authors and categories a
 selection hint embedded in a papers statement, so the call that asks for them next costs no
 statement. A request whose only statement is a call of one of :data:`ONE_STATEMENT` runs it
-as an auto-commit transaction (:meth:`Neo4jReader.sole_statement`). Driver errors become
-:class:`~pith_graph.errors.StoreError`.
+as an auto-commit transaction (:meth:`Neo4jReader.sole_statement`). A request reader also
+checks that its statements read one state of every paper (Neo4j runs them at READ COMMITTED:
+:meth:`~pith_graph.api.reads.neo4j_base.Neo4jBase.check_stamp`), raising
+:class:`~pith_graph.api.reads.neo4j_session.TornRead` when a load replaced one in between.
+Driver errors become :class:`~pith_graph.errors.StoreError`.
 """
 
 from __future__ import annotations
@@ -147,8 +150,11 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         return self._request and self._statements.open
 
     def close(self) -> None:
-        """A request reader ends its transaction; the reader itself closes the driver."""
+        """A request reader ends its transaction (and forgets what it read: a request that
+        reads again, after a :class:`~pith_graph.api.reads.neo4j_session.TornRead`, starts
+        afresh); the reader itself closes the driver."""
         if self._request:
+            self.forget()
             self._statements.close()
         else:
             self.driver.close()
@@ -170,6 +176,9 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
     ) -> dict[str, PaperRow]:
         embed, params, decode = self._papers(want)
         found = self._by_key(cypher.READ_PAPERS[embed], pith_numbers, "paper", **params)
+        for key in pith_numbers:
+            if key not in found:
+                self.check_stamp(key, None)
         return {key: decode(row) for key, row in found.items()}
 
     def resolve_identifiers(self, keys: Sequence[IdentifierKey]) -> dict[IdentifierKey, list[str]]:
@@ -246,7 +255,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         kept = None if after is not None else self._kept_authors(counts, pith_numbers, first)
         if kept is not None:
             return kept
-        found = self._by_key(
+        found = self._of_papers(
             cypher.READ_AUTHOR_PAGES[counts],
             pith_numbers,
             "page",
@@ -269,17 +278,17 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         kept = self._kept_categories(counts, pith_numbers, first)
         if kept is not None:
             return kept
-        found = self._by_key(cypher.READ_CATEGORIES_OF_PAPERS[counts], pith_numbers, "links", first=first)
+        found = self._of_papers(cypher.READ_CATEGORIES_OF_PAPERS[counts], pith_numbers, "links", first=first)
         return {key: category_links(found.get(key, [])) for key in pith_numbers}
 
     def aliases_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[AliasRecord]]:
-        found = self._by_key(cypher.READ_ALIASES_OF_PAPERS, pith_numbers, "aliases", first=first)
+        found = self._of_papers(cypher.READ_ALIASES_OF_PAPERS, pith_numbers, "aliases", first=first)
         return {key: [AliasRecord(kind, value) for kind, value in found.get(key, [])] for key in pith_numbers}
 
     def signatures_of_papers(
         self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[SignatureRecord]]:
-        found = self._by_key(
+        found = self._of_papers(
             cypher.READ_SIGNATURES_OF_PAPERS[counts], pith_numbers, "signatures", first=first
         )
         return {
@@ -294,7 +303,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
     ) -> dict[str, list[PaperRow]]:
         embed, params, decode = self._papers(want)
-        found = self._by_key(
+        found = self._of_papers(
             cypher.READ_VERSIONS_OF_PAPERS[embed], pith_numbers, "versions", first=first, **params
         )
         return {key: [decode(row) for row in found.get(key, [])] for key in pith_numbers}

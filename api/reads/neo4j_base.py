@@ -1,6 +1,7 @@
 """What every Neo4j read shares: running statements (see
-:mod:`pith_graph.api.reads.neo4j_session`), decoding papers for a selection, and keeping the
-relations a selection embedded for the call that asks for them next."""
+:mod:`pith_graph.api.reads.neo4j_session`), decoding papers for a selection, keeping the
+relations a selection embedded for the call that asks for them next, and checking that a
+request's statements read one state of each paper (:meth:`Neo4jBase.check_stamp`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import neo4j
 
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
-from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
+from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements, TornRead
 from pith_graph.api.reads.records import AuthorPage, CategoryLink, Page, PaperKey, PaperSelection
 from pith_graph.schema.rows import PaperRow
 
@@ -73,6 +74,33 @@ class Neo4jBase:
         #: (relation, counted) -> pith number -> records fetched ahead (request readers only;
         #: categories: with how many of each paper's were asked for).
         self._ahead: dict[tuple[str, bool], dict[str, Any]] = {}
+        #: pith number -> the stamp (bundle digest and key) of the state of the paper the
+        #: request's statements read, None where one found no such paper (request readers).
+        self._stamps: dict[str, tuple[str, str] | None] = {}
+        #: Whether a statement raised TornRead since the request reader last forgot (the
+        #: view asks: the error reaches it coded, without its cause).
+        self.torn = False
+
+    def forget(self) -> None:
+        """Forget what the request read (embedded relations, stamps): before it reads again."""
+        self._ahead.clear()
+        self._stamps.clear()
+        self.torn = False
+
+    def check_stamp(self, pith_number: str, stamp: Sequence[str] | None) -> None:
+        """Note that a statement read this state of the paper (``None``: none found); raise
+        :class:`~pith_graph.api.reads.neo4j_session.TornRead` if an earlier statement of the
+        request read another. Neo4j's READ COMMITTED lets each statement of a transaction
+        see what was committed before it began, so a load that replaced the paper between two
+        statements would otherwise mix its two states in one answer. A replacement always
+        changes the paper's bundle (digest, or the key of a re-signed copy); a paper removed
+        is none found. Request readers only (a reader's own statements are independent)."""
+        if not self._request:
+            return
+        state = None if stamp is None else (stamp[0], stamp[1])
+        if self._stamps.setdefault(pith_number, state) != state:
+            self.torn = True
+            raise TornRead(pith_number)
 
     # -- running statements --------------------------------------------------------------
 
@@ -85,20 +113,46 @@ class Neo4jBase:
         rows = self._rows(statement, keys=list(dict.fromkeys(keys)), **parameters)
         return {row["key"]: row[column] for row in rows}
 
+    def _of_papers(
+        self, statement: str, keys: Sequence[str], column: str, **parameters: Any
+    ) -> dict[str, Any]:
+        """``_by_key`` over papers by pith number, with a statement that also returns each
+        paper's ``stamp``: checked against the request's earlier statements."""
+        if not keys:
+            return {}
+        rows = self._rows(statement, keys=list(dict.fromkeys(keys)), **parameters)
+        found = {row["key"]: row[column] for row in rows}
+        if self._request:
+            for row in rows:
+                self.check_stamp(row["key"], row["stamp"])
+            for key in keys:
+                if key not in found:
+                    self.check_stamp(key, None)
+        return found
+
     def _papers(self, want: PaperSelection) -> tuple[cypher.Embed, dict[str, Any], _Decode]:
         """The statement variant, parameters and decoder of papers for ``want``. Only a
         request reader embeds relations: it keeps them for the call that asks next."""
         props = paper_properties(want)
         values = paper_decoder(props)
-        if not self._request or (want.authors is None and want.categories is None):
+        if not self._request:
             return (None, None), {"props": list(props)}, lambda projected: values(projected[0])
+        check = self.check_stamp
+
+        def stamped(projected: Sequence[Any]) -> PaperRow:
+            paper = values(projected[0])
+            check(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id))
+            return paper
+
+        if want.authors is None and want.categories is None:
+            return (None, None), {"props": list(props)}, stamped
         embed: cypher.Embed = (want.authors, want.categories)
         authors_kept = self._ahead.setdefault(("authors", bool(want.authors)), {})
         categories_kept = self._ahead.setdefault(("categories", bool(want.categories)), {})
         seen: dict[tuple[Any, ...], Any] = {}
 
         def decode(projected: Sequence[Any]) -> PaperRow:
-            paper = values(projected[0])
+            paper = stamped(projected)
             if projected[1] is not None:
                 total, rows = projected[1]
                 authors_kept[paper.pith_number] = AuthorPage(tuple(author_list(rows, seen)), int(total))

@@ -108,6 +108,14 @@ class Neo4jDiscoveryReads:
 
         def _rows(self, statement: str, **parameters: Any) -> list[neo4j.Record]: ...
 
+        def check_stamp(self, pith_number: str, stamp: Sequence[str] | None) -> None: ...
+
+    def _stamped(self, items: Sequence[ScoredPaper]) -> list[ScoredPaper]:
+        """``items``, each paper's state noted (see ``Neo4jBase.check_stamp``)."""
+        for item in items:
+            self.check_stamp(item.paper.pith_number, (item.paper.bundle_sha256, item.paper.bundle_key_id))
+        return list(items)
+
     def count_listing(self, listing: Listing) -> int:
         statement = cypher.count_statement(_start(listing), _checks(listing))
         return int(self._rows(statement, **_parameters(listing))[0]["n"])
@@ -146,7 +154,7 @@ class Neo4jDiscoveryReads:
                 afterPith=after.pith_number if after is not None else None,
                 **parameters,
             )
-            items = [_scored(row) for row in rows]
+            items = self._stamped([_scored(row) for row in rows])
             return SearchPage(tuple(items[:first]), len(items) > first, offset)
         # Lucene ranks by score alone, cutting ties anywhere: fetch the best hits beyond the
         # page and retry with more until the hits left behind cannot belong on it.
@@ -161,7 +169,7 @@ class Neo4jDiscoveryReads:
                 afterPith=after.pith_number if after is not None else None,
                 **parameters,
             )[0]
-            items = [_scored(found) for found in row["page"]]
+            items = self._stamped([_scored(found) for found in row["page"]])
             complete = int(row["fetched"]) < fetch or (
                 len(items) == first + 1 and float(row["floor"]) < items[-1].score
             )

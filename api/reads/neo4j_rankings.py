@@ -29,7 +29,7 @@ class Neo4jRankings(Neo4jBase):
     ) -> dict[str, list[RelatedPaper]]:
         embed, params, decode = self._papers(want)
         statement = cypher.READ_RELATED_PAPERS[embed]
-        found = self._by_key(statement, pith_numbers, "related", first=first, **params)
+        found = self._of_papers(statement, pith_numbers, "related", first=first, **params)
         return {
             key: [RelatedPaper(decode(row[0]), int(row[1])) for row in found.get(key, [])]
             for key in pith_numbers

@@ -39,13 +39,16 @@ _EMPTY = {
     spec.name: () if spec.type.startswith("list") else 0 if spec.type == "integer" else ""
     for spec in PAPER.properties
 }
+#: Read with every paper: which state of it a statement saw (``cypher_parts.STAMP``).
+_STAMPED = frozenset({"bundleSha256", "bundleKeyId"})
 _LISTS = frozenset(spec.name for spec in PAPER.properties if spec.type.startswith("list"))
 
 
 @lru_cache(maxsize=256)
 def paper_properties(want: PaperSelection) -> tuple[str, ...]:
-    """The ``$props`` of a selection: what it reads and the core, in schema order."""
-    wanted = want.properties | CORE_PAPER_PROPERTIES
+    """The ``$props`` of a selection: what it reads, the core and the paper's stamp (its
+    bundle's digest and key), in schema order."""
+    wanted = want.properties | CORE_PAPER_PROPERTIES | _STAMPED
     return tuple(name for name in _NAMES if name in wanted)
 
 
