@@ -219,6 +219,12 @@ def test_auth_none_turns_authentication_off_a_restart_turns_it_on_and_an_edited_
     assert stat.S_IMODE(server.password_file.stat().st_mode) == 0o600
     generated = read_password(server.password_file)
     assert re.fullmatch(r"[A-Za-z0-9]{24}", generated)
+    # The importer failed after the import marked the folder: `start` refuses it (the database
+    # may be partial) unless told to serve it as it is, as here (the stand-in wrote nothing).
+    assert (server.data / "import.incomplete").exists()
+    refused = server.script("start")
+    assert refused.returncode == 1 and "import.incomplete" in refused.stderr, refused.stderr
+    server.env["NEO4J_INCOMPLETE"] = "serve"
     # To change the password: edit the file and restart (here with NEO4J_CDS=off as well).
     del server.env["NEO4J_AUTH"]
     server.password_file.write_text("an-edited-password\n")

@@ -144,7 +144,7 @@ def test_a_head_over_the_limit_is_refused_and_closed(
 
 def test_a_long_but_legal_get_query_is_answered(address: tuple[str, int]) -> None:
     # commas are insignificant in GraphQL: a long document within the token limit
-    padded = "{ categories { code } " + "__typename," * 100 + "," * (HEAD_BYTES - 2000) + " }"
+    padded = "{ categories { code } " + "__typename," * 30 + "," * (HEAD_BYTES - 1300) + " }"
     url = "/graphql?query=" + urllib.parse.quote(padded, safe=",")
     request = f"GET {url} HTTP/1.1\r\nHost: test\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
     assert HEAD_BYTES - 1000 < len(request) <= HEAD_BYTES

@@ -67,15 +67,19 @@ def _aliased(count: int) -> str:
     return "{ " + " ".join(f'a{i}: paper(id: "none") {{ title }}' for i in range(count)) + " }"
 
 
+_PADDING = ("title", "license", "sourceId")
+
+
 def _tokens(count: int) -> str:
-    """A document of exactly ``count`` lexical tokens: aliases of ``paper`` repeating a field
-    (at most 60 repeats per selection, so that field-merging validation stays cheap)."""
+    """A document of exactly ``count`` lexical tokens: aliases of ``paper`` repeating fields
+    (60 a selection, each of three fields 20 times: within the 32 of one name, api/overlaps.py)."""
     inside = count - 2  # the outer braces
     aliases = -(-inside // 70)
     parts = []
     for i in range(aliases):
         size = inside // aliases + (1 if i < inside % aliases else 0)
-        parts.append(f'a{i}: paper(id: "none") {{{" title" * (size - 10)} }}')  # and 10 tokens around
+        fields = "".join(f" {_PADDING[n % len(_PADDING)]}" for n in range(size - 10))
+        parts.append(f'a{i}: paper(id: "none") {{{fields} }}')  # and 10 tokens around
     query = "{ " + " ".join(parts) + " }"
     assert _lexical_tokens(query) == count
     return query
