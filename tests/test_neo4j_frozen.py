@@ -51,7 +51,7 @@ from pith_graph.loader.stores.neo4j_connect import DriverTimeouts, driver_config
 from pith_graph.testing.corpus import write_corpus
 from pith_graph.testing.serving import serving
 
-pytestmark = [pytest.mark.neo4j, pytest.mark.own_server]
+pytestmark = [pytest.mark.neo4j, pytest.mark.own_server, pytest.mark.java_half]
 
 PASSWORD = "pith-graph-frozen"
 LIMIT = 2.0  # PITH_API_TIMEOUT_SECONDS of the API under test
