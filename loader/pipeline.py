@@ -53,6 +53,9 @@ BACKGROUND_WORKER_NICENESS = 10
 #: Below this much (estimated inflated) input, verification stays in this process.
 PARALLEL_MIN_BYTES = 2 << 20
 MAX_KEPT_REJECTIONS = 1000
+#: A batch holds at most this many author, category and alias rows (or one bundle), whatever
+#: its bundle count: ten bundles of 25,000 authors in one batch took a 1 GB Neo4j down (heap).
+MAX_BATCH_ROWS = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -379,6 +382,7 @@ def run(
     config = WorkerConfig(keyring, limits, known, clock_skew)
     report = LoadReport()
     batch: list[PaperRows] = []
+    rows = 0  # the batch's author, category and alias rows
     writer = _Writer(store, keyring.rank, report)
 
     with cyclic_gc_paused(), writer:
@@ -395,10 +399,15 @@ def run(
                 elif isinstance(result, Unchanged):
                     report.duplicate += 1
                 elif store is not None:
+                    size = len(result.authors) + len(result.categories) + len(result.aliases)
+                    if batch and rows + size > MAX_BATCH_ROWS:  # at most that many, or one bundle
+                        writer.write(batch)
+                        batch, rows = [], 0
                     batch.append(result)
+                    rows += size
                     if len(batch) >= batch_size:
                         writer.write(batch)
-                        batch = []
+                        batch, rows = [], 0
             report.seen += seen
             if on_progress is not None and seen:
                 on_progress(report.seen)

@@ -13,7 +13,8 @@ Checks run cheapest first and the first failure rejects the bundle:
    in raw-UTF-8 or ASCII-escaped canonical form (``digest_mismatch``);
 5. consistency: the ``record_created`` payload, its receipt and the newest graph snapshot
    agree with the canonical record (``record_mismatch``); the state is exactly the merge of
-   the events (``state_mismatch``);
+   the events (``state_mismatch``); the newest snapshot names at most :data:`MAX_AUTHORS`
+   authors (``schema_error``);
 6. signatures: Ed25519 over the raw digest bytes (``bad_signature``).
 """
 
@@ -54,6 +55,7 @@ from pith_graph.loader.trust import check_not_future, check_trust
 __all__ = [
     "ARXIV_DOI_PREFIX",
     "DEFAULT_CLOCK_SKEW",
+    "MAX_AUTHORS",
     "VerifiedBundle",
     "derived_alias",
     "newest_snapshot",
@@ -264,6 +266,26 @@ def _check_record_consistency(bundle: Mapping[str, Any]) -> None:
         raise _fail(RejectCode.RECORD_MISMATCH, "snapshot title does not match title_canon_sha256")
 
 
+#: The most authors a bundle may name (its newest snapshot's ``authors_text``, split at commas,
+#: blank parts not counted): above the longest author lists published (about 15,000). Without
+#: it a 1 MiB bundle names about 90,000, one Neo4j transaction of about 300 MB that stops a
+#: load where the transaction memory is smaller, and every author on it pays for all of them
+#: in ``coauthors`` (benchmarks/bench_attacker_cost.py).
+MAX_AUTHORS = 25_000
+
+
+def _check_author_count(bundle: Mapping[str, Any]) -> None:
+    text: str = newest_snapshot(bundle)["payload"]["graph_snapshot"]["paper"]["authors_text"]
+    if text.count(",") < MAX_AUTHORS:  # the common case: too few parts to count
+        return
+    names = sum(1 for part in text.split(",") if not part.isspace() and part)
+    if names > MAX_AUTHORS:
+        raise _fail(
+            RejectCode.SCHEMA_ERROR,
+            f"the newest graph snapshot names {names} authors, over the limit of {MAX_AUTHORS}",
+        )
+
+
 def _projection(event: Mapping[str, Any]) -> dict[str, Any]:
     return {key: event[key] for key in STATE_EVENT_FIELDS}
 
@@ -354,6 +376,7 @@ def verify_bundle(
     _check_identifiers(bundle)
     _check_digests(bundle)
     _check_record_consistency(bundle)
+    _check_author_count(bundle)
     _check_state(bundle)
     _check_signatures(bundle, keyring)
     return VerifiedBundle(bundle, bundle["bundle_signature"]["bundle_sha256"])
