@@ -88,17 +88,17 @@ class _BatchSizes(MemoryStore):
 
 
 def test_a_batch_of_wide_bundles_is_written_in_parts(tmp_path: Path) -> None:
-    """Bundles of 20,000 authors each, under the default batch size: the loader writes the
+    """Five bundles of 20,000 authors each, under the default batch size: the loader writes the
     batch once it holds MAX_BATCH_ROWS rows, so no Neo4j transaction holds them all (ten such
     bundles in one took a Neo4j of 1 GB heap down), and the graph is the one batches of one
     bundle make."""
-    wide = [_bundle(f"2601.{10 + n:05d}", [f"W{n} {name}" for name in _names(20_000)]) for n in range(3)]
+    wide = [_bundle(f"2601.{10 + n:05d}", [f"W{n} {name}" for name in _names(20_000)]) for n in range(5)]
     path = tmp_path / "wide.jsonl"
     path.write_bytes(b"".join(data + b"\n" for data in wide))
     store, one_by_one = _BatchSizes(), MemoryStore()
     report = run([str(path)], keyring=KEYRING, store=store, workers=1)
     run([str(path)], keyring=KEYRING, store=one_by_one, workers=1, batch_size=1)
-    assert report.inserted == 3
-    assert sum(store.batches) == 60_000
-    assert max(store.batches) <= MAX_BATCH_ROWS
+    assert report.inserted == 5
+    assert sum(store.batches) == 100_000
+    assert len(store.batches) > 1 and max(store.batches) <= MAX_BATCH_ROWS
     assert store.export() == one_by_one.export()
