@@ -14,10 +14,13 @@ import io
 import zlib
 from typing import BinaryIO
 
-__all__ = ["READ_BYTES", "Inflater", "inflated"]
+__all__ = ["READ_BYTES", "READ_ERRORS", "Inflater", "inflated"]
 
 #: Compressed bytes read, and at most the bytes inflated, at a time.
 READ_BYTES = 1 << 20
+#: What reading an input, inflated or not, may raise: each reader turns it into an
+#: ``unreadable`` rejection (``EOFError``: a truncated stream; ``zlib.error``: corrupt data).
+READ_ERRORS = (OSError, EOFError, zlib.error)
 
 
 def _before_fault(inflate: zlib._Decompress, data: bytes) -> bytes:

@@ -12,14 +12,12 @@ JSON document (see :func:`_opens_document`).
 
 from __future__ import annotations
 
-import gzip
 import io
 import json
 import os
 import re
 import stat
 import sys
-import zlib
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -27,7 +25,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pith_graph.errors import BundleError, RejectCode, Source, UsageError
-from pith_graph.loader.gunzip import inflated
+from pith_graph.loader.gunzip import READ_ERRORS, inflated
 
 __all__ = [
     "BLANK_RUN",
@@ -376,5 +374,5 @@ def iter_inputs(
                 yield from _iter_stdin(stdin if stdin is not None else _stdin_buffer(), max_bytes)
             else:
                 yield from _iter_file(path, max_bytes)
-        except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:
+        except READ_ERRORS as err:
             yield BundleError(RejectCode.UNREADABLE, f"cannot read: {err}", Source(path))

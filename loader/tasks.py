@@ -20,15 +20,13 @@ file names and sizes, and each worker opens, decompresses and splits its own:
 
 from __future__ import annotations
 
-import gzip
 import os
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
 from pith_graph.errors import BundleError, RejectCode, Source
-from pith_graph.loader.gunzip import inflated
+from pith_graph.loader.gunzip import READ_ERRORS, inflated
 from pith_graph.loader.sources import RawBundle, iter_inputs, iter_lines, open_regular
 
 __all__ = ["BLOCK_LINES", "GROUP_BYTES", "Task", "plan_tasks", "read_task"]
@@ -154,7 +152,7 @@ def _read_share(task: Task, limit: int) -> Iterator[RawBundle | BundleError | No
                     mine = (index // BLOCK_LINES) % task.shares == task.share
                 if mine:
                     yield item
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:
+    except READ_ERRORS as err:
         if mine:
             yield BundleError(RejectCode.UNREADABLE, f"cannot read: {err}", Source(task.path))
     if mine:
@@ -179,5 +177,5 @@ def read_task(task: Task, limit: int) -> Iterator[RawBundle | BundleError | int 
                 yield from iter_lines(stream, task.path, limit)
         else:
             yield from iter_inputs(task.paths, max_bytes=limit)
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:
+    except READ_ERRORS as err:
         yield BundleError(RejectCode.UNREADABLE, f"cannot read: {err}", Source(task.path))
