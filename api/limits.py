@@ -69,6 +69,7 @@ from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtensi
 
 from pith_graph.api.coded_errors import CodedErrors, OperationNameRequired
 from pith_graph.api.cost import CostLimit
+from pith_graph.api.fragment_order import dependency_order
 from pith_graph.api.overlaps import SameNameLimit
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 from pith_graph.api.validation import OffLoopValidation
@@ -268,26 +269,10 @@ class DocumentShape:
             for d in document.definitions
             if isinstance(d, FragmentDefinitionNode)
         }
-        self.cyclic = False
+        order, self.cyclic = dependency_order(locals_, lambda name: (s for s, _, _ in locals_[name].spreads))
         self.fragments: dict[str, Shape] = {}
-        for root in locals_:
-            if root in self.fragments:
-                continue
-            path = [(root, iter(locals_[root].spreads))]
-            on_path = {root}
-            while path:
-                name, spreads = path[-1]
-                for spread, _level, _counted in spreads:
-                    if spread in on_path:
-                        self.cyclic = True
-                    elif spread in locals_ and spread not in self.fragments:
-                        path.append((spread, iter(locals_[spread].spreads)))
-                        on_path.add(spread)
-                        break
-                else:
-                    path.pop()
-                    on_path.remove(name)
-                    self.fragments[name] = self._total(locals_[name])
+        for name in order:
+            self.fragments[name] = self._total(locals_[name])
         self.operations: list[tuple[OperationDefinitionNode, Shape]] = [
             (d, self._total(_local(d.selection_set)))
             for d in document.definitions

@@ -34,6 +34,7 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from pith_graph.api.fragment_order import dependency_order
 from pith_graph.errors import LimitExceeded
 
 __all__ = ["MAX_SAME_NAME", "SameNameLimit", "most_repeated"]
@@ -75,26 +76,12 @@ def _fragment_tops(document: DocumentNode) -> dict[str, Counter[str]]:
         if isinstance(d, FragmentDefinitionNode)
     }
     tops: dict[str, Counter[str]] = {}
-    for root in levels:
-        if root in tops:
-            continue
-        path = [(root, iter(sorted(levels[root][1])))]
-        on_path = {root}
-        while path:
-            name, spreads = path[-1]
-            for spread in spreads:
-                if spread in levels and spread not in tops and spread not in on_path:
-                    path.append((spread, iter(sorted(levels[spread][1]))))
-                    on_path.add(spread)
-                    break
-            else:
-                path.pop()
-                on_path.remove(name)
-                own, spread_names = levels[name]
-                total = Counter(own)
-                for spread in spread_names:
-                    total.update(tops.get(spread, Counter()))
-                tops[name] = total
+    for name in dependency_order(levels, lambda name: sorted(levels[name][1]))[0]:
+        own, spread_names = levels[name]
+        total = Counter(own)
+        for spread in spread_names:
+            total.update(tops.get(spread, Counter()))
+        tops[name] = total
     return tops
 
 
