@@ -69,6 +69,7 @@ def _prepare(
     keyring: Keyring,
     on_loaded: Callable[[LoadReport], None],
     on_opened: Callable[[str, int, float], None],
+    on_warmed: Callable[[float], None],
 ) -> OpenReader:
     """Open the saved graph and/or verify and load bundles (memory), or check the database
     answers (neo4j), here, once; return how a serving process opens its reader."""
@@ -100,8 +101,10 @@ def _prepare(
                 reader.adopt(indexes)
             except ValueError as err:
                 raise UsageError(f"cannot open saved graph {settings.graph}: {err}") from err
+        started = time.perf_counter()
         reader.warm()  # indexes built before any fork, so workers share them too
         freeze_loaded_objects()
+        on_warmed(time.perf_counter() - started)
         return lambda: (reader, run_inline, run_inline)
     if settings.paths:
         raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
@@ -181,12 +184,15 @@ def serve(
     *,
     on_loaded: Callable[[LoadReport], None] = lambda report: None,
     on_opened: Callable[[str, int, float], None] = lambda path, papers, seconds: None,
+    on_warmed: Callable[[float], None] = lambda seconds: None,
     on_listening: Callable[[str], None] = lambda url: None,
 ) -> int:
     """Serve until stopped; return 0 after a clean stop, 3 if the server never started.
 
     ``on_loaded`` receives the memory backend's load report, ``on_opened`` the saved graph
-    it started from (path, papers, seconds), ``on_listening`` the URL.
+    it started from (path, papers, seconds), ``on_warmed`` the seconds its reader's indexes
+    took to build (memory; minutes at all of arXiv, so an operator sees where start-up goes),
+    ``on_listening`` the URL.
     Raises :class:`~pith_graph.errors.UsageError` or
     :class:`~pith_graph.errors.StoreError` before serving when it cannot.
     """
@@ -198,7 +204,7 @@ def serve(
     except OSError as err:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
     try:
-        open_reader = _prepare(settings, keyring, on_loaded, on_opened)
+        open_reader = _prepare(settings, keyring, on_loaded, on_opened, on_warmed)
         port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{host}:{port}"

@@ -4,13 +4,29 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 
 from pith_graph.cli.options import add_neo4j_options, add_trust_options
 
-__all__ = ["add_serve_command", "cmd_serve"]
+if TYPE_CHECKING:
+    from pith_graph.loader.pipeline import LoadReport
+
+__all__ = ["add_serve_command", "cmd_serve", "loaded_line"]
+
+
+def loaded_line(report: LoadReport) -> str:
+    """What the memory backend's load did, in one line: the bundles verified, and the papers
+    the graph then holds (fewer than the bundles accepted when later ones replaced earlier
+    ones; more when a saved graph held some already)."""
+    papers = report.counts.nodes.get("Paper", 0) if report.counts is not None else report.accepted
+    skipped = report.stale + report.duplicate + report.outranked
+    return (
+        f"loaded {report.verified} bundles in {report.seconds:.1f} s ({report.rejected} rejected; "
+        f"{report.replaced} replaced an earlier one; {skipped} stale, duplicate or outranked): "
+        f"the graph holds {papers} papers"
+    )
 
 
 def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
@@ -61,7 +77,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     """Run the server; returns the exit code once it has stopped."""
     from pith_graph.api.serve import serve  # the API's dependencies load only for serve
     from pith_graph.api.settings import ServerSettings
-    from pith_graph.loader.pipeline import LoadReport
 
     err = Console(stderr=True, soft_wrap=True)
     settings = ServerSettings.from_env(
@@ -85,16 +100,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def loaded(report: LoadReport) -> None:
         for rejection in report.rejections:
             err.print(f"REJECTED {rejection}", markup=False, highlight=False)
-        err.print(
-            f"loaded {report.accepted} papers ({report.rejected} rejected) in {report.seconds:.1f} s",
-            markup=False,
-            highlight=False,
-        )
+        err.print(loaded_line(report), markup=False, highlight=False)
 
     def opened(path: str, papers: int, seconds: float) -> None:
         err.print(f"opened {path}: {papers} papers in {seconds:.1f} s", markup=False, highlight=False)
 
+    def warmed(seconds: float) -> None:
+        err.print(
+            f"built the search, ranking and facet indexes in {seconds:.1f} s", markup=False, highlight=False
+        )
+
     def listening(url: str) -> None:
         err.print(f"serving {settings.backend} on {url}", markup=False, highlight=False)
 
-    return serve(settings, on_loaded=loaded, on_opened=opened, on_listening=listening)
+    return serve(settings, on_loaded=loaded, on_opened=opened, on_warmed=warmed, on_listening=listening)

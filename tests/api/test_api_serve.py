@@ -16,7 +16,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pith_graph import load_graph
 from pith_graph.testing import run_cli
+from pith_graph.testing.corpus import write_corpus
 
 QUERY = '{ paper(id: "doi:10.48550/ARXIV.2201.07821") { title } }'
 
@@ -95,7 +97,7 @@ def _answers(url: str) -> None:
 def test_serve_samples_then_sigterm() -> None:
     process, url, output = _start("--workers", "1")
     try:
-        assert any("loaded 3 papers" in line for line in output), output
+        assert any("the graph holds 3 papers" in line for line in output), output
         _answers(url)
     finally:
         log = _stop(process, output)
@@ -104,10 +106,36 @@ def test_serve_samples_then_sigterm() -> None:
     assert "Traceback" not in log
 
 
+def test_serve_says_how_many_papers_the_bundles_left(tmp_path: Path) -> None:
+    """Bundles that replace papers an earlier batch loaded are accepted but add no paper: the
+    start-up line counts the graph's papers, not the bundles accepted (at 250k generated
+    bundles it said "loaded 248792 papers" of a graph holding 238,116), and says how long
+    the indexes took."""
+    write_corpus(tmp_path, 1300, seed=1, layout="jsonl", workers=1)  # rebuilds past the first batch of 1000
+    corpus = ["--trusted-keys", str(tmp_path / "keyring.json"), str(tmp_path / "bundles-00000.jsonl")]
+    _, report = load_graph(
+        [tmp_path / "bundles-00000.jsonl"], trusted_keys=tmp_path / "keyring.json", workers=1
+    )
+    assert report.counts is not None
+    papers = report.counts.nodes["Paper"]
+    assert report.replaced > 0 and report.accepted > papers  # what the case is about
+    process, _, output = _start("--workers", "1", *corpus)
+    try:
+        line = next(line for line in output if line.startswith("loaded "))
+        assert line.startswith(f"loaded {report.verified} bundles in "), line
+        assert f"({report.rejected} rejected; {report.replaced} replaced an earlier one; " in line, line
+        assert line.rstrip().endswith(f": the graph holds {papers} papers"), line
+        assert any(
+            re.fullmatch(r"built the search, ranking and facet indexes in \d+\.\d s\n", x) for x in output
+        )
+    finally:
+        _stop(process, output)
+
+
 def test_serve_in_two_workers_then_sigterm_stops_them_all() -> None:
     process, url, output = _start("--workers", "2")
     try:
-        assert sum("loaded 3 papers" in line for line in output) == 1, output  # loaded once
+        assert sum("the graph holds 3 papers" in line for line in output) == 1, output  # loaded once
         _answers(url)
         deadline = time.monotonic() + 30
         while len(workers := _children(process.pid)) < 2 and time.monotonic() < deadline:
