@@ -16,7 +16,9 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
    and the ``Author.paperCount`` of every signer and author the batch touched.
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
-restarted server leaves no half-written paper, and loading again converges. A batch the
+restarted server leaves no half-written paper, and loading again converges; so a batch whose
+connection was lost after COMMIT was sent is retried too, and reported as what it did
+(:mod:`~pith_graph.loader.stores.neo4j_retry`). A batch the
 server has not the memory to hold in one transaction (``MemoryPoolOutOfMemoryError``: say,
 papers of 20,000 authors each, which one signer may publish) is applied as two halves, in
 order, each its own transaction, down to single bundles: as ``--batch-size`` smaller.
@@ -29,14 +31,13 @@ from __future__ import annotations
 
 import itertools
 import logging
-import random
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j.exceptions import DriverError, Neo4jError
+from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError
 
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
@@ -44,6 +45,14 @@ from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher, neo4j_connect
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
+from pith_graph.loader.stores.neo4j_retry import (
+    OUT_OF_MEMORY,
+    RACE_ATTEMPTS,
+    RACE_CODES,
+    BatchTooLarge,
+    LostCommits,
+)
+from pith_graph.loader.stores.neo4j_retry import retry_delays as _retry_delays  # tests shorten it
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
 from pith_graph.schema.rows import AuthorRow
@@ -54,25 +63,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-#: Errors a concurrent writer can cause that the driver does not retry by itself (a node
-#: matched by MERGE and deleted by another transaction before it was locked). The batch is
-#: re-run from the start: it re-reads and re-decides everything.
-_RACE_CODES = frozenset(
-    {
-        "Neo.ClientError.Statement.EntityNotFound",
-        "Neo.ClientError.Schema.ConstraintValidationFailed",
-    }
-)
-_RACE_ATTEMPTS = 8
-#: The transaction outgrew the server's transaction memory: all transactions' pool
-#: (``dbms.memory.transaction.total.max``) or its own share (``db.memory.transaction.max``).
-_OUT_OF_MEMORY = frozenset(
-    {
-        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
-        "Neo.TransientError.General.TransactionOutOfMemoryError",
-    }
-)
-
 _SCHEMA_RACE_CODES = frozenset(
     {
         "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
@@ -82,20 +72,6 @@ _SCHEMA_RACE_CODES = frozenset(
 )
 INDEX_WAIT_SECONDS = 300
 _UPGRADE_BATCH = 5000
-
-
-class _BatchTooLarge(Exception):
-    """A write transaction outgrew the server's transaction memory."""
-
-    def __init__(self, error: Neo4jError | DriverError) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-def _retry_delays() -> Iterator[float]:
-    """The driver's back-off between retries: 1 s, doubling, ±20% jitter."""
-    for delay in itertools.chain((2.0**n for n in range(6)), itertools.repeat(32.0)):
-        yield delay * random.uniform(0.8, 1.2)
 
 
 class Neo4jStore:
@@ -183,8 +159,11 @@ class Neo4jStore:
         if not batch:
             return AppliedBatch([])
         try:
-            return self._write_transaction(_apply_batch, batch, rank, splittable=True)
-        except _BatchTooLarge as too_large:
+            commits = LostCommits()
+            return self._write_transaction(
+                _apply_batch, batch, rank, commits, splittable=True, commits=commits
+            )
+        except BatchTooLarge as too_large:
             if len(batch) == 1:
                 paper = batch[0].paper
                 raise translate(
@@ -208,18 +187,21 @@ class Neo4jStore:
         found = self._rows("finding papers by signing key", cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
         return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
 
-    def _write_transaction(self, work: Callable[..., T], *args: Any, splittable: bool = False) -> T:
+    def _write_transaction(
+        self, work: Callable[..., T], *args: Any, splittable: bool = False, commits: LostCommits | None = None
+    ) -> T:
         """``work(tx, *args)`` in one managed write transaction, run again from scratch:
 
-        * when it raced a concurrent writer (``_RACE_CODES``, at most ``_RACE_ATTEMPTS`` times);
+        * when it raced a concurrent writer (``RACE_CODES``, at most ``RACE_ATTEMPTS`` times);
         * after a transient error (a lost connection, a deadlock, a restarting server), for
-          ``MAX_RETRY_SECONDS`` from the first, with the driver's back-off.
+          ``MAX_RETRY_SECONDS`` from the first, with the driver's back-off; with ``commits``
+          (which ``work`` reports through), also after a commit of unknown outcome.
 
         The driver's own retries are off (``max_transaction_retry_time=0``): it would also
-        retry a transaction that outgrew the server's memory (``_OUT_OF_MEMORY``, transient,
+        retry a transaction that outgrew the server's memory (``OUT_OF_MEMORY``, transient,
         raised by a statement or at commit), which would not fit the next time either. That
-        one raises :class:`_BatchTooLarge` at once when the caller can split its work
-        (``splittable``), else fails as ``write_failed``. Nor is a commit of unknown outcome."""
+        one raises :class:`BatchTooLarge` at once when the caller can split its work
+        (``splittable``), else fails as ``write_failed``."""
         delays, started, give_up = _retry_delays(), time.monotonic(), float("inf")
         for attempt in itertools.count(1):
             try:
@@ -227,19 +209,33 @@ class Neo4jStore:
                     return session.execute_write(work, *args)
             except (Neo4jError, DriverError) as error:
                 code = error.code if isinstance(error, Neo4jError) else None
-                if code in _OUT_OF_MEMORY and splittable:
-                    raise _BatchTooLarge(error) from error
+                lost = commits is not None and isinstance(error, IncompleteCommit)
+                if lost and commits is not None:
+                    commits.commit_lost()  # it may have landed: the next attempt counts what it did
+                if code in OUT_OF_MEMORY and splittable:
+                    raise BatchTooLarge(error) from error
                 now = time.monotonic()
                 give_up = min(give_up, now + MAX_RETRY_SECONDS)  # from the first failure
-                if code in _RACE_CODES and attempt < _RACE_ATTEMPTS:
+                if code in RACE_CODES and attempt < RACE_ATTEMPTS:
                     log.info("batch raced a concurrent writer (%s); retrying", code)
                     time.sleep(0.05 * attempt)
                     continue
-                if code in _OUT_OF_MEMORY or not error.is_retryable() or give_up <= now:
+                if code in OUT_OF_MEMORY or not (lost or error.is_retryable()) or give_up <= now:
                     tried = neo4j_connect.Attempts(attempt, started, give_up - MAX_RETRY_SECONDS, now)
-                    raise neo4j_connect.batch_failed(error, self.uri, self.database, tried) from error
+                    maybe = commits is not None and commits.lost is not None  # a lost commit may have landed
+                    raise neo4j_connect.batch_failed(
+                        error, self.uri, self.database, tried, maybe_written=maybe
+                    ) from error
                 delay = min(next(delays), give_up - now)  # the last attempt at the deadline, not past it
-                log.warning("writing a batch failed (%s); trying again in %.1f s", error, delay)
+                if lost:
+                    log.warning(
+                        "a batch's connection was lost while it committed (%s): whether it was written is "
+                        "unknown; trying it again in %.1f s, counting what it finds written",
+                        error,
+                        delay,
+                    )
+                else:
+                    log.warning("writing a batch failed (%s); trying again in %.1f s", error, delay)
                 time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -312,9 +308,10 @@ def _read_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -
 
 
 def _apply_batch(
-    tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], rank: Callable[[str], int]
+    tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], rank: Callable[[str], int], commits: LostCommits
 ) -> AppliedBatch:
-    """The transaction function: lock, decide, write. Re-run from scratch on a retry."""
+    """The transaction function: lock, decide, write. Re-run from scratch on a retry, which
+    ``commits`` tells what an attempt whose commit was lost would have done."""
     sources = sorted({rows.source for rows in batch})
     stored: list[StoredPaper] = []
     locks: list[str] = []
@@ -332,7 +329,7 @@ def _apply_batch(
         _write(tx, plan.write, plan.remove, locks, held)
     elif locks:
         _run(tx, cypher.DELETE_ORPHANS, ids=locks)  # lock aliases of outranked sources
-    return AppliedBatch(plan.outcomes, plan.remove)
+    return commits.decide(batch, stored, plan)
 
 
 def _remove_papers(tx: neo4j.ManagedTransaction, piths: list[str], unchanged: Unchanged | None) -> list[str]:

@@ -136,12 +136,19 @@ class Attempts:
         return f"{tried}: the first failed after {first:.0f} s, then retried for {retried:.0f} s"
 
 
-def batch_failed(error: Neo4jError | DriverError, uri: str, database: str, tried: Attempts) -> StoreError:
+def batch_failed(
+    error: Neo4jError | DriverError, uri: str, database: str, tried: Attempts, *, maybe_written: bool = False
+) -> StoreError:
     """The :class:`StoreError` for a write transaction given up after ``tried``: what failed,
-    how long was waited, and whether the batch may have been written. A commit whose outcome
-    is unknown (``IncompleteCommit``: the connection was lost after COMMIT was sent) is not
-    retried."""
-    if isinstance(error, IncompleteCommit):
+    how long was waited, and whether the batch may have been written: ``maybe_written`` when
+    an attempt's connection was lost after its COMMIT was sent (``IncompleteCommit``) and it
+    was retried (a batch's are); otherwise such a commit was not retried (e.g. a removal)."""
+    if maybe_written:
+        hint = (
+            f"gave up after {tried}; the connection was lost while an attempt committed, so whether "
+            "the batch was written is unknown; loading again is safe (it converges either way)"
+        )
+    elif isinstance(error, IncompleteCommit):
         hint = (
             f"the connection was lost while the batch committed ({tried}): whether it was written "
             "is unknown, so it was not retried; loading again is safe (it converges either way)"
@@ -153,7 +160,7 @@ def batch_failed(error: Neo4jError | DriverError, uri: str, database: str, tried
     found = translate(error, uri, database, "writing a batch", hint)
     if hint in found.message:  # the connection was lost, or the database is unavailable
         return found
-    if found.code is StoreErrorCode.UNAVAILABLE:  # e.g. no connection from the pool in time
+    if found.code is StoreErrorCode.UNAVAILABLE or maybe_written:  # e.g. no connection from the pool in time
         return StoreError(found.code, f"{found.message}; {hint}")
     return found if tried.number == 1 else StoreError(found.code, f"{found.message} ({tried})")
 

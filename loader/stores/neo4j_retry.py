@@ -1,0 +1,104 @@
+"""When :class:`~pith_graph.loader.stores.neo4j.Neo4jStore` runs a write transaction again, and
+how a batch whose COMMIT's outcome is unknown is reported truthfully once retried.
+
+A connection lost after COMMIT was sent (``IncompleteCommit``) leaves the batch written or
+not, and the client cannot tell which. Applying a batch again is safe either way (the update
+rules find its bundles stored and change nothing), so the batch is retried like any transient
+failure; only the report would be wrong: a retry after a lost commit that did land finds the
+batch's own bundles stored, and would count them as duplicates, and the papers it removed as
+already gone. :class:`LostCommits` remembers what the attempt whose commit was lost decided
+(under the source locks, against what was then stored): the next attempt counts a bundle it
+finds stored exactly as that attempt would have written it (same ``bundleSha256`` and
+``bundleKeyId``) as what that attempt did (``inserted``, ``replaced``), and a paper that
+attempt removed, found gone, as removed. What it cannot tell apart: another loader writing
+the same bundle (or removing the same paper) between the two attempts, which then both count.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+from collections.abc import Iterable, Iterator, Sequence
+
+from neo4j.exceptions import DriverError, Neo4jError
+
+from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.stores.base import AppliedBatch
+from pith_graph.loader.stores.rules import BatchPlan, Outcome, StoredPaper
+
+__all__ = ["OUT_OF_MEMORY", "RACE_ATTEMPTS", "RACE_CODES", "BatchTooLarge", "LostCommits", "retry_delays"]
+
+#: Errors a concurrent writer can cause that the driver does not retry by itself (a node
+#: matched by MERGE and deleted by another transaction before it was locked). The batch is
+#: re-run from the start: it re-reads and re-decides everything.
+RACE_CODES = frozenset(
+    {
+        "Neo.ClientError.Statement.EntityNotFound",
+        "Neo.ClientError.Schema.ConstraintValidationFailed",
+    }
+)
+RACE_ATTEMPTS = 8
+#: The transaction outgrew the server's transaction memory: all transactions' pool
+#: (``dbms.memory.transaction.total.max``) or its own share (``db.memory.transaction.max``).
+OUT_OF_MEMORY = frozenset(
+    {
+        "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
+        "Neo.TransientError.General.TransactionOutOfMemoryError",
+    }
+)
+
+#: What a lost commit would have written: counted as that attempt's outcome when found stored.
+_WRITTEN = (Outcome.INSERTED, Outcome.REPLACED)
+
+
+class BatchTooLarge(Exception):
+    """A write transaction outgrew the server's transaction memory."""
+
+    def __init__(self, error: Neo4jError | DriverError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def retry_delays() -> Iterator[float]:
+    """The driver's back-off between retries: 1 s, doubling, ±20% jitter."""
+    for delay in itertools.chain((2.0**n for n in range(6)), itertools.repeat(32.0)):
+        yield delay * random.uniform(0.8, 1.2)
+
+
+class LostCommits:
+    """The attempts of one batch: what the current one decided (:meth:`decide`, in the
+    transaction function) and what the last one whose commit was lost did, if it landed.
+
+    One instance per batch, shared by its attempts; attempts run one after the other."""
+
+    def __init__(self) -> None:
+        self.decided: AppliedBatch | None = None
+        #: What the batch did if the last lost commit landed; ``None``: no commit was lost.
+        self.lost: AppliedBatch | None = None
+
+    def decide(
+        self, batch: Sequence[PaperRows], stored: Iterable[StoredPaper], plan: BatchPlan[PaperRows]
+    ) -> AppliedBatch:
+        """This attempt's report: ``plan``'s outcomes, with what a lost commit found landed
+        did instead of ``duplicate``; ``stored`` is what the attempt read under its locks."""
+        outcomes, removed = list(plan.outcomes), plan.remove
+        if self.lost is not None:
+            found = {paper.pith_number: paper for paper in stored}
+            for index, (rows, before) in enumerate(zip(batch, self.lost.outcomes, strict=True)):
+                paper = found.get(rows.pith_number)
+                if (
+                    outcomes[index] is Outcome.DUPLICATE
+                    and before in _WRITTEN
+                    and paper is not None
+                    and (paper.bundle_sha256, paper.bundle_key_id) == (rows.bundle_sha256, rows.bundle_key_id)
+                ):
+                    outcomes[index] = before
+            # the stored papers of the batch's source ids are all read: one the lost attempt removed is gone
+            removed = sorted({*removed, *(pith for pith in self.lost.removed if pith not in found)})
+        self.decided = AppliedBatch(outcomes, removed)
+        return self.decided
+
+    def commit_lost(self) -> None:
+        """The connection was lost after this attempt's COMMIT was sent: it may have landed."""
+        if self.decided is not None:  # the transaction function ran to its end: it always has
+            self.lost, self.decided = self.decided, None
