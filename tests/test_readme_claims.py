@@ -1,12 +1,14 @@
 """The README names what the code has, with the code's defaults: every option of every
 command, every environment variable the package and ``scripts/neo4j`` read (with the
 defaults of the latter), the API's limits and their defaults, the store and API error codes,
-and the numbers of the command line's ranges. Text checks only: no server, no load."""
+the numbers of the command line's ranges, and every module of the package (the Development
+section's layout tree). Text checks only: no server, no load."""
 
 from __future__ import annotations
 
 import argparse
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,65 @@ def test_the_api_error_table_lists_exactly_the_codes() -> None:
     )
     assert "SERVICE_UNAVAILABLE" in _api_codes()
     assert listed == _api_codes()
+
+
+# -- the Development section's layout tree ------------------------------------------------------
+
+
+def _package_folders() -> set[str]:
+    """The repository folder of every package ``pyproject.toml`` installs (its package-dir map)."""
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))["tool"]["setuptools"]
+    mapped: dict[str, str] = setuptools["package-dir"]
+    folders: set[str] = set()
+    for package in setuptools["packages"]:
+        prefix = max((p for p in mapped if package == p or package.startswith(p + ".")), key=len)
+        folders.add("/".join([mapped[prefix], *package[len(prefix) :].split(".")[1:]]))
+    return folders
+
+
+def _tree_names() -> tuple[set[str], set[str]]:
+    """The folders and the modules the layout tree names, as paths from the repository root
+    (the rule is the test's docstring)."""
+    tree = _section("<!-- section: development -->", "<!-- /section: development -->")
+    tree = tree.split("\n```\n", 1)[1].split("\n```", 1)[0]
+    folders: set[str] = set()
+    modules: set[str] = set()
+    open_folders: list[tuple[int, str]] = []
+    for line in tree.splitlines():
+        indent = len(line) - len(line.lstrip())
+        while open_folders and open_folders[-1][0] >= indent:
+            open_folders.pop()
+        first = line.split()[0] if line.strip() else ""
+        if first.endswith("/"):
+            parent = open_folders[-1][1] + "/" if open_folders else ""
+            open_folders.append((indent, parent + first.rstrip("/")))
+            folders.add(open_folders[-1][1])
+        folder = open_folders[-1][1] + "/" if open_folders else ""
+        modules |= {folder + name for name in re.findall(r"(?<![\w/.-])(\w+\.py)\b", line)}
+    return folders, modules
+
+
+def test_the_layout_tree_names_every_module_of_the_package_and_no_other() -> None:
+    """How the tree names things: a line whose first word ends in ``/`` is a folder, inside the
+    nearest less indented folder line above it (none: the repository root); every line belongs
+    to the innermost folder open at its indent (a folder's own line to that folder). A bare
+    ``name.py`` anywhere on a line (not part of a path such as ``stores/base.py``) names the
+    module ``name.py`` of the line's folder.
+
+    Every package ``pyproject.toml`` installs has its folder's line, and every module of it is
+    named; a package's ``__init__.py`` may be left to its folder's line. The other way, every
+    folder and module the tree names (benchmarks and scripts included) exists."""
+    folders, modules = _tree_names()
+    packages = _package_folders()
+    assert {"pith_graph/testing", "loader/bulk", "api/reads"} <= packages
+    assert packages - folders == set(), "package folders without a line in the layout tree"
+    in_package = {
+        p.relative_to(ROOT).as_posix()
+        for f in packages
+        for p in (ROOT / f).glob("*.py")
+        if p.name != "__init__.py"
+    }
+    assert len(in_package) > 100
+    assert in_package - modules == set(), "modules the README's layout tree does not name"
+    assert {m for m in modules if not (ROOT / m).is_file()} == set(), "named, but no such module"
+    assert {f for f in folders if not (ROOT / f).is_dir()} == set(), "named, but no such folder"
