@@ -86,31 +86,49 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
         """Nothing to save: no transactions."""
         return nullcontext()
 
+    def warm_steps(self) -> list[tuple[str, Callable[[], object]]]:
+        """The indexes the first requests would otherwise build, as named steps (all papers
+        newest first, short pith numbers, versions, the papers of aliases naming several
+        newest version first, title words, each category's papers, the sorted authors,
+        categories, aliases and signers of papers with many (over :data:`KEPT_OVER` edges on a
+        side: the authors at most every author edge twice), then the search, typeahead and
+        facet indexes: about 10 s at 100k papers). :meth:`warm` runs them all;
+        ``benchmarks/bench_serve_memory.py`` measures each."""
+
+        def named() -> None:
+            for alias, data in self._nodes.items():
+                if data.get(LABEL) == ALIAS.label and len(self._succ[alias]) > 1:
+                    self._named(data[KIND], data[VALUE])
+
+        def categories() -> None:
+            for category in self.all_categories(counts=False):
+                self._category_keys(category.code)
+
+        def kept() -> None:
+            for paper, _ in self._paper_nodes():
+                if len(self._pred[paper]) > KEPT_OVER:
+                    self._sorted_authors(paper, True)
+                    self._sorted_authors(paper, False)
+                    self._links(paper, "aliases")
+                    self._links(paper, "signatures")
+                if len(self._succ[paper]) > KEPT_OVER:
+                    self._links(paper, "categories")
+
+        return [
+            ("all keys", self._all_keys),
+            ("short pith numbers", lambda: self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])),
+            ("versions", self._versions),
+            ("named (aliases of several)", named),
+            ("title keys", lambda: self._title_keys(("",))),
+            ("category keys", categories),
+            ("kept sorted links", kept),
+            *super().warm_steps(),  # search, typeahead and facet indexes (MemoryDiscoveryReads)
+        ]
+
     def warm(self) -> None:
-        """Build the indexes the first requests would otherwise build (all papers newest
-        first, each category's papers, short pith numbers, versions, the papers of aliases
-        naming several newest version first, title words, the sorted authors, categories,
-        aliases and signers of papers with many (over :data:`KEPT_OVER` edges on a side: the
-        authors at most every author edge twice), and the search, typeahead and facet
-        indexes: about 10 s at 100k papers)."""
-        self._all_keys()
-        self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])
-        self._versions()
-        for alias, data in self._nodes.items():
-            if data.get(LABEL) == ALIAS.label and len(self._succ[alias]) > 1:
-                self._named(data[KIND], data[VALUE])
-        self._title_keys(("",))
-        for category in self.all_categories(counts=False):
-            self._category_keys(category.code)
-        for paper, _ in self._paper_nodes():
-            if len(self._pred[paper]) > KEPT_OVER:
-                self._sorted_authors(paper, True)
-                self._sorted_authors(paper, False)
-                self._links(paper, "aliases")
-                self._links(paper, "signatures")
-            if len(self._succ[paper]) > KEPT_OVER:
-                self._links(paper, "categories")
-        super().warm()  # search, typeahead and facet indexes (MemoryDiscoveryReads)
+        """Run every :meth:`warm_steps` step."""
+        for _, step in self.warm_steps():
+            step()
 
     # -- identifiers ---------------------------------------------------------------------
 
