@@ -103,8 +103,8 @@ def _prepare(
                 raise UsageError(f"cannot open saved graph {settings.graph}: {err}") from err
         started = time.perf_counter()
         reader.warm()  # indexes built before any fork, so workers share them too
-        freeze_loaded_objects()
         on_warmed(time.perf_counter() - started)
+        freeze_loaded_objects()
         return lambda: (reader, run_inline, run_inline)
     if settings.paths:
         raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")

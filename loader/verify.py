@@ -234,7 +234,8 @@ def _title_matches(title: str, digest: str) -> bool:
     return any(hashlib.sha256(form.encode("utf-8")).hexdigest() == digest for form in forms)
 
 
-def _check_record_consistency(bundle: Mapping[str, Any]) -> None:
+def _check_record_consistency(bundle: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Check the record against its events; return the newest snapshot's paper."""
     record = bundle["canonical_record"]
     created = next(e for e in bundle["events"] if e["event_type"] == RECORD_CREATED)
     payload = created["payload"]
@@ -252,7 +253,7 @@ def _check_record_consistency(bundle: Mapping[str, Any]) -> None:
     ):
         raise _fail(RejectCode.RECORD_MISMATCH, "record_created source differs from the record's")
     meta = record["metadata"]
-    paper = newest_snapshot(bundle)["payload"]["graph_snapshot"]["paper"]
+    paper: Mapping[str, Any] = newest_snapshot(bundle)["payload"]["graph_snapshot"]["paper"]
     pairs = (
         ("primary_cat", paper["primary_cat"], meta["primary_cat"]),
         ("license", paper["license"], meta["license"]),
@@ -264,6 +265,7 @@ def _check_record_consistency(bundle: Mapping[str, Any]) -> None:
             raise _fail(RejectCode.RECORD_MISMATCH, f"snapshot {name} differs from the record's")
     if not _title_matches(paper["title"], meta["title_canon_sha256"]):
         raise _fail(RejectCode.RECORD_MISMATCH, "snapshot title does not match title_canon_sha256")
+    return paper
 
 
 #: The most authors a bundle may name (its newest snapshot's ``authors_text``, split at commas,
@@ -274,8 +276,9 @@ def _check_record_consistency(bundle: Mapping[str, Any]) -> None:
 MAX_AUTHORS = 25_000
 
 
-def _check_author_count(bundle: Mapping[str, Any]) -> None:
-    text: str = newest_snapshot(bundle)["payload"]["graph_snapshot"]["paper"]["authors_text"]
+def _check_author_count(paper: Mapping[str, Any]) -> None:
+    """``paper``: the newest graph snapshot's (:func:`_check_record_consistency` found it)."""
+    text: str = paper["authors_text"]
     if text.count(",") < MAX_AUTHORS:  # the common case: too few parts to count
         return
     names = sum(1 for part in text.split(",") if not part.isspace() and part)
@@ -375,8 +378,7 @@ def verify_bundle(
     check_not_future(bundle, time.time() if now is None else now, clock_skew)
     _check_identifiers(bundle)
     _check_digests(bundle)
-    _check_record_consistency(bundle)
-    _check_author_count(bundle)
+    _check_author_count(_check_record_consistency(bundle))
     _check_state(bundle)
     _check_signatures(bundle, keyring)
     return VerifiedBundle(bundle, bundle["bundle_signature"]["bundle_sha256"])

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 
 from pith_graph.cli.options import add_neo4j_options, add_trust_options
+from pith_graph.schema.graph import PAPER
 
 if TYPE_CHECKING:
     from pith_graph.loader.pipeline import LoadReport
@@ -20,7 +21,7 @@ def loaded_line(report: LoadReport) -> str:
     """What the memory backend's load did, in one line: the bundles verified, and the papers
     the graph then holds (fewer than the bundles accepted when later ones replaced earlier
     ones; more when a saved graph held some already)."""
-    papers = report.counts.nodes.get("Paper", 0) if report.counts is not None else report.accepted
+    papers = report.counts.nodes.get(PAPER.label, 0) if report.counts is not None else report.accepted
     skipped = report.stale + report.duplicate + report.outranked
     return (
         f"loaded {report.verified} bundles in {report.seconds:.1f} s ({report.rejected} rejected; "
