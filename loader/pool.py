@@ -38,6 +38,7 @@ HEAVY_PARTS = 4
 PART_RESULTS = 256
 PART_BUNDLES = 2048
 _POLL_SECONDS = 1.0
+_STOP_SECONDS = 5.0
 
 
 class Handler(Protocol):
@@ -155,12 +156,16 @@ class _Worker:
         self.results._writer.close()
 
     def stop(self) -> None:
-        """End the process if it still runs, and close this side's pipes (a run that failed
-        for want of file descriptors frees them before its error is reported)."""
+        """End the process if it still runs (SIGTERM; SIGKILL if it has not ended
+        ``_STOP_SECONDS`` later), and close this side's pipes (a run that failed for want of
+        file descriptors frees them before its error is reported)."""
         if self.process.is_alive():
             self.process.terminate()
         if self.process.pid is not None:
-            self.process.join()
+            self.process.join(_STOP_SECONDS)
+            if self.process.exitcode is None:
+                self.process.kill()
+                self.process.join()
         self.process.close()
         self.tasks.close()
         self.results.close()

@@ -78,11 +78,15 @@ def die_with_parent(parent_pid: int) -> None:
 
 
 def become_worker(parent_pid: int) -> None:
-    """The first thing a worker process does: end when ``parent_pid`` dies, and leave
-    interrupts (Ctrl-C reaches the whole process group) to the parent, which decides what
-    one ends."""
+    """The first thing a worker process does: end when ``parent_pid`` dies, leave interrupts
+    (Ctrl-C reaches the whole process group) to the parent, which decides what one ends, and
+    end at SIGTERM as a process does by default. A fork keeps the parent's Python handlers
+    (``pith-graph import`` turns SIGTERM into an interrupt), and the pool stops a worker with
+    SIGTERM: one that caught it would report the interrupt and then wait for ever at exit,
+    flushing its unread results into a pipe nobody reads any more."""
     die_with_parent(parent_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _run_and_send(send: Connection, work: Callable[[int], object], index: int, parent_pid: int) -> None:

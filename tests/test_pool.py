@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -211,3 +214,95 @@ def test_a_collector_paused_before_the_run_stays_paused() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# A run whose worker 0 is killed while worker 1's results fill its pipe, in a process that
+# turns SIGTERM into an interrupt (as ``pith-graph import`` does). Run as a script of its own:
+# on the old code it never ended (worker 1 inherited the handler, caught the pool's SIGTERM,
+# and waited at exit to flush results nobody read; the pool waited for it without a bound).
+_KILLED_BESIDE_A_FULL_PIPE = """
+import os, signal, sys, time
+import pith_graph.loader.pool as pool
+from pith_graph.errors import StoreError
+from pith_graph.loader.tasks import Task
+
+def interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+class Handler:
+    def __init__(self, index):
+        self.index = index
+    def handle(self, item):
+        if self.index == 0:
+            time.sleep(1.0)  # worker 1 meanwhile sends more than its pipe holds
+            os.kill(os.getpid(), signal.SIGKILL)
+        return "x" * 100_000
+    def heavy(self, result):
+        return False
+    def close(self):
+        return None
+
+signal.signal(signal.SIGTERM, interrupt)
+tasks = [Task("files", (sys.argv[1],)), Task("files", (sys.argv[2],))]
+try:
+    for part in pool.run_tasks(tasks, 2, Handler, 1 << 20):
+        pass
+except StoreError as error:
+    print(error.code.value, error.message)
+"""
+
+
+def test_a_killed_worker_ends_the_run_although_its_sibling_s_pipe_is_full(tmp_path: Path) -> None:
+    """The run ends ``worker_failed`` at once: worker 1 ends at the pool's SIGTERM whatever
+    handler the parent set (and the pool does not wait for a worker without a bound)."""
+    paths = []
+    for name in ("slow", "full"):
+        path = tmp_path / f"{name}.jsonl"
+        path.write_bytes(b"".join(b'{"n": %d}\n' % line for line in range(100)))  # 10 MB of results
+        paths.append(str(path))
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED_BESIDE_A_FULL_PIPE, *paths],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        start_new_session=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("worker_failed verification worker 1 (pid "), done.stdout
+    assert "was killed by SIGKILL" in done.stdout, done.stdout
+    assert time.monotonic() - started < 30
+
+
+def test_workers_end_at_sigterm_whatever_handler_the_parent_set() -> None:
+    """Forked workers (the pool's and :func:`in_processes`') do not keep the parent's Python
+    SIGTERM handler."""
+    from pith_graph.loader.workers import in_processes
+
+    def default(_index: int) -> bool:
+        return signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+    class Reporting:
+        def __init__(self, index: int) -> None:
+            self.index = index
+
+        def handle(self, item: RawBundle | BundleError) -> object | None:
+            return None
+
+        def heavy(self, result: object) -> bool:
+            return False
+
+        def close(self) -> bool:
+            return default(self.index)
+
+    closed: list[object] = []
+    previous = signal.signal(signal.SIGTERM, lambda *_: None)
+    try:
+        for _ in pool.run_tasks([], WORKERS, Reporting, 1 << 20, on_close=closed.extend):
+            pass
+        shares = in_processes(3, default)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert closed == [True] * WORKERS
+    assert shares[1:] == [True, True]  # share 0 runs here, where the handler stays
+    assert shares[0] is False
