@@ -1,7 +1,8 @@
 """What a batch retried after a lost commit reports (:class:`LostCommits`), without a server:
 the attempts are played through the update rules against what each would find stored.
 tests/test_neo4j_frozen.py cuts real connections; here are the cases its corpus lacks (a
-paper displaced, a bundle another loader wrote meanwhile)."""
+paper displaced, a bundle another loader wrote meanwhile), and removals (``prune``) retried
+against a fake transaction."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from neo4j.exceptions import IncompleteCommit, ServiceUnavailable
 
 from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores import neo4j as store_module
 from pith_graph.loader.stores.base import AppliedBatch
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -165,11 +167,135 @@ def test_a_batch_given_up_after_a_lost_commit_says_it_may_be_written(
     assert "not retried" not in message and "was not written" not in message, message
 
 
-def test_a_lost_commit_is_retried_only_for_a_batch(short_window: None) -> None:
-    """A removal (no ``commits``) is not retried after a lost commit, and says so."""
-    driver = LosingDriver(IncompleteCommit("lost"))
+# -- a removal (prune) retried after a lost commit ------------------------------------------
+
+Papers = dict[str, tuple[str, list[str]]]  # pith number → (builtAt, keyIds), as the lock reads them
+AT, LATER = "2026-01-01T00:00:00Z", "2026-02-01T00:00:00Z"
+
+
+class _Result(list[dict[str, Any]]):
+    """What ``tx.run`` returns: its records; nothing to consume, no ``data`` besides them."""
+
+    def consume(self) -> None:
+        pass
+
+    def data(self) -> list[dict[str, Any]]:
+        return list(self)
+
+
+class RemovingTx:
+    """A transaction on a copy of the stored papers: the lock's read and the deletion of
+    ``_remove_papers`` (the rest of what it runs touches no paper)."""
+
+    def __init__(self, papers: Papers) -> None:
+        self.papers = dict(papers)
+
+    def run(self, statement: str, params: dict[str, Any] | None = None, **more: Any) -> _Result:
+        piths = {**(params or {}), **more}.get("piths", [])
+        if statement == cypher.LOCK_PAPERS_TO_REMOVE:
+            found = [(pith, self.papers[pith]) for pith in piths if pith in self.papers]
+            return _Result({"pith": pith, "builtAt": at, "keyIds": keys} for pith, (at, keys) in found)
+        if statement == cypher.DELETE_PAPERS:
+            for pith in piths:
+                del self.papers[pith]
+        return _Result()
+
+
+class RemovingDriver(LosingDriver):
+    """A :class:`LosingDriver` over stored ``papers``: each attempt runs ``work`` in a
+    :class:`RemovingTx`, then its commit goes as ``fates`` says (the last one again past the
+    end): ``landed`` (written, connection lost), ``dropped`` (lost before the server got it)
+    or ``committed``. ``meanwhile`` changes the papers before each attempt but the first."""
+
+    def __init__(
+        self, papers: Papers, *fates: str, meanwhile: Callable[[Papers], None] | None = None
+    ) -> None:
+        super().__init__(IncompleteCommit("lost"))
+        self.papers, self.fates, self.meanwhile = papers, fates, meanwhile
+
+    def execute_write(self, work: Callable[..., Any], *args: Any) -> Any:
+        if self.attempts and self.meanwhile is not None:
+            self.meanwhile(self.papers)
+        tx = RemovingTx(self.papers)
+        report = work(tx, *args)
+        fate = self.fates[min(self.attempts, len(self.fates) - 1)]
+        self.attempts += 1
+        if fate != "dropped":
+            self.papers.clear()
+            self.papers.update(tx.papers)
+        if fate == "committed":
+            return report
+        raise IncompleteCommit("lost")
+
+
+def _stored_papers() -> Papers:
+    return {"pith-a": (AT, [LOW]), "pith-b": (AT, [LOW]), "pith-c": (AT, [HIGH])}
+
+
+UNCHANGED = {"pith-a": (AT, [LOW]), "pith-b": (AT, [LOW])}  # as a prune revoking LOW read them
+
+
+def _remove(driver: RemovingDriver) -> list[str]:
     store = Neo4jStore(driver, uri="bolt://nowhere:7687")  # type: ignore[arg-type]
+    return store.remove_papers(["pith-b", "pith-a"], unchanged=UNCHANGED)
+
+
+def test_a_removal_whose_lost_commit_landed_reports_every_paper_it_removed(short_window: None) -> None:
+    """The retry finds both papers gone (the lost commit removed them): it removes nothing
+    itself, and still reports both, as a removal without the cut does (it used to end at
+    once, "whether it was written is unknown, so it was not retried")."""
+    driver = RemovingDriver(_stored_papers(), "landed", "committed")
+    assert _remove(driver) == ["pith-a", "pith-b"]
+    assert (driver.attempts, sorted(driver.papers)) == (2, ["pith-c"])
+
+
+def test_a_removal_whose_lost_commit_did_not_land_is_judged_again(short_window: None) -> None:
+    """The lost commit did not land; before the retry, a concurrent load gave pith-b another
+    bundle: the retry removes pith-a only, and reports pith-a only (what was decided before
+    the cut counts for nothing the retry finds still there)."""
+
+    def reloaded(papers: Papers) -> None:
+        papers["pith-b"] = (LATER, [HIGH])
+
+    driver = RemovingDriver(_stored_papers(), "dropped", "committed", meanwhile=reloaded)
+    assert _remove(driver) == ["pith-a"]
+    assert driver.papers == {"pith-b": (LATER, [HIGH]), "pith-c": (AT, [HIGH])}
+
+
+@pytest.mark.parametrize(
+    "fates",
+    [("landed", "landed"), ("landed", "dropped"), ("dropped", "landed"), ("dropped", "dropped")],
+    ids="-".join,
+)
+def test_a_removal_lost_twice_reports_what_the_lost_commits_did(
+    fates: tuple[str, str], short_window: None
+) -> None:
+    """Two commits lost in a row, each landed or not: the third attempt reports both papers,
+    whichever attempt removed them (the first's report is carried through the second's)."""
+    driver = RemovingDriver(_stored_papers(), *fates, "committed")
+    assert _remove(driver) == ["pith-a", "pith-b"]
+    assert (driver.attempts, sorted(driver.papers)) == (3, ["pith-c"])
+
+
+def test_a_removal_given_up_after_lost_commits_says_it_may_be_written(short_window: None) -> None:
+    """Commits lost past the retry window: the removal was retried, and the error says whether
+    it was written is unknown (not "not retried")."""
+    driver = RemovingDriver(_stored_papers(), "landed")
     with pytest.raises(StoreError) as raised:
-        store._write_transaction(lambda _tx: None)
-    assert driver.attempts == 1
-    assert "whether it was written is unknown, so it was not retried" in str(raised.value)
+        _remove(driver)
+    message = str(raised.value)
+    assert driver.attempts >= 3, message
+    assert raised.value.code is StoreErrorCode.UNAVAILABLE, message
+    assert f"gave up after {driver.attempts} attempts over" in message, message
+    assert "whether the batch was written is unknown" in message, message
+    assert "not retried" not in message, message
+
+
+def test_a_paper_the_lost_attempt_kept_is_not_reported_when_found_gone() -> None:
+    """:meth:`LostCommits.decide_removal`: only what the lost attempt removed counts when
+    found gone; a paper it found changed and kept, gone by the retry (another process
+    removed it), is not this removal's."""
+    commits = LostCommits()
+    assert commits.decide_removal(["pith-a", "pith-b"], ["pith-a"]) == ["pith-a"]
+    commits.commit_lost()
+    assert commits.decide_removal([], []) == ["pith-a"]

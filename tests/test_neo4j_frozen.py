@@ -13,7 +13,7 @@ every wait must be bounded by a timeout of ours.
   with the graph of a memory load (one seed in the suite; more by hand, see README);
 * a batch whose COMMIT was sent but whose connection was then lost (a proxy cuts it) is
   tried again: the load ends 0 with the graph and the report of a clean load, whether the
-  lost commit landed or not.
+  lost commit landed or not; so is a prune's removal, which reports every paper removed.
 
 Each test resumes the server (``SIGCONT``) whatever it asserted. A private server, started
 here: about 20 s to start it, then about 100 s for the tests.
@@ -21,6 +21,7 @@ here: about 20 s to start it, then about 100 s for the tests.
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import random
@@ -34,6 +35,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -44,13 +46,14 @@ from test_neo4j_faults import Corpus, _timed, assert_same_graph, db  # noqa: F40
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.pipeline import run
+from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores import neo4j as store_module
 from pith_graph.loader.stores.base import GraphExport
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_connect import DriverTimeouts, driver_config, open_driver
-from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.corpus import corpus_signers, write_corpus
 from pith_graph.testing.serving import serving
 
 pytestmark = [pytest.mark.neo4j, pytest.mark.own_server, pytest.mark.java_half]
@@ -379,3 +382,46 @@ def test_a_batch_whose_commit_was_lost_is_counted_as_what_it_did(
         assert cutter.withheld[2:4] == SUCCESS, cutter.withheld
     assert _outcomes(report.as_dict()) == clean_report
     assert_same_graph(db.export(), expected)
+
+
+@pytest.fixture(scope="module")
+def revocable(tmp_path_factory: pytest.TempPathFactory) -> tuple[Corpus, Path]:
+    """60 generated bundles, every 6th with an event signed by the corpus's builder key, and
+    a trusted-keys file that revokes that key (a prune removes those 10 papers)."""
+    folder = tmp_path_factory.mktemp("prune")
+    info = write_corpus(folder, 60, seed=12, workers=1, layout="jsonl", extra_signer_every=6)
+    builder = corpus_signers(12)[1].key_id
+    entries = json.loads(info.keyring_path.read_bytes())
+    revoked = folder / "revoked-keyring.json"
+    revoked.write_text(json.dumps([{**e, "revoked": True} if e["key_id"] == builder else e for e in entries]))
+    return Corpus(info.shards, info.keyring_path), revoked
+
+
+@pytest.mark.parametrize("cut_at", ["landed", "dropped"])
+def test_a_prune_whose_commit_was_lost_reports_every_paper_removed(
+    server: Any, db: Neo4jStore, revocable: tuple[Corpus, Path], cut_at: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The removal's COMMIT is cut after the server committed it (``landed``) or before it
+    got it (``dropped``): the removal is tried again (it used to end the prune, "not
+    retried"), and the prune reports the papers an uncut prune on the memory store does (the
+    retry finds those the lost commit removed gone, and counts them), leaving its graph."""
+    bundles, revoked = revocable
+    shards = [str(p) for p in bundles.shards]
+    memory = MemoryStore()
+    run(shards, keyring=resolve_keyring(bundles.keyring), store=memory, workers=1)
+    expected = prune_revoked(memory, resolve_keyring(revoked))
+    assert len(expected.removed) == 10, expected
+    run(shards, keyring=resolve_keyring(bundles.keyring), store=db, workers=1)
+    monkeypatch.setattr(store_module, "_retry_delays", lambda: itertools.repeat(0.1))
+    host, port = server.uri.removeprefix("bolt://").split(":")
+    cutter = CommitCutter((host, int(port)), cypher.LOCK_PAPERS_TO_REMOVE.encode(), 1, cut_at)
+    try:
+        with Neo4jStore.connect(cutter.uri, password=PASSWORD) as store:
+            report = prune_revoked(store, resolve_keyring(revoked))
+    finally:
+        cutter.close()
+    assert cutter.cut.is_set()  # the marker is in the removal's RUN message, and its COMMIT was cut
+    if cut_at == "landed":
+        assert cutter.withheld[2:4] == SUCCESS, cutter.withheld
+    assert report == expected
+    assert_same_graph(db.export(), memory.export())

@@ -16,9 +16,9 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
    and the ``Author.paperCount`` of every signer and author the batch touched.
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
-restarted server leaves no half-written paper, and loading again converges; so a batch whose
-connection was lost after COMMIT was sent is retried too, and reported as what it did
-(:mod:`~pith_graph.loader.stores.neo4j_retry`). A batch the
+restarted server leaves no half-written paper, and loading again converges; so a batch (or
+a removal) whose connection was lost after COMMIT was sent is retried too, and reported as
+what it did (:mod:`~pith_graph.loader.stores.neo4j_retry`). A batch the
 server has not the memory to hold in one transaction (``MemoryPoolOutOfMemoryError``: say,
 papers of 20,000 authors each, which one signer may publish) is applied as two halves, in
 order, each its own transaction, down to single bundles: as ``--batch-size`` smaller.
@@ -37,7 +37,7 @@ from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import neo4j
-from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError
+from neo4j.exceptions import DriverError, Neo4jError
 
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
@@ -46,6 +46,7 @@ from pith_graph.loader.stores import cypher, neo4j_connect
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
 from pith_graph.loader.stores.neo4j_retry import (
+    LOST_COMMIT_RETRY,
     OUT_OF_MEMORY,
     RACE_ATTEMPTS,
     RACE_CODES,
@@ -180,8 +181,10 @@ class Neo4jStore:
         return AppliedBatch(first.outcomes + second.outcomes, first.removed + second.removed)
 
     def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
-        """In one transaction, with the nodes left without a paper; ``unchanged`` checked once locked."""
-        return self._write_transaction(_remove_papers, sorted(set(pith_numbers)), unchanged)
+        """In one transaction, with the nodes left without a paper; ``unchanged`` checked once
+        locked. Retried after a lost commit too, reporting what it removed (``LostCommits``)."""
+        commits, piths = LostCommits(), sorted(set(pith_numbers))
+        return self._write_transaction(_remove_papers, piths, unchanged, commits, commits=commits)
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         found = self._rows("finding papers by signing key", cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
@@ -209,9 +212,7 @@ class Neo4jStore:
                     return session.execute_write(work, *args)
             except (Neo4jError, DriverError) as error:
                 code = error.code if isinstance(error, Neo4jError) else None
-                lost = commits is not None and isinstance(error, IncompleteCommit)
-                if lost and commits is not None:
-                    commits.commit_lost()  # it may have landed: the next attempt counts what it did
+                lost = commits is not None and commits.lost_by(error)  # the next attempt counts what it did
                 if code in OUT_OF_MEMORY and splittable:
                     raise BatchTooLarge(error) from error
                 now = time.monotonic()
@@ -227,15 +228,10 @@ class Neo4jStore:
                         error, self.uri, self.database, tried, maybe_written=maybe
                     ) from error
                 delay = min(next(delays), give_up - now)  # the last attempt at the deadline, not past it
-                if lost:
-                    log.warning(
-                        "a batch's connection was lost while it committed (%s): whether it was written is "
-                        "unknown; trying it again in %.1f s, counting what it finds written",
-                        error,
-                        delay,
-                    )
-                else:
-                    log.warning("writing a batch failed (%s); trying again in %.1f s", error, delay)
+                retrying = (
+                    LOST_COMMIT_RETRY if lost else "writing a batch failed (%s); trying again in %.1f s"
+                )
+                log.warning(retrying, error, delay)
                 time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -332,15 +328,19 @@ def _apply_batch(
     return commits.decide(batch, stored, plan)
 
 
-def _remove_papers(tx: neo4j.ManagedTransaction, piths: list[str], unchanged: Unchanged | None) -> list[str]:
-    found = [
-        r["pith"]
+def _remove_papers(
+    tx: neo4j.ManagedTransaction, piths: list[str], unchanged: Unchanged | None, commits: LostCommits
+) -> list[str]:
+    """Remove those of ``piths`` still as ``unchanged`` says; ``commits`` is told every one
+    found (a retry after a lost commit reports one that lost attempt removed, found gone)."""
+    found = {
+        r["pith"]: (r["builtAt"], list(r["keyIds"] or ()))
         for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)
-        if unchanged is None or unchanged.get(r["pith"]) == (r["builtAt"], list(r["keyIds"] or ()))
-    ]
-    if found:
-        _write(tx, [], found, [], set(found))
-    return found
+    }
+    remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
+    if remove:
+        _write(tx, [], remove, [], set(remove))
+    return commits.decide_removal(found, remove)
 
 
 def _write(

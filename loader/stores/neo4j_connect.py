@@ -142,7 +142,7 @@ def batch_failed(
     """The :class:`StoreError` for a write transaction given up after ``tried``: what failed,
     how long was waited, and whether the batch may have been written: ``maybe_written`` when
     an attempt's connection was lost after its COMMIT was sent (``IncompleteCommit``) and it
-    was retried (a batch's are); otherwise such a commit was not retried (e.g. a removal)."""
+    was retried (a batch's and a removal's are); otherwise such a commit was not retried."""
     if maybe_written:
         hint = (
             f"gave up after {tried}; the connection was lost while an attempt committed, so whether "

@@ -12,21 +12,36 @@ finds stored exactly as that attempt would have written it (same ``bundleSha256`
 ``bundleKeyId``) as what that attempt did (``inserted``, ``replaced``), and a paper that
 attempt removed, found gone, as removed. What it cannot tell apart: another loader writing
 the same bundle (or removing the same paper) between the two attempts, which then both count.
+
+A removal (``remove_papers``, which ``pith-graph prune`` runs) is retried the same way: the
+retry finds the papers a landed lost commit removed gone, and reports them as removed all the
+same (:meth:`LostCommits.decide_removal`: they are gone because of this call); those the lost
+attempt would have removed that the retry finds still there (it did not land) are judged
+again, removed only if still unchanged. The same ambiguity: another process removing one of
+those papers between the two attempts makes both count it.
 """
 
 from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
-from neo4j.exceptions import DriverError, Neo4jError
+from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError
 
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch
 from pith_graph.loader.stores.rules import BatchPlan, Outcome, StoredPaper
 
-__all__ = ["OUT_OF_MEMORY", "RACE_ATTEMPTS", "RACE_CODES", "BatchTooLarge", "LostCommits", "retry_delays"]
+__all__ = [
+    "LOST_COMMIT_RETRY",
+    "OUT_OF_MEMORY",
+    "RACE_ATTEMPTS",
+    "RACE_CODES",
+    "BatchTooLarge",
+    "LostCommits",
+    "retry_delays",
+]
 
 #: Errors a concurrent writer can cause that the driver does not retry by itself (a node
 #: matched by MERGE and deleted by another transaction before it was locked). The batch is
@@ -45,6 +60,12 @@ OUT_OF_MEMORY = frozenset(
         "Neo.TransientError.General.MemoryPoolOutOfMemoryError",
         "Neo.TransientError.General.TransactionOutOfMemoryError",
     }
+)
+
+#: The warning of a write retried after a lost commit (``error``, ``delay``).
+LOST_COMMIT_RETRY = (
+    "a batch's connection was lost while it committed (%s): whether it was written is unknown; "
+    "trying it again in %.1f s, counting what it finds written"
 )
 
 #: What a lost commit would have written: counted as that attempt's outcome when found stored.
@@ -66,10 +87,11 @@ def retry_delays() -> Iterator[float]:
 
 
 class LostCommits:
-    """The attempts of one batch: what the current one decided (:meth:`decide`, in the
-    transaction function) and what the last one whose commit was lost did, if it landed.
+    """The attempts of one batch (or removal): what the current one decided (:meth:`decide`,
+    :meth:`decide_removal`, in the transaction function) and what the last one whose commit
+    was lost did, if it landed.
 
-    One instance per batch, shared by its attempts; attempts run one after the other."""
+    One instance per batch or removal, shared by its attempts, which run one after the other."""
 
     def __init__(self) -> None:
         self.decided: AppliedBatch | None = None
@@ -94,11 +116,28 @@ class LostCommits:
                 ):
                     outcomes[index] = before
             # the stored papers of the batch's source ids are all read: one the lost attempt removed is gone
-            removed = sorted({*removed, *(pith for pith in self.lost.removed if pith not in found)})
+            removed = self._with_lost_removals(removed, found)
         self.decided = AppliedBatch(outcomes, removed)
         return self.decided
+
+    def decide_removal(self, present: Collection[str], removing: Sequence[str]) -> list[str]:
+        """A removal attempt's report: ``removing``, and each paper a lost commit removed that
+        is not ``present`` (the requested papers this attempt found, under its locks)."""
+        self.decided = AppliedBatch([], self._with_lost_removals(removing, present))
+        return self.decided.removed
+
+    def _with_lost_removals(self, removed: Iterable[str], present: Collection[str]) -> list[str]:
+        lost = self.lost.removed if self.lost is not None else []
+        return sorted({*removed, *(pith for pith in lost if pith not in present)})
 
     def commit_lost(self) -> None:
         """The connection was lost after this attempt's COMMIT was sent: it may have landed."""
         if self.decided is not None:  # the transaction function ran to its end: it always has
             self.lost, self.decided = self.decided, None
+
+    def lost_by(self, error: Exception) -> bool:
+        """Whether ``error`` lost this attempt's commit (:meth:`commit_lost`, then called)."""
+        if isinstance(error, IncompleteCommit):
+            self.commit_lost()
+            return True
+        return False
