@@ -34,7 +34,7 @@ from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import write_corpus
 
-pytestmark = [pytest.mark.neo4j, pytest.mark.own_server, pytest.mark.java_half, pytest.mark.slow]
+pytestmark = [pytest.mark.neo4j, pytest.mark.own_server, pytest.mark.slow]
 
 PROJECT = Path(__file__).resolve().parents[1]
 MARKER = "import.incomplete"
