@@ -53,6 +53,7 @@ from pith_graph.loader.stores.base import GraphExport
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_connect import DriverTimeouts, driver_config, open_driver
+from pith_graph.loader.stores.neo4j_retry import LostCommits
 from pith_graph.testing.corpus import corpus_signers, write_corpus
 from pith_graph.testing.serving import serving
 
@@ -150,7 +151,7 @@ def test_a_batch_given_up_on_a_frozen_server_says_what_it_waited_for(
         store = Neo4jStore(driver, uri=server.uri)
         started = time.monotonic()
         with pytest.raises(StoreError) as raised:
-            store._write_transaction(lambda tx: tx.run("RETURN 1").consume())
+            store._write_transaction(lambda tx: tx.run("RETURN 1").consume(), commits=LostCommits())
         seconds = time.monotonic() - started
     message = str(raised.value)
     assert raised.value.code is StoreErrorCode.UNAVAILABLE and "retrying for" not in message, message

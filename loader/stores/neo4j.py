@@ -191,14 +191,14 @@ class Neo4jStore:
         return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
 
     def _write_transaction(
-        self, work: Callable[..., T], *args: Any, splittable: bool = False, commits: LostCommits | None = None
+        self, work: Callable[..., T], *args: Any, commits: LostCommits, splittable: bool = False
     ) -> T:
         """``work(tx, *args)`` in one managed write transaction, run again from scratch:
 
         * when it raced a concurrent writer (``RACE_CODES``, at most ``RACE_ATTEMPTS`` times);
         * after a transient error (a lost connection, a deadlock, a restarting server), for
-          ``MAX_RETRY_SECONDS`` from the first, with the driver's back-off; with ``commits``
-          (which ``work`` reports through), also after a commit of unknown outcome.
+          ``MAX_RETRY_SECONDS`` from the first, with the driver's back-off; also after a commit
+          of unknown outcome (``commits``, which ``work`` reports through, counts what it did).
 
         The driver's own retries are off (``max_transaction_retry_time=0``): it would also
         retry a transaction that outgrew the server's memory (``OUT_OF_MEMORY``, transient,
@@ -212,7 +212,7 @@ class Neo4jStore:
                     return session.execute_write(work, *args)
             except (Neo4jError, DriverError) as error:
                 code = error.code if isinstance(error, Neo4jError) else None
-                lost = commits is not None and commits.lost_by(error)  # the next attempt counts what it did
+                lost = commits.lost_by(error)  # the next attempt counts what it did
                 if code in OUT_OF_MEMORY and splittable:
                     raise BatchTooLarge(error) from error
                 now = time.monotonic()
@@ -223,7 +223,7 @@ class Neo4jStore:
                     continue
                 if code in OUT_OF_MEMORY or not (lost or error.is_retryable()) or give_up <= now:
                     tried = neo4j_connect.Attempts(attempt, started, give_up - MAX_RETRY_SECONDS, now)
-                    maybe = commits is not None and commits.lost is not None  # a lost commit may have landed
+                    maybe = commits.lost is not None  # a lost commit may have landed
                     raise neo4j_connect.batch_failed(
                         error, self.uri, self.database, tried, maybe_written=maybe
                     ) from error
