@@ -7,6 +7,7 @@ against a fake transaction."""
 from __future__ import annotations
 
 import itertools
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -163,7 +164,8 @@ def test_a_batch_given_up_after_a_lost_commit_says_it_may_be_written(
     assert driver.attempts >= 3, message
     assert raised.value.code is StoreErrorCode.UNAVAILABLE, message
     assert f"gave up after {driver.attempts} attempts over" in message, message
-    assert "whether the batch was written is unknown" in message, message
+    assert "while writing a batch" in message, message
+    assert "whether the batch was written is unknown; loading again is safe" in message, message
     assert "not retried" not in message and "was not written" not in message, message
 
 
@@ -240,13 +242,19 @@ def _remove(driver: RemovingDriver) -> list[str]:
     return store.remove_papers(["pith-b", "pith-a"], unchanged=UNCHANGED)
 
 
-def test_a_removal_whose_lost_commit_landed_reports_every_paper_it_removed(short_window: None) -> None:
+def test_a_removal_whose_lost_commit_landed_reports_every_paper_it_removed(
+    short_window: None, caplog: pytest.LogCaptureFixture
+) -> None:
     """The retry finds both papers gone (the lost commit removed them): it removes nothing
     itself, and still reports both, as a removal without the cut does (it used to end at
-    once, "whether it was written is unknown, so it was not retried")."""
+    once, "whether it was written is unknown, so it was not retried"). Its warning names a
+    removal (it used to say "a batch's connection")."""
     driver = RemovingDriver(_stored_papers(), "landed", "committed")
-    assert _remove(driver) == ["pith-a", "pith-b"]
+    with caplog.at_level(logging.WARNING, logger=store_module.__name__):
+        assert _remove(driver) == ["pith-a", "pith-b"]
     assert (driver.attempts, sorted(driver.papers)) == (2, ["pith-c"])
+    [warning] = [r.getMessage() for r in caplog.records if r.name == store_module.__name__]
+    assert warning.startswith("the connection of a removal was lost while it committed (lost)"), warning
 
 
 def test_a_removal_whose_lost_commit_did_not_land_is_judged_again(short_window: None) -> None:
@@ -278,17 +286,21 @@ def test_a_removal_lost_twice_reports_what_the_lost_commits_did(
 
 
 def test_a_removal_given_up_after_lost_commits_says_it_may_be_written(short_window: None) -> None:
-    """Commits lost past the retry window: the removal was retried, and the error says whether
-    it was written is unknown (not "not retried")."""
+    """Commits lost past the retry window: the removal was retried, and the error says, of
+    the removal (it used to say "the batch" and "loading again"), that whether it was written
+    is unknown (not "not retried")."""
     driver = RemovingDriver(_stored_papers(), "landed")
     with pytest.raises(StoreError) as raised:
         _remove(driver)
     message = str(raised.value)
     assert driver.attempts >= 3, message
     assert raised.value.code is StoreErrorCode.UNAVAILABLE, message
+    assert "cannot reach Neo4j at bolt://nowhere:7687" in message and "while removing papers" in message, (
+        message
+    )
     assert f"gave up after {driver.attempts} attempts over" in message, message
-    assert "whether the batch was written is unknown" in message, message
-    assert "not retried" not in message, message
+    assert "whether the removal was written is unknown; pruning again is safe" in message, message
+    assert "batch" not in message and "loading" not in message and "not retried" not in message, message
 
 
 def test_a_paper_the_lost_attempt_kept_is_not_reported_when_found_gone() -> None:

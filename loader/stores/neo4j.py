@@ -50,6 +50,7 @@ from pith_graph.loader.stores.neo4j_retry import (
     OUT_OF_MEMORY,
     RACE_ATTEMPTS,
     RACE_CODES,
+    RETRY,
     BatchTooLarge,
     LostCommits,
 )
@@ -183,7 +184,7 @@ class Neo4jStore:
     def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
         """In one transaction, with the nodes left without a paper; ``unchanged`` checked once
         locked. Retried after a lost commit too, reporting what it removed (``LostCommits``)."""
-        commits, piths = LostCommits(), sorted(set(pith_numbers))
+        commits, piths = LostCommits(neo4j_connect.REMOVAL), sorted(set(pith_numbers))
         return self._write_transaction(_remove_papers, piths, unchanged, commits, commits=commits)
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
@@ -218,20 +219,18 @@ class Neo4jStore:
                 now = time.monotonic()
                 give_up = min(give_up, now + MAX_RETRY_SECONDS)  # from the first failure
                 if code in RACE_CODES and attempt < RACE_ATTEMPTS:
-                    log.info("batch raced a concurrent writer (%s); retrying", code)
+                    log.info("a %s raced a concurrent writer (%s); retrying", commits.work.noun, code)
                     time.sleep(0.05 * attempt)
                     continue
                 if code in OUT_OF_MEMORY or not (lost or error.is_retryable()) or give_up <= now:
                     tried = neo4j_connect.Attempts(attempt, started, give_up - MAX_RETRY_SECONDS, now)
                     maybe = commits.lost is not None  # a lost commit may have landed
-                    raise neo4j_connect.batch_failed(
-                        error, self.uri, self.database, tried, maybe_written=maybe
+                    raise neo4j_connect.write_failed(
+                        error, self.uri, self.database, tried, commits.work, maybe_written=maybe
                     ) from error
                 delay = min(next(delays), give_up - now)  # the last attempt at the deadline, not past it
-                retrying = (
-                    LOST_COMMIT_RETRY if lost else "writing a batch failed (%s); trying again in %.1f s"
-                )
-                log.warning(retrying, error, delay)
+                named = commits.work.noun if lost else commits.work.action
+                log.warning(LOST_COMMIT_RETRY if lost else RETRY, named, error, delay)
                 time.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -2,9 +2,9 @@
 
 ``StoreError.code`` tells what to fix: ``unavailable`` (nothing answers at the URI, or the
 connection was lost and retries ran out), ``auth`` (credentials refused), ``database``
-(no such database), ``write_failed`` (the server refused a statement). A batch given up
-(:func:`batch_failed`) says how many attempts it had, over how long, and whether it may
-have been written.
+(no such database), ``write_failed`` (the server refused a statement). A write given up
+(:func:`write_failed`: a batch, or a removal) says how many attempts it had, over how long,
+and whether it may have been written.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from neo4j.exceptions import (
     AuthError,
     ConfigurationError,
     DriverError,
-    IncompleteCommit,
     Neo4jError,
     ServiceUnavailable,
     SessionExpired,
@@ -31,16 +30,19 @@ from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores import cypher
 
 __all__ = [
+    "BATCH",
     "LOAD_TIMEOUTS",
     "READ_TIMEOUTS",
+    "REMOVAL",
     "URI_SCHEMES",
     "Attempts",
     "DriverTimeouts",
-    "batch_failed",
+    "Work",
     "check_uri",
     "driver_config",
     "open_driver",
     "translated",
+    "write_failed",
 ]
 
 #: The URI schemes of Bolt: plain, TLS (``+s``) and TLS with any certificate (``+ssc``);
@@ -136,28 +138,44 @@ class Attempts:
         return f"{tried}: the first failed after {first:.0f} s, then retried for {retried:.0f} s"
 
 
-def batch_failed(
-    error: Neo4jError | DriverError, uri: str, database: str, tried: Attempts, *, maybe_written: bool = False
+@dataclass(frozen=True, slots=True)
+class Work:
+    """What a write transaction does, as its messages name it: ``noun`` (what was or was not
+    written), ``action`` (what failed) and ``again`` (what is safe to do next)."""
+
+    noun: str
+    action: str
+    again: str
+
+
+#: A load's batch, and a removal (``pith-graph prune``).
+BATCH = Work("batch", "writing a batch", "loading again")
+REMOVAL = Work("removal", "removing papers", "pruning again")
+
+
+def write_failed(
+    error: Neo4jError | DriverError,
+    uri: str,
+    database: str,
+    tried: Attempts,
+    work: Work,
+    *,
+    maybe_written: bool = False,
 ) -> StoreError:
-    """The :class:`StoreError` for a write transaction given up after ``tried``: what failed,
-    how long was waited, and whether the batch may have been written: ``maybe_written`` when
-    an attempt's connection was lost after its COMMIT was sent (``IncompleteCommit``) and it
-    was retried (a batch's and a removal's are); otherwise such a commit was not retried."""
+    """The :class:`StoreError` for a write transaction (``work``) given up after ``tried``:
+    what failed, how long was waited, and whether it may have been written: ``maybe_written``
+    when an attempt's connection was lost after its COMMIT was sent (``IncompleteCommit``; the
+    store retries such an attempt, so a write given up after one always says so)."""
     if maybe_written:
         hint = (
             f"gave up after {tried}; the connection was lost while an attempt committed, so whether "
-            "the batch was written is unknown; loading again is safe (it converges either way)"
-        )
-    elif isinstance(error, IncompleteCommit):
-        hint = (
-            f"the connection was lost while the batch committed ({tried}): whether it was written "
-            "is unknown, so it was not retried; loading again is safe (it converges either way)"
+            f"the {work.noun} was written is unknown; {work.again} is safe (it converges either way)"
         )
     elif error.is_retryable():
-        hint = f"gave up after {tried}; the batch was not written: loading again is safe"
+        hint = f"gave up after {tried}; the {work.noun} was not written: {work.again} is safe"
     else:
-        hint = f"not retried ({tried}); the batch was not written: loading again is safe"
-    found = translate(error, uri, database, "writing a batch", hint)
+        hint = f"not retried ({tried}); the {work.noun} was not written: {work.again} is safe"
+    found = translate(error, uri, database, work.action, hint)
     if hint in found.message:  # the connection was lost, or the database is unavailable
         return found
     if found.code is StoreErrorCode.UNAVAILABLE or maybe_written:  # e.g. no connection from the pool in time
@@ -199,7 +217,13 @@ def check_uri(uri: str) -> None:
 
 def driver_config(user: str, password: str | None, timeouts: DriverTimeouts) -> dict[str, Any]:
     """The settings of every driver pith-graph opens, synchronous or asyncio (no password:
-    no authentication)."""
+    no authentication).
+
+    The server sends notifications of WARNING and above only, and none about labels,
+    relationship types or properties it does not know yet (``UNRECOGNIZED``: any statement
+    on an empty database): the driver logs each one it gets, and ``serve`` prints the log,
+    so the planner's hints (INFORMATION: e.g. ``collaborationPath``'s "cartesian product"
+    of two one-row lookups) would be a 2 KB line per request; a deprecation still reaches it."""
     return {
         "auth": (user, password) if password else None,
         "max_transaction_retry_time": timeouts.retry,
@@ -207,6 +231,8 @@ def driver_config(user: str, password: str | None, timeouts: DriverTimeouts) -> 
         "connection_acquisition_timeout": timeouts.acquire,
         "liveness_check_timeout": timeouts.liveness_check,
         "warn_notification_severity": "OFF",
+        "notifications_min_severity": "WARNING",
+        "notifications_disabled_classifications": ["UNRECOGNIZED"],
         "user_agent": "pith-graph",
     }
 

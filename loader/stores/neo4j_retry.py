@@ -31,6 +31,7 @@ from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError
 
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch
+from pith_graph.loader.stores.neo4j_connect import BATCH, Work
 from pith_graph.loader.stores.rules import BatchPlan, Outcome, StoredPaper
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "OUT_OF_MEMORY",
     "RACE_ATTEMPTS",
     "RACE_CODES",
+    "RETRY",
     "BatchTooLarge",
     "LostCommits",
     "retry_delays",
@@ -62,11 +64,13 @@ OUT_OF_MEMORY = frozenset(
     }
 )
 
-#: The warning of a write retried after a lost commit (``error``, ``delay``).
+#: The warning of a write retried after a lost commit (``Work.noun``, ``error``, ``delay``).
 LOST_COMMIT_RETRY = (
-    "a batch's connection was lost while it committed (%s): whether it was written is unknown; "
+    "the connection of a %s was lost while it committed (%s): whether it was written is unknown; "
     "trying it again in %.1f s, counting what it finds written"
 )
+#: The warning of a write retried after any other transient failure (``Work.action``, ...).
+RETRY = "%s failed (%s); trying again in %.1f s"
 
 #: What a lost commit would have written: counted as that attempt's outcome when found stored.
 _WRITTEN = (Outcome.INSERTED, Outcome.REPLACED)
@@ -91,9 +95,11 @@ class LostCommits:
     :meth:`decide_removal`, in the transaction function) and what the last one whose commit
     was lost did, if it landed.
 
-    One instance per batch or removal, shared by its attempts, which run one after the other."""
+    One instance per batch or removal (``work``: how messages name it), shared by its
+    attempts, which run one after the other."""
 
-    def __init__(self) -> None:
+    def __init__(self, work: Work = BATCH) -> None:
+        self.work = work
         self.decided: AppliedBatch | None = None
         #: What the batch did if the last lost commit landed; ``None``: no commit was lost.
         self.lost: AppliedBatch | None = None
