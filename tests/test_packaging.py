@@ -18,16 +18,30 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The wheel, and what its build printed (``-v``: the build backend's warnings too)."""
     out = tmp_path_factory.mktemp("wheel")
-    subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(PROJECT)],
+    done = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v", "-w", str(out), str(PROJECT)],
         check=True,
         capture_output=True,
         text=True,
     )
     (found,) = out.glob("pith_graph-*.whl")
-    return found
+    return found, done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def wheel(built: tuple[Path, str]) -> Path:
+    return built[0]
+
+
+def test_the_build_lists_every_folder_it_installs(built: tuple[Path, str]) -> None:
+    """Folders of data only (the samples, GraphiQL's files) are packages of the configuration
+    too: setuptools warned about each one that was not, and says it may stop installing them."""
+    log = built[1]
+    assert "Successfully built pith-graph" in log or "Saved " in log, log[-2000:]
+    assert "absent from the `packages` configuration" not in log, log[-4000:]
 
 
 def test_wheel_installs_one_import_package(wheel: Path) -> None:
