@@ -61,6 +61,11 @@ _LICENSE = PAPER.prop("license")
 #: holds at most some 20,000: a bundle's size bounds them), between two looks at the clock.
 _KEYS_SLICE = 1024
 _FACETS_SLICE = 128
+#: The listing of every paper, whose facets are counted once (:meth:`_corpus_facets`),
+#: keeping this many values of each: every author's would cost 10 MB at 238k papers (173k
+#: authors, 56 bytes each), and ``first`` is at most 100 unless the limits say otherwise.
+_WHOLE_CORPUS = Listing()
+CORPUS_KEPT = 1000
 
 
 class MemoryDiscoveryReads(MemoryGraphView):
@@ -83,6 +88,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
             ("typeahead", self._typeahead),
             ("submitted", self._submitted),
             ("facet values", self._facet_values),
+            ("corpus facets", self._corpus_facets),
         ]
 
     def warm(self) -> None:
@@ -267,9 +273,40 @@ class MemoryDiscoveryReads(MemoryGraphView):
         result: dict[Facet, dict[str, tuple[str, ...]]] = self._index("facets", build)
         return result
 
+    def _corpus_facets(self) -> dict[Facet, tuple[list[FacetCount], bool]]:
+        """facet -> its :data:`CORPUS_KEPT` values with the most papers of all, most first,
+        then by value, and whether those are all its values (built once, from
+        :meth:`_facet_values`: 0.7 s at 238k papers, where counting the whole corpus's
+        facets took 0.8 s every time; the facets of the whole corpus are then a slice)."""
+
+        def build() -> dict[Facet, tuple[list[FacetCount], bool]]:
+            values = self._facet_values()
+            found = {}
+            for facet in FACETS:
+                counts = Counter(chain.from_iterable(values[facet].values()))
+                found[facet] = (top_counts(counts, CORPUS_KEPT), len(counts) <= CORPUS_KEPT)
+            return found
+
+        result: dict[Facet, tuple[list[FacetCount], bool]] = self._index("corpus facets", build)
+        return result
+
     def facet_counts(
         self, listing: Listing, facets: Sequence[Facet], first: int
     ) -> dict[Facet, list[FacetCount]]:
+        if listing != _WHOLE_CORPUS:
+            return self._listing_facets(listing, facets, first)
+        first = max(first, 0)
+        kept = self._corpus_facets()
+        wanted = list(dict.fromkeys(facets))
+        # Asked for more values than are kept: counted paper by paper.
+        beyond = [facet for facet in wanted if not kept[facet][1] and first > len(kept[facet][0])]
+        counted = self._listing_facets(listing, beyond, first) if beyond else {}
+        return {facet: counted[facet] if facet in counted else kept[facet][0][:first] for facet in wanted}
+
+    def _listing_facets(
+        self, listing: Listing, facets: Sequence[Facet], first: int
+    ) -> dict[Facet, list[FacetCount]]:
+        """The facets of ``listing`` counted paper by paper (any listing)."""
         piths = [pith for _, pith in self._members(listing)]
         values = self._facet_values()
         steps = Steps()

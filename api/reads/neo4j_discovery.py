@@ -43,6 +43,8 @@ assert {TITLE_INDEX, TEXT_INDEX, AUTHOR_INDEX} <= set(_FULLTEXT)
 #: Lucene hits fetched beyond the page at first; each retry fetches four times more.
 _FETCH_MARGIN = 32
 _NO_LIMIT = 2**31 - 1
+#: The listing of every paper, whose facets have their own statement.
+_WHOLE_CORPUS = Listing()
 
 
 def _start(listing: Listing) -> str:
@@ -126,6 +128,14 @@ class Neo4jDiscoveryReads:
         wanted = tuple(facet for facet in FACETS if facet in facets)
         if not wanted:
             return {}
+        if listing == _WHOLE_CORPUS:
+            return self._corpus_facets(wanted, first)
+        return self._listing_facets(listing, wanted, first)
+
+    def _listing_facets(
+        self, listing: Listing, wanted: tuple[Facet, ...], first: int
+    ) -> dict[Facet, list[FacetCount]]:
+        """The facets of ``listing`` counted paper by paper (any listing)."""
         statement = cypher.facets_statement(_start(listing), _checks(listing), wanted)
         row = self._rows(statement, first=first, **_parameters(listing))[0]
         result: dict[Facet, list[FacetCount]] = {}
@@ -139,6 +149,21 @@ class Neo4jDiscoveryReads:
                 result[facet] = top_counts(counts, first)
             else:
                 result[facet] = [FacetCount(str(found["value"]), int(found["count"])) for found in row[facet]]
+        return result
+
+    def _corpus_facets(self, wanted: tuple[Facet, ...], first: int) -> dict[Facet, list[FacetCount]]:
+        """The facets of every paper without reading each paper: the general statement reads
+        every paper's properties and edges and holds them all at once (1 s at 238k papers,
+        and out of transaction memory with ``first`` 100); this one the Category and top
+        Author nodes, the index entries of years and licenses and the category edges (for
+        archives): 0.18 s (see :data:`~.cypher_discovery.CORPUS_FACETS`)."""
+        row = self._rows(cypher.corpus_facets_statement(wanted), first=first)[0]
+        result: dict[Facet, list[FacetCount]] = {}
+        for facet in wanted:
+            found = [FacetCount(str(item["value"]), int(item["count"])) for item in row[facet]]
+            if facet in ("categories", "archives"):
+                found = top_counts({item.value: item.count for item in found}, first)
+            result[facet] = found
         return result
 
     def search_papers(
