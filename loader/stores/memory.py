@@ -30,15 +30,17 @@ from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
-from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, check_structure, check_types, put
-from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
-from pith_graph.loader.stores.snapshot import (
-    Snapshot,
-    is_snapshot,
-    read_snapshot,
-    save_snapshot,
-    write_beside,
+from pith_graph.loader.stores.files import write_beside
+from pith_graph.loader.stores.memory_graph import (
+    INTERNED,
+    EdgeData,
+    EdgeInterner,
+    check_structure,
+    check_types,
+    put,
 )
+from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
+from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -80,7 +82,7 @@ _KEY_IDS = SIGNER.prop("keyIds")
 
 
 #: Paper properties with few distinct values, interned (one string object per value).
-_INTERNED = tuple(PAPER.prop(name) for name in ("license", "primaryCategory", "sourceKind", "bundleKeyId"))
+_INTERNED = tuple(name for name in INTERNED[PAPER.label] if name != _PAPER_KEY_IDS)
 
 
 def _paper_properties(rows: PaperRows) -> dict[str, Any]:

@@ -47,7 +47,17 @@ from pith_graph.schema.graph import (
     node_id,
 )
 
-__all__ = ["EdgeData", "EdgeInterner", "check_structure", "check_types", "put"]
+__all__ = ["INTERNED", "EdgeData", "EdgeInterner", "check_structure", "check_types", "put"]
+
+#: Node properties with few distinct values (a list's items, for ``keyIds``): one string
+#: object per value (``sys.intern``), in a graph loaded (MemoryStore) or opened (a snapshot)
+#: alike. Six aliases a paper each holding its own ``"arxiv"`` cost 84 MB at 238k papers.
+INTERNED = {
+    PAPER.label: tuple(
+        PAPER.prop(name) for name in ("license", "primaryCategory", "sourceKind", "bundleKeyId", "keyIds")
+    ),
+    ALIAS.label: (ALIAS.prop("kind"),),
+}
 
 _VERSION = PAPER.prop("sourceVersion")
 _SUBMITTED = PAPER.prop("submittedAt")

@@ -140,8 +140,8 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 exclude=key_files(args),
             )
         if (save or snapshot) and store is not None:
+            from pith_graph.loader.stores.files import writes_beside
             from pith_graph.loader.stores.memory import MemoryStore
-            from pith_graph.loader.stores.snapshot import writes_beside
 
             assert isinstance(store, MemoryStore)
             with writes_beside() as write:  # both written, then both renamed into place

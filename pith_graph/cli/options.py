@@ -161,13 +161,14 @@ def keyring_from(args: argparse.Namespace) -> Keyring:
 def save_snapshot_with_index(store: MemoryStore, path: str) -> None:
     """Write ``store``'s graph as a snapshot, with the search index ``serve --graph`` would
     otherwise build again at every start."""
-    from pith_graph.loader.stores.snapshot import write_beside
+    from pith_graph.loader.stores.files import write_beside
 
     write_beside(path, snapshot_with_index(store))
 
 
-def snapshot_with_index(store: MemoryStore) -> bytes:
-    """``store``'s graph as a snapshot, with its search index (:func:`save_snapshot_with_index`)."""
+def snapshot_with_index(store: MemoryStore) -> list[bytes]:
+    """``store``'s graph as a snapshot, with its search index (:func:`save_snapshot_with_index`),
+    in pieces (:func:`~pith_graph.loader.stores.snapshot.encode_snapshot`)."""
     from pith_graph.api.reads.memory import MemoryReader
     from pith_graph.loader.stores.snapshot import encode_snapshot
 

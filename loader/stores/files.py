@@ -1,0 +1,91 @@
+"""Files written beside their paths, then renamed over them: a failed write never leaves a
+truncated file where the path was, nor destroys the file that was there.
+
+The memory store writes its graph this way (node-link JSON, a snapshot), one file or several
+together (``load --save --snapshot``: both written, then both renamed into place).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from pith_graph.errors import StoreError, StoreErrorCode
+
+__all__ = ["write_beside", "writes_beside"]
+
+
+def write_beside(path: str | Path, data: bytes | Sequence[bytes]) -> None:
+    """Write ``data`` beside ``path`` first, then rename it over ``path``: a failed write
+    leaves neither a partial file nor a damaged one where ``path`` was.
+
+    Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) naming ``path`` when the
+    file cannot be written or renamed (a full disk, a folder in the way).
+    """
+    with writes_beside() as write:
+        write(path, data)
+
+
+@contextmanager
+def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], None]]:
+    """Files written together: each ``write(path, data)`` (bytes, or pieces written one after
+    the other) goes to a file beside ``path``
+    (flushed to disk), and only when the block ends without an error are they all renamed
+    over their paths, in order. A failure before that (a full disk, an error in the block)
+    removes what was written and leaves every path as it was; a rename that fails (a
+    folder put in the way) removes the files not renamed yet, and its error names the
+    paths already replaced. Raises :class:`~pith_graph.errors.StoreError` (``write_failed``)
+    naming the path."""
+    staged: list[tuple[Path, Path]] = []
+
+    def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
+        target = Path(path)
+        partial = target.with_name(f".{target.name}.{os.getpid()}.{len(staged)}.tmp")
+        staged.append((target, partial))
+        try:
+            with open(partial, "wb") as file:
+                for piece in [data] if isinstance(data, bytes) else data:
+                    file.write(piece)
+                file.flush()
+                os.fsync(file.fileno())  # the data is on disk before the rename shows it
+        except OSError as error:
+            raise _write_failed(target, error) from error
+
+    try:
+        yield write
+    except BaseException:
+        for _target, partial in staged:
+            partial.unlink(missing_ok=True)
+        raise
+    for done, (target, partial) in enumerate(staged):
+        try:
+            os.replace(partial, target)
+        except OSError as error:
+            for _, left in staged[done:]:
+                left.unlink(missing_ok=True)
+            raise _write_failed(target, error, [path for path, _ in staged[:done]]) from error
+    _sync_folders({target.parent for target, _ in staged})
+
+
+def _write_failed(target: Path, error: OSError, replaced: list[Path] | None = None) -> StoreError:
+    also = f" ({', '.join(map(str, replaced))} already replaced)" if replaced else ""
+    return StoreError(
+        StoreErrorCode.WRITE_FAILED, f"cannot write the graph to {target}: {error.strerror or error}{also}"
+    )
+
+
+def _sync_folders(folders: set[Path]) -> None:
+    """Flush the renames to disk (best effort: not every system opens a folder)."""
+    for folder in folders:
+        try:
+            handle = os.open(folder, os.O_RDONLY)
+        except OSError:
+            continue
+        try:
+            os.fsync(handle)
+        except OSError:
+            pass
+        finally:
+            os.close(handle)
