@@ -157,6 +157,20 @@ def test_an_opened_snapshot_holds_one_object_per_repeated_value_as_a_load_does(
         assert len({id(value) for value in values}) == len(set(values)), (label, name)
 
 
+def test_an_opened_snapshots_author_holds_its_folded_name_once_when_it_is_the_key(tmp_path: Path) -> None:
+    """An author whose folded name needs no folding (``ann lee``) holds one string for both,
+    in the loaded graph and the opened one alike."""
+    corpus = write_corpus(tmp_path / "corpus", 20, seed=4, workers=1, layout="jsonl")
+    G, _ = load_graph(corpus.shards, trusted_keys=corpus.keyring_path, workers=1)
+    path = tmp_path / "graph.snapshot"
+    save_snapshot(G, path)
+    for graph in (G, open_snapshot(path)):
+        authors = [data for _, data in graph.nodes(data=True) if data["label"] == "Author"]
+        plain = [data for data in authors if data["nameFolded"] == data["nameKey"]]
+        assert 0 < len(plain) < len(authors)  # the corpus has both kinds of names
+        assert all(data["nameFolded"] is data["nameKey"] for data in plain)
+
+
 def test_a_snapshot_is_the_same_bytes_however_it_is_encoded(tmp_path: Path) -> None:
     """Saved in pieces, one group at a time, a snapshot is still the one JSON document its
     header's digest names, compact as orjson writes it, and saving the opened graph again

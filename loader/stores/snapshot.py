@@ -47,7 +47,7 @@ import orjson
 from pith_graph.errors import UsageError
 from pith_graph.loader.stores.files import write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner
-from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
+from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
 __all__ = [
     "FORMAT",
@@ -72,6 +72,7 @@ class Snapshot(NamedTuple):
 
 
 _MAGIC = b'{"format":"' + FORMAT.encode()
+_FOLDED, _NAME_KEY = AUTHOR.prop("nameFolded"), AUTHOR.prop("nameKey")
 
 
 def is_snapshot(path: str | Path) -> bool:
@@ -100,7 +101,7 @@ def encode_snapshot(graph: nx.DiGraph, indexes: Mapping[str, Any] | None = None)
 
     One group's rows (a label's nodes, a type's edges) are built and encoded at a time, and
     the body is never joined into one object: beside the graph, saving holds the encoded
-    body and one group's rows (at 238k papers, saving peaked at 3,959 MB, now 2,948 MB:
+    body and one group's rows (at 238k papers, saving peaked at 3,959 MB, now 2,944 MB:
     ``benchmarks/bench_snapshot_memory.py``)."""
     enabled = gc.isenabled()
     gc.disable()  # millions of rows, none in a cycle: each collection would walk the graph again
@@ -212,7 +213,7 @@ def read_snapshot(path: str | Path) -> Snapshot:
     The file's bytes are parsed in place (no copy of the body) and dropped before the graph
     is built, and each group's rows once its nodes or edges are in; values that repeat are
     one object each (:data:`~.memory_graph.INTERNED`). At 238k papers, opening peaked at
-    3,835 MB for a graph of 2,250, now 2,905 MB for 2,049 (``benchmarks/bench_snapshot_memory.py``)."""
+    3,835 MB for a graph of 2,250, now 2,905 MB for 2,046 (``benchmarks/bench_snapshot_memory.py``)."""
     try:
         snapshot = _build(_parse(Path(path)))
     except (OSError, ValueError) as err:
@@ -294,6 +295,11 @@ def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
         else:
             made = [":".join((label, *(row[at] for at in keys))) for row in rows]
         _intern(rows, names, INTERNED.get(label, ()))
+        if label == AUTHOR.label and {_FOLDED, _NAME_KEY} <= set(names):  # as a load shares them
+            folded, key = names.index(_FOLDED), names.index(_NAME_KEY)
+            for row in rows:
+                if row[folded] == row[key]:
+                    row[folded] = row[key]
         place = _placer(LABEL_ATTRIBUTE, label, names, group["at"])
         for node, row in zip(made, rows, strict=True):
             nodes[node] = place(row)
