@@ -24,6 +24,7 @@ from pith_graph.api.reads.records import AuthorRecord, IdentifierKey, PaperFilte
 from pith_graph.schema.rows import PaperRow
 
 __all__ = [
+    "EVERY_PAPER",
     "FACETS",
     "DiscoveryReads",
     "Facet",
@@ -51,6 +52,11 @@ class Listing:
     where: PaperFilter = field(default_factory=PaperFilter)
     text: tuple[str, ...] = ()
     signer: str | None = None
+
+
+#: The listing of every paper (no filter, no words, no signer): both readers count its facets
+#: without reading each paper.
+EVERY_PAPER = Listing()
 
 
 @dataclass(frozen=True, slots=True)

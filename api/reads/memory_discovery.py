@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from pith_graph.api.reads.deadline import Steps
 from pith_graph.api.reads.discovery import (
+    EVERY_PAPER,
     FACETS,
     Facet,
     FacetCount,
@@ -61,10 +62,9 @@ _LICENSE = PAPER.prop("license")
 #: holds at most some 20,000: a bundle's size bounds them), between two looks at the clock.
 _KEYS_SLICE = 1024
 _FACETS_SLICE = 128
-#: The listing of every paper, whose facets are counted once (:meth:`_corpus_facets`),
-#: keeping this many values of each: every author's would cost 10 MB at 238k papers (173k
-#: authors, 56 bytes each), and ``first`` is at most 100 unless the limits say otherwise.
-_WHOLE_CORPUS = Listing()
+#: The facets of every paper are counted once (:meth:`_corpus_facets`), keeping this many
+#: values of each: every author's would cost 10 MB at 238k papers (173k authors, 56 bytes
+#: each), and ``first`` is at most 100 unless the limits say otherwise.
 CORPUS_KEPT = 1000
 
 
@@ -293,7 +293,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
     def facet_counts(
         self, listing: Listing, facets: Sequence[Facet], first: int
     ) -> dict[Facet, list[FacetCount]]:
-        if listing != _WHOLE_CORPUS:
+        if listing != EVERY_PAPER:
             return self._listing_facets(listing, facets, first)
         first = max(first, 0)
         kept = self._corpus_facets()

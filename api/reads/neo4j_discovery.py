@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from pith_graph.api.reads import cypher_discovery as cypher
 from pith_graph.api.reads.discovery import (
+    EVERY_PAPER,
     FACETS,
     Facet,
     FacetCount,
@@ -43,8 +44,6 @@ assert {TITLE_INDEX, TEXT_INDEX, AUTHOR_INDEX} <= set(_FULLTEXT)
 #: Lucene hits fetched beyond the page at first; each retry fetches four times more.
 _FETCH_MARGIN = 32
 _NO_LIMIT = 2**31 - 1
-#: The listing of every paper, whose facets have their own statement.
-_WHOLE_CORPUS = Listing()
 
 
 def _start(listing: Listing) -> str:
@@ -128,7 +127,7 @@ class Neo4jDiscoveryReads:
         wanted = tuple(facet for facet in FACETS if facet in facets)
         if not wanted:
             return {}
-        if listing == _WHOLE_CORPUS:
+        if listing == EVERY_PAPER:
             return self._corpus_facets(wanted, first)
         return self._listing_facets(listing, wanted, first)
 

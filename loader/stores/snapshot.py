@@ -37,7 +37,8 @@ import gc
 import hashlib
 import sys
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -103,10 +104,18 @@ def encode_snapshot(graph: nx.DiGraph, indexes: Mapping[str, Any] | None = None)
     the body is never joined into one object: beside the graph, saving holds the encoded
     body and one group's rows (at 238k papers, saving peaked at 3,959 MB, now 2,944 MB:
     ``benchmarks/bench_snapshot_memory.py``)."""
-    enabled = gc.isenabled()
-    gc.disable()  # millions of rows, none in a cycle: each collection would walk the graph again
-    try:
+    with _collector_paused():
         return _encode(graph, indexes)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off inside the block (as it was, after): opening or saving
+    makes millions of objects, none in a cycle, and each collection would walk the graph again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
     finally:
         if enabled:
             gc.enable()
@@ -144,8 +153,8 @@ def _encode(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> list[bytes]
     body.append(b'},"edges":{')
     kinds: dict[str, tuple[array[int], array[int], list[Mapping[str, Any]]]] = {}  # 24 bytes an edge
     for source, target, data in graph.edges(data=True):
-        if (edges := kinds.get(str(data.get(TYPE_ATTRIBUTE)))) is None:
-            edges = kinds[str(data.get(TYPE_ATTRIBUTE))] = (array("q"), array("q"), [])
+        if (edges := kinds.get(kind := str(data.get(TYPE_ATTRIBUTE)))) is None:
+            edges = kinds[kind] = (array("q"), array("q"), [])
         edges[0].append(index[source])
         edges[1].append(index[target])
         edges[2].append(data)
@@ -242,13 +251,8 @@ def _parse(path: Path) -> _Parsed:
     body = memoryview(raw)[end + 1 :] if end >= 0 else memoryview(b"")
     if hashlib.sha256(body).hexdigest() != header.get("sha256"):
         raise ValueError("the body does not match its SHA-256 (truncated or altered)")
-    enabled = gc.isenabled()
-    gc.disable()  # a million new objects, none in a cycle: collections would only cost time
-    try:
+    with _collector_paused():
         data = orjson.loads(body)
-    finally:
-        if enabled:
-            gc.enable()
     if not isinstance(data, dict):
         raise ValueError("its body is not a map")
     return _Parsed(header, data)
@@ -259,17 +263,11 @@ def _build(parsed: _Parsed) -> Snapshot:
     ``add_node``/``add_edge`` check and copy more than a trusted, regular file needs), and
     its indexes; the body's rows are emptied as they are used."""
     header, data = parsed
-    del parsed
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
+    with _collector_paused():
         indexes = data.get("indexes", {})
         if not isinstance(indexes, dict):
             raise ValueError("its indexes are not a map")
         graph = _fill(nx.DiGraph(), data)
-    finally:
-        if enabled:
-            gc.enable()
     if (graph.number_of_nodes(), graph.number_of_edges()) != (header.get("nodes"), header.get("edges")):
         raise ValueError("its counts do not match its header")
     return Snapshot(graph, indexes)
