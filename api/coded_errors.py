@@ -4,7 +4,8 @@ An :class:`~pith_graph.errors.ApiError` (the API's branch of the one exception t
 its code and suggestion. Codes given to errors that are not raised as ``ApiError``: ``GRAPHQL_PARSE_FAILED`` (syntax),
 ``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable of
 the wrong type), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
-type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached) and
+type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached), ``LIMIT_EXCEEDED`` (a read the
+database refuses for the memory it needs) and
 ``INTERNAL_SERVER_ERROR``: anything unexpected, whose message and details are replaced by a
 fixed text (the original is logged, never sent).
 """
@@ -69,6 +70,8 @@ def _with_code(
 def _store_code(error: StoreError) -> str | None:
     if error.code is StoreErrorCode.TIMEOUT:
         return "TIMEOUT"
+    if error.code is StoreErrorCode.MEMORY:
+        return "LIMIT_EXCEEDED"
     if error.code in (StoreErrorCode.UNAVAILABLE, StoreErrorCode.AUTH, StoreErrorCode.DATABASE):
         return "SERVICE_UNAVAILABLE"
     return None
@@ -111,6 +114,14 @@ def coded(error: GraphQLError) -> GraphQLError:
         code = _store_code(original)
         if code == "TIMEOUT":
             return _with_code(error, code, "The query took too long.")
+        if code == "LIMIT_EXCEEDED":
+            log.warning("a query ran out of transaction memory: %s", original.message)
+            return _with_code(
+                error,
+                code,
+                "The answer needs more memory than the graph database lets one query hold.",
+                {"suggestion": "Narrow the query: a filter, fewer values (first)."},
+            )
         if code is not None:
             return _with_code(error, code, "The graph database is not available; try again later.")
     if is_unexpected(error):

@@ -163,6 +163,7 @@ class StoreErrorCode(enum.StrEnum):
     DATABASE = "database"  # no such database
     WRITE_FAILED = "write_failed"  # the server refused a statement, or a graph file could not be written
     TIMEOUT = "timeout"  # the server stopped a statement that ran past its time
+    MEMORY = "memory"  # a read needed more memory than the server lets one transaction hold
     IMPORT_FAILED = "import_failed"  # Neo4j's offline importer refused the files or failed
     WORKER_FAILED = "worker_failed"  # a verification worker process died (killed, out of memory)
 

@@ -72,15 +72,27 @@ WITH reduce(top = [], rank IN ranks |
 UNWIND top AS row
 WITH row.group AS group, row.n AS n"""
 
-#: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p``.
+#: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p`` (for authors
+#: the value is the Author node, named once it is known to reach the top: :data:`_RANKS`).
 FACET_COUNTS = {
     "years": "WITH p.submittedYear AS value, count(*) AS n",
     "licenses": "WITH p.license AS value, count(*) AS n",
-    "authors": (
-        f"MATCH (p)<-[:AUTHORED]-(a)\nWITH a AS group, count(*) AS n\n{_TOP_GROUPS}\n"
-        "WITH group.name AS value, n"
-    ),
+    "authors": "MATCH (p)<-[:AUTHORED]-(a)\nWITH a AS value, count(*) AS n",
 }
+#: How a kept value is shown (default: as it is).
+_SHOWN = {"authors": "v[0].name"}
+#: The rows (``value``, ``n``) grouped by ``n`` into ranks ``[n, values]``, and the ranks that
+#: can reach the top ``$first`` (fewer than ``$first`` values have more papers) returned whole:
+#: the reader orders them by count, then value, and cuts. Nothing here is ordered in Neo4j:
+#: a Sort or Top after ``collect(p) AS ps`` charges each row it holds with the whole ``ps``
+#: (the rows carry the argument), so ranking 142k authors of 166k papers asked for more than
+#: the 687 MiB of transaction memory of a 1 GB heap; without ordering, 27 MB. A value is
+#: wrapped in a list, so that a null (a paper without license) is collected too.
+_RANKS = """WITH n, collect([value]) AS values
+WITH collect([n, values]) AS ranks
+RETURN [rank IN ranks
+  WHERE reduce(above = 0, other IN ranks | above + CASE WHEN other[0] > rank[0] THEN size(other[1]) ELSE 0 END) < $first
+  | [rank[0], [v IN rank[1] | {shown}]]] AS {facet}"""
 #: Categories and archives both come from the listing's combinations of categories (a few
 #: hundred, however many papers): each with its papers' count, the reader adds them up.
 CATEGORY_COMBINATIONS = """CALL (ps) {
@@ -99,8 +111,8 @@ assert set(FACET_COUNTS) | {"categories", "archives"} == set(FACETS)
 #: categories' papers, a paper cross-listed twice in one archive once (every edge is read: at
 #: 238k papers, 0.2 s); the authors down the ``paperCount`` index (every write keeps it the
 #: ``AUTHORED`` degree) until ``$first``, then those tied with the last, ordered by name.
-#: Years, licenses and authors are ordered and cut here as in :func:`facets_statement`;
-#: categories and archives come whole (a few hundred) for the reader to rank.
+#: Years, licenses and authors are ordered and cut here, by count then value, as the reader
+#: orders a listing's; categories and archives come whole (a few hundred) for it to rank.
 CORPUS_FACETS = {
     "years": """MATCH (p:Paper) WHERE p.submittedAt IS NOT NULL
 WITH p.submittedAt AS earliest ORDER BY earliest ASC LIMIT 1
@@ -215,19 +227,18 @@ def count_statement(start: str, checks: frozenset[str]) -> str:
 
 @cache
 def facets_statement(start: str, checks: frozenset[str], facets: tuple[str, ...]) -> str:
-    """One row: for each facet (a column named after it), the ``$first`` most frequent
-    ``{value, count}`` over the listing, whose papers are found once; for categories and
-    archives, a ``combinations`` column (:data:`CATEGORY_COMBINATIONS`)."""
+    """One row: for each facet (a column named after it), the ranks ``[count, values]`` of
+    the listing's values that can reach the top ``$first`` (:data:`_RANKS`), the listing's
+    papers found once; for categories and archives, a ``combinations`` column
+    (:data:`CATEGORY_COMBINATIONS`)."""
     parts = [f"{LISTING_STARTS[start]}\nWITH p WHERE {_where(start, checks)}\nWITH collect(p) AS ps"]
     columns = []
     for facet in facets:
         if facet not in FACET_COUNTS:
             continue
-        counts = FACET_COUNTS[facet].replace("\n", "\n  ")
-        parts.append(
-            f"CALL (ps) {{\n  UNWIND ps AS p\n  {counts}\n  ORDER BY n DESC, value ASC\n  LIMIT $first\n"
-            f"  RETURN collect({{value: value, count: n}}) AS {facet}\n}}"
-        )
+        ranks = _RANKS.format(shown=_SHOWN.get(facet, "v[0]"), facet=facet)
+        body = f"UNWIND ps AS p\n{FACET_COUNTS[facet]}\n{ranks}".replace("\n", "\n  ")
+        parts.append(f"CALL (ps) {{\n  {body}\n}}")
         columns.append(facet)
     if {"categories", "archives"} & set(facets):
         parts.append(CATEGORY_COMBINATIONS)

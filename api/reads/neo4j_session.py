@@ -115,6 +115,12 @@ class _Errors:
         except (Neo4jError, DriverError) as error:
             if isinstance(error, Neo4jError) and "TransactionTimedOut" in (error.code or ""):
                 raise StoreError(StoreErrorCode.TIMEOUT, f"a read ran past {self.timeout} s") from error
+            if isinstance(error, Neo4jError) and "MemoryPoolOutOfMemoryError" in (error.code or ""):
+                raise StoreError(
+                    StoreErrorCode.MEMORY,
+                    f"a read needed more than the transaction memory of {self.uri} ({error.message}); "
+                    "raise db.memory.transaction.max, dbms.memory.transaction.total.max or the heap",
+                ) from error
             raise translate(error, self.uri, self.database, "reading") from error
 
 

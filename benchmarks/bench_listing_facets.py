@@ -1,0 +1,174 @@
+"""A filtered listing's facets on Neo4j: today's statement against the one before 0.7.0's
+last change (``OLD_FACET_COUNTS`` below, kept here as the baseline).
+
+Usage:
+  python benchmarks/bench_listing_facets.py BOLT_URI PASSWORD_FILE [--rounds N] [CATEGORY|ARCHIVE: ...]
+
+Listings are ``category=CODE`` or ``archive=NAME`` (default: categories of about 2k, 8k,
+20k and 99k papers and the archive ``cs`` of the 238k-paper corpus of ``bench_import.py``).
+For each, all five facets (``first`` 100, as a frontend's filter panel asks) by both
+statements, interleaved, alternating which goes first, after one untimed warm-up each;
+both answers are compared when both succeed. Prints the median, min and max seconds of
+each, the median ratio, and the transaction memory the server charged each (``PROFILE``'s
+``GlobalMemory``: what it compares to ``db.memory.transaction.max``). The old statement
+ordered each facet after collecting the listing's papers, and Neo4j charges a Sort or Top
+the collected list for every row it holds; the new one orders nothing in Neo4j.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import neo4j
+
+from pith_graph.api.reads import cypher_discovery as cypher
+from pith_graph.api.reads.discovery import FACETS, Listing, top_counts
+from pith_graph.api.reads.neo4j import Neo4jReader
+from pith_graph.api.reads.neo4j_discovery import _checks, _parameters, _start
+from pith_graph.api.reads.records import PaperFilter
+
+FIRST = 100
+DEFAULT_LISTINGS = [
+    "category:math.NT",
+    "category:math.PR",
+    "category:math.OC",
+    "category:cs.LG",
+    "archive:cs",
+]
+
+# The authors ranked as typeahead still ranks them (the same fragment then and now).
+_OLD_TOP_GROUPS = cypher._TOP_GROUPS
+OLD_FACET_COUNTS = {
+    "years": "WITH p.submittedYear AS value, count(*) AS n",
+    "licenses": "WITH p.license AS value, count(*) AS n",
+    "authors": (
+        f"MATCH (p)<-[:AUTHORED]-(a)\nWITH a AS group, count(*) AS n\n{_OLD_TOP_GROUPS}\n"
+        "WITH group.name AS value, n"
+    ),
+}
+
+
+def old_statement(start: str, checks: frozenset[str]) -> str:
+    """The facets statement as it was (8fcc2c4), all five facets."""
+    where = " AND ".join(cypher.FILTER_CHECKS[name] for name in sorted(checks - {start})) or "true"
+    parts = [f"{cypher.LISTING_STARTS[start]}\nWITH p WHERE {where}\nWITH collect(p) AS ps"]
+    for facet, counts in OLD_FACET_COUNTS.items():
+        body = counts.replace("\n", "\n  ")
+        parts.append(
+            f"CALL (ps) {{\n  UNWIND ps AS p\n  {body}\n  ORDER BY n DESC, value ASC\n  LIMIT $first\n"
+            f"  RETURN collect({{value: value, count: n}}) AS {facet}\n}}"
+        )
+    parts.append(cypher.CATEGORY_COMBINATIONS)
+    parts.append("RETURN " + ", ".join([*OLD_FACET_COUNTS, "combinations"]))
+    return "\n".join(parts) + "\n"
+
+
+def _old_answer(row: Any) -> dict[str, list[tuple[str, int]]]:
+    found: dict[str, list[tuple[str, int]]] = {}
+    for facet in FACETS:
+        if facet in ("categories", "archives"):
+            counts: dict[str, int] = {}
+            for combination in row["combinations"]:
+                for value in set(combination["codes" if facet == "categories" else "archives"]):
+                    counts[value] = counts.get(value, 0) + int(combination["count"])
+            found[facet] = [(c.value, c.count) for c in top_counts(counts, FIRST)]
+        else:
+            found[facet] = [(str(item["value"]), int(item["count"])) for item in row[facet]]
+    return found
+
+
+def _summary(found: list[float]) -> str:
+    if not found:
+        return "failed"
+    return f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f})"
+
+
+def _listing(spec: str) -> Listing:
+    kind, value = spec.split(":", 1)
+    return Listing(PaperFilter(**{kind: value}))
+
+
+def main(argv: list[str]) -> None:
+    uri, password_file = argv[0], argv[1]
+    rest = argv[2:]
+    rounds = 5
+    if "--rounds" in rest:
+        at = rest.index("--rounds")
+        rounds = int(rest[at + 1])
+        del rest[at : at + 2]
+    specs = rest or DEFAULT_LISTINGS
+    password = Path(password_file).read_text().strip()
+    driver = neo4j.GraphDatabase.driver(uri, auth=("neo4j", password))
+    reader = Neo4jReader.connect(uri, "neo4j", password, "neo4j", timeout=600)
+
+    def run_old(listing: Listing) -> tuple[float, Any]:
+        statement = old_statement(_start(listing), _checks(listing))
+        start = time.perf_counter()
+        records, _, _ = driver.execute_query(
+            statement, first=FIRST, **_parameters(listing), database_="neo4j"
+        )
+        return time.perf_counter() - start, _old_answer(records[0])
+
+    def run_new(listing: Listing) -> tuple[float, Any]:
+        start = time.perf_counter()
+        found = reader.facet_counts(listing, FACETS, FIRST)
+        seconds = time.perf_counter() - start
+        return seconds, {facet: [(c.value, c.count) for c in found[facet]] for facet in FACETS}
+
+    def charged(statement: str, listing: Listing) -> str:
+        try:
+            with driver.session(database="neo4j") as session:
+                result = session.run("PROFILE " + statement, first=FIRST, **_parameters(listing))
+                result.consume()
+                memory = result.consume().profile["args"].get("GlobalMemory", 0)
+            return f"{memory / 2**20:.1f} MiB"
+        except neo4j.exceptions.Neo4jError as error:
+            return f"refused ({(error.code or '').rsplit('.', 1)[-1]})"
+
+    print(f"{'listing':24} {'old s (min-max)':>22} {'new s (min-max)':>22} {'new/old':>8}  charged old / new")
+    for spec in specs:
+        listing = _listing(spec)
+        papers = reader.count_listing(listing)
+        memory_old = charged(old_statement(_start(listing), _checks(listing)), listing)
+        memory_new = charged(
+            cypher.facets_statement(_start(listing), _checks(listing), tuple(FACETS)), listing
+        )
+        times: dict[str, list[float]] = {"old": [], "new": []}
+        paths = {"old": run_old, "new": run_new}
+        failed = set()
+        for index in range(rounds + 1):  # the first round warms up, untimed
+            order = ["old", "new"] if index % 2 == 0 else ["new", "old"]
+            answers = {}
+            for name in order:
+                if name in failed:
+                    continue
+                try:
+                    seconds, answers[name] = paths[name](listing)
+                except Exception as error:  # the old statement may run out of memory
+                    print(f"  {spec}: {name} failed: {str(error)[:160]}")
+                    failed.add(name)
+                    continue
+                if index:
+                    times[name].append(seconds)
+            if len(answers) == 2:
+                assert answers["old"] == answers["new"], spec
+
+        ratio = (
+            f"{statistics.median(times['new']) / statistics.median(times['old']):.2f}"
+            if times["old"] and times["new"]
+            else "-"
+        )
+        label = f"{spec} ({papers})"
+        print(
+            f"{label:24} {_summary(times['old']):>22} {_summary(times['new']):>22} {ratio:>8}  {memory_old} / {memory_new}"
+        )
+    reader.close()
+    driver.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
