@@ -27,6 +27,7 @@ from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import PaperFilter
 from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing.signer import PaperSpec
 
 WHOLE = Listing()
@@ -213,3 +214,24 @@ def test_neo4j_counts_a_paper_without_a_license_as_the_general_path_does(
     finally:
         neo4j.driver.execute_query(unset, {"rows": licenses})
     assert neo4j.facet_counts(WHOLE, ["licenses"], 100) == memory.facet_counts(WHOLE, ["licenses"], 100)
+
+
+def test_memory_facets_of_an_empty_graph_are_empty() -> None:
+    reader = MemoryReader(MemoryStore().graph)
+    empty = {facet: [] for facet in FACETS}
+    assert reader.facet_counts(WHOLE, FACETS, 10) == empty == reader.facet_counts(EVERY, FACETS, 10)
+
+
+@pytest.mark.neo4j
+def test_neo4j_facets_of_an_empty_database_are_empty(neo4j: Neo4jReader) -> None:
+    """A database before its first load (``serve --backend neo4j`` answers it): each statement
+    in a transaction that has deleted every node first, then rolled back."""
+    general = cypher.facets_statement("all", frozenset({"from"}), FACETS)
+    with neo4j.driver.session() as session, session.begin_transaction() as tx:
+        tx.run("MATCH (n) DETACH DELETE n").consume()
+        (whole,) = tx.run(cypher.corpus_facets_statement(FACETS), first=10).data()
+        (every,) = tx.run(general, {"first": 10, "from": ""}).data()
+        tx.rollback()
+    assert whole == {facet: [] for facet in FACETS}
+    assert every == {"years": [], "licenses": [], "authors": [], "combinations": []}
+    assert neo4j.count_listing(WHOLE) == len(_specs())  # rolled back
