@@ -93,9 +93,13 @@ class FacetCount:
     count: int
 
 
-def top_counts(counts: Mapping[str, int], first: int) -> list[FacetCount]:
-    """The ``first`` values with the most papers, then by value."""
-    ranked = nsmallest(first, counts.items(), key=lambda item: (-item[1], item[0]))
+def top_counts(counts: Mapping[str, int], first: int, numbers: bool = False) -> list[FacetCount]:
+    """The ``first`` values with the most papers, then by value: as numbers when ``numbers``
+    (years: 999 before 2023, as Neo4j orders its integers), else as strings."""
+    if numbers:
+        ranked = nsmallest(first, counts.items(), key=lambda item: (-item[1], int(item[0])))
+    else:
+        ranked = nsmallest(first, counts.items(), key=lambda item: (-item[1], item[0]))
     return [FacetCount(value, count) for value, count in ranked]
 
 

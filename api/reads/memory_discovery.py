@@ -284,7 +284,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
             found = {}
             for facet in FACETS:
                 counts = Counter(chain.from_iterable(values[facet].values()))
-                found[facet] = (top_counts(counts, CORPUS_KEPT), len(counts) <= CORPUS_KEPT)
+                found[facet] = (top_counts(counts, CORPUS_KEPT, facet == "years"), len(counts) <= CORPUS_KEPT)
             return found
 
         result: dict[Facet, tuple[list[FacetCount], bool]] = self._index("corpus facets", build)
@@ -317,7 +317,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
             for start in range(0, len(piths), _FACETS_SLICE):
                 steps.check()
                 found.update(chain.from_iterable(map(of, piths[start : start + _FACETS_SLICE])))
-            result[facet] = top_counts(found, first)
+            result[facet] = top_counts(found, first, facet == "years")
         return result
 
     # -- typeahead -----------------------------------------------------------------------

@@ -35,7 +35,8 @@ WHOLE = Listing()
 EVERY = Listing(PaperFilter(submitted_from=""))
 
 # value -> papers; expanded in order, so paper i has the i-th value of each list.
-_YEARS = {"2021": 9, "2022": 9, "2019": 6, "2020": 6, "2023": 4, "0999": 2}
+#: 0999 ties 2023: years are ordered as numbers (999 first), on both backends alike.
+_YEARS = {"2021": 9, "2022": 9, "2019": 6, "2020": 6, "2023": 3, "0999": 3}
 _LICENSES = {"http://l/b": 11, "http://l/a": 11, "http://l/c": 7, "http://l/d": 7}
 #: (primary, cross-lists): cs.LG with cs.AI and math.PR with math.CO are one archive twice.
 _CATEGORIES = [
@@ -122,7 +123,7 @@ def test_the_corpus_has_what_the_fast_path_must_get_right(memory: MemoryReader) 
     # Cross-listed in two cs categories, a paper counts once for cs: less than the degrees.
     assert archives["cs"] < sum(n for code, n in categories.items() if code.startswith("cs."))
     assert archives["math"] < categories["math.PR"] + categories["math.CO"]
-    assert FacetCount("999", 2) in every["years"]
+    assert every["years"][-2:] == [FacetCount("999", 3), FacetCount("2023", 3)]
     assert len(every["authors"]) == len(_AUTHORS)
 
 
