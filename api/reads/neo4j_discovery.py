@@ -161,9 +161,10 @@ class Neo4jDiscoveryReads:
     def _corpus_facets(self, wanted: tuple[Facet, ...], first: int) -> dict[Facet, list[FacetCount]]:
         """The facets of every paper without reading each paper: the general statement reads
         every paper's properties and edges and holds them all at once (1 s at 238k papers;
-        out of transaction memory with ``first`` 100 while it still ordered in Neo4j); this one the Category and top
-        Author nodes, the index entries of years and licenses and the category edges (for
-        archives): 0.18 s (see :data:`~.cypher_discovery.CORPUS_FACETS`)."""
+        out of transaction memory with ``first`` 100 while it still ordered in Neo4j); this
+        one the Category and top Author nodes, the index entries of years and licenses and
+        the category edges (for archives): 0.18 s (see
+        :data:`~.cypher_discovery.CORPUS_FACETS`)."""
         row = self._rows(cypher.corpus_facets_statement(wanted), first=first)[0]
         result: dict[Facet, list[FacetCount]] = {}
         for facet in wanted:
