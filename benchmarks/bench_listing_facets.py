@@ -8,7 +8,8 @@ Listings are ``category=CODE`` or ``archive=NAME`` (default: categories of about
 20k and 99k papers and the archive ``cs`` of the 238k-paper corpus of ``bench_import.py``).
 For each, all five facets (``first`` 100, as a frontend's filter panel asks) by both
 statements, interleaved, alternating which goes first, after one untimed warm-up each;
-both answers are compared when both succeed. Prints the median, min and max seconds of
+both answers are compared when both succeed. Both run through the reader's own session
+(``Neo4jReader._rows``), and each includes turning the row into the answer. Prints the median, min and max seconds of
 each, the median ratio, and the transaction memory the server charged each (``PROFILE``'s
 ``GlobalMemory``: what it compares to ``db.memory.transaction.max``). The old statement
 ordered each facet after collecting the listing's papers, and Neo4j charges a Sort or Top
@@ -108,9 +109,7 @@ def main(argv: list[str]) -> None:
     def run_old(listing: Listing) -> tuple[float, Any]:
         statement = old_statement(_start(listing), _checks(listing))
         start = time.perf_counter()
-        records, _, _ = driver.execute_query(
-            statement, first=FIRST, **_parameters(listing), database_="neo4j"
-        )
+        records = reader._rows(statement, first=FIRST, **_parameters(listing))  # as the reader runs its own
         return time.perf_counter() - start, _old_answer(records[0])
 
     def run_new(listing: Listing) -> tuple[float, Any]:
