@@ -41,8 +41,14 @@ DEFAULT_LISTINGS = [
     "archive:cs",
 ]
 
-# The authors ranked as typeahead still ranks them (the same fragment then and now).
-_OLD_TOP_GROUPS = cypher._TOP_GROUPS
+# The ``$first`` groups with the highest ``n``, when the rows so far are (group, n).
+_OLD_TOP_GROUPS = """WITH n, collect(group) AS groups
+ORDER BY n DESC
+WITH collect({n: n, groups: groups}) AS ranks
+WITH reduce(top = [], rank IN ranks |
+  CASE WHEN size(top) >= $first THEN top ELSE top + [g IN rank.groups | {group: g, n: rank.n}] END) AS top
+UNWIND top AS row
+WITH row.group AS group, row.n AS n"""
 OLD_FACET_COUNTS = {
     "years": "WITH p.submittedYear AS value, count(*) AS n",
     "licenses": "WITH p.license AS value, count(*) AS n",

@@ -12,8 +12,10 @@ parameter still costs a subquery per paper). The search words and the ``title`` 
 both in the Lucene query of the ``text`` start (title words as zero-boost required clauses,
 so they filter without changing scores).
 
-Rankings over many groups (the authors facet, typeahead) sort by count first and read the
-tie-breaking name only for the groups that can reach the top ``$first``. Facets expand a
+Rankings over many groups (facets, typeahead) group by count first and read the
+tie-breaking name only for the groups that can reach the top ``$first``; nothing is ordered
+after a list is collected, since Neo4j charges each row a Sort or Top holds with the whole
+list (:data:`_RANKS`). Facets expand a
 listing's papers without checking the label at the far end (``AUTHORED`` always starts at
 an Author, ``IN_CATEGORY`` always ends at a Category: :mod:`pith_graph.schema.graph`): one
 check per row made the facets statement 12–26% slower on categories of 8k and 16k papers.
@@ -60,17 +62,6 @@ FILTER_CHECKS = {
     "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
     "signer": "EXISTS { (p)<-[:SIGNED]-(:Signer {signerId: $signer}) }",
 }
-
-# The ``$first`` values with the highest ``n`` (then by ``value``), when the rows so far are
-# (group, n): groups are read in ``n`` order until ``$first`` are in hand, and only those
-# are ordered by their value.
-_TOP_GROUPS = """WITH n, collect(group) AS groups
-ORDER BY n DESC
-WITH collect({n: n, groups: groups}) AS ranks
-WITH reduce(top = [], rank IN ranks |
-  CASE WHEN size(top) >= $first THEN top ELSE top + [g IN rank.groups | {group: g, n: rank.n}] END) AS top
-UNWIND top AS row
-WITH row.group AS group, row.n AS n"""
 
 #: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p`` (for authors
 #: the value is the Author node, named once it is known to reach the top: :data:`_RANKS`).
@@ -201,21 +192,20 @@ RETURN a.nameKey AS nameKey, a.name AS name, a.paperCount AS paperCount
 """
 
 #: Typeahead from the full-text index of the folded words (one prefix clause per key): at
-#: most ``$cap`` matches, ranked by paper count. One row: ``found`` (the matches fetched: all
-#: of them when fewer than ``$cap``) and ``top``.
+#: most ``$cap`` matches, ranked by paper count as a facet's values are (:data:`_RANKS`,
+#: nothing ordered after the matches are collected: ordering them held 48 MiB of
+#: transaction memory per keystroke at 3,000 matches). One row: ``found`` (the matches
+#: fetched: all of them when fewer than ``$cap``) and ``ranks`` (``[count, [[nameKey, name],
+#: ...]]``), for the reader to order by count, then name key, and cut.
 READ_AUTHORS_BY_PREFIX = f"""
 CALL db.index.fulltext.queryNodes($index, $query, {{limit: $cap}}) YIELD node
 WITH collect(node) AS hits
 CALL (hits) {{
-  UNWIND hits AS group
-  WITH group, group.paperCount AS n
-  {_TOP_GROUPS.replace(chr(10), chr(10) + "  ")}
-  WITH group AS a, n
-  ORDER BY n DESC, a.nameKey ASC
-  LIMIT $first
-  RETURN collect([a.nameKey, a.name, n]) AS top
+  UNWIND hits AS value
+  WITH value, value.paperCount AS n
+  {_RANKS.format(shown="[v[0].nameKey, v[0].name]", facet="ranks").replace(chr(10), chr(10) + "  ")}
 }}
-RETURN size(hits) AS found, top
+RETURN size(hits) AS found, ranks
 """
 
 # Skipped checks: the one the start already guarantees.

@@ -235,7 +235,9 @@ class Neo4jDiscoveryReads:
             cap=self.typeahead_cap,
         )
         if int(row["found"]) < self.typeahead_cap:
-            return [AuthorRecord(key, name, int(count)) for key, name, count in row["top"]]
+            found = [(int(count), key, name) for count, authors in row["ranks"] for key, name in authors]
+            found.sort(key=lambda author: (-author[0], author[1]))
+            return [AuthorRecord(key, name, count) for count, key, name in found[:first]]
         # More than typeahead_cap authors match: the most prolific ones hold the answer.
         return self._walk(keys, first, _NO_LIMIT) or []
 
