@@ -8,7 +8,8 @@ relevance page: one, rarely more, see :meth:`Neo4jDiscoveryReads.search_papers`)
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.api.reads import cypher_discovery as cypher
@@ -102,12 +103,17 @@ def _scored(row: Mapping[str, Any]) -> ScoredPaper:
     return ScoredPaper(PaperRow.from_properties(row["paper"]), float(row["score"]))
 
 
-def _top_ranked(ranks: Sequence[Sequence[Any]], first: int) -> list[FacetCount]:
-    """The ``first`` values of ``ranks`` (``[count, values]``) with the most papers, then by
-    value as Cypher orders them (numbers as numbers, a null last)."""
+def _kept(ranks: Sequence[Sequence[Any]], first: int, order: Callable[[Any], Any]) -> list[tuple[int, Any]]:
+    """The ``first`` (count, value) of the ranks ``[count, values]`` a ``_RANKS`` statement
+    kept: most papers first, then by ``order`` of the value."""
     rows = [(int(count), value) for count, values in ranks for value in values]
-    rows.sort(key=lambda row: (-row[0], row[1] is None, row[1] if row[1] is not None else 0))
-    return [FacetCount(str(value), count) for count, value in rows[:first]]
+    rows.sort(key=lambda row: (-row[0], order(row[1])))
+    return rows[:first]
+
+
+def _as_cypher_orders(value: Any) -> tuple[bool, Any]:
+    """A facet value's sort key as Cypher orders values: numbers as numbers, a null last."""
+    return (value is None, value if value is not None else 0)
 
 
 class Neo4jDiscoveryReads:
@@ -155,7 +161,8 @@ class Neo4jDiscoveryReads:
                         counts[value] += int(combination["count"])
                 result[facet] = top_counts(counts, first)
             else:
-                result[facet] = _top_ranked(row[facet], first)
+                kept = _kept(row[facet], first, _as_cypher_orders)
+                result[facet] = [FacetCount(str(value), count) for count, value in kept]
         return result
 
     def _corpus_facets(self, wanted: tuple[Facet, ...], first: int) -> dict[Facet, list[FacetCount]]:
@@ -235,9 +242,8 @@ class Neo4jDiscoveryReads:
             cap=self.typeahead_cap,
         )
         if int(row["found"]) < self.typeahead_cap:
-            found = [(int(count), key, name) for count, authors in row["ranks"] for key, name in authors]
-            found.sort(key=lambda author: (-author[0], author[1]))
-            return [AuthorRecord(key, name, count) for count, key, name in found[:first]]
+            kept = _kept(row["ranks"], first, itemgetter(0))  # then by name key
+            return [AuthorRecord(key, name, count) for count, (key, name) in kept]
         # More than typeahead_cap authors match: the most prolific ones hold the answer.
         return self._walk(keys, first, _NO_LIMIT) or []
 

@@ -39,6 +39,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.stores.neo4j_connect import translate
+from pith_graph.loader.stores.neo4j_retry import OUT_OF_MEMORY
 
 __all__ = [
     "EachInItsOwn",
@@ -115,7 +116,7 @@ class _Errors:
         except (Neo4jError, DriverError) as error:
             if isinstance(error, Neo4jError) and "TransactionTimedOut" in (error.code or ""):
                 raise StoreError(StoreErrorCode.TIMEOUT, f"a read ran past {self.timeout} s") from error
-            if isinstance(error, Neo4jError) and "MemoryPoolOutOfMemoryError" in (error.code or ""):
+            if isinstance(error, Neo4jError) and error.code in OUT_OF_MEMORY:
                 raise StoreError(
                     StoreErrorCode.MEMORY,
                     f"a read needed more than the transaction memory of {self.uri} ({error.message}); "
