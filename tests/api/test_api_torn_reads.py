@@ -298,9 +298,12 @@ def test_no_answer_mixes_two_states_of_a_paper_during_loads(
                     failures.append(f"{error!r}"[:2000])
                 answered[number] += 1
 
+    # What is checked is whether an answer is torn, not how fast it comes: the server's first
+    # plans of each statement took 3-6 s on a quiet host (a cold JVM with C1 only, its store
+    # just changed) and past the default 10 s in CI beside the Java half (TIMEOUT, not torn).
     with serving(
         ["--backend", "neo4j", "--uri", server.uri, "--port", "0"],
-        {"NEO4J_PASSWORD": PASSWORD, "PITH_API_WORKERS": "1"},
+        {"NEO4J_PASSWORD": PASSWORD, "PITH_API_WORKERS": "1", "PITH_API_TIMEOUT_SECONDS": "60"},
     ) as url:
         clients = [threading.Thread(target=client, args=(n, url)) for n in range(CLIENTS)]
         for thread in clients:
