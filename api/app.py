@@ -159,7 +159,7 @@ class GraphQLView(GraphQL[Context, None]):
     async def _execute_in_time(self, kwargs: dict[str, Any]) -> ExecutionResult:
         """strawberry's execution, aborted at the time limit (a timer on the running loop);
         run again with a new context (a new transaction) when a paper changed between two of
-        its statements (:class:`~pith_graph.api.reads.neo4j_session.TornRead`: the request
+        its statements (:class:`~pith_graph.api.reads.torn.TornRead`: the request
         reader's ``torn``), as a plan does."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.limits.timeout_seconds

@@ -45,7 +45,7 @@ from pith_graph.api.cost import query_cost
 from pith_graph.api.plan.batch import Batch
 from pith_graph.api.plan.compile import GiveWay, Plan, SelectionPlan
 from pith_graph.api.plan.specs import Step
-from pith_graph.api.reads.neo4j_session import TornRead
+from pith_graph.api.reads.torn import TornRead
 from pith_graph.errors import PithGraphError, QueryTimeout
 
 __all__ = ["run_plan"]
@@ -120,7 +120,7 @@ def _execute(
     transaction, here, on its lane (so that closing the context needs no trip to the lane).
 
     A load that replaced a paper between two of its statements
-    (:class:`~pith_graph.api.reads.neo4j_session.TornRead`) ends the request's transaction
+    (:class:`~pith_graph.api.reads.torn.TornRead`) ends the request's transaction
     (the reader forgets what it read); then the plan runs again, from the root, up to
     :data:`TORN_RETRIES` times while its time lasts, if it runs alone (``end``: over HTTP);
     else it gives way to the resolvers, which read afresh (the view runs them again if they

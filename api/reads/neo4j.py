@@ -15,7 +15,7 @@ statement. A request whose only statement is a call of one of :data:`ONE_STATEME
 as an auto-commit transaction (:meth:`Neo4jReader.sole_statement`). A request reader also
 checks that its statements read one state of every paper (Neo4j runs them at READ COMMITTED:
 :meth:`~pith_graph.api.reads.neo4j_base.Neo4jBase.check_stamp`), raising
-:class:`~pith_graph.api.reads.neo4j_session.TornRead` when a load replaced one in between.
+:class:`~pith_graph.api.reads.torn.TornRead` when a load replaced one in between.
 Driver errors become :class:`~pith_graph.errors.StoreError`.
 """
 
@@ -151,7 +151,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
 
     def close(self) -> None:
         """A request reader ends its transaction (and forgets what it read: a request that
-        reads again, after a :class:`~pith_graph.api.reads.neo4j_session.TornRead`, starts
+        reads again, after a :class:`~pith_graph.api.reads.torn.TornRead`, starts
         afresh); the reader itself closes the driver."""
         if self._request:
             self.forget()

@@ -12,8 +12,9 @@ import neo4j
 
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
-from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements, TornRead
+from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
 from pith_graph.api.reads.records import AuthorPage, CategoryLink, Page, PaperKey, PaperSelection
+from pith_graph.api.reads.torn import TornRead
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["WARM_UP", "Neo4jBase", "after_parameters"]
@@ -89,7 +90,7 @@ class Neo4jBase:
 
     def check_stamp(self, pith_number: str, stamp: Sequence[str] | None) -> None:
         """Note that a statement read this state of the paper (``None``: none found); raise
-        :class:`~pith_graph.api.reads.neo4j_session.TornRead` if an earlier statement of the
+        :class:`~pith_graph.api.reads.torn.TornRead` if an earlier statement of the
         request read another. Neo4j's READ COMMITTED lets each statement of a transaction
         see what was committed before it began, so a load that replaced the paper between two
         statements would otherwise mix its two states in one answer. A replacement always

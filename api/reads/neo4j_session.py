@@ -47,7 +47,6 @@ __all__ = [
     "RequestStatements",
     "SecondStatement",
     "Statements",
-    "TornRead",
     "pipelined_begin",
     "read_session",
 ]
@@ -90,17 +89,6 @@ def pipelined_begin(session: object) -> AbstractContextManager[object]:
 class SecondStatement(RuntimeError):
     """A statement after the one a request ran as its auto-commit transaction: the caller
     of :meth:`OneTransaction.sole` vouched that there would be none (a bug to fix there)."""
-
-
-class TornRead(StoreError):
-    """A paper changed between two statements of one request: Neo4j runs transactions at
-    READ COMMITTED, so a load that committed in between is seen by the later statement only
-    (see :meth:`~pith_graph.api.reads.neo4j_base.Neo4jBase.check_stamp`). Whoever runs the
-    request reads it all again (after :meth:`~pith_graph.api.reads.neo4j.Neo4jReader.close`)
-    while its time lasts; if it cannot, the answer is ``SERVICE_UNAVAILABLE``."""
-
-    def __init__(self, pith_number: str) -> None:
-        super().__init__(StoreErrorCode.UNAVAILABLE, f"{pith_number} changed while a request read it")
 
 
 class _Errors:

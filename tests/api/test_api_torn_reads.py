@@ -53,8 +53,8 @@ from pith_graph.api.plan.compile import compile_plan
 from pith_graph.api.plan.run import TORN_RETRIES
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.neo4j_session import TornRead
 from pith_graph.api.reads.records import AliasRecord
+from pith_graph.api.reads.torn import TornRead
 from pith_graph.api.schema import build_schema
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
