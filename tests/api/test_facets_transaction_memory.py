@@ -34,7 +34,9 @@ from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.testing.signer import PaperSpec
 
-pytestmark = pytest.mark.neo4j
+# Its own server only (2 MiB per transaction): scripts/test runs it beside the Java tests, in the
+# other half (the Java half was the longer by 48-93 s in CI; this module takes about 44 s).
+pytestmark = [pytest.mark.neo4j, pytest.mark.own_server]
 
 TX_MEMORY = "2m"
 NARROW, WIDE = "math.NT", "hep-ex"
