@@ -28,6 +28,7 @@ import os
 import platform
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -92,6 +93,11 @@ def subset(folder: Path, n: int, scratch: Path) -> Path:
 
 
 # -- the server ------------------------------------------------------------------------------
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    """The median, least and greatest of ``values`` (a benchmark's repeated runs)."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def free_port() -> int:

@@ -20,14 +20,13 @@ import json
 import os
 import re
 import signal
-import statistics
 import subprocess
 import sys
 import time
 from typing import Any
 
 import httpx
-from bench_neo4j import RESULTS  # benchmarks/ is on sys.path
+from bench_neo4j import RESULTS, summary  # benchmarks/ is on sys.path
 
 SERVE = ["serve", "--port", "0", "--workers", "1", "--load-workers", "1"]
 QUERY = '{ paper(id: "doi:10.48550/ARXIV.2201.07821") { title } }'
@@ -86,8 +85,8 @@ def main() -> None:
         "loadavg_1m_after": os.getloadavg()[0],
     }
     for name, values in times.items():
-        result[name] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
-        print(f"{name}: {result[name]['median']:.2f} s ({min(values):.2f}-{max(values):.2f})")
+        found = result[name] = summary(values)
+        print(f"{name}: {found['median']:.2f} s ({found['min']:.2f}-{found['max']:.2f})")
     result["shipped_over_driver_first"] = result["shipped"]["median"] / result["driver_first"]["median"]
     print(
         f"shipped / driver first: {result['shipped_over_driver_first']:.2f}x, pandas installed: "

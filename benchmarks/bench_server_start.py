@@ -22,14 +22,13 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from bench_neo4j import RESULTS, ROOT, free_port  # benchmarks/ is on sys.path
+from bench_neo4j import RESULTS, ROOT, free_port, summary  # benchmarks/ is on sys.path
 
 SCRIPT = ROOT / "scripts" / "neo4j"
 
@@ -68,10 +67,6 @@ def one_round(cds: str, data: Path) -> tuple[float, float, float]:
     stopping = time.perf_counter()
     script("stop", env)
     return up - started, cpu, time.perf_counter() - stopping
-
-
-def summary(values: list[float]) -> dict[str, float]:
-    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
 def main() -> None:
