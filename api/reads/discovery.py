@@ -15,10 +15,10 @@ The :class:`DiscoveryReads` methods are part of every
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from heapq import nsmallest
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from pith_graph.api.reads.records import AuthorRecord, IdentifierKey, PaperFilter
 from pith_graph.schema.rows import PaperRow
@@ -96,10 +96,8 @@ class FacetCount:
 def top_counts(counts: Mapping[str, int], first: int, numbers: bool = False) -> list[FacetCount]:
     """The ``first`` values with the most papers, then by value: as numbers when ``numbers``
     (years: 999 before 2023, as Neo4j orders its integers), else as strings."""
-    if numbers:
-        ranked = nsmallest(first, counts.items(), key=lambda item: (-item[1], int(item[0])))
-    else:
-        ranked = nsmallest(first, counts.items(), key=lambda item: (-item[1], item[0]))
+    order: Callable[[str], Any] = int if numbers else str
+    ranked = nsmallest(first, counts.items(), key=lambda item: (-item[1], order(item[0])))
     return [FacetCount(value, count) for value, count in ranked]
 
 
