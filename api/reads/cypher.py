@@ -20,8 +20,11 @@ constant built here at import and kept in a dict:
   (dict key ``True``): the count is a ``COUNT`` subquery, run only when asked for;
 * a statement about papers it was given by pith number (their authors, categories, aliases,
   signatures, versions, related papers) also returns each paper's ``stamp``
-  (:data:`~pith_graph.api.reads.cypher_parts.STAMP`), for the reader to check that it read
-  the same state of the paper as the request's earlier statements did;
+  (:data:`~pith_graph.api.reads.cypher_parts.STAMP`), and a paper projected ends with its
+  own: read once in a WITH right after the paper is found, before anything else of it
+  (:func:`~pith_graph.api.reads.cypher_parts.stamp_before`), and again last, for the reader
+  to check that the statement read one state of the paper, the one the request's earlier
+  statements read;
 * listings and pages sort and limit *before* they project, so only the papers returned are
   read beyond their order keys (:mod:`pith_graph.api.reads.cypher_pages`; the projections are
   :mod:`pith_graph.api.reads.cypher_parts`).
@@ -48,6 +51,7 @@ from pith_graph.api.reads.cypher_parts import (
     category_row,
     paper_row,
     signer_row,
+    stamp_before,
 )
 
 __all__ = [
@@ -90,6 +94,7 @@ READ_PAPERS = {
     embed: f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
+WITH key, {stamp_before("p")}
 RETURN key, {paper_row("p", embed)} AS paper
 """
     for embed in EMBEDS
@@ -109,7 +114,8 @@ READ_RESOLVE_IDENTIFIERS = (
     f"{_NAMED}RETURN key.kind AS kind, key.value AS value, collect(p.pithNumber) AS piths\n"
 )
 READ_PAPERS_BY_IDENTIFIERS = {
-    embed: f"{_NAMED}RETURN key.kind AS kind, key.value AS value, collect({paper_row('p', embed)}) AS papers\n"
+    embed: f"{_NAMED}WITH key, {stamp_before('p')}\n"
+    f"RETURN key.kind AS kind, key.value AS value, collect({paper_row('p', embed)}) AS papers\n"
     for embed in EMBEDS
 }
 
@@ -117,11 +123,13 @@ READ_VERSIONS_OF_PAPERS = {
     embed: f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
+WITH key, {stamp_before("p")}
 RETURN key, COLLECT {{
   MATCH (v:Paper)
   WHERE v.sourceId = p.sourceId AND v.sourceVersion IS NOT NULL
     AND v.sourceKind = p.sourceKind AND v <> p
   WITH v ORDER BY v.sourceVersion, v.pithNumber LIMIT $first
+  WITH {stamp_before("v")}
   RETURN {paper_row("v", embed)}
 }} AS versions, {STAMP} AS stamp
 """
@@ -132,12 +140,14 @@ READ_RELATED_PAPERS = {
     embed: f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
+WITH key, {stamp_before("p")}
 CALL (p) {{
   MATCH (p)<-[:AUTHORED]-(:Author)-[:AUTHORED]->(q:Paper)
   WHERE NOT (q.sourceKind = p.sourceKind AND q.sourceId = p.sourceId)
   WITH q, count(*) AS shared
   ORDER BY shared DESC, q.submittedAt DESC, q.pithNumber DESC
   LIMIT $first
+  WITH shared, {stamp_before("q")}
   RETURN collect([{paper_row("q", embed)}, shared]) AS related
 }}
 RETURN key, related, {STAMP} AS stamp
@@ -160,6 +170,7 @@ OPTIONAL MATCH (x:Author {{nameKey: $after}})
 WITH coalesce(x.name, $anchor) AS afterName, coalesce(x.nameKey, $anchor) AS afterKey
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
+WITH afterName, afterKey, key, {stamp_before("p")}
 RETURN key, {author_page("p", counts, "$first", _AFTER_AUTHOR)} AS page, {STAMP} AS stamp
 """
     for counts in COUNTS
@@ -172,6 +183,7 @@ READ_CATEGORIES_OF_PAPERS = {
     counts: f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
+WITH key, {stamp_before("p")}
 RETURN key, {category_links("p", counts, "$first")} AS links, {STAMP} AS stamp
 """
     for counts in COUNTS
@@ -180,6 +192,7 @@ RETURN key, {category_links("p", counts, "$first")} AS links, {STAMP} AS stamp
 READ_ALIASES_OF_PAPERS = f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
+WITH key, {stamp_before("p")}
 RETURN key, COLLECT {{
   MATCH (p)<-[:IDENTIFIES]-(a:Alias)
   WITH a ORDER BY a.kind, a.value LIMIT $first
@@ -191,6 +204,7 @@ READ_SIGNATURES_OF_PAPERS = {
     counts: f"""
 UNWIND $keys AS key
 MATCH (p:Paper {{pithNumber: key}})
+WITH key, {stamp_before("p")}
 RETURN key, COLLECT {{
   MATCH (p)<-[r:SIGNED]-(s:Signer)
   WITH r, s ORDER BY s.signerId LIMIT $first
@@ -312,7 +326,7 @@ WITH path, [n IN nodes(path) | coalesce(n.nameKey, n.pithNumber)] AS keys
 ORDER BY keys
 LIMIT 1
 RETURN [n IN nodes(path) WHERE n:Author | {author_row("n", counts)}] AS authors,
-       [n IN nodes(path) WHERE n:Paper | {paper_row("n")}] AS papers
+       [n IN nodes(path) WHERE n:Paper | {paper_row("n", found=False)}] AS papers
 """
 
 

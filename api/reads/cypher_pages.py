@@ -11,7 +11,15 @@ the unused one reads nothing (its range is empty, or its row is filtered out fir
 
 from __future__ import annotations
 
-from pith_graph.api.reads.cypher_parts import AFTER, EMBEDS, NEWEST_BOUND, NEWEST_FIRST, Embed, paper_row
+from pith_graph.api.reads.cypher_parts import (
+    AFTER,
+    EMBEDS,
+    NEWEST_BOUND,
+    NEWEST_FIRST,
+    Embed,
+    paper_row,
+    stamp_before,
+)
 
 __all__ = [
     "READ_COUNT_ALL_PAPERS",
@@ -43,6 +51,7 @@ CALL (n, size, papers) {{
   WITH p {NEWEST_FIRST}
   RETURN p
 }}
+WITH key, {stamp_before("p")}
 RETURN key, collect({paper_row("p", embed)}) AS papers
 """
 
@@ -93,7 +102,7 @@ _STARTS = {
 
 
 def _listing(start: str, embed: Embed) -> str:
-    project = f"RETURN {paper_row('p', embed)} AS paper\n"
+    project = f"WITH {stamp_before('p')}\nRETURN {paper_row('p', embed)} AS paper\n"
     checks = f"{AFTER}\n  AND {_filter(start)}"
     if start == "title":
         match = "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p"

@@ -20,6 +20,8 @@ __all__ = [
     "category_row",
     "paper_row",
     "signer_row",
+    "stamp",
+    "stamp_before",
 ]
 
 #: (authors, categories) embedded with each paper: None (not), False (no counts), True (counts).
@@ -28,10 +30,32 @@ _FLAGS = (None, False, True)
 EMBEDS: tuple[Embed, ...] = tuple(product(_FLAGS, _FLAGS))
 COUNTS = (False, True)
 
-#: Which state of the paper ``p`` a statement read: its winning bundle (digest and key),
-#: which every load that replaces the paper changes (see
-#: :meth:`~pith_graph.api.reads.neo4j_base.Neo4jBase.check_stamp`).
-STAMP = "[p.bundleSha256, p.bundleKeyId]"
+# Which state of a paper a statement read: its winning bundle (digest and key), which every
+# load that replaces the paper changes (see
+# :meth:`~pith_graph.api.reads.neo4j_base.Neo4jBase.check_stamp`). A statement reads it twice:
+# before anything else of the paper (:func:`stamp_before`, in a WITH of its own) and after
+# (:func:`stamp`), as one load may commit between a statement's reads too: Neo4j plans the
+# subqueries of a projection (a paper's authors, categories, aliases) before its properties.
+# The second read takes the properties by a variable name, which Neo4j cannot answer from the
+# first (it caches a property read by its name: ``p.bundleSha256`` again is the value read
+# before).
+
+
+def stamp_before(v: str) -> str:
+    """``v`` and its stamp, read now: for the WITH right after the paper ``v`` is found."""
+    return f"{v}, [{v}.bundleSha256, {v}.bundleKeyId] AS _{v}Before"
+
+
+def stamp(v: str, found: bool = True) -> str:
+    """``[before, after]``: the paper ``v``'s stamp read by :func:`stamp_before` and again
+    now, at the end of the projection it ends. Not ``found`` with :func:`stamp_before` (a
+    paper on a path), both are read now, with its properties."""
+    before = f"_{v}Before" if found else f"[{v}.bundleSha256, {v}.bundleKeyId]"
+    return f"[{before}, [_s IN ['bundleSha256', 'bundleKeyId'] | {v}[_s]]]"
+
+
+#: The stamps of the paper ``p`` (:func:`stamp`).
+STAMP = stamp("p")
 
 
 def author_row(v: str, counts: bool) -> str:
@@ -72,10 +96,11 @@ def signer_row(v: str, counts: bool) -> str:
     return f"[{v}.signerId, {v}.signerType, {v}.keyIds{count}]"
 
 
-def paper_row(v: str, embed: Embed = (None, None)) -> str:
-    """``[values of $props, authors or null, categories or null]`` of the paper ``v``; its
-    authors as :func:`author_page`, the first ``$authorsFirst``; its categories as
-    :func:`category_links`, the first ``$categoriesFirst``."""
+def paper_row(v: str, embed: Embed = (None, None), found: bool = True) -> str:
+    """``[values of $props, authors or null, categories or null, stamps]`` of the paper
+    ``v`` (found before, with :func:`stamp_before`); its authors as :func:`author_page`, the
+    first ``$authorsFirst``; its categories as :func:`category_links`, the first
+    ``$categoriesFirst``; its stamps as :func:`stamp` (``found``), the second read last."""
     authors, categories = embed
     values = f"[_k IN $props | {v}[_k]]"
     embedded_authors = "null"
@@ -84,7 +109,7 @@ def paper_row(v: str, embed: Embed = (None, None)) -> str:
     embedded_categories = "null"
     if categories is not None:
         embedded_categories = category_links(v, categories, "$categoriesFirst")
-    return f"[{values}, {embedded_authors}, {embedded_categories}]"
+    return f"[{values}, {embedded_authors}, {embedded_categories}, {stamp(v, found)}]"
 
 
 AFTER = (

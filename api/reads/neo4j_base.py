@@ -88,18 +88,29 @@ class Neo4jBase:
         self._stamps.clear()
         self.torn = False
 
-    def check_stamp(self, pith_number: str, stamp: Sequence[str] | None) -> None:
+    def check_stamp(
+        self, pith_number: str, stamp: Sequence[str] | None, *again: Sequence[str | None]
+    ) -> None:
         """Note that a statement read this state of the paper (``None``: none found); raise
         :class:`~pith_graph.api.reads.torn.TornRead` if an earlier statement of the
-        request read another. Neo4j's READ COMMITTED lets each statement of a transaction
-        see what was committed before it began, so a load that replaced the paper between two
-        statements would otherwise mix its two states in one answer. A replacement always
-        changes the paper's bundle (digest, or the key of a re-signed copy); a paper removed
-        is none found. Request readers only (a reader's own statements are independent)."""
+        request read another, or the statement itself read another ``again`` (its stamp
+        read before and after the rest of the paper: ``cypher_parts.stamp``).
+
+        Neo4j's READ COMMITTED lets each statement of a transaction see what was committed
+        before it began, and each read of a statement what was committed before that read: a
+        load that replaced the paper between two statements, or between a statement's read
+        of its authors and of its title, would otherwise mix its two states in one answer. A
+        replacement always changes the paper's bundle (digest, or the key of a re-signed
+        copy); a paper removed is none found, or within a statement a stamp of nulls.
+        Request readers only (a reader's own statements are independent)."""
         if not self._request:
             return
         state = None if stamp is None else (stamp[0], stamp[1])
-        if self._stamps.setdefault(pith_number, state) != state:
+        if (
+            (state is not None and None in state)  # a node without its properties (yet, or any more)
+            or any(state != (read[0], read[1]) for read in again)
+            or self._stamps.setdefault(pith_number, state) != state
+        ):
             self.torn = True
             raise TornRead(pith_number)
 
@@ -118,14 +129,16 @@ class Neo4jBase:
         self, statement: str, keys: Sequence[str], column: str, **parameters: Any
     ) -> dict[str, Any]:
         """``_by_key`` over papers by pith number, with a statement that also returns each
-        paper's ``stamp``: checked against the request's earlier statements."""
+        paper's ``stamp`` (read before and after the rest): checked against the request's
+        earlier statements."""
         if not keys:
             return {}
         rows = self._rows(statement, keys=list(dict.fromkeys(keys)), **parameters)
         found = {row["key"]: row[column] for row in rows}
         if self._request:
             for row in rows:
-                self.check_stamp(row["key"], row["stamp"])
+                before, after = row["stamp"]
+                self.check_stamp(row["key"], after, before)
             for key in keys:
                 if key not in found:
                     self.check_stamp(key, None)
@@ -142,7 +155,7 @@ class Neo4jBase:
 
         def stamped(projected: Sequence[Any]) -> PaperRow:
             paper = values(projected[0])
-            check(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id))
+            check(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id), *projected[3])
             return paper
 
         if want.authors is None and want.categories is None:
