@@ -33,7 +33,7 @@ from pith_graph.api.lanes import Runner, ThreadRunner, run_inline
 from pith_graph.api.loops import LoopThreads
 from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader
-from pith_graph.api.settings import ServerSettings
+from pith_graph.api.settings import NEO4J_SERVES_ITS_DATABASE, ServerSettings
 from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve_in_workers
 from pith_graph.errors import UsageError
 from pith_graph.loader.facade import SAMPLES
@@ -107,7 +107,7 @@ def _prepare(
         freeze_loaded_objects()
         return lambda: (reader, run_inline, run_inline)
     if settings.paths:
-        raise UsageError("--backend neo4j serves what the database holds: load bundles with pith-graph load")
+        raise UsageError(NEO4J_SERVES_ITS_DATABASE)
     from pith_graph.api.reads.neo4j import Neo4jReader
 
     def connect() -> Neo4jReader:

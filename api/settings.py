@@ -56,9 +56,13 @@ from pith_graph.api.protocols import DEFAULT_MAX_HEAD_BYTES, DEFAULT_SEND_TIMEOU
 from pith_graph.errors import UsageError
 from pith_graph.loader.stores.neo4j_auth import resolve_password
 
-__all__ = ["ServerSettings"]
+__all__ = ["NEO4J_SERVES_ITS_DATABASE", "ServerSettings"]
 
 Backend = Literal["memory", "neo4j"]
+#: Why ``serve --backend neo4j`` takes no bundle paths (a usage error).
+NEO4J_SERVES_ITS_DATABASE = (
+    "--backend neo4j serves what the database holds: load bundles with pith-graph load"
+)
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
 _SWITCHES = {
@@ -249,6 +253,8 @@ class ServerSettings:
         settings = cls(**values)
         if settings.backend != "neo4j":
             return settings
+        if settings.paths:  # said before any password is looked for or connection tried
+            raise UsageError(NEO4J_SERVES_ITS_DATABASE)
         # NEO4J_PASSWORD, NEO4J_PASSWORD_FILE, the local server's file: in resolve_password's order.
         password = resolve_password(
             settings.neo4j_uri,

@@ -361,6 +361,32 @@ def test_no_listener_no_local_password(tmp_path: Path) -> None:
     assert err.value.code == "unavailable"
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["schema", "--uri", "http://127.0.0.1:7474"],
+            "bad Neo4j URI 'http://127.0.0.1:7474': http:// is not",
+        ),
+        (
+            ["serve", "--backend", "neo4j", "--port", "0", "bundles/"],
+            "--backend neo4j serves what the database",
+        ),
+    ],
+    ids=["http-uri", "serve-paths"],
+)
+def test_a_usage_error_is_said_before_the_local_password_is_looked_for(
+    tmp_path: Path, args: list[str], said: str
+) -> None:
+    """Run where a local server's password lies (``.neo4j/password``, nothing listening): a
+    wrong command line is still a usage error (exit 2), not ``unavailable`` (exit 3) from the
+    listener check of a password no driver would send. Before, both exited 3."""
+    private_file(tmp_path / ".neo4j" / "password", "local-server-secret")
+    done = pith_graph(*args, env=clean_env(), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.startswith(f"pith-graph: error: {said}"), done.stderr
+
+
 def test_a_listener_of_the_files_owner_gets_the_connection(
     tmp_path: Path, samples: Path, own_listener: Listener
 ) -> None:

@@ -11,8 +11,9 @@
    the root of a checkout.
 
 With none of them there is no password (no authentication). Files 5 and 6 hold a local
-server's password, so they are only read for a server on this machine (a loopback URI): that
-password is never sent to another host. Nor to another local user's program: on Linux
+server's password, so they are only read for a server on this machine (a loopback URI of a
+Bolt scheme: any other is a usage error, said as such): that password is never sent to another
+host. Nor to another local user's program: on Linux
 (``/proc/net/tcp``) the socket listening at the URI's address and port must belong to the
 file's owner (or to root, who can read the file anyway), else :func:`check_listener` raises a
 :class:`~pith_graph.errors.StoreError` (``auth``; ``unavailable`` if nothing listens) and the
@@ -40,6 +41,7 @@ from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 
 __all__ = [
     "LOCAL_PASSWORD_FILE",
+    "URI_SCHEMES",
     "check_listener",
     "is_loopback",
     "read_password_file",
@@ -48,6 +50,10 @@ __all__ = [
 
 #: Where ``scripts/neo4j`` keeps the local server's password, inside its data folder.
 LOCAL_PASSWORD_FILE = "password"
+
+#: The URI schemes of Bolt: plain, TLS (``+s``) and TLS with any certificate (``+ssc``);
+#: ``neo4j`` routes (clusters, Aura), ``bolt`` talks to one server.
+URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 
 def resolve_password(
@@ -76,8 +82,8 @@ def resolve_password(
         return env["NEO4J_PASSWORD"]
     if env.get("NEO4J_PASSWORD_FILE"):
         return read_password_file(env["NEO4J_PASSWORD_FILE"])
-    if not is_loopback(uri):
-        return None
+    if not is_loopback(uri) or urlsplit(uri).scheme not in URI_SCHEMES:
+        return None  # not this machine's, or a URI no driver is opened with (a usage error)
     local = [Path(env["NEO4J_DATA"]) / LOCAL_PASSWORD_FILE] if env.get("NEO4J_DATA") else []
     local.append(Path(os.getcwd() if cwd is None else cwd) / ".neo4j" / LOCAL_PASSWORD_FILE)
     for path in local:

@@ -28,6 +28,7 @@ from neo4j.exceptions import (
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores.neo4j_auth import URI_SCHEMES
 
 __all__ = [
     "BATCH",
@@ -45,9 +46,6 @@ __all__ = [
     "write_failed",
 ]
 
-#: The URI schemes of Bolt: plain, TLS (``+s``) and TLS with any certificate (``+ssc``);
-#: ``neo4j`` routes (clusters, Aura), ``bolt`` talks to one server.
-URI_SCHEMES = ("bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc")
 
 # The driver logs each retried transaction at WARNING ("... will be retried ..."); without a
 # handler Python would print those on stderr. Applications that configure logging still get
