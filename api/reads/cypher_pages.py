@@ -7,6 +7,9 @@ Each reads its papers the cheaper of two ways. A node holding few papers has the
 newest first on the ``submittedAt`` index until the page is full of its own — a page of a
 12,000-paper category reads about 80 papers, not 12,000. Both ways are in every statement;
 the unused one reads nothing (its range is empty, or its row is filtered out first).
+
+Each paper a page returns ends with whether it still belongs there, its edges read between
+its stamps (``cypher_parts.paper_row``'s ``member``): the page was chosen before.
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ CALL (n, size, papers) {{
   WITH p {NEWEST_FIRST}
   RETURN p
 }}
-WITH key, {stamp_before("p")}
-RETURN key, collect({paper_row("p", embed)}) AS papers
+WITH key, n, {stamp_before("p")}
+RETURN key, collect({paper_row("p", embed, member=f"EXISTS {{ {member} }}")}) AS papers
 """
 
 
@@ -101,8 +104,13 @@ _STARTS = {
 }
 
 
+#: The filters a paper meets by its edges, checked again as each paper of a page is read.
+_EDGE_FILTERS = " AND ".join(_FILTERS[name] for name in ("category", "archive", "author"))
+
+
 def _listing(start: str, embed: Embed) -> str:
-    project = f"WITH {stamp_before('p')}\nRETURN {paper_row('p', embed)} AS paper\n"
+    row = paper_row("p", embed, member=_EDGE_FILTERS)
+    project = f"WITH {stamp_before('p')}\nRETURN {row} AS paper\n"
     checks = f"{AFTER}\n  AND {_filter(start)}"
     if start == "title":
         match = "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p"

@@ -96,11 +96,13 @@ def signer_row(v: str, counts: bool) -> str:
     return f"[{v}.signerId, {v}.signerType, {v}.keyIds{count}]"
 
 
-def paper_row(v: str, embed: Embed = (None, None), found: bool = True) -> str:
+def paper_row(v: str, embed: Embed = (None, None), found: bool = True, member: str | None = None) -> str:
     """``[values of $props, authors or null, categories or null, stamps]`` of the paper
     ``v`` (found before, with :func:`stamp_before`); its authors as :func:`author_page`, the
     first ``$authorsFirst``; its categories as :func:`category_links`, the first
-    ``$categoriesFirst``; its stamps as :func:`stamp` (``found``), the second read last."""
+    ``$categoriesFirst``; its stamps as :func:`stamp` (``found``), the second read last;
+    then, if given, whether ``member`` holds as the paper is now, between its stamps: a page
+    chose its papers before it read their stamps, by edges a load may have changed since."""
     authors, categories = embed
     values = f"[_k IN $props | {v}[_k]]"
     embedded_authors = "null"
@@ -109,7 +111,8 @@ def paper_row(v: str, embed: Embed = (None, None), found: bool = True) -> str:
     embedded_categories = "null"
     if categories is not None:
         embedded_categories = category_links(v, categories, "$categoriesFirst")
-    return f"[{values}, {embedded_authors}, {embedded_categories}, {stamp(v, found)}]"
+    still = f", {member}" if member else ""
+    return f"[{values}, {embedded_authors}, {embedded_categories}, {stamp(v, found)}{still}]"
 
 
 AFTER = (

@@ -156,6 +156,9 @@ class Neo4jBase:
         def stamped(projected: Sequence[Any]) -> PaperRow:
             paper = values(projected[0])
             check(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id), *projected[3])
+            if len(projected) > 4 and projected[4] is not True:  # no longer on the page it was chosen for
+                self.torn = True
+                raise TornRead(paper.pith_number)
             return paper
 
         if want.authors is None and want.categories is None:
