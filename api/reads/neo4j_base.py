@@ -6,7 +6,7 @@ request's statements read one state of each paper (:meth:`Neo4jBase.check_stamp`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 import neo4j
 
@@ -111,8 +111,12 @@ class Neo4jBase:
             or any(state != (read[0], read[1]) for read in again)
             or self._stamps.setdefault(pith_number, state) != state
         ):
-            self.torn = True
-            raise TornRead(pith_number)
+            self._refuse(pith_number)
+
+    def _refuse(self, pith_number: str) -> NoReturn:
+        """Give up on this reading of the request: it saw the paper torn (the caller reads again)."""
+        self.torn = True
+        raise TornRead(pith_number)
 
     # -- running statements --------------------------------------------------------------
 
@@ -157,8 +161,7 @@ class Neo4jBase:
             paper = values(projected[0])
             check(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id), *projected[3])
             if len(projected) > 4 and projected[4] is not True:  # no longer on the page it was chosen for
-                self.torn = True
-                raise TornRead(paper.pith_number)
+                self._refuse(paper.pith_number)
             return paper
 
         if want.authors is None and want.categories is None:
