@@ -7,17 +7,23 @@ A stress run, not a timing: it counts wrong answers, so it has no baseline in th
 
 Each run, on a private Neo4j (``scripts/neo4j``, temporary data folder, free port), cleared
 first: ``--papers`` papers of one category in 3 successive states (each bundle newer, with
-other authors) are generated; the first state is loaded; then the others load one paper per
-write transaction while ``--readers`` request readers list the category, 100 papers a page
-with their authors embedded (one statement), and check every paper's authors against those of
-the bundle whose digest it shows (as the memory backend reads that state). A page refused
-(TornRead: the reader saw two states and would read again) is counted apart.
+other authors; odd papers also retitled in each state, even ones not) are generated; the
+first state is loaded; then the others load one paper per write transaction while
+``--readers`` request readers list the category, 100 papers a page with their authors
+embedded (one statement), and check every paper's title and build time, then its authors,
+against those of the bundle whose digest it shows (as the memory backend reads that state).
+A page refused (TornRead: the reader saw two states of a paper, or one without all its
+properties, and would read again) is counted apart.
 
 Measured with ``JAVA_TOOL_OPTIONS=-XX:TieredStopAtLevel=1`` (as the tests run Neo4j; README,
-"How a request runs"), by this script and the test it came from: before the two stamp reads
-per statement (b9a438b), 6 torn papers in 5,371 pages over 9 runs; after, 3 in 8,011 over 15
+"How a request runs"). Titles unchanged, authors checked: before the two stamp reads per
+statement (b9a438b), 6 torn papers in 5,371 pages over 9 runs; after, 3 in 8,011 over 15
 runs, with 0 to 3 pages refused per run, each torn paper showing its new stamps with the
-authors of the state before. Prints each run and the totals; writes
+authors of the state before. Every paper retitled in each state: the readers of a33b5ac
+stopped in every one of 8 runs, 3 to 23 pages in, on a paper read without its ``keyIds``
+(a TypeError); with such a paper refused, 0 torn in 4,688 pages over 8 runs, 1,154 refused
+(25%). Half retitled, as now: 0 torn in 6,141 pages over 10 runs, 750 refused (11%).
+Prints each run and the totals; writes
 ``benchmarks/results/torn-reads.json``.
 """
 
@@ -52,6 +58,7 @@ STATES = 3
 PAGE = 100
 CATEGORY = "math.OC"
 AUTHORS = tuple(f"Author {chr(ord('A') + n)} Stress" for n in range(16))
+State = tuple[str, str, list[str]]  # a paper's title, build time and author names
 
 
 def states(papers: int, seed: int, folder: Path) -> tuple[list[Path], Keyring]:
@@ -65,7 +72,8 @@ def states(papers: int, seed: int, folder: Path) -> tuple[list[Path], Keyring]:
         for index in range(papers):
             paper = PaperSpec.example(
                 f"2403.{index + 1:05d}",
-                title=f"Torn reads under stress, paper {index}",
+                # odd papers change their title with each state, even ones keep it
+                title=f"Torn reads under stress, paper {index}" + (f", state {state}" if index % 2 else ""),
                 primary_cat=CATEGORY,
                 cross_cats=[],
                 submitted_at=f"2024-03-{index % 28 + 1:02d}T{index % 24:02d}:00:00Z",
@@ -82,21 +90,27 @@ def states(papers: int, seed: int, folder: Path) -> tuple[list[Path], Keyring]:
     return folders, resolve_keyring(folder / "keyring.json")
 
 
-def authors_by_digest(folders: list[Path], keyring: Keyring, papers: int) -> dict[str, list[str]]:
-    """Bundle digest -> the paper's author names, as the memory backend reads its state."""
-    found: dict[str, list[str]] = {}
+def states_by_digest(folders: list[Path], keyring: Keyring, papers: int) -> dict[str, State]:
+    """Bundle digest -> the paper's title, build time and author names, as the memory backend
+    reads its state."""
+    found: dict[str, State] = {}
     for folder in folders:
         store = MemoryStore()
         run([str(folder)], keyring=keyring, store=store, workers=1)
         reader = MemoryReader(store.graph)
         page = reader.list_papers(PaperFilter(category=CATEGORY), papers, None)
         pages = reader.author_pages([paper.pith_number for paper in page.items], 100, None)
-        found.update({p.bundle_sha256: [a.name for a in pages[p.pith_number].authors] for p in page.items})
+        found.update(
+            {
+                p.bundle_sha256: (p.title, p.built_at, [a.name for a in pages[p.pith_number].authors])
+                for p in page.items
+            }
+        )
     return found
 
 
 def one_run(
-    server: PrivateServer, folders: list[Path], keyring: Keyring, authors: dict[str, list[str]], readers: int
+    server: PrivateServer, folders: list[Path], keyring: Keyring, expected: dict[str, State], readers: int
 ) -> dict[str, Any]:
     store = Neo4jStore.connect(server.uri, "neo4j", None)
     reader = Neo4jReader.connect(server.uri, "neo4j", None)
@@ -105,7 +119,7 @@ def one_run(
         store.clear()
         run([str(folders[0])], keyring=keyring, store=store, workers=1)
         done = threading.Event()
-        pages, refused, torn = [0] * readers, [0] * readers, []
+        pages, refused, torn, torn_properties = [0] * readers, [0] * readers, [], []
         want = PaperSelection(authors=False)
 
         def ask(number: int) -> None:
@@ -117,7 +131,12 @@ def one_run(
                     found = request.author_pages(keys, 100, None, counts=False)  # embedded: no statement
                     for paper in page.items:
                         names = [author.name for author in found[paper.pith_number].authors]
-                        if names != authors[paper.bundle_sha256]:
+                        title, built_at, authors = expected[paper.bundle_sha256]
+                        if (paper.title, paper.built_at) != (title, built_at):
+                            torn_properties.append(
+                                f"{paper.source_id} built {paper.built_at}: {paper.title!r}"
+                            )
+                        elif names != authors:
                             torn.append(f"{paper.source_id} built {paper.built_at}: authors {names}")
                     pages[number] += 1
                 except TornRead:
@@ -137,9 +156,10 @@ def one_run(
                 thread.join()
         return {
             "pages": sum(pages),
-            "torn_papers": len(torn),
+            "torn_papers": len(torn) + len(torn_properties),
+            "torn_properties": len(torn_properties),
             "refused_pages": sum(refused),
-            "torn": torn[:5],
+            "torn": (torn_properties + torn)[:5],
         }
     finally:
         reader.close()
@@ -157,23 +177,26 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"--papers must be at least {PAGE}: a page of {PAGE} is listed")
     with tempfile.TemporaryDirectory(prefix="stress-torn-") as scratch:
         folders, keyring = states(args.papers, args.seed, Path(scratch))
-        authors = authors_by_digest(folders, keyring, args.papers)
+        expected = states_by_digest(folders, keyring, args.papers)
         server = PrivateServer()
         try:
             runs = []
             for number in range(args.runs):
-                found = one_run(server, folders, keyring, authors, args.readers)
+                found = one_run(server, folders, keyring, expected, args.readers)
                 runs.append(found)
                 print(
-                    f"run {number + 1}: {found['pages']} pages, {found['torn_papers']} torn papers, "
-                    f"{found['refused_pages']} refused",
+                    f"run {number + 1}: {found['pages']} pages, {found['torn_papers']} torn papers "
+                    f"({found['torn_properties']} in their properties), {found['refused_pages']} refused",
                     flush=True,
                 )
         finally:
             server.stop()
-    total = {key: sum(r[key] for r in runs) for key in ("pages", "torn_papers", "refused_pages")}
+    total = {
+        key: sum(r[key] for r in runs) for key in ("pages", "torn_papers", "torn_properties", "refused_pages")
+    }
     print(
-        f"all {args.runs} runs: {total['pages']} pages, {total['torn_papers']} torn papers, "
+        f"all {args.runs} runs: {total['pages']} pages, {total['torn_papers']} torn papers "
+        f"({total['torn_properties']} in their properties), "
         f"{total['refused_pages']} refused; runs with a torn paper: {sum(1 for r in runs if r['torn_papers'])}"
     )
     RESULTS.mkdir(parents=True, exist_ok=True)

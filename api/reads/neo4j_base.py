@@ -114,7 +114,14 @@ class Neo4jBase:
             self._refuse(pith_number)
 
     def _refuse(self, pith_number: str) -> NoReturn:
-        """Give up on this reading of the request: it saw the paper torn (the caller reads again)."""
+        """Give up on this reading: it saw the paper torn (a request's runner reads it all again).
+
+        Besides two stamps that differ, a property missing is torn: every paper has them all,
+        but Neo4j applies a committed write record by record (``TransactionRecordState.
+        extractCommands``: created records, then updated properties, relationships and nodes,
+        then deletions), and a write whose new values no longer fit their property records moves
+        properties between records: for a moment a read finds some in none (the stress run of
+        ``benchmarks/stress_torn_reads.py`` met it). A reader outside a request raises too."""
         self.torn = True
         raise TornRead(pith_number)
 
@@ -152,13 +159,21 @@ class Neo4jBase:
         """The statement variant, parameters and decoder of papers for ``want``. Only a
         request reader embeds relations: it keeps them for the call that asks next."""
         props = paper_properties(want)
-        values = paper_decoder(props)
+        decoded = paper_decoder(props)
+        pith_at = props.index("pithNumber")
+
+        def values(projected: Sequence[Any]) -> PaperRow:
+            found = projected[0]
+            if None in found:  # a property moved by a write being applied: see _refuse
+                self._refuse(str(found[pith_at]))
+            return decoded(found)
+
         if not self._request:
-            return (None, None), {"props": list(props)}, lambda projected: values(projected[0])
+            return (None, None), {"props": list(props)}, values
         check = self.check_stamp
 
         def stamped(projected: Sequence[Any]) -> PaperRow:
-            paper = values(projected[0])
+            paper = values(projected)
             check(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id), *projected[3])
             if len(projected) > 4 and projected[4] is not True:  # no longer on the page it was chosen for
                 self._refuse(paper.pith_number)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pith_graph.api.reads import cypher_discovery as cypher
 from pith_graph.api.reads.discovery import (
@@ -30,6 +30,7 @@ from pith_graph.api.reads.records import AuthorRecord
 from pith_graph.api.reads.text_index import text_query
 from pith_graph.api.reads.words import lucene_query, quoted
 from pith_graph.schema.database import indexes
+from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import PaperRow
 
 if TYPE_CHECKING:
@@ -99,10 +100,6 @@ def _parameters(listing: Listing) -> dict[str, Any]:
     }
 
 
-def _scored(row: Mapping[str, Any]) -> ScoredPaper:
-    return ScoredPaper(PaperRow.from_properties(row["paper"]), float(row["score"]))
-
-
 def _kept(ranks: Sequence[Sequence[Any]], first: int, order: Callable[[Any], Any]) -> list[tuple[int, Any]]:
     """The ``first`` (count, value) of the ranks ``[count, values]`` a ``_RANKS`` statement
     kept: most papers first, then by ``order`` of the value."""
@@ -125,11 +122,20 @@ class Neo4jDiscoveryReads:
 
         def check_stamp(self, pith_number: str, stamp: Sequence[str] | None) -> None: ...
 
-    def _stamped(self, items: Sequence[ScoredPaper]) -> list[ScoredPaper]:
-        """``items``, each paper's state noted (see ``Neo4jBase.check_stamp``)."""
-        for item in items:
-            self.check_stamp(item.paper.pith_number, (item.paper.bundle_sha256, item.paper.bundle_key_id))
-        return list(items)
+        def _refuse(self, pith_number: str) -> NoReturn: ...
+
+    def _stamped(self, rows: Sequence[Mapping[str, Any]]) -> list[ScoredPaper]:
+        """The scored papers of ``rows`` (``{paper: properties, score}``), each paper's state
+        noted (see ``Neo4jBase.check_stamp``); one missing a property is torn (``_refuse``)."""
+        items = []
+        for row in rows:
+            props = row["paper"]
+            if any(props.get(name) is None for name in PAPER.property_names):
+                self._refuse(str(props.get("pithNumber")))
+            paper = PaperRow.from_properties(props)
+            self.check_stamp(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id))
+            items.append(ScoredPaper(paper, float(row["score"])))
+        return items
 
     def count_listing(self, listing: Listing) -> int:
         statement = cypher.count_statement(_start(listing), _checks(listing))
@@ -194,7 +200,7 @@ class Neo4jDiscoveryReads:
                 afterPith=after.pith_number if after is not None else None,
                 **parameters,
             )
-            items = self._stamped([_scored(row) for row in rows])
+            items = self._stamped(rows)
             return SearchPage(tuple(items[:first]), len(items) > first, offset)
         # Lucene ranks by score alone, cutting ties anywhere: fetch the best hits beyond the
         # page and retry with more until the hits left behind cannot belong on it.
@@ -209,7 +215,7 @@ class Neo4jDiscoveryReads:
                 afterPith=after.pith_number if after is not None else None,
                 **parameters,
             )[0]
-            items = self._stamped([_scored(found) for found in row["page"]])
+            items = self._stamped(row["page"])
             complete = int(row["fetched"]) < fetch or (
                 len(items) == first + 1 and float(row["floor"]) < items[-1].score
             )
