@@ -159,8 +159,8 @@ class GraphQLView(GraphQL[Context, None]):
     async def _execute_in_time(self, kwargs: dict[str, Any]) -> ExecutionResult:
         """strawberry's execution, aborted at the time limit (a timer on the running loop);
         run again with a new context (a new transaction) when a paper changed between two of
-        its statements (:class:`~pith_graph.api.reads.torn.TornRead`: the request
-        reader's ``torn``), as a plan does."""
+        its statements (:class:`~pith_graph.api.reads.torn.TornRead`: the context's
+        ``torn``), as a plan does."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.limits.timeout_seconds
         for attempt in range(TORN_RETRIES + 1):
@@ -168,7 +168,7 @@ class GraphQLView(GraphQL[Context, None]):
             timer = loop.call_later(deadline - loop.time(), context.abort.abort, out_of_time(self.limits))
             try:
                 result: ExecutionResult = await super().execute_single(**kwargs)
-                torn = getattr(context.reader, "torn", False)  # errors come coded, without cause
+                torn = context.torn  # the errors come coded, without their cause
             finally:
                 timer.cancel()
                 context.close()

@@ -54,6 +54,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
+from pith_graph.api.reads.torn import TornRead
 from pith_graph.errors import QueryTimeout
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
@@ -120,6 +121,9 @@ class Context:
             self.reader, self.run = reader, self._inline if run is run_inline else run
         #: Objects in lists the answer holds so far (see :meth:`produced`).
         self.objects = 0
+        #: Whether a reader call raised TornRead: the answer, coded without its cause, is
+        #: run again in a new context (``pith_graph.api.app``).
+        self.torn = False
         self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
 
     async def _inline(self, fn: Callable[..., T], /, *args: Any) -> T:
@@ -129,6 +133,9 @@ class Context:
         token = READS_UNTIL.set(self._reads_until)
         try:
             return fn(*args)
+        except TornRead:
+            self.torn = True
+            raise
         except QueryTimeout as late:
             self.abort.abort(late)
             raise
@@ -149,7 +156,11 @@ class Context:
             raise asyncio.CancelledError("the request has ended")
         call = lane.submit(fn, *args)
         self._calls.append(call)
-        return await asyncio.wrap_future(call)
+        try:
+            return await asyncio.wrap_future(call)
+        except TornRead:
+            self.torn = True
+            raise
 
     async def _bridged(self, fn: Callable[..., T], /, *args: Any) -> T:
         assert self._turn is not None
@@ -158,7 +169,11 @@ class Context:
         async with self._turn:
             if self._closed:  # closed while this waited: its close comes after
                 raise asyncio.CancelledError("the request has ended")
-            return await run_bridged(fn, *args)
+            try:
+                return await run_bridged(fn, *args)
+            except TornRead:
+                self.torn = True
+                raise
 
     async def _close_bridged(self) -> None:
         assert self._turn is not None

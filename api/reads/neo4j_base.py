@@ -78,15 +78,11 @@ class Neo4jBase:
         #: pith number -> the stamp (bundle digest and key) of the state of the paper the
         #: request's statements read, None where one found no such paper (request readers).
         self._stamps: dict[str, tuple[str, str] | None] = {}
-        #: Whether a statement raised TornRead since the request reader last forgot (the
-        #: view asks: the error reaches it coded, without its cause).
-        self.torn = False
 
     def forget(self) -> None:
         """Forget what the request read (embedded relations, stamps): before it reads again."""
         self._ahead.clear()
         self._stamps.clear()
-        self.torn = False
 
     def check_stamp(
         self, pith_number: str, stamp: Sequence[str] | None, *again: Sequence[str | None]
@@ -122,7 +118,6 @@ class Neo4jBase:
         then deletions), and a write whose new values no longer fit their property records moves
         properties between records: for a moment a read finds some in none (the stress run of
         ``benchmarks/stress_torn_reads.py`` met it). A reader outside a request raises too."""
-        self.torn = True
         raise TornRead(pith_number)
 
     # -- running statements --------------------------------------------------------------

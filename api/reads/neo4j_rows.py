@@ -21,6 +21,7 @@ from pith_graph.api.reads.records import (
     PaperSelection,
     SignerRecord,
 )
+from pith_graph.api.reads.torn import TornRead
 from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import PaperRow
 
@@ -71,8 +72,17 @@ def paper_decoder(props: tuple[str, ...]) -> Callable[[Sequence[Any]], PaperRow]
     return decode
 
 
+def _whole(row: Sequence[Any], label: str) -> None:
+    """Raise TornRead for a node read without one of its properties: Neo4j applies a write
+    record by record, and one whose values no longer fit their records moves properties
+    between them (see ``Neo4jBase._refuse``; raised here, the request's runner notes it)."""
+    if None in row:
+        raise TornRead(f"{label} {row[0]!r}")
+
+
 def author(row: Sequence[Any]) -> AuthorRecord:
     """``[nameKey, name(, paperCount)]``."""
+    _whole(row, "author")
     return AuthorRecord(row[0], row[1], int(row[2]) if len(row) > 2 else None)
 
 
@@ -94,6 +104,7 @@ def author_list(
 
 def category(row: Sequence[Any]) -> CategoryRecord:
     """``[code, archive(, paperCount)]``."""
+    _whole(row, "category")
     return CategoryRecord(row[0], row[1], int(row[2]) if len(row) > 2 else None)
 
 
@@ -105,4 +116,5 @@ def category_links(rows: Sequence[Sequence[Any]]) -> list[CategoryLink]:
 
 def signer(row: Sequence[Any]) -> SignerRecord:
     """``[signerId, signerType, keyIds(, paperCount)]``."""
+    _whole(row, "signer")
     return SignerRecord(row[0], row[1], tuple(row[2]), int(row[3]) if len(row) > 3 else None)
