@@ -22,7 +22,9 @@ runs, with 0 to 3 pages refused per run, each torn paper showing its new stamps 
 authors of the state before. Every paper retitled in each state: the readers of a33b5ac
 stopped in every one of 8 runs, 3 to 23 pages in, on a paper read without its ``keyIds``
 (a TypeError); with such a paper refused, 0 torn in 4,688 pages over 8 runs, 1,154 refused
-(25%). Half retitled, as now: 0 torn in 6,141 pages over 10 runs, 750 refused (11%).
+(25%). Half retitled, as now: 1 torn in 9,409 pages over 16 runs (e540daa and e76f7a4), 1,213
+refused (13%); the torn one a paper not retitled, with its new build time and the authors
+of the state before.
 Prints each run and the totals; writes
 ``benchmarks/results/torn-reads.json``.
 """
