@@ -21,8 +21,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -126,16 +127,23 @@ class Context:
         self.torn = False
         self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
 
+    @contextmanager
+    def _noting_torn(self) -> Iterator[None]:
+        """Note a TornRead from the reader call made within (each of the runners below)."""
+        try:
+            yield
+        except TornRead:
+            self.torn = True
+            raise
+
     async def _inline(self, fn: Callable[..., T], /, *args: Any) -> T:
         """A call run here, under the request's deadline (:mod:`~pith_graph.api.reads.deadline`:
         the memory reader's long loops stop soon after it with the time-out error, which then
         aborts the request, as the timer would have: the loop running it was too busy)."""
         token = READS_UNTIL.set(self._reads_until)
         try:
-            return fn(*args)
-        except TornRead:
-            self.torn = True
-            raise
+            with self._noting_torn():
+                return fn(*args)
         except QueryTimeout as late:
             self.abort.abort(late)
             raise
@@ -156,11 +164,8 @@ class Context:
             raise asyncio.CancelledError("the request has ended")
         call = lane.submit(fn, *args)
         self._calls.append(call)
-        try:
+        with self._noting_torn():
             return await asyncio.wrap_future(call)
-        except TornRead:
-            self.torn = True
-            raise
 
     async def _bridged(self, fn: Callable[..., T], /, *args: Any) -> T:
         assert self._turn is not None
@@ -169,11 +174,8 @@ class Context:
         async with self._turn:
             if self._closed:  # closed while this waited: its close comes after
                 raise asyncio.CancelledError("the request has ended")
-            try:
+            with self._noting_torn():
                 return await run_bridged(fn, *args)
-            except TornRead:
-                self.torn = True
-                raise
 
     async def _close_bridged(self) -> None:
         assert self._turn is not None

@@ -6,7 +6,7 @@ request's statements read one state of each paper (:meth:`Neo4jBase.check_stamp`
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import neo4j
 
@@ -107,18 +107,7 @@ class Neo4jBase:
             or any(state != (read[0], read[1]) for read in again)
             or self._stamps.setdefault(pith_number, state) != state
         ):
-            self._refuse(pith_number)
-
-    def _refuse(self, pith_number: str) -> NoReturn:
-        """Give up on this reading: it saw the paper torn (a request's runner reads it all again).
-
-        Besides two stamps that differ, a property missing is torn: every paper has them all,
-        but Neo4j applies a committed write record by record (``TransactionRecordState.
-        extractCommands``: created records, then updated properties, relationships and nodes,
-        then deletions), and a write whose new values no longer fit their property records moves
-        properties between records: for a moment a read finds some in none (the stress run of
-        ``benchmarks/stress_torn_reads.py`` met it). A reader outside a request raises too."""
-        raise TornRead(pith_number)
+            raise TornRead(pith_number)
 
     # -- running statements --------------------------------------------------------------
 
@@ -154,14 +143,10 @@ class Neo4jBase:
         """The statement variant, parameters and decoder of papers for ``want``. Only a
         request reader embeds relations: it keeps them for the call that asks next."""
         props = paper_properties(want)
-        decoded = paper_decoder(props)
-        pith_at = props.index("pithNumber")
+        decoded = paper_decoder(props)  # torn if a property is missing (neo4j_rows._whole)
 
         def values(projected: Sequence[Any]) -> PaperRow:
-            found = projected[0]
-            if None in found:  # a property moved by a write being applied: see _refuse
-                self._refuse(str(found[pith_at]))
-            return decoded(found)
+            return decoded(projected[0])
 
         if not self._request:
             return (None, None), {"props": list(props)}, values
@@ -171,7 +156,7 @@ class Neo4jBase:
             paper = values(projected)
             check(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id), *projected[3])
             if len(projected) > 4 and projected[4] is not True:  # no longer on the page it was chosen for
-                self._refuse(paper.pith_number)
+                raise TornRead(paper.pith_number)
             return paper
 
         if want.authors is None and want.categories is None:

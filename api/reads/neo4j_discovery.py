@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from pith_graph.api.reads import cypher_discovery as cypher
+from pith_graph.api.reads import neo4j_rows
 from pith_graph.api.reads.discovery import (
     EVERY_PAPER,
     FACETS,
@@ -30,8 +31,6 @@ from pith_graph.api.reads.records import AuthorRecord
 from pith_graph.api.reads.text_index import text_query
 from pith_graph.api.reads.words import lucene_query, quoted
 from pith_graph.schema.database import indexes
-from pith_graph.schema.graph import PAPER
-from pith_graph.schema.rows import PaperRow
 
 if TYPE_CHECKING:
     import neo4j
@@ -122,17 +121,12 @@ class Neo4jDiscoveryReads:
 
         def check_stamp(self, pith_number: str, stamp: Sequence[str] | None) -> None: ...
 
-        def _refuse(self, pith_number: str) -> NoReturn: ...
-
     def _stamped(self, rows: Sequence[Mapping[str, Any]]) -> list[ScoredPaper]:
         """The scored papers of ``rows`` (``{paper: properties, score}``), each paper's state
-        noted (see ``Neo4jBase.check_stamp``); one missing a property is torn (``_refuse``)."""
+        noted (see ``Neo4jBase.check_stamp``); one missing a property is torn (``neo4j_rows``)."""
         items = []
         for row in rows:
-            props = row["paper"]
-            if any(props.get(name) is None for name in PAPER.property_names):
-                self._refuse(str(props.get("pithNumber")))
-            paper = PaperRow.from_properties(props)
+            paper = neo4j_rows.paper(row["paper"])
             self.check_stamp(paper.pith_number, (paper.bundle_sha256, paper.bundle_key_id))
             items.append(ScoredPaper(paper, float(row["score"])))
         return items

@@ -8,7 +8,7 @@ unselected properties are empty.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 from operator import itemgetter
 from typing import Any
@@ -30,6 +30,7 @@ __all__ = [
     "author_list",
     "category",
     "category_links",
+    "paper",
     "paper_decoder",
     "paper_properties",
     "signer",
@@ -64,6 +65,7 @@ def paper_decoder(props: tuple[str, ...]) -> Callable[[Sequence[Any]], PaperRow]
     make = PaperRow._make
 
     def decode(values: Sequence[Any]) -> PaperRow:
+        _whole(values, "paper")  # pithNumber comes first: it is the schema's first property
         fields = pick([*values, *empties])
         if lists:  # lists come as lists: rows hold tuples
             fields = tuple(tuple(v) if at in lists else v for at, v in enumerate(fields))
@@ -73,11 +75,24 @@ def paper_decoder(props: tuple[str, ...]) -> Callable[[Sequence[Any]], PaperRow]
 
 
 def _whole(row: Sequence[Any], label: str) -> None:
-    """Raise TornRead for a node read without one of its properties: Neo4j applies a write
-    record by record, and one whose values no longer fit their records moves properties
-    between them (see ``Neo4jBase._refuse``; raised here, the request's runner notes it)."""
+    """Raise :class:`~pith_graph.api.reads.torn.TornRead` for a node read without one of its
+    properties (``row[0]`` names it; the request's runner notes the raise and reads again).
+
+    Every node has all its schema properties (the loader writes none empty), but Neo4j
+    applies a committed write record by record (``TransactionRecordState.extractCommands``:
+    created records, then updated properties, relationships and nodes, then deletions), and
+    a write whose new values no longer fit their property records (a paper retitled, an
+    author renamed, a signer's key set grown) moves properties between records: for a
+    moment a read finds some in none (the stress run of
+    ``benchmarks/stress_torn_reads.py`` met it). A reader outside a request raises too."""
     if None in row:
         raise TornRead(f"{label} {row[0]!r}")
+
+
+def paper(props: Mapping[str, Any]) -> PaperRow:
+    """A paper from its property map (a search's ``p {.*}``): every property, or torn."""
+    _whole([props.get(name) for name in _NAMES], "paper")
+    return PaperRow.from_properties(props)
 
 
 def author(row: Sequence[Any]) -> AuthorRecord:
