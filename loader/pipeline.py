@@ -52,7 +52,7 @@ CHUNK = 64
 BACKGROUND_WORKER_NICENESS = 10
 #: Below this much (estimated inflated) input, verification stays in this process.
 PARALLEL_MIN_BYTES = 2 << 20
-MAX_KEPT_REJECTIONS = 1000
+MAX_KEPT_REJECTIONS = 1000  #: ``--json`` lists the first ones; ``rejectionsOmitted`` counts the rest
 #: A batch holds at most this many author, category and alias rows (or one bundle), whatever
 #: its bundle count: ten bundles of 25,000 authors in one batch took a 1 GB Neo4j down (heap);
 #: 100,000 rows held. Above an ordinary batch: 5,000 generated bundles hold about 62,000.
@@ -159,6 +159,7 @@ class LoadReport:
                 }
                 for r in self.rejections
             ],
+            "rejectionsOmitted": self.rejected - len(self.rejections),
             "nodes": self.counts.nodes if self.counts else None,
             "edges": self.counts.edges if self.counts else None,
             "seconds": round(self.seconds, 3),

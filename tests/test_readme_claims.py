@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import pith_graph.api.settings as settings_module
+from pith_graph.api.cost import LIST_SIZES
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.settings import ServerSettings
 from pith_graph.cli import build_parser
@@ -21,6 +22,7 @@ from pith_graph.cli.commands import DEFAULT_BATCH_SIZES
 from pith_graph.cli.options import MAX_BATCH_SIZE, MAX_BYTES_LIMIT, MAX_CLOCK_SKEW, MAX_WORKERS
 from pith_graph.errors import ApiError, StoreErrorCode
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
+from pith_graph.loader.stores.neo4j_connect import LOAD_TIMEOUTS, MAX_RETRY_SECONDS, READ_TIMEOUTS
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -175,6 +177,31 @@ def test_the_limits_table_gives_the_code_s_defaults() -> None:
             assert _number(rest.rstrip(")")) == getattr(limits, lower_defaults[name]), variable
         else:
             assert not rest, variable
+
+
+def test_the_waits_for_neo4j_are_the_code_s() -> None:
+    """How long ``load`` and ``serve`` wait for a server, and how long a batch is retried."""
+    flat = " ".join(README.split())
+    load, read = LOAD_TIMEOUTS, READ_TIMEOUTS
+    assert (
+        f"Connecting gives up after {load.acquire:g} s ({read.acquire:g} s for `serve`; each attempt's"
+        f" TCP connect and Bolt handshake within {load.connect:g} s, {read.connect:g} s for `serve`)"
+    ) in flat
+    assert f"a batch is retried for {MAX_RETRY_SECONDS:g} s as below" in flat
+    assert f"with the driver's back-off, for up to {load.retry:g} s)" in flat
+    assert read.retry == 0 and "at once, reads are not retried" in flat
+    assert f"(a connection attempt gives up after {read.connect:g} s," in flat
+    assert f"a connection from the pool, connecting included, after {read.acquire:g} s" in flat
+
+
+def test_the_list_sizes_table_gives_the_code_s_sizes() -> None:
+    """Each list that takes no ``first`` answers at most LIST_SIZES items: the table says how many."""
+    table = _section("| list | size |", "\n\n")
+    documented: dict[str, int] = {}
+    for names, size in re.findall(r"^\| ((?:`[\w.]+`(?:, )?)+) \| (\d+)\b", table, flags=re.M):
+        for name in re.findall(r"`([\w.]+)`", names):
+            documented["Query.resolve" if name == "resolve" else name] = int(size)
+    assert documented == LIST_SIZES
 
 
 # -- error codes --------------------------------------------------------------------------------

@@ -46,6 +46,7 @@ def test_a_save_that_fails_mid_write_exits_3_and_leaves_the_old_file(tmp_path: P
         env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"},
     )
     assert done.returncode == 3, done.stderr
+    assert done.stdout == ""  # a failed command prints no report: its error is the line on stderr
     assert (
         done.stderr
         == f"pith-graph: store error: write_failed: cannot write the graph to {target}: File too large\n"

@@ -20,8 +20,7 @@ from collections.abc import Sequence
 from importlib.metadata import version
 from typing import NoReturn
 
-from rich.console import Console
-
+from pith_graph.cli import terminal
 from pith_graph.cli.commands import add_loader_commands
 from pith_graph.cli.export import add_export_command
 from pith_graph.cli.importer import add_import_command
@@ -49,26 +48,26 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code."""
     args = build_parser().parse_args(argv)
-    err = Console(stderr=True, soft_wrap=True)
+    err = terminal.console(stderr=True)
     saves = getattr(args, "save", None) or getattr(args, "snapshot", None)
     if args.command == "load" and saves and args.backend != "memory":
-        err.print("pith-graph: error: --save and --snapshot work with --backend memory only", markup=False)
+        err.print("pith-graph: error: --save and --snapshot work with --backend memory only")
         return EXIT_USAGE
     try:
         check_arguments(args)
         code: int = args.handler(args)
         return code
     except UsageError as error:
-        err.print(f"pith-graph: error: {printable(str(error))}", markup=False, highlight=False)
+        err.print(f"pith-graph: error: {printable(str(error))}")
         return EXIT_USAGE
     except StoreError as error:
-        err.print(f"pith-graph: store error: {printable(str(error))}", markup=False, highlight=False)
+        err.print(f"pith-graph: store error: {printable(str(error))}")
         return EXIT_STORE
     except PithGraphError as error:
-        err.print(f"pith-graph: error: {printable(str(error))}", markup=False, highlight=False)
+        err.print(f"pith-graph: error: {printable(str(error))}")
         return EXIT_STORE
     except KeyboardInterrupt:
-        err.print("pith-graph: interrupted", markup=False)
+        err.print("pith-graph: interrupted")
         return EXIT_INTERRUPTED
 
 

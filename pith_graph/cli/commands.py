@@ -20,6 +20,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from pith_graph.cli import terminal
 from pith_graph.cli.options import (
     EXIT_OK,
     EXIT_REJECTED,
@@ -59,7 +60,7 @@ def progress(
 
 def print_rejection(console: Console) -> Callable[[Rejection], None]:
     def emit(rejection: Rejection) -> None:
-        console.print(f"REJECTED {rejection}", markup=False, highlight=False, soft_wrap=True)
+        console.print(f"REJECTED {rejection}")
 
     return emit
 
@@ -112,8 +113,8 @@ def _stopped(error: StoreError, args: argparse.Namespace, *, load: bool) -> Stor
 
 
 def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
-    out = Console(soft_wrap=True)
-    err = Console(stderr=True, soft_wrap=True)
+    out = terminal.console()
+    err = terminal.console(stderr=True)
     keyring = keyring_from(args)
     save = getattr(args, "save", None) if load else None
     snapshot = getattr(args, "snapshot", None) if load else None

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-from rich.console import Console
 
+from pith_graph.cli import terminal
 from pith_graph.cli.options import EXIT_OK, add_neo4j_options, check_save_destination, connect_neo4j
 
 __all__ = ["add_export_command", "cmd_export"]
@@ -50,9 +50,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(orjson.dumps(summary).decode() + "\n")
     else:
-        Console(soft_wrap=True).print(
+        terminal.console().print(
             f"wrote {summary['nodes']} nodes and {summary['edges']} edges to {target} in {seconds:.1f} s",
-            markup=False,
-            highlight=False,
         )
     return EXIT_OK

@@ -13,8 +13,8 @@ from types import FrameType
 from typing import Any
 
 import orjson
-from rich.console import Console
 
+from pith_graph.cli import terminal
 from pith_graph.cli.commands import print_rejection, progress, summary
 from pith_graph.cli.options import EXIT_OK, EXIT_REJECTED, add_input_options, key_files, keyring_from
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
@@ -85,8 +85,8 @@ def _terminate_as_interrupt() -> Iterator[None]:
 def cmd_import(args: argparse.Namespace) -> int:
     from pith_graph.loader.bulk import bulk_import  # only this command needs it
 
-    out = Console(soft_wrap=True)
-    err = Console(stderr=True, soft_wrap=True)
+    out = terminal.console()
+    err = terminal.console(stderr=True)
     keyring = keyring_from(args)
     if not args.csv_only and not args.neo4j_data:
         raise UsageError("--neo4j-data DIR is required (the stopped Neo4j's NEO4J_DATA), or --csv-only DIR")
@@ -111,18 +111,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     else:
         summary(report, out, loaded=True)
         steps = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in report.steps.items())
-        out.print(f"steps: {steps}", markup=False, highlight=False)
+        out.print(f"steps: {steps}")
         if not report.built and not report.csv_folder:
             out.print(
                 f"nothing to import (no bundle was accepted): {args.neo4j_data} is left as it was",
-                markup=False,
-                highlight=False,
             )
         if report.csv_folder:
             out.print(
                 f"CSV files and neo4j-admin.args in {report.csv_folder}: "
                 f"neo4j-admin database import full @{report.csv_folder}/neo4j-admin.args",
-                markup=False,
-                highlight=False,
             )
     return EXIT_REJECTED if report.rejected else EXIT_OK

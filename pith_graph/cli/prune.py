@@ -7,8 +7,8 @@ import sys
 from typing import Any
 
 import orjson
-from rich.console import Console
 
+from pith_graph.cli import terminal
 from pith_graph.cli.options import (
     EXIT_OK,
     add_neo4j_options,
@@ -77,13 +77,11 @@ def cmd_prune(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
     else:
-        out = Console(soft_wrap=True)
+        out = terminal.console()
         verb = "would remove" if report.dry_run else "removed"
         for pith in report.removed:
-            out.print(f"{verb.upper().replace(' ', '-')} {pith}", markup=False, highlight=False)
+            out.print(f"{verb.upper().replace(' ', '-')} {pith}")
         out.print(
             f"revoked keys: {', '.join(report.revoked_keys)}; {verb} {len(report.removed)} papers",
-            markup=False,
-            highlight=False,
         )
     return EXIT_OK

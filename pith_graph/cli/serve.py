@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
+from pith_graph.cli import terminal
 from pith_graph.cli.options import add_neo4j_options, add_trust_options
 from pith_graph.schema.graph import PAPER
 
@@ -79,7 +78,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from pith_graph.api.serve import serve  # the API's dependencies load only for serve
     from pith_graph.api.settings import ServerSettings
 
-    err = Console(stderr=True, soft_wrap=True)
+    err = terminal.console(stderr=True)
     settings = ServerSettings.from_env(
         host=args.host,
         port=args.port,
@@ -100,18 +99,18 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     def loaded(report: LoadReport) -> None:
         for rejection in report.rejections:
-            err.print(f"REJECTED {rejection}", markup=False, highlight=False)
-        err.print(loaded_line(report), markup=False, highlight=False)
+            err.print(f"REJECTED {rejection}")
+        if report.rejected > len(report.rejections):  # a load keeps the first MAX_KEPT_REJECTIONS
+            err.print(f"and {report.rejected - len(report.rejections)} more rejected, not listed")
+        err.print(loaded_line(report))
 
     def opened(path: str, papers: int, seconds: float) -> None:
-        err.print(f"opened {path}: {papers} papers in {seconds:.1f} s", markup=False, highlight=False)
+        err.print(f"opened {path}: {papers} papers in {seconds:.1f} s")
 
     def warmed(seconds: float) -> None:
-        err.print(
-            f"built the search, ranking and facet indexes in {seconds:.1f} s", markup=False, highlight=False
-        )
+        err.print(f"built the search, ranking and facet indexes in {seconds:.1f} s")
 
     def listening(url: str) -> None:
-        err.print(f"serving {settings.backend} on {url}", markup=False, highlight=False)
+        err.print(f"serving {settings.backend} on {url}")
 
     return serve(settings, on_loaded=loaded, on_opened=opened, on_warmed=warmed, on_listening=listening)

@@ -133,6 +133,21 @@ def test_serve_says_how_many_papers_the_bundles_left(tmp_path: Path) -> None:
         _stop(process, output)
 
 
+def test_serve_lists_the_first_1000_rejections_and_counts_the_rest(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{}\n" * 1002)
+    process, _, output = _start("--workers", "1", str(bad))
+    try:
+        rejected = [line for line in output if line.startswith("REJECTED ")]
+        assert [line.split(": ")[0] for line in rejected] == [f"REJECTED {bad}:{n}" for n in range(1, 1001)]
+        at = output.index(rejected[-1])
+        assert output[at + 1] == "and 2 more rejected, not listed\n", output[at + 1 :]
+        assert output[at + 2].startswith("loaded 0 bundles in "), output[at + 2]
+        assert "(1002 rejected; " in output[at + 2]
+    finally:
+        _stop(process, output)
+
+
 def test_serve_in_two_workers_then_sigterm_stops_them_all() -> None:
     process, url, output = _start("--workers", "2")
     try:
