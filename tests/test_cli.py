@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -145,6 +146,46 @@ def test_piped_output_has_no_progress_bar() -> None:
     result = run_cli("load", SAMPLES)
     assert result.returncode == 0
     assert result.stderr == ""
+
+
+@pytest.mark.parametrize("command", ["verify", "load"])
+def test_a_progress_bar_shows_on_a_terminal_and_is_gone_at_the_end(command: str) -> None:
+    """stderr on a pseudo-terminal: the bar is drawn there (label, bundles counted), then
+    erased; the report on the piped stdout is the same as without a terminal."""
+    controller, terminal = pty.openpty()
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "TERM")}
+    with subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", command, SAMPLES],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        env={**env, "TERM": "xterm-256color", "COLUMNS": "120"},
+    ) as process:
+        os.close(terminal)
+        drawn = b""
+        while True:
+            try:
+                chunk = os.read(controller, 1 << 16)
+            except OSError:  # EIO: the process closed the terminal
+                break
+            if not chunk:
+                break
+            drawn += chunk
+        stdout = process.communicate(timeout=120)[0].decode()
+    os.close(controller)
+    assert process.returncode == 0, drawn
+    screen = drawn.decode("utf-8", "replace")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)  # the terminal's control sequences out
+    label = "loading" if command == "load" else "verifying"
+    assert f" {label} " in text and " 3/? bundles " in text, text  # bundles seen so far, no total
+    assert screen.endswith("\x1b[1A\x1b[2K"), screen  # then erased: up a line, clear it
+    piped = run_cli(command, SAMPLES).stdout
+    assert _but_the_time(stdout) == _but_the_time(piped)
+    assert "bundles" not in piped.replace("bundles seen", "")  # no bar there: stdout is a pipe
+
+
+def _but_the_time(report: str) -> list[str]:
+    return [line for line in report.splitlines() if line.split()[:1] != ["seconds"]]
 
 
 @pytest.mark.parametrize(

@@ -156,3 +156,27 @@ def test_named_volumes_the_image_writes_to_are_its_users() -> None:
     assert ("import-csv", "/import") in written
     for name, target in written:
         assert target in owned, f"{name} writes to {target}, which the image does not make for pith"
+
+
+def _block(lines: list[str], key: str) -> list[str]:
+    """The lines under ``key:`` (indented deeper than it) in a service's lines."""
+    at = next(n for n, line in enumerate(lines) if line.strip() == f"{key}:")
+    depth = len(lines[at]) - len(lines[at].lstrip())
+    block = []
+    for line in lines[at + 1 :]:
+        if line.strip() and len(line) - len(line.lstrip()) <= depth:
+            break
+        block.append(line.strip())
+    return block
+
+
+def test_the_api_starts_only_after_the_loader_loaded_every_bundle() -> None:
+    """README: a rejected bundle makes the loader exit 1 (``load`` does) and the api does not
+    start; nor does a failed loader start again, loading the same bundles in a loop."""
+    services = _services()
+    loader, api = services["loader"], services["api"]
+    assert '    command: ["pith-graph", "load", "/bundles", "--backend", "neo4j"]' in loader
+    assert '    restart: "no"' in loader
+    depends = _block(api, "depends_on")
+    assert depends[depends.index("loader:") + 1] == "condition: service_completed_successfully", depends
+    assert depends[depends.index("neo4j:") + 1] == "condition: service_healthy", depends

@@ -123,8 +123,17 @@ SCHEMA = build_schema()._schema
 
 @pytest.fixture(scope="module")
 def samples_url() -> Iterator[str]:
-    """``pith-graph serve`` as ``scripts/run`` starts it: the shipped samples, in memory."""
-    with serving(["--port", "0", "--workers", "1", "--load-workers", "1"]) as url:
+    """The README's first command itself, ``scripts/run`` (its set-up is done: the suite
+    runs in its .venv), on a free port: the shipped samples, in memory."""
+    run = Path(__file__).parent.parent / "scripts" / "run"
+    output: list[str] = []
+    with serving(
+        ["--port", "0", "--workers", "1", "--load-workers", "1"], command=[str(run)], output=output
+    ) as url:
+        # "prints the load summary": 3 sample bundles, 3 papers
+        assert any(
+            line.startswith("loaded 3 bundles in ") and "the graph holds 3 papers" in line for line in output
+        )
         yield url
 
 

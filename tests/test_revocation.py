@@ -221,3 +221,27 @@ def test_serve_applies_revoked_keys(corpus: Path, how: str) -> None:
         answer = httpx.post(f"{url}/graphql", json={"query": "{ papers(first: 50) { nodes { title } } }"})
     titles = [node["title"] for node in answer.json()["data"]["papers"]["nodes"]]
     assert titles == ["By A"]
+
+
+@pytest.mark.parametrize("variable", ["PITH_API_TRUSTED_KEYS", "PITH_API_REGISTRY_KEYS"])
+def test_serve_takes_its_keyrings_from_the_environment(corpus: Path, variable: str) -> None:
+    """Without options: PITH_API_TRUSTED_KEYS pins A (its paper is served besides the
+    samples); PITH_API_REGISTRY_KEYS revokes the built-in registry key (the samples are not)."""
+    query = {"query": "{ papers(first: 50) { nodes { title } } }"}
+    args = [str(corpus / "bundles"), "--port", "0", "--workers", "1"]
+    with serving(args) as url:
+        before = [
+            node["title"]
+            for node in httpx.post(f"{url}/graphql", json=query).json()["data"]["papers"]["nodes"]
+        ]
+    if variable == "PITH_API_TRUSTED_KEYS":
+        value, expected = str(corpus / "a-keys.json"), sorted([*before, "By A"])
+    else:
+        value, expected = _write(corpus / "registry.json", [{**REGISTRY, "revoked": True}]), []
+    with serving(args, env={variable: value}) as url:
+        after = [
+            node["title"]
+            for node in httpx.post(f"{url}/graphql", json=query).json()["data"]["papers"]["nodes"]
+        ]
+    assert len(before) == 3 and "By A" not in before  # the samples: the built-in key's
+    assert sorted(after) == expected

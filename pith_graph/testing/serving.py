@@ -18,13 +18,18 @@ _RUNNING = re.compile(r"Uvicorn running on (http://\S+)")
 
 @contextmanager
 def serving(
-    args: Sequence[str], env: Mapping[str, str] | None = None, stop_timeout: float = 60
+    args: Sequence[str],
+    env: Mapping[str, str] | None = None,
+    stop_timeout: float = 60,
+    command: Sequence[str] = (sys.executable, "-m", "pith_graph", "serve"),
+    output: list[str] | None = None,
 ) -> Iterator[str]:
-    """Run ``pith-graph serve ARGS`` (pass ``--port 0``) with ``env`` added to this process's
-    environment; yield its base URL (``http://127.0.0.1:PORT``) once it listens; stop it with
+    """Run ``pith-graph serve ARGS`` (pass ``--port 0``; or ``command`` that execs it, such as
+    ``scripts/run``) with ``env`` added to this process's environment; yield its base URL
+    (``http://127.0.0.1:PORT``) once it listens, its lines so far in ``output``; stop it with
     SIGTERM on leaving. Fails with the server's output if it exits before listening."""
     process = subprocess.Popen(
-        [sys.executable, "-m", "pith_graph", "serve", *args],
+        [*command, *args],
         env={**os.environ, **(env or {})},
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
@@ -32,7 +37,7 @@ def serving(
     )
     assert process.stdout is not None
     try:
-        output: list[str] = []
+        output = [] if output is None else output
         while not (found := _RUNNING.search(output[-1] if output else "")):
             line = process.stdout.readline()
             if not line:
