@@ -149,13 +149,16 @@ def test_piped_output_has_no_progress_bar() -> None:
 
 
 @pytest.mark.parametrize("command", ["verify", "load"])
-def test_a_progress_bar_shows_on_a_terminal_and_is_gone_at_the_end(command: str) -> None:
+def test_a_progress_bar_shows_on_a_terminal_and_is_gone_at_the_end(command: str, tmp_path: Path) -> None:
     """stderr on a pseudo-terminal: the bar is drawn there (label, bundles counted), then
-    erased; the report on the piped stdout is the same as without a terminal."""
+    erased; the report on the piped stdout, its REJECTED lines too, is the same as without a
+    terminal, and none of it is on the terminal (``pith-graph verify DIR > report.txt``)."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"not": "a bundle"}\n' * 2)
     controller, terminal = pty.openpty()
     env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "TERM")}
     with subprocess.Popen(
-        [sys.executable, "-m", "pith_graph", command, SAMPLES],
+        [sys.executable, "-m", "pith_graph", command, SAMPLES, str(bad)],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=terminal,
@@ -173,13 +176,16 @@ def test_a_progress_bar_shows_on_a_terminal_and_is_gone_at_the_end(command: str)
             drawn += chunk
         stdout = process.communicate(timeout=120)[0].decode()
     os.close(controller)
-    assert process.returncode == 0, drawn
+    assert process.returncode == 1, drawn  # bundles were rejected
     screen = drawn.decode("utf-8", "replace")
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)  # the terminal's control sequences out
     label = "loading" if command == "load" else "verifying"
-    assert f" {label} " in text and " 3/? bundles " in text, text  # bundles seen so far, no total
+    assert f" {label} " in text and " 5/? bundles " in text, text  # bundles seen so far, no total
     assert screen.endswith("\x1b[1A\x1b[2K"), screen  # then erased: up a line, clear it
-    piped = run_cli(command, SAMPLES).stdout
+    assert "REJECTED" not in text, text
+    piped = run_cli(command, SAMPLES, str(bad)).stdout
+    rejected = [line for line in stdout.splitlines() if line.startswith("REJECTED ")]
+    assert rejected == [f"REJECTED {bad}:{n}: schema_error: bundle.bundle_type is missing" for n in (1, 2)]
     assert _but_the_time(stdout) == _but_the_time(piped)
     assert "bundles" not in piped.replace("bundles seen", "")  # no bar there: stdout is a pipe
 

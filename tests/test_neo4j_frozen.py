@@ -79,9 +79,27 @@ def frozen(server: Any) -> Iterator[None]:
     pid = int((server.data / "neo4j.pid").read_text().split()[0])
     os.kill(pid, signal.SIGSTOP)
     try:
+        _until_stopped(pid)
         yield
     finally:
         os.kill(pid, signal.SIGCONT)
+
+
+def _until_stopped(pid: int, seconds: float = 10.0) -> None:
+    """Wait until every thread of ``pid`` is stopped. ``kill`` returns before they are: one
+    thread takes the SIGSTOP and then tells the others, so on a loaded host the JVM's Bolt
+    threads went on for a moment, long enough to answer a handshake and a HELLO (CI saw a
+    batch's first attempt wait 120 s, the server's read-timeout hint, not 2 s)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        states = []
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with suppress(OSError):  # a thread that ended meanwhile
+                states.append((task / "stat").read_text().rsplit(")", 1)[1].split()[0])
+        if states and all(state in "tT" for state in states):
+            return
+        assert time.monotonic() < deadline, f"the server's threads did not stop: {states}"
+        time.sleep(0.005)
 
 
 def _until_healthy(client: httpx.Client, seconds: float = 60.0) -> None:

@@ -59,8 +59,15 @@ def progress(
 
 
 def print_rejection(console: Console) -> Callable[[Rejection], None]:
+    """One ``REJECTED`` line per rejection, written as is (a rejection is printable already).
+
+    Not ``console.print``: rich renders each line it prints (about 100 µs), which was most of
+    the time of a corpus rejected whole (a wrong keyring, say): see
+    ``benchmarks/bench_rejections.py``. The file is looked up at every line, as
+    ``console.print`` does: the real stdout, even while a progress bar proxies ``sys.stdout``."""
+
     def emit(rejection: Rejection) -> None:
-        console.print(f"REJECTED {rejection}")
+        console.file.write(f"REJECTED {rejection}\n")
 
     return emit
 
