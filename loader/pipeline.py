@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, BinaryIO
 
-from pith_graph.errors import BundleError, RejectCode, Source, printable
+from pith_graph.errors import BundleError, RejectCode, Source
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
 from pith_graph.loader.pool import Handler, cyclic_gc_paused, run_tasks
+from pith_graph.loader.report import LoadReport, Rejection
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
-from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphStore, Outcome
+from pith_graph.loader.stores.base import AppliedBatch, GraphStore
 from pith_graph.loader.tasks import Task, plan_tasks
 from pith_graph.loader.trust import check_clock_skew, still_trusted
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
@@ -52,23 +53,10 @@ CHUNK = 64
 BACKGROUND_WORKER_NICENESS = 10
 #: Below this much (estimated inflated) input, verification stays in this process.
 PARALLEL_MIN_BYTES = 2 << 20
-MAX_KEPT_REJECTIONS = 1000  #: ``--json`` lists the first ones; ``rejectionsOmitted`` counts the rest
 #: A batch holds at most this many author, category and alias rows (or one bundle), whatever
 #: its bundle count: ten bundles of 25,000 authors in one batch took a 1 GB Neo4j down (heap);
 #: 100,000 rows held. Above an ordinary batch: 5,000 generated bundles hold about 62,000.
 MAX_BATCH_ROWS = 80_000
-
-
-@dataclass(frozen=True, slots=True)
-class Rejection:
-    """One rejected bundle: a stable code, a message and where it came from."""
-
-    code: str
-    message: str
-    source: Source
-
-    def __str__(self) -> str:
-        return f"{self.source}: {self.code}: {printable(self.message)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,81 +77,6 @@ class WorkerConfig:
 
     def __post_init__(self) -> None:
         check_clock_skew(self.clock_skew)
-
-
-@dataclass(slots=True)
-class LoadReport:
-    """What a run did. ``accepted`` = inserted + replaced; ``outranked``: bundles not applied
-    because a higher-ranked signer holds their source id; ``displaced``: stored papers
-    removed because a higher-ranked signer's bundle took their source id over, or a newer
-    record of their version superseded them."""
-
-    seen: int = 0
-    inserted: int = 0
-    replaced: int = 0
-    duplicate: int = 0
-    stale: int = 0
-    outranked: int = 0
-    displaced: int = 0
-    rejected: int = 0
-    rejections: list[Rejection] = field(default_factory=list)
-    counts: GraphCounts | None = None
-    seconds: float = 0.0
-
-    @property
-    def accepted(self) -> int:
-        return self.inserted + self.replaced
-
-    @property
-    def verified(self) -> int:
-        return self.seen - self.rejected
-
-    def add_rejection(self, rejection: Rejection) -> None:
-        self.rejected += 1
-        if len(self.rejections) < MAX_KEPT_REJECTIONS:
-            self.rejections.append(rejection)
-
-    def add_outcome(self, outcome: Outcome) -> None:
-        if outcome is Outcome.INSERTED:
-            self.inserted += 1
-        elif outcome is Outcome.REPLACED:
-            self.replaced += 1
-        elif outcome is Outcome.DUPLICATE:
-            self.duplicate += 1
-        elif outcome is Outcome.OUTRANKED:
-            self.outranked += 1
-        elif outcome is Outcome.STALE:
-            self.stale += 1
-        else:
-            raise ValueError(f"not an outcome: {outcome!r}")
-
-    def as_dict(self) -> dict[str, object]:
-        """A JSON-ready summary (what ``--json`` prints)."""
-        return {
-            "seen": self.seen,
-            "verified": self.verified,
-            "accepted": self.accepted,
-            "inserted": self.inserted,
-            "replaced": self.replaced,
-            "duplicate": self.duplicate,
-            "stale": self.stale,
-            "outranked": self.outranked,
-            "displaced": self.displaced,
-            "rejected": self.rejected,
-            "rejections": [
-                {
-                    "code": r.code,
-                    "message": printable(r.message),
-                    "file": r.source.shown_path,
-                    "line": r.source.line,
-                }
-                for r in self.rejections
-            ],
-            "rejectionsOmitted": self.rejected - len(self.rejections),
-            "nodes": self.counts.nodes if self.counts else None,
-            "edges": self.counts.edges if self.counts else None,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 Result = PaperRows | Unchanged | Rejection

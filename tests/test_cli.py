@@ -165,19 +165,9 @@ def test_a_progress_bar_shows_on_a_terminal_and_is_gone_at_the_end(command: str,
         env={**env, "TERM": "xterm-256color", "COLUMNS": "120"},
     ) as process:
         os.close(terminal)
-        drawn = b""
-        while True:
-            try:
-                chunk = os.read(controller, 1 << 16)
-            except OSError:  # EIO: the process closed the terminal
-                break
-            if not chunk:
-                break
-            drawn += chunk
+        screen = _read_terminal(controller)
         stdout = process.communicate(timeout=120)[0].decode()
-    os.close(controller)
-    assert process.returncode == 1, drawn  # bundles were rejected
-    screen = drawn.decode("utf-8", "replace")
+    assert process.returncode == 1, screen  # bundles were rejected
     text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)  # the terminal's control sequences out
     label = "loading" if command == "load" else "verifying"
     assert f" {label} " in text and " 5/? bundles " in text, text  # bundles seen so far, no total
@@ -188,6 +178,74 @@ def test_a_progress_bar_shows_on_a_terminal_and_is_gone_at_the_end(command: str,
     assert rejected == [f"REJECTED {bad}:{n}: schema_error: bundle.bundle_type is missing" for n in (1, 2)]
     assert _but_the_time(stdout) == _but_the_time(piped)
     assert "bundles" not in piped.replace("bundles seen", "")  # no bar there: stdout is a pipe
+
+
+@pytest.mark.parametrize("command", ["verify", "load"])
+def test_rejections_on_the_terminal_of_the_progress_bar_are_printed_above_it(
+    command: str, tmp_path: Path
+) -> None:
+    """stdout and stderr on one terminal (a shell, run by hand): each REJECTED line is printed
+    above the bar, whole; when it is done the screen holds the lines and the report and no
+    bar. Written past the bar, each line was glued to the bar's and left a stale bar behind."""
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"not": "a bundle"}\n' * 3)
+    controller, terminal = pty.openpty()
+    env = {key: value for key, value in os.environ.items() if key not in ("NO_COLOR", "TERM")}
+    with subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", command, SAMPLES, str(bad)],
+        stdin=subprocess.DEVNULL,
+        stdout=terminal,
+        stderr=terminal,
+        env={**env, "TERM": "xterm-256color", "COLUMNS": "200"},
+    ) as process:
+        os.close(terminal)
+        drawn = _read_terminal(controller)
+        process.wait(timeout=120)
+    assert process.returncode == 1, drawn
+    assert "verifying" in drawn or "loading" in drawn, drawn  # a bar was drawn
+    screen = _screen(drawn)
+    rejected = [f"REJECTED {bad}:{n}: schema_error: bundle.bundle_type is missing" for n in (1, 2, 3)]
+    assert screen[:3] == rejected, screen
+    assert screen[3] == "pith-graph" and not any(re.search(r"\d/\? bundles", line) for line in screen), screen
+
+
+def _read_terminal(controller: int) -> str:
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(controller, 1 << 16)
+        except OSError:  # EIO: the process closed the terminal
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(controller)
+    return drawn.decode("utf-8", "replace")
+
+
+def _screen(drawn: str) -> list[str]:
+    """What a terminal shows after ``drawn``: the few controls rich's bar uses (cursor up, erase
+    line, carriage return, colours, cursor hidden); any other is an error, not ignored."""
+    lines, row, column = [""], 0, 0
+    for token in re.findall(r"\x1b\[[0-9;?]*[A-Za-z]|\r\n|[\r\n]|[^\x1b\r\n]+", drawn):
+        if token.startswith("\x1b["):
+            code, final = token[2:-1], token[-1]
+            if final == "A":
+                row = max(0, row - int(code or 1))
+            elif final == "K" and code == "2":
+                lines[row] = ""
+            elif final != "m" and token[2:] not in ("?25l", "?25h"):
+                raise AssertionError(f"a control this emulator does not know: {token!r}")
+        elif token == "\r":
+            column = 0
+        elif token in ("\n", "\r\n"):
+            row, column = row + 1, 0
+            lines += [""] * (row + 1 - len(lines))
+        else:
+            line = lines[row].ljust(column)
+            lines[row] = line[:column] + token + line[column + len(token) :]
+            column += len(token)
+    return [line.rstrip() for line in lines if line.strip()]
 
 
 def _but_the_time(report: str) -> list[str]:

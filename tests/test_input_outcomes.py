@@ -53,7 +53,8 @@ from pith_graph.errors import Source
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import InputLimits
-from pith_graph.loader.pipeline import MAX_KEPT_REJECTIONS, WorkerConfig, check_one, run
+from pith_graph.loader.pipeline import WorkerConfig, check_one, run
+from pith_graph.loader.report import MAX_KEPT_REJECTIONS
 from pith_graph.loader.sources import RawBundle, expand_paths
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle

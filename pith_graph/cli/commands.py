@@ -58,13 +58,24 @@ def progress(
     return progress, lambda seen: progress.update(task, completed=seen)
 
 
-def print_rejection(console: Console) -> Callable[[Rejection], None]:
+def print_rejection(console: Console, bar: object = None) -> Callable[[Rejection], None]:
     """One ``REJECTED`` line per rejection, written as is (a rejection is printable already).
 
     Not ``console.print``: rich renders each line it prints (about 100 µs), which was most of
     the time of a corpus rejected whole (a wrong keyring, say): see
     ``benchmarks/bench_rejections.py``. The file is looked up at every line, as
-    ``console.print`` does: the real stdout, even while a progress bar proxies ``sys.stdout``."""
+    ``console.print`` does: the real stdout, even while a progress bar proxies ``sys.stdout``.
+
+    While ``bar`` (a :func:`progress` bar) is drawn on the terminal that ``console`` writes to
+    too, the lines go through the bar's console, which prints them above the bar: written
+    past it, each line was glued to the bar's, and a stale bar was left on the screen."""
+    if isinstance(bar, Progress) and terminal.same_file(console, bar.console):
+        live = bar.console
+
+        def above(rejection: Rejection) -> None:
+            live.print(f"REJECTED {rejection}")
+
+        return above
 
     def emit(rejection: Rejection) -> None:
         console.file.write(f"REJECTED {rejection}\n")
@@ -144,7 +155,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 batch_size=_batch_size(args),
                 clock_skew=args.clock_skew,
                 on_progress=on_progress,
-                on_rejection=None if args.json else print_rejection(out),
+                on_rejection=None if args.json else print_rejection(out, bar),
                 exclude=key_files(args),
             )
         if (save or snapshot) and store is not None:

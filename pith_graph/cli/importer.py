@@ -103,7 +103,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             clock_skew=args.clock_skew,
             importer_memory=args.importer_memory,
             on_progress=on_progress,
-            on_rejection=None if args.json else print_rejection(out),
+            on_rejection=None if args.json else print_rejection(out, bar),
             exclude=key_files(args),
         )
     if args.json:

@@ -100,8 +100,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def loaded(report: LoadReport) -> None:
         for rejection in report.rejections:
             err.print(f"REJECTED {rejection}")
-        if report.rejected > len(report.rejections):  # a load keeps the first MAX_KEPT_REJECTIONS
-            err.print(f"and {report.rejected - len(report.rejections)} more rejected, not listed")
+        if report.rejections_omitted:  # a load keeps the first MAX_KEPT_REJECTIONS
+            err.print(f"and {report.rejections_omitted} more rejected, not listed")
         err.print(loaded_line(report))
 
     def opened(path: str, papers: int, seconds: float) -> None:

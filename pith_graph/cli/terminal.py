@@ -9,12 +9,22 @@ text as given.
 
 from __future__ import annotations
 
+import os
+
 from rich.console import Console
 
-__all__ = ["console"]
+__all__ = ["console", "same_file"]
 
 
 def console(*, stderr: bool = False) -> Console:
     """A console for stdout (or ``stderr``) that prints text as given: no markup, no emoji
     codes, no highlighting; long lines are not wrapped (one report line per rejection)."""
     return Console(stderr=stderr, soft_wrap=True, markup=False, emoji=False, highlight=False)
+
+
+def same_file(one: Console, other: Console) -> bool:
+    """Whether two consoles write to the same file (stdout and stderr on one terminal, say)."""
+    try:
+        return os.path.samestat(os.fstat(one.file.fileno()), os.fstat(other.file.fileno()))
+    except (OSError, ValueError, AttributeError):  # not a file with a descriptor (a test's buffer)
+        return False

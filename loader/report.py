@@ -1,0 +1,109 @@
+"""What a run reports: each rejected bundle (:class:`Rejection`) and the counts of a load or a
+verification (:class:`LoadReport`), which ``pith-graph`` prints as text or as ``--json``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pith_graph.errors import Source, printable
+from pith_graph.loader.stores.base import GraphCounts, Outcome
+
+__all__ = ["MAX_KEPT_REJECTIONS", "LoadReport", "Rejection"]
+
+#: ``--json`` lists the first ones met; ``rejectionsOmitted`` counts the rest (a corpus of
+#: millions of bad lines must not make the report as large as the input).
+MAX_KEPT_REJECTIONS = 1000
+
+
+@dataclass(frozen=True, slots=True)
+class Rejection:
+    """One rejected bundle: a stable code, a message and where it came from."""
+
+    code: str
+    message: str
+    source: Source
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.code}: {printable(self.message)}"
+
+
+@dataclass(slots=True)
+class LoadReport:
+    """What a run did. ``accepted`` = inserted + replaced; ``outranked``: bundles not applied
+    because a higher-ranked signer holds their source id; ``displaced``: stored papers
+    removed because a higher-ranked signer's bundle took their source id over, or a newer
+    record of their version superseded them."""
+
+    seen: int = 0
+    inserted: int = 0
+    replaced: int = 0
+    duplicate: int = 0
+    stale: int = 0
+    outranked: int = 0
+    displaced: int = 0
+    rejected: int = 0
+    rejections: list[Rejection] = field(default_factory=list)
+    counts: GraphCounts | None = None
+    seconds: float = 0.0
+
+    @property
+    def accepted(self) -> int:
+        return self.inserted + self.replaced
+
+    @property
+    def verified(self) -> int:
+        return self.seen - self.rejected
+
+    @property
+    def rejections_omitted(self) -> int:
+        """Rejections counted in ``rejected`` but not kept in ``rejections`` (past the first
+        :data:`MAX_KEPT_REJECTIONS`)."""
+        return self.rejected - len(self.rejections)
+
+    def add_rejection(self, rejection: Rejection) -> None:
+        self.rejected += 1
+        if len(self.rejections) < MAX_KEPT_REJECTIONS:
+            self.rejections.append(rejection)
+
+    def add_outcome(self, outcome: Outcome) -> None:
+        if outcome is Outcome.INSERTED:
+            self.inserted += 1
+        elif outcome is Outcome.REPLACED:
+            self.replaced += 1
+        elif outcome is Outcome.DUPLICATE:
+            self.duplicate += 1
+        elif outcome is Outcome.OUTRANKED:
+            self.outranked += 1
+        elif outcome is Outcome.STALE:
+            self.stale += 1
+        else:
+            raise ValueError(f"not an outcome: {outcome!r}")
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready summary (what ``--json`` prints)."""
+        return {
+            "seen": self.seen,
+            "verified": self.verified,
+            "accepted": self.accepted,
+            "inserted": self.inserted,
+            "replaced": self.replaced,
+            "duplicate": self.duplicate,
+            "stale": self.stale,
+            "outranked": self.outranked,
+            "displaced": self.displaced,
+            "rejected": self.rejected,
+            "rejections": [
+                {
+                    "code": r.code,
+                    "message": printable(r.message),
+                    "file": r.source.shown_path,
+                    "line": r.source.line,
+                }
+                for r in self.rejections
+            ],
+            "rejectionsOmitted": self.rejections_omitted,
+            "nodes": self.counts.nodes if self.counts else None,
+            "edges": self.counts.edges if self.counts else None,
+            "seconds": round(self.seconds, 3),
+        }
