@@ -12,7 +12,7 @@ import asyncio
 import gzip
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from functools import cache, partial
 from importlib.resources import files
 from typing import Any, cast
@@ -275,10 +275,23 @@ class Guard:
                 message = {**message, "headers": headers}
             await send(message)
 
+        started = False
+
+        async def send_noting_start(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send_with_headers(message)
+
+        try:
+            await self._answer(scope, receive, send_noting_start)
+        except asyncio.CancelledError:  # the server stopped, and this request outlived its wait
+            await self._stopped(scope, send_noting_start, started)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
         headers = dict(scope.get("headers", []))
         declares_body = b"transfer-encoding" in headers or headers.get(b"content-length", b"0") != b"0"
         if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declares_body:
-            await self.app(scope, receive, send_with_headers)
+            await self.app(scope, receive, send)
             return
         body = await self._read_body(headers.get(b"content-length"), receive, send)
         if body is None:
@@ -292,7 +305,24 @@ class Guard:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send_with_headers)
+        await self.app(scope, replay, send)
+
+    async def _stopped(self, scope: Scope, send: Send, started: bool) -> None:
+        """A request cancelled by the server's stop (uvicorn cancels what still runs when its
+        graceful wait is over): one line in the log and, if nothing was sent yet, a 503 that
+        says so. Not the traceback and the plain-text 500 uvicorn gives a cancelled request.
+        The cancellation ends here: the task ends, as the stop wants."""
+        log.warning(
+            "a request (%s %s) was still under way when the server stopped: %s",
+            scope.get("method"),
+            scope.get("path"),
+            "answered 503" if not started else "its answer was cut off",
+        )
+        if not started:
+            with suppress(Exception):  # the client may be gone too
+                await self._refuse(
+                    send, 503, "The server is stopping: send the request again.", "SERVICE_UNAVAILABLE"
+                )
 
 
 @cache

@@ -4,7 +4,8 @@ An :class:`~pith_graph.errors.ApiError` (the API's branch of the one exception t
 its code and suggestion. Codes given to errors that are not raised as ``ApiError``: ``GRAPHQL_PARSE_FAILED`` (syntax),
 ``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable of
 the wrong type), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
-type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached), ``LIMIT_EXCEEDED`` (a read the
+type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached; or the server stopped while the
+request ran, ``Guard``'s 503), ``LIMIT_EXCEEDED`` (a read the
 database refuses for the memory it needs) and
 ``INTERNAL_SERVER_ERROR``: anything unexpected, whose message and details are replaced by a
 fixed text (the original is logged, never sent).

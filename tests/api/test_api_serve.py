@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from pith_graph import load_graph
+from pith_graph.api.serve import GRACEFUL_SECONDS
 from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import write_corpus
 from pith_graph.testing.serving import serving
@@ -227,6 +228,43 @@ def test_a_request_under_way_at_sigterm_is_answered_before_the_server_stops(work
         log = _stop(process, output)  # (a SIGTERM to a process that has exited is not sent)
     assert process.returncode == 0, log
     assert "Traceback" not in log
+
+
+def test_a_request_that_does_not_finish_holds_the_stop_back_10_s_at_most(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """README: SIGTERM "lets running requests finish (10 s at most)". A client sends half a
+    body and no more, with the body wait raised to 60 s so that only the stop's own cap can end
+    it: the server waits for it (it does not exit at once), then answers it 503
+    SERVICE_UNAVAILABLE, logs one line (uvicorn's cancellation gave a traceback and a
+    plain-text 500) and exits 0 by about 10 s."""
+    monkeypatch.setenv("PITH_API_BODY_TIMEOUT_SECONDS", "60")
+    process, url, output = _start("--workers", "1")
+    try:
+        _answers(url)
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            head = f"POST /graphql HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            sock.sendall(head.encode() + b"Content-Length: 100\r\n\r\n" + b'{"query": ')
+            time.sleep(0.3)  # the request has reached the application
+            process.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            with pytest.raises(subprocess.TimeoutExpired):
+                process.wait(GRACEFUL_SECONDS - 3)  # held back by the request under way
+            process.wait(3 + 4)  # the cap, and time to close the store and exit
+            seconds = time.monotonic() - started
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+    finally:
+        log = _stop(process, output)  # (a SIGTERM to a process that has exited is not sent)
+    assert process.returncode == 0, log
+    assert GRACEFUL_SECONDS - 3 <= seconds < GRACEFUL_SECONDS + 4, (seconds, log)
+    status, _, payload = answer.partition(b"\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 503"), answer
+    assert [e["extensions"]["code"] for e in json.loads(payload)["errors"]] == ["SERVICE_UNAVAILABLE"]
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log
+    assert "a request (POST /graphql) was still under way when the server stopped: answered 503" in log
 
 
 def test_a_worker_dies_with_a_killed_supervisor() -> None:
