@@ -311,12 +311,16 @@ class Guard:
         """A request cancelled by the server's stop (uvicorn cancels what still runs when its
         graceful wait is over): one line in the log and, if nothing was sent yet, a 503 that
         says so. Not the traceback and the plain-text 500 uvicorn gives a cancelled request.
-        The cancellation ends here: the task ends, as the stop wants."""
+        The cancellation ends here: the task ends, as the stop wants.
+
+        Our answers are one body each, so a send waits (and so is cancelled after it began)
+        only when the connection takes no more data: its client is not reading, e.g. an answer
+        pipelined behind a large one it has not read."""
         log.warning(
             "a request (%s %s) was still under way when the server stopped: %s",
             scope.get("method"),
             scope.get("path"),
-            "answered 503" if not started else "its answer was cut off",
+            "answered 503" if not started else "not answered: its client was not reading",
         )
         if not started:
             with suppress(Exception):  # the client may be gone too

@@ -267,6 +267,53 @@ def test_a_request_that_does_not_finish_holds_the_stop_back_10_s_at_most(
     assert "a request (POST /graphql) was still under way when the server stopped: answered 503" in log
 
 
+def test_a_client_that_does_not_read_its_answers_holds_the_stop_back_10_s_at_most() -> None:
+    """A client asks for a large answer (GraphiQL's script, 3.5 MB unzipped) and pipelines a
+    query behind it, with a small receive buffer, and reads nothing: the server cannot send
+    the rest of the first answer, nor any of the second. SIGTERM: the stop waits its 10 s, then
+    closes the connection (the client holds less than the first answer's Content-Length),
+    logs the query in one line, with no traceback, and exits 0."""
+    process, url, output = _start("--workers", "1")
+    try:
+        _answers(url)
+        host, port = url.removeprefix("http://").split(":")
+        with socket.socket() as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            sock.settimeout(30)
+            sock.connect((host, int(port)))
+            body = json.dumps({"query": QUERY}).encode()
+            large = f"GET /graphiql/graphiql.min.js HTTP/1.1\r\nHost: {host}\r\n\r\n"
+            query = (
+                f"POST /graphql HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            )
+            sock.sendall(large.encode() + query.encode() + body)
+            time.sleep(1)  # the answer fills the buffers; the query waits behind it
+            process.send_signal(signal.SIGTERM)
+            started = time.monotonic()
+            with pytest.raises(subprocess.TimeoutExpired):
+                process.wait(GRACEFUL_SECONDS - 3)
+            process.wait(3 + 4)
+            seconds = time.monotonic() - started
+            answer = b""
+            while chunk := sock.recv(1 << 20):
+                answer += chunk
+    finally:
+        log = _stop(process, output)
+    assert process.returncode == 0, log
+    assert GRACEFUL_SECONDS - 3 <= seconds < GRACEFUL_SECONDS + 4, (seconds, log)
+    head, _, rest = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200"), answer[:200]
+    declared = int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE).group(1))  # type: ignore[union-attr]
+    assert declared > 3_000_000 and len(rest) < declared, (declared, len(rest))
+    assert b"HTTP/1.1" not in rest, "the pipelined query was answered"
+    assert "Traceback" not in log and "Exception in ASGI application" not in log, log
+    assert (
+        "a request (POST /graphql) was still under way when the server stopped: not answered: its client was not reading"
+        in log
+    )
+
+
 def test_a_worker_dies_with_a_killed_supervisor() -> None:
     process, url, _ = _start("--workers", "2")
     try:
