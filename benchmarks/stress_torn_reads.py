@@ -1,6 +1,7 @@
 """How often a Neo4j page shows a paper torn between two states while loads replace it.
 
     .venv/bin/python benchmarks/stress_torn_reads.py [--runs 8] [--papers 120] [--readers 2]
+        [--batch-size 1]
 
 A stress run, not a timing: it counts wrong answers, so it has no baseline in the same run
 (the code before a fix is not in the tree; run this script from that commit to compare).
@@ -8,7 +9,8 @@ A stress run, not a timing: it counts wrong answers, so it has no baseline in th
 Each run, on a private Neo4j (``scripts/neo4j``, temporary data folder, free port), cleared
 first: ``--papers`` papers of one category in 3 successive states (each bundle newer, with
 other authors; odd papers also retitled in each state, even ones not) are generated; the
-first state is loaded; then the others load one paper per write transaction while
+first state is loaded; then the others load ``--batch-size`` papers per write transaction
+(default one) while
 ``--readers`` request readers list the category, 100 papers a page with their authors
 embedded (one statement), and check every paper's title and build time, then its authors,
 against those of the bundle whose digest it shows (as the memory backend reads that state).
@@ -24,7 +26,10 @@ stopped in every one of 8 runs, 3 to 23 pages in, on a paper read without its ``
 (a TypeError); with such a paper refused, 0 torn in 4,688 pages over 8 runs, 1,154 refused
 (25%). Half retitled, as now: 1 torn in 9,409 pages over 16 runs (e540daa and e76f7a4), 1,213
 refused (13%); the torn one a paper not retitled, with its new build time and the authors
-of the state before.
+of the state before. By batch size (2026-12-04, 3 to 8 runs each, interleaved): one paper a
+transaction, 0 torn in 5,980 pages (626 refused); 10, 1 in 1,969 (314 refused); 40, 0 in 527;
+120 (a state in one transaction), 0 in 358. Larger batches write the states sooner, so fewer
+pages are read while they load; too few torn papers to tell the rates apart.
 Prints each run and the totals; writes
 ``benchmarks/results/torn-reads.json``.
 """
@@ -112,7 +117,12 @@ def states_by_digest(folders: list[Path], keyring: Keyring, papers: int) -> dict
 
 
 def one_run(
-    server: PrivateServer, folders: list[Path], keyring: Keyring, expected: dict[str, State], readers: int
+    server: PrivateServer,
+    folders: list[Path],
+    keyring: Keyring,
+    expected: dict[str, State],
+    readers: int,
+    batch_size: int = 1,
 ) -> dict[str, Any]:
     store = Neo4jStore.connect(server.uri, "neo4j", None)
     reader = Neo4jReader.connect(server.uri, "neo4j", None)
@@ -151,7 +161,7 @@ def one_run(
             thread.start()
         try:
             for folder in folders[1:]:
-                run([str(folder)], keyring=keyring, store=store, workers=1, batch_size=1)
+                run([str(folder)], keyring=keyring, store=store, workers=1, batch_size=batch_size)
         finally:
             done.set()
             for thread in threads:
@@ -174,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--papers", type=int, default=120)
     parser.add_argument("--readers", type=int, default=2)
     parser.add_argument("--seed", type=int, default=20261203)
+    parser.add_argument("--batch-size", type=int, default=1, help="papers per write transaction")
     args = parser.parse_args(argv)
     if args.papers < PAGE:
         sys.exit(f"--papers must be at least {PAGE}: a page of {PAGE} is listed")
@@ -184,7 +195,7 @@ def main(argv: list[str] | None = None) -> None:
         try:
             runs = []
             for number in range(args.runs):
-                found = one_run(server, folders, keyring, expected, args.readers)
+                found = one_run(server, folders, keyring, expected, args.readers, args.batch_size)
                 runs.append(found)
                 print(
                     f"run {number + 1}: {found['pages']} pages, {found['torn_papers']} torn papers "
