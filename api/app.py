@@ -13,6 +13,7 @@ import gzip
 import logging
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
+from contextvars import ContextVar
 from functools import cache, partial
 from importlib.resources import files
 from typing import Any, cast
@@ -209,6 +210,25 @@ class GraphQLView(GraphQL[Context, None]):
         await negotiate(request, response)(scope, receive, send)
 
 
+#: Set in a request's task once :meth:`Guard._stopped` has logged it: uvicorn's own line
+#: about the app returning without (completing) its answer, logged next in that task, then
+#: says nothing more (:class:`_SaidAlready`).
+_stop_logged: ContextVar[bool] = ContextVar("pith_graph_stop_logged", default=False)
+
+
+class _SaidAlready(logging.Filter):
+    """Drops uvicorn's "ASGI callable returned without starting response." (or "completing")
+    for a request whose cancellation by the stop :meth:`Guard._stopped` has logged: an ERROR
+    that reads like a bug in the app, after the line that says what happened."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.msg if isinstance(record.msg, str) else ""
+        return not (_stop_logged.get() and message.startswith("ASGI callable returned without"))
+
+
+_SAID_ALREADY = _SaidAlready()
+
+
 class Guard:
     """Caps request bodies in size (413) and in time (408), each answered with a GraphQL
     error, and adds safe response headers."""
@@ -217,6 +237,7 @@ class Guard:
         self.app = app
         self.max_body_bytes = max_body_bytes
         self.body_timeout = body_timeout
+        logging.getLogger("uvicorn.error").addFilter(_SAID_ALREADY)  # once: a filter is added once
 
     async def _refuse(self, send: Send, status: int, message: str, code: str) -> None:
         body = orjson.dumps(error_body(message, code))
@@ -322,6 +343,7 @@ class Guard:
             scope.get("path"),
             "answered 503" if not started else "not answered: its client was not reading",
         )
+        _stop_logged.set(True)  # this task's context: uvicorn's next line about it is dropped
         if not started:
             with suppress(Exception):  # the client may be gone too
                 await self._refuse(

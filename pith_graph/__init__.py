@@ -56,4 +56,4 @@ __all__ = [
     "load_graph",
     "papers_of",
 ]
-__version__ = "0.7.1"
+__version__ = "0.7.2"

@@ -265,6 +265,7 @@ def test_a_request_that_does_not_finish_holds_the_stop_back_10_s_at_most(
     assert [e["extensions"]["code"] for e in json.loads(payload)["errors"]] == ["SERVICE_UNAVAILABLE"]
     assert "Traceback" not in log and "Exception in ASGI application" not in log, log
     assert "a request (POST /graphql) was still under way when the server stopped: answered 503" in log
+    assert "ASGI callable returned without" not in log, log
 
 
 def test_a_client_that_does_not_read_its_answers_holds_the_stop_back_10_s_at_most() -> None:
@@ -312,6 +313,7 @@ def test_a_client_that_does_not_read_its_answers_holds_the_stop_back_10_s_at_mos
         "a request (POST /graphql) was still under way when the server stopped: not answered: its client was not reading"
         in log
     )
+    assert "ASGI callable returned without" not in log, log  # uvicorn's line, said better above
 
 
 def test_a_worker_dies_with_a_killed_supervisor() -> None:
