@@ -39,6 +39,7 @@ __all__ = [
     "is_json_request",
     "negotiate",
     "note_request_error",
+    "replay",
     "wants_graphql_response",
     "with_cors",
 ]
@@ -52,6 +53,21 @@ _JSON_TYPES = (b"application/json", GRAPHQL_RESPONSE.encode())
 #: What ``/graphql`` answers (``Allow`` of a 405).
 ALLOWED_METHODS = "GET, HEAD, POST"
 _NO_STORE = b"no-store"
+
+
+def replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that gives the body already read, whole, then defers to ``receive``
+    (which tells of a disconnect)."""
+    sent = False
+
+    async def replayed() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        return await receive()
+
+    return replayed
 
 
 def is_json_request(content_type: bytes | None) -> bool:

@@ -17,11 +17,12 @@ import asyncio
 from typing import Any, Protocol
 
 import orjson
-from starlette.types import Message, Receive, Scope, Send
+from starlette.types import Receive, Scope, Send
 from strawberry.types import ExecutionResult
 
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
+from pith_graph.api.http import replay as replay_body
 from pith_graph.api.lanes import Runner, ThreadRunner
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.loops import LoopThreads, run_execution
@@ -74,19 +75,6 @@ async def _body(receive: Receive) -> bytes | None:
             return b"".join(chunks)
 
 
-def _replay(body: bytes, receive: Receive) -> Receive:
-    sent = False
-
-    async def replay() -> Message:
-        nonlocal sent
-        if not sent:
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-        return await receive()
-
-    return replay
-
-
 async def _send_json(send: Send, payload: Any, media_type: bytes) -> None:
     body = orjson.dumps(payload)
     headers = [
@@ -108,7 +96,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
     body = await _body(receive)
     if body is None:
         return receive
-    replay = _replay(body, receive)
+    replay = replay_body(body, receive)
     try:
         request = orjson.loads(body)
     except orjson.JSONDecodeError:

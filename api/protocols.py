@@ -19,7 +19,7 @@ uvicorn closes a keep-alive connection left idle, but otherwise trusts the clien
   in every ``send_timeout`` seconds, else the connection is dropped: a slow but steady
   reader keeps its connection, one that stops reading (or trickles) does not.
 
-The request *body* is bounded in the ASGI layer (:class:`pith_graph.api.app.Guard`), which
+The request *body* is bounded in the ASGI layer (:class:`pith_graph.api.guard.Guard`), which
 answers 408 with a GraphQL error. :func:`protocol_with_header_timeout` picks the parser
 uvicorn would (httptools when installed, else h11).
 """

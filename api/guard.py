@@ -1,0 +1,152 @@
+"""The outermost layer of the app: request bodies capped in size (413) and in time (408),
+safe response headers, and the answer to a request the server's stop cuts short (503, or a
+line in the log), each a GraphQL error where an answer can still be sent."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from contextlib import suppress
+from contextvars import ContextVar
+
+import orjson
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pith_graph.api.coded_errors import error_body
+from pith_graph.api.http import replay
+
+__all__ = ["Guard"]
+
+log = logging.getLogger("pith_graph.api.app")  # the app's logger: operators filter on it
+
+
+#: Set in a request's task once :meth:`Guard._stopped` has logged it: uvicorn's own line
+#: about the app returning without (completing) its answer, logged next in that task, then
+#: says nothing more (:class:`_SaidAlready`).
+_stop_logged: ContextVar[bool] = ContextVar("pith_graph_stop_logged", default=False)
+
+
+class _SaidAlready(logging.Filter):
+    """Drops uvicorn's "ASGI callable returned without starting response." (or "completing")
+    for a request whose cancellation by the stop :meth:`Guard._stopped` has logged: an ERROR
+    that reads like a bug in the app, after the line that says what happened."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.msg if isinstance(record.msg, str) else ""
+        return not (_stop_logged.get() and message.startswith("ASGI callable returned without"))
+
+
+_SAID_ALREADY = _SaidAlready()
+
+
+class Guard:
+    """Caps request bodies in size (413) and in time (408), each answered with a GraphQL
+    error, and adds safe response headers."""
+
+    def __init__(self, app: ASGIApp, max_body_bytes: int, body_timeout: float = 10.0) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.body_timeout = body_timeout
+        logging.getLogger("uvicorn.error").addFilter(_SAID_ALREADY)  # once: a filter is added once
+
+    async def _refuse(self, send: Send, status: int, message: str, code: str) -> None:
+        body = orjson.dumps(error_body(message, code))
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"connection", b"close"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    async def _read_body(self, length: bytes | None, receive: Receive, send: Send) -> bytes | None:
+        """The whole body, or ``None`` once refused (too large, too slow, malformed) or the
+        client went away. Any body is read, even a GET's: one left half-sent would hold the
+        connection after the answer."""
+        too_large = f"The request body is larger than {self.max_body_bytes} bytes."
+        if length is not None and not length.isdigit():
+            await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST")
+            return None
+        if length is not None and int(length) > self.max_body_bytes:
+            await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+            return None
+        body = bytearray()
+        try:
+            async with asyncio.timeout(self.body_timeout):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        return None
+                    body += message.get("body", b"")
+                    if len(body) > self.max_body_bytes:
+                        await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+                        return None
+                    if not message.get("more_body", False):
+                        return bytes(body)
+        except TimeoutError:
+            late = f"The request body did not arrive within {self.body_timeout:g} s."
+            await self._refuse(send, 408, late, "TIMEOUT")
+            return None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                headers.append((b"x-content-type-options", b"nosniff"))
+                headers.append((b"referrer-policy", b"no-referrer"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        started = False
+
+        async def send_noting_start(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send_with_headers(message)
+
+        try:
+            await self._answer(scope, receive, send_noting_start)
+        except asyncio.CancelledError:  # the server stopped, and this request outlived its wait
+            await self._stopped(scope, send_noting_start, started)
+
+    async def _answer(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = dict(scope.get("headers", []))
+        declares_body = b"transfer-encoding" in headers or headers.get(b"content-length", b"0") != b"0"
+        if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declares_body:
+            await self.app(scope, receive, send)
+            return
+        body = await self._read_body(headers.get(b"content-length"), receive, send)
+        if body is None:
+            return
+        await self.app(scope, replay(body, receive), send)
+
+    async def _stopped(self, scope: Scope, send: Send, started: bool) -> None:
+        """A request cancelled by the server's stop (uvicorn cancels what still runs when its
+        graceful wait is over): one line in the log and, if nothing was sent yet, a 503 that
+        says so. Not the traceback and the plain-text 500 uvicorn gives a cancelled request.
+        The cancellation ends here: the task ends, as the stop wants.
+
+        Our answers are one body each, so a send waits (and so is cancelled after it began)
+        only when the connection takes no more data: its client is not reading, e.g. an answer
+        pipelined behind a large one it has not read."""
+        log.warning(
+            "a request (%s %s) was still under way when the server stopped: %s",
+            scope.get("method"),
+            scope.get("path"),
+            "answered 503" if not started else "not answered: its client was not reading",
+        )
+        _stop_logged.set(True)  # this task's context: uvicorn's next line about it is dropped
+        if not started:
+            with suppress(Exception):  # the client may be gone too
+                await self._refuse(
+                    send, 503, "The server is stopping: send the request again.", "SERVICE_UNAVAILABLE"
+                )
