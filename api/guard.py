@@ -41,7 +41,8 @@ _SAID_ALREADY = _SaidAlready()
 
 class Guard:
     """Caps request bodies in size (413) and in time (408), each answered with a GraphQL
-    error, and adds safe response headers."""
+    error, adds safe response headers, and ends a request the server's stop cancels with a
+    503 or a line in the log (:meth:`_stopped`), never uvicorn's traceback."""
 
     def __init__(self, app: ASGIApp, max_body_bytes: int, body_timeout: float = 10.0) -> None:
         self.app = app

@@ -4,6 +4,7 @@ private adjacency dicts, so these tests pin what it relies on. If networkx chang
 
 from __future__ import annotations
 
+import ast
 import copy
 import json
 import pickle
@@ -53,6 +54,101 @@ def test_put_builds_what_networkx_builds() -> None:
     ours.remove_edge("a", "p")  # public methods keep working on what put wrote
     ours.remove_node("q")
     assert list(ours.edges) == [] and sorted(ours) == ["a", "p"]
+
+
+#: networkx's own structures of a ``DiGraph`` (``_adj`` is ``_succ``).
+_PRIVATE = frozenset({"_node", "_succ", "_pred", "_adj"})
+_MUTATORS = frozenset({"clear", "update", "setdefault", "pop", "popitem", "__setitem__", "__delitem__"})
+PROJECT = Path(__file__).resolve().parents[1]
+
+
+def _private(expression: ast.expr, aliases: set[str]) -> bool:
+    """Whether ``expression`` is (an item, at any depth, of) networkx's structures."""
+    while isinstance(expression, ast.Subscript):
+        expression = expression.value
+    return (isinstance(expression, ast.Attribute) and expression.attr in _PRIVATE) or (
+        isinstance(expression, ast.Name) and expression.id in aliases
+    )
+
+
+def _private_writers(tree: ast.AST) -> set[str]:
+    """Functions of ``tree`` that write into networkx's structures: store or delete an item
+    of ``x._succ`` (or of a name bound to it, as ``succ = graph._succ``), at any depth
+    (``succ[a][b] = ...``), or call a mutating method on one."""
+    found: set[str] = set()
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        aliases = {
+            target.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign | ast.AnnAssign)
+            and isinstance(node.value, ast.Attribute)
+            and node.value.attr in _PRIVATE
+            for target in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(target, ast.Name)
+        }
+        aliases |= {  # succ, pred = graph._succ, graph._pred
+            target.id
+            for node in ast.walk(function)
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Tuple)
+            for tuple_target in node.targets
+            if isinstance(tuple_target, ast.Tuple)
+            for target, value in zip(tuple_target.elts, node.value.elts, strict=False)
+            if isinstance(target, ast.Name) and isinstance(value, ast.Attribute) and value.attr in _PRIVATE
+        }
+        for node in ast.walk(function):
+            targets: list[ast.expr] = []
+            if isinstance(node, ast.Assign | ast.Delete):
+                targets = list(node.targets)
+            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+                targets = [node.target]
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr in _MUTATORS
+                and _private(node.func.value, aliases)
+            ):
+                found.add(function.name)
+            flat = [
+                t for target in targets for t in (target.elts if isinstance(target, ast.Tuple) else [target])
+            ]
+            if any(isinstance(t, ast.Subscript) and _private(t, aliases) for t in flat):
+                found.add(function.name)
+    return found
+
+
+def test_put_is_the_only_writer_of_networkx_structures() -> None:
+    """Issue 10: networkx's private adjacency dicts are written in one function, ``put``,
+    which the tests above check against networkx's own methods. Any other function of the
+    package that writes them (a snapshot's reader did, until it went through ``put``) fails
+    here, named."""
+    writers = sorted(
+        f"{path.relative_to(PROJECT)}:{name}"
+        for folder in ("pith_graph", "loader", "schema", "api")
+        for path in sorted((PROJECT / folder).rglob("*.py"))
+        if "__pycache__" not in path.parts
+        for name in _private_writers(ast.parse(path.read_text(encoding="utf-8")))
+    )
+    assert writers == ["loader/stores/memory_graph.py:put"]
+
+
+def test_the_writer_finder_sees_each_way_of_writing() -> None:
+    """The finder above is not blind: each kind of write it must see, it sees."""
+    cases = {
+        "direct": "def f(g):\n    g._succ['a'] = {}\n",
+        "nested": "def f(g):\n    g._pred['a']['b'] = 1\n",
+        "alias": "def f(g):\n    succ = g._succ\n    succ['a']['b'] = 1\n",
+        "tuple alias": "def f(g):\n    succ, pred = g._succ, g._pred\n    pred['a'] = {}\n",
+        "chained": "def f(g, s):\n    s['x'] = g._adj['a']['b'] = 1\n",
+        "delete": "def f(g):\n    del g._node['a']\n",
+        "method": "def f(g):\n    g._node.update({})\n",
+        "annotated": "def f(g):\n    nodes: dict = g._node\n    nodes['a'] = {}\n",
+    }
+    for case, source in cases.items():
+        assert _private_writers(ast.parse(source)) == {"f"}, case
+    reads = "def f(g):\n    succ = g._succ\n    return [succ[n] for n in g._node], g._pred['a']\n"
+    assert _private_writers(ast.parse(reads)) == set()
 
 
 def test_edge_data_is_read_only_and_copies_are_plain() -> None:

@@ -47,7 +47,7 @@ import orjson
 
 from pith_graph.errors import UsageError
 from pith_graph.loader.stores.files import write_beside
-from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner
+from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
 from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
 __all__ = [
@@ -274,10 +274,23 @@ def _build(parsed: _Parsed) -> Snapshot:
 
 
 def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
-    nodes: dict[str, dict[str, Any]] = graph._node
-    succ: dict[str, dict[str, Any]] = graph._succ
-    pred: dict[str, dict[str, Any]] = graph._pred
+    """``graph`` with the snapshot's nodes and edges, through :func:`memory_graph.put` (the one
+    writer of networkx's structures): each node its own attribute dict, equal edge attribute
+    sets shared. Raises ValueError for rows that do not fit their columns."""
     ids: list[str] = []
+    put(graph, _nodes(data, ids), ())
+    if len(ids) != graph.number_of_nodes():
+        raise ValueError("two nodes share an id")
+    counted = [0]
+    put(graph, (), _edges(data, ids, counted))
+    if counted[0] != graph.number_of_edges():
+        raise ValueError("two edges join the same two nodes")
+    return graph
+
+
+def _nodes(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The snapshot's nodes in their order, each id appended to ``ids`` (which edges name
+    their ends by index in), the rows given up as they are made into nodes."""
     for label, group in data["nodes"].items():
         names: list[str] = group["properties"] or []
         rows = group["rows"]
@@ -299,24 +312,21 @@ def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
                 if row[folded] == row[key]:
                     row[folded] = row[key]
         place = _placer(LABEL_ATTRIBUTE, label, names, group["at"])
-        for node, row in zip(made, rows, strict=True):
-            nodes[node] = place(row)
-            succ[node] = {}
-            pred[node] = {}
         ids += made
+        yield from zip(made, map(place, rows), strict=True)
         group["rows"] = rows = []  # their values are the nodes' now
     others = [entry for group in data["nodes"].values() for entry in group["other"]]
     for at, node, attributes in sorted(others, key=lambda entry: int(entry[0])):
         if at != len(ids) or not isinstance(node, str) or not isinstance(attributes, dict):
             raise ValueError("a node out of order, or not an id and a map")
-        nodes[node] = attributes
-        succ[node] = {}
-        pred[node] = {}
         ids.append(node)
-    if len(ids) != len(nodes):
-        raise ValueError("two nodes share an id")
+        yield node, attributes
+
+
+def _edges(data: dict[str, Any], ids: list[str], counted: list[int]) -> Iterator[tuple[str, str, EdgeData]]:
+    """The snapshot's edges, their ends named by index in ``ids``, equal attribute sets
+    shared; ``counted[0]`` counts them."""
     shared = EdgeInterner()
-    edges = 0
     for kind, group in data["edges"].items():
         names = group["properties"] or []
         rows = group["rows"]
@@ -326,19 +336,13 @@ def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
         place = _placer(TYPE_ATTRIBUTE, kind, names, group["at"])
         plain = shared({TYPE_ATTRIBUTE: kind})
         for row in rows:
-            attributes = shared(place(row[2:])) if names else plain
-            source, target = ids[row[0]], ids[row[1]]
-            succ[source][target] = attributes
-            pred[target][source] = attributes
+            yield ids[row[0]], ids[row[1]], shared(place(row[2:])) if names else plain
         for source, target, attributes in group["other"]:
             if not isinstance(attributes, dict):
                 raise ValueError("an edge's attributes are not a map")
-            succ[ids[source]][ids[target]] = pred[ids[target]][ids[source]] = shared(attributes)
-        edges += len(rows) + len(group["other"])
+            yield ids[source], ids[target], shared(attributes)
+        counted[0] += len(rows) + len(group["other"])
         group["rows"] = rows = []
-    if edges != sum(len(out) for out in succ.values()):
-        raise ValueError("two edges join the same two nodes")
-    return graph
 
 
 def _intern(rows: list[list[Any]], names: list[str], interned: Sequence[str]) -> None:
