@@ -22,7 +22,7 @@ from strawberry.types import ExecutionResult
 
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
-from pith_graph.api.http import replay as replay_body
+from pith_graph.api.http import replay as replay_body  # its local name is the answer's `replay`
 from pith_graph.api.lanes import Runner, ThreadRunner
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.loops import LoopThreads, run_execution

@@ -114,7 +114,19 @@ def _irregular_paper(body: dict[str, Any]) -> None:
     group["other"].append([total, "Paper:x", {**data, "pithNumber": 12345}])
 
 
+def _twice(kind: str) -> Edit:
+    """An edit of a snapshot body: the first ``kind`` row (a label's or a type's) twice."""
+
+    def edit(body: dict[str, Any]) -> None:
+        group = body["nodes"][kind] if kind in body["nodes"] else body["edges"][kind]
+        group["rows"].append(list(group["rows"][0]))
+
+    return edit
+
+
 SNAPSHOT = [
+    pytest.param(_twice("Category"), "two nodes share an id", id="node-twice"),
+    pytest.param(_twice("AUTHORED"), "two edges join the same two nodes", id="edge-twice"),
     pytest.param(_column("Paper", "bundleSha256", drop=True), "no bundleSha256", id="no-bundle-sha"),
     pytest.param(_column("Paper", "keyIds", drop=True), "no keyIds", id="no-key-ids"),
     pytest.param(_column("Paper", "title", drop=True), "no title", id="no-title"),

@@ -281,9 +281,9 @@ def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
     put(graph, _nodes(data, ids), ())
     if len(ids) != graph.number_of_nodes():
         raise ValueError("two nodes share an id")
-    counted = [0]
-    put(graph, (), _edges(data, ids, counted))
-    if counted[0] != graph.number_of_edges():
+    edges = sum(len(group["rows"]) + len(group["other"]) for group in data["edges"].values())
+    put(graph, (), _edges(data, ids))
+    if edges != graph.number_of_edges():
         raise ValueError("two edges join the same two nodes")
     return graph
 
@@ -323,9 +323,9 @@ def _nodes(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, dict[str
         yield node, attributes
 
 
-def _edges(data: dict[str, Any], ids: list[str], counted: list[int]) -> Iterator[tuple[str, str, EdgeData]]:
+def _edges(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, str, EdgeData]]:
     """The snapshot's edges, their ends named by index in ``ids``, equal attribute sets
-    shared; ``counted[0]`` counts them."""
+    shared, the rows given up as they are made into edges."""
     shared = EdgeInterner()
     for kind, group in data["edges"].items():
         names = group["properties"] or []
@@ -341,7 +341,6 @@ def _edges(data: dict[str, Any], ids: list[str], counted: list[int]) -> Iterator
             if not isinstance(attributes, dict):
                 raise ValueError("an edge's attributes are not a map")
             yield ids[source], ids[target], shared(attributes)
-        counted[0] += len(rows) + len(group["other"])
         group["rows"] = rows = []
 
 
