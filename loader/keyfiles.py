@@ -83,7 +83,10 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
         return REVOKED_ALWAYS if revoked else None
     if not isinstance(revoked_at, str) or not ISO_Z.fullmatch(revoked_at):
         raise KeyringError(f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z")
-    return revoked_at
+    if "revoked" in entry and not revoked:
+        raise KeyringError(f"{where}: revoked is false but revoked_at is given: say which one is meant")
+    # Both given: the stronger, as for a key revoked twice (true over any time).
+    return REVOKED_ALWAYS if revoked else revoked_at
 
 
 #: The fields of a trusted-keys entry, and those of a bundle's ``public_keys[]`` item, which may

@@ -48,7 +48,7 @@ from pith_graph.loader.identifiers import (
     pith_base32,
     title_key,
 )
-from pith_graph.loader.keyring import Keyring, PinnedKey
+from pith_graph.loader.keyring import Keyring, PinnedKey, instant
 from pith_graph.loader.shape import check_shape
 from pith_graph.loader.trust import check_not_future, check_trust
 
@@ -221,7 +221,7 @@ def _check_digests(bundle: Mapping[str, Any]) -> None:
 def newest_snapshot(bundle: Mapping[str, Any]) -> Mapping[str, Any]:
     """The graph_snapshot event created last (the later one in the log on a tie)."""
     snapshots = [e for e in bundle["events"] if e["event_type"] == GRAPH_SNAPSHOT]
-    return max(reversed(snapshots), key=lambda event: event["created_at"])
+    return max(reversed(snapshots), key=lambda event: instant(event["created_at"]))
 
 
 def _title_matches(title: str, digest: str) -> bool:

@@ -445,6 +445,11 @@ def test_newest_snapshot_is_the_last_created_the_later_in_the_log_on_a_tie() -> 
     assert newest_snapshot({"events": [record, later, earlier]})["name"] == "later"
     assert newest_snapshot({"events": [earlier, later]})["name"] == "later"
     assert newest_snapshot({"events": [later, snapshot("tie", later["created_at"])]})["name"] == "tie"
+    # Compared as instants, not as text ("." sorts before "Z"); ".5Z" is the same instant as ".50Z".
+    whole, half = snapshot("whole", "2026-02-01T10:00:00Z"), snapshot("half", "2026-02-01T10:00:00.5Z")
+    assert newest_snapshot({"events": [half, whole]})["name"] == "half"
+    assert newest_snapshot({"events": [whole, half]})["name"] == "half"
+    assert newest_snapshot({"events": [half, snapshot("same", "2026-02-01T10:00:00.50Z")]})["name"] == "same"
 
 
 @pytest.mark.parametrize(
