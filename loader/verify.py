@@ -112,11 +112,13 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
     _check_arxiv_spelling(source)
     for index, alias in enumerate(bundle["source_aliases"]):
         derived = derived_alias(alias["alias_kind"], alias["alias_value"], source, body)
-        if derived is not None and alias["alias_value"] != derived:
+        if derived is not None and (derived == "" or alias["alias_value"] != derived):
+            # "": the record cannot have this identifier, so no value matches, not even "".
+            what = "no such identifier" if derived == "" else repr(derived)
             where = f"source_aliases[{index}] ({alias['alias_kind']})"
             raise _fail(
                 RejectCode.IDENTIFIER_MISMATCH,
-                f"{where} is {alias['alias_value']!r}, but the record derives {derived!r}",
+                f"{where} is {alias['alias_value']!r}, but the record derives {what}",
             )
 
 
@@ -151,7 +153,8 @@ def derived_alias(kind: str, value: str, source: Mapping[str, Any], body: str) -
     :func:`doi_key`) and ``pith_short_<n>`` (the first n characters of the pith number's
     body; n in ASCII digits, no leading zero). Only an arXiv record (source kind ``arxiv``:
     :mod:`~pith_graph.loader.shape` admits no other spelling of it) derives arXiv identifiers,
-    so a record of any other kind claiming one derives the impossible ``""``. Any other alias
+    so a record of any other kind claiming one derives the impossible ``""`` (no value matches
+    it, ``""`` included). Any other alias
     (a journal DOI, an unknown kind) cannot be derived: it is kept, but the API never lets
     it outrank a derivable one.
 
