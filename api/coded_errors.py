@@ -2,8 +2,8 @@
 
 An :class:`~pith_graph.errors.ApiError` (the API's branch of the one exception tree) keeps
 its code and suggestion. Codes given to errors that are not raised as ``ApiError``: ``GRAPHQL_PARSE_FAILED`` (syntax),
-``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable of
-the wrong type), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
+``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable's
+value that cannot be coerced), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
 type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached; or the server stopped while the
 request ran, ``Guard``'s 503), ``LIMIT_EXCEEDED`` (a read the
 database refuses for the memory it needs) and
@@ -50,7 +50,7 @@ _LIMIT_MESSAGES = re.compile(
 #: past its limit included), or an argument's at execution (an explicit null in a variable
 #: whose default let validation pass, where the argument is non-null).
 _BAD_INPUT_MESSAGES = re.compile(
-    r"Variable '\$|Variable values are nested too deeply|Argument '[^']*' has invalid value"
+    r"Variable '\$[^']*' has invalid value|Variable values are nested too deeply|Argument '[^']*' has invalid value"
 )
 
 

@@ -87,6 +87,13 @@ QUERY_CASES = [
         id="deep-introspection",
     ),
     pytest.param("mutation { x }", "GRAPHQL_VALIDATION_FAILED", id="no-mutations"),
+    # Variables the document misuses: the document is not valid, whatever values are sent.
+    pytest.param("query($v: Int) { __typename }", "GRAPHQL_VALIDATION_FAILED", id="unused-variable"),
+    pytest.param("{ paper(id: $x) { title } }", "GRAPHQL_VALIDATION_FAILED", id="undefined-variable"),
+    pytest.param("query($v: Paper) { __typename }", "GRAPHQL_VALIDATION_FAILED", id="output-type-variable"),
+    pytest.param(
+        "query($v: Int) { paper(id: $v) { title } }", "GRAPHQL_VALIDATION_FAILED", id="variable-misplaced"
+    ),
 ]
 
 
@@ -95,11 +102,18 @@ def test_hostile_query_gets_a_coded_error(memory_api: Api, query: str, code: str
     _check(memory_api.client.post("/graphql", json={"query": query}), code)
 
 
-def test_wrong_variable_type_is_bad_user_input(memory_api: Api) -> None:
-    response = memory_api.client.post(
-        "/graphql",
-        json={"query": "query($n: Int) { papers(first: $n) { totalCount } }", "variables": {"n": "ten"}},
-    )
+@pytest.mark.parametrize(
+    ("query", "variables"),
+    [
+        pytest.param("query($n: Int) { papers(first: $n) { totalCount } }", {"n": "ten"}, id="wrong-type"),
+        pytest.param("query($n: Int!) { papers(first: $n) { totalCount } }", {}, id="required-missing"),
+        pytest.param("query($n: Int!) { papers(first: $n) { totalCount } }", {"n": None}, id="required-null"),
+    ],
+)
+def test_a_variable_value_that_cannot_be_coerced_is_bad_user_input(
+    memory_api: Api, query: str, variables: dict[str, object]
+) -> None:
+    response = memory_api.client.post("/graphql", json={"query": query, "variables": variables})
     _check(response, "BAD_USER_INPUT")
 
 
