@@ -12,6 +12,8 @@ JSON document (see :func:`_opens_document`).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import io
 import json
 import os
@@ -140,7 +142,9 @@ def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[st
     its bundles.
 
     Raises :class:`UsageError` for a path that does not exist: a typo should stop the run
-    before anything is written, not become a rejection.
+    before anything is written, not become a rejection. A path that cannot be looked at (in a
+    folder the user cannot search, a name too long) is listed as it is: reading it is then an
+    ``unreadable`` rejection, and the rest still loads.
     """
     excluded = {key for path in exclude if (key := _file_identity(path)) is not None}
 
@@ -152,15 +156,24 @@ def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[st
         if raw == "-":
             expanded.append(raw)
             continue
-        path = Path(raw)
-        if path.is_dir():
-            expanded.extend(filter(kept, _search(path)))
-        elif path.exists():
-            if kept(raw):
-                expanded.append(raw)
-        else:
-            raise UsageError(f"no such file or folder: {raw}")
+        try:
+            is_dir = stat.S_ISDIR(os.stat(raw).st_mode)
+        except OSError as err:
+            if err.errno in _NO_SUCH_PATH:
+                raise UsageError(f"no such file or folder: {raw}") from None
+            # It may exist but cannot be looked at (a folder on its way that cannot be
+            # searched, a name too long): listed, so that reading it is an unreadable rejection.
+            expanded.append(raw)
+            continue
+        if is_dir:
+            expanded.extend(filter(kept, _search(Path(raw))))
+        elif kept(raw):
+            expanded.append(raw)
     return expanded
+
+
+#: What ``stat`` says of a path that names nothing (``Path.exists`` is false for these).
+_NO_SUCH_PATH = frozenset({errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF})
 
 
 def _read_capped(stream: BinaryIO, limit: int) -> bytes:
@@ -356,6 +369,10 @@ def _stdin_buffer() -> BinaryIO:
     buffer: BinaryIO | None = getattr(sys.stdin, "buffer", None)
     if buffer is None:
         raise OSError("stdin is closed")
+    # A pipe another process left non-blocking would read as empty, or end early, whenever
+    # its writer is slow: read it blocking, as open_regular does files.
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation):  # not a descriptor
+        os.set_blocking(buffer.fileno(), True)
     return buffer
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -281,6 +282,36 @@ def test_cli_a_folder_that_cannot_be_searched_fails_the_run_and_the_rest_loads(
     [(path, line, reject)] = _rejections(report)
     assert isinstance(path, str) and path.startswith(str(tmp_path / ("d" * 200))) and path.endswith(os.sep)
     assert (line, reject) == (None, "unreadable")
+
+
+def test_cli_a_path_that_cannot_be_looked_at_is_unreadable_and_the_rest_loads(tmp_path: Path) -> None:
+    """A name too long to stat (ENAMETOOLONG; a file in a folder the user cannot search is
+    EACCES, the same branch) may exist: it is a rejection, not a traceback nor a usage error."""
+    (tmp_path / "a.json").write_bytes(_compact(SAMPLE_FILES[0]))
+    too_long = str(tmp_path / ("x" * 300 + ".jsonl"))
+    code, report, stderr = _cli("verify", str(tmp_path / "a.json"), too_long)
+    assert "Traceback" not in stderr
+    assert (code, report["seen"], report["verified"]) == (1, 2, 1)
+    assert _rejections(report) == [(too_long, None, "unreadable")]
+    assert _cli("verify", str(tmp_path / "nothing.json"))[0] == 2  # a path that names nothing
+
+
+def test_cli_reads_a_non_blocking_stdin_pipe_to_its_end() -> None:
+    """A pipe left non-blocking (a flag of the pipe, which any process sharing it can set)
+    read as ended whenever its writer paused: here, half-way through the first line."""
+    payload = b"\n".join(_compact(p) for p in SAMPLE_FILES) + b"\n"
+    read, write = os.pipe()
+    os.set_blocking(read, False)
+    command = [sys.executable, "-m", "pith_graph", "verify", "-", "--json"]
+    with subprocess.Popen(command, stdin=read, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as child:
+        os.close(read)
+        os.write(write, payload[:100])
+        time.sleep(3)  # the loader reads the first part and finds nothing more, for now
+        os.write(write, payload[100:])
+        os.close(write)
+        out, err = child.communicate(timeout=120)
+    report = json.loads(out)
+    assert (child.returncode, report["seen"], report["verified"]) == (0, 3, 3), err.decode()
 
 
 def test_links_to_folders_are_followed_each_real_folder_once(tmp_path: Path) -> None:
