@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import gzip
 import logging
+import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from functools import cache, partial
@@ -39,7 +40,7 @@ from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopThreads, run_execution
 from pith_graph.api.plan.run import TORN_RETRIES
-from pith_graph.api.planned import answer_from_plan
+from pith_graph.api.planned import GAVE_WAY, answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
 from pith_graph.loader.keyring import Keyring
@@ -104,7 +105,12 @@ class GraphQLView(GraphQL[Context, None]):
         self.threads = threads
 
     async def get_context(self, request: Any, response: Any) -> Context:
-        return Context(self.reader, self.limits, self.keys, self.runner)
+        """The request's context; after its plan gave way (:data:`GAVE_WAY`), with what is
+        left of its time, and for the resolvers alone."""
+        deadline = None if request is None else request.scope.get(GAVE_WAY)
+        return Context(
+            self.reader, self.limits, self.keys, self.runner, deadline=deadline, planned=deadline is not None
+        )
 
     async def render_graphql_ide(self, request: Request) -> Response:
         html = (_STATIC / "graphiql.html").read_text(encoding="utf-8")
@@ -129,7 +135,10 @@ class GraphQLView(GraphQL[Context, None]):
         for a loop too busy to run the timer, see :meth:`Context.produced`); a hard
         deadline a little later answers anyway. Then end the request's reads (its
         transaction and lane, see :class:`Context`)."""
+        context = kwargs.get("context")
         limit = self.limits.timeout_seconds
+        if isinstance(context, Context):  # its time may have begun before (GAVE_WAY)
+            limit = max(0.0, context.deadline - time.monotonic())
         cost = self._cost_before(kwargs.get("request_data")) if self.threads is not None else None
         try:
             async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
@@ -163,9 +172,10 @@ class GraphQLView(GraphQL[Context, None]):
         its statements (:class:`~pith_graph.api.reads.torn.TornRead`: the context's
         ``torn``), as a plan does."""
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.limits.timeout_seconds
+        context: Context = kwargs["context"]
+        deadline = loop.time() + (context.deadline - time.monotonic())
         for attempt in range(TORN_RETRIES + 1):
-            context: Context = kwargs["context"]
+            context = kwargs["context"]
             timer = loop.call_later(deadline - loop.time(), context.abort.abort, out_of_time(self.limits))
             try:
                 result: ExecutionResult = await super().execute_single(**kwargs)
@@ -175,7 +185,15 @@ class GraphQLView(GraphQL[Context, None]):
                 context.close()
             if not torn or not result.errors or attempt == TORN_RETRIES or loop.time() >= deadline:
                 return result
-            kwargs = {**kwargs, "context": await self.get_context(None, None)}
+            again = Context(
+                self.reader,
+                self.limits,
+                self.keys,
+                self.runner,
+                deadline=context.deadline,
+                planned=context.planned,
+            )
+            kwargs = {**kwargs, "context": again}
         raise AssertionError("unreachable")
 
     def timed_out(self) -> ExecutionResult:

@@ -98,8 +98,13 @@ class Context:
         limits: RequestLimits,
         keys: Mapping[str, KeyInfo],
         run: Runner | ThreadRunner | BridgeRunner = run_inline,
+        *,
+        deadline: float | None = None,
+        planned: bool = False,
     ) -> None:
         self.limits = limits
+        #: Whether the request's plan ran already and gave way: the resolvers answer it.
+        self.planned = planned
         self.keys = keys
         self._lanes = run if isinstance(run, ThreadRunner) else None
         self._lane: asyncio.Future[Lane] | None = None
@@ -110,7 +115,8 @@ class Context:
         #: Aborting it stops the request's execution at the next field (the time limit).
         self.abort = AbortController()
         #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
-        self.deadline = time.monotonic() + limits.timeout_seconds
+        #: (``deadline``: the request's own, when it began before this context.)
+        self.deadline = time.monotonic() + limits.timeout_seconds if deadline is None else deadline
         note_deadline(self.deadline)  # its execution waits for a thread until then at most
         self._reads_until = Deadline(self.deadline, partial(out_of_time, limits))
         self.run: Runner

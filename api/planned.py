@@ -8,7 +8,9 @@ cheap and its reads bounded: :func:`~pith_graph.api.loops.run_execution`), and t
 the view would send it (status 200, ``{"data": ...}``, in the media type the client
 asked for, :mod:`pith_graph.api.http`). Anything else — another method or
 content type, a batch, ``extensions``, a document without a plan, or a plan that gives way —
-goes on to the view with the body replayed, so every error is the view's own.
+goes on to the view with the body replayed, so every error is the view's own. After a plan
+that gave way, the view's resolvers answer without running it again, in what is left of the
+request's time (:data:`GAVE_WAY`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,11 @@ from pith_graph.api.plan import plan_cost, run_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.errors import QueryTimeout
 
-__all__ = ["answer_from_plan"]
+__all__ = ["GAVE_WAY", "answer_from_plan"]
+
+#: The key of a request's ASGI scope that holds, once its plan gave way, the request's
+#: deadline (``time.monotonic()``), for the view's :class:`Context` (``deadline``, ``planned``).
+GAVE_WAY = "pith_graph.plan_gave_way"
 
 _REQUEST_KEYS = frozenset({"query", "variables", "operationName"})
 
@@ -129,6 +135,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
         context.close()  # nothing reads through it after the plan (run_plan's alone)
     if data is None:
         plans.gave_way += 1
+        scope[GAVE_WAY] = context.deadline
         return replay
     plans.answered += 1
     await _send_json(send, {"data": data}, media_type)

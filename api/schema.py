@@ -283,10 +283,12 @@ class PithSchema(strawberry.Schema):
             and isinstance(operation_name, str | None)  # an HTTP body may hold anything here
             and root_value is None
             and isinstance(context_value, Context)
+            and not context_value.planned  # it gave way already (over HTTP: api/planned.py)
             and (allowed_operation_types is None or OperationType.QUERY in allowed_operation_types)
         ):
             plan = plans.get(query, operation_name)
             if plan is not None:
+                counted = context_value.objects
                 try:
                     data = await run_plan(plan, self._schema, context_value, variable_values)
                 except QueryTimeout as late:  # the resolvers would have no time left either
@@ -296,6 +298,7 @@ class PithSchema(strawberry.Schema):
                     plans.answered += 1
                     return ExecutionResult(data=data, errors=None, extensions={})
                 plans.gave_way += 1
+                context_value.objects = counted  # the resolvers' answer is counted afresh
         result = await super().execute(
             query,
             variable_values,
