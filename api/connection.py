@@ -41,6 +41,7 @@ __all__ = [
     "cursor_of",
     "decode_cursor",
     "encode_cursor",
+    "is_place",
     "known_count",
     "paper_connection",
 ]
@@ -50,10 +51,20 @@ _URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200
 #: A paper's position as the loader lets papers have it: its submission time (the bundles'
 #: ISO 8601 UTC text, ``loader.shape``) and its pith number, of the same year.
-_POSITION = re.compile(
-    r"p1\|([0-9]{4})-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z"
-    r"\|pith:\1:[A-Z2-7]{26}"
-)
+_KEY = r"([0-9]{4})-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z\|pith:\1:[A-Z2-7]{26}"
+_POSITION = re.compile(r"p1\|" + _KEY)
+_PLACE = re.compile(_KEY)
+
+
+def is_place(submitted_at: str, pith_number: str) -> bool:
+    """Whether a paper can have this place in a listing (what a cursor may name).
+
+    >>> is_place("2019-07-30T23:20:50Z", "pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ")
+    True
+    >>> is_place("2019-07-30T23:20:50Z", "pith:2018:BR75OIUY7WDYHPO53K7WUNQ4NZ")
+    False
+    """
+    return _PLACE.fullmatch(f"{submitted_at}|{pith_number}") is not None
 
 
 def encode_cursor(key: PaperKey) -> str:

@@ -6,7 +6,9 @@ results stay the same — and the *fingerprint* of the search that handed it out
 filter and order): a cursor of another search is refused (``BAD_USER_INPUT``) instead of
 silently paging something else. It also carries the paper's rank, which lets the Neo4j
 reader ask Lucene for just enough hits. An offset alone would shift under added papers; a
-keyset alone could not be checked against its search.
+keyset alone could not be checked against its search. As with paper cursors
+(:mod:`pith_graph.api.connection`), only the encoding issued is taken, naming a place a
+paper can have.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from pith_graph.api.connection import Connection
+from pith_graph.api.connection import Connection, is_place
 from pith_graph.api.fields import resolver
 from pith_graph.api.reads.discovery import Listing, SearchPage, SearchPosition
 from pith_graph.errors import BadUserInput
@@ -40,7 +42,9 @@ __all__ = [
 
 _PREFIX = "s1"
 _MAX_CURSOR_LENGTH = 300
-#: More hits than any search has (Neo4j's fetch sizes are 32-bit).
+#: More hits than any search has (Neo4j's fetch sizes are 32-bit). The offset only sizes
+#: the reader's first fetch (the page starts after the score and pith number): cursors
+#: past a forged one this far carry it, not more, so that they page on too.
 _MAX_OFFSET = 2**31 - 1
 
 
@@ -67,7 +71,7 @@ def _encode(search: str, position: SearchPosition) -> str:
             repr(position.score),
             position.submitted_at,
             position.pith_number,
-            str(position.offset),
+            str(min(position.offset, _MAX_OFFSET)),
         )
     )
     return base64.urlsafe_b64encode(raw.encode()).decode("ascii").rstrip("=")
@@ -102,9 +106,12 @@ def decode_search_cursor(after: str | None, search: str) -> SearchPosition | Non
         raise BadUserInput("after is not a search cursor this API issued.") from err
     # An edited cursor must not reach a reader: the offset sizes Neo4j's fetch (a 64-bit
     # integer), and no score is infinite or NaN.
-    if not parts[3] or not parts[4] or not 0 <= offset <= _MAX_OFFSET or not math.isfinite(score):
+    if not is_place(parts[3], parts[4]) or not 0 <= offset <= _MAX_OFFSET or not math.isfinite(score):
         raise BadUserInput("after is not a search cursor this API issued.")
-    return SearchPosition(score, parts[3], parts[4], offset)
+    position = SearchPosition(score, parts[3], parts[4], offset)
+    if _encode(search, position) != after:  # "+3", "1_0", other digits, padding: not as issued
+        raise BadUserInput("after is not a search cursor this API issued.")
+    return position
 
 
 @strawberry.type(description="A paper found by a search, its score and its cursor.")

@@ -198,7 +198,7 @@ class Neo4jDiscoveryReads:
             return SearchPage(tuple(items[:first]), len(items) > first, offset)
         # Lucene ranks by score alone, cutting ties anywhere: fetch the best hits beyond the
         # page and retry with more until the hits left behind cannot belong on it.
-        fetch = offset + first + 1 + _FETCH_MARGIN
+        fetch = min(offset + first + 1 + _FETCH_MARGIN, _NO_LIMIT)
         statement = cypher.search_statement(order, _checks(listing))
         while True:
             row = self._rows(

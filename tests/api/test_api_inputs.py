@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from typing import Any
 
 import pytest
 from apitest import (  # noqa: F401 (fixtures)
@@ -94,14 +95,16 @@ def test_instant_refuses(value: str) -> None:
         instant(value, "from")
 
 
-def _edited(cursor: str, **parts: str) -> str:
+def _edited(cursor: str, **parts: Any) -> str:
     """A search cursor with some of its parts replaced (score, offset)."""
     raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
     fields = raw.split("|")
-    index = {"score": 2, "offset": 5}
+    index = {"score": 2, "at": 3, "pith": 4, "offset": 5}
+    parts = dict(parts)  # the test's parameters are used again
+    padding = parts.pop("padding", "")
     for name, value in parts.items():
-        fields[index[name]] = value
-    return base64.urlsafe_b64encode("|".join(fields).encode()).decode().rstrip("=")
+        fields[index[name]] = value(fields[index[name]]) if callable(value) else value
+    return base64.urlsafe_b64encode("|".join(fields).encode()).decode().rstrip("=") + padding
 
 
 @pytest.mark.parametrize(
@@ -111,6 +114,18 @@ def _edited(cursor: str, **parts: str) -> str:
         pytest.param({"offset": str(2**31)}, id="offset-past-32-bits"),
         pytest.param({"score": "nan"}, id="score-nan"),
         pytest.param({"score": "inf"}, id="score-infinite"),
+        # Not as issued, though Python's float() and int() read them:
+        pytest.param({"offset": "1_0"}, id="offset-underscore"),
+        pytest.param({"offset": "+2"}, id="offset-plus"),
+        pytest.param({"offset": "\u0662"}, id="offset-arabic-digit"),
+        pytest.param({"offset": " 2"}, id="offset-space"),
+        pytest.param({"score": lambda score: f"{score}0"}, id="score-trailing-zero"),
+        pytest.param({"padding": "="}, id="padded"),
+        # No paper has these places:
+        pytest.param({"pith": "zzz pith"}, id="pith-garbage"),
+        pytest.param({"pith": lambda pith: pith.replace(":20", ":19", 1)}, id="pith-of-another-year"),
+        pytest.param({"at": "yesterday"}, id="date-garbage"),
+        pytest.param({"at": lambda at: at.replace("T", " ")}, id="date-not-utc-text"),
     ],
 )
 def test_an_edited_search_cursor_is_bad_user_input(
@@ -128,3 +143,18 @@ def test_an_edited_search_cursor_is_bad_user_input(
     assert error["extensions"]["code"] == "BAD_USER_INPUT"
     assert error["message"] == "after is not a search cursor this API issued."
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def test_a_cursor_at_the_largest_offset_pages_on(api: Api) -> None:
+    """The offset only sizes the reader's first fetch: a cursor written with the largest one it
+    takes pages on as the cursor issued does, and hands out cursors that page on too."""
+    query = (
+        'query($after: String) { search(text: "learning", first: 2, after: $after) '
+        "{ edges { node { pithNumber } } pageInfo { endCursor } } }"
+    )
+    first = api.data(query)["search"]["pageInfo"]["endCursor"]
+    issued = api.data(query, after=first)["search"]
+    written = api.data(query, after=_edited(first, offset=str(2**31 - 1)))["search"]
+    assert written["edges"] == issued["edges"] and written["edges"]
+    onwards = api.data(query, after=written["pageInfo"]["endCursor"])["search"]
+    assert onwards["edges"] == api.data(query, after=issued["pageInfo"]["endCursor"])["search"]["edges"]
