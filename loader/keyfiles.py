@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from pith_graph.errors import KeyringError
+from pith_graph.errors import KeyringError, quoted
 from pith_graph.loader.keyring import (
     BUILT_IN,
     REGISTRY_KEY,
@@ -113,7 +113,7 @@ def _check_fields(entry: Mapping[str, Any], public_key: bytes, where: str) -> No
     unknown = sorted(set(entry) - _KEYRING_FIELDS - _PUBLIC_KEY_RECORD_FIELDS)
     if unknown:
         raise KeyringError(
-            f"{where}: unknown field {unknown[0]!r} (known: {', '.join(sorted(_KEYRING_FIELDS))}, "
+            f"{where}: unknown field {quoted(unknown[0])} (known: {', '.join(sorted(_KEYRING_FIELDS))}, "
             "and the fields of a bundle's public_keys[])"
         )
     facts = {
@@ -124,7 +124,7 @@ def _check_fields(entry: Mapping[str, Any], public_key: bytes, where: str) -> No
     }
     for name, value in facts.items():
         if name in entry and entry[name] != value:
-            raise KeyringError(f"{where}: {name} is {entry[name]!r}, but this key's is {value!r}")
+            raise KeyringError(f"{where}: {name} is {quoted(entry[name])}, but this key's is {value!r}")
 
 
 def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
@@ -183,7 +183,7 @@ def load_registry_keys_file(path: str | Path, base: Keyring | None = None) -> Ke
         if claimed != registry:
             raise KeyringError(
                 f"{path}[{index}]: a registry key speaks for signer {registry[0]!r} of type "
-                f"{registry[1]!r}, not {claimed[0]!r} of type {claimed[1]!r}"
+                f"{registry[1]!r}, not {quoted(claimed[0])} of type {quoted(claimed[1])}"
             )
         keys.append(replace(key, signer_id=registry[0], signer_type=registry[1], source=BUILT_IN))
     return (base if base is not None else default_keyring()).with_keys(keys)

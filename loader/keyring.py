@@ -42,7 +42,7 @@ import hashlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
-from pith_graph.errors import KeyringError
+from pith_graph.errors import KeyringError, quoted
 from pith_graph.loader.canon import b32_of_digest
 from pith_graph.loader.signatures import Verifier, verifying_key
 
@@ -187,11 +187,13 @@ def _strongest(first: str | None, second: str | None) -> str | None:
 def _merged(known: PinnedKey, again: PinnedKey) -> PinnedKey:
     """One key id pinned twice: the two pins must agree; the strongest revocation holds."""
     if known.public_key != again.public_key:
-        raise KeyringError(f"key id {known.key_id!r} is pinned to two different keys {_by(known, again)}")
+        raise KeyringError(
+            f"key id {quoted(known.key_id)} is pinned to two different keys {_by(known, again)}"
+        )
     if known.signer != again.signer:
         raise KeyringError(
-            f"key id {known.key_id!r} is pinned to signer {known.signer!r} by {_source(known)} "
-            f"and to signer {again.signer!r} by {_source(again)}"
+            f"key id {quoted(known.key_id)} is pinned to signer {quoted(known.signer)} by {_source(known)} "
+            f"and to signer {quoted(again.signer)} by {_source(again)}"
         )
     return replace(
         known,
@@ -204,7 +206,7 @@ def _check_own_revocation(key: PinnedKey, first: PinnedKey) -> None:
     """A repeated key may carry a revocation only from the source that defines its signer."""
     if _owner(key) is not None and _owner(key) != _owner(first):
         raise KeyringError(
-            f"{_source(key)}: revokes key {key.key_id!r} of signer {key.signer!r}, which "
+            f"{_source(key)}: revokes key {quoted(key.key_id)} of signer {quoted(key.signer)}, which "
             f"{_source(first)} defines; a file revokes only its own signers' keys: to revoke it, "
             "name it in a --revoked-keys file"
         )
@@ -235,22 +237,22 @@ class Keyring(Mapping[str, PinnedKey]):
                     self._signer_ranks[key.signer] = len(self._signer_ranks)
                 elif _owner(key) is not None and _owner(key) != _owner(first):
                     raise KeyringError(
-                        f"{_source(key)}: key {key.key_id!r} claims signer {key.signer!r}, which "
+                        f"{_source(key)}: key {quoted(key.key_id)} claims signer {quoted(key.signer)}, which "
                         f"{_source(first)} defines; a signer's keys are pinned only where it is first named"
                     )
             if key.signer_type is not None:
                 first = defined[key.signer]
                 if key.signer not in typed and key.origin is not None and _owner(key) != _owner(first):
                     raise KeyringError(
-                        f"{_source(key)}: key {key.key_id!r} pins signer type {key.signer_type!r} for "
-                        f"signer {key.signer!r}, which {_source(first)} defines without one; a signer's "
+                        f"{_source(key)}: key {quoted(key.key_id)} pins signer type {quoted(key.signer_type)} for "
+                        f"signer {quoted(key.signer)}, which {_source(first)} defines without one; a signer's "
                         "type is pinned only where it is first named"
                     )
                 seen = typed.setdefault(key.signer, key)
                 if seen.signer_type != key.signer_type:
                     raise KeyringError(
-                        f"signer {key.signer!r} is pinned with signer type {seen.signer_type!r} "
-                        f"by {_source(seen)} and {key.signer_type!r} by {_source(key)} (key {key.key_id!r})"
+                        f"signer {quoted(key.signer)} is pinned with signer type {quoted(seen.signer_type)} "
+                        f"by {_source(seen)} and {quoted(key.signer_type)} by {_source(key)} (key {quoted(key.key_id)})"
                     )
             self._keys[key.key_id] = pinned
         self._keys = {  # a signer's type holds for all its keys
@@ -294,15 +296,19 @@ class Keyring(Mapping[str, PinnedKey]):
         keys = dict(self._keys)
         for again in revocations:
             known = keys.get(again.key_id)
-            where = f"{_source(again)}: key {again.key_id!r}"
+            where = f"{_source(again)}: key {quoted(again.key_id)}"
             if known is None:
                 raise KeyringError(f"{where} is not pinned; a revocation names a key the keyring pins")
             if again.revoked_at is None:
                 raise KeyringError(f"{where} is not revoked: a revocation needs revoked: true or revoked_at")
             if again.signer_type is not None and again.signer_type != known.signer_type:
-                pinned = "without a signer type" if known.signer_type is None else f"as {known.signer_type!r}"
+                pinned = (
+                    "without a signer type"
+                    if known.signer_type is None
+                    else f"as {quoted(known.signer_type)}"
+                )
                 raise KeyringError(
-                    f"{where} is pinned {pinned} by {_source(known)}, not {again.signer_type!r}; "
+                    f"{where} is pinned {pinned} by {_source(known)}, not {quoted(again.signer_type)}; "
                     "a revocation never changes a key"
                 )
             stated = again if again.signer_id is not None else replace(again, signer_id=known.signer)

@@ -26,7 +26,7 @@ from typing import Any
 
 import orjson
 
-from pith_graph.errors import BundleError, RejectCode
+from pith_graph.errors import QUOTED_CHARACTERS, BundleError, RejectCode, quoted
 
 __all__ = [
     "DEFAULT_INPUT_LIMITS",
@@ -65,7 +65,8 @@ def _number_error(value: Any, path: str) -> BundleError | None:
     kind = type(value)
     if kind is dict:
         for key, child in value.items():
-            where = f"{path}.{key}" if key.isidentifier() else f"{path}[{key!r}]"
+            plain = key.isidentifier() and len(key) <= QUOTED_CHARACTERS
+            where = f"{path}.{key}" if plain else f"{path}[{quoted(key)}]"
             if found := _number_error(child, where):
                 return found
     elif kind is list:
@@ -75,7 +76,7 @@ def _number_error(value: Any, path: str) -> BundleError | None:
     elif kind is int and not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
         return BundleError(
             RejectCode.SCHEMA_ERROR,
-            f"{path} must be an integer within ±(2**53 - 1), not {value!r}",
+            f"{path} must be an integer within ±(2**53 - 1), not {quoted(value)}",
         )
     return None
 
@@ -84,7 +85,7 @@ def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj: dict[str, Any] = {}
     for key, value in pairs:
         if key in obj:
-            raise BundleError(RejectCode.DUPLICATE_KEY, f"object repeats the key {key!r}")
+            raise BundleError(RejectCode.DUPLICATE_KEY, f"object repeats the key {quoted(key)}")
         obj[key] = value
     return obj
 

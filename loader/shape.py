@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from pith_graph.errors import BundleError, RejectCode
+from pith_graph.errors import BundleError, RejectCode, quoted
 from pith_graph.loader.format import (
     BUNDLE_TYPE,
     EVENT_TYPES,
@@ -141,7 +141,7 @@ def _check_record(record: Mapping[str, Any], path: str) -> None:
     if source["kind"] not in _USUAL_SOURCE_KINDS and not SOURCE_KIND.fullmatch(source["kind"]):
         raise _fail(
             RejectCode.SCHEMA_ERROR,
-            f"{path}.source.kind {source['kind']!a} must be a lower-case ASCII letter, then "
+            f"{path}.source.kind {quoted(source['kind'], ascii_only=True)} must be a lower-case ASCII letter, then "
             "letters, digits and _ (arXiv's is 'arxiv')",
         )
     _version(source, "version", f"{path}.source")
@@ -156,7 +156,7 @@ def _check_record(record: Mapping[str, Any], path: str) -> None:
 def _check_event(event: Mapping[str, Any], path: str) -> None:
     event_type = _field(event, "event_type", str, path)
     if event_type not in EVENT_TYPES:
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.event_type {event_type!r} is not supported")
+        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.event_type {quoted(event_type)} is not supported")
     _strs(event, ("subject_pith_number", "target"), path)
     _timestamp(event, "created_at", path)
     signer = _field(event, "signer", dict, path)
@@ -188,7 +188,7 @@ def check_shape(bundle: Mapping[str, Any]) -> None:
         raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_type must be {BUNDLE_TYPE!r}")
     version = _field(bundle, "bundle_version", str, "bundle")
     if version not in SUPPORTED_VERSIONS:
-        raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_version {version!r} is not supported")
+        raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_version {quoted(version)} is not supported")
     _strs(bundle, ("pith_number", "short_pith_number"), "bundle")
     _check_record(_field(bundle, "canonical_record", dict, "bundle"), "bundle.canonical_record")
     _hex64(bundle, "canonical_sha256", "bundle")

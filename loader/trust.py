@@ -16,7 +16,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from pith_graph.errors import BundleError, RejectCode, UsageError
+from pith_graph.errors import BundleError, RejectCode, UsageError, quoted
 from pith_graph.loader.format import RECORD_CREATED
 from pith_graph.loader.keyring import Keyring, PinnedKey
 
@@ -30,16 +30,16 @@ def _fail(code: RejectCode, message: str) -> BundleError:
 def _pinned(keyring: Keyring, key_id: str, fingerprint: str, where: str, built_at: str) -> PinnedKey:
     key = keyring.get(key_id)
     if key is None:
-        raise _fail(RejectCode.UNTRUSTED_KEY, f"{where} is signed by {key_id!r}, not a pinned key")
+        raise _fail(RejectCode.UNTRUSTED_KEY, f"{where} is signed by {quoted(key_id)}, not a pinned key")
     if fingerprint != key.fingerprint:
         raise _fail(
             RejectCode.KEY_MISMATCH,
-            f"{where} names key {key_id!r} with fingerprint {fingerprint}, "
+            f"{where} names key {quoted(key_id)} with fingerprint {quoted(fingerprint)}, "
             f"but the pinned key's is {key.fingerprint}",
         )
     if key.revoked_for(built_at):
         since = f" since {key.revoked_at}" if key.revoked_at else ""
-        raise _fail(RejectCode.REVOKED_KEY, f"{where} is signed by {key_id!r}, revoked{since}")
+        raise _fail(RejectCode.REVOKED_KEY, f"{where} is signed by {quoted(key_id)}, revoked{since}")
     return key
 
 
@@ -61,7 +61,7 @@ def _check_embedded_keys(bundle: Mapping[str, Any], keyring: Keyring) -> None:
         pinned = keyring.get(entry["key_id"])
         if pinned is None:
             continue  # carried along, but proves nothing and is never used
-        where = f"public_keys[{index}] ({pinned.key_id!r})"
+        where = f"public_keys[{index}] ({quoted(pinned.key_id)})"
         # The pinned key's own encodings decode to it (an absent form counts as one): only
         # other text needs decoding.
         pinned_text = (
@@ -91,14 +91,14 @@ def check_trust(bundle: Mapping[str, Any], keyring: Keyring) -> None:
         if signer["signer_id"] != key.signer:  # without signer_id, a key is its own signer
             raise _fail(
                 RejectCode.UNTRUSTED_KEY,
-                f"{where} claims signer {signer['signer_id']!r}, but key {key.key_id!r} "
-                f"is pinned to {key.signer!r}",
+                f"{where} claims signer {quoted(signer['signer_id'])}, but key {quoted(key.key_id)} "
+                f"is pinned to {quoted(key.signer)}",
             )
         if key.signer_type is not None and signer["signer_type"] != key.signer_type:
             raise _fail(
                 RejectCode.UNTRUSTED_KEY,
-                f"{where} claims signer type {signer['signer_type']!r}, but key {key.key_id!r} "
-                f"is pinned to {key.signer_type!r}",
+                f"{where} claims signer type {quoted(signer['signer_type'])}, but key {quoted(key.key_id)} "
+                f"is pinned to {quoted(key.signer_type)}",
             )
         if event["event_type"] == RECORD_CREATED:
             receipt = event["payload"]["receipt"]

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pith_graph.errors import BundleError, RejectCode
+from pith_graph.errors import BundleError, RejectCode, quoted
 from pith_graph.loader.canon import digest_matches, encoding_matches
 from pith_graph.loader.format import (
     GRAPH_SNAPSHOT,
@@ -94,7 +94,7 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
     if bundle["pith_number"] != expected:
         raise _fail(
             RejectCode.IDENTIFIER_MISMATCH,
-            f"pith_number is {bundle['pith_number']!r}, but the record derives {expected!r}",
+            f"pith_number is {quoted(bundle['pith_number'])}, but the record derives {quoted(expected)}",
         )
     if bundle["short_pith_number"] != f"pith:{body[:8]}":
         raise _fail(RejectCode.IDENTIFIER_MISMATCH, "short_pith_number is not pith: + B[:8]")
@@ -114,11 +114,11 @@ def _check_identifiers(bundle: Mapping[str, Any]) -> None:
         derived = derived_alias(alias["alias_kind"], alias["alias_value"], source, body)
         if derived is not None and (derived == "" or alias["alias_value"] != derived):
             # "": the record cannot have this identifier, so no value matches, not even "".
-            what = "no such identifier" if derived == "" else repr(derived)
+            what = "no such identifier" if derived == "" else quoted(derived)
             where = f"source_aliases[{index}] ({alias['alias_kind']})"
             raise _fail(
                 RejectCode.IDENTIFIER_MISMATCH,
-                f"{where} is {alias['alias_value']!r}, but the record derives {what}",
+                f"{where} is {quoted(alias['alias_value'])}, but the record derives {what}",
             )
 
 
@@ -130,10 +130,10 @@ def _check_arxiv_spelling(source: Mapping[str, Any]) -> None:
         return
     canonical = canonical_arxiv_id(source["id"])
     if canonical != source["id"]:
-        spelled = f"; arXiv writes it {canonical!r}" if canonical is not None else ""
+        spelled = f"; arXiv writes it {quoted(canonical)}" if canonical is not None else ""
         raise _fail(
             RejectCode.IDENTIFIER_MISMATCH,
-            f"canonical_record.source.id {source['id']!a} is not an arXiv id as arXiv writes "
+            f"canonical_record.source.id {quoted(source['id'], ascii_only=True)} is not an arXiv id as arXiv writes "
             f"it ({ARXIV_ID_FORMS}){spelled}",
         )
 
@@ -339,7 +339,7 @@ def _verify_signature(key: PinnedKey, digest_hex: str, signature_b64: str, where
     if len(signature) != 64:
         raise _fail(RejectCode.BAD_SIGNATURE, f"{where}: an Ed25519 signature is 64 bytes")
     if not key.verifier.verify(bytes.fromhex(digest_hex), signature):
-        raise _fail(RejectCode.BAD_SIGNATURE, f"{where}: signature does not verify with {key.key_id!r}")
+        raise _fail(RejectCode.BAD_SIGNATURE, f"{where}: signature does not verify with {quoted(key.key_id)}")
 
 
 def _check_signatures(bundle: Mapping[str, Any], keyring: Keyring) -> None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "QUOTED_CHARACTERS",
     "ApiError",
     "BadUserInput",
     "BundleError",
@@ -43,6 +44,7 @@ __all__ = [
     "StoreErrorCode",
     "UsageError",
     "printable",
+    "quoted",
 ]
 
 
@@ -97,6 +99,32 @@ def printable(text: str) -> str:
         else:
             out.append(f"\\u{code:04x}")
     return "".join(out)
+
+
+#: How many characters of an input value a message quotes (:func:`quoted`).
+QUOTED_CHARACTERS = 100
+
+
+def quoted(value: object, *, ascii_only: bool = False) -> str:
+    """``value`` quoted for a message (:func:`repr`, or :func:`ascii` with ``ascii_only``),
+    cut to its first :data:`QUOTED_CHARACTERS` characters and its full length when longer.
+
+    A message that quotes its input whole is as large as the input: a bundle of one key of
+    60 MB made a 60 MB rejection, in the report and in every process it crossed.
+
+    >>> quoted("2.0"), quoted(12), quoted("x" * 150)[96:]
+    ("'2.0'", '12', "xxxxx…' (150 characters)")
+    """
+    render = ascii if ascii_only else repr
+    if not isinstance(value, str):
+        shown = render(value)
+        if len(shown) <= QUOTED_CHARACTERS:
+            return shown
+        return f"{shown[:QUOTED_CHARACTERS]}… ({len(shown)} characters)"
+    if len(value) <= QUOTED_CHARACTERS:
+        return render(value)
+    cut = render(value[:QUOTED_CHARACTERS])
+    return f"{cut[:-1]}…{cut[-1]} ({len(value)} characters)"
 
 
 @dataclass(frozen=True, slots=True)

@@ -4,7 +4,10 @@
   bulk import (``vectors/source-versions.json``): past 2**63 Neo4j cannot store it, past
   2**31 GraphQL's ``Int`` cannot serve it;
 * a gzip of blank lines (about 1000:1) is read in bulk, not one Python step per line, with
-  the same line numbers, ranges and shares.
+  the same line numbers, ranges and shares;
+* a message quotes at most ``QUOTED_CHARACTERS`` characters of a value and its length,
+  however large the value: one that quoted a bundle's key or version whole was as large as
+  the bundle (a 60 MB key made a 60 MB ``--json`` report).
 """
 
 from __future__ import annotations
@@ -21,14 +24,18 @@ import pytest
 import pith_graph.loader.gunzip as gunzip
 import pith_graph.loader.sources as sources
 import pith_graph.loader.tasks as tasks
-from pith_graph.errors import BundleError
+from pith_graph.errors import QUOTED_CHARACTERS, BundleError, KeyringError, quoted
 from pith_graph.loader.bulk import bulk_import
+from pith_graph.loader.format import BUNDLE_TYPE
+from pith_graph.loader.keyfiles import parse_keyring
 from pith_graph.loader.keyring import PinnedKey, default_keyring
+from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.sources import RawBundle, iter_inputs, iter_lines
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.tasks import Task, read_task
 from pith_graph.loader.verify import verify_bundle
+from pith_graph.testing import run_cli
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 VERSIONS = json.loads((Path(__file__).parent / "vectors" / "source-versions.json").read_text())
@@ -188,3 +195,135 @@ def test_ranges_cut_inside_blank_runs_read_every_line_once(
         ]
         assert joined == whole, cut
         assert first[-1] + second[-1] == data.count(b"\n"), cut
+
+
+# --- a message quotes its input briefly ----------------------------------------------
+
+HUGE = 3_000_000  # characters: far past anything a message should hold
+SHORT = 300  # characters: a message quoting a value briefly stays under this
+
+
+@pytest.mark.parametrize(
+    ("value", "ascii_only"),
+    [
+        pytest.param("", False, id="empty"),
+        pytest.param("2.0", False, id="short"),
+        pytest.param("x" * QUOTED_CHARACTERS, False, id="at-the-limit"),
+        pytest.param("it's \n", False, id="quote-and-newline"),
+        pytest.param("2601.0000\u0661", True, id="ascii"),
+        pytest.param(9007199254740993, False, id="integer"),
+    ],
+)
+def test_a_short_value_is_quoted_as_repr_or_ascii_would(value: object, ascii_only: bool) -> None:
+    assert quoted(value, ascii_only=ascii_only) == (ascii if ascii_only else repr)(value)
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+def test_a_long_value_is_cut_and_its_length_given(ascii_only: bool) -> None:
+    value = "\u00e9" + "a" * (HUGE - 1)
+    shown = quoted(value, ascii_only=ascii_only)
+    head = (ascii if ascii_only else repr)(value[:QUOTED_CHARACTERS])
+    assert shown == f"{head[:-1]}…{head[-1]} ({HUGE} characters)"
+    assert len(shown) < SHORT
+
+
+def test_a_long_integer_is_cut_and_its_length_given() -> None:
+    value = int("9" * 4000)
+    assert quoted(value) == f"{'9' * QUOTED_CHARACTERS}… (4000 characters)"
+
+
+WIDE_LIMITS = InputLimits(max_bytes=64 << 20)
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        pytest.param(b'{"%s": 1, "%s": 2}' % (b"k" * HUGE, b"k" * HUGE), "duplicate_key", id="duplicate-key"),
+        pytest.param(b'{"%s": 9007199254740993 }' % (b"k" * HUGE), "schema_error", id="wide-integer-key"),
+        pytest.param(b'{"a": %s }' % (b"9" * 300), "schema_error", id="wide-integer"),
+    ],
+)
+def test_parse_rejections_quote_briefly(data: bytes, code: str) -> None:
+    with pytest.raises(BundleError) as caught:
+        parse_bundle(data, WIDE_LIMITS)
+    assert caught.value.code.value == code
+    assert len(caught.value.message) < SHORT
+
+
+def _signed() -> dict[str, Any]:
+    return build_bundle(PaperSpec.example("2601.00004"), SIGNER)
+
+
+def _untrusted(bundle: dict[str, Any]) -> None:
+    bundle["bundle_signature"]["key_id"] = "k" * HUGE
+
+
+def _alias(bundle: dict[str, Any]) -> None:
+    bundle["source_aliases"][0]["alias_value"] = "2" * HUGE
+
+
+def _pith_number(bundle: dict[str, Any]) -> None:
+    bundle["pith_number"] = "p" * HUGE
+
+
+def _event_type(bundle: dict[str, Any]) -> None:
+    bundle["events"][1]["event_type"] = "e" * HUGE
+
+
+def _source_kind(bundle: dict[str, Any]) -> None:
+    bundle["canonical_record"]["source"]["kind"] = "K" * HUGE
+
+
+@pytest.mark.parametrize(
+    ("edit", "code"),
+    [
+        pytest.param(_untrusted, "untrusted_key", id="key-id"),
+        pytest.param(_alias, "identifier_mismatch", id="alias-value"),
+        pytest.param(_pith_number, "identifier_mismatch", id="pith-number"),
+        pytest.param(_event_type, "schema_error", id="event-type"),
+        pytest.param(_source_kind, "schema_error", id="source-kind"),
+    ],
+)
+def test_verification_rejections_quote_briefly(edit: Any, code: str) -> None:
+    bundle = _signed()
+    edit(bundle)
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, KEYRING)
+    assert caught.value.code.value == code
+    assert f"({HUGE} characters)" in caught.value.message
+    assert len(caught.value.message) < SHORT
+
+
+def test_the_cli_reports_a_huge_key_or_version_in_a_short_line(tmp_path: Path) -> None:
+    """The command as a user runs it: each rejection names its code, file and line in a few
+    hundred characters, and the whole report stays small."""
+    key = "k" * HUGE
+    lines = [
+        f'{{"{key}": 1, "{key}": 2}}',
+        json.dumps({"bundle_type": BUNDLE_TYPE, "bundle_version": "v" * HUGE}),
+    ]
+    path = tmp_path / "huge.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    result = run_cli("verify", str(path), "--json", "--max-bytes", str(16 << 20))
+    assert result.returncode == 1, result.stderr
+    assert len(result.stdout) < 4000
+    rejections = json.loads(result.stdout)["rejections"]
+    assert [(r["file"], r["line"], r["code"]) for r in rejections] == [
+        (str(path), 1, "duplicate_key"),
+        (str(path), 2, "schema_error"),
+    ]
+    assert all(len(r["message"]) < SHORT and f"({HUGE} characters)" in r["message"] for r in rejections)
+    text = run_cli("verify", str(path), "--max-bytes", str(16 << 20))
+    assert [line for line in text.stdout.splitlines() if line.startswith("REJECTED")] == [
+        f"REJECTED {path}:{number}: {r['code']}: {r['message']}" for number, r in enumerate(rejections, 1)
+    ]
+    assert all(len(line) < SHORT + len(str(path)) + 40 for line in text.stdout.splitlines())
+
+
+def test_a_keyring_file_is_quoted_briefly_too() -> None:
+    entry = {"key_id": "a-key", "public_key_hex": SIGNER.public_key.hex(), "f" * HUGE: True}
+    with pytest.raises(KeyringError) as caught:
+        parse_keyring([entry], "keys.json")
+    assert str(caught.value).startswith("keys.json[0]: unknown field 'fff")
+    assert f"({HUGE} characters)" in str(caught.value)
+    assert len(str(caught.value)) < SHORT + 200  # the message lists the known fields too
