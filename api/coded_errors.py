@@ -44,7 +44,11 @@ _LIMIT_MESSAGES = re.compile(
     r"|Document contains more than \d+ comments"
     r"|Document is longer than"
     r"|Maximum introspection depth exceeded"
-    r"|^Validation aborted\.$"  # graphql-core's budget of validation work (a valid document)
+)
+#: What to do about a valid document whose fields graphql-core gave up comparing (its budget).
+_ABORTED_VALIDATION = (
+    "Comparing the fields that share a response name takes too much work: ask for each field "
+    "once in a selection, and merge repeated fields with selections into one."
 )
 #: graphql-core's words for a value it cannot coerce: a variable's (a document's nesting
 #: past its limit included), or an argument's at execution (an explicit null in a variable
@@ -127,6 +131,8 @@ def coded(error: GraphQLError) -> GraphQLError:
             return _with_code(error, code, "The graph database is not available; try again later.")
     if is_unexpected(error):
         return _with_code(error, "INTERNAL_SERVER_ERROR", INTERNAL_MESSAGE)
+    if error.message == "Validation aborted.":  # graphql-core's budget (api/overlaps.py)
+        return _with_code(error, "LIMIT_EXCEEDED", extra={"suggestion": _ABORTED_VALIDATION})
     if _LIMIT_MESSAGES.search(error.message):
         return _with_code(error, "LIMIT_EXCEEDED")
     if isinstance(error, GraphQLSyntaxError) or error.message.startswith("Syntax Error"):

@@ -70,7 +70,7 @@ from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtensi
 from pith_graph.api.coded_errors import CodedErrors, OperationNameRequired
 from pith_graph.api.cost import CostLimit
 from pith_graph.api.fragment_order import dependency_order
-from pith_graph.api.overlaps import SameNameLimit
+from pith_graph.api.overlaps import SameNameLimit, budgeted
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 from pith_graph.api.validation import OffLoopValidation
 from pith_graph.errors import BadUserInput, LimitExceeded, QueryTimeout
@@ -387,6 +387,16 @@ def shape_rule(limits: RequestLimits) -> type[ASTValidationRule]:
     return ShapeRule
 
 
+class ValidationRules(AddValidationRules):
+    """graphql's rules (the overlapping-fields rule on a budget, :func:`.overlaps.budgeted`)
+    and these."""
+
+    def on_operation(self) -> Iterator[None]:
+        context = self.execution_context
+        context.validation_rules = budgeted(context.validation_rules) + tuple(self.validation_rules)
+        yield
+
+
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
     error codes, parser limits (fields, fragments spread; fields of one response name,
@@ -398,7 +408,7 @@ def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtensio
         CodedErrors,
         partial(ParserLimits, limits.max_tokens),
         SameNameLimit,
-        partial(AddValidationRules, rules),
+        partial(ValidationRules, rules),
         partial(ParserCache, maxsize=256),
         partial(OffLoopValidation, maxsize=256),
         partial(CostLimit, limits),

@@ -45,6 +45,7 @@ PLAN_SAFE_EXTENSIONS = frozenset(
         "ParserLimits",
         "SameNameLimit",
         "AddValidationRules",
+        "ValidationRules",
         "ParserCache",
         "OffLoopValidation",
         "PlanRecorder",
