@@ -13,7 +13,7 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pith_graph.api.coded_errors import error_body
-from pith_graph.api.http import replay
+from pith_graph.api.http import GRAPHQL_RESPONSE, replay, wants_graphql_response
 
 __all__ = ["Guard"]
 
@@ -50,31 +50,41 @@ class Guard:
         self.body_timeout = body_timeout
         logging.getLogger("uvicorn.error").addFilter(_SAID_ALREADY)  # once: a filter is added once
 
-    async def _refuse(self, send: Send, status: int, message: str, code: str) -> None:
-        body = orjson.dumps(error_body(message, code))
+    async def _refuse(self, send: Send, status: int, message: str, code: str, accept: bytes | None) -> None:
+        """Answer an error, in the media type the client asked for (``accept``), as the view
+        answers its own refusals (:func:`~pith_graph.api.http.negotiate`: graphql-response+json
+        has no ``data`` entry), and close the connection."""
+        answer = error_body(message, code)
+        media_type = b"application/json"
+        if wants_graphql_response(accept.decode("latin-1") if accept is not None else None):
+            answer.pop("data")
+            media_type = GRAPHQL_RESPONSE.encode()
+        body = orjson.dumps(answer)
         await send(
             {
                 "type": "http.response.start",
                 "status": status,
                 "headers": [
-                    (b"content-type", b"application/json"),
+                    (b"content-type", media_type),
                     (b"content-length", str(len(body)).encode()),
+                    (b"vary", b"Accept"),
                     (b"connection", b"close"),
                 ],
             }
         )
         await send({"type": "http.response.body", "body": body})
 
-    async def _read_body(self, length: bytes | None, receive: Receive, send: Send) -> bytes | None:
+    async def _read_body(self, headers: dict[bytes, bytes], receive: Receive, send: Send) -> bytes | None:
         """The whole body, or ``None`` once refused (too large, too slow, malformed) or the
         client went away. Any body is read, even a GET's: one left half-sent would hold the
         connection after the answer."""
         too_large = f"The request body is larger than {self.max_body_bytes} bytes."
+        length, accept = headers.get(b"content-length"), headers.get(b"accept")
         if length is not None and not length.isdigit():
-            await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST")
+            await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST", accept)
             return None
         if length is not None and int(length) > self.max_body_bytes:
-            await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+            await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED", accept)
             return None
         body = bytearray()
         try:
@@ -85,13 +95,13 @@ class Guard:
                         return None
                     body += message.get("body", b"")
                     if len(body) > self.max_body_bytes:
-                        await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED")
+                        await self._refuse(send, 413, too_large, "LIMIT_EXCEEDED", accept)
                         return None
                     if not message.get("more_body", False):
                         return bytes(body)
         except TimeoutError:
             late = f"The request body did not arrive within {self.body_timeout:g} s."
-            await self._refuse(send, 408, late, "TIMEOUT")
+            await self._refuse(send, 408, late, "TIMEOUT", accept)
             return None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -125,7 +135,7 @@ class Guard:
         if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declares_body:
             await self.app(scope, receive, send)
             return
-        body = await self._read_body(headers.get(b"content-length"), receive, send)
+        body = await self._read_body(headers, receive, send)
         if body is None:
             return
         await self.app(scope, replay(body, receive), send)
@@ -149,5 +159,9 @@ class Guard:
         if not started:
             with suppress(Exception):  # the client may be gone too
                 await self._refuse(
-                    send, 503, "The server is stopping: send the request again.", "SERVICE_UNAVAILABLE"
+                    send,
+                    503,
+                    "The server is stopping: send the request again.",
+                    "SERVICE_UNAVAILABLE",
+                    dict(scope.get("headers", [])).get(b"accept"),
                 )

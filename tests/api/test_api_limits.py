@@ -189,6 +189,22 @@ def test_oversized_chunked_body_is_refused(memory_api: Api) -> None:
     _check(response, "LIMIT_EXCEEDED", 413)
 
 
+@pytest.mark.parametrize("accept", ["application/graphql-response+json", "application/json", None])
+def test_a_body_too_large_is_refused_as_the_view_refuses(memory_api: Api, accept: str | None) -> None:
+    """413 (the guard, before the view) in the media type the client asked for, with Vary:
+    Accept and the same body keys as the view's own refusal of a request (a batch, 400)."""
+    headers = {"content-type": "application/json", **({"accept": accept} if accept else {})}
+    guard = memory_api.client.post("/graphql", content=b'{"query": "' + b"x" * 70000 + b'"}', headers=headers)
+    view = memory_api.client.post(
+        "/graphql", content=b'[{"query": "{ categories { code } }"}]', headers=headers
+    )
+    assert (guard.status_code, view.status_code) == (413, 400)
+    assert guard.headers["content-type"] == view.headers["content-type"]
+    assert guard.headers["vary"] == view.headers["vary"] == "Accept"
+    assert sorted(guard.json()) == sorted(view.json())
+    assert guard.json()["errors"][0]["extensions"]["code"] == "LIMIT_EXCEEDED"
+
+
 def test_other_methods_get_a_coded_error(memory_api: Api) -> None:
     _check(
         memory_api.client.put("/graphql", json={"query": "{ categories { code } }"}),

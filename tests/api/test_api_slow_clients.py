@@ -104,6 +104,28 @@ def test_half_a_body_gets_408(address: tuple[str, int]) -> None:
     assert seconds < BOUND + SLACK
 
 
+@pytest.mark.parametrize(
+    ("accept", "media_type", "keys"),
+    [
+        (b"application/graphql-response+json", b"application/graphql-response+json", ["errors"]),
+        (b"application/json", b"application/json", ["data", "errors"]),
+    ],
+)
+def test_half_a_body_gets_408_in_the_media_type_asked_for(
+    address: tuple[str, int], accept: bytes, media_type: bytes, keys: list[str]
+) -> None:
+    """As the view answers its own refusals (api/http.negotiate): graphql-response+json has no
+    data entry; either way the answer varies by Accept."""
+    head = _post_head(len(QUERY)).replace(b"\r\n\r\n", b"\r\nAccept: " + accept + b"\r\n\r\n")
+    received, _ = _until_closed(_connect(address, head + QUERY[:10]))
+    head, _, body = received.partition(b"\r\n\r\n")
+    headers = dict(line.split(b": ", 1) for line in head.lower().split(b"\r\n")[1:])
+    assert head.startswith(b"HTTP/1.1 408 ")
+    assert headers[b"content-type"] == media_type
+    assert b"accept" in headers[b"vary"]
+    assert sorted(orjson.loads(body)) == keys
+
+
 def test_half_a_get_body_is_not_left_open(address: tuple[str, int]) -> None:
     request = b"GET /healthz HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\nab"
     received, seconds = _until_closed(_connect(address, request))
