@@ -21,6 +21,7 @@ escaping) takes the exact slow path through the standard library's pair hook.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -112,13 +113,30 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return _walk_exceeds(value, limit)
 
 
+def _not_json(word: str) -> Any:
+    raise BundleError(RejectCode.MALFORMED_JSON, f"{word} is not JSON")
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BundleError(RejectCode.MALFORMED_JSON, f"the number {text[:40]} is out of range")
+    return value
+
+
 def _slow_parse(data: bytes) -> Any:
+    """The document as written, by the standard parser: every key of an object (a duplicate
+    is :data:`~RejectCode.DUPLICATE_KEY`), and none of what it reads beyond JSON (NaN,
+    Infinity, a number too large for a float: :data:`~RejectCode.MALFORMED_JSON`, as orjson
+    says), so that a document is malformed whatever else it holds."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         raise BundleError(RejectCode.MALFORMED_JSON, f"not UTF-8: {err.reason}") from err
     try:
-        return json.loads(text, object_pairs_hook=_reject_duplicates)
+        return json.loads(
+            text, object_pairs_hook=_reject_duplicates, parse_constant=_not_json, parse_float=_finite
+        )
     except RecursionError as err:
         raise BundleError(RejectCode.TOO_DEEP, "JSON nesting is too deep") from err
     except json.JSONDecodeError as err:
