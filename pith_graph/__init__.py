@@ -21,6 +21,9 @@ Scripts need only the names below::
 
 from __future__ import annotations
 
+import importlib
+import typing
+
 from pith_graph.errors import (
     BundleError,
     KeyringError,
@@ -29,16 +32,18 @@ from pith_graph.errors import (
     StoreError,
     UsageError,
 )
-from pith_graph.loader import (
-    SAMPLES,
-    Keyring,
-    LoadReport,
-    MemoryStore,
-    coauthorship_graph,
-    export_graph,
-    load_graph,
-    papers_of,
-)
+
+if typing.TYPE_CHECKING:
+    from pith_graph.loader import (
+        SAMPLES,
+        Keyring,
+        LoadReport,
+        MemoryStore,
+        coauthorship_graph,
+        export_graph,
+        load_graph,
+        papers_of,
+    )
 
 __all__ = [
     "SAMPLES",
@@ -57,3 +62,41 @@ __all__ = [
     "papers_of",
 ]
 __version__ = "0.7.2"
+
+
+def _imported_on_first_use(namespace: dict[str, typing.Any], module: str, names: frozenset[str]) -> None:
+    """Give the module whose globals are ``namespace`` ``__getattr__`` and ``__dir__`` (PEP 562)
+    that import ``names`` from ``module`` when one is first asked for. For this package's own
+    modules (here and :mod:`pith_graph.testing`). Set through ``namespace``, so mypy does not
+    take them for a module that accepts any name."""
+
+    def __getattr__(name: str) -> object:
+        if name in names:
+            return getattr(importlib.import_module(module), name)
+        raise AttributeError(f"module {namespace['__name__']!r} has no attribute {name!r}")
+
+    def __dir__() -> list[str]:
+        return sorted({*namespace, *names})
+
+    namespace["__getattr__"], namespace["__dir__"] = __getattr__, __dir__
+
+
+#: The names from :mod:`pith_graph.loader` are imported on first use: every module of the
+#: package imports this one first, and the loader's imports (networkx, rich) take most of a
+#: second, during which the command line could not yet turn Ctrl-C into exit 130.
+_imported_on_first_use(
+    globals(),
+    "pith_graph.loader",
+    frozenset(
+        {
+            "SAMPLES",
+            "Keyring",
+            "LoadReport",
+            "MemoryStore",
+            "coauthorship_graph",
+            "export_graph",
+            "load_graph",
+            "papers_of",
+        }
+    ),
+)

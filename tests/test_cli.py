@@ -408,3 +408,90 @@ def test_neo4j_uri_from_the_environment_is_the_default(command: tuple[str, ...])
     result = run_cli(*command, env={"NEO4J_URI": uri})
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': http:// is not a Bolt scheme")
+
+
+# --- never a traceback: Ctrl-C from the start, a reader that goes away, a full disk -------
+
+#: The console script (``.venv/bin/pith-graph``), with SIGINT sent to itself the moment the
+#: module named by its first argument is first imported: Ctrl-C at a known point of the
+#: start-up, every time. SIGINT back to Python's handler first (a test run as a background
+#: job inherits it ignored).
+_INTERRUPTED_AT = """
+import os, signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)
+at = sys.argv.pop(1)
+class InterruptAt:
+    def find_spec(self, name, path=None, target=None):
+        if name == at:
+            sys.meta_path.remove(self)
+            os.kill(os.getpid(), signal.SIGINT)
+        return None
+sys.meta_path.insert(0, InterruptAt())
+from pith_graph.cli import entry
+sys.exit(entry())
+"""
+
+
+@pytest.mark.parametrize(
+    "module", ["rich.console", "networkx", "orjson", "pith_graph.loader.pipeline", "pith_graph.cli.commands"]
+)
+def test_ctrl_c_while_the_command_starts_exits_130_without_a_traceback(module: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_AT, module, "verify", SAMPLES],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (130, "", "pith-graph: interrupted\n")
+
+
+def _with_stdout(stdout: int, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pith_graph", *args],
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.fixture
+def rejected(tmp_path: Path) -> Path:
+    """A file of 3,000 lines, each rejected: a text report far larger than a pipe's buffer."""
+    path = tmp_path / "rejected.jsonl"
+    path.write_text("{not json}\n" * 3000)
+    return path
+
+
+@pytest.mark.parametrize("report", [(), ("--json",)], ids=["text", "json"])
+@pytest.mark.parametrize("what", ["samples", "rejected"])
+def test_a_reader_that_went_away_ends_the_command_quietly_with_141(
+    report: tuple[str, ...], what: str, rejected: Path
+) -> None:
+    """``pith-graph verify … | head -1``: 141 (128 + SIGPIPE), as a shell reports ``cat`` or
+    ``grep`` there; not 1, which says a bundle was rejected. Here the reader has gone before the
+    first write (deterministic): the summary, the REJECTED lines and the --json report each meet
+    it."""
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = _with_stdout(write, "verify", SAMPLES if what == "samples" else str(rejected), *report)
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+@pytest.mark.parametrize("report", [(), ("--json",)], ids=["text", "json"])
+@pytest.mark.parametrize("what", ["samples", "rejected"])
+def test_stdout_that_cannot_be_written_is_one_line_and_exit_3(
+    report: tuple[str, ...], what: str, rejected: Path
+) -> None:
+    """``pith-graph verify … > /dev/full``: the save-like failure of the report itself."""
+    with open("/dev/full", "w") as full:
+        done = _with_stdout(full.fileno(), "verify", SAMPLES if what == "samples" else str(rejected), *report)
+    assert (done.returncode, done.stderr) == (
+        3,
+        "pith-graph: error: write_failed: cannot write to stdout: No space left on device\n",
+    )

@@ -1,39 +1,69 @@
 """The ``pith-graph`` command line. This package owns the terminal; the library never prints.
 
-Exit codes: 0 success; 1 some bundle was rejected (the rest still loaded); 2 usage error
-(bad option, missing path, unreadable keyring); 3 the graph store failed (unreachable,
-wrong password, missing database, or a graph loaded in memory could not be saved:
-``write_failed``) or a verification worker died (``worker_failed``); 130 interrupted.
+Exit codes (``EXIT_*`` here, a public contract): 0 success; 1 some bundle was rejected (the rest
+still loaded); 2 usage error (bad option, missing path, unreadable keyring); 3 the graph
+store failed (unreachable, wrong password, missing database, or a graph loaded in memory
+could not be saved: ``write_failed``), stdout could not be written (``write_failed``: a full
+disk) or a verification worker died (``worker_failed``); 130 interrupted; 141 stdout's reader
+went away (``| head``). Never a traceback for any of them.
 
 Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``import``
 (:mod:`pith_graph.cli.importer`), ``prune`` (:mod:`pith_graph.cli.prune`), ``export``
 (:mod:`pith_graph.cli.export`) and ``serve``
 (:mod:`pith_graph.cli.serve`, which builds the API's settings and calls
 :func:`pith_graph.api.serve.serve`).
+
+This module imports nothing heavy at its top, so that :func:`entry` guards the whole run:
+the commands' imports take most of a second, and Ctrl-C during them was a
+``KeyboardInterrupt`` traceback. :func:`build_parser` and :func:`main` import them.
 """
 
 from __future__ import annotations
 
-import argparse
+import contextlib
+import os
 import sys
+import typing
 from collections.abc import Sequence
-from importlib.metadata import version
-from typing import NoReturn
+from typing import Any, NoReturn, TextIO
 
-from pith_graph.cli import terminal
-from pith_graph.cli.commands import add_loader_commands
-from pith_graph.cli.export import add_export_command
-from pith_graph.cli.importer import add_import_command
-from pith_graph.cli.options import EXIT_INTERRUPTED, EXIT_STORE, EXIT_USAGE, Parser, check_arguments
-from pith_graph.cli.prune import add_prune_command
-from pith_graph.cli.serve import add_serve_command
-from pith_graph.errors import PithGraphError, StoreError, UsageError, printable
+if typing.TYPE_CHECKING:
+    import argparse
 
-__all__ = ["build_parser", "entry", "main"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_REJECTED",
+    "EXIT_STORE",
+    "EXIT_USAGE",
+    "build_parser",
+    "entry",
+    "main",
+]
+
+#: Success; some bundle was rejected (the rest still loaded); a usage error; the graph store,
+#: a save or stdout failed, or a verification worker died.
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 3
+#: Interrupted (Ctrl-C): 128 + SIGINT, as a shell reports a command SIGINT killed.
+EXIT_INTERRUPTED = 130
+#: Stdout's reader went away (``pith-graph verify … | head -1``): 128 + SIGPIPE, as a shell
+#: reports ``cat`` or ``grep`` there, which SIGPIPE kills. Not 1: that says a bundle was
+#: rejected.
+EXIT_BROKEN_PIPE = 141
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
+    from importlib.metadata import version
+
+    from pith_graph.cli.commands import add_loader_commands
+    from pith_graph.cli.export import add_export_command
+    from pith_graph.cli.importer import add_import_command
+    from pith_graph.cli.options import Parser
+    from pith_graph.cli.prune import add_prune_command
+    from pith_graph.cli.serve import add_serve_command
+
     parser = Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
     parser.add_argument("--version", action="version", version=f"pith-graph {version('pith-graph')}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
@@ -48,6 +78,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; return the exit code."""
     args = build_parser().parse_args(argv)
+    from pith_graph.cli import terminal
+    from pith_graph.cli.options import check_arguments
+    from pith_graph.errors import PithGraphError, StoreError, UsageError, printable
+
     err = terminal.console(stderr=True)
     saves = getattr(args, "save", None) or getattr(args, "snapshot", None)
     if args.command == "load" and saves and args.backend != "memory":
@@ -71,6 +105,73 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+class _OutputFailed(Exception):
+    """Stdout could not be written (its reader went away, a full disk): ``error`` says why.
+
+    Not an :class:`OSError`, so nothing on the way (rich catches a ``BrokenPipeError`` and
+    exits 1) takes it for one; and every other ``OSError`` stays what it is."""
+
+    def __init__(self, error: OSError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+class _Stdout:
+    """``sys.stdout``, whose write errors are :class:`_OutputFailed`; the rest as it is."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as error:
+            raise _OutputFailed(error) from error
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as error:
+            raise _OutputFailed(error) from error
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _say(line: str) -> None:
+    """``line`` on stderr, if stderr can still be written."""
+    with contextlib.suppress(OSError):
+        sys.stderr.write(line + "\n")
+        sys.stderr.flush()
+
+
+def _output_failed(error: OSError, stdout: TextIO) -> int:
+    """Stdout failed: later writes go to the null device (the interpreter flushes stdout as
+    it exits, which would fail again), and say so unless its reader just went away."""
+    with contextlib.suppress(OSError, AttributeError, ValueError):  # not when there is no stdout
+        os.dup2(os.open(os.devnull, os.O_WRONLY), stdout.fileno())
+    if isinstance(error, BrokenPipeError):
+        return EXIT_BROKEN_PIPE
+    _say(f"pith-graph: error: write_failed: cannot write to stdout: {error.strerror or error}")
+    return EXIT_STORE
+
+
 def entry() -> NoReturn:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point: :func:`main`, guarded from the start. Ctrl-C at any time
+    exits 130, stdout's reader going away (``| head``) 141 quietly, stdout that cannot be
+    written 3 with one line; none of them with a traceback."""
+    real = sys.stdout
+    if real is not None:  # None when started with stdout closed (``>&-``)
+        sys.stdout = typing.cast(TextIO, _Stdout(real))
+    try:
+        code = main()
+        if real is not None:
+            sys.stdout.flush()  # a write error shows here, not as the interpreter exits
+    except KeyboardInterrupt:
+        _say("pith-graph: interrupted")
+        code = EXIT_INTERRUPTED
+    except _OutputFailed as failed:
+        code = _output_failed(failed.error, real)
+    finally:
+        sys.stdout = real
+    sys.exit(code)

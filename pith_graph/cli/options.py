@@ -1,4 +1,5 @@
-"""What every ``pith-graph`` command shares: exit codes, the parser, common options."""
+"""What every ``pith-graph`` command shares: exit codes (defined in :mod:`pith_graph.cli`),
+the parser, common options."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
+from pith_graph.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_STORE, EXIT_USAGE
 from pith_graph.errors import UsageError
 from pith_graph.loader.keyfiles import operator_keyring
 from pith_graph.loader.keyring import Keyring
@@ -44,8 +46,6 @@ __all__ = [
     "save_snapshot_with_index",
     "snapshot_with_index",
 ]
-
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_STORE, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 class Parser(argparse.ArgumentParser):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import typing
 
+from pith_graph import _imported_on_first_use
 from pith_graph.testing.cli import run_cli
 from pith_graph.testing.identity import SignerIdentity
 from pith_graph.testing.signer import PaperSpec, build_bundle, resign, seal_event, state_for
@@ -53,19 +54,8 @@ __all__ = [
     "write_corpus",
 ]
 
-_FROM_CORPUS = frozenset(
-    {"CorpusInfo", "corpus_signers", "generate_bundles", "generate_papers", "write_corpus"}
+_imported_on_first_use(
+    globals(),
+    "pith_graph.testing.corpus",
+    frozenset({"CorpusInfo", "corpus_signers", "generate_bundles", "generate_papers", "write_corpus"}),
 )
-
-
-if not typing.TYPE_CHECKING:  # hidden from mypy, which would then accept any name from here
-
-    def __getattr__(name: str) -> object:
-        if name in _FROM_CORPUS:
-            from pith_graph.testing import corpus
-
-            return getattr(corpus, name)
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-    def __dir__() -> list[str]:
-        return sorted({*globals(), *_FROM_CORPUS})
