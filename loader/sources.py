@@ -241,16 +241,20 @@ def iter_lines(
     while True:
         if stop is not None and stream.tell() >= stop:
             break
-        line = stream.readline(limit + 2)  # limit + newline + one byte to detect overflow
+        line = stream.readline(limit + 3)  # limit + CRLF + one byte to detect overflow
         if not line:
             break
         number += 1
-        if len(line) > limit + 1 or (len(line) == limit + 1 and not line.endswith(b"\n")):
+        if _over(line, limit):
+            blank = not line.strip()
             while line and not line.endswith(b"\n"):
                 line = stream.readline(_CHUNK)
-            yield _too_large(f"more than {limit}", limit, Source(path, number))
-            blanks = 0
-            continue
+                blank = blank and not line.strip()
+            if not blank:  # a blank line is one however long
+                yield _too_large(f"more than {limit}", limit, Source(path, number))
+                blanks = 0
+                continue
+            line = b""
         stripped = line.strip()
         if stripped:
             yield RawBundle(stripped, Source(path, number))
@@ -278,6 +282,14 @@ _BOM = b"\xef\xbb\xbf"
 _CLOSERS = {b"{": b"}", b"[": b"]"}
 
 
+def _over(line: bytes, limit: int) -> bool:
+    """Whether ``line`` (read with ``readline(limit + 3)``) holds more than ``limit`` bytes
+    before its end (LF or CRLF): a line of ``limit`` bytes is within it, whichever end it has."""
+    if line.endswith(b"\r\n"):
+        return len(line) - 2 > limit
+    return len(line) - line.endswith(b"\n") > limit
+
+
 def _is_whole(line: bytes) -> bool:
     """Whether ``line`` (stripped) opens and closes an object or array, as a JSON Lines line does."""
     closer = _CLOSERS.get(line[:1])
@@ -289,7 +301,7 @@ def _opens_document(first: bytes, limit: int) -> bool:
     the limit (a longer one would make any document too large) and, after a UTF-8 BOM,
     opening an object or array without closing it. A line that is blank, whole (``{…}``,
     ``[]``), another value or garbage cannot begin one: the stream is JSON Lines."""
-    if len(first) > limit + 1 or (len(first) == limit + 1 and not first.endswith(b"\n")):
+    if _over(first, limit):
         return False
     head = first.removeprefix(_BOM).strip()
     return head[:1] in _CLOSERS and not _is_whole(head)
@@ -316,7 +328,7 @@ def _iter_stdin(stream: BinaryIO, limit: int) -> Iterator[RawBundle | BundleErro
     source: BinaryIO = buffered
     if buffered.peek(2)[:2] == _GZIP_MAGIC:
         source = inflated(buffered)
-    first = source.readline(limit + 2)
+    first = source.readline(limit + 3)
     replay = io.BufferedReader(_Prepend(first, source))
     if not _opens_document(first, limit):
         yield from iter_lines(replay, "-", limit)

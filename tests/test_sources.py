@@ -85,6 +85,28 @@ def test_oversized_line_is_rejected_and_reading_continues(tmp_path: Path) -> Non
     assert items[1].source == Source(str(path), 2)
 
 
+@pytest.mark.parametrize("end", [b"\n", b"\r\n"])
+def test_a_line_of_exactly_the_limit_is_read_whatever_its_end(tmp_path: Path, end: bytes) -> None:
+    bundle = b'{"a":"' + b"x" * 92 + b'"}'  # 100 bytes
+    path = tmp_path / "edge.jsonl"
+    path.write_bytes(bundle + end + b'{"b":"' + b"y" * 93 + b'"}' + end + b'{"c":1}' + end)
+    items = _read([str(path)], limit=100)
+    assert isinstance(items[0], RawBundle) and items[0].data == bundle
+    assert isinstance(items[1], BundleError) and items[1].code.value == "too_large"  # 101 bytes
+    assert isinstance(items[2], RawBundle) and items[2].source == Source(str(path), 3)
+    assert len(items) == 3
+
+
+@pytest.mark.parametrize("blank", [b" " * 500, b"\t \r" * 200, b" " * 101])
+def test_a_blank_line_over_the_limit_is_a_blank_line(tmp_path: Path, blank: bytes) -> None:
+    """Blank lines are passed over, however long; the lines after keep their numbers."""
+    path = tmp_path / "blank.jsonl"
+    path.write_bytes(b'{"a":1}\n' + blank + b'\n{"b":1}\n')
+    items = _read([str(path)], limit=100)
+    assert [item.data for item in items if isinstance(item, RawBundle)] == [b'{"a":1}', b'{"b":1}']
+    assert [item.source for item in items] == [Source(str(path), 1), Source(str(path), 3)]
+
+
 def test_oversized_gzip_document_is_not_inflated_whole(tmp_path: Path) -> None:
     path = tmp_path / "bomb.json.gz"
     path.write_bytes(gzip.compress(b"{" + b" " * (50 << 20) + b"}"))
