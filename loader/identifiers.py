@@ -102,7 +102,8 @@ def canonical_arxiv_id(text: str) -> str | None:
     preferred form, its DOIs (``10.48550/arXiv.math/0309136``), OAI-PMH and API all leave it
     out, and ``math.GT/0309136`` and ``math/0309136`` are one paper. So every spelling of one
     paper has one canonical form: letter case, the subject class, an ``arXiv:`` prefix and a
-    version suffix are dropped; a digit count or month arXiv never issues makes it no id, and
+    version suffix are dropped; a digit count, month or style arXiv never issues (a new-style
+    id before 0704, an old-style one after 0703 or before 9108) makes it no id, and
     so does any character outside ASCII (digits ``0-9`` only, letters folded as ASCII only,
     only ASCII whitespace trimmed).
 
@@ -124,12 +125,12 @@ def canonical_arxiv_id(text: str) -> str | None:
     if (new := _ARXIV_NEW.fullmatch(body)) is not None:
         yymm, number = new[1] + new[2], new[3]
         four_digits = "0704" <= yymm <= "1412"
-        if not "01" <= new[2] <= "12" or len(number) != (4 if four_digits else 5):
-            return None
+        if yymm < "0704" or not "01" <= new[2] <= "12" or len(number) != (4 if four_digits else 5):
+            return None  # before April 2007 every id is of the old style
         return f"{yymm}.{number}"
     if (old := _ARXIV_OLD.fullmatch(body)) is not None:
-        if not "01" <= old[3] <= "12":
-            return None
+        if not "01" <= old[3] <= "12" or "0703" < old[2] + old[3] < "9108":
+            return None  # issued from August 1991 to March 2007 only
         return f"{old[1]}/{old[2]}{old[3]}{old[4]}"
     return None
 
