@@ -125,6 +125,19 @@ class GraphQLView(GraphQL[Context, None]):
             raise HTTPException(400, "The request body must be a JSON object")
         return parsed
 
+    def parse_query_params(self, params: Any) -> dict[str, Any]:
+        """A GET's parameters, ``variables`` and ``extensions`` read as JSON: any JSON value,
+        so that ``variables=null`` is no variables, as in a POST body (a body must be an
+        object: :meth:`parse_json`); strawberry then refuses values that are not objects."""
+        found = dict(params)
+        for name in ("variables", "extensions"):
+            if found.get(name):
+                try:
+                    found[name] = orjson.loads(found[name])
+                except orjson.JSONDecodeError as err:
+                    raise HTTPException(400, f"Unable to parse the {name} parameter as JSON") from err
+        return found
+
     def encode_json(self, data: object) -> bytes:
         return orjson.dumps(data)
 

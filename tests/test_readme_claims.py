@@ -217,13 +217,14 @@ def test_every_store_error_code_the_command_line_prints_is_named() -> None:
 
 
 def _api_codes() -> set[str]:
-    from pith_graph.api import coded_errors
+    from pith_graph.api import app, coded_errors
 
     found, stack = set(), [ApiError]
     while stack:
         kind = stack.pop()
         found.add(kind.code)
         stack += kind.__subclasses__()
+    found |= set(app._HTTP_CODES.values())  # the view's refusals (HTTP 400, 404, 405, 413)
     return found | set(re.findall(r"``([A-Z][A-Z_]+)``", coded_errors.__doc__ or ""))
 
 

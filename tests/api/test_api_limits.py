@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -203,6 +204,22 @@ def test_a_body_too_large_is_refused_as_the_view_refuses(memory_api: Api, accept
     assert guard.headers["vary"] == view.headers["vary"] == "Accept"
     assert sorted(guard.json()) == sorted(view.json())
     assert guard.json()["errors"][0]["extensions"]["code"] == "LIMIT_EXCEEDED"
+
+
+def test_get_reads_variables_as_post_does(memory_api: Api) -> None:
+    query = 'query($c: String = "cs.LG") { category(code: $c) { code } }'
+    for variables in (None, {}, {"c": "cs.AI"}):
+        posted = memory_api.client.post("/graphql", json={"query": query, "variables": variables})
+        got = memory_api.client.get("/graphql", params={"query": query, "variables": json.dumps(variables)})
+        assert got.status_code == posted.status_code == 200
+        assert got.json() == posted.json() and "errors" not in got.json()
+    for text, words in (
+        ("[1", "Unable to parse the variables parameter"),
+        ('"x"', "must be an object or null"),
+    ):
+        refused = memory_api.client.get("/graphql", params={"query": query, "variables": text})
+        body = _check(refused, "BAD_REQUEST", 400)
+        assert words in body["errors"][0]["message"]
 
 
 def test_other_methods_get_a_coded_error(memory_api: Api) -> None:
