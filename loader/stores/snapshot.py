@@ -45,7 +45,7 @@ from typing import Any, NamedTuple
 import networkx as nx
 import orjson
 
-from pith_graph.errors import UsageError
+from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.stores.files import write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
 from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
@@ -247,7 +247,7 @@ def _parse(path: Path) -> _Parsed:
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise ValueError("not a pith-graph snapshot")
     if header.get("version") not in _READS:
-        raise ValueError(f"snapshot version {header.get('version')!r}, this reads {list(_READS)}")
+        raise ValueError(f"snapshot version {quoted(header.get('version'))}, this reads {list(_READS)}")
     body = memoryview(raw)[end + 1 :] if end >= 0 else memoryview(b"")
     if hashlib.sha256(body).hexdigest() != header.get("sha256"):
         raise ValueError("the body does not match its SHA-256 (truncated or altered)")
