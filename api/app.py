@@ -35,7 +35,7 @@ from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
 from pith_graph.api.guard import Guard
 from pith_graph.api.health import HealthCheck
-from pith_graph.api.http import ETags, negotiate, note_request_error, with_cors
+from pith_graph.api.http import ALLOWED_METHODS, ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopThreads, run_execution
@@ -234,7 +234,8 @@ class GraphQLView(GraphQL[Context, None]):
             response = await self.run(request)
         except HTTPException as err:
             code = _HTTP_CODES.get(err.status_code, "BAD_REQUEST")
-            response = _json(error_body(err.reason, code), err.status_code)
+            reason = f"Only {ALLOWED_METHODS} are answered here." if err.status_code == 405 else err.reason
+            response = _json(error_body(reason, code), err.status_code)
         except Exception:
             log.exception("unexpected error answering %s %s", scope.get("method"), scope.get("path"))
             response = _json(error_body(INTERNAL_MESSAGE, "INTERNAL_SERVER_ERROR"), 500)

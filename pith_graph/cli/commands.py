@@ -204,7 +204,9 @@ def add_loader_commands(commands: argparse._SubParsersAction[Any]) -> None:
 
     load = commands.add_parser("load", help="verify bundles and load them into a graph store")
     add_input_options(load)
-    load.add_argument("--backend", choices=("memory", "neo4j"), default="memory")
+    load.add_argument(
+        "--backend", choices=("memory", "neo4j"), default="memory", help="where to load (default memory)"
+    )
     load.add_argument("--save", metavar="FILE", help="memory backend: write node-link JSON here")
     load.add_argument(
         "--snapshot",

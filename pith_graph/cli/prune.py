@@ -32,7 +32,9 @@ def add_prune_command(commands: argparse._SubParsersAction[Any]) -> None:
         help="remove the papers whose winning bundle depends on a key the keyring revokes",
     )
     add_trust_options(prune)
-    prune.add_argument("--backend", choices=("memory", "neo4j"), default="neo4j")
+    prune.add_argument(
+        "--backend", choices=("memory", "neo4j"), default="neo4j", help="what to prune (default neo4j)"
+    )
     prune.add_argument(
         "--graph", metavar="FILE", help="memory backend: the saved graph to prune (node-link or snapshot)"
     )

@@ -223,11 +223,10 @@ def test_get_reads_variables_as_post_does(memory_api: Api) -> None:
 
 
 def test_other_methods_get_a_coded_error(memory_api: Api) -> None:
-    _check(
-        memory_api.client.put("/graphql", json={"query": "{ categories { code } }"}),
-        "METHOD_NOT_ALLOWED",
-        405,
-    )
+    refused = memory_api.client.put("/graphql", json={"query": "{ categories { code } }"})
+    body = _check(refused, "METHOD_NOT_ALLOWED", 405)
+    allowed = refused.headers["allow"]
+    assert body["errors"][0]["message"] == f"Only {allowed} are answered here."  # as Allow says
     mutation_by_get = memory_api.client.get("/graphql", params={"query": "mutation { x }"})
     assert mutation_by_get.status_code in (200, 400)
     assert "Traceback" not in mutation_by_get.text
