@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -38,6 +38,7 @@ from pith_graph.api.limits import RequestLimits, out_of_time, over_budget
 from pith_graph.api.loops import note_deadline
 from pith_graph.api.reads.deadline import CURRENT as READS_UNTIL
 from pith_graph.api.reads.deadline import Deadline
+from pith_graph.api.reads.discovery import Facet, FacetCount, Listing
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     AliasRecord,
@@ -56,6 +57,7 @@ from pith_graph.api.reads.records import (
     SignerRecord,
 )
 from pith_graph.api.reads.torn import TornRead
+from pith_graph.api.request_loader import RequestLoader
 from pith_graph.errors import QueryTimeout
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
@@ -131,7 +133,7 @@ class Context:
         #: Whether a reader call raised TornRead: the answer, coded without its cause, is
         #: run again in a new context (``pith_graph.api.app``).
         self.torn = False
-        self._loaders: dict[Hashable, DataLoader[Any, Any]] = {}
+        self._loaders: dict[Hashable, RequestLoader[Any, Any]] = {}
 
     @contextmanager
     def _noting_torn(self) -> Iterator[None]:
@@ -199,6 +201,8 @@ class Context:
         :func:`~pith_graph.api.plan.run.run_plan`), the lane is freed at once: no trip to
         its thread. Bridged, an open transaction is committed by a task, after the call in
         flight (if any), and the task is returned."""
+        for loader in self._loaders.values():  # aborted (time, budget): fields still wait
+            loader.cancel_waiting()
         lanes, claim = self._lanes, self._lane
         self._lane = None
         if self._turn is not None and not self._closed:
@@ -289,7 +293,7 @@ class Context:
                 found = await self.run(fetch, list(keys))
                 return [found[key] if key in found else default() for key in keys]
 
-            loader = self._loaders[name] = _Loader(self, default, load_fn=load)
+            loader = self._loaders[name] = RequestLoader(self.stopped, default, load_fn=load)
         return loader
 
     # -- papers --------------------------------------------------------------------------
@@ -380,31 +384,17 @@ class Context:
     def signer(self) -> DataLoader[str, SignerRecord | None]:
         return self._batch("signer", self.reader.signers_by_ids, lambda: None)
 
+    def facets(self, listing: Listing, first: int) -> DataLoader[Facet, list[FacetCount]]:
+        return self._batch(
+            ("facets", listing, first), lambda keys: self.reader.facet_counts(listing, keys, first), list
+        )
+
     def signer_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
         return self._batch(
             ("signer_papers", first, after),
             lambda keys: self.reader.papers_of_signers(keys, first, after),
             _empty_page,
         )
-
-
-class _Loader(DataLoader[K, V]):
-    """A DataLoader whose answers are empty (its ``default``) once the request is stopped
-    (:meth:`Context.stopped`): out of time, or over its budget, the resolvers still waiting
-    on a read (a level can be thousands of them) build nothing, and execution ends at once
-    with the abort's error."""
-
-    def __init__(self, context: Context, default: Callable[[], V], **options: Any) -> None:
-        super().__init__(**options)
-        self._context = context
-        self._default = default
-
-    def load(self, key: K) -> Awaitable[V]:
-        return self._checked(super().load(key))
-
-    async def _checked(self, found: Awaitable[V]) -> V:
-        value = await found
-        return self._default() if self._context.stopped() else value
 
 
 def _empty_page() -> Page:

@@ -7,8 +7,6 @@ Cypher statement on Neo4j, which finds the listing's papers once for all of them
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import strawberry
 from strawberry.dataloader import DataLoader
 
@@ -41,13 +39,7 @@ class Facets:
 
     async def _counts(self, info: strawberry.Info[Context, None], facet: Facet) -> list[FacetValue]:
         if self.loader is None:  # sibling facet fields resolve together: one batch
-            context = info.context
-
-            async def count(facets: Sequence[Facet]) -> list[list[FacetCount]]:
-                found = await context.run(context.reader.facet_counts, self.listing, list(facets), self.first)
-                return [found[facet] for facet in facets]
-
-            self.loader = DataLoader(load_fn=count)
+            self.loader = info.context.facets(self.listing, self.first)
         return [FacetValue(value=c.value, count=c.count) for c in await self.loader.load(facet)]
 
     @resolver("Years of submission, e.g. 2019.")
