@@ -33,7 +33,7 @@ from strawberry.types import ExecutionResult
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
-from pith_graph.api.guard import Guard
+from pith_graph.api.guard import GONE, Gone, Guard
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ALLOWED_METHODS, ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
@@ -108,9 +108,13 @@ class GraphQLView(GraphQL[Context, None]):
         """The request's context; after its plan gave way (:data:`GAVE_WAY`), with what is
         left of its time, and for the resolvers alone."""
         deadline = None if request is None else request.scope.get(GAVE_WAY)
-        return Context(
+        context = Context(
             self.reader, self.limits, self.keys, self.runner, deadline=deadline, planned=deadline is not None
         )
+        gone = None if request is None else request.scope.get(GONE)
+        if isinstance(gone, Gone):  # its client hangs up: stop as at the time limit, for nobody
+            gone.hook(lambda: context.abort.abort(out_of_time(self.limits)))
+        return context
 
     async def render_graphql_ide(self, request: Request) -> Response:
         html = (_STATIC / "graphiql.html").read_text(encoding="utf-8")

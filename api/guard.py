@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from contextlib import suppress
 from contextvars import ContextVar
 
@@ -37,6 +38,37 @@ class _SaidAlready(logging.Filter):
 
 
 _SAID_ALREADY = _SaidAlready()
+
+
+#: The key of a request's ASGI scope holding its :class:`Gone`.
+GONE = "pith_graph.gone"
+
+
+class Gone:
+    """Whether a request's client went away before its answer began, and what stops its
+    execution then (:meth:`hook`: the view's context aborts it)."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self._hooks: list[Callable[[], None]] = []
+
+    def hook(self, stop: Callable[[], None]) -> None:
+        self._hooks.append(stop)
+
+    def is_set(self) -> bool:
+        return self._event.is_set()
+
+    def stop(self) -> bool:
+        """Note that the client went away; run the hooks; whether there were any."""
+        self._event.set()
+        for stop in self._hooks:
+            stop()
+        return bool(self._hooks)
+
+    async def wait(self) -> Message:
+        """What the application hears after the body: a disconnect, once there is one."""
+        await self._event.wait()
+        return {"type": "http.disconnect"}
 
 
 class Guard:
@@ -138,7 +170,43 @@ class Guard:
         body = await self._read_body(headers, receive, send)
         if body is None:
             return
-        await self.app(scope, replay(body, receive), send)
+        await self._unless_gone(scope, body, receive, send)
+
+    async def _unless_gone(self, scope: Scope, body: bytes, receive: Receive, send: Send) -> None:
+        """Answer a request whose body was read, stopping it if its client goes away before
+        the answer begins, rather than leaving it to run to its time limit for nobody (a
+        client that sends and hangs up could keep any number running while holding no
+        connection, past the server's limit on them). An execution that hooked itself to
+        the request's :class:`Gone` (the view's) is aborted, as at its time limit, and
+        winds down; anything else (a plan) is cancelled."""
+        gone = Gone()
+        started = False
+
+        async def noting_start(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        work = asyncio.ensure_future(self.app({**scope, GONE: gone}, replay(body, gone.wait), noting_start))
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            if not started and not gone.stop():
+                work.cancel()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            await work  # cancelled with this task (the server's stop)
+        except asyncio.CancelledError:
+            this = asyncio.current_task()
+            if not gone.is_set() or (this is not None and this.cancelling()):
+                raise
+            log.debug(
+                "the client of %s %s went away: its request was stopped", scope["method"], scope["path"]
+            )
+        finally:
+            watcher.cancel()
 
     async def _stopped(self, scope: Scope, send: Send, started: bool) -> None:
         """A request cancelled by the server's stop (uvicorn cancels what still runs when its

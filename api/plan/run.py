@@ -42,6 +42,7 @@ from graphql.pyutils import Undefined
 
 from pith_graph.api.context import Context
 from pith_graph.api.cost import query_cost
+from pith_graph.api.limits import out_of_time
 from pith_graph.api.plan.batch import Batch
 from pith_graph.api.plan.compile import GiveWay, Plan, SelectionPlan
 from pith_graph.api.plan.specs import Step
@@ -193,6 +194,8 @@ def _scalar_variables(plan: Plan, inputs: dict[str, Any]) -> dict[str, Any] | No
 
 def _level(level: Level, context: Context, variables: VariableValues, sole: bool) -> Level:
     context.check_time()
+    if context.abort.signal.aborted:  # its client went away (api/guard.py): for nobody
+        raise out_of_time(context.limits)
     batch = Batch(context.reader, context.check_time)
     pending = []
     for selection, sources, outputs in level:
