@@ -38,7 +38,7 @@ from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ALLOWED_METHODS, ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
-from pith_graph.api.loops import LoopThreads, run_execution
+from pith_graph.api.loops import LoopGate, LoopThreads, run_execution
 from pith_graph.api.plan.run import TORN_RETRIES
 from pith_graph.api.planned import GAVE_WAY, answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
@@ -90,7 +90,7 @@ class GraphQLView(GraphQL[Context, None]):
         run: Runner,
         *,
         graphiql: bool,
-        threads: LoopThreads | None = None,
+        threads: LoopThreads | LoopGate | None = None,
     ) -> None:
         super().__init__(
             build_schema(limits),
@@ -277,7 +277,7 @@ def create_app(
     keyring: Keyring | None = None,
     run: Runner = run_inline,
     ping_run: Runner | None = None,
-    threads: LoopThreads | None = None,
+    threads: LoopThreads | LoopGate | None = None,
     graphiql: bool = True,
     backend: str = "memory",
     on_shutdown: Callable[[], None] | None = None,

@@ -28,7 +28,7 @@ from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
 from pith_graph.api.http import replay as replay_body  # its local name is the answer's `replay`
 from pith_graph.api.lanes import Runner, ThreadRunner
 from pith_graph.api.limits import RequestLimits, out_of_time
-from pith_graph.api.loops import LoopThreads, run_execution
+from pith_graph.api.loops import LoopGate, LoopThreads, run_execution
 from pith_graph.api.plan import plan_cost, run_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.errors import QueryTimeout
@@ -50,7 +50,7 @@ class PlannedView(Protocol):
     limits: RequestLimits
     keys: dict[str, KeyInfo] | Any
     runner: Runner | ThreadRunner
-    threads: LoopThreads | None
+    threads: LoopThreads | LoopGate | None
 
     def timed_out(self) -> ExecutionResult: ...
 

@@ -30,7 +30,7 @@ import uvicorn
 from pith_graph.api.app import create_app
 from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.lanes import Runner, ThreadRunner, run_inline
-from pith_graph.api.loops import LoopThreads
+from pith_graph.api.loops import LoopGate, LoopThreads
 from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import NEO4J_SERVES_ITS_DATABASE, ServerSettings
@@ -131,10 +131,11 @@ def _serve_one(
     reader, runner, ping_runner = open_reader()
     # The memory backend's executions are CPU work: off the event loop (api.loops); made
     # here, in the serving process (threads do not survive a fork).
+    # Neo4j's run on the loop, admitted as the memory backend's are (api.loops.LoopGate).
     threads = (
         LoopThreads(settings.memory_threads, settings.heavy_executions)
         if settings.backend == "memory"
-        else None
+        else LoopGate(settings.neo4j_executions)
     )
 
     def shutdown() -> None:

@@ -33,6 +33,9 @@ variable                               meaning                       default
                                        event loop
 ``PITH_API_HEAVY_EXECUTIONS``          of those, heavy executions    2
                                        at once (the rest queue)
+``PITH_API_NEO4J_EXECUTIONS``          Neo4j backend: heavy          2
+                                       executions at once (the rest
+                                       queue)
 ``PITH_API_GRAPHIQL``                  serve GraphiQL (``0``/``1``)  ``1``
 ``PITH_API_CORS_ORIGINS``              browser origins allowed       (none)
                                        (comma-separated, or ``*``)
@@ -124,6 +127,8 @@ class ServerSettings:
     memory_threads: int = 4
     #: Memory backend: heavy executions at once per process (``api.loops``; the rest queue).
     heavy_executions: int = 2
+    #: Neo4j backend: heavy executions at once per process (``api.loops.LoopGate``).
+    neo4j_executions: int = 2
     graphiql: bool = True
     #: Serving processes (``None``: one per core), forked once the graph is loaded.
     workers: int | None = None
@@ -157,6 +162,8 @@ class ServerSettings:
             raise UsageError("PITH_API_MEMORY_THREADS must be at least 1")
         if self.heavy_executions < 1:
             raise UsageError("PITH_API_HEAVY_EXECUTIONS must be at least 1")
+        if self.neo4j_executions < 1:
+            raise UsageError("PITH_API_NEO4J_EXECUTIONS must be at least 1")
         for origin in self.cors_origins:
             if origin != "*" and not _ORIGIN.fullmatch(origin):
                 raise UsageError(
@@ -209,6 +216,8 @@ class ServerSettings:
             values["memory_threads"] = number("PITH_API_MEMORY_THREADS", int)
         if "PITH_API_HEAVY_EXECUTIONS" in env:
             values["heavy_executions"] = number("PITH_API_HEAVY_EXECUTIONS", int)
+        if "PITH_API_NEO4J_EXECUTIONS" in env:
+            values["neo4j_executions"] = number("PITH_API_NEO4J_EXECUTIONS", int)
         if "PITH_API_CORS_ORIGINS" in env:
             values["cors_origins"] = tuple(
                 o.strip() for o in env["PITH_API_CORS_ORIGINS"].split(",") if o.strip()
