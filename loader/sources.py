@@ -269,11 +269,16 @@ def iter_lines(
         counted.append(number - first_line + 1)
 
 
-def _iter_document(stream: BinaryIO, path: str, limit: int) -> Iterator[RawBundle | BundleError]:
+def _iter_document(
+    stream: BinaryIO, path: str, limit: int, size: int | None = None
+) -> Iterator[RawBundle | BundleError]:
+    """One bundle, the whole of ``stream``; ``size``: the file's, when known (not inflated)."""
     data = _read_capped(stream, limit)
     source = Source(path)
     if len(data) > limit:
-        yield _too_large(f"more than {limit}", limit, source)
+        yield _too_large(
+            str(size) if size is not None and size > limit else f"more than {limit}", limit, source
+        )
     else:
         yield RawBundle(data, source)
 
@@ -372,7 +377,8 @@ def _iter_file(path: str, limit: int) -> Iterator[RawBundle | BundleError]:
         if is_lines:
             yield from iter_lines(stream, path, limit)
         else:
-            yield from _iter_document(stream, path, limit)
+            size = None if stream is not handle else os.fstat(handle.fileno()).st_size
+            yield from _iter_document(stream, path, limit, size)
 
 
 def _stdin_buffer() -> BinaryIO:

@@ -107,6 +107,21 @@ def test_a_blank_line_over_the_limit_is_a_blank_line(tmp_path: Path, blank: byte
     assert [item.source for item in items] == [Source(str(path), 1), Source(str(path), 3)]
 
 
+def test_an_oversized_document_file_says_its_size(tmp_path: Path) -> None:
+    path = tmp_path / "big.json"
+    path.write_bytes(b'{"a":"' + b"x" * 142 + b'"}')  # 150 bytes
+    (item,) = _read([str(path)], limit=100)
+    assert isinstance(item, BundleError) and item.code.value == "too_large"
+    assert item.message == "bundle is 150 bytes, over the limit of 100"
+    gzipped = tmp_path / "big.json.gz"  # inflated only as far as the limit: its size is not known
+    gzipped.write_bytes(gzip.compress(path.read_bytes()))
+    (item,) = _read([str(gzipped)], limit=100)
+    assert (
+        isinstance(item, BundleError)
+        and item.message == "bundle is more than 100 bytes, over the limit of 100"
+    )
+
+
 def test_oversized_gzip_document_is_not_inflated_whole(tmp_path: Path) -> None:
     path = tmp_path / "bomb.json.gz"
     path.write_bytes(gzip.compress(b"{" + b" " * (50 << 20) + b"}"))
