@@ -33,12 +33,12 @@ from strawberry.types import ExecutionResult
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
-from pith_graph.api.guard import GONE, Gone, Guard
+from pith_graph.api.guard import Guard, when_gone
 from pith_graph.api.health import HealthCheck
 from pith_graph.api.http import ALLOWED_METHODS, ETags, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
-from pith_graph.api.loops import LoopGate, LoopThreads, run_execution
+from pith_graph.api.loops import LoopGate, LoopThreads, loop_time, run_execution
 from pith_graph.api.plan.run import TORN_RETRIES
 from pith_graph.api.planned import GAVE_WAY, answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
@@ -111,9 +111,8 @@ class GraphQLView(GraphQL[Context, None]):
         context = Context(
             self.reader, self.limits, self.keys, self.runner, deadline=deadline, planned=deadline is not None
         )
-        gone = None if request is None else request.scope.get(GONE)
-        if isinstance(gone, Gone):  # its client hangs up: stop as at the time limit, for nobody
-            gone.hook(lambda: context.abort.abort(out_of_time(self.limits)))
+        if request is not None:
+            when_gone(request.scope, context.hang_up)
         return context
 
     async def render_graphql_ide(self, request: Request) -> Response:
@@ -190,7 +189,7 @@ class GraphQLView(GraphQL[Context, None]):
         ``torn``), as a plan does."""
         loop = asyncio.get_running_loop()
         context: Context = kwargs["context"]
-        deadline = loop.time() + (context.deadline - time.monotonic())
+        deadline = loop_time(loop, context.deadline)
         for attempt in range(TORN_RETRIES + 1):
             context = kwargs["context"]
             timer = loop.call_later(deadline - loop.time(), context.abort.abort, out_of_time(self.limits))

@@ -259,6 +259,10 @@ class Context:
             raise over_budget(self.limits)
         self.check_time()
 
+    def hang_up(self) -> None:
+        """Stop the request as at its time limit: its client went away (``api.guard``)."""
+        self.abort.abort(out_of_time(self.limits))
+
     def stopped(self) -> bool:
         """Whether the request was aborted, or is now, its time being up."""
         if self.abort.signal.aborted:

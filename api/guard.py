@@ -16,7 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from pith_graph.api.coded_errors import error_body
 from pith_graph.api.http import GRAPHQL_RESPONSE, replay, wants_graphql_response
 
-__all__ = ["Guard"]
+__all__ = ["GONE", "Gone", "Guard", "when_gone"]
 
 log = logging.getLogger("pith_graph.api.app")  # the app's logger: operators filter on it
 
@@ -69,6 +69,14 @@ class Gone:
         """What the application hears after the body: a disconnect, once there is one."""
         await self._event.wait()
         return {"type": "http.disconnect"}
+
+
+def when_gone(scope: Scope, stop: Callable[[], None]) -> None:
+    """Have ``stop`` run if the client of the request of ``scope`` goes away before its
+    answer begins (a request :class:`Guard` watches: one with a body)."""
+    gone = scope.get(GONE)
+    if isinstance(gone, Gone):
+        gone.hook(stop)
 
 
 class Guard:

@@ -37,6 +37,7 @@ __all__ = [
     "Admission",
     "LoopGate",
     "LoopThreads",
+    "loop_time",
     "note_deadline",
     "run_execution",
 ]
@@ -102,7 +103,7 @@ class Admission:
             waiter: asyncio.Future[int] = loop.create_future()
             self._waiting.append((loop, waiter))
         try:
-            async with asyncio.timeout_at(None if deadline is None else _loop_time(loop, deadline)):
+            async with asyncio.timeout_at(None if deadline is None else loop_time(loop, deadline)):
                 return await waiter
         except BaseException:  # out of time, or the caller gave up
             with self._lock:
@@ -133,7 +134,7 @@ class Admission:
             waiter.set_result(token)
 
 
-def _loop_time(loop: asyncio.AbstractEventLoop, deadline: float) -> float:
+def loop_time(loop: asyncio.AbstractEventLoop, deadline: float) -> float:
     """``deadline`` (``time.monotonic()``) on ``loop``'s clock."""
     return loop.time() + (deadline - time.monotonic())
 

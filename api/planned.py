@@ -23,11 +23,11 @@ from starlette.types import Receive, Scope, Send
 from strawberry.types import ExecutionResult
 
 from pith_graph.api.context import Context, KeyInfo
-from pith_graph.api.guard import GONE, Gone
+from pith_graph.api.guard import when_gone
 from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
 from pith_graph.api.http import replay as replay_body  # its local name is the answer's `replay`
 from pith_graph.api.lanes import Runner, ThreadRunner
-from pith_graph.api.limits import RequestLimits, out_of_time
+from pith_graph.api.limits import RequestLimits
 from pith_graph.api.loops import LoopGate, LoopThreads, run_execution
 from pith_graph.api.plan import plan_cost, run_plan
 from pith_graph.api.reads.reader import GraphReader
@@ -120,9 +120,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
     if plan is None:
         return replay
     context = Context(view.reader, view.limits, view.keys, view.runner)
-    gone = scope.get(GONE)
-    if isinstance(gone, Gone):  # its client hangs up: the plan stops at its next level
-        gone.hook(lambda: context.abort.abort(out_of_time(view.limits)))
+    when_gone(scope, context.hang_up)  # the plan stops at its next level
     try:
         async with asyncio.timeout(view.limits.timeout_seconds):
             schema = view.schema._schema

@@ -120,7 +120,7 @@ def _not_json(word: str) -> Any:
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
-        raise BundleError(RejectCode.MALFORMED_JSON, f"the number {text[:40]} is out of range")
+        raise BundleError(RejectCode.MALFORMED_JSON, f"the number {quoted(text)} is out of range")
     return value
 
 
