@@ -165,6 +165,13 @@ def _renumbered(results: list[Result], offset: int) -> list[Result]:
     ]
 
 
+def _cannot_open(result: Result) -> bool:
+    """A read error of a whole file (no line): what each of its ranges reports alike."""
+    return (
+        isinstance(result, Rejection) and result.code == RejectCode.UNREADABLE and result.source.line is None
+    )
+
+
 def _stdin_tasks(files: list[str], limits: InputLimits, stdin: BinaryIO | None) -> Iterator[Task]:
     inputs = iter_inputs(files, max_bytes=limits.max_bytes, stdin=stdin)
     while chunk := tuple(islice(inputs, CHUNK)):
@@ -212,12 +219,22 @@ def parts(
         return
     tasks = _stdin_tasks(files, limits, stdin) if "-" in files else plan_tasks(files, workers)
     offsets: dict[str, int] = {}  # lines before the range, from its file's first range on
+    unreadable: set[str] = set()  # files a range of which could not be opened
     for part in run_tasks(tasks, workers, make_handler, limits.max_bytes, on_close, niceness):
         if part.task.kind == "range":
-            offset = 0 if part.task.start == 0 else offsets[part.task.path]  # a file read again restarts
-            yield part.seen, _renumbered(part.results, offset)
+            path = part.task.path
+            if part.task.start == 0:  # a file read again restarts
+                unreadable.discard(path)
+            offset = 0 if part.task.start == 0 else offsets[path]
+            seen, results = part.seen, _renumbered(part.results, offset)
+            if path in unreadable:  # gone (or unreadable) since planning: reported once
+                kept = [r for r in results if not _cannot_open(r)]
+                seen, results = seen - (len(results) - len(kept)), kept
+            elif any(_cannot_open(r) for r in results):
+                unreadable.add(path)
+            yield seen, results
             if part.last:
-                offsets[part.task.path] = offset + part.lines
+                offsets[path] = offset + part.lines
         else:
             yield part.seen, part.results
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+import pith_graph.loader.pipeline as pipeline
 import pith_graph.loader.pool as pool
 import pith_graph.loader.tasks as tasks
 from pith_graph.loader.facade import resolve_keyring
@@ -155,3 +156,30 @@ def test_gzip_members_of_any_size_are_all_read(tmp_path: Path) -> None:
     path.write_bytes(members + b"\x00" * 16)
     read = [item for item in tasks.read_task(Task("files", (str(path),)), 1 << 20) if item is not None]
     assert [getattr(item, "data", None) for item in read] == lines
+
+
+def test_a_file_gone_after_planning_is_reported_once(
+    tmp_path: Path, corpus: tuple[list[bytes], Keyring], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON Lines file removed (or made unreadable) after its byte ranges were planned:
+    every range fails to open it, and the file is one rejection, not one per range."""
+    bundles, keyring = corpus
+    monkeypatch.setattr(tasks, "MIN_RANGE_BYTES", 64 << 10)
+    monkeypatch.setattr(pipeline, "PARALLEL_MIN_BYTES", 0)
+    path = tmp_path / "gone.jsonl"
+    path.write_bytes(b"\n".join(bundles) + b"\n")
+    kept = tmp_path / "kept.jsonl"
+    kept.write_bytes(b"\n".join(bundles[:20]) + b"\n")
+
+    def plan_then_remove(files: list[str], workers: int) -> list[Task | list[Task]]:
+        planned = plan_tasks(files, workers)
+        assert sum(isinstance(t, Task) and t.path == str(path) for t in planned) > 2
+        path.unlink()
+        return planned
+
+    monkeypatch.setattr(pipeline, "plan_tasks", plan_then_remove)
+    results = _run([str(path), str(kept)], keyring, workers=2, rows=False)
+    rejected = [(r.code, r.source.path) for r in results if isinstance(r, Rejection)]
+    assert rejected == [("unreadable", str(path))]
+    assert _summary(results) == _summary(_run([str(path), str(kept)], keyring, workers=1, rows=False))
+    assert results[-1] == 1 + 20  # as read in one process: the missing file, the other file's bundles
