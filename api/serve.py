@@ -69,7 +69,7 @@ def _prepare(
     keyring: Keyring,
     on_loaded: Callable[[LoadReport], None],
     on_opened: Callable[[str, int, float], None],
-    on_warmed: Callable[[float], None],
+    on_warmed: Callable[[float, bool], None],
 ) -> OpenReader:
     """Open the saved graph and/or verify and load bundles (memory), or check the database
     answers (neo4j), here, once; return how a serving process opens its reader."""
@@ -96,14 +96,15 @@ def _prepare(
             on_loaded(report)
             graph = store.graph
         reader = MemoryReader(graph)
+        reused = False
         if indexes and not settings.paths:  # saved with this very graph, nothing loaded since
             try:
-                reader.adopt(indexes)
+                reused = reader.adopt(indexes)
             except ValueError as err:
                 raise UsageError(f"cannot open saved graph {settings.graph}: {err}") from err
         started = time.perf_counter()
         reader.warm()  # indexes built before any fork, so workers share them too
-        on_warmed(time.perf_counter() - started)
+        on_warmed(time.perf_counter() - started, reused)
         freeze_loaded_objects()
         return lambda: (reader, run_inline, run_inline)
     if settings.paths:
@@ -185,14 +186,15 @@ def serve(
     *,
     on_loaded: Callable[[LoadReport], None] = lambda report: None,
     on_opened: Callable[[str, int, float], None] = lambda path, papers, seconds: None,
-    on_warmed: Callable[[float], None] = lambda seconds: None,
+    on_warmed: Callable[[float, bool], None] = lambda seconds, reused: None,
     on_listening: Callable[[str], None] = lambda url: None,
 ) -> int:
     """Serve until stopped; return 0 after a clean stop, 3 if the server never started.
 
     ``on_loaded`` receives the memory backend's load report, ``on_opened`` the saved graph
     it started from (path, papers, seconds), ``on_warmed`` the seconds its reader's indexes
-    took to build (memory; minutes at all of arXiv, so an operator sees where start-up goes),
+    took to build (memory; minutes at all of arXiv, so an operator sees where start-up goes)
+    and whether the search index came saved with the graph instead,
     ``on_listening`` the URL.
     Raises :class:`~pith_graph.errors.UsageError` or
     :class:`~pith_graph.errors.StoreError` before serving when it cannot.

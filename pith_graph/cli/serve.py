@@ -107,8 +107,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     def opened(path: str, papers: int, seconds: float) -> None:
         err.print(f"opened {path}: {papers} papers in {seconds:.1f} s")
 
-    def warmed(seconds: float) -> None:
-        err.print(f"built the search, ranking and facet indexes in {seconds:.1f} s")
+    def warmed(seconds: float, reused: bool) -> None:
+        if reused:
+            err.print(f"built the ranking and facet indexes in {seconds:.1f} s (the search index came saved)")
+        else:
+            err.print(f"built the search, ranking and facet indexes in {seconds:.1f} s")
 
     def listening(url: str) -> None:
         err.print(f"serving {settings.backend} on {url}")

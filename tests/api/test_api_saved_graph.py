@@ -78,6 +78,9 @@ def test_serve_starts_from_a_saved_graph(tmp_path: Path) -> None:
     try:
         assert any(f"opened {snapshot}: 3 papers" in line for line in output), output
         assert not any("loaded" in line for line in output), output  # nothing verified again
+        warmed = [line for line in output if line.startswith("built the ")]
+        assert warmed and warmed[0].endswith(" s (the search index came saved)\n"), output
+        assert "search" not in warmed[0].split(" in ")[0], warmed  # not built again
         _answers(url)
     finally:
         log = _stop(process, output)
@@ -120,6 +123,9 @@ def test_serve_searches_bundles_loaded_over_a_saved_graph(tmp_path: Path) -> Non
     snapshot = _loaded(samples[:2], tmp_path, "two.snapshot")
     process, url, output = _start("--graph", str(snapshot), "--workers", "1", SAMPLES)
     try:
+        assert any(line.startswith("built the search, ranking and facet indexes in ") for line in output), (
+            output
+        )
         _answers(url)
         listing = "{ papers(first: 10) { edges { node { pithNumber title } } } }"
         papers = httpx.post(f"{url}/graphql", json={"query": listing}).json()["data"]["papers"]["edges"]
