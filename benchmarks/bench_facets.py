@@ -13,6 +13,7 @@ milliseconds of each and the median ratio. Memory also prints the one-time build
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -73,17 +74,21 @@ def run(reader: Any, rounds: int) -> None:
 
 
 def main(argv: list[str]) -> None:
-    rounds = 3
-    if "--rounds" in argv:
-        at = argv.index("--rounds")
-        rounds = int(argv[at + 1])
-        del argv[at : at + 2]
-    if argv[0] == "neo4j":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("backend", choices=["neo4j", "memory"])
+    parser.add_argument("target", help="neo4j: the Bolt URI; memory: a snapshot (pith-graph load --snapshot)")
+    parser.add_argument("password_file", nargs="?", help="neo4j: a file holding user neo4j's password")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args(argv)
+    if args.backend == "neo4j" and args.password_file is None:
+        parser.error("neo4j needs PASSWORD_FILE")
+    rounds = args.rounds
+    if args.backend == "neo4j":
         from pith_graph.api.reads.neo4j import Neo4jReader
 
-        with open(argv[2]) as file:
+        with open(args.password_file) as file:
             password = file.read().strip()
-        reader: Any = Neo4jReader.connect(argv[1], "neo4j", password, "neo4j", timeout=120)
+        reader: Any = Neo4jReader.connect(args.target, "neo4j", password, "neo4j", timeout=120)
         try:
             print(f"papers: {reader.count_listing(Listing())}")
             run(reader, rounds)
@@ -94,7 +99,7 @@ def main(argv: list[str]) -> None:
         from pith_graph.loader.stores.memory import open_saved
 
         start = time.perf_counter()
-        graph, _ = open_saved(argv[1])
+        graph, _ = open_saved(args.target)
         reader = MemoryReader(graph)
         print(f"opened in {time.perf_counter() - start:.1f} s; papers: {reader.count_listing(Listing())}")
         for name, step in reader.warm_steps():

@@ -18,6 +18,7 @@ the collected list for every row it holds; the new one orders nothing in Neo4j.
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import time
@@ -100,14 +101,18 @@ def _listing(spec: str) -> Listing:
 
 
 def main(argv: list[str]) -> None:
-    uri, password_file = argv[0], argv[1]
-    rest = argv[2:]
-    rounds = 5
-    if "--rounds" in rest:
-        at = rest.index("--rounds")
-        rounds = int(rest[at + 1])
-        del rest[at : at + 2]
-    specs = rest or DEFAULT_LISTINGS
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("uri", help="Bolt URI of the server holding the corpus")
+    parser.add_argument("password_file", help="a file holding user neo4j's password")
+    parser.add_argument(
+        "listings",
+        nargs="*",
+        help="category=CODE or archive=NAME (default: five of bench_import.py's corpus)",
+    )
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args(argv)
+    uri, password_file, rounds = args.uri, args.password_file, args.rounds
+    specs = args.listings or DEFAULT_LISTINGS
     password = Path(password_file).read_text().strip()
     driver = neo4j.GraphDatabase.driver(uri, auth=("neo4j", password))
     reader = Neo4jReader.connect(uri, "neo4j", password, "neo4j", timeout=600)

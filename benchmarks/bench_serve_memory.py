@@ -9,6 +9,7 @@ Prints one line per step: RSS (MB), its growth, seconds; then MB per 100k papers
 
 from __future__ import annotations
 
+import argparse
 import gc
 import sys
 import time
@@ -79,8 +80,11 @@ def latencies(reader: MemoryReader) -> None:
 
 
 def main(argv: list[str]) -> None:
-    path = argv[0]
-    sizes = "--no-sizes" not in argv
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("snapshot", help="a graph saved by pith-graph load --snapshot")
+    parser.add_argument("--no-sizes", action="store_true", help="skip the deep sizes of the kept structures")
+    args = parser.parse_args(argv)
+    path, sizes = args.snapshot, not args.no_sizes
     last = [rss_mb(), time.perf_counter()]
 
     def step(name: str, action: Callable[[], object] = lambda: None) -> None:
