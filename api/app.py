@@ -106,10 +106,17 @@ class GraphQLView(GraphQL[Context, None]):
 
     async def get_context(self, request: Any, response: Any) -> Context:
         """The request's context; after its plan gave way (:data:`GAVE_WAY`), with what is
-        left of its time, and for the resolvers alone."""
-        deadline = None if request is None else request.scope.get(GAVE_WAY)
+        left of its time, for the resolvers alone, and failing at once if the plan found the
+        store unreachable."""
+        deadline, unreachable = (None, None) if request is None else request.scope.get(GAVE_WAY, (None, None))
         context = Context(
-            self.reader, self.limits, self.keys, self.runner, deadline=deadline, planned=deadline is not None
+            self.reader,
+            self.limits,
+            self.keys,
+            self.runner,
+            deadline=deadline,
+            planned=deadline is not None,
+            unreachable=unreachable,  # the plan found the store unreachable: no second wait
         )
         if request is not None:
             when_gone(request.scope, context.hang_up)

@@ -58,7 +58,7 @@ from pith_graph.api.reads.records import (
 )
 from pith_graph.api.reads.torn import TornRead
 from pith_graph.api.request_loader import RequestLoader
-from pith_graph.errors import QueryTimeout
+from pith_graph.errors import QueryTimeout, StoreError
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
 
@@ -103,6 +103,7 @@ class Context:
         *,
         deadline: float | None = None,
         planned: bool = False,
+        unreachable: StoreError | None = None,
     ) -> None:
         self.limits = limits
         #: Whether the request's plan ran already and gave way: the resolvers answer it.
@@ -122,10 +123,10 @@ class Context:
         note_deadline(self.deadline)  # its execution waits for a thread until then at most
         self._reads_until = Deadline(self.deadline, partial(out_of_time, limits))
         self.run: Runner
-        if self._lanes is not None:
-            self.reader, self.run = reader.for_request(), self._on_lane
+        if self._lanes is not None:  # (unreachable: what the request's plan met)
+            self.reader, self.run = reader.for_request(unreachable=unreachable), self._on_lane
         elif self._turn is not None:
-            self.reader, self.run = reader.for_request(bridged=True), self._bridged
+            self.reader, self.run = reader.for_request(bridged=True, unreachable=unreachable), self._bridged
         else:
             self.reader, self.run = reader, self._inline if run is run_inline else run
         #: Objects in lists the answer holds so far (see :meth:`produced`).

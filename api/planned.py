@@ -36,7 +36,8 @@ from pith_graph.errors import QueryTimeout
 __all__ = ["GAVE_WAY", "answer_from_plan"]
 
 #: The key of a request's ASGI scope that holds, once its plan gave way, the request's
-#: deadline (``time.monotonic()``), for the view's :class:`Context` (``deadline``, ``planned``).
+#: deadline (``time.monotonic()``) and the error its reads met if the store could not be
+#: reached, for the view's :class:`Context` (``deadline``, ``planned``, ``unreachable``).
 GAVE_WAY = "pith_graph.plan_gave_way"
 
 _REQUEST_KEYS = frozenset({"query", "variables", "operationName"})
@@ -137,7 +138,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
         context.close()  # nothing reads through it after the plan (run_plan's alone)
     if data is None:
         plans.gave_way += 1
-        scope[GAVE_WAY] = context.deadline
+        scope[GAVE_WAY] = (context.deadline, context.reader.unreachable())
         return replay
     plans.answered += 1
     await _send_json(send, {"data": data}, media_type)

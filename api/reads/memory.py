@@ -56,6 +56,7 @@ from pith_graph.api.reads.records import (
     SignerRecord,
     version_key,
 )
+from pith_graph.errors import StoreError
 from pith_graph.schema.graph import ALIAS, AUTHOR, CATEGORY, PAPER, SIGNER, node_id
 from pith_graph.schema.rows import PaperRow
 
@@ -75,9 +76,13 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def close(self) -> None:
         """Nothing to release."""
 
-    def for_request(self, *, bridged: bool = False) -> MemoryReader:
+    def for_request(self, *, bridged: bool = False, unreachable: StoreError | None = None) -> MemoryReader:
         """Itself: reads need no transaction, and every call is as cheap as a cached one."""
         return self
+
+    def unreachable(self) -> StoreError | None:
+        """Never: nothing to reach."""
+        return None
 
     async def aclose(self) -> None:
         """Nothing was opened."""

@@ -34,7 +34,7 @@ from pith_graph.api.reads.neo4j_bridged import BridgedTransaction
 from pith_graph.api.reads.neo4j_discovery import Neo4jDiscoveryReads
 from pith_graph.api.reads.neo4j_rankings import Neo4jRankings
 from pith_graph.api.reads.neo4j_rows import author, author_list, category, category_links, signer
-from pith_graph.api.reads.neo4j_session import OneTransaction, Statements
+from pith_graph.api.reads.neo4j_session import OneTransaction, RequestStatements
 from pith_graph.api.reads.records import (
     EVERYTHING,
     AliasRecord,
@@ -52,6 +52,7 @@ from pith_graph.api.reads.records import (
     version_key,
 )
 from pith_graph.api.reads.words import lucene_query
+from pith_graph.errors import StoreError
 from pith_graph.loader.stores.cypher import PING
 from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, driver_config, open_driver
 from pith_graph.schema.database import indexes
@@ -122,11 +123,12 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
 
     _async_driver: neo4j.AsyncDriver | None = None  # bridged request readers' (one per reader)
 
-    def for_request(self, *, bridged: bool = False) -> Neo4jReader:
+    def for_request(self, *, bridged: bool = False, unreachable: StoreError | None = None) -> Neo4jReader:
         """A reader whose statements share one read transaction (see the module docstring).
         ``bridged``: its statements go through the asyncio driver, and it must be used inside
-        :func:`~pith_graph.api.bridge.run_bridged` (:mod:`pith_graph.api.reads.neo4j_bridged`)."""
-        statements: Statements
+        :func:`~pith_graph.api.bridge.run_bridged` (:mod:`pith_graph.api.reads.neo4j_bridged`).
+        ``unreachable``: what an earlier reader of the request met; its statements raise it."""
+        statements: RequestStatements
         if bridged:
             if self._async_driver is None:
                 if self.open_async is None:
@@ -135,6 +137,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
             statements = BridgedTransaction(self._async_driver, self.database, self.uri, self.timeout)
         else:
             statements = OneTransaction(self.driver, self.database, self.uri, self.timeout)
+        statements.unreachable = unreachable
         return Neo4jReader(
             self.driver, self.database, uri=self.uri, timeout=self.timeout, statements=statements
         )
@@ -145,6 +148,9 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         (:meth:`~pith_graph.api.reads.neo4j_session.OneTransaction.sole`); any other method
         runs as it would without (in the request's transaction)."""
         return self._statements.sole() if method in ONE_STATEMENT else nullcontext()
+
+    def unreachable(self) -> StoreError | None:
+        return getattr(self._statements, "unreachable", None)
 
     def holds_transaction(self) -> bool:
         return self._request and self._statements.open

@@ -212,6 +212,19 @@ class RequestStatements(_Errors):
         self._ran = False  # a statement was run (or tried)
         self._sole = False  # the next statement is the request's only one
         self._spent = False  # the request's one transaction was an auto-commit statement
+        #: The server could not be reached (a statement failed ``unavailable``): every later
+        #: statement of the request fails so at once, instead of waiting for a connection again.
+        self.unreachable: StoreError | None = None
+
+    @contextmanager
+    def translated(self) -> Iterator[None]:
+        try:
+            with super().translated():
+                yield
+        except StoreError as error:
+            if error.code is StoreErrorCode.UNAVAILABLE:
+                self.unreachable = error
+            raise
 
     @contextmanager
     def sole(self) -> Iterator[None]:
@@ -246,7 +259,10 @@ class RequestStatements(_Errors):
 
     def _alone_now(self) -> bool:
         """Whether the statement about to run is the request's auto-commit one (raises
-        :class:`SecondStatement` after it); counts it as run."""
+        :class:`SecondStatement` after it); counts it as run. Raises the request's
+        :attr:`unreachable` error, if any."""
+        if self.unreachable is not None:
+            raise StoreError(self.unreachable.code, self.unreachable.message)
         if self._spent:
             raise SecondStatement("the request ran its one statement as an auto-commit transaction")
         first, self._ran = not self._ran, True

@@ -65,6 +65,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRecord,
 )
+from pith_graph.errors import StoreError
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["GraphReader"]
@@ -201,13 +202,18 @@ class GraphReader(DiscoveryReads, Protocol):
         keys) with at most ``max_hops`` papers, or ``None``. Of several shortest chains, the
         one whose sequence of node keys (name keys and pith numbers) is smallest."""
 
-    def for_request(self, *, bridged: bool = False) -> GraphReader:
+    def for_request(self, *, bridged: bool = False, unreachable: StoreError | None = None) -> GraphReader:
         """A reader for one request: its reads share one read transaction, opened on the
         first read (Neo4j), and it may keep what a hint fetched for later calls. Use it from
         one thread at a time and close it when the request ends. A reader with nothing to
         share returns itself. ``bridged``: it is used only inside
         :func:`~pith_graph.api.bridge.run_bridged`, on the event loop, and may wait there
-        (Neo4j: with the asyncio driver)."""
+        (Neo4j: with the asyncio driver). ``unreachable``: the store could not be reached by
+        an earlier reader of the same request (:meth:`unreachable`): every read raises it."""
+
+    def unreachable(self) -> StoreError | None:
+        """A request reader's: the error a read raised when the store could not be reached
+        (``unavailable``), after which its reads raise it at once; else ``None``."""
 
     def sole_statement(self, method: str) -> AbstractContextManager[None]:
         """A block around the first call of a request reader, ``method``, when the caller

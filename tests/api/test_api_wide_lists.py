@@ -28,6 +28,7 @@ from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import PaperFilter, PaperSelection
+from pith_graph.errors import StoreError
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring, PinnedKey
 from pith_graph.testing import PaperSpec, build_bundle, resign
@@ -125,8 +126,8 @@ class Watched(Neo4jReader):
         )
         self.returned: list[Any] = []
 
-    def for_request(self, *, bridged: bool = False) -> Neo4jReader:
-        request = super().for_request(bridged=bridged)
+    def for_request(self, *, bridged: bool = False, unreachable: StoreError | None = None) -> Neo4jReader:
+        request = super().for_request(bridged=bridged, unreachable=unreachable)
         statements = request._statements
         rows = statements.rows
 
