@@ -56,6 +56,7 @@ def test_wheel_installs_one_import_package(wheel: Path) -> None:
         "pith_graph/api/reads/word_classes.txt",  # Lucene's word classes, for search and typeahead
         "pith_graph/api/reads/ascii_folding.txt",
         "pith_graph/loader/_ed25519.pyi",  # the Rust extension's types, for mypy in users' code
+        "pith_graph/py.typed",  # PEP 561: without it, mypy ignores the package's hints in users' code
     ):
         assert data in names
     assert [name for name in names if name.startswith("pith_graph/loader/_ed25519.") and name.endswith(".so")]
