@@ -65,18 +65,19 @@ def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
-def open_regular(path: str) -> BinaryIO:
+def open_regular(path: str, advice: str = ": pipe it to - (stdin) instead") -> BinaryIO:
     """``path`` opened for reading, if it is a regular file; else :class:`OSError` (an
-    ``unreadable`` rejection): a FIFO in a folder would block the run until someone writes to
-    it, a device may never end. Opened without blocking and checked on the open file, so a
-    path swapped after any earlier check changes nothing. Stdin (``-``) is how to pipe."""
+    ``unreadable`` rejection), its message ending in ``advice``: a FIFO in a folder would
+    block the run until someone writes to it, a device may never end. Opened without blocking
+    and checked on the open file, so a path swapped after any earlier check changes nothing.
+    Stdin (``-``) is how to pipe bundles."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode
         if stat.S_ISDIR(mode):  # listed by expand_paths as unsearchable, readable by now
             raise OSError("a folder that could not be searched when the inputs were listed")
         if not stat.S_ISREG(mode):
-            raise OSError("not a regular file (a FIFO, device or socket): pipe it to - (stdin) instead")
+            raise OSError(f"not a regular file (a FIFO, device or socket){advice}")
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
     except BaseException:

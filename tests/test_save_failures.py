@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -75,3 +76,30 @@ def test_a_save_whose_rename_fails_is_write_failed(
     assert str(caught.value) == f"write_failed: cannot write the graph to {target}: Is a directory"
     assert [path.name for path in tmp_path.iterdir()] == [target.name]
     assert (target / "kept").read_bytes() == OLD
+
+
+def test_threads_saving_one_path_each_write_a_file_of_their_own(tmp_path: Path) -> None:
+    """Two threads of one process saving to the same path: each save writes its own file
+    beside it (they shared one name, and about 40 of 100 saves failed ``write_failed``:
+    No such file or directory), and the path holds a whole graph after."""
+    graph, _ = load_graph([SAMPLES], workers=1)
+    store, errors = MemoryStore(graph), list[str]()
+    barrier = threading.Barrier(2)
+    target = tmp_path / "shared.snapshot"
+
+    def save() -> None:
+        barrier.wait()
+        for _ in range(50):
+            try:
+                store.save_snapshot(target)
+            except StoreError as error:
+                errors.append(str(error))
+
+    threads = [threading.Thread(target=save) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert MemoryStore.open(target).counts() == store.counts()
+    assert [path.name for path in tmp_path.iterdir()] == ["shared.snapshot"]  # nothing left beside it

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import networkx as nx
@@ -191,3 +192,19 @@ def test_a_snapshot_is_the_same_bytes_however_it_is_encoded(tmp_path: Path) -> N
     snapshot = read_snapshot(first)
     save_snapshot(snapshot.graph, second, snapshot.indexes)
     assert second.read_bytes() == raw
+
+
+@pytest.mark.parametrize("name", ["graph.snapshot", "graph.json"])
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+def test_a_saved_graph_that_is_no_regular_file_is_refused(tmp_path: Path, name: str, kind: str) -> None:
+    """A FIFO would block the reader for ever, a device (``/dev/zero``, through a link) grow it
+    until memory runs out: both are refused at once, as bundle inputs are."""
+    path = tmp_path / name
+    if kind == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to("/dev/zero")
+    with pytest.raises(
+        UsageError, match=r"^cannot open saved graph .*: not a regular file \(a FIFO, device or socket\)$"
+    ):
+        open_graph(path)

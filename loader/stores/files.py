@@ -1,5 +1,6 @@
-"""Files written beside their paths, then renamed over them: a failed write never leaves a
-truncated file where the path was, nor destroys the file that was there.
+"""Graph files: read whole, from regular files only, and written beside their paths, then
+renamed over them, so a failed write never leaves a truncated file where the path was, nor
+destroys the file that was there.
 
 The memory store writes its graph this way (node-link JSON, a snapshot), one file or several
 together (``load --save --snapshot``: both written, then both renamed into place).
@@ -7,14 +8,26 @@ together (``load --save --snapshot``: both written, then both renamed into place
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.loader.sources import open_regular
 
-__all__ = ["write_beside", "writes_beside"]
+__all__ = ["read_graph_file", "write_beside", "writes_beside"]
+
+#: Numbers the files being written, so that no two writes share one, even from two threads.
+_SERIAL = itertools.count()
+
+
+def read_graph_file(path: str | Path) -> bytes:
+    """The bytes of the graph file at ``path``; :class:`OSError` if it is not a regular
+    file (a FIFO would block, a device may never end; checked on the open file)."""
+    with open_regular(str(path), advice="") as file:
+        return file.read()
 
 
 def write_beside(path: str | Path, data: bytes | Sequence[bytes]) -> None:
@@ -42,10 +55,10 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
 
     def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
         target = Path(path)
-        partial = target.with_name(f".{target.name}.{os.getpid()}.{len(staged)}.tmp")
+        partial = target.with_name(f".{target.name}.{os.getpid()}.{next(_SERIAL)}.tmp")
         staged.append((target, partial))
         try:
-            with open(partial, "wb") as file:
+            with open(partial, "xb") as file:  # never another write's file
                 for piece in [data] if isinstance(data, bytes) else data:
                     file.write(piece)
                 file.flush()

@@ -30,7 +30,7 @@ from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
-from pith_graph.loader.stores.files import write_beside
+from pith_graph.loader.stores.files import read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import (
     INTERNED,
     EdgeData,
@@ -370,7 +370,7 @@ def open_saved(path: str | Path) -> Snapshot:
             snapshot = read_snapshot(path)
             check_types(snapshot.graph)  # trusted as to its structure, not as to its types
             return snapshot
-        data = orjson.loads(Path(path).read_bytes())
+        data = orjson.loads(read_graph_file(path))
         if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
             raise TypeError("expected a node-link JSON object, its graph attributes a map")
         graph = _as_digraph(nx.node_link_graph(data, directed=True, edges="edges"))

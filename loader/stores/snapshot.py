@@ -46,7 +46,8 @@ import networkx as nx
 import orjson
 
 from pith_graph.errors import UsageError, quoted
-from pith_graph.loader.stores.files import write_beside
+from pith_graph.loader.sources import open_regular
+from pith_graph.loader.stores.files import read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
 from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
@@ -78,7 +79,7 @@ _FOLDED, _NAME_KEY = AUTHOR.prop("nameFolded"), AUTHOR.prop("nameKey")
 
 def is_snapshot(path: str | Path) -> bool:
     """Whether ``path`` starts like a snapshot (else: node-link JSON, or something else)."""
-    with open(path, "rb") as file:
+    with open_regular(str(path), advice="") as file:
         return file.read(len(_MAGIC)) == _MAGIC
 
 
@@ -241,7 +242,7 @@ class _Parsed(NamedTuple):
 
 def _parse(path: Path) -> _Parsed:
     """The header and the parsed body of the snapshot at ``path``, checked against each other."""
-    raw = path.read_bytes()
+    raw = read_graph_file(path)
     end = raw.find(b"\n")
     header = orjson.loads(raw[: end if end >= 0 else len(raw)])
     if not isinstance(header, dict) or header.get("format") != FORMAT:
