@@ -98,7 +98,10 @@ class Selection:
     submitted_to: str | None = None
 
     def __post_init__(self) -> None:
-        if not 1 <= self.hops <= MAX_HOPS:
+        for name in ("category", "author", "submitted_from", "submitted_to"):
+            if not isinstance(value := getattr(self, name), str | None):
+                raise UsageError(f"{name}: expected a str, not a value of type {type(value).__name__}")
+        if type(self.hops) is not int or not 1 <= self.hops <= MAX_HOPS:
             raise UsageError(f"hops must be between 1 and {MAX_HOPS}")
         if self.hops != 1 and self.author is None:
             raise UsageError("hops needs an author")

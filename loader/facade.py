@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
 from pathlib import Path
 
 import networkx as nx
 
+from pith_graph.errors import UsageError
 from pith_graph.loader.keyfiles import load_keyring_file
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
-from pith_graph.loader.parse import DEFAULT_MAX_BYTES, InputLimits
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT, InputLimits
 from pith_graph.loader.pipeline import LoadReport, run
+from pith_graph.loader.pool import MAX_WORKERS
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.memory_graph import check_structure
 
 __all__ = ["SAMPLES", "export_graph", "load_graph", "resolve_keyring"]
 
@@ -22,14 +26,58 @@ TrustedKeys = Keyring | str | Path | Sequence[PinnedKey] | None
 
 
 def resolve_keyring(trusted_keys: TrustedKeys = None) -> Keyring:
-    """The built-in keyring plus ``trusted_keys``: a keyring, a trusted-keys file or keys."""
+    """The built-in keyring plus ``trusted_keys``: a keyring, a trusted-keys file or keys
+    (:class:`UsageError` for anything else)."""
     if trusted_keys is None:
         return default_keyring()
     if isinstance(trusted_keys, Keyring):
         return trusted_keys
     if isinstance(trusted_keys, (str, Path)):
         return load_keyring_file(trusted_keys)
-    return default_keyring().with_keys(trusted_keys)
+    if isinstance(trusted_keys, (bytes, Mapping)) or not isinstance(trusted_keys, Iterable):
+        raise UsageError(
+            f"trusted_keys: expected a Keyring, a file path or PinnedKey values, not {_kind(trusted_keys)}"
+        )
+    keys = list(trusted_keys)
+    odd = next((key for key in keys if not isinstance(key, PinnedKey)), None)
+    if odd is not None:
+        raise UsageError(
+            f"trusted_keys: expected PinnedKey values (keyfiles.parse_keyring reads a trusted-keys file's entries), not {_kind(odd)}"
+        )
+    return default_keyring().with_keys(keys)
+
+
+def _kind(value: object) -> str:
+    return f"a value of type {type(value).__name__}"
+
+
+def _load_arguments(paths: object, max_bytes: object, workers: object, graph: object) -> list[str]:
+    """The paths as strings, once the other arguments are checked as the command line checks
+    its options; :class:`UsageError` naming the first that is not."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    if isinstance(paths, (bytes, Mapping)) or not isinstance(paths, Iterable):
+        raise UsageError(f"paths: expected a path or an iterable of paths, not {_kind(paths)}")
+    found = list(paths)
+    odd = next((path for path in found if not isinstance(path, (str, Path)) or str(path) == ""), None)
+    if odd is not None:
+        raise UsageError(
+            f"paths: expected str or Path values, not {'an empty one' if odd == '' else _kind(odd)}"
+        )
+    if type(max_bytes) is not int or not 1 <= max_bytes <= MAX_BYTES_LIMIT:
+        raise UsageError(
+            f"max_bytes: expected an int from 1 to {MAX_BYTES_LIMIT} (64 MiB), not {max_bytes!r:.40}"
+        )
+    if workers is not None and (type(workers) is not int or not 1 <= workers <= MAX_WORKERS):
+        raise UsageError(f"workers: expected None or an int from 1 to {MAX_WORKERS}, not {workers!r:.40}")
+    if graph is not None:
+        if not isinstance(graph, nx.DiGraph):
+            raise UsageError(f"graph: expected a DiGraph load_graph built, not {_kind(graph)}")
+        try:
+            check_structure(nx.DiGraph(graph) if graph.is_multigraph() else graph)  # as MemoryStore takes it
+        except (ValueError, KeyError, TypeError) as err:
+            raise UsageError(f"graph: not one the loader could have built: {err}") from err
+    return [str(path) for path in found]
 
 
 def load_graph(
@@ -44,7 +92,9 @@ def load_graph(
 
     ``paths``: files, folders, ``-`` (stdin), or one of them. Returns the graph and the
     :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with reasons, stale,
-    duplicate, counts). Pass ``graph`` to add to an existing graph.
+    duplicate, counts). Pass ``graph`` to add to an existing graph (one a load built: it is
+    checked first, as a node-link file is). Arguments out of the command line's ranges
+    (``max_bytes`` 1 to 64 MiB, ``workers`` 1 to 128) raise :class:`~pith_graph.errors.UsageError`.
 
     >>> G, report = load_graph([SAMPLES])
     >>> report.accepted, report.rejected
@@ -52,11 +102,10 @@ def load_graph(
     >>> load_graph(SAMPLES)[1].accepted  # one path alone
     3
     """
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
+    files = _load_arguments(paths, max_bytes, workers, graph)
     store = MemoryStore(graph)
     report = run(
-        [str(path) for path in paths],
+        files,
         keyring=resolve_keyring(trusted_keys),
         store=store,
         limits=InputLimits(max_bytes=max_bytes),
@@ -75,13 +124,14 @@ def export_graph(
     category: str | None = None,
     author: str | None = None,
     hops: int = 1,
-    submitted_from: str | None = None,
-    submitted_to: str | None = None,
+    submitted_from: str | date | None = None,
+    submitted_to: str | date | None = None,
 ) -> nx.DiGraph:
     """A subgraph of a Neo4j database as the networkx graph :func:`load_graph` would build
     (see :mod:`pith_graph.loader.export`): the papers of ``category``, of ``author`` (and
     coauthors up to ``hops``), submitted between the dates (inclusive), and all they touch;
-    with no selection, the whole graph. Connection settings default to ``NEO4J_URI``,
+    with no selection, the whole graph (dates as ISO 8601 text, or ``date`` and ``datetime``
+    values, read as their ISO 8601 text). Connection settings default to ``NEO4J_URI``,
     ``NEO4J_USER``, ``NEO4J_DATABASE``; the password is found as ``pith-graph load`` finds
     it (:func:`~pith_graph.loader.stores.neo4j_auth.resolve_password`).
     """
@@ -91,7 +141,8 @@ def export_graph(
     from pith_graph.loader.stores.neo4j import Neo4jStore
     from pith_graph.loader.stores.neo4j_auth import resolve_password
 
-    selection = Selection(category, author, hops, submitted_from, submitted_to)  # checked before connecting
+    low, high = (d.isoformat() if isinstance(d, date) else d for d in (submitted_from, submitted_to))
+    selection = Selection(category, author, hops, low, high)  # checked before connecting
     env = os.environ
     uri = uri or env.get("NEO4J_URI", "bolt://127.0.0.1:7687")
     with Neo4jStore.connect(

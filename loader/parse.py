@@ -40,6 +40,11 @@ __all__ = [
 ]
 
 DEFAULT_MAX_BYTES = 1 << 20
+#: The largest ``max_bytes`` (``--max-bytes``): 64 MiB, 64 times the default. A bundle is read
+#: whole, then parsed into objects that can take twenty times its size (a 64 MiB JSON array
+#: of short strings takes 1.4 GB), in every worker at once; a larger limit lets one input
+#: exhaust the memory (MemoryError) instead of being rejected as ``too_large``.
+MAX_BYTES_LIMIT = 64 << 20
 DEFAULT_MAX_DEPTH = 64
 #: The deepest nesting orjson encodes (its recursion limit): a deeper value it parsed could not
 #: be re-encoded, nor its digests computed, whatever the depth limit says.

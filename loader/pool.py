@@ -31,7 +31,13 @@ from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.tasks import Task, read_task
 from pith_graph.loader.workers import become_worker, how_it_ended
 
-__all__ = ["AHEAD", "HEAVY_PARTS", "Handler", "Part", "cyclic_gc_paused", "run_tasks"]
+__all__ = ["AHEAD", "HEAVY_PARTS", "MAX_WORKERS", "Handler", "Part", "cyclic_gc_paused", "run_tasks"]
+
+#: The most worker processes a run starts (``--workers``, ``load_graph(workers=)``):
+#: verification is CPU-bound, so more than one per core gains nothing. The loader keeps four
+#: file descriptors per worker (its pipes), and each worker inherits them all: 128 workers
+#: take half the usual limit of 1024 open files (a lower limit is reported as ``worker_failed``).
+MAX_WORKERS = 128
 
 AHEAD = 2
 HEAVY_PARTS = 4

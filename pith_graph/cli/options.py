@@ -14,7 +14,8 @@ from pith_graph.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_STORE,
 from pith_graph.errors import UsageError
 from pith_graph.loader.keyfiles import operator_keyring
 from pith_graph.loader.keyring import Keyring
-from pith_graph.loader.parse import DEFAULT_MAX_BYTES
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT
+from pith_graph.loader.pool import MAX_WORKERS
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.trust import MAX_CLOCK_SKEW
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
@@ -196,16 +197,6 @@ def check_save_destination(path: str, *, option: str = "--save") -> None:
 
 # -- option values a command refuses before it starts --------------------------------------------
 
-#: The largest ``--max-bytes``: 64 MiB, 64 times the default. A bundle is read whole, then
-#: parsed into objects that can take twenty times its size (a 64 MiB JSON array of short
-#: strings takes 1.4 GB), in every worker at once; a larger limit lets one input exhaust the
-#: memory (MemoryError) instead of being rejected as ``too_large``.
-MAX_BYTES_LIMIT = 64 << 20
-#: The most processes ``--workers`` (and ``serve --load-workers``) start: verification is
-#: CPU-bound, so more than one per core gains nothing. The loader keeps four file descriptors
-#: per worker (its pipes), and each worker inherits them all: 128 workers take half the
-#: usual limit of 1024 open files (a lower limit is reported as ``worker_failed``).
-MAX_WORKERS = 128
 #: The largest ``--batch-size``: 20 times the Neo4j default. A batch is held in memory (twice
 #: over while the next one is collected) and written in one transaction.
 MAX_BATCH_SIZE = 100_000

@@ -1,0 +1,96 @@
+"""``load_graph`` checks its arguments as the command line checks its options: a value out
+of range, of the wrong kind, or a ``graph`` no load could have built is a
+:class:`UsageError` naming the argument, before anything is read or written. They used to
+surface as MemoryError (``max_bytes=10**12``), AttributeError, KeyError or TypeError from
+deep inside, or to pass silently (``workers=-1``; ``max_bytes=-1`` rejected every bundle)."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import pytest
+
+from pith_graph import SAMPLES, StoreError, UsageError, export_graph, load_graph
+from pith_graph.loader.export import Selection
+from pith_graph.loader.keyfiles import parse_keyring
+from pith_graph.testing.corpus import corpus_signers
+
+
+def _graph_without_paper_properties() -> nx.DiGraph:
+    graph = nx.DiGraph()
+    graph.add_node("Paper:x", label="Paper")
+    return graph
+
+
+CASES: list[tuple[str, dict[str, Any], str]] = [
+    ("huge max_bytes", {"max_bytes": 10**12}, "max_bytes: expected an int from 1 to 67108864"),
+    ("negative max_bytes", {"max_bytes": -1}, "max_bytes: expected an int from 1"),
+    ("max_bytes as text", {"max_bytes": "1000"}, "max_bytes: expected an int"),
+    ("max_bytes as bool", {"max_bytes": True}, "max_bytes: expected an int"),
+    ("negative workers", {"workers": -1}, "workers: expected None or an int from 1 to 128"),
+    ("too many workers", {"workers": 100_000}, "workers: expected None or an int from 1 to 128"),
+    ("keys as dicts", {"trusted_keys": [{"key_id": "k"}]}, "trusted_keys: expected PinnedKey values"),
+    ("keys as a number", {"trusted_keys": 7}, "trusted_keys: expected a Keyring, a file path"),
+    ("graph without properties", {"graph": _graph_without_paper_properties()}, "graph: not one the loader"),
+    ("graph of integers", {"graph": nx.DiGraph([(1, 2)])}, "graph: not one the loader could have built"),
+    ("graph undirected", {"graph": nx.Graph()}, "graph: expected a DiGraph"),
+]
+
+
+@pytest.mark.parametrize(("arguments", "message"), [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_an_argument_the_command_line_would_refuse_is_a_usage_error(
+    arguments: dict[str, Any], message: str
+) -> None:
+    graph = arguments.get("graph")
+    before = None if not isinstance(graph, nx.DiGraph) else nx.node_link_data(graph, edges="edges")
+    with pytest.raises(UsageError) as raised:
+        load_graph(SAMPLES, **arguments)
+    assert str(raised.value).startswith(message), raised.value
+    assert "\n" not in str(raised.value)
+    if before is not None:
+        assert nx.node_link_data(graph, edges="edges") == before  # left as it was
+
+
+@pytest.mark.parametrize("paths", [b"/tmp", 123, [SAMPLES, 5], [""], {"a": 1}], ids=repr)
+def test_paths_must_be_paths(paths: Any) -> None:
+    with pytest.raises(UsageError, match=r"^paths: expected "):
+        load_graph(paths)
+
+
+def test_what_the_command_line_accepts_still_loads(tmp_path: Path) -> None:
+    keys = parse_keyring([corpus_signers(1)[0].keyring_entry()], "test")
+    graph, report = load_graph([Path(SAMPLES)], max_bytes=1 << 20, workers=1, trusted_keys=keys)
+    assert report.accepted == 3
+    again, report = load_graph(iter([SAMPLES]), graph=graph, max_bytes=64 << 20, workers=128)
+    assert again is graph and report.duplicate == 3
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"submitted_from": 2020}, "submitted_from: expected a str, not a value of type int"),
+        ({"category": ["cs.LG"]}, "category: expected a str, not a value of type list"),
+        ({"author": "x", "hops": "2"}, "hops must be between 1 and"),
+        ({"submitted_to": date(2020, 1, 1), "submitted_from": "yesterday"}, "from is not an ISO 8601 date"),
+    ],
+)
+def test_export_graph_checks_its_selection_before_connecting(arguments: dict[str, Any], message: str) -> None:
+    """Refused before any connection is tried (the URI names nothing that answers)."""
+    with pytest.raises(UsageError) as raised:
+        export_graph("bolt://127.0.0.1:1", password="unused", **arguments)
+    assert str(raised.value).startswith(message), raised.value
+
+
+def test_export_dates_may_be_date_values() -> None:
+    """A ``date`` or ``datetime`` is read as its ISO 8601 text (it was a TypeError)."""
+    low = Selection(submitted_from=date(2020, 1, 2).isoformat()).bounds()
+    assert low == Selection(submitted_from="2020-01-02").bounds()
+    with pytest.raises(StoreError):  # past the selection's checks: nothing answers there
+        export_graph("bolt://127.0.0.1:1", password="unused", submitted_from=date(2020, 1, 2))
+    with pytest.raises(StoreError):
+        export_graph(
+            "bolt://127.0.0.1:1", password="unused", submitted_to=datetime(2020, 1, 2, 3, 4, tzinfo=UTC)
+        )
