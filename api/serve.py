@@ -35,7 +35,7 @@ from pith_graph.api.protocols import protocol_with_header_timeout
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import NEO4J_SERVES_ITS_DATABASE, ServerSettings
 from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve_in_workers
-from pith_graph.errors import UsageError
+from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.keyfiles import operator_keyring
 from pith_graph.loader.keyring import Keyring
@@ -103,7 +103,15 @@ def _prepare(
             except ValueError as err:
                 raise UsageError(f"cannot open saved graph {settings.graph}: {err}") from err
         started = time.perf_counter()
-        reader.warm()  # indexes built before any fork, so workers share them too
+        try:
+            reader.warm()  # indexes built before any fork, so workers share them too
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+            if settings.graph is None:
+                raise
+            raise UsageError(  # a snapshot's structure is trusted, not checked as it opens
+                f"cannot open saved graph {settings.graph}: not a graph a load builds "
+                f"({type(err).__name__}: {quoted(str(err))}); write it again with pith-graph load"
+            ) from err
         on_warmed(time.perf_counter() - started, reused)
         freeze_loaded_objects()
         return lambda: (reader, run_inline, run_inline)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import networkx as nx
 import orjson
 import pytest
 from apitest import Corpus, corpus, memory_reader  # noqa: F401 (fixtures)
@@ -25,6 +26,7 @@ from pith_graph.api.schema import build_schema
 from pith_graph.cli.options import save_snapshot_with_index
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.stores.memory import MemoryStore, open_saved
+from pith_graph.loader.stores.snapshot import save_snapshot
 from pith_graph.testing import run_cli
 
 
@@ -91,6 +93,20 @@ def test_a_damaged_saved_graph_stops_serve_with_a_usage_error(tmp_path: Path) ->
     broken = tmp_path / "graph.snapshot"
     broken.write_bytes(b'{"format":"pith-graph-snapshot","version":1}\n{"nodes":')
     _refused(broken)
+
+
+def test_a_saved_graph_no_load_builds_stops_serve_with_a_usage_error(tmp_path: Path) -> None:
+    """A snapshot's structure is trusted as it opens (checking it would cost about as much
+    as opening it); one no load builds (a paper listed in its own category: a self-loop,
+    intact checksum) stops serve with one line, exit 2, when the indexes are built. It was
+    a KeyError traceback."""
+    store = MemoryStore.open(_loaded([SAMPLES], tmp_path, "good.snapshot"))
+    graph = nx.DiGraph(store.graph)
+    paper = next(node for node, label in graph.nodes(data="label") if label == "Paper")
+    graph.add_edge(paper, paper, type="IN_CATEGORY", primary=True)
+    save_snapshot(graph, tmp_path / "looped.snapshot")
+    message = _refused(tmp_path / "looped.snapshot")
+    assert "not a graph a load builds (KeyError" in message, message
 
 
 def _refused(snapshot: Path) -> str:
