@@ -369,3 +369,44 @@ def test_a_malformed_saved_graph_is_a_usage_error_naming_the_file(
     done = _cli("prune", "--backend", "memory", "--graph", str(graph), "--trusted-keys", str(keys))
     _one_line_usage_error(done, f"cannot open saved graph {graph}: {problem}")
     assert graph.read_bytes() == content
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        pytest.param(("prune", "--graph", "g.json"), id="prune-graph-default-backend"),
+        pytest.param(
+            ("prune", "--backend", "neo4j", "--graph", "g.json", "--save", "h.json"), id="prune-neo4j"
+        ),
+        pytest.param(("load", SAMPLES, "--backend", "neo4j", "--save", "g.json"), id="load-neo4j-save"),
+    ],
+)
+def test_a_saved_graph_with_the_neo4j_backend_is_refused(tmp_path: Path, args: tuple[str, ...]) -> None:
+    """``prune``'s default backend is neo4j: ``prune --graph g.json`` pruned the database and
+    left the file as it was (exit 0). The saved-graph options now need ``--backend memory``."""
+    keys = tmp_path / "revoked.json"
+    keys.write_text("[]")
+    (tmp_path / "g.json").write_bytes(OLD)
+    done = _cli(*args, "--revoked-keys", str(keys), "--uri", "bolt://127.0.0.1:1", cwd=tmp_path)
+    files = ", ".join(f"--{name}" for name in ("graph", "save") if f"--{name}" in args)
+    _one_line_usage_error(
+        done,
+        f"{files}: for --backend memory only (the backend here is neo4j: "
+        "pass --backend memory to use a saved graph)",
+    )
+    assert (tmp_path / "g.json").read_bytes() == OLD
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device"])
+@pytest.mark.parametrize("option", ["--save", "--snapshot"])
+def test_a_save_over_something_not_a_regular_file_is_refused(tmp_path: Path, kind: str, option: str) -> None:
+    """The graph is written beside the path and renamed over it: ``--save /dev/null`` (as
+    root) would have made the system's /dev/null a file, a FIFO became one (exit 0)."""
+    target = tmp_path / "out"
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/null")
+    done = _cli("load", SAMPLES, option, str(target), cwd=tmp_path)
+    _one_line_usage_error(done, f"{option} {target}: not a regular file (a device, FIFO or socket)")
+    assert target.is_fifo() if kind == "fifo" else Path("/dev/null").is_char_device()

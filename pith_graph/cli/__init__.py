@@ -83,9 +83,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     from pith_graph.errors import PithGraphError, StoreError, UsageError, printable
 
     err = terminal.console(stderr=True)
-    saves = getattr(args, "save", None) or getattr(args, "snapshot", None)
-    if args.command == "load" and saves and args.backend != "memory":
-        err.print("pith-graph: error: --save and --snapshot work with --backend memory only")
+    files = [f"--{name}" for name in ("graph", "save", "snapshot") if getattr(args, name, None)]
+    if args.command in ("load", "prune") and files and args.backend != "memory":
+        # prune's default backend is neo4j: its --graph ignored would prune the database
+        err.print(
+            f"pith-graph: error: {', '.join(files)}: for --backend memory only "
+            f"(the backend here is {args.backend}: pass --backend memory to use a saved graph)"
+        )
         return EXIT_USAGE
     try:
         check_arguments(args)

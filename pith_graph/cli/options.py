@@ -178,10 +178,14 @@ def snapshot_with_index(store: MemoryStore) -> list[bytes]:
 
 def check_save_destination(path: str, *, option: str = "--save") -> None:
     """Refuse a ``--save`` (or ``--snapshot``) file that could not be written, before anything is loaded: its
-    folder must exist and take a new file, and it must not be a folder or a read-only file."""
+    folder must exist and take a new file, and it must not be a folder, a read-only file, or
+    anything but a regular file (the graph is written beside it and renamed over it: a device
+    or FIFO would be replaced by a file)."""
     target = Path(path)
     if target.is_dir():
         raise UsageError(f"{option} {path}: is a folder")
+    if target.exists() and not target.is_file():  # renamed over, /dev/null would be a file
+        raise UsageError(f"{option} {path}: not a regular file (a device, FIFO or socket)")
     folder = target.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "no such folder"
