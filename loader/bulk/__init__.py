@@ -23,6 +23,7 @@ would build, which ``scripts/neo4j start`` serves and ``pith-graph load`` update
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import time
@@ -43,7 +44,9 @@ from pith_graph.loader.bulk.neo4j_admin import (
 )
 from pith_graph.loader.bulk.recovery import (
     MARKER,
+    check_data_folder,
     clear_marker,
+    import_lock,
     interrupted,
     locked_work_folder,
     mark_incomplete,
@@ -162,14 +165,21 @@ def bulk_import(
     started = time.perf_counter()
     files = expand_paths(paths, exclude=exclude)
     report = ImportReport()
-    overwrite = _check_target(data, replace) if data is not None and csv_only is None else False
+    data = _importer_path(data, "--neo4j-data")
+    csv_only = _importer_path(csv_only, "--csv-only", args_file=True)
+    work_folder = _importer_path(work_folder, "the work folder")
     count = workers if workers is not None else (os.cpu_count() or 1)
     base = work_folder or (csv_only.parent if csv_only else data)
     assert base is not None
     made = _missing_folders(base)
-    base.mkdir(parents=True, exist_ok=True)
     try:
-        with locked_work_folder(base) as work:
+        with contextlib.ExitStack() as stack:
+            if data is not None and csv_only is None:
+                check_data_folder(data)
+                stack.enter_context(import_lock(data))  # one import into the folder at a time
+            overwrite = _check_target(data, replace) if data is not None and csv_only is None else False
+            base.mkdir(parents=True, exist_ok=True)
+            work = stack.enter_context(locked_work_folder(base))
             spill = work / "spill"
             spill.mkdir()
             partitions = max(count, partitions_for(files))  # at least one per process of pass two
@@ -211,6 +221,24 @@ def bulk_import(
         _remove_if_empty(made)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _importer_path(path: Path | None, option: str, *, args_file: bool = False) -> Path | None:
+    """``path`` absolute and normal (neo4j-admin refuses ``.`` and ``..`` in its paths: "not
+    a normalized path"); :class:`UsageError` if it holds what the importer's arguments
+    cannot: a comma (it separates the files of ``--nodes`` and ``--relationships``), and in
+    an ``@args`` file (``args_file``) whitespace, quotes or a backslash, at which it splits
+    and unquotes."""
+    if path is None:
+        return None
+    resolved = path.resolve()
+    refused = ",\"'\\" if args_file else ","
+    bad = next((c for c in str(resolved) if c in refused or (args_file and c.isspace())), None)
+    if bad is not None:
+        raise UsageError(
+            f"{option} {path}: neo4j-admin cannot take a path holding {bad!r}; choose another folder"
+        )
+    return resolved
 
 
 def _missing_folders(path: Path) -> list[Path]:

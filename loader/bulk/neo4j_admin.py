@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.loader.bulk.recovery import private_file
 from pith_graph.loader.stores.neo4j_auth import read_password_file
 
 __all__ = [
@@ -96,8 +97,13 @@ def _lib(script: Path, data: Path) -> Path:
 
 
 def _tail(text: str) -> str:
+    """The importer's last line that says something: not a Java stack frame (``at …``,
+    ``... 23 more``), which is what a failing importer prints last."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
-    return lines[-1] if lines else "(no output)"
+    said = [
+        line for line in lines if not line.startswith(("at ", "... ")) or not line.endswith((")", "more"))
+    ]
+    return (said or lines or ["(no output)"])[-1]
 
 
 def running_server(data: Path) -> str | None:
@@ -195,7 +201,7 @@ def run_importer(
     env = {**os.environ, "NEO4J_HOME": str(data)}
     env.pop("NEO4J_CONF", None)
     log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("w") as out:  # umask 077: the store private to its owner, as scripts/neo4j keeps it
+    with private_file(log) as out:  # umask 077: the store private to its owner, as scripts/neo4j keeps it
         code = subprocess.run(
             _dying_with_us(command),
             env=env,

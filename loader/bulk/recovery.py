@@ -27,20 +27,94 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO
 
-__all__ = ["MARKER", "clear_marker", "interrupted", "locked_work_folder", "mark_incomplete", "sweep"]
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+
+__all__ = [
+    "IMPORT_LOCK",
+    "MARKER",
+    "check_data_folder",
+    "clear_marker",
+    "import_lock",
+    "interrupted",
+    "locked_work_folder",
+    "mark_incomplete",
+    "private_file",
+    "sweep",
+]
 
 MARKER = "import.incomplete"
+#: Held (``flock``) by the import writing into the folder: one import at a time.
+IMPORT_LOCK = "import.lock"
 _PREFIX = ".pith-graph-import-"
 _LOCK = "lock"
 #: A work folder without a lock file is one a run is creating, or one from before locks.
 _UNLOCKED_GRACE = 600.0
 
 
+def check_data_folder(data: Path) -> None:
+    """Refuse, as ``scripts/neo4j`` does, a Neo4j home that another user owns or that group
+    or others may write in: anyone who may write there may plant a link where the import
+    writes its log or marker, or swap the store the server will serve."""
+    try:
+        found = data.stat()
+    except FileNotFoundError:
+        return  # created by the import, for its owner alone
+    except OSError as err:
+        raise UsageError(f"--neo4j-data {data}: {err.strerror or err}") from err
+    if found.st_uid != os.geteuid():
+        raise UsageError(
+            f"--neo4j-data {data} is owned by another user (uid {found.st_uid}), not by you (uid {os.geteuid()})"
+        )
+    if found.st_mode & 0o022:
+        raise UsageError(
+            f"--neo4j-data {data} is writable by group or others (mode {found.st_mode & 0o777:o}): chmod go-w {data}"
+        )
+
+
+@contextlib.contextmanager
+def import_lock(data: Path) -> Iterator[None]:
+    """Hold the folder's :data:`IMPORT_LOCK` while the block runs (removed after it);
+    :class:`UsageError` at once if another import holds it (two importers into one store
+    would each fail, or mix their files, and share one log)."""
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = data / IMPORT_LOCK
+    try:
+        handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as err:
+        raise UsageError(f"cannot lock {path}: {err.strerror or err}") from err
+    try:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(f"another pith-graph import into {data} is running: let it end first") from None
+        try:
+            yield
+        finally:
+            path.unlink(missing_ok=True)  # still held: the folder is left as it was
+    finally:
+        os.close(handle)
+
+
+@contextlib.contextmanager
+def private_file(path: Path) -> Iterator[IO[str]]:
+    """``path`` opened for writing, created for its owner alone; a link there is refused
+    (:class:`StoreError` ``write_failed``, as any file that cannot be written), never followed."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError as err:
+        link = " (a link: never followed)" if os.path.islink(path) else ""
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED, f"cannot write {path}{link}: {err.strerror or err}"
+        ) from err
+    with os.fdopen(handle, "w") as out:
+        yield out
+
+
 def mark_incomplete(data: Path, replace: bool) -> None:
     """Write the marker (durably) before the database is touched."""
     data.mkdir(parents=True, exist_ok=True)
     path = data / MARKER
-    with path.open("w") as out:
+    with private_file(path) as out:
         out.write(("replace" if replace else "new") + "\n")
         out.write("an import into this folder did not finish: its database may be partial; ")
         out.write("run `pith-graph import` again (it overwrites the database)\n")

@@ -1,0 +1,143 @@
+"""What ``pith-graph import`` checks of its folders before it verifies a bundle: the Neo4j
+home is its user's alone (as ``scripts/neo4j`` requires), one import writes into it at a
+time, links planted where it writes are never followed, and paths reach neo4j-admin in a
+form it takes. None of these needs neo4j-admin or a server: each is refused first."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pith_graph.errors import StoreError, UsageError
+from pith_graph.loader.bulk import _importer_path, bulk_import
+from pith_graph.loader.bulk.neo4j_admin import _tail
+from pith_graph.loader.bulk.recovery import import_lock, mark_incomplete, private_file
+from pith_graph.loader.facade import SAMPLES, resolve_keyring
+from pith_graph.testing import run_cli
+
+
+def _import(data: Path, *extra: str) -> tuple[int, str]:
+    done = run_cli("import", SAMPLES, "--neo4j-data", str(data), *extra)
+    assert "Traceback" not in done.stderr
+    return done.returncode, done.stderr
+
+
+def _planted(data: Path, victims: Path) -> list[Path]:
+    """Links another user could plant where an import writes its log and marker."""
+    (data / "logs").mkdir(parents=True)
+    targets = []
+    for name, link in (("one", data / "logs" / "import.log"), ("two", data / "import.incomplete")):
+        target = victims / name
+        target.write_text("precious\n")
+        link.symlink_to(target)
+        targets.append(target)
+    return targets
+
+
+def test_a_folder_others_may_write_in_is_refused_before_anything_is_written(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    targets = _planted(data, tmp_path)
+    data.chmod(0o777)
+    code, said = _import(data)
+    assert code == 2, said
+    assert (
+        said
+        == f"pith-graph: error: --neo4j-data {data} is writable by group or others (mode 777): chmod go-w {data}\n"
+    )
+    assert [target.read_text() for target in targets] == ["precious\n"] * 2
+    assert sorted(path.name for path in data.iterdir()) == ["import.incomplete", "logs"]  # nothing added
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_folder_another_user_owns_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    os.chown(data, 65534, 65534)
+    code, said = _import(data)
+    assert (
+        code == 2 and f"--neo4j-data {data} is owned by another user (uid 65534), not by you (uid 0)" in said
+    )
+
+
+def test_the_marker_and_the_log_never_follow_a_link(tmp_path: Path) -> None:
+    """Defence in depth, inside a folder that passed the check (a link its owner left)."""
+    targets = _planted(tmp_path / "data", tmp_path)
+    with pytest.raises(StoreError, match=r"import.incomplete \(a link: never followed\): Too many levels"):
+        mark_incomplete(tmp_path / "data", replace=False)
+    with (
+        pytest.raises(StoreError, match=r"import.log \(a link: never followed\)"),
+        private_file(tmp_path / "data" / "logs" / "import.log"),
+    ):
+        pass
+    assert [target.read_text() for target in targets] == ["precious\n"] * 2
+    with private_file(tmp_path / "new.log") as out:
+        out.write("x")
+    assert (tmp_path / "new.log").stat().st_mode & 0o777 == 0o600
+
+
+def test_one_import_into_a_folder_at_a_time(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with import_lock(data):
+        with pytest.raises(UsageError, match=f"^another pith-graph import into {data} is running"):
+            bulk_import([SAMPLES], keyring=resolve_keyring(), data=data)
+        code, said = _import(data)
+        assert code == 2 and "another pith-graph import into" in said, said
+    assert not (data / "import.incomplete").exists()
+
+
+@pytest.mark.parametrize(
+    ("spelled", "args_file", "refused"),
+    [
+        ("a/../b", False, None),
+        (".", False, None),
+        ("with,comma", False, ","),
+        ("with space", False, None),
+        ("with space", True, " "),
+        ('quo"te', True, '"'),
+        ("with,comma", True, ","),
+    ],
+)
+def test_paths_reach_the_importer_normal_or_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, spelled: str, args_file: bool, refused: str | None
+) -> None:
+    """neo4j-admin refuses ``.`` and ``..`` ("not a normalized path", after every bundle was
+    verified), splits file lists at commas, and an @args file at whitespace and quotes."""
+    monkeypatch.chdir(tmp_path)
+    if refused is None:
+        assert (
+            _importer_path(Path(spelled), "--neo4j-data", args_file=args_file)
+            == (tmp_path / spelled).resolve()
+        )
+    else:
+        with pytest.raises(UsageError, match=f"neo4j-admin cannot take a path holding {refused!r}"):
+            _importer_path(Path(spelled), "--neo4j-data", args_file=args_file)
+
+
+def test_a_comma_in_the_folder_is_refused_before_verifying(tmp_path: Path) -> None:
+    code, said = _import(tmp_path / "a,b")
+    assert code == 2 and "neo4j-admin cannot take a path holding ','" in said, said
+    assert not (tmp_path / "a,b").exists()
+
+
+def test_the_importer_s_message_is_its_last_line_that_is_no_stack_frame() -> None:
+    output = """ERROR: Invalid value for option '--nodes': File '/tmp/x' doesn't exist
+java.lang.IllegalArgumentException: File '/tmp/x' doesn't exist
+\tat org.neo4j.importer.Something.parse(Something.java:12)
+\t... 23 more
+\tat org.neo4j.cli.AdminTool.main(AdminTool.java:82)
+"""
+    assert _tail(output) == "java.lang.IllegalArgumentException: File '/tmp/x' doesn't exist"
+    assert _tail("") == "(no output)"
+    assert _tail("Import failed\n") == "Import failed"
+
+
+def test_the_lock_goes_with_the_import(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    with import_lock(data):
+        assert [path.name for path in data.iterdir()] == ["import.lock"]
+    assert not any(data.iterdir())
+    with import_lock(data):  # and the next one takes it
+        pass
