@@ -26,7 +26,7 @@ from typing import Any
 import neo4j
 import networkx as nx
 
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.stores import cypher
@@ -80,6 +80,13 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
         return None
 
 
+#: Reads of a database that changes under them (Neo4j reads see each statement's committed
+#: state, not one snapshot): an export whose listed papers are gone when read starts again.
+EXPORT_ATTEMPTS = 5
+#: A lower bound after every time a paper can hold (``…:59Z`` < ``…:60Z`` as text).
+PAST_THE_END = "9999-12-31T23:59:60Z"
+
+
 @dataclass(frozen=True, slots=True)
 class Selection:
     """Which papers to export; every field given must hold (none given: the whole graph).
@@ -112,13 +119,15 @@ class Selection:
         return (self.category, self.author, self.submitted_from, self.submitted_to) == (None,) * 4
 
     def bounds(self) -> tuple[str | None, str | None]:
-        """``[from, before)`` as stored texts (stored times have whole seconds)."""
-        low = _instant(self.submitted_from, "from") if self.submitted_from else None
-        high = (
-            _instant(self.submitted_to, "to", end_of_day=True, next_second=True)
-            if self.submitted_to
-            else None
-        )
+        """``[from, before)`` as stored texts (stored times have whole seconds); ``None``: no
+        bound. A ``from`` past the last second there is gives :data:`PAST_THE_END`, which
+        every stored time sorts before: nothing is selected (it used to be no bound)."""
+        low = None
+        if self.submitted_from is not None:
+            low = _instant(self.submitted_from, "from") or PAST_THE_END
+        high = None
+        if self.submitted_to is not None:
+            high = _instant(self.submitted_to, "to", end_of_day=True, next_second=True)
         return low, high
 
 
@@ -178,16 +187,24 @@ def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
         yield items[start : start + size]
 
 
+class _Changed(Exception):
+    """Papers listed at the start of the export were gone when their chunk was read."""
+
+
 def _papers(tx: neo4j.ManagedTransaction, G: nx.DiGraph, piths: Iterable[str], chunk: int) -> None:
     for part in _chunks(list(piths), chunk):
         # One record per paper, its edges and neighbours in lists: the driver decodes those
         # in one go, where a record per edge cost a round of Python per edge.
+        read = 0
         for props, incoming, outgoing in tx.run(cypher.EXPORT_PAPERS, piths=part):
+            read += 1
             paper = _add_node(G, "Paper", props)
             for kind, label, other_props, rel in incoming:
                 _add_edge(G, _add_node(G, label, other_props), kind, paper, rel)
             for kind, label, other_props, rel in outgoing:
                 _add_edge(G, paper, kind, _add_node(G, label, other_props), rel)
+        if read < len(part):  # a load or prune replaced or removed them since they were listed
+            raise _Changed(f"{len(part) - read} of the papers listed were gone when read")
 
 
 def export_subgraph(
@@ -202,14 +219,25 @@ def export_subgraph(
     Raises :class:`~pith_graph.errors.StoreError` when the database fails.
     """
     selection = selection if selection is not None else Selection()
-    G = _new_graph()
 
-    def read(tx: neo4j.ManagedTransaction) -> None:
+    def read(tx: neo4j.ManagedTransaction) -> nx.DiGraph:
+        G = _new_graph()
         if selection.everything:
             _whole(tx, G, chunk)
         else:
             _papers(tx, G, _selected_papers(tx, selection), chunk)
+        return G
 
-    store.read(read, "exporting a subgraph")
-    MemoryStore(G).compact()  # equal edge attributes shared, read-only, as a load makes them
-    return G
+    for _ in range(EXPORT_ATTEMPTS):
+        try:
+            G = store.read(read, "exporting a subgraph")
+        except _Changed as changed:
+            gone = str(changed)
+            continue
+        MemoryStore(G).compact()  # equal edge attributes shared, read-only, as a load makes them
+        return G
+    raise StoreError(
+        StoreErrorCode.UNAVAILABLE,
+        f"the database changed under the export {EXPORT_ATTEMPTS} times ({gone}): "
+        "a load or prune is writing; export when none is",
+    )
