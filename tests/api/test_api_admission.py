@@ -27,8 +27,10 @@ from pith_graph.testing.serving import serving
 
 LIMIT = 4.0
 #: Seconds an answer may come past the limit on a shared, loaded 2-core machine (before: the
-#: hard deadline, limit + 5 s, for every one).
-SLACK = 3.0
+#: hard deadline, limit + 5 s, for every one). A quiet machine gives 1.7-1.9 s; two CI runs
+#: among about 25 gave 3.05 and 3.1 s (44 heavy queries of 0.27 s, the host's cores shared),
+#: so 4 s: still a second short of the hard deadline this guards against.
+SLACK = 4.0
 FACETS = "facets(first: 100) { years { value count } categories { value count } authors { value count } }"
 #: Light: planned (from its second request on) and cheap, though not inline (a whole list).
 LIGHT = "{ categories { code } }"
