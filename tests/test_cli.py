@@ -8,6 +8,7 @@ import pty
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import neo4j
@@ -495,3 +496,29 @@ def test_stdout_that_cannot_be_written_is_one_line_and_exit_3(
         3,
         "pith-graph: error: write_failed: cannot write to stdout: No space left on device\n",
     )
+
+
+def test_a_bug_is_one_line_exit_70_and_its_traceback_goes_to_a_file(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Bad input has its codes; an exception none of them (a bug, such as the KeyError a
+    malformed snapshot raised in serve) printed Python's traceback. Now one line, exit 70,
+    and the traceback in a file the line names, for the bug report."""
+    import pith_graph.cli.commands as commands
+    from pith_graph.cli import EXIT_INTERNAL, main
+
+    def broken(args: object, *, load: bool) -> int:
+        raise KeyError("code")
+
+    monkeypatch.setattr(commands, "cmd_verify_or_load", broken)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where TMPDIR would put it
+    assert main(["verify", SAMPLES]) == EXIT_INTERNAL == 70
+    said = capsys.readouterr().err
+    found = re.fullmatch(
+        r"pith-graph: internal error: KeyError: .*'code'.* \(a bug in pith-graph; its traceback is in (\S+)\)\n",
+        said,
+    )
+    assert found, said
+    traceback = Path(found.group(1)).read_text()
+    assert traceback.startswith("Traceback (most recent call last):") and "KeyError: 'code'" in traceback
+    assert Path(found.group(1)).parent == tmp_path

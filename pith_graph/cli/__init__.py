@@ -4,7 +4,8 @@ Exit codes (``EXIT_*`` here, a public contract): 0 success; 1 some bundle was re
 still loaded); 2 usage error (bad option, missing path, unreadable keyring); 3 the graph
 store failed (unreachable, wrong password, missing database, or a graph loaded in memory
 could not be saved: ``write_failed``), stdout could not be written (``write_failed``: a full
-disk) or a verification worker died (``worker_failed``); 130 interrupted; 141 stdout's reader
+disk) or a verification worker died (``worker_failed``); 70 a bug (an exception none of
+these, its traceback written to a file the line names); 130 interrupted; 141 stdout's reader
 went away (``| head``). Never a traceback for any of them.
 
 Commands: ``verify``, ``load``, ``schema`` (:mod:`pith_graph.cli.commands`), ``import``
@@ -32,6 +33,7 @@ if typing.TYPE_CHECKING:
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
+    "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_REJECTED",
@@ -51,6 +53,9 @@ EXIT_INTERRUPTED = 130
 #: reports ``cat`` or ``grep`` there, which SIGPIPE kills. Not 1: that says a bundle was
 #: rejected.
 EXIT_BROKEN_PIPE = 141
+#: A bug: an exception none of the above (``EX_SOFTWARE`` of sysexits.h). One line too; the
+#: traceback goes to a file the line names.
+EXIT_INTERNAL = 70
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -107,6 +112,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         err.print("pith-graph: interrupted")
         return EXIT_INTERRUPTED
+    except _OutputFailed:
+        raise  # stdout failed: entry() says so
+    except Exception as error:
+        err.print(f"pith-graph: internal error: {_internal_error(error)}")
+        return EXIT_INTERNAL
+
+
+def _internal_error(error: Exception) -> str:
+    """What an unexpected exception was, quoted, and the file its traceback went to (a bug
+    report needs it; a user needs one line, as for every other failure)."""
+    import tempfile
+    import traceback
+
+    from pith_graph.errors import printable, quoted
+
+    said = f"{type(error).__name__}: {printable(quoted(str(error)))}"
+    try:
+        handle, path = tempfile.mkstemp(prefix="pith-graph-traceback-", suffix=".txt")
+        with os.fdopen(handle, "w") as out:
+            traceback.print_exception(error, file=out)
+    except OSError:
+        return f"{said} (a bug in pith-graph)"
+    return f"{said} (a bug in pith-graph; its traceback is in {path})"
 
 
 class _OutputFailed(Exception):
