@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
@@ -34,11 +35,7 @@ def resolve_keyring(trusted_keys: TrustedKeys = None) -> Keyring:
         return trusted_keys
     if isinstance(trusted_keys, (str, Path)):
         return load_keyring_file(trusted_keys)
-    if isinstance(trusted_keys, (bytes, Mapping)) or not isinstance(trusted_keys, Iterable):
-        raise UsageError(
-            f"trusted_keys: expected a Keyring, a file path or PinnedKey values, not {_kind(trusted_keys)}"
-        )
-    keys = list(trusted_keys)
+    keys = _listed(trusted_keys, "trusted_keys", "a Keyring, a file path or PinnedKey values")
     odd = next((key for key in keys if not isinstance(key, PinnedKey)), None)
     if odd is not None:
         raise UsageError(
@@ -51,14 +48,20 @@ def _kind(value: object) -> str:
     return f"a value of type {type(value).__name__}"
 
 
+def _listed(value: object, name: str, expected: str) -> list[Any]:
+    """The values of the iterable ``value``; :class:`UsageError` for anything else (bytes and
+    mappings, which iterate, included)."""
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Iterable):
+        raise UsageError(f"{name}: expected {expected}, not {_kind(value)}")
+    return list(value)
+
+
 def _load_arguments(paths: object, max_bytes: object, workers: object, graph: object) -> list[str]:
     """The paths as strings, once the other arguments are checked as the command line checks
     its options; :class:`UsageError` naming the first that is not."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
-    if isinstance(paths, (bytes, Mapping)) or not isinstance(paths, Iterable):
-        raise UsageError(f"paths: expected a path or an iterable of paths, not {_kind(paths)}")
-    found = list(paths)
+    found = _listed(paths, "paths", "a path or an iterable of paths")
     odd = next((path for path in found if not isinstance(path, (str, Path)) or str(path) == ""), None)
     if odd is not None:
         raise UsageError(

@@ -193,8 +193,7 @@ def _scalar_variables(plan: Plan, inputs: dict[str, Any]) -> dict[str, Any] | No
 
 
 def _level(level: Level, context: Context, variables: VariableValues, sole: bool) -> Level:
-    context.check_time()
-    if context.abort.signal.aborted:  # its client went away (api/guard.py): for nobody
+    if context.stopped():  # out of time, or its client went away (api/guard.py): for nobody
         raise out_of_time(context.limits)
     batch = Batch(context.reader, context.check_time)
     pending = []
