@@ -50,6 +50,6 @@ def coauthorship_graph(G: nx.DiGraph) -> nx.Graph:
     C = nx.Graph()
     for node, data in G.nodes(data=True):
         if data.get(LABEL_ATTRIBUTE) == AUTHOR.label:
-            C.add_node(node, **{name: data[name] for name in AUTHOR.property_names})
+            C.add_node(node, **{name: data[name] for name in AUTHOR.property_names if name in data})
     C.add_weighted_edges_from((a, b, w) for (a, b), w in weights.items())
     return C

@@ -19,7 +19,7 @@ from typing import Any
 import neo4j
 
 from pith_graph.loader.identifiers import doi_key
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher_upgrades as cypher
 
 __all__ = ["fold_doi_aliases"]
 

@@ -16,16 +16,20 @@ from pith_graph.loader.identifiers import alias_value, split_authors
 from pith_graph.loader.indexable import check_indexable
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
+from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import AliasRow, AuthorRow, CategoryLinkRow, PaperRow, SignatureRow
 
-__all__ = ["PaperRows", "build_rows"]
+__all__ = ["AUTHOR_NAMES", "PaperRows", "build_rows"]
+
+#: The Paper property holding its authors' display forms, in its order.
+AUTHOR_NAMES = PAPER.prop("authorNames")
 
 
 class PaperRows(NamedTuple):
     """Everything one paper contributes to the graph: its node and the rows of its links.
 
     Each row type is checked against :mod:`pith_graph.schema.graph` (see
-    :mod:`pith_graph.schema.rows`); lists are in key order.
+    :mod:`pith_graph.schema.rows`); authors are in the paper's order, other lists in key order.
     """
 
     paper: PaperRow
@@ -59,6 +63,20 @@ class PaperRows(NamedTuple):
     @property
     def bundle_key_id(self) -> str:
         return self.paper.bundle_key_id
+
+    @property
+    def author_names(self) -> list[str] | None:
+        """``Paper.authorNames`` as every writer stores it: the authors' display forms in the
+        paper's order, ``None`` (no property) when it names none, since Neo4j's importer
+        cannot write an empty list (schema.graph)."""
+        return [author.name for author in self.authors] or None
+
+    def paper_properties(self) -> dict[str, Any]:
+        """The Paper node's properties: the row's and ``authorNames`` (absent when ``None``)."""
+        props = self.paper.properties()
+        if self.authors:
+            props[AUTHOR_NAMES] = [author.name for author in self.authors]
+        return props
 
 
 def _archive(code: str) -> str:

@@ -35,7 +35,7 @@ __all__ = [
 LABEL_ATTRIBUTE = "label"
 TYPE_ATTRIBUTE = "type"
 
-PropertyType = Literal["string", "integer", "boolean", "list<string>"]
+PropertyType = Literal["string", "integer", "boolean", "list<string>", "list<integer>"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +119,13 @@ PAPER = NodeSpec(
             "string",
             "id of the key that signed the bundle: its signer's rank decides conflicts",
         ),
+        _p(
+            "authorNames",
+            "list<string>",
+            "the authors as the paper names them (display forms, NFC), in its order, one per"
+            " Author; absent when it names none",
+            required=False,
+        ),
     ),
     "One arXiv version of a paper, as recorded by a verified bundle.",
 )
@@ -128,7 +135,11 @@ AUTHOR = NodeSpec(
     ("nameKey",),
     (
         _p("nameKey", "string", "NFKC, case-folded, whitespace-collapsed name: the identity"),
-        _p("name", "string", "display form (NFC); the smallest seen when spellings differ"),
+        _p(
+            "name",
+            "string",
+            "display form (NFC): the smallest (by code point) of its papers' spellings of it",
+        ),
         _p(
             "nameFolded",
             "string",
@@ -136,6 +147,19 @@ AUTHOR = NodeSpec(
             " what author typeahead matches typed prefixes against",
         ),
         _p("paperCount", "integer", "how many papers name the author (its AUTHORED edges)"),
+        _p(
+            "nameForms",
+            "list<string>",
+            "its papers' distinct spellings of it (authorNames), smallest first; absent when"
+            " they all spell it name",
+            required=False,
+        ),
+        _p(
+            "nameFormCounts",
+            "list<integer>",
+            "how many of its papers use each of nameForms; absent with nameForms",
+            required=False,
+        ),
     ),
     "A person named in a paper's authors_text.",
 )

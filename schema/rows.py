@@ -35,6 +35,7 @@ from pith_graph.schema.graph import (
 )
 
 __all__ = [
+    "PAPER_ROW_PROPERTIES",
     "AliasRow",
     "AuthorRow",
     "CategoryLinkRow",
@@ -54,7 +55,8 @@ def snake_case(name: str) -> str:
 
 
 class PaperRow(NamedTuple):
-    """Every property of a ``Paper`` node (see :data:`~pith_graph.schema.graph.PAPER`)."""
+    """The properties of a ``Paper`` node (see :data:`~pith_graph.schema.graph.PAPER`) but
+    ``authorNames``, which the stores write from the paper's author rows."""
 
     pith_number: str
     short_pith_number: str
@@ -88,8 +90,9 @@ class PaperRow(NamedTuple):
 
 
 class AuthorRow(NamedTuple):
-    """An ``Author`` node: the name key (identity), the display name and its folded words
-    (``paperCount`` is derived from the node's edges by the stores)."""
+    """An ``Author`` as one paper names it: the name key (identity), the paper's display form
+    and its folded words (the stores derive the node's ``name`` from all its papers' forms,
+    and ``paperCount``, ``nameForms`` and ``nameFormCounts``)."""
 
     name_key: str
     name: str
@@ -175,9 +178,12 @@ def _lists(specs: Sequence[PropertySpec]) -> frozenset[int]:
     return frozenset(index for index, spec in enumerate(specs) if spec.type.startswith("list"))
 
 
-_PAPER_NAMES = _bind(PaperRow, PAPER.properties)
-_PAPER_LISTS = _lists(PAPER.properties)
-_AUTHOR_DERIVED = ("paperCount",)
+#: Written by the stores from :class:`~pith_graph.loader.rows.PaperRows`' authors, not rows.
+_PAPER_DERIVED = ("authorNames",)
+_PAPER_SPECS = tuple(spec for spec in PAPER.properties if spec.name not in _PAPER_DERIVED)
+_PAPER_NAMES = _bind(PaperRow, _PAPER_SPECS)
+_PAPER_LISTS = _lists(_PAPER_SPECS)
+_AUTHOR_DERIVED = ("paperCount", "nameForms", "nameFormCounts")
 _AUTHOR_NAMES = _bind(
     AuthorRow, tuple(spec for spec in AUTHOR.properties if spec.name not in _AUTHOR_DERIVED)
 )
@@ -186,3 +192,5 @@ _CATEGORY_NAMES = _bind(CategoryLinkRow, CATEGORY.properties + IN_CATEGORY.prope
 _IN_CATEGORY_NAMES = tuple(spec.name for spec in IN_CATEGORY.properties)
 _SIGNER_KEY = tuple(spec for spec in SIGNER.properties if spec.name != "keyIds")
 _SIGNED_NAMES = _bind(SignatureRow, _SIGNER_KEY + SIGNED.properties)[2:]
+#: The Paper properties a :class:`PaperRow` holds, in its field order (all but ``authorNames``).
+PAPER_ROW_PROPERTIES = _PAPER_NAMES

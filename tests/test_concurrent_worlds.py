@@ -5,8 +5,8 @@ three ranks, rebuilds, corrected records, one author spelt six ways, a journal D
 share, re-signed bodies) are split among two or three loaders, each with an overlapping
 part in its own order and a batch size of 1 to 3, each a thread with its own
 :class:`Neo4jStore`, released together. The graph is a function of the set of bundles, so
-the export must equal the memory store's after one batch of the union of the parts (names
-compared as :func:`test_order_independence.check_names` does). Once, the loaders are
+the export must equal the memory store's after one batch of the union of the parts, names
+included (and checked as :func:`test_order_independence.check_names` does). Once, the loaders are
 ``pith-graph load`` processes.
 
 Pruning: a world is loaded, then a loader (under a keyring that revokes LOW's key) and
@@ -47,7 +47,6 @@ from test_order_independence import (
     check_names,
     load,
     one_batch,
-    without_names,
     world,
 )
 
@@ -174,8 +173,8 @@ def test_concurrent_loads_end_in_the_graph_of_one_batch(
         assert together(jobs) == [], context
         retried(caplog, context)
         actual = db.export()
-        assert without_names(actual) == without_names(memory.export()), context
-        check_names(actual, part, exact=False, context=context)
+        assert actual == memory.export(), context
+        check_names(actual, part, context=context)
 
 
 def test_concurrent_load_processes_end_in_the_graph_of_one_batch(
@@ -219,8 +218,8 @@ def test_concurrent_load_processes_end_in_the_graph_of_one_batch(
     memory = MemoryStore()
     load(memory, tmp_path, part, one_batch(len(part)))
     actual = db.export()
-    assert without_names(actual) == without_names(memory.export())
-    check_names(actual, part, exact=False, context=" | ".join(map(str, loaders)))
+    assert actual == memory.export()
+    check_names(actual, part, context=" | ".join(map(str, loaders)))
 
 
 PRUNE_SEEDS = _seeds("4,12")
@@ -251,7 +250,7 @@ def test_a_prune_during_a_load_ends_as_one_of_their_serial_orders(
         prune_revoked(memory, REVOKING)
         if order[cut:]:
             load(memory, tmp_path, bundles, Arrival([order[cut:]], how.batch_size, how.layout), REVOKING)
-        candidates.append(without_names(memory.export()))
+        candidates.append(memory.export())
 
     db, loader, pruner = connect(), connect(), connect()
     db.clear()
@@ -266,8 +265,8 @@ def test_a_prune_during_a_load_ends_as_one_of_their_serial_orders(
     retried(caplog, context)
     assert pruned[0].removed == doomed, context
     actual = db.export()
-    assert without_names(actual) in candidates, context
-    check_names(actual, bundles, exact=False, context=context)
+    assert actual in candidates, context
+    check_names(actual, bundles, context=context)
 
 
 # -- found by probing the interleavings the worlds make possible ---------------------------------

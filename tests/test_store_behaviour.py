@@ -518,9 +518,45 @@ def test_the_same_author_under_different_spellings_is_one_node(store: GraphStore
             "name": "ZOË SMITH",
             "nameFolded": "zoe smith",
             "paperCount": 4,
+            # NFC makes the second spelling the third: each paper's own form, counted
+            "nameForms": ["ZOË SMITH", "Zoë Smith", "zoë smith"],
+            "nameFormCounts": [1, 2, 1],
         }
     }
     assert sum(1 for (start, kind, _) in graph.edges if start == "Author:zoë smith") == 4
+    assert sorted(name for paper in labelled(graph, "Paper").values() for name in paper["authorNames"]) == [
+        "ZOË SMITH",
+        "Zoë Smith",
+        "Zoë Smith",
+        "zoë smith",
+    ]
+
+
+def test_an_authors_name_follows_the_papers_that_spell_it(store: GraphStore, tmp_path: Path) -> None:
+    """README *The graph*: ``name`` is the smallest spelling among the papers held, whatever
+    the order (until 0.8 a replaced paper's ``ZOË SMITH`` stayed while the author kept another
+    paper); ``nameForms``/``nameFormCounts`` count them, absent once all papers agree."""
+    first = spec("2402.00001", authors=("ZOË SMITH", "Bo Chen"), title="First")
+    other = spec("2402.00002", authors=("Zoë Smith",), title="Other")
+    load(store, tmp_path, [bundle(first), bundle(other)])
+    zoe = store.export().nodes["Author:zoë smith"]
+    assert (zoe["name"], zoe["nameForms"], zoe["nameFormCounts"]) == (
+        "ZOË SMITH",
+        ["ZOË SMITH", "Zoë Smith"],
+        [1, 1],
+    )
+    respelt = dataclasses.replace(first, authors=("Zoë Smith", "Bo Chen"), built_at="2026-07-03T00:00:00Z")
+    assert outcome(load(store, tmp_path, [bundle(respelt)]))["replaced"] == 1
+    graph = store.export()
+    zoe = graph.nodes["Author:zoë smith"]
+    assert (zoe["name"], zoe["paperCount"], zoe["nameFolded"]) == ("Zoë Smith", 2, "zoe smith")
+    assert "nameForms" not in zoe and "nameFormCounts" not in zoe
+    assert graph == reference(tmp_path, [bundle(other), bundle(respelt)])  # as if loaded alone
+    # the paper of the old spelling back (a higher rank is not needed: a newer bundle of it)
+    again = dataclasses.replace(first, built_at="2026-07-04T00:00:00Z")
+    load(store, tmp_path, [bundle(again)])
+    assert store.export() == reference(tmp_path, [bundle(other), bundle(again)])
+    assert store.export().nodes["Author:zoë smith"]["name"] == "ZOË SMITH"
 
 
 def test_paper_count_follows_every_write_and_removal(store: GraphStore, tmp_path: Path) -> None:

@@ -23,7 +23,7 @@ from pith_graph.api.reads.records import (
 )
 from pith_graph.api.reads.torn import TornRead
 from pith_graph.schema.graph import PAPER
-from pith_graph.schema.rows import PaperRow
+from pith_graph.schema.rows import PAPER_ROW_PROPERTIES, PaperRow
 
 __all__ = [
     "author",
@@ -36,10 +36,11 @@ __all__ = [
     "signer",
 ]
 
-_NAMES = PAPER.property_names  # PaperRow's field order
+_NAMES = PAPER_ROW_PROPERTIES  # PaperRow's field order
 _EMPTY = {
     spec.name: () if spec.type.startswith("list") else 0 if spec.type == "integer" else ""
     for spec in PAPER.properties
+    if spec.name in _NAMES
 }
 #: Read with every paper: which state of it a statement saw (``cypher_parts.STAMP``).
 _STAMPED = frozenset({"bundleSha256", "bundleKeyId"})

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pith_graph.schema.graph import PAPER
-from pith_graph.schema.rows import PaperRow
+from pith_graph.schema.rows import PAPER_ROW_PROPERTIES, PaperRow
 
 __all__ = [
     "ALIAS_KINDS",
@@ -46,8 +46,8 @@ MAX_PATH_HOPS = 6
 IdentifierKey = tuple[str, str]
 
 
-#: Every property of a ``Paper`` (schema names).
-ALL_PAPER_PROPERTIES = frozenset(PAPER.property_names)
+#: Every property of a ``Paper`` a reader reads (schema names: a PaperRow's).
+ALL_PAPER_PROPERTIES = frozenset(PAPER_ROW_PROPERTIES)
 #: The properties every paper a reader returns carries, whatever was selected: its key,
 #: its place in the newest-first order, its versions, its signer's rank, its primary category.
 CORE_PAPER_PROPERTIES = frozenset(

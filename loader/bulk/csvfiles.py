@@ -46,7 +46,13 @@ __all__ = [
 ]
 
 ARRAY_DELIMITER = "\x1f"
-_CSV_TYPES = {"string": "", "integer": ":long", "boolean": ":boolean", "list<string>": ":string[]"}
+_CSV_TYPES = {
+    "string": "",
+    "integer": ":long",
+    "boolean": ":boolean",
+    "list<string>": ":string[]",
+    "list<integer>": ":long[]",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,8 +105,8 @@ def encode(value: Any) -> str:
     empty is absent instead in every store (``SIGNED.eventTypes``), and its writers pass
     ``None``; an empty list is refused.
 
-    >>> [encode(v) for v in ('a "b", c', 7, True, ["k1", "k2"], None)]
-    ['"a ""b"", c"', '7', 'true', '"k1\\x1fk2"', '']
+    >>> [encode(v) for v in ('a "b", c', 7, True, ["k1", "k2"], [2, 1], None)]
+    ['"a ""b"", c"', '7', 'true', '"k1\\x1fk2"', '"2\\x1f1"', '']
     """
     if value is None:
         return ""
@@ -110,7 +116,7 @@ def encode(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    items = list(value)
+    items = [str(item) if type(item) is int else item for item in value]
     if not items or any(ARRAY_DELIMITER in item for item in items):
         raise UsageError(f"cannot write the list {items!r} for Neo4j's importer (empty, or holds U+001F)")
     return '"' + ARRAY_DELIMITER.join(item.replace('"', '""') for item in items) + '"'

@@ -11,7 +11,8 @@ keep. The winners' Paper and edge rows are copied as they are into the CSV files
 Author, Category, Alias and Signer rows go to a second set of partitions, by node key.
 
 Pass three reads those one at a time and writes each node once: an Author with the smallest
-display name among the winners (and its folded words) and the number of winners naming it,
+of the winners' spellings of it (and its folded words), the number of winners naming it and,
+when they spell it differently, the count of each spelling,
 a Signer with the union of its key ids (its type is the same in all its rows: the keyring's).
 Each process holds one partition at a time, whatever the input size.
 """
@@ -29,6 +30,7 @@ import orjson
 
 from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, alias_id, line
 from pith_graph.loader.bulk.spill import read_partition
+from pith_graph.loader.stores.names import settle
 from pith_graph.loader.stores.rules import Outcome, plan_batch
 from pith_graph.loader.workers import in_processes
 
@@ -137,7 +139,8 @@ def _decide(
 
 def _write_nodes(paths: list[Path], csv: _Share) -> None:
     """Write the nodes of one node partition (its spill files ``paths``, one per process)."""
-    authors: dict[str, list[Any]] = {}  # nameKey -> [nameKey, name, nameFolded, paperCount]
+    authors: dict[str, Counter[str]] = {}  # nameKey -> its winners' spellings, counted
+    folded: dict[str, str] = {}  # spelling -> its folded words
     categories: dict[str, str] = {}
     aliases: set[tuple[str, str]] = set()
     signers: dict[str, tuple[str, set[str]]] = {}
@@ -146,13 +149,8 @@ def _write_nodes(paths: list[Path], csv: _Share) -> None:
             for raw in handle:
                 kind, *row = orjson.loads(raw)
                 if kind == _AUTHOR:  # one row per winning paper naming the author
-                    known = authors.get(row[0])
-                    if known is None:
-                        authors[row[0]] = [*row, 1]
-                    else:
-                        if row[1] < known[1]:
-                            known[1:3] = row[1:3]
-                        known[3] += 1
+                    authors.setdefault(row[0], Counter())[row[1]] += 1
+                    folded.setdefault(row[1], row[2])
                 elif kind == _CATEGORY:
                     categories.setdefault(row[0], row[1])
                 elif kind == _ALIAS:
@@ -160,7 +158,10 @@ def _write_nodes(paths: list[Path], csv: _Share) -> None:
                 else:  # every row of a signer has its type: the keyring's (loader.rows)
                     signers.setdefault(row[0], (row[1], set()))[1].update(row[2])
         path.unlink()
-    rows: list[tuple[int, list[Any]]] = [(1, author) for author in authors.values()]
+    rows: list[tuple[int, list[Any]]] = []
+    for key, spellings in authors.items():
+        name, forms, counts = settle(spellings)  # as every store names it (stores.names)
+        rows.append((1, [key, name, folded[name], spellings.total(), forms, counts]))
     rows += [(2, [code, archive]) for code, archive in categories.items()]
     rows += [(3, [alias_id(kind, value), kind, value]) for kind, value in aliases]
     rows += [(4, [sid, stype, sorted(keys)]) for sid, (stype, keys) in signers.items()]

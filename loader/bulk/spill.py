@@ -62,8 +62,8 @@ def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
         encoded, multiline = line(values)
         parts[2 * target + multiline].append(encoded)
 
-    properties = rows.paper.properties()
-    add(0, [properties[name] for name in PAPER.property_names])
+    properties = rows.paper_properties()
+    add(0, [properties.get(name) for name in PAPER.property_names])  # None: no property
     for author in rows.authors:
         add(1, [author.name_key, pith])
     for category in rows.categories:

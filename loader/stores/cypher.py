@@ -14,7 +14,7 @@ Sections:
   papers; lock (or create) the signers; detach the stored papers that will be replaced or
   removed and delete the removed ones; merge and lock authors and categories; write each paper with
   its aliases and edges in one pass; delete the nodes left without an edge; refresh
-  ``Signer.keyIds`` and ``Author.paperCount``;
+  ``Signer.keyIds``, and ``Author.paperCount`` and ``name``;
 * store reads: digests, counts, export, clear.
 
 The API's read statements live with their reader (:mod:`pith_graph.api.reads.cypher`).
@@ -26,14 +26,12 @@ from pith_graph.schema.database import RETIRED_INDEXES, ConstraintSpec, IndexSpe
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
 __all__ = [
-    "AUTHORS_TO_UPGRADE",
     "AWAIT_INDEXES",
     "CLEAR_NODES",
     "CLEAR_RELATIONSHIPS",
     "DELETE_ORPHANS",
     "DELETE_PAPERS",
     "DETACH_PAPERS",
-    "DOIS_TO_FOLD",
     "EXPORT_AUTHORS_OF_PAPERS",
     "EXPORT_EDGES",
     "EXPORT_FILTER_PAPERS",
@@ -43,7 +41,6 @@ __all__ = [
     "EXPORT_PAPERS_BETWEEN",
     "EXPORT_PAPERS_OF_AUTHORS",
     "EXPORT_PAPERS_OF_CATEGORY",
-    "FOLD_DOIS",
     "KNOWN_BUNDLES",
     "KNOWN_BUNDLE_DIGESTS",
     "LOCK_PAPERS_TO_REMOVE",
@@ -52,10 +49,11 @@ __all__ = [
     "MERGE_AUTHORS",
     "MERGE_CATEGORIES",
     "PAPERS_SIGNED_WITH",
+    "PAPER_AUTHOR_NAMES",
     "PING",
-    "REFRESH_AUTHOR_COUNTS",
+    "REFRESH_AUTHORS",
     "REFRESH_SIGNER_KEYS",
-    "SET_AUTHORS",
+    "SET_AUTHOR_NAMES",
     "WRITE_PAPERS",
     "constraint_statement",
     "count_edges",
@@ -199,16 +197,21 @@ ORDER BY pith
 
 # Node rows are lists (``[key, value, ...]``): cheaper to encode than maps.
 
-#: Authors keep the smallest name seen ($rows: ``[nameKey, name, nameFolded]``, the batch's smallest
-#: per key): each is created or locked; one named otherwise is returned, compared by code point in
-#: Python (Cypher's < takes a parameter by UTF-16 code unit), and renamed by SET_AUTHORS if larger.
+#: Create or lock the batch's authors ($rows: ``[nameKey, name, nameFolded]``, the batch's smallest
+#: spelling per key, which a new author is created with); REFRESH_AUTHORS names them.
 MERGE_AUTHORS = """
 UNWIND $rows AS row
 MERGE (a:Author {nameKey: row[0]})
 ON CREATE SET a.name = row[1], a.nameFolded = row[2], a.paperCount = 0
 SET a._lock = true REMOVE a._lock
-WITH a, row WHERE a.name <> row[1]
-RETURN row, a.name AS stored
+"""
+
+#: Each paper's spellings of its authors ($piths: papers about to be detached), read before
+#: they go; one written before 0.8 has none and spells each author as it is named now.
+PAPER_AUTHOR_NAMES = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+RETURN coalesce(p.authorNames, [(a:Author)-[:AUTHORED]->(p) | a.name]) AS names
 """
 
 #: $rows: ``[code, archive]``. Each is created or locked, as authors are: a concurrent batch
@@ -254,12 +257,14 @@ CALL (p, row) {
 }
 """
 
-#: Remove the detached neighbours that no paper uses any more.
+#: Remove the detached neighbours that no paper uses any more; returns the removed authors' keys.
 DELETE_ORPHANS = """
 UNWIND $ids AS id
 MATCH (n)
 WHERE elementId(n) = id AND NOT EXISTS { (n)--() }
+WITH n, n.nameKey AS key
 DELETE n
+RETURN key
 """
 
 #: ``Signer.keyIds`` = the sorted union of its SIGNED edges' keyIds. Candidates are the
@@ -281,31 +286,28 @@ CALL (s, row) {
 SET s.keyIds = keys
 """
 
-#: ``Author.paperCount`` = its AUTHORED edges, for the authors a batch touched ($keys, sorted;
+#: ``Author.paperCount`` = its AUTHORED edges, for the authors a batch touched ($rows, by key:
+#: ``[nameKey, the one spelling the batch adds (or null), whether its spellings need a look]``;
 #: those deleted as orphans are skipped). Each author is locked before it is counted, so a
-#: concurrent batch's edges are counted once it has committed, never missed.
-REFRESH_AUTHOR_COUNTS = """
-UNWIND $keys AS key
-MATCH (a:Author {nameKey: key})
-SET a._lock = true REMOVE a._lock
-WITH a
-SET a.paperCount = COUNT { (a)-[:AUTHORED]->() }
-"""
-
-#: Authors written before ``nameFolded`` and ``paperCount`` existed (the loader fills them in:
-#: :meth:`~pith_graph.loader.stores.neo4j.Neo4jStore.ensure_schema`), $limit at a time.
-AUTHORS_TO_UPGRADE = """
-MATCH (a:Author)
-WHERE a.nameFolded IS NULL OR a.paperCount IS NULL
-RETURN a.nameKey AS key, a.name AS name
-LIMIT $limit
-"""
-
-#: $rows: ``[nameKey, name (null: the stored one), nameFolded]``; paperCount counted again.
-SET_AUTHORS = """
+#: concurrent batch's edges are counted once it has committed, never missed. Returned, with
+#: what it held before (its count, name and forms), is each author whose name the batch may
+#: change (:mod:`~pith_graph.loader.stores.names`); SET_AUTHOR_NAMES writes the new ones.
+REFRESH_AUTHORS = """
 UNWIND $rows AS row
 MATCH (a:Author {nameKey: row[0]})
-SET a.name = coalesce(row[1], a.name), a.nameFolded = row[2], a.paperCount = COUNT { (a)-[:AUTHORED]->() }
+SET a._lock = true REMOVE a._lock
+WITH a, row, a.paperCount AS before
+SET a.paperCount = COUNT { (a)-[:AUTHORED]->() }
+WITH a, row, before
+WHERE row[2] OR a.nameForms IS NOT NULL OR (row[1] IS NOT NULL AND a.name <> row[1])
+RETURN row[0] AS key, before, a.name AS name, a.nameForms AS forms, a.nameFormCounts AS counts
+"""
+
+#: $rows: ``[nameKey, name, nameFolded, nameForms, nameFormCounts]`` (null forms: none).
+SET_AUTHOR_NAMES = """
+UNWIND $rows AS row
+MATCH (a:Author {nameKey: row[0]})
+SET a.name = row[1], a.nameFolded = row[2], a.nameForms = row[3], a.nameFormCounts = row[4]
 """
 
 # --- store reads --------------------------------------------------------------------------
@@ -401,20 +403,3 @@ def count_edges(kind: str) -> str:
     if kind not in RELATIONSHIPS:
         raise ValueError(f"unknown relationship type {kind!r}")
     return f"MATCH ()-[r:{kind}]->() RETURN count(r) AS count"
-
-
-# DOI aliases written before 0.6 (pith_graph.loader.doi_upgrade): those with an ASCII capital
-# (Java's [A-Z] is ASCII only), $limit at a time; $rows [value, folded]: the folded node
-# takes the old one's papers (made only when there are any), the old goes.
-DOIS_TO_FOLD = (
-    "MATCH (a:Alias {kind: 'doi'}) WHERE a.value =~ '(?s).*[A-Z].*' RETURN a.value AS value LIMIT $limit"
-)
-FOLD_DOIS = """
-UNWIND $rows AS row
-MATCH (old:Alias {kind: 'doi', value: row[0]})
-WITH old, row, [(old)-[:IDENTIFIES]->(p:Paper) | p] AS papers
-FOREACH (p IN papers |
-  MERGE (folded:Alias {kind: 'doi', value: row[1]})
-  MERGE (folded)-[:IDENTIFIES]->(p))
-DETACH DELETE old
-"""

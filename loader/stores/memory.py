@@ -28,7 +28,7 @@ import orjson
 
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import UsageError
-from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.files import read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import (
@@ -39,6 +39,7 @@ from pith_graph.loader.stores.memory_graph import (
     check_types,
     put,
 )
+from pith_graph.loader.stores.names import Spellings, rename_author
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
 from pith_graph.schema.graph import (
@@ -86,7 +87,7 @@ _INTERNED = tuple(name for name in INTERNED[PAPER.label] if name != _PAPER_KEY_I
 
 
 def _paper_properties(rows: PaperRows) -> dict[str, Any]:
-    props = rows.paper.properties()
+    props = rows.paper_properties()
     for name in _INTERNED:
         props[name] = sys.intern(props[name])
     props[_PAPER_KEY_IDS] = [sys.intern(key) for key in props[_PAPER_KEY_IDS]]
@@ -208,9 +209,16 @@ class MemoryStore:
         if pith not in known:
             self._by_source[source] = (*known, pith)
 
-    def _detach_paper(self, paper: str) -> set[str]:
-        """Remove every edge of ``paper``; return the nodes it was attached to."""
+    def _detach_paper(self, paper: str, spellings: Spellings) -> set[str]:
+        """Remove every edge of ``paper``, counting its spellings of its authors out of
+        ``spellings``; return the nodes it was attached to."""
         graph = self.graph
+        names = graph.nodes[paper].get(AUTHOR_NAMES)
+        if names is None:  # saved before 0.8, or no author: as each author is named now
+            names = [
+                graph.nodes[a][_NAME] for a in graph.pred[paper] if graph.nodes[a][_LABEL] == AUTHOR.label
+            ]
+        spellings.remove(names)
         neighbours: set[str] = set()
         for start, _end, data in list(graph.in_edges(paper, data=True)):
             if data[_TYPE] == SIGNED.type:
@@ -233,13 +241,15 @@ class MemoryStore:
             self._by_source[source] = left
         else:
             self._by_source.pop(source, None)
-        touched = self._detach_paper(paper)
+        spellings = Spellings()
+        touched = self._detach_paper(paper, spellings)
         self.graph.remove_node(paper)
-        self._tidy(touched)
+        self._tidy(touched, spellings)
 
-    def _tidy(self, touched: set[str]) -> None:
-        """Remove the touched nodes left without an edge; refresh the touched signers' keyIds
-        and the touched authors' paperCount."""
+    def _tidy(self, touched: set[str], spellings: Spellings) -> None:
+        """Remove the touched nodes left without an edge; refresh the touched signers' keyIds,
+        and the touched authors' paperCount and name (:mod:`~pith_graph.loader.stores.names`:
+        the write's ``spellings`` counted into the stored ones)."""
         graph = self.graph
         for node in touched:
             data = graph.nodes[node]
@@ -248,6 +258,7 @@ class MemoryStore:
                     self._signer_keys.pop(data[_SIGNER_ID], None)
                 graph.remove_node(node)
             elif data[_LABEL] == AUTHOR.label:
+                rename_author(data, spellings)
                 data[_PAPER_COUNT] = len(graph.succ[node])  # an author's edges are its AUTHORED ones
             elif data[_LABEL] == SIGNER.label:
                 keys = self._signer_keys[data[_SIGNER_ID]]
@@ -258,17 +269,19 @@ class MemoryStore:
         nodes = graph.nodes
         paper = node_id(PAPER.label, rows.pith_number)
         touched: set[str] = set()
+        spellings = Spellings()
         new: list[tuple[str, dict[str, Any]]] = []
         edges: list[tuple[str, str, EdgeData]] = []
+        props = _paper_properties(rows)
         old = nodes.get(paper)
         if old is not None:
-            touched = self._detach_paper(paper)
+            touched = self._detach_paper(paper, spellings)
             self._bundles.pop(old[_BUNDLE_SHA256], None)
             old.clear()
             old[_LABEL] = PAPER.label
-            old.update(_paper_properties(rows))
+            old.update(props)
         else:
-            new.append((paper, {_LABEL: PAPER.label, **_paper_properties(rows)}))
+            new.append((paper, {_LABEL: PAPER.label, **props}))
         self._bundles[rows.bundle_sha256] = sys.intern(rows.paper.bundle_key_id)
         self._add_source((sys.intern(rows.paper.source_kind), rows.paper.source_id), rows.pith_number)
 
@@ -280,11 +293,13 @@ class MemoryStore:
             return name, data
 
         authors = []
-        for author in rows.authors:
+        names = props.get(AUTHOR_NAMES, ())
+        for at, author in enumerate(rows.authors):
             name, data = node(AUTHOR.label, author.name_key, {**author.properties(), _PAPER_COUNT: 0})
-            if data is not None and author.name < data[_NAME]:
-                data[_NAME] = author.name
-                data[_NAME_FOLDED] = author.name_folded
+            if data is not None:  # (a new one is named by this paper alone, as created)
+                spellings.add(author.name_key, author.name)
+                if data[_NAME] == author.name:
+                    names[at] = data[_NAME]  # one string object for the author's usual spelling
             edges.append((name, paper, self._edge_data({_TYPE: AUTHORED.type})))
             authors.append(name)
         for category in rows.categories:
@@ -306,7 +321,7 @@ class MemoryStore:
             self._signer_keys[signer.signer_id].update(signer.key_ids)
             touched.add(name)
         put(graph, new, edges)
-        self._tidy(touched.union(authors))
+        self._tidy(touched.union(authors), spellings)
 
     def compact(self) -> None:
         """Share equal edge attributes (a graph read from a file has a dict per edge)."""

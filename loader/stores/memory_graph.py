@@ -67,6 +67,9 @@ _BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _PRIMARY_CATEGORY = PAPER.prop("primaryCategory")
 _KEY_IDS = SIGNER.prop(PAPER.prop("keyIds"))  # both labels' name
 _PAPER_COUNT = AUTHOR.prop("paperCount")
+_NAME = AUTHOR.prop("name")
+_NAME_FORMS = AUTHOR.prop("nameForms")
+_NAME_FORM_COUNTS = AUTHOR.prop("nameFormCounts")
 _CODE = CATEGORY.prop("code")
 _ARCHIVE = CATEGORY.prop("archive")
 _KIND = ALIAS.prop("kind")
@@ -142,7 +145,10 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
     "integer": (int,),
     "boolean": (bool,),
     "list<string>": (list, tuple),
+    "list<integer>": (list, tuple),
 }
+#: The type of a list property's items (exactly: a bool is no integer here).
+_ITEMS: dict[str, type] = {"list<string>": str, "list<integer>": int}
 #: ``submittedAt`` as rows store it (whole seconds); ``builtAt`` is checked as verification admits it (``ISO_Z``).
 _SUBMITTED_AT = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 
@@ -158,7 +164,8 @@ def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str
         wrong = not isinstance(value, _PYTHON_TYPES[spec.type]) or (
             spec.type == "integer" and isinstance(value, bool)
         )
-        if wrong or (spec.type == "list<string>" and not all(isinstance(item, str) for item in value)):
+        item = _ITEMS.get(spec.type)
+        if wrong or (item is not None and not all(type(each) is item for each in value)):
             return f"{spec.name} is not a {spec.type}: {value!r:.60}"
     return None
 
@@ -166,10 +173,16 @@ def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str
 _LISTS = frozenset((list, tuple))
 
 
-#: Per label and per type: (name, the Python types it may have, required), for the fast pass.
-def _fast(properties: Sequence[PropertySpec]) -> tuple[tuple[str, frozenset[type], bool], ...]:
+#: Per label and per type: (name, the Python types it may have, its items' type (lists),
+#: required), for the fast pass.
+def _fast(properties: Sequence[PropertySpec]) -> tuple[tuple[str, frozenset[type], type | None, bool], ...]:
     return tuple(
-        (p.name, _LISTS if p.type == "list<string>" else frozenset(_PYTHON_TYPES[p.type]), p.required)
+        (
+            p.name,
+            _LISTS if p.type in _ITEMS else frozenset(_PYTHON_TYPES[p.type]),
+            _ITEMS.get(p.type),
+            p.required,
+        )
         for p in properties
     )
 
@@ -188,13 +201,13 @@ def _fast_problem(
     fast = _FAST.get(kind) if isinstance(kind, str) else None
     if fast is None or kind not in specs:
         return unknown
-    for name, types, required in fast:
+    for name, types, items, required in fast:
         value = data.get(name, _FAST)
         if type(value) not in types:
             if value is _FAST and not required:
                 continue
             return _bad_property(data, specs[kind])
-        if types is _LISTS and not all(type(item) is str for item in value):
+        if items is not None and not all(type(item) is items for item in value):
             return _bad_property(data, specs[kind])
     return None
 
@@ -249,7 +262,7 @@ def check_structure(graph: nx.DiGraph) -> None:
     of its bundle (one SIGNED edge marked ``signedBundle``), its ``keyIds`` its signers' keys,
     its ``bundleKeyId`` one of them, one primary IN_CATEGORY edge to its ``primaryCategory``;
     no Author, Category, Alias or Signer without a paper; an Author's ``paperCount`` at least
-    its AUTHORED edges, a Signer's ``keyIds`` at least the keys of its SIGNED edges (an
+    its AUTHORED edges, its ``nameForms`` counting its ``paperCount`` papers, a Signer's ``keyIds`` at least the keys of its SIGNED edges (an
     export of a part keeps the database's). Linear: two passes
     over the nodes, one over the edges. Raises :class:`ValueError` naming the first problem."""
     check_types(graph)
@@ -289,12 +302,26 @@ def check_structure(graph: nx.DiGraph) -> None:
         # An export of a part keeps the database's counts and keys: at least the part's.
         elif label == AUTHOR.label and data[_PAPER_COUNT] < len(succ[node]):
             problem = f"paperCount {data[_PAPER_COUNT]} is below its {len(succ[node])} AUTHORED edges"
+        elif label == AUTHOR.label and (_NAME_FORMS in data or _NAME_FORM_COUNTS in data):
+            problem = _bad_forms(data)
         elif label == SIGNER.label and not keys[node] <= set(data[_KEY_IDS]):
             problem = f"keyIds {data[_KEY_IDS]!r:.60} lack keys of its SIGNED edges"
         else:
             continue
         if problem is not None:
             raise ValueError(f"node {node!r:.80}: {problem}")
+
+
+def _bad_forms(data: Mapping[str, Any]) -> str | None:
+    """What is wrong with an Author's ``nameForms`` and ``nameFormCounts`` (loader.stores.names)."""
+    forms, counts = data.get(_NAME_FORMS), data.get(_NAME_FORM_COUNTS)
+    if forms is None or counts is None or len(forms) != len(counts) or len(forms) < 2:
+        return "nameForms and nameFormCounts are not two lists of one length, at least 2"
+    if list(forms) != sorted(set(forms)) or forms[0] != data[_NAME]:
+        return "nameForms are not distinct and in order, name the first"
+    if min(counts) < 1 or sum(counts) != data[_PAPER_COUNT]:
+        return "nameFormCounts are not counts of its paperCount papers"
+    return None
 
 
 def _bad_paper_links(

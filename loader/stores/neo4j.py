@@ -13,7 +13,8 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
    the edges of the stored papers to replace; merge and lock authors and categories (by key),
    then write each paper, its aliases and edges in one ``UNWIND $rows`` (one lookup each);
 4. delete the detached nodes left without an edge; lock, then recompute ``Signer.keyIds``
-   and the ``Author.paperCount`` of every signer and author the batch touched.
+   and the ``Author.paperCount`` of every signer and author the batch touched, and the name
+   of each author whose spellings it changed (:mod:`~pith_graph.loader.stores.names`).
 
 A batch is therefore either wholly in the database or not at all: a killed loader or a
 restarted server leaves no half-written paper, and loading again converges; so a batch (or
@@ -39,12 +40,13 @@ from typing import Any, TypeVar
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
-from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher, neo4j_connect
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
+from pith_graph.loader.stores.names import Spellings
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
+from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors, upgrade_authors
 from pith_graph.loader.stores.neo4j_retry import (
     LOST_COMMIT_RETRY,
     OUT_OF_MEMORY,
@@ -73,7 +75,6 @@ _SCHEMA_RACE_CODES = frozenset(
     }
 )
 INDEX_WAIT_SECONDS = 300
-_UPGRADE_BATCH = 5000
 
 
 class Neo4jStore:
@@ -133,20 +134,8 @@ class Neo4jStore:
                     if error.code not in _SCHEMA_RACE_CODES:
                         raise
             session.run(cypher.AWAIT_INDEXES, seconds=INDEX_WAIT_SECONDS).consume()
-            self._upgrade_authors(session)
+            upgrade_authors(session)
             fold_doi_aliases(session)
-
-    def _upgrade_authors(self, session: neo4j.Session) -> None:
-        """Fill in ``Author.nameFolded`` and ``paperCount`` where a database written by an
-        earlier version lacks them (a few thousand authors per transaction; nothing to do,
-        one scan of the Author label, once the database is up to date)."""
-        while True:
-            found = session.execute_read(_read_rows, cypher.AUTHORS_TO_UPGRADE, limit=_UPGRADE_BATCH)
-            if not found:
-                return
-            rows = [[row["key"], None, folded_name(row["name"])] for row in found]
-            session.execute_write(_run, cypher.SET_AUTHORS, rows=rows)
-            log.info("gave %d authors their nameFolded and paperCount", len(rows))
 
     def known_bundle_digests(self) -> set[str]:
         found = self._rows("reading stored bundle digests", cypher.KNOWN_BUNDLE_DIGESTS)
@@ -357,6 +346,9 @@ def _write(
     authors: dict[str, AuthorRow] = {}
     categories: dict[str, str] = {}
     papers: list[dict[str, Any]] = []
+    spellings = Spellings()
+    if remove:
+        spellings.remove(paper_author_names(tx, remove))
     for rows in sorted(to_write, key=lambda r: r.pith_number):
         for author in rows.authors:
             known = authors.get(author.name_key)
@@ -369,7 +361,7 @@ def _write(
             batch_keys.setdefault(signer.signer_id, set()).update(signer.key_ids)
         papers.append(
             {
-                "props": rows.paper.properties(),
+                "props": rows.paper_properties(),
                 "authors": [author.name_key for author in rows.authors],
                 "categories": [[c.code, c.primary] for c in rows.categories],
                 "aliases": [[a.kind, a.value] for a in rows.aliases],
@@ -387,15 +379,19 @@ def _write(
             rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
         )
     detached = tx.run(cypher.DETACH_PAPERS, piths=remove).data() if remove else []
-    if remove:  # an author left without a paper goes first, as in the memory store: with its name
+    if remove:  # an author left without a paper goes first, as in the memory store
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
-        _run(tx, cypher.DELETE_ORPHANS, ids=sorted({r["id"] for r in detached if r["nameKey"] is not None}))
+        ids = sorted({r["id"] for r in detached if r["nameKey"] is not None})
+        for gone in tx.run(cypher.DELETE_ORPHANS, ids=ids):
+            spellings.forget(gone["key"])  # gone with all its papers: a new one starts afresh
     if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
+        spellings.remove(paper_author_names(tx, piths))
         detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
+    for rows in to_write:
+        for author in rows.authors:
+            spellings.add(author.name_key, author.name)
     if papers:
-        found = _read_rows(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
-        if smaller := [r["row"] for r in found if r["row"][1] < r["stored"]]:  # by code point, as memory
-            _run(tx, cypher.SET_AUTHORS, rows=smaller)
+        _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
         _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
         _run(tx, cypher.WRITE_PAPERS, rows=papers)
     orphans = sorted({record["id"] for record in detached} | set(locks))
@@ -408,7 +404,7 @@ def _write(
         elif record["nameKey"] is not None:
             counted.add(record["nameKey"])
     if counted:
-        _run(tx, cypher.REFRESH_AUTHOR_COUNTS, keys=sorted(counted))
+        refresh_authors(tx, sorted(counted), spellings)
     _run(
         tx,
         cypher.REFRESH_SIGNER_KEYS,

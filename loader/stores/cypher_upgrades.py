@@ -1,0 +1,38 @@
+"""The Cypher that brings a database written by an earlier version up to date (the rest of
+pith-graph's writes: :mod:`pith_graph.loader.stores.cypher`). Values travel as parameters."""
+
+from __future__ import annotations
+
+__all__ = ["AUTHORS_TO_UPGRADE", "DOIS_TO_FOLD", "FOLD_DOIS", "SET_AUTHORS"]
+
+#: Authors written before ``nameFolded`` and ``paperCount`` existed (the loader fills them in:
+#: :meth:`~pith_graph.loader.stores.neo4j.Neo4jStore.ensure_schema`), $limit at a time.
+AUTHORS_TO_UPGRADE = """
+MATCH (a:Author)
+WHERE a.nameFolded IS NULL OR a.paperCount IS NULL
+RETURN a.nameKey AS key, a.name AS name
+LIMIT $limit
+"""
+
+#: $rows: ``[nameKey, name (null: the stored one), nameFolded]``; paperCount counted again.
+SET_AUTHORS = """
+UNWIND $rows AS row
+MATCH (a:Author {nameKey: row[0]})
+SET a.name = coalesce(row[1], a.name), a.nameFolded = row[2], a.paperCount = COUNT { (a)-[:AUTHORED]->() }
+"""
+
+# DOI aliases written before 0.6 (pith_graph.loader.doi_upgrade): those with an ASCII capital
+# (Java's [A-Z] is ASCII only), $limit at a time; $rows [value, folded]: the folded node
+# takes the old one's papers (made only when there are any), the old goes.
+DOIS_TO_FOLD = (
+    "MATCH (a:Alias {kind: 'doi'}) WHERE a.value =~ '(?s).*[A-Z].*' RETURN a.value AS value LIMIT $limit"
+)
+FOLD_DOIS = """
+UNWIND $rows AS row
+MATCH (old:Alias {kind: 'doi', value: row[0]})
+WITH old, row, [(old)-[:IDENTIFIES]->(p:Paper) | p] AS papers
+FOREACH (p IN papers |
+  MERGE (folded:Alias {kind: 'doi', value: row[1]})
+  MERGE (folded)-[:IDENTIFIES]->(p))
+DETACH DELETE old
+"""

@@ -1,0 +1,123 @@
+"""An author's display name: a function of its papers' spellings, kept by counting them.
+
+Each paper keeps its own spelling of each of its authors (``Paper.authorNames``). An
+Author's ``name`` is the smallest of its papers' spellings (by code point), and when they
+do not all agree it carries them with their counts (``nameForms``, smallest first, and
+``nameFormCounts``); absent, every one of its ``paperCount`` papers spells it ``name``.
+
+So the name depends only on the papers the store holds, not on the order they came in, and
+a write changes an author in constant time: it counts the spellings it adds and removes
+(:class:`Spellings`) into the stored counts (:func:`stored_spellings`, :func:`settle`), and
+never reads the author's other papers (a paper of a thousand-author collaboration would
+otherwise read every paper of each of its authors). Every store applies these same functions.
+
+>>> counts = stored_spellings("Zoë Smith", 2, None, None)
+>>> counts.update({"ZOË SMITH": 1})
+>>> settle(counts)
+Settled(name='ZOË SMITH', forms=['ZOË SMITH', 'Zoë Smith'], counts=[1, 2])
+>>> counts.subtract({"ZOË SMITH": 1})
+>>> settle(counts)
+Settled(name='Zoë Smith', forms=None, counts=None)
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+from pith_graph.api.reads.folding import folded_name
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.schema.graph import AUTHOR
+
+__all__ = ["Settled", "Spellings", "folded_words", "rename_author", "settle", "stored_spellings"]
+
+_NAME, _NAME_KEY, _FOLDED = AUTHOR.prop("name"), AUTHOR.prop("nameKey"), AUTHOR.prop("nameFolded")
+_COUNT, _FORMS, _FORM_COUNTS = (
+    AUTHOR.prop("paperCount"),
+    AUTHOR.prop("nameForms"),
+    AUTHOR.prop("nameFormCounts"),
+)
+
+
+class Settled(NamedTuple):
+    """An author's ``name``, ``nameForms`` and ``nameFormCounts`` (``None``: absent)."""
+
+    name: str
+    forms: list[str] | None
+    counts: list[int] | None
+
+
+def stored_spellings(
+    name: str, paper_count: int, forms: Sequence[str] | None, counts: Sequence[int] | None
+) -> Counter[str]:
+    """The spellings an author's stored properties count (what the store held before a write)."""
+    if forms is None or counts is None:
+        return Counter({name: paper_count}) if paper_count > 0 else Counter()
+    return Counter(dict(zip(forms, counts, strict=False)))
+
+
+def settle(spellings: Counter[str]) -> Settled:
+    """The properties that count ``spellings`` (an author with at least one paper).
+
+    A count below one is no spelling: a write never removes a spelling it has not counted in,
+    but a graph saved by an earlier version may lack what it counted."""
+    forms = sorted(spelling for spelling, count in spellings.items() if count > 0)
+    if not forms:
+        raise ValueError("an author without a spelling has no paper: it is removed, not named")
+    if len(forms) == 1:
+        return Settled(forms[0], None, None)
+    return Settled(forms[0], forms, [spellings[form] for form in forms])
+
+
+class Spellings:
+    """What one write adds and removes: per author (``nameKey``), a count per spelling."""
+
+    def __init__(self) -> None:
+        self.changes: defaultdict[str, Counter[str]] = defaultdict(Counter)
+
+    def add(self, key: str, spelling: str) -> None:
+        self.changes[key][spelling] += 1
+
+    def remove(self, names: Iterable[str]) -> None:
+        """Count out a removed paper's ``authorNames`` (each spelling names its author's key)."""
+        for spelling in names:
+            self.changes[author_name_key(spelling)][spelling] -= 1
+
+    def forget(self, key: str) -> None:
+        """Drop ``key``'s changes (an author removed with all its papers: nothing to count into)."""
+        self.changes.pop(key, None)
+
+    def apply(self, key: str, stored: Counter[str]) -> Settled:
+        """``stored`` (:func:`stored_spellings`) with this write's changes of ``key``, settled."""
+        stored.update(self.changes.get(key, {}))
+        return settle(stored)
+
+    def net(self, key: str) -> dict[str, int]:
+        """The write's changes of ``key``'s spellings, those it adds and removes alike left out
+        (a paper replaced by one that spells its authors the same changes no author's name)."""
+        return {spelling: count for spelling, count in self.changes.get(key, {}).items() if count}
+
+
+def folded_words(key: str, name: str) -> str:
+    """``nameFolded`` of an author named ``name``: the key itself when they agree (one string)."""
+    folded = folded_name(name)
+    return key if folded == key else folded
+
+
+def rename_author(data: dict[str, Any], spellings: Spellings) -> None:
+    """Count a write's ``spellings`` into an in-memory Author's properties ``data`` (its
+    ``paperCount`` still the count before the write): ``name``, ``nameFolded``, the forms."""
+    key = data[_NAME_KEY]
+    net = spellings.net(key)
+    if not net or (_FORMS not in data and net.keys() == {data[_NAME]} and net[data[_NAME]] > 0):
+        return  # no change, or more papers spelling it as all its papers do
+    stored = stored_spellings(data[_NAME], data[_COUNT], data.get(_FORMS), data.get(_FORM_COUNTS))
+    name, forms, counts = spellings.apply(key, stored)
+    if name != data[_NAME]:
+        data[_NAME], data[_FOLDED] = name, folded_words(key, name)
+    if forms is None:
+        data.pop(_FORMS, None)
+        data.pop(_FORM_COUNTS, None)
+    else:
+        data[_FORMS], data[_FORM_COUNTS] = forms, counts

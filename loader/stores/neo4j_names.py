@@ -1,0 +1,68 @@
+"""Neo4j's side of an author's name (:mod:`~pith_graph.loader.stores.names`): read the
+spellings of the papers a batch detaches, and count the batch's spellings into the names of
+the authors it touched, as the memory store does, inside the batch's transaction; and give
+the authors of a database written before 0.3 their ``nameFolded`` and ``paperCount``."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import neo4j
+
+from pith_graph.api.reads.folding import folded_name
+from pith_graph.loader.stores import cypher, cypher_upgrades
+from pith_graph.loader.stores.names import Spellings, folded_words, stored_spellings
+
+__all__ = ["paper_author_names", "refresh_authors", "upgrade_authors"]
+
+log = logging.getLogger(__name__)
+
+_UPGRADE_BATCH = 5000
+
+
+def paper_author_names(tx: neo4j.ManagedTransaction, piths: list[str]) -> Iterator[str]:
+    """Every spelling of an author the papers ``piths`` hold (before they are detached)."""
+    for record in tx.run(cypher.PAPER_AUTHOR_NAMES, piths=piths):
+        yield from record["names"]
+
+
+def refresh_authors(tx: neo4j.ManagedTransaction, keys: list[str], spellings: Spellings) -> None:
+    """Count the touched authors' edges, and count the batch's ``spellings`` into the names of
+    those it may change (:mod:`~pith_graph.loader.stores.names`, as the memory store does)."""
+    rows: list[list[Any]] = []
+    for key in keys:
+        net = spellings.net(key)
+        only = next(iter(net)) if len(net) == 1 and next(iter(net.values())) > 0 else None
+        rows.append([key, only, bool(net) and only is None])
+    renamed: list[list[Any]] = []
+    for record in tx.run(cypher.REFRESH_AUTHORS, rows=rows):
+        key = record["key"]
+        stored = stored_spellings(record["name"], record["before"], record["forms"], record["counts"])
+        name, forms, counts = spellings.apply(key, stored)
+        if (name, forms, counts) != (record["name"], record["forms"], record["counts"]):
+            renamed.append([key, name, folded_words(key, name), forms, counts])
+    if renamed:
+        tx.run(cypher.SET_AUTHOR_NAMES, rows=renamed).consume()
+
+
+def upgrade_authors(session: neo4j.Session) -> None:
+    """Fill in ``Author.nameFolded`` and ``paperCount`` where a database written by an
+    earlier version lacks them (a few thousand authors per transaction; nothing to do,
+    one scan of the Author label, once the database is up to date)."""
+    while True:
+        found = session.execute_read(_read, cypher_upgrades.AUTHORS_TO_UPGRADE, _UPGRADE_BATCH)
+        if not found:
+            return
+        rows = [[row["key"], None, folded_name(row["name"])] for row in found]
+        session.execute_write(_write, cypher_upgrades.SET_AUTHORS, rows)
+        log.info("gave %d authors their nameFolded and paperCount", len(rows))
+
+
+def _read(tx: neo4j.ManagedTransaction, statement: str, limit: int) -> list[dict[str, Any]]:
+    return tx.run(statement, limit=limit).data()
+
+
+def _write(tx: neo4j.ManagedTransaction, statement: str, rows: list[list[Any]]) -> None:
+    tx.run(statement, rows=rows).consume()
