@@ -19,7 +19,7 @@ Honest and hostile bundles then arrive in random orders and batchings, and:
   identities are those of the honest world loaded alone (:func:`honest_view`), and no other
   paper holds an honest source id; the documented exceptions (README "Threat model", "Not
   defended") are left out: ``Author.name``/``nameFolded`` (the smallest display form of all
-  signers' papers) and the ``IDENTIFIES`` edges a non-derivable alias claimed by the
+  signers' papers) with ``nameForms``/``nameFormCounts`` (which count them) and the ``IDENTIFIES`` edges a non-derivable alias claimed by the
   adversary gains towards its own papers (which end outside the honest papers anyway);
 * the API answers every honest identifier (pith number in any case, short pith number,
   ``pith_short_*`` values, arXiv id with and without version, prefix or URL, the arXiv DOI
@@ -401,11 +401,14 @@ def derivable(alias: Json) -> bool:
     return kind in ("arxiv", "arxiv_version") or kind.startswith("pith_short_")
 
 
+_AUTHOR_LEFT_OUT = ("name", "nameFolded", "paperCount", "nameForms", "nameFormCounts")
+
+
 def honest_view(export: GraphExport, papers: set[str]) -> Json:
     """What ``papers`` (node ids) look like in ``export``: their nodes, every edge touching
     them with its properties, their neighbours' properties, and every edge of their signers
-    and derivable aliases. Left out: ``Author.name`` and ``nameFolded`` (the documented
-    exception), an author's ``paperCount``, the edges of authors, categories and
+    and derivable aliases. Left out: ``Author.name``, ``nameFolded``, ``nameForms`` and
+    ``nameFormCounts`` (the documented exception), an author's ``paperCount``, the edges of authors, categories and
     non-derivable aliases to other papers (the adversary's own papers may name them: the
     last is the other documented exception)."""
     edges = {key: props for key, props in export.edges.items() if key[0] in papers or key[2] in papers}
@@ -413,7 +416,7 @@ def honest_view(export: GraphExport, papers: set[str]) -> Json:
     kept: Json = {}
     for node in sorted(neighbours):
         props = export.nodes[node]
-        left_out = ("name", "nameFolded", "paperCount") if props["label"] == "Author" else ()
+        left_out = _AUTHOR_LEFT_OUT if props["label"] == "Author" else ()
         kept[node] = {name: value for name, value in props.items() if name not in left_out}
         if props["label"] == "Signer" or (props["label"] == "Alias" and derivable(props)):
             kept[node]["edges"] = sorted(end for (start, _, end) in export.edges if start == node)
@@ -426,7 +429,7 @@ def honest_view(export: GraphExport, papers: set[str]) -> Json:
 
 def check_whole(export: GraphExport, papers: set[str], context: str) -> None:
     """No paper but the honest ones holds an honest source id; every author's name is a form
-    of its key, its folded words and count agree with it."""
+    of its key, its folded words, count and forms agree with it."""
     honest_sources = {(export.nodes[p]["sourceKind"], export.nodes[p]["sourceId"]) for p in papers}
     for node_id, node in export.nodes.items():
         if node["label"] == "Paper" and node_id not in papers:
@@ -436,6 +439,9 @@ def check_whole(export: GraphExport, papers: set[str], context: str) -> None:
             assert node["nameFolded"] == folded_name(node["name"]), (context, node_id)
             count = sum(1 for (start, kind, _) in export.edges if start == node_id and kind == "AUTHORED")
             assert node["paperCount"] == count, (context, node_id)
+            forms = node.get("nameForms", [node["name"]])
+            assert forms[0] == node["name"], (context, node_id)
+            assert sum(node.get("nameFormCounts", [count])) == count, (context, node_id)
 
 
 # -- the API ----------------------------------------------------------------------------------------
