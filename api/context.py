@@ -332,6 +332,13 @@ class Context:
         return self._batch("aliases_of", lambda keys: self.reader.aliases_of_papers(keys, first), list)
 
     @property
+    def author_names_of(self) -> DataLoader[str, list[str]]:
+        first = READ_SIZES["author_names_of_papers"]
+        return self._batch(
+            "author_names_of", lambda keys: self.reader.author_names_of_papers(keys, first), list
+        )
+
+    @property
     def signatures_of(self) -> DataLoader[str, list[SignatureRecord]]:
         first = READ_SIZES["signatures_of_papers"]
         return self._batch("signatures_of", lambda keys: self.reader.signatures_of_papers(keys, first), list)

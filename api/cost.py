@@ -87,6 +87,7 @@ LIST_SIZES: dict[str, int] = {
     "Paper.aliases": 20,
     "Paper.signers": 10,
     "Paper.versions": 50,
+    "Paper.authorNames": 100,  # a paper's spellings, in its order (authors pages through them all)
     "Verification.keys": 10,
     "Verification.signatures": 10,
 }
@@ -97,6 +98,7 @@ LIST_SIZES: dict[str, int] = {
 READ_SIZES: dict[str, int] = {
     "categories_of_papers": LIST_SIZES["Paper.categories"],
     "aliases_of_papers": LIST_SIZES["Paper.aliases"],
+    "author_names_of_papers": LIST_SIZES["Paper.authorNames"],
     "signatures_of_papers": max(LIST_SIZES["Paper.signers"], LIST_SIZES["Verification.signatures"]),
     "versions_of_papers": LIST_SIZES["Paper.versions"],
 }

@@ -178,6 +178,13 @@ class Paper:
         found = await info.context.author_pages(size, key).load(self.pith_number)
         return [Author.from_record(a) for a in found.authors]
 
+    @resolver(
+        "The authors as the paper lists them, in its order, each spelt as this paper spells it"
+        f" (the first {LIST_SIZES['Paper.authorNames']}; authors pages through them all, by name)."
+    )
+    async def author_names(self, info: GraphInfo) -> list[str]:
+        return capped("Paper.authorNames", await info.context.author_names_of.load(self.pith_number))
+
     @resolver("How many authors the paper has (a page of authors may list fewer).")
     async def author_count(self, info: GraphInfo) -> int:
         return (await info.context.author_pages(0, None).load(self.pith_number)).total

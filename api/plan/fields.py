@@ -308,6 +308,9 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ),
     ("Paper", "authors"): load(_authors),
     ("Paper", "authorCount"): load(_author_count),
+    ("Paper", "authorNames"): load(
+        _of("author_names_of_papers", partial(capped, "Paper.authorNames"), "pith_number", "size")
+    ),
     ("Paper", "aliases"): load(
         _of("aliases_of_papers", partial(capped, "Paper.aliases"), "pith_number", "size")
     ),

@@ -60,6 +60,7 @@ __all__ = [
     "READ_ALL_CATEGORIES",
     "READ_AUTHORS",
     "READ_AUTHOR_CATEGORIES",
+    "READ_AUTHOR_NAMES_OF_PAPERS",
     "READ_AUTHOR_PAGES",
     "READ_CATEGORIES",
     "READ_CATEGORIES_OF_PAPERS",
@@ -188,6 +189,17 @@ RETURN key, {category_links("p", counts, "$first")} AS links, {STAMP} AS stamp
 """
     for counts in COUNTS
 }
+
+READ_AUTHOR_NAMES_OF_PAPERS = f"""
+UNWIND $keys AS key
+MATCH (p:Paper {{pithNumber: key}})
+WITH key, {stamp_before("p")}
+RETURN key, coalesce(p.authorNames[..$first], COLLECT {{
+  MATCH (p)<-[:AUTHORED]-(a:Author)
+  WITH a ORDER BY a.name, a.nameKey LIMIT $first
+  RETURN a.name
+}}) AS names, {STAMP} AS stamp
+"""
 
 READ_ALIASES_OF_PAPERS = f"""
 UNWIND $keys AS key

@@ -62,6 +62,8 @@ from pith_graph.schema.rows import PaperRow
 
 __all__ = ["MemoryReader"]
 
+AUTHOR_NAMES = PAPER.prop("authorNames")
+
 
 class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     """Batched reads over a ``DiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
@@ -311,6 +313,17 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
         for pith in pith_numbers:
             links = self._links(node_id(PAPER.label, pith), "aliases")[:first]
             result[pith] = [AliasRecord(nodes[node][KIND], nodes[node][VALUE]) for node, _ in links]
+        return result
+
+    def author_names_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[str]]:
+        result: dict[str, list[str]] = {}
+        for pith in pith_numbers:
+            paper = node_id(PAPER.label, pith)
+            data = self._nodes.get(paper)
+            names = None if data is None else data.get(AUTHOR_NAMES)
+            if names is None and data is not None:  # saved before 0.8: as Neo4j answers it
+                names = [author.name for author in self._sorted_authors(paper, False)[:first]]
+            result[pith] = list(names[:first]) if names is not None else []
         return result
 
     def signatures_of_papers(

@@ -76,6 +76,7 @@ ONE_STATEMENT = frozenset(
         "author_pages",
         "categories_of_papers",
         "aliases_of_papers",
+        "author_names_of_papers",
         "signatures_of_papers",
         "versions_of_papers",
         "related_papers",
@@ -290,6 +291,10 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
     def aliases_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[AliasRecord]]:
         found = self._of_papers(cypher.READ_ALIASES_OF_PAPERS, pith_numbers, "aliases", first=first)
         return {key: [AliasRecord(kind, value) for kind, value in found.get(key, [])] for key in pith_numbers}
+
+    def author_names_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[str]]:
+        found = self._of_papers(cypher.READ_AUTHOR_NAMES_OF_PAPERS, pith_numbers, "names", first=first)
+        return {key: list(found.get(key) or ()) for key in pith_numbers}
 
     def signatures_of_papers(
         self, pith_numbers: Sequence[str], first: int, counts: bool = True

@@ -120,6 +120,10 @@ class GraphReader(DiscoveryReads, Protocol):
     def aliases_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[AliasRecord]]:
         """The first ``first`` of each paper's aliases by (kind, value)."""
 
+    def author_names_of_papers(self, pith_numbers: Sequence[str], first: int) -> dict[str, list[str]]:
+        """The first ``first`` of each paper's ``authorNames`` (its spellings, in its order); a
+        paper written before 0.8, which has none: its authors' names, by name then name key."""
+
     def signatures_of_papers(
         self, pith_numbers: Sequence[str], first: int, counts: bool = True
     ) -> dict[str, list[SignatureRecord]]:

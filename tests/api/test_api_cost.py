@@ -142,8 +142,9 @@ def test_the_named_operation_is_the_one_counted() -> None:
 
 
 def test_every_list_without_first_has_a_size() -> None:
-    """A new list field needs a deliberate size, not the fallback."""
-    unsized = []
+    """A new list field needs a deliberate size, not the fallback (a list of strings that a
+    signer's data makes long, too: its size is what the field answers at most)."""
+    unsized = ["Paper.authorNames"]
     for type_ in SCHEMA.type_map.values():
         if not isinstance(type_, GraphQLObjectType) or type_.name.startswith("__"):
             continue
