@@ -12,6 +12,7 @@ import pytest
 
 from pith_graph.errors import UsageError
 from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.stores.memory import MemoryStore, open_graph
 from pith_graph.loader.stores.memory_graph import EdgeData
 from pith_graph.loader.stores.snapshot import is_snapshot, open_snapshot, read_snapshot, save_snapshot
@@ -175,6 +176,28 @@ def test_an_opened_snapshots_author_holds_its_folded_name_once_when_it_is_the_ke
         plain = [data for data in authors if data["nameFolded"] == data["nameKey"]]
         assert 0 < len(plain) < len(authors)  # the corpus has both kinds of names
         assert all(data["nameFolded"] is data["nameKey"] for data in plain)
+
+
+def test_a_papers_spelling_of_an_author_is_the_authors_name_string_as_a_load_makes_it(tmp_path: Path) -> None:
+    """``Paper.authorNames`` spelling an author as it is named hold the author's ``name``
+    string itself, in the loaded graph and the opened one alike (not a copy per paper)."""
+    corpus = write_corpus(tmp_path / "corpus", 30, seed=5, workers=1, layout="jsonl")
+    G, _ = load_graph(corpus.shards, trusted_keys=corpus.keyring_path, workers=1)
+    path = tmp_path / "graph.snapshot"
+    save_snapshot(G, path)
+    for graph in (G, open_snapshot(path)):
+        names = {
+            data["nameKey"]: data["name"] for _, data in graph.nodes(data=True) if data["label"] == "Author"
+        }
+        spelt = [
+            (spelling, names[author_name_key(spelling)])
+            for _, data in graph.nodes(data=True)
+            if data["label"] == "Paper"
+            for spelling in data.get("authorNames", ())
+        ]
+        same = [(spelling, name) for spelling, name in spelt if spelling == name]
+        assert len(same) > len(names) > 0  # authors with several papers: shared or copied
+        assert all(spelling is name for spelling, name in same)
 
 
 def test_a_snapshot_is_the_same_bytes_however_it_is_encoded(tmp_path: Path) -> None:

@@ -49,7 +49,7 @@ from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.sources import open_regular
 from pith_graph.loader.stores.files import read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
-from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
+from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, PAPER, TYPE_ATTRIBUTE, node_id
 
 __all__ = [
     "FORMAT",
@@ -75,6 +75,7 @@ class Snapshot(NamedTuple):
 
 _MAGIC = b'{"format":"' + FORMAT.encode()
 _FOLDED, _NAME_KEY = AUTHOR.prop("nameFolded"), AUTHOR.prop("nameKey")
+_NAME, _AUTHOR_NAMES = AUTHOR.prop("name"), PAPER.prop("authorNames")
 
 
 def is_snapshot(path: str | Path) -> bool:
@@ -292,6 +293,7 @@ def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
 def _nodes(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, dict[str, Any]]]:
     """The snapshot's nodes in their order, each id appended to ``ids`` (which edges name
     their ends by index in), the rows given up as they are made into nodes."""
+    _share_spellings(data["nodes"])
     for label, group in data["nodes"].items():
         names: list[str] = group["properties"] or []
         rows = group["rows"]
@@ -343,6 +345,24 @@ def _edges(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, str, Edg
                 raise ValueError("an edge's attributes are not a map")
             yield ids[source], ids[target], shared(attributes)
         group["rows"] = rows = []
+
+
+def _share_spellings(groups: dict[str, Any]) -> None:
+    """Each paper's ``authorNames`` share their strings with the authors' names, as a load
+    makes them (most papers spell an author as it is named), and equal spellings are one
+    string: a string per spelling, not per paper naming it."""
+    papers, authors = groups.get(PAPER.label), groups.get(AUTHOR.label)
+    if not papers or _AUTHOR_NAMES not in (papers["properties"] or []):
+        return
+    shared: dict[Any, Any] = {}
+    if authors and _NAME in (authors["properties"] or []):
+        at = authors["properties"].index(_NAME)
+        shared = {row[at]: row[at] for row in authors["rows"] if len(row) > at and type(row[at]) is str}
+    at = papers["properties"].index(_AUTHOR_NAMES)
+    for row in papers["rows"]:
+        names = row[at] if len(row) > at else None
+        if type(names) is list:
+            row[at] = [shared.setdefault(name, name) if type(name) is str else name for name in names]
 
 
 def _intern(rows: list[list[Any]], names: list[str], interned: Sequence[str]) -> None:
