@@ -57,14 +57,17 @@ def stored_spellings(
     return Counter(dict(zip(forms, counts, strict=False)))
 
 
-def settle(spellings: Counter[str]) -> Settled:
+def settle(spellings: Counter[str], fallback: str | None = None) -> Settled:
     """The properties that count ``spellings`` (an author with at least one paper).
 
     A count below one is no spelling: a write never removes a spelling it has not counted in,
-    but a graph saved by an earlier version may lack what it counted."""
+    but a graph saved by an earlier version, or a snapshot edited by hand, may lack what it
+    counted; an author left with none is named ``fallback`` (its stored name), uncounted."""
     forms = sorted(spelling for spelling, count in spellings.items() if count > 0)
     if not forms:
-        raise ValueError("an author without a spelling has no paper: it is removed, not named")
+        if fallback is None:
+            raise ValueError("an author without a spelling has no paper: it is removed, not named")
+        return Settled(fallback, None, None)
     if len(forms) == 1:
         return Settled(forms[0], None, None)
     return Settled(forms[0], forms, [spellings[form] for form in forms])
@@ -88,10 +91,11 @@ class Spellings:
         """Drop ``key``'s changes (an author removed with all its papers: nothing to count into)."""
         self.changes.pop(key, None)
 
-    def apply(self, key: str, stored: Counter[str]) -> Settled:
-        """``stored`` (:func:`stored_spellings`) with this write's changes of ``key``, settled."""
+    def apply(self, key: str, stored: Counter[str], name: str) -> Settled:
+        """``stored`` (:func:`stored_spellings` of an author named ``name``) with this write's
+        changes of ``key``, settled."""
         stored.update(self.changes.get(key, {}))
-        return settle(stored)
+        return settle(stored, name)
 
     def net(self, key: str) -> dict[str, int]:
         """The write's changes of ``key``'s spellings, those it adds and removes alike left out
@@ -113,7 +117,7 @@ def rename_author(data: dict[str, Any], spellings: Spellings) -> None:
     if not net or (_FORMS not in data and net.keys() == {data[_NAME]} and net[data[_NAME]] > 0):
         return  # no change, or more papers spelling it as all its papers do
     stored = stored_spellings(data[_NAME], data[_COUNT], data.get(_FORMS), data.get(_FORM_COUNTS))
-    name, forms, counts = spellings.apply(key, stored)
+    name, forms, counts = spellings.apply(key, stored, data[_NAME])
     if name != data[_NAME]:
         data[_NAME], data[_FOLDED] = name, folded_words(key, name)
     if forms is None:

@@ -40,7 +40,7 @@ def refresh_authors(tx: neo4j.ManagedTransaction, keys: list[str], spellings: Sp
     for record in tx.run(cypher.REFRESH_AUTHORS, rows=rows):
         key = record["key"]
         stored = stored_spellings(record["name"], record["before"], record["forms"], record["counts"])
-        name, forms, counts = spellings.apply(key, stored)
+        name, forms, counts = spellings.apply(key, stored, record["name"])
         if (name, forms, counts) != (record["name"], record["forms"], record["counts"]):
             renamed.append([key, name, folded_words(key, name), forms, counts])
     if renamed:

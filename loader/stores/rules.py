@@ -28,9 +28,9 @@ key id wins (the other copy is a ``duplicate``).
 
 After a replacement or removal, any Author, Category, Alias or Signer left without a paper is
 removed, so nodes, edges and properties are a function of the set of winning bundles,
-whatever the order of arrival — with one documented exception: ``Author.name`` is the
-smallest display form seen since the author's node was created, which may come from a bundle
-later replaced (names of one ``nameKey`` differ at most in case and compatibility forms).
+whatever the order of arrival: ``Author.name`` too, the smallest of the winners' spellings
+(:mod:`~pith_graph.loader.stores.names`; until 0.8, the smallest seen since the author's node
+was created, which could come from a bundle later replaced).
 """
 
 from __future__ import annotations
