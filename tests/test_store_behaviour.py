@@ -559,6 +559,47 @@ def test_an_authors_name_follows_the_papers_that_spell_it(store: GraphStore, tmp
     assert store.export().nodes["Author:zoë smith"]["name"] == "ZOË SMITH"
 
 
+def _as_written_before_0_8(store: GraphStore) -> None:
+    """Remove what 0.8 added (a paper's authorNames, an author's forms), as 0.7 wrote it."""
+    if isinstance(store, Neo4jStore):
+        store.driver.execute_query(
+            "MATCH (n) WHERE n:Paper OR n:Author REMOVE n.authorNames, n.nameForms, n.nameFormCounts"
+        )
+        return
+    for _node, data in store.graph.nodes(data=True):
+        for name in ("authorNames", "nameForms", "nameFormCounts"):
+            data.pop(name, None)
+
+
+def test_a_graph_written_before_0_8_takes_updates(store: GraphStore, tmp_path: Path) -> None:
+    """Papers without authorNames (README *Changed in 0.8.0*): one replaced or removed counts
+    as spelling each author as the author is named then; both stores end alike."""
+    first = spec("2402.00011", authors=("ANN LEE", "Bo Chen"), title="First")
+    other = spec("2402.00012", authors=("Ann Lee",), title="Other")
+    load(store, tmp_path, [bundle(first), bundle(other)])
+    _as_written_before_0_8(store)
+    respelt = dataclasses.replace(first, authors=("Ann Lee", "Cy Dunn"), built_at="2026-07-03T00:00:00Z")
+    assert outcome(load(store, tmp_path, [bundle(respelt)]))["replaced"] == 1
+    graph = store.export()
+    ann = graph.nodes["Author:ann lee"]
+    # the old paper counted as ANN LEE (as named then), the new one spells Ann Lee; the other
+    # paper, written before 0.8, counts as ANN LEE too: rebuilding gives Ann Lee (README)
+    assert (ann["name"], ann["paperCount"], ann["nameForms"], ann["nameFormCounts"]) == (
+        "ANN LEE",
+        2,
+        ["ANN LEE", "Ann Lee"],
+        [1, 1],
+    )
+    assert "Author:bo chen" not in graph.nodes  # its only paper no longer names it
+    assert graph.nodes[f"Paper:{_pith(respelt)}"]["authorNames"] == ["Ann Lee", "Cy Dunn"]
+    assert "authorNames" not in graph.nodes[f"Paper:{_pith(other)}"]
+
+
+def _pith(paper: PaperSpec) -> str:
+    pith: str = orjson.loads(bundle(paper))["pith_number"]
+    return pith
+
+
 def test_paper_count_follows_every_write_and_removal(store: GraphStore, tmp_path: Path) -> None:
     """``Author.paperCount`` counts the author's papers after inserts, a newer version that
     drops the author, and a removal; every other author of those papers is kept exact too."""
