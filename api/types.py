@@ -249,7 +249,10 @@ class RelatedPaper:
 
 @strawberry.type(description="A person named on papers, identified by a normalised name key.")
 class Author:
-    name: str = strawberry.field(description="Display form of the name.")
+    name: str = strawberry.field(
+        description="Display form of the name: the smallest (by code point) of its papers' spellings"
+        " of it (Paper.authorNames holds each paper's own)."
+    )
     name_key: str = strawberry.field(description="The identity: NFKC, case-folded, whitespace collapsed.")
     paper_count: int
 
