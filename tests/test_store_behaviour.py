@@ -595,6 +595,29 @@ def test_a_graph_written_before_0_8_takes_updates(store: GraphStore, tmp_path: P
     assert "authorNames" not in graph.nodes[f"Paper:{_pith(other)}"]
 
 
+@pytest.mark.parametrize("new_first", [True, False], ids=["new-first", "replaced-first"])
+def test_a_graph_written_before_0_8_counts_a_batch_whatever_its_order(
+    store: GraphStore, tmp_path: Path, new_first: bool
+) -> None:
+    """A paper without authorNames counts as spelling its authors as they are named before
+    the batch, not as an earlier paper of the same batch renamed them (the memory store, a
+    paper at a time, did: its name then depended on the batch's order, and Neo4j's did not)."""
+    q = spec("2402.00021", authors=("Zoë Smith",), title="Q")
+    r = spec("2402.00022", authors=("Zoë Smith",), title="R")
+    load(store, tmp_path, [bundle(q), bundle(r)])
+    _as_written_before_0_8(store)
+    n = spec("2402.00023", authors=("ZOË SMITH",), title="N")
+    newer = dataclasses.replace(q, built_at="2026-07-03T00:00:00Z")
+    load(store, tmp_path, [bundle(n), bundle(newer)] if new_first else [bundle(newer), bundle(n)])
+    zoe = store.export().nodes["Author:zoë smith"]
+    assert (zoe["name"], zoe["nameForms"], zoe["nameFormCounts"], zoe["paperCount"]) == (
+        "ZOË SMITH",
+        ["ZOË SMITH", "Zoë Smith"],
+        [1, 2],
+        3,
+    )
+
+
 def _pith(paper: PaperSpec) -> str:
     pith: str = orjson.loads(bundle(paper))["pith_number"]
     return pith

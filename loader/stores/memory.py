@@ -147,6 +147,7 @@ class MemoryStore:
         sources = {rows.source for rows in batch}
         stored = [self._stored(pith) for source in sources for pith in self._by_source.get(source, ())]
         plan = plan_batch(batch, stored, rank)
+        self._spell_as_named_now([*plan.remove, *(rows.pith_number for rows in plan.write)])
         for pith in plan.remove:
             self._remove(pith)
         for rows in plan.write:
@@ -160,6 +161,7 @@ class MemoryStore:
             removed = [
                 p for p in removed if unchanged.get(p) == (stored[p].built_at, list(stored[p].key_ids))
             ]
+        self._spell_as_named_now(removed)
         for pith in removed:
             self._remove(pith)
         return removed
@@ -209,16 +211,24 @@ class MemoryStore:
         if pith not in known:
             self._by_source[source] = (*known, pith)
 
+    def _spell_as_named_now(self, piths: list[str]) -> None:
+        """Give the stored papers of ``piths`` (about to be replaced or removed) that were
+        written before 0.8, without ``authorNames``, their authors' names as they are before
+        the batch changes any: what they count as (Neo4j reads the same, PAPER_AUTHOR_NAMES)."""
+        nodes = self.graph._node
+        for pith in piths:
+            paper = node_id(PAPER.label, pith)
+            data = nodes.get(paper)
+            if data is not None and AUTHOR_NAMES not in data:
+                authors = [nodes[a] for a in self.graph._pred[paper] if nodes[a][_LABEL] == AUTHOR.label]
+                if authors:
+                    data[AUTHOR_NAMES] = [author[_NAME] for author in authors]
+
     def _detach_paper(self, paper: str, spellings: Spellings) -> set[str]:
         """Remove every edge of ``paper``, counting its spellings of its authors out of
         ``spellings``; return the nodes it was attached to."""
         graph = self.graph
-        names = graph.nodes[paper].get(AUTHOR_NAMES)
-        if names is None:  # saved before 0.8, or no author: as each author is named now
-            names = [
-                graph.nodes[a][_NAME] for a in graph.pred[paper] if graph.nodes[a][_LABEL] == AUTHOR.label
-            ]
-        spellings.remove(names)
+        spellings.remove(graph.nodes[paper].get(AUTHOR_NAMES, ()))
         neighbours: set[str] = set()
         for start, _end, data in list(graph.in_edges(paper, data=True)):
             if data[_TYPE] == SIGNED.type:
