@@ -71,6 +71,7 @@ _BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _BUILT_AT = PAPER.prop("builtAt")
 _BUNDLE_SHA256 = PAPER.prop("bundleSha256")
 _NAME = AUTHOR.prop("name")
+_NAME_FORMS = AUTHOR.prop("nameForms")
 _NAME_FOLDED = AUTHOR.prop("nameFolded")
 _PAPER_COUNT = AUTHOR.prop("paperCount")
 _KIND = ALIAS.prop("kind")
@@ -268,7 +269,8 @@ class MemoryStore:
                     self._signer_keys.pop(data[_SIGNER_ID], None)
                 graph.remove_node(node)
             elif data[_LABEL] == AUTHOR.label:
-                rename_author(data, spellings)
+                if spellings.changes:  # (most writes of a first load change no name)
+                    rename_author(data, spellings)
                 data[_PAPER_COUNT] = len(graph.succ[node])  # an author's edges are its AUTHORED ones
             elif data[_LABEL] == SIGNER.label:
                 keys = self._signer_keys[data[_SIGNER_ID]]
@@ -307,8 +309,10 @@ class MemoryStore:
         for at, author in enumerate(rows.authors):
             name, data = node(AUTHOR.label, author.name_key, {**author.properties(), _PAPER_COUNT: 0})
             if data is not None:  # (a new one is named by this paper alone, as created)
-                spellings.add(author.name_key, author.name)
-                if data[_NAME] == author.name:
+                usual = data[_NAME] == author.name
+                if old is not None or not usual or _NAME_FORMS in data:  # else it changes nothing
+                    spellings.add(author.name_key, author.name)
+                if usual:
                     names[at] = data[_NAME]  # one string object for the author's usual spelling
             edges.append((name, paper, self._edge_data({_TYPE: AUTHORED.type})))
             authors.append(name)
