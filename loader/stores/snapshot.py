@@ -350,19 +350,22 @@ def _edges(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, str, Edg
 def _share_spellings(groups: dict[str, Any]) -> None:
     """Each paper's ``authorNames`` share their strings with the authors' names, as a load
     makes them (most papers spell an author as it is named), and equal spellings are one
-    string: a string per spelling, not per paper naming it."""
-    papers, authors = groups.get(PAPER.label), groups.get(AUTHOR.label)
-    if not papers or _AUTHOR_NAMES not in (papers["properties"] or []):
+    string: a string per spelling, not per paper naming it. Only a saving: a body of another
+    shape is left as it is, to be refused as the reading finds it."""
+    try:
+        papers, authors = groups.get(PAPER.label), groups.get(AUTHOR.label)
+        if not papers or _AUTHOR_NAMES not in (papers["properties"] or []):
+            return
+        shared: dict[Any, Any] = {}
+        if authors and _NAME in (authors["properties"] or []):
+            at = authors["properties"].index(_NAME)
+            shared = {row[at]: row[at] for row in authors["rows"] if type(row[at]) is str}
+        at = papers["properties"].index(_AUTHOR_NAMES)
+        for row in papers["rows"]:
+            if type(row[at]) is list:
+                row[at] = [shared.setdefault(name, name) if type(name) is str else name for name in row[at]]
+    except (AttributeError, TypeError, KeyError, IndexError, ValueError):
         return
-    shared: dict[Any, Any] = {}
-    if authors and _NAME in (authors["properties"] or []):
-        at = authors["properties"].index(_NAME)
-        shared = {row[at]: row[at] for row in authors["rows"] if len(row) > at and type(row[at]) is str}
-    at = papers["properties"].index(_AUTHOR_NAMES)
-    for row in papers["rows"]:
-        names = row[at] if len(row) > at else None
-        if type(names) is list:
-            row[at] = [shared.setdefault(name, name) if type(name) is str else name for name in names]
 
 
 def _intern(rows: list[list[Any]], names: list[str], interned: Sequence[str]) -> None:
