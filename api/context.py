@@ -50,6 +50,7 @@ from pith_graph.api.reads.records import (
     CategoryRecord,
     Coauthor,
     IdentifierKey,
+    NameFormRecord,
     Page,
     PaperKey,
     RelatedPaper,
@@ -330,6 +331,11 @@ class Context:
     def aliases_of(self) -> DataLoader[str, list[AliasRecord]]:
         first = READ_SIZES["aliases_of_papers"]
         return self._batch("aliases_of", lambda keys: self.reader.aliases_of_papers(keys, first), list)
+
+    @property
+    def name_forms_of(self) -> DataLoader[str, list[NameFormRecord]]:
+        first = READ_SIZES["name_forms_of_authors"]
+        return self._batch("name_forms_of", lambda keys: self.reader.name_forms_of_authors(keys, first), list)
 
     @property
     def author_names_of(self) -> DataLoader[str, list[str]]:

@@ -247,6 +247,12 @@ class RelatedPaper:
     shared_authors: int
 
 
+@strawberry.type(description="One way an author's papers spell it.")
+class NameForm:
+    name: str
+    paper_count: int = strawberry.field(description="How many of the author's papers spell it so.")
+
+
 @strawberry.type(description="A person named on papers, identified by a normalised name key.")
 class Author:
     name: str = strawberry.field(
@@ -259,6 +265,14 @@ class Author:
     @classmethod
     def from_record(cls, record: AuthorRecord) -> Author:
         return cls(name=record.name, name_key=record.name_key, paper_count=counted(record.paper_count))
+
+    @resolver(
+        "How its papers spell it, smallest first, with how many papers use each (the first "
+        f"{LIST_SIZES['Author.nameForms']}); one, name and paperCount, when they all agree."
+    )
+    async def name_forms(self, info: GraphInfo) -> list[NameForm]:
+        found = await info.context.name_forms_of.load(self.name_key)
+        return [NameForm(name=f.name, paper_count=f.paper_count) for f in capped("Author.nameForms", found)]
 
     @resolver("The author's papers, newest first.")
     async def papers(

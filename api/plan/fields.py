@@ -367,6 +367,11 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Author", "nameKey"): value(_attribute("name_key")),
     ("Author", "paperCount"): value(_attribute("paper_count"), counts=True),
     ("Author", "papers"): load(_page_of("papers_of_authors", "name_key"), embeds=True),
+    ("Author", "nameForms"): load(
+        _of("name_forms_of_authors", partial(capped, "Author.nameForms"), "name_key", "size")
+    ),
+    ("NameForm", "name"): value(_attribute("name")),
+    ("NameForm", "paperCount"): value(_attribute("paper_count")),
     ("Author", "coauthors"): load(_of("coauthors", _LIST, "name_key", "first", "counts")),
     ("Author", "categories"): load(
         _first(_of("author_categories", _LIST, "name_key", "counts"), "Author.categories")

@@ -70,6 +70,7 @@ __all__ = [
     "READ_COUNT_PAPERS",
     "READ_CO_LISTED",
     "READ_LIST_PAPERS",
+    "READ_NAME_FORMS",
     "READ_PAPERS",
     "READ_PAPERS_BY_IDENTIFIERS",
     "READ_PAPERS_OF_AUTHORS",
@@ -236,6 +237,13 @@ RETURN key, {author_row("a", counts)} AS author
 """
     for counts in COUNTS
 }
+
+READ_NAME_FORMS = """
+UNWIND $keys AS key
+MATCH (a:Author {nameKey: key})
+RETURN key, CASE WHEN a.nameForms IS NULL THEN [[a.name, COUNT { (a)-[:AUTHORED]->() }]]
+  ELSE [i IN range(0, size(a.nameForms) - 1) | [a.nameForms[i], a.nameFormCounts[i]]][..$first] END AS forms
+"""
 
 READ_COAUTHORS = {
     counts: f"""

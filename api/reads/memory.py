@@ -48,6 +48,7 @@ from pith_graph.api.reads.records import (
     CategoryLink,
     CategoryRecord,
     IdentifierKey,
+    NameFormRecord,
     Page,
     PaperFilter,
     PaperKey,
@@ -63,6 +64,7 @@ from pith_graph.schema.rows import PaperRow
 __all__ = ["MemoryReader"]
 
 AUTHOR_NAMES = PAPER.prop("authorNames")
+NAME_FORMS = AUTHOR.prop("nameForms")
 
 
 class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
@@ -361,6 +363,16 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
 
     def authors_by_keys(self, name_keys: Sequence[str], counts: bool = True) -> dict[str, AuthorRecord]:
         return self._records(AUTHOR.label, name_keys, lambda node: self._author(node, counts))
+
+    def name_forms_of_authors(self, name_keys: Sequence[str], first: int) -> dict[str, list[NameFormRecord]]:
+        def forms(node: str) -> list[NameFormRecord]:
+            data = self._nodes[node]
+            if NAME_FORMS not in data:
+                return [NameFormRecord(data[AUTHOR.prop("name")], len(self._succ[node]))]
+            pairs = zip(data[NAME_FORMS], data[AUTHOR.prop("nameFormCounts")], strict=False)
+            return [NameFormRecord(name, count) for name, count in pairs][:first]
+
+        return self._records(AUTHOR.label, name_keys, forms)
 
     def papers_of_authors(
         self,

@@ -43,6 +43,7 @@ from pith_graph.api.reads.records import (
     CategoryLink,
     CategoryRecord,
     IdentifierKey,
+    NameFormRecord,
     Page,
     PaperFilter,
     PaperKey,
@@ -77,6 +78,7 @@ ONE_STATEMENT = frozenset(
         "categories_of_papers",
         "aliases_of_papers",
         "author_names_of_papers",
+        "name_forms_of_authors",
         "signatures_of_papers",
         "versions_of_papers",
         "related_papers",
@@ -324,6 +326,10 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
     def authors_by_keys(self, name_keys: Sequence[str], counts: bool = True) -> dict[str, AuthorRecord]:
         found = self._by_key(cypher.READ_AUTHORS[counts], name_keys, "author")
         return {key: author(row) for key, row in found.items()}
+
+    def name_forms_of_authors(self, name_keys: Sequence[str], first: int) -> dict[str, list[NameFormRecord]]:
+        found = self._by_key(cypher.READ_NAME_FORMS, name_keys, "forms", first=first)
+        return {key: [NameFormRecord(name, int(count)) for name, count in found[key]] for key in found}
 
     def papers_of_authors(
         self,

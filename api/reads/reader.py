@@ -56,6 +56,7 @@ from pith_graph.api.reads.records import (
     CategoryRecord,
     Coauthor,
     IdentifierKey,
+    NameFormRecord,
     Page,
     PaperFilter,
     PaperKey,
@@ -104,6 +105,10 @@ class GraphReader(DiscoveryReads, Protocol):
 
     def authors_by_keys(self, name_keys: Sequence[str], counts: bool = True) -> dict[str, AuthorRecord]:
         """Authors by name key."""
+
+    def name_forms_of_authors(self, name_keys: Sequence[str], first: int) -> dict[str, list[NameFormRecord]]:
+        """The first ``first`` of each author's spellings (``nameForms``, smallest first, with
+        their counts); one, its name and paper count, when its papers all spell it alike."""
 
     def author_pages(
         self, pith_numbers: Sequence[str], first: int, after: str | None = None, counts: bool = True

@@ -26,6 +26,7 @@ __all__ = [
     "CategoryRecord",
     "Coauthor",
     "IdentifierKey",
+    "NameFormRecord",
     "Page",
     "PaperFilter",
     "PaperKey",
@@ -163,6 +164,14 @@ class AuthorRecord:
     name_key: str
     name: str
     paper_count: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class NameFormRecord:
+    """One way an author's papers spell it, and how many of them do."""
+
+    name: str
+    paper_count: int
 
 
 @dataclass(frozen=True, slots=True)

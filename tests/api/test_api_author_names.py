@@ -87,3 +87,25 @@ def test_a_long_list_is_its_first_hundred_and_no_author_is_an_empty_one(api: Api
     assert paper["authorCount"] == len(MANY)
     assert paper["authorNames"] == MANY[:100]
     assert _paper(api, "2403.20004") == {"authorCount": 0, "authorNames": [], "authors": []}
+
+
+FORMS = "query($name: String!) { author(name: $name) { name paperCount nameForms { name paperCount } } }"
+
+
+def _author(api: Api, name: str) -> dict[str, Any]:
+    text = f"{FORMS} # {next(_SENT)}"
+    first = api.post(text, {"name": name})
+    assert api.post(text, {"name": name}) == first  # the resolvers, then the plan
+    assert "errors" not in first, first["errors"]
+    author: dict[str, Any] = first["data"]["author"]
+    return author
+
+
+def test_an_author_lists_its_papers_spellings_counted(api: Api) -> None:
+    assert _author(api, "zoë smith") == {
+        "name": "ZOË SMITH",
+        "paperCount": 2,
+        "nameForms": [{"name": "ZOË SMITH", "paperCount": 1}, {"name": "Zoë Smith", "paperCount": 1}],
+    }
+    # spelt alike on all its papers: one form, the name and the count
+    assert _author(api, "ann lee")["nameForms"] == [{"name": "ann lee", "paperCount": 1}]
