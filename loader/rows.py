@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.format import RECORD_CREATED
 from pith_graph.loader.identifiers import alias_value, split_authors
 from pith_graph.loader.indexable import check_indexable
 from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.stores.names import folded_words
 from pith_graph.loader.verify import VerifiedBundle, newest_snapshot
 from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import AliasRow, AuthorRow, CategoryLinkRow, PaperRow, SignatureRow
@@ -64,15 +64,10 @@ class PaperRows(NamedTuple):
     def bundle_key_id(self) -> str:
         return self.paper.bundle_key_id
 
-    @property
-    def author_names(self) -> list[str] | None:
-        """``Paper.authorNames`` as every writer stores it: the authors' display forms in the
-        paper's order, ``None`` (no property) when it names none, since Neo4j's importer
-        cannot write an empty list (schema.graph)."""
-        return [author.name for author in self.authors] or None
-
     def paper_properties(self) -> dict[str, Any]:
-        """The Paper node's properties: the row's and ``authorNames`` (absent when ``None``)."""
+        """The Paper node's properties: the row's and ``authorNames``, the authors' display
+        forms in the paper's order, absent when it names none (Neo4j's importer cannot write
+        an empty list, so no writer does: schema.graph)."""
         props = self.paper.properties()
         if self.authors:
             props[AUTHOR_NAMES] = [author.name for author in self.authors]
@@ -169,5 +164,4 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
 
 
 def _author(key: str, name: str) -> AuthorRow:
-    folded = folded_name(name)
-    return AuthorRow(key, name, key if folded == key else folded)  # one string when they agree
+    return AuthorRow(key, name, folded_words(key, name))

@@ -104,7 +104,8 @@ class Spellings:
 
 
 def folded_words(key: str, name: str) -> str:
-    """``nameFolded`` of an author named ``name``: the key itself when they agree (one string)."""
+    """``nameFolded`` of an author named ``name``, as every writer stores it: the key itself
+    when they agree (one string object for both, in memory)."""
     folded = folded_name(name)
     return key if folded == key else folded
 
