@@ -5,13 +5,14 @@ form it takes. None of these needs neo4j-admin or a server: each is refused firs
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
 import pytest
 
 from pith_graph.errors import StoreError, UsageError
-from pith_graph.loader.bulk import _importer_path, bulk_import
+from pith_graph.loader.bulk import _importer_path, bulk_import, recovery
 from pith_graph.loader.bulk.neo4j_admin import _tail
 from pith_graph.loader.bulk.recovery import import_lock, mark_incomplete, private_file
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
@@ -85,6 +86,64 @@ def test_one_import_into_a_folder_at_a_time(tmp_path: Path) -> None:
         code, said = _import(data)
         assert code == 2 and "another pith-graph import into" in said, said
     assert not (data / "import.incomplete").exists()
+
+
+def _unlinked_as_we_lock(monkeypatch: pytest.MonkeyPatch, path: Path, successor: bool) -> list[int]:
+    """Have the import holding ``path`` end between our open and our lock: it unlinks the
+    file (and lets it go), and, if ``successor``, another import creates and locks a new
+    one there; the descriptors of the imports in play are returned, to close."""
+    held: list[int] = []
+    real = fcntl.flock
+
+    def flock(fd: int, operation: int) -> None:
+        if not held:
+            holder = os.open(path, os.O_RDWR)
+            real(holder, fcntl.LOCK_EX)  # an import held it since before our open
+            path.unlink()
+            os.close(holder)
+            held.append(holder)
+            if successor:
+                other = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+                real(other, fcntl.LOCK_EX)
+                held.append(other)
+        real(fd, operation)
+
+    monkeypatch.setattr(recovery.fcntl, "flock", flock)
+    return held
+
+
+def test_a_lock_file_unlinked_as_it_is_locked_is_not_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file an import locked, unlinked by the import that held it before, is no lock:
+    the next import has locked the one at the path, so this one is refused."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / "import.lock").touch(mode=0o600)
+    held = _unlinked_as_we_lock(monkeypatch, data / "import.lock", successor=True)
+    with pytest.raises(UsageError, match="another pith-graph import into"), import_lock(data):
+        pass
+    assert (data / "import.lock").exists()  # the other import's, left to it
+    os.close(held[1])
+
+
+def test_a_lock_file_unlinked_as_it_is_locked_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With no other import waiting, the import creates the file again and holds it."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / "import.lock").touch(mode=0o600)
+    _unlinked_as_we_lock(monkeypatch, data / "import.lock", successor=False)
+    with import_lock(data):
+        lock = data / "import.lock"
+        other = os.open(lock, os.O_RDWR)
+        try:
+            with pytest.raises(BlockingIOError):  # the file at the path is the one held
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    assert not any(data.iterdir())
 
 
 @pytest.mark.parametrize(

@@ -78,21 +78,42 @@ def import_lock(data: Path) -> Iterator[None]:
     would each fail, or mix their files, and share one log)."""
     data.mkdir(mode=0o700, parents=True, exist_ok=True)
     path = data / IMPORT_LOCK
+    handle = _lock_file(path, data)
     try:
-        handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as err:
-        raise UsageError(f"cannot lock {path}: {err.strerror or err}") from err
-    try:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise UsageError(f"another pith-graph import into {data} is running: let it end first") from None
         try:
             yield
         finally:
             path.unlink(missing_ok=True)  # still held: the folder is left as it was
     finally:
         os.close(handle)
+
+
+def _lock_file(path: Path, data: Path) -> int:
+    """A descriptor of ``path``, locked, and still the file there: one that the import
+    holding it unlinked between our open and our lock is let go and ``path`` opened again
+    (else two imports, each holding a lock on a different file, would both go on)."""
+    while True:
+        try:
+            handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as err:
+            raise UsageError(f"cannot lock {path}: {err.strerror or err}") from err
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(handle)
+            raise UsageError(f"another pith-graph import into {data} is running: let it end first") from None
+        if _same_file(handle, path):
+            return handle
+        os.close(handle)  # unlinked by the import that held it: open what is there now
+
+
+def _same_file(handle: int, path: Path) -> bool:
+    try:
+        there = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(handle)
+    return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
 @contextlib.contextmanager
