@@ -27,13 +27,16 @@ OLD = b"the file that was there before: left as it is"
 NEO4J_NOWHERE = ("--uri", "bolt://127.0.0.1:9")  # refused before connecting, or unreachable
 
 
-def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def _cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "pith_graph", *args],
         capture_output=True,
         text=True,
         timeout=120,
         cwd=cwd,
+        env=env,
         check=False,
     )
 
@@ -67,7 +70,10 @@ MEMORY_RULE = (
         pytest.param(("--max-bytes", "0"), f"{BYTES_RULE}, not 0", id="bytes-zero"),
         pytest.param(("--clock-skew", "inf"), f"{SKEW_RULE}, not inf", id="skew-inf"),
         pytest.param(("--clock-skew", "1e400"), f"{SKEW_RULE}, not inf", id="skew-overflows-to-inf"),
-        pytest.param(("--clock-skew", "3e11"), f"{SKEW_RULE}, not 3e+11", id="skew-five-digit-year"),
+        pytest.param(("--clock-skew", "3e11"), f"{SKEW_RULE}, not 300000000000", id="skew-five-digit-year"),
+        pytest.param(("--clock-skew", "3155760001"), f"{SKEW_RULE}, not 3155760001", id="skew-a-second-over"),
+        pytest.param(("--clock-skew", "1e99"), f"{SKEW_RULE}, not 1e+99", id="skew-huge"),
+        pytest.param(("--clock-skew", "-0.25"), f"{SKEW_RULE}, not -0.25", id="skew-negative-fraction"),
         pytest.param(("--clock-skew", "nan"), f"{SKEW_RULE}, not nan", id="skew-nan"),
         pytest.param(("--clock-skew", "-1"), f"{SKEW_RULE}, not -1", id="skew-negative"),
         pytest.param(("--workers", "0"), f"{WORKERS_RULE}, not 0", id="workers-zero"),
@@ -395,6 +401,54 @@ def test_a_saved_graph_with_the_neo4j_backend_is_refused(tmp_path: Path, args: t
         "pass --backend memory to use a saved graph)",
     )
     assert (tmp_path / "g.json").read_bytes() == OLD
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "given"),
+    [
+        pytest.param(("load", SAMPLES, "--uri", "bolt://127.0.0.1:1"), {}, "--uri", id="load-uri"),
+        pytest.param(
+            ("load", SAMPLES, "--backend", "memory", "--user", "u", "--database", "d"),
+            {},
+            "--user, --database",
+            id="load-user-database",
+        ),
+        pytest.param(
+            ("prune", "--backend", "memory", "--graph", "g.json", "--password-file", "pw"),
+            {},
+            "--password-file",
+            id="prune-password-file",
+        ),
+        pytest.param(("serve", "--uri", "bolt://127.0.0.1:1"), {}, "--uri", id="serve-default-backend"),
+        pytest.param(
+            ("serve", "--database", "d"),
+            {"PITH_API_BACKEND": "memory"},
+            "--database",
+            id="serve-backend-from-env",
+        ),
+    ],
+)
+def test_connection_options_with_the_memory_backend_are_refused(
+    tmp_path: Path, args: tuple[str, ...], env: dict[str, str], given: str
+) -> None:
+    """``load PATH --uri bolt://…`` (the backend left at its default, memory) loaded into
+    memory, reported the load and exited 0: the user believed the database written. A
+    connection option is now refused unless the backend is neo4j; its environment variable
+    (NEO4J_URI, ...) is not an option given, and stays a default for the neo4j backend."""
+    keys = tmp_path / "revoked.json"
+    keys.write_text("[]")
+    (tmp_path / "g.json").write_bytes(OLD)
+    extra = ("--revoked-keys", str(keys)) if args[0] == "prune" else ()
+    done = _cli(*args, *extra, cwd=tmp_path, env={**os.environ, **env, "NEO4J_URI": "bolt://127.0.0.1:1"})
+    _one_line_usage_error(
+        done,
+        f"{given}: for --backend neo4j only (the backend here is memory: pass --backend neo4j to use the database)",
+    )
+    assert (tmp_path / "g.json").read_bytes() == OLD
+    quiet = _cli(
+        "load", SAMPLES, "--workers", "1", cwd=tmp_path, env={**os.environ, "NEO4J_URI": "bolt://x:1"}
+    )
+    assert quiet.returncode == 0, quiet.stderr  # the variable alone is no option given
 
 
 @pytest.mark.parametrize("kind", ["fifo", "device"])

@@ -19,7 +19,7 @@ from pith_graph.api.limits import RequestLimits
 from pith_graph.api.settings import ServerSettings
 from pith_graph.cli import build_parser
 from pith_graph.cli.commands import DEFAULT_BATCH_SIZES
-from pith_graph.cli.options import MAX_BATCH_SIZE, MAX_BYTES_LIMIT, MAX_CLOCK_SKEW, MAX_WORKERS
+from pith_graph.cli.options import MAX_BATCH_SIZE, MAX_BYTES_LIMIT, MAX_CLOCK_SKEW, MAX_WORKERS, neo4j_option
 from pith_graph.errors import ApiError, StoreErrorCode
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES
 from pith_graph.loader.stores.neo4j_connect import LOAD_TIMEOUTS, MAX_RETRY_SECONDS, READ_TIMEOUTS
@@ -38,7 +38,7 @@ def _section(start: str, end: str) -> str:
 
 def _commands(monkeypatch: pytest.MonkeyPatch) -> dict[str, argparse.ArgumentParser]:
     for name in ("NEO4J_URI", "NEO4J_USER", "NEO4J_DATABASE", "NEO4J_DATA"):
-        monkeypatch.delenv(name, raising=False)  # the parser takes its defaults from them
+        monkeypatch.delenv(name, raising=False)  # the defaults come from them
     parser = build_parser()
     (sub,) = (a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     return dict(sub.choices)
@@ -81,9 +81,12 @@ def test_the_neo4j_load_line_shows_the_defaults(monkeypatch: pytest.MonkeyPatch)
     assert "--backend neo4j" in usage
     shown = dict(re.findall(r"\[(--[a-z-]+) ([^\]\s]+)\]", usage))
     load = _commands(monkeypatch)["load"]
-    args = vars(load.parse_args(["x", "--backend", "neo4j"]))
+    parsed = load.parse_args(["x", "--backend", "neo4j"])
+    args = vars(parsed)
     defaults = {option: args[a.dest] for a in load._actions for option in a.option_strings if a.dest in args}
     defaults["--batch-size"] = DEFAULT_BATCH_SIZES["neo4j"]  # None: chosen by backend
+    for dest in ("uri", "user", "database"):  # None: filled in when the database is used
+        defaults[f"--{dest}"] = neo4j_option(parsed, dest)
     values = {option: value for option, value in shown.items() if not value.isupper()}
     assert set(values) >= {"--uri", "--user", "--database", "--batch-size"}
     assert values == {option: str(defaults[option]) for option in values}

@@ -42,7 +42,9 @@ __all__ = [
     "connect_neo4j",
     "key_files",
     "keyring_from",
+    "neo4j_option",
     "open_store",
+    "refuse_neo4j_options",
     "same_file",
     "save_snapshot_with_index",
     "snapshot_with_index",
@@ -117,11 +119,21 @@ def key_files(args: argparse.Namespace) -> list[str]:
     return [*args.registry_keys, *args.trusted_keys, *args.revoked_keys]
 
 
+#: dest -> (environment variable, default) of the connection options: a default is filled in
+#: only when the database is used (:func:`connect_neo4j`), so an option given can be told apart.
+_NEO4J_DEFAULTS = {
+    "uri": ("NEO4J_URI", "bolt://127.0.0.1:7687"),
+    "user": ("NEO4J_USER", "neo4j"),
+    "database": ("NEO4J_DATABASE", "neo4j"),
+}
+_NEO4J_OPTIONS = ("uri", "user", "password", "password_file", "database")
+
+
 def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
     """Connection options, defaulting to NEO4J_URI / NEO4J_USER / NEO4J_DATABASE; the password
     is found as :func:`~pith_graph.loader.stores.neo4j_auth.resolve_password` says."""
-    parser.add_argument("--uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
-    parser.add_argument("--user", default=os.environ.get("NEO4J_USER", "neo4j"))
+    parser.add_argument("--uri", help="Neo4j's URI (default NEO4J_URI, else bolt://127.0.0.1:7687)")
+    parser.add_argument("--user", help="default NEO4J_USER, else neo4j")
     password = parser.add_mutually_exclusive_group()
     password.add_argument(
         "--password", help="visible to other users in process lists: prefer --password-file"
@@ -132,7 +144,34 @@ def add_neo4j_options(parser: argparse.ArgumentParser) -> None:
         help="file holding the password (mode 0600); default: NEO4J_PASSWORD, "
         "NEO4J_PASSWORD_FILE, then the local server's $NEO4J_DATA/password or ./.neo4j/password",
     )
-    parser.add_argument("--database", default=os.environ.get("NEO4J_DATABASE", "neo4j"))
+    parser.add_argument("--database", help="default NEO4J_DATABASE, else neo4j")
+
+
+def _as_given(value: float) -> str:
+    """A number as typed, not rounded (3155760001, not 3.15576e+09; 0.5; nan)."""
+    return str(int(value)) if value.is_integer() and abs(value) < 1e16 else repr(value)
+
+
+def refuse_neo4j_options(args: argparse.Namespace, backend: str) -> None:
+    """:class:`UsageError` for connection options given to a command whose ``backend`` is
+    memory: ignored, a ``--uri`` would have the user believe the database was written."""
+    given = [
+        f"--{dest.replace('_', '-')}" for dest in _NEO4J_OPTIONS if getattr(args, dest, None) is not None
+    ]
+    if given and backend == "memory":
+        raise UsageError(
+            f"{', '.join(given)}: for --backend neo4j only "
+            "(the backend here is memory: pass --backend neo4j to use the database)"
+        )
+
+
+def neo4j_option(args: argparse.Namespace, dest: str) -> str:
+    """The connection option ``dest`` (uri, user or database): as given, else its default."""
+    value: str | None = getattr(args, dest)
+    if value is not None:
+        return value
+    variable, default = _NEO4J_DEFAULTS[dest]
+    return os.environ.get(variable, default)
 
 
 def connect_neo4j(args: argparse.Namespace) -> Neo4jStore:
@@ -140,8 +179,9 @@ def connect_neo4j(args: argparse.Namespace) -> Neo4jStore:
     from pith_graph.loader.stores.neo4j import Neo4jStore  # imported lazily: memory needs no driver
     from pith_graph.loader.stores.neo4j_auth import resolve_password
 
-    password = resolve_password(args.uri, password=args.password, password_file=args.password_file)
-    return Neo4jStore.connect(args.uri, args.user, password, args.database)
+    uri = neo4j_option(args, "uri")
+    password = resolve_password(uri, password=args.password, password_file=args.password_file)
+    return Neo4jStore.connect(uri, neo4j_option(args, "user"), password, neo4j_option(args, "database"))
 
 
 def open_store(args: argparse.Namespace) -> GraphStore:
@@ -241,8 +281,10 @@ def check_arguments(args: argparse.Namespace) -> None:
     for dest, (option, lowest, highest, rule) in _RANGES.items():
         value = getattr(args, dest, None)
         if value is not None and not lowest <= value <= highest:  # NaN is refused too
-            shown = value if isinstance(value, int) else f"{value:g}"
+            shown = value if isinstance(value, int) else _as_given(value)
             raise UsageError(f"{option} must be {rule}, not {shown}")
+    if getattr(args, "backend", None) is not None:
+        refuse_neo4j_options(args, args.backend)
     for dest, option in _PATHS.items():
         value = getattr(args, dest, None)
         if value == "" or (isinstance(value, list) and "" in value):

@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.cli import terminal
-from pith_graph.cli.options import add_neo4j_options, add_trust_options
+from pith_graph.cli.options import add_neo4j_options, add_trust_options, refuse_neo4j_options
 from pith_graph.schema.graph import PAPER
 
 if TYPE_CHECKING:
@@ -96,6 +96,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         neo4j_password_file=args.password_file,
         neo4j_database=args.database,
     )
+    refuse_neo4j_options(args, settings.backend)  # the backend may come from PITH_API_BACKEND
 
     def loaded(report: LoadReport) -> None:
         for rejection in report.rejections:
