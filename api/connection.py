@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeV
 import strawberry
 
 from pith_graph.api.context import Context
-from pith_graph.api.facets import FACETS_DOC, Facets, facets_of
+from pith_graph.api.facets import FACETS_DOC, FACETS_FIRST, Facets, facets_of
 from pith_graph.api.fields import resolver
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import Page, PaperKey, paper_key
@@ -166,7 +166,7 @@ class Connection(Generic[E]):
         return await self.counter()
 
     @resolver(FACETS_DOC)
-    def facets(self, info: strawberry.Info[Context, None], first: int | None = 10) -> Facets:
+    def facets(self, info: strawberry.Info[Context, None], first: int | None = FACETS_FIRST) -> Facets:
         return facets_of(self.listing, first, info.context)
 
     @classmethod

@@ -25,7 +25,7 @@ from pith_graph.api.fields import resolver, selects
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, named_by_keys, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
-from pith_graph.api.lookups import authors_by_prefix, papers_by_ids
+from pith_graph.api.lookups import TYPEAHEAD_FIRST, authors_by_prefix, papers_by_ids
 from pith_graph.api.plan import PLAN_SAFE_EXTENSIONS, PlanRecorder, Plans, run_plan
 from pith_graph.api.reads.discovery import Listing, SearchPage
 from pith_graph.api.reads.records import Page
@@ -141,7 +141,9 @@ class Query:
         "(case, accents and spacing ignored: zoe sm, ZOË and sm all find Zoë Smith); most "
         "papers first, then by name key. [] when nothing is typed."
     )
-    async def authors(self, info: GraphInfo, prefix: str, first: int | None = 10) -> list[Author]:
+    async def authors(
+        self, info: GraphInfo, prefix: str, first: int | None = TYPEAHEAD_FIRST
+    ) -> list[Author]:
         return [Author.from_record(r) for r in await authors_by_prefix(info.context, prefix, first)]
 
     @resolver("An author, matched by name key (case and spacing ignored). Null when unknown.")

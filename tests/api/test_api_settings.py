@@ -230,3 +230,20 @@ def test_the_settings_docstring_gives_the_defaults() -> None:
         variable: f"{value:g}" if isinstance(value, float) else str(value)
         for variable, value in expected.items()
     }
+
+
+def test_the_defaults_the_readme_gives_in_its_text_are_the_code_s() -> None:
+    """Defaults stated in the README's sentences (not its limits table, tested elsewhere)."""
+    readme = README.read_text("utf-8")
+
+    def stated(pattern: str) -> str:
+        found = re.search(pattern, readme)
+        assert found is not None, pattern
+        return found.group(1)
+
+    assert stated(r"`PITH_API_MEMORY_THREADS` \((\d+):") == str(DEFAULT.memory_threads)
+    assert stated(r"`PITH_API_HEAVY_EXECUTIONS` \((\d+)\)") == str(DEFAULT.heavy_executions)
+    assert stated(r"`PITH_API_NEO4J_EXECUTIONS` \((\d+)\)") == str(DEFAULT.neo4j_executions)
+    assert stated(r"`PITH_API_CACHE_CONTROL` \(default `([^`]+)`") == DEFAULT.cache_control
+    assert stated(r"\| (\d+) \| `PITH_API_MAX_CONNECTIONS` \|") == str(DEFAULT.max_connections)
+    assert f"serve on {DEFAULT.host}:{DEFAULT.port} (--host, --port)" in readme
