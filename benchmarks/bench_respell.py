@@ -10,7 +10,16 @@ author, read every paper of it and find its spelling there (the smallest of them
 name). Reported: ours per N, ours against ours at the smallest N (about 1.0: independent of
 N), and the baseline against ours.
 
+``--spellings K,…`` measures the other growth: K papers, each spelling its 10 authors a way
+no other paper does (their letters' cases; one signer can do this), loaded in batches of
+1,000 (the in-memory default), against the same papers in batches of one. A batch counts an
+author's spellings into its name once (``PendingNames``), so batches of one pay what every
+write paid before 0.8.1: sorting all the author's spellings again, quadratic in them.
+Reported per K: both times (best of ``--rounds``) and their ratio, and the check that both
+give the same graph.
+
 Run:  .venv/bin/python benchmarks/bench_respell.py [--authors 1000] [--papers 10,200] [--rounds 5]
+      .venv/bin/python benchmarks/bench_respell.py --papers '' --spellings 1000,4000 [--rounds 3]
 """
 
 from __future__ import annotations
@@ -96,6 +105,36 @@ def recompute(store: MemoryStore, names: Sequence[str]) -> list[str]:
     return found
 
 
+def _spelt(i: int, name: str) -> str:
+    """The ``i``-th spelling of ``name`` by its letters' cases (ASCII letters: 2^letters)."""
+    letters = [c for c in name if c.isalpha()]
+    bits = iter(range(len(letters)))
+    return "".join(c.upper() if c.isalpha() and i >> next(bits) & 1 else c for c in name)
+
+
+def spellings(count: int, rounds: int) -> None:
+    """``count`` papers each spelling its 10 authors its own way, in batches of 1,000 and of one."""
+    names = [f"author number {i}" for i in range(_BY_AUTHOR)]
+    papers = [paper(n + 1, [_spelt(n + 1, name) for name in names]) for n in range(count)]
+    best: dict[int, float] = {}
+    graphs = {}
+    for _ in range(rounds):
+        for batch in (1000, 1):  # interleaved
+            store = MemoryStore()
+            started = time.perf_counter()
+            for start in range(0, count, batch):
+                store.apply(papers[start : start + batch], lambda key: 0)
+            elapsed = time.perf_counter() - started
+            best[batch] = min(best.get(batch, elapsed), elapsed)
+            graphs[batch] = store.export()
+    assert graphs[1000] == graphs[1], "batches of 1,000 and of one give different graphs"
+    print(
+        f"{count:>6} papers, {_BY_AUTHOR} authors each spelt {count} ways: batches of 1,000 "
+        f"{best[1000]:6.2f} s, of one {best[1]:6.2f} s (x{best[1] / best[1000]:.1f})",
+        flush=True,
+    )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -103,9 +142,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--authors", type=int, default=1000, help="authors of the big paper")
     parser.add_argument("--papers", default="10,200", help="other papers of each author, comma-separated")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--spellings", default="", help="papers spelling their authors anew, comma-separated")
     args = parser.parse_args(argv)
     ours: dict[int, float] = {}
-    for papers_each in [int(n) for n in args.papers.split(",")]:
+    for count in [int(n) for n in args.spellings.split(",") if n]:
+        spellings(count, args.rounds)
+    for papers_each in [int(n) for n in args.papers.split(",") if n]:
         store, names, big = world(args.authors, papers_each)
         upper = [name.upper() for name in names]
         times, naive = [], []

@@ -10,8 +10,11 @@ from pathlib import Path
 import pytest
 from test_store_behaviour import bundle, load, spec
 
+from pith_graph.loader.identifiers import author_name_key
+from pith_graph.loader.stores import names
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.names import Settled, Spellings, settle, stored_spellings
+from pith_graph.schema.graph import AUTHOR, node_id
 
 #: (stored name, paperCount, nameForms, nameFormCounts), the write's (spelling, +1/-1) changes,
 #: and the author's properties after it.
@@ -85,3 +88,36 @@ def test_a_store_meeting_counts_no_writer_wrote_keeps_loading(tmp_path: Path) ->
     assert (report.replaced, report.rejected) == (1, 0)
     author = store.graph.nodes["Author:ann lee"]
     assert (author["name"], author["paperCount"], "nameForms" in author) == ("Ann Lee", 1, False)
+
+
+def _spelt(i: int) -> str:
+    """The ``i``-th of 1,024 spellings of one author (its letters' cases): one name key."""
+    letters = "".join(c.upper() if i >> at & 1 else c for at, c in enumerate("annleezhou"))
+    return f"{letters[:3]} {letters[3:6]} {letters[6:]}"
+
+
+def test_a_batch_counts_each_author_s_spellings_into_its_name_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """300 papers, each spelling one author its own way (one signer can give an author
+    thousands of spellings): a batch sorts the author's spellings once, not once per paper,
+    which was quadratic in them; any batch size gives the same author."""
+    settled: list[int] = []
+    real = names.settle
+
+    def counting(spellings: Counter[str], fallback: str | None = None) -> Settled:
+        settled.append(len(spellings))
+        return real(spellings, fallback)
+
+    monkeypatch.setattr(names, "settle", counting)
+    papers = [bundle(spec(f"2405.{i:05d}", authors=(_spelt(i), "Bo Chen"))) for i in range(1, 301)]
+    store = MemoryStore()
+    load(store, tmp_path, papers)
+    assert sum(settled) <= 2 * len(papers), sum(settled)  # 45,000 when settled at every write
+    author = store.graph.nodes[node_id(AUTHOR.label, author_name_key(_spelt(1)))]
+    forms = sorted(_spelt(i) for i in range(1, 301))
+    assert (author["name"], author["nameForms"], author["nameFormCounts"]) == (forms[0], forms, [1] * 300)
+    assert author["paperCount"] == 300
+    small = MemoryStore()
+    load(small, tmp_path, papers, batch_size=7)
+    assert small.export() == store.export()

@@ -238,11 +238,15 @@ RETURN key, {author_row("a", counts)} AS author
     for counts in COUNTS
 }
 
+#: Each list property read once, and cut to the first ones shown before they are paired: an
+#: index into ``a.nameForms`` reads the whole list again (thousands of spellings, which one
+#: signer's papers can give an author, took seconds per author).
 READ_NAME_FORMS = """
 UNWIND $keys AS key
 MATCH (a:Author {nameKey: key})
-RETURN key, CASE WHEN a.nameForms IS NULL THEN [[a.name, COUNT { (a)-[:AUTHORED]->() }]]
-  ELSE [i IN range(0, size(a.nameForms) - 1) | [a.nameForms[i], a.nameFormCounts[i]]][..$first] END AS forms
+WITH key, a, a.nameForms[..$first] AS forms, a.nameFormCounts[..$first] AS counts
+RETURN key, CASE WHEN forms IS NULL THEN [[a.name, COUNT { (a)-[:AUTHORED]->() }]]
+  ELSE [i IN range(0, size(forms) - 1) | [forms[i], counts[i]]] END AS forms
 """
 
 READ_COAUTHORS = {

@@ -21,12 +21,11 @@ import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import networkx as nx
 import orjson
 
-from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
@@ -37,9 +36,10 @@ from pith_graph.loader.stores.memory_graph import (
     EdgeInterner,
     check_structure,
     check_types,
+    fill_authors,
     put,
 )
-from pith_graph.loader.stores.names import Spellings, rename_author
+from pith_graph.loader.stores.names import PendingNames, Spellings
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
 from pith_graph.schema.graph import (
@@ -70,9 +70,8 @@ _PAPER_KEY_IDS = PAPER.prop("keyIds")
 _BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _BUILT_AT = PAPER.prop("builtAt")
 _BUNDLE_SHA256 = PAPER.prop("bundleSha256")
-_NAME = AUTHOR.prop("name")
+_NAME, _NAME_KEY = AUTHOR.prop("name"), AUTHOR.prop("nameKey")
 _NAME_FORMS = AUTHOR.prop("nameForms")
-_NAME_FOLDED = AUTHOR.prop("nameFolded")
 _PAPER_COUNT = AUTHOR.prop("paperCount")
 _KIND = ALIAS.prop("kind")
 _VALUE = ALIAS.prop("value")
@@ -103,14 +102,6 @@ def _as_digraph(graph: nx.DiGraph | nx.MultiDiGraph) -> nx.DiGraph:
     return graph
 
 
-def _fill_authors(graph: nx.DiGraph) -> None:
-    """Give the Authors of a graph saved before 0.3 their ``nameFolded`` and ``paperCount``."""
-    for node, data in graph.nodes(data=True):
-        if data.get(_LABEL) == AUTHOR.label and _PAPER_COUNT not in data:
-            data[_NAME_FOLDED] = folded_name(data[_NAME])
-            data[_PAPER_COUNT] = len(graph.succ[node])
-
-
 class MemoryStore:
     """A :class:`~pith_graph.loader.stores.base.GraphStore` over a networkx ``DiGraph``."""
 
@@ -123,7 +114,8 @@ class MemoryStore:
         self._by_source: dict[SourceKey, tuple[str, ...]] = {}
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
-        _fill_authors(self.graph)
+        self._names = PendingNames()  # a batch's spellings, counted into names at its end
+        fill_authors(self.graph)
         for _node, data in self.graph.nodes(data=True):
             if data.get(_LABEL) == PAPER.label:
                 self._bundles[data[_BUNDLE_SHA256]] = data.get(_BUNDLE_KEY_ID)
@@ -148,11 +140,7 @@ class MemoryStore:
         sources = {rows.source for rows in batch}
         stored = [self._stored(pith) for source in sources for pith in self._by_source.get(source, ())]
         plan = plan_batch(batch, stored, rank)
-        self._spell_as_named_now([*plan.remove, *(rows.pith_number for rows in plan.write)])
-        for pith in plan.remove:
-            self._remove(pith)
-        for rows in plan.write:
-            self._write(rows)
+        self._change(plan.remove, plan.write)
         return AppliedBatch(plan.outcomes, plan.remove)
 
     def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
@@ -162,9 +150,7 @@ class MemoryStore:
             removed = [
                 p for p in removed if unchanged.get(p) == (stored[p].built_at, list(stored[p].key_ids))
             ]
-        self._spell_as_named_now(removed)
-        for pith in removed:
-            self._remove(pith)
+        self._change(removed, ())
         return removed
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
@@ -225,6 +211,20 @@ class MemoryStore:
                 if authors:
                     data[AUTHOR_NAMES] = [author[_NAME] for author in authors]
 
+    def _change(self, remove: Sequence[str], write: Sequence[PaperRows]) -> None:
+        """Remove papers, then write papers; the authors they change renamed once, at the end."""
+        self._spell_as_named_now([*remove, *(rows.pith_number for rows in write)])
+        try:
+            for pith in remove:
+                self._remove(pith)
+            for rows in write:
+                self._write(rows)
+        finally:
+            self._names.settle_into(self._author)
+
+    def _author(self, key: str) -> dict[str, Any] | None:
+        return cast("dict[str, Any] | None", self.graph._node.get(node_id(AUTHOR.label, key)))
+
     def _detach_paper(self, paper: str, spellings: Spellings) -> set[str]:
         """Remove every edge of ``paper``, counting its spellings of its authors out of
         ``spellings``; return the nodes it was attached to."""
@@ -267,10 +267,12 @@ class MemoryStore:
             if data[_LABEL] in _DERIVED_LABELS and not graph.pred[node] and not graph.succ[node]:
                 if data[_LABEL] == SIGNER.label:
                     self._signer_keys.pop(data[_SIGNER_ID], None)
+                elif data[_LABEL] == AUTHOR.label:
+                    self._names.forget(data[_NAME_KEY])
                 graph.remove_node(node)
             elif data[_LABEL] == AUTHOR.label:
                 if spellings.changes:  # (most writes of a first load change no name)
-                    rename_author(data, spellings)
+                    self._names.count(data, spellings)
                 data[_PAPER_COUNT] = len(graph.succ[node])  # an author's edges are its AUTHORED ones
             elif data[_LABEL] == SIGNER.label:
                 keys = self._signer_keys[data[_SIGNER_ID]]
@@ -309,8 +311,8 @@ class MemoryStore:
         for at, author in enumerate(rows.authors):
             name, data = node(AUTHOR.label, author.name_key, {**author.properties(), _PAPER_COUNT: 0})
             if data is not None:  # (a new one is named by this paper alone, as created)
-                usual = data[_NAME] == author.name
-                if old is not None or not usual or _NAME_FORMS in data:  # else it changes nothing
+                usual = data[_NAME] == author.name  # (its name before the batch, if it changes one)
+                if old is not None or not usual or _NAME_FORMS in data or author.name_key in self._names:
                     spellings.add(author.name_key, author.name)
                 if usual:
                     names[at] = data[_NAME]  # one string object for the author's usual spelling
@@ -403,7 +405,7 @@ def open_saved(path: str | Path) -> Snapshot:
         if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
             raise TypeError("expected a node-link JSON object, its graph attributes a map")
         graph = _as_digraph(nx.node_link_graph(data, directed=True, edges="edges"))
-        _fill_authors(graph)  # what older files lack, before it is checked
+        fill_authors(graph)  # what older files lack, before it is checked
         check_structure(graph)
         store = MemoryStore(graph)
         store.compact()

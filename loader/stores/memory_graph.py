@@ -30,6 +30,7 @@ from typing import Any, NoReturn
 
 import networkx as nx
 
+from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.shape import ALIAS_KIND, ISO_Z, SOURCE_VERSIONS
 from pith_graph.schema.graph import (
     ALIAS,
@@ -47,7 +48,7 @@ from pith_graph.schema.graph import (
     node_id,
 )
 
-__all__ = ["INTERNED", "EdgeData", "EdgeInterner", "check_structure", "check_types", "put"]
+__all__ = ["INTERNED", "EdgeData", "EdgeInterner", "check_structure", "check_types", "fill_authors", "put"]
 
 #: Node properties with few distinct values (a list's items, for ``keyIds``): one string
 #: object per value (``sys.intern``), in a graph loaded (MemoryStore) or opened (a snapshot)
@@ -336,3 +337,11 @@ def _bad_paper_links(
     if primary != [data[_PRIMARY_CATEGORY]]:
         return f"its primary IN_CATEGORY edges go to {primary!r:.60}, not to its primaryCategory"
     return None
+
+
+def fill_authors(graph: nx.DiGraph) -> None:
+    """Give the Authors of a graph saved before 0.3 their ``nameFolded`` and ``paperCount``."""
+    for node, data in graph.nodes(data=True):
+        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label and AUTHOR.prop("paperCount") not in data:
+            data[AUTHOR.prop("nameFolded")] = folded_name(data[AUTHOR.prop("name")])
+            data[AUTHOR.prop("paperCount")] = len(graph.succ[node])

@@ -6,10 +6,11 @@ do not all agree it carries them with their counts (``nameForms``, smallest firs
 ``nameFormCounts``); absent, every one of its ``paperCount`` papers spells it ``name``.
 
 So the name depends only on the papers the store holds, not on the order they came in, and
-a write changes an author in constant time: it counts the spellings it adds and removes
-(:class:`Spellings`) into the stored counts (:func:`stored_spellings`, :func:`settle`), and
-never reads the author's other papers (a paper of a thousand-author collaboration would
-otherwise read every paper of each of its authors). Every store applies these same functions.
+a write never reads an author's other papers (a paper of a thousand-author collaboration
+would otherwise read every paper of each of its authors): it counts the spellings it adds
+and removes (:class:`Spellings`), and each batch counts them into the stored counts
+(:func:`stored_spellings`, :func:`settle`) once per author it changed (:class:`PendingNames`
+in memory). Every store applies these same functions.
 
 >>> counts = stored_spellings("Zoë Smith", 2, None, None)
 >>> counts.update({"ZOË SMITH": 1})
@@ -23,14 +24,21 @@ Settled(name='Zoë Smith', forms=None, counts=None)
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.graph import AUTHOR
 
-__all__ = ["Settled", "Spellings", "folded_words", "rename_author", "settle", "stored_spellings"]
+__all__ = [
+    "PendingNames",
+    "Settled",
+    "Spellings",
+    "folded_words",
+    "settle",
+    "stored_spellings",
+]
 
 _NAME, _NAME_KEY, _FOLDED = AUTHOR.prop("name"), AUTHOR.prop("nameKey"), AUTHOR.prop("nameFolded")
 _COUNT, _FORMS, _FORM_COUNTS = (
@@ -110,15 +118,53 @@ def folded_words(key: str, name: str) -> str:
     return key if folded == key else folded
 
 
-def rename_author(data: dict[str, Any], spellings: Spellings) -> None:
-    """Count a write's ``spellings`` into an in-memory Author's properties ``data`` (its
-    ``paperCount`` still the count before the write): ``name``, ``nameFolded``, the forms."""
-    key = data[_NAME_KEY]
-    net = spellings.net(key)
-    if not net or (_FORMS not in data and net.keys() == {data[_NAME]} and net[data[_NAME]] > 0):
-        return  # no change, or more papers spelling it as all its papers do
-    stored = stored_spellings(data[_NAME], data[_COUNT], data.get(_FORMS), data.get(_FORM_COUNTS))
-    name, forms, counts = spellings.apply(key, stored, data[_NAME])
+class PendingNames:
+    """The spellings a batch of in-memory writes changes, counted into each author's name
+    once, at the batch's end (:meth:`settle_into`): settling at every write sorted all an
+    author's spellings again for each of its papers, quadratic in them, and one signer can
+    give an author thousands. An author's properties are not renamed before then; what it
+    was before the batch's first change of it is kept here."""
+
+    def __init__(self) -> None:
+        self.spellings = Spellings()
+        self._before: dict[str, tuple[str, int, list[str] | None, list[int] | None]] = {}
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._before
+
+    def count(self, data: dict[str, Any], write: Spellings) -> None:
+        """Count one write's ``write`` spellings of the in-memory Author ``data`` (its
+        ``paperCount`` still the count before that write) into the batch's."""
+        key = data[_NAME_KEY]
+        changes = write.changes.get(key)
+        if not changes:
+            return
+        if key not in self._before:
+            net = write.net(key)
+            if not net or (_FORMS not in data and net.keys() == {data[_NAME]} and net[data[_NAME]] > 0):
+                return  # no change, or more papers spelling it as all its papers do
+            self._before[key] = (data[_NAME], data[_COUNT], data.get(_FORMS), data.get(_FORM_COUNTS))
+        self.spellings.changes[key].update(changes)
+
+    def forget(self, key: str) -> None:
+        """``key``'s author was removed with all its papers: one made again starts afresh."""
+        self._before.pop(key, None)
+        self.spellings.forget(key)
+
+    def settle_into(self, authors: Callable[[str], dict[str, Any] | None]) -> None:
+        """Name each author the batch changed (``authors``: its properties by key, ``None``
+        once removed) from what it was before and the batch's changes; start a new batch."""
+        for key, (name, paper_count, forms, counts) in self._before.items():
+            data = authors(key)
+            if data is not None:
+                stored = stored_spellings(name, paper_count, forms, counts)
+                _rename(data, key, self.spellings.apply(key, stored, name))
+        self._before.clear()
+        self.spellings = Spellings()
+
+
+def _rename(data: dict[str, Any], key: str, settled: Settled) -> None:
+    name, forms, counts = settled
     if name != data[_NAME]:
         data[_NAME], data[_FOLDED] = name, folded_words(key, name)
     if forms is None:
