@@ -31,6 +31,8 @@ limit                       default  enforced by
                                      transaction timeout
 ``max_path_hops``           6        ``collaborationPath(maxHops:)``
 ``max_batch_ids``           500      ``papersById(ids:)``
+``max_answer_bytes``        32 MiB   both executions, before an answer is encoded
+                                     (:mod:`pith_graph.api.answer_size`)
 ==========================  =======  ==============================================
 
 Over a limit: ``LIMIT_EXCEEDED``; ``api.settings`` reads each (and :mod:`.overlaps` one more).
@@ -126,6 +128,7 @@ class RequestLimits:
     max_path_hops: int = MAX_PATH_HOPS
     default_path_hops: int = 4
     max_batch_ids: int = 500
+    max_answer_bytes: int = 32 * 1024 * 1024
 
     def __post_init__(self) -> None:
         for name in (
@@ -136,6 +139,7 @@ class RequestLimits:
             "max_cost",
             "max_body_bytes",
             "max_batch_ids",
+            "max_answer_bytes",
         ):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be at least 1")

@@ -22,6 +22,7 @@ import orjson
 from starlette.types import Receive, Scope, Send
 from strawberry.types import ExecutionResult
 
+from pith_graph.api.answer_size import answer_bytes, too_large
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.guard import when_gone
 from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
@@ -141,5 +142,9 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
         scope[GAVE_WAY] = (context.deadline, context.reader.unreachable())
         return replay
     plans.answered += 1
+    if answer_bytes(data, view.limits.max_answer_bytes) > view.limits.max_answer_bytes:
+        too_big = await view.process_result(None, too_large(view.limits.max_answer_bytes))
+        await _send_json(send, too_big, media_type)
+        return None
     await _send_json(send, {"data": data}, media_type)
     return None

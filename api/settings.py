@@ -27,6 +27,7 @@ variable                               meaning                       default
 ``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
 ``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
 ``PITH_API_MAX_BATCH_IDS``             ids per ``papersById``        500
+``PITH_API_MAX_ANSWER_BYTES``          bytes of an answer's JSON     33554432
 ``PITH_API_WORKERS``                   serving processes             one per core
 ``PITH_API_MEMORY_THREADS``            memory backend: threads       4
                                        running queries off the
@@ -91,6 +92,7 @@ _LIMIT_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_BODY_TIMEOUT_SECONDS": ("body_timeout_seconds", float),
     "PITH_API_MAX_PATH_HOPS": ("max_path_hops", int),
     "PITH_API_MAX_BATCH_IDS": ("max_batch_ids", int),
+    "PITH_API_MAX_ANSWER_BYTES": ("max_answer_bytes", int),
 }
 _CONNECTION_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_HEADER_BYTES": ("max_header_bytes", int),

@@ -56,6 +56,7 @@ READS: list[tuple[str, str, str, object]] = [
     ("PITH_API_BODY_TIMEOUT_SECONDS", "4.5", "limits.body_timeout_seconds", 4.5),
     ("PITH_API_MAX_PATH_HOPS", "5", "limits.max_path_hops", 5),
     ("PITH_API_MAX_BATCH_IDS", "20", "limits.max_batch_ids", 20),
+    ("PITH_API_MAX_ANSWER_BYTES", "1048576", "limits.max_answer_bytes", 1048576),
 ]
 
 
@@ -116,6 +117,7 @@ BAD: list[Any] = [
             "PITH_API_BODY_TIMEOUT_SECONDS": ["ten", "0"],
             "PITH_API_MAX_PATH_HOPS": ["abc", "0", "7"],
             "PITH_API_MAX_BATCH_IDS": ["abc", "0"],
+            "PITH_API_MAX_ANSWER_BYTES": ["1e6", "0"],
             "PITH_API_GRAPHIQL": ["of", "2"],
             "PITH_API_HOST": ["", "  "],
         }.items()

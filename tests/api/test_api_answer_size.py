@@ -1,0 +1,111 @@
+"""An answer's size in bytes is bounded, not only its objects (``PITH_API_MAX_ANSWER_BYTES``,
+:mod:`pith_graph.api.answer_size`): ``papersById`` answers each of its identifiers, repeats
+included, under each alias, so one signed paper with a long title made a 10 KB request of
+cost 4,000 ask for a 2 GB answer, which the server built. Measured before it is encoded,
+exactly for the answers below, on both backends and both executions."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from apitest import Api, corpus, memory_reader, neo4j_corpus, neo4j_reader, served  # noqa: F401 (fixtures)
+
+from pith_graph.api.answer_size import answer_bytes
+from pith_graph.api.app import create_app
+from pith_graph.api.bridge import BridgeRunner
+from pith_graph.api.limits import RequestLimits
+from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.reader import GraphReader
+
+ANSWERS: list[Any] = [
+    {"data": {"a": "x", "b": ["é", "𝒜", "\u2028"], "c": {"d": "y" * 500, "e": ["z" * 100] * 3}}},
+    {"papers": [{"title": "t" * 70, "abstract": "Zoë " * 40, "authors": [{"name": "Bo Chen"}]}] * 5},
+    ["a", ["b", ["c", 'long \\ "quoted" text ' * 9]]],
+]
+
+
+@pytest.mark.parametrize("answer", ANSWERS)
+def test_an_answer_of_strings_is_measured_exactly(answer: Any) -> None:
+    size = len(orjson.dumps(answer))
+    assert answer_bytes(answer, 1 << 30) == size
+    assert answer_bytes(answer, size) == size  # not past the limit: measured to the end
+    assert size - 1 < answer_bytes(answer, size - 1) <= size  # past it: stops there (or at the end)
+
+
+def test_numbers_and_nulls_are_counted_at_most_what_they_may_take() -> None:
+    answer = {"n": [None, True, -(2**53), 1.5e300, 0]}
+    assert len(orjson.dumps(answer)) <= answer_bytes(answer, 1 << 30)
+
+
+def test_a_string_repeated_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    encoded: list[int] = []
+    real = orjson.dumps
+    monkeypatch.setattr(
+        "pith_graph.api.answer_size.orjson.dumps", lambda value: encoded.append(len(value)) or real(value)
+    )
+    title = "a long title " * 1000
+    assert answer_bytes({"p": [{"title": title}] * 500}, 1 << 40) == len(
+        real({"p": [{"title": title}] * 500})
+    )
+    assert encoded == [len(title)]
+
+
+@pytest.fixture(params=["memory", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+def reader(request: pytest.FixtureRequest) -> GraphReader:
+    found: GraphReader = request.getfixturevalue(f"{request.param}_reader")
+    return found
+
+
+@pytest.fixture
+def ids(memory_reader: MemoryReader) -> list[str]:
+    """Ten papers' pith numbers, each asked for 20 times."""
+    piths = sorted(d["pithNumber"] for _, d in memory_reader.G.nodes(data=True) if d["label"] == "Paper")
+    return piths[:10] * 20
+
+
+#: papersById runs on the resolvers; a page of papers is planned (``api/plan``) once seen.
+QUERIES = [
+    "query($ids: [String!]!) { papersById(ids: $ids) { pithNumber title abstractExcerpt authorNames } }",
+    "{ a: papers(first: 100) { nodes { title abstractExcerpt authorNames } }"
+    " b: papers(first: 50) { nodes { pithNumber title abstractExcerpt } } }",
+]
+_SENT = itertools.count()
+
+
+def _serve(reader: GraphReader, limit: int) -> Any:
+    limits = RequestLimits(max_answer_bytes=limit)
+    if isinstance(reader, MemoryReader):
+        return served(create_app(reader, limits=limits), "memory", reader)
+    app = create_app(reader, limits=limits, run=BridgeRunner(), backend="neo4j")
+    return served(app, "neo4j", reader)
+
+
+def _twice(api: Api, query: str, ids: list[str]) -> Iterator[dict[str, Any]]:
+    """The answers of the resolvers (a text new to the server), then of its plan if it has one."""
+    text = f"{query} # {next(_SENT)}"
+    for _ in range(2):
+        yield api.post(text, {"ids": ids} if "$ids" in query else None)
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=["resolvers", "plan"])
+def test_an_answer_over_the_limit_is_refused_by_both_executions(
+    reader: GraphReader, ids: list[str], query: str
+) -> None:
+    with _serve(reader, RequestLimits().max_answer_bytes) as api:
+        whole = next(_twice(api, query, ids))
+    assert "errors" not in whole, whole["errors"]
+    size = len(orjson.dumps(whole["data"]))
+    with _serve(reader, size) as api:  # the limit it just reaches: answered, by both
+        assert list(_twice(api, query, ids)) == [whole, whole]
+    with _serve(reader, size - 1) as api:
+        for answer in _twice(api, query, ids):
+            assert answer["data"] is None
+            (error,) = answer["errors"]
+            assert error["extensions"]["code"] == "LIMIT_EXCEEDED"
+            assert error["message"] == (
+                f"The answer would hold more than {size - 1} bytes of JSON, the limit of an answer."
+            )
