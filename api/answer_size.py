@@ -35,31 +35,37 @@ def answer_bytes(data: object, limit: int) -> int:
     stack = [data]
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
-            if len(item) <= _SHORT:
-                total += (len(item) if item.isascii() else len(item.encode("utf-8", "surrogatepass"))) + 2
-            else:
-                size = encoded.get(id(item))  # the answer holds the string: its id stays its own
-                if size is None:
-                    try:
-                        size = len(orjson.dumps(item))
-                    except orjson.JSONEncodeError:  # not UTF-8: the answer fails to encode anyway
-                        size = 6 * len(item) + 2
-                    encoded[id(item)] = size
-                total += size
-        elif isinstance(item, dict):
-            total += 1 + len(item)
+        if type(item) is dict:
+            total += 1 + len(item) if item else 2
             for key, value in item.items():
                 total += len(key) + 3
-                stack.append(value)
+                if type(value) is str and len(value) <= _SHORT and value.isascii():
+                    total += len(value) + 2  # (most of an answer: counted here, not stacked)
+                else:
+                    stack.append(value)
         elif isinstance(item, list | tuple):
-            total += 1 + len(item)
+            total += 1 + len(item) if item else 2
             stack.extend(item)
+        elif isinstance(item, str):
+            total += _string_bytes(item, encoded)
         else:
             total += _SCALAR
         if total > limit:
             return total
     return total
+
+
+def _string_bytes(text: str, encoded: dict[int, int]) -> int:
+    if len(text) <= _SHORT:
+        return (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) + 2
+    size = encoded.get(id(text))  # the answer holds the string: its id stays its own
+    if size is None:
+        try:
+            size = len(orjson.dumps(text))
+        except orjson.JSONEncodeError:  # not UTF-8: the answer fails to encode anyway
+            size = 6 * len(text) + 2
+        encoded[id(text)] = size
+    return size
 
 
 def too_large(limit: int) -> ExecutionResult:

@@ -25,6 +25,7 @@ ANSWERS: list[Any] = [
     {"data": {"a": "x", "b": ["é", "𝒜", "\u2028"], "c": {"d": "y" * 500, "e": ["z" * 100] * 3}}},
     {"papers": [{"title": "t" * 70, "abstract": "Zoë " * 40, "authors": [{"name": "Bo Chen"}]}] * 5},
     ["a", ["b", ["c", 'long \\ "quoted" text ' * 9]]],
+    {"empty": [[], {}, [{}], {"a": []}], "": ""},
 ]
 
 
