@@ -333,11 +333,6 @@ class Context:
         return self._batch("aliases_of", lambda keys: self.reader.aliases_of_papers(keys, first), list)
 
     @property
-    def name_forms_of(self) -> DataLoader[str, list[NameFormRecord]]:
-        first = READ_SIZES["name_forms_of_authors"]
-        return self._batch("name_forms_of", lambda keys: self.reader.name_forms_of_authors(keys, first), list)
-
-    @property
     def author_names_of(self) -> DataLoader[str, list[str]]:
         first = READ_SIZES["author_names_of_papers"]
         return self._batch(
@@ -376,6 +371,11 @@ class Context:
     @property
     def author_categories(self) -> DataLoader[str, list[CategoryCount]]:
         return self._batch("author_categories", self.reader.author_categories, list)
+
+    @property
+    def name_forms_of(self) -> DataLoader[str, list[NameFormRecord]]:
+        first = READ_SIZES["name_forms_of_authors"]
+        return self._batch("name_forms_of", lambda keys: self.reader.name_forms_of_authors(keys, first), list)
 
     # -- categories ----------------------------------------------------------------------
 

@@ -64,7 +64,7 @@ from pith_graph.schema.rows import PaperRow
 __all__ = ["MemoryReader"]
 
 AUTHOR_NAMES = PAPER.prop("authorNames")
-NAME_FORMS = AUTHOR.prop("nameForms")
+NAME_FORMS, NAME_FORM_COUNTS = AUTHOR.prop("nameForms"), AUTHOR.prop("nameFormCounts")
 
 
 class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
@@ -369,8 +369,8 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
             data = self._nodes[node]
             if NAME_FORMS not in data:
                 return [NameFormRecord(data[AUTHOR.prop("name")], len(self._succ[node]))]
-            pairs = zip(data[NAME_FORMS], data[AUTHOR.prop("nameFormCounts")], strict=False)
-            return [NameFormRecord(name, count) for name, count in pairs][:first]
+            pairs = zip(data[NAME_FORMS], data[NAME_FORM_COUNTS], strict=False)
+            return [NameFormRecord(name, count) for name, count in islice(pairs, first)]
 
         return self._records(AUTHOR.label, name_keys, forms)
 
