@@ -12,26 +12,36 @@ long string encoded once however often it appears.
 
 from __future__ import annotations
 
+from typing import Any
+
 import orjson
 from graphql import GraphQLError
 from strawberry.types import ExecutionResult
 
 from pith_graph.errors import LimitExceeded
 
-__all__ = ["answer_bytes", "too_large"]
+__all__ = ["AnswerTooLarge", "answer_bytes", "is_too_large", "measured", "too_large"]
 
-#: Strings up to this many characters are counted without encoding them: their quotes and
-#: UTF-8 bytes (a control character, escaped, is up to 5 bytes more: a bounded error).
+#: A string without escapes up to this many characters, in an object, is counted without
+#: being stacked (most of an answer); a list of strings alone is encoded whole (below).
 _SHORT = 64
 #: What a number, ``true``, ``false`` or ``null`` may take.
 _SCALAR = 24
 
 
+class AnswerTooLarge(LimitExceeded):
+    """An answer over ``max_answer_bytes``: refused after execution, so never a request
+    error (``data`` null, HTTP 200 in every media type, as the objects' limit counted as an
+    answer is made)."""
+
+
 def answer_bytes(data: object, limit: int) -> int:
     """The bytes ``data`` (an answer's ``data``: dicts, lists, strings, numbers, booleans,
-    ``None``) takes as JSON, or a count past ``limit`` as soon as it is past it."""
+    ``None``) takes as JSON, exactly for all but numbers (counted at most what they may take),
+    or a count past ``limit`` as soon as it is past it. Each long string and each list of
+    strings is encoded once, however often the answer holds it."""
     total = 0
-    encoded: dict[int, int] = {}
+    encoded: dict[int, int] = {}  # id -> bytes: the answer holds each object, its id stays its own
     stack = [data]
     while stack:
         item = stack.pop()
@@ -39,15 +49,25 @@ def answer_bytes(data: object, limit: int) -> int:
             total += 1 + len(item) if item else 2
             for key, value in item.items():
                 total += len(key) + 3
-                if type(value) is str and len(value) <= _SHORT and value.isascii():
-                    total += len(value) + 2  # (most of an answer: counted here, not stacked)
+                if (
+                    type(value) is str
+                    and len(value) <= _SHORT
+                    and value.isascii()
+                    and value.isprintable()  # no control character, nor (below) what else JSON escapes
+                    and '"' not in value
+                    and "\\" not in value
+                ):
+                    total += len(value) + 2
                 else:
                     stack.append(value)
+        elif type(item) is str or (isinstance(item, list) and item and set(map(type, item)) == {str}):
+            size = encoded.get(id(item))
+            if size is None:
+                size = encoded[id(item)] = _encoded_bytes(item)
+            total += size
         elif isinstance(item, list | tuple):
             total += 1 + len(item) if item else 2
             stack.extend(item)
-        elif isinstance(item, str):
-            total += _string_bytes(item, encoded)
         else:
             total += _SCALAR
         if total > limit:
@@ -55,24 +75,30 @@ def answer_bytes(data: object, limit: int) -> int:
     return total
 
 
-def _string_bytes(text: str, encoded: dict[int, int]) -> int:
-    if len(text) <= _SHORT:
-        return (len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))) + 2
-    size = encoded.get(id(text))  # the answer holds the string: its id stays its own
-    if size is None:
-        try:
-            size = len(orjson.dumps(text))
-        except orjson.JSONEncodeError:  # not UTF-8: the answer fails to encode anyway
-            size = 6 * len(text) + 2
-        encoded[id(text)] = size
-    return size
+def _encoded_bytes(value: str | list[str]) -> int:
+    try:
+        return len(orjson.dumps(value))
+    except orjson.JSONEncodeError:  # not UTF-8: the answer fails to encode anyway
+        return 6 * sum(map(len, value)) + 2 if isinstance(value, list) else 6 * len(value) + 2
 
 
 def too_large(limit: int) -> ExecutionResult:
     """The result that answers a request whose answer would hold more than ``limit`` bytes."""
-    error = LimitExceeded(
+    error = AnswerTooLarge(
         f"The answer would hold more than {limit} bytes of JSON, the limit of an answer.",
         "Ask for less: fewer fields with long texts (abstract, title, authorNames), fewer "
         "papers, identifiers or aliases; page on with the endCursor as after.",
     )
     return ExecutionResult(data=None, errors=[GraphQLError(str(error), original_error=error)])
+
+
+def measured(result: ExecutionResult, limit: int) -> ExecutionResult:
+    """``result``, or :func:`too_large` when its data is over ``limit`` bytes (measured where
+    the execution ran: on its thread, for the memory backend's heavy ones)."""
+    if result.data is not None and answer_bytes(result.data, limit) > limit:
+        return too_large(limit)
+    return result
+
+
+def is_too_large(result: Any) -> bool:
+    return any(isinstance(error.original_error, AnswerTooLarge) for error in result.errors or ())

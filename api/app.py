@@ -30,7 +30,7 @@ from strawberry.asgi import GraphQL
 from strawberry.http import GraphQLHTTPResponse, process_result
 from strawberry.types import ExecutionResult
 
-from pith_graph.api.answer_size import answer_bytes, too_large
+from pith_graph.api.answer_size import is_too_large, measured
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
@@ -208,7 +208,7 @@ class GraphQLView(GraphQL[Context, None]):
                 timer.cancel()
                 context.close()
             if not torn or not result.errors or attempt == TORN_RETRIES or loop.time() >= deadline:
-                return result
+                return measured(result, self.limits.max_answer_bytes)  # here: off the loop if heavy
             again = Context(
                 self.reader,
                 self.limits,
@@ -226,13 +226,10 @@ class GraphQLView(GraphQL[Context, None]):
         return ExecutionResult(data=None, errors=[GraphQLError(str(error), original_error=error)])
 
     async def process_result(self, request: Request | None, result: ExecutionResult) -> GraphQLHTTPResponse:
-        limit = self.limits.max_answer_bytes
-        if result.data is not None and answer_bytes(result.data, limit) > limit:
-            result = too_large(limit)
         if result.errors:
             result.errors = [coded(error) for error in result.errors]
         body = process_result(result)
-        if request is not None:  # None: a planned request that ran out of time
+        if request is not None and not is_too_large(result):  # None: a plan's (no request error)
             note_request_error(request, cast(dict[str, Any], body))
         return body
 

@@ -16,6 +16,7 @@ request's time (:data:`GAVE_WAY`).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from typing import Any, Protocol
 
 import orjson
@@ -128,7 +129,9 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
             schema = view.schema._schema
             data = await run_execution(
                 view.threads,
-                lambda: run_plan(plan, schema, context, variables, alone=True),
+                lambda: _measured(
+                    run_plan(plan, schema, context, variables, alone=True), view.limits.max_answer_bytes
+                ),
                 lambda: plan_cost(plan, schema, context, variables),
                 lambda: plan.reads_bounded,
             )
@@ -142,9 +145,18 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
         scope[GAVE_WAY] = (context.deadline, context.reader.unreachable())
         return replay
     plans.answered += 1
-    if answer_bytes(data, view.limits.max_answer_bytes) > view.limits.max_answer_bytes:
+    if data is _TOO_LARGE:
         too_big = await view.process_result(None, too_large(view.limits.max_answer_bytes))
         await _send_json(send, too_big, media_type)
         return None
     await _send_json(send, {"data": data}, media_type)
     return None
+
+
+#: A plan's answer over ``max_answer_bytes`` (measured where the plan ran: :func:`_measured`).
+_TOO_LARGE: Any = object()
+
+
+async def _measured(answer: Coroutine[Any, Any, Any], limit: int) -> Any:
+    data = await answer
+    return _TOO_LARGE if data is not None and answer_bytes(data, limit) > limit else data

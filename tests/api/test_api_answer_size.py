@@ -26,6 +26,12 @@ ANSWERS: list[Any] = [
     {"papers": [{"title": "t" * 70, "abstract": "Zoë " * 40, "authors": [{"name": "Bo Chen"}]}] * 5},
     ["a", ["b", ["c", 'long \\ "quoted" text ' * 9]]],
     {"empty": [[], {}, [{}], {"a": []}], "": ""},
+    # short strings JSON escapes: control characters (6 bytes each), quotes, backslashes
+    {
+        "names": [{"name": "\x01" * 64}, {"name": 'a"b\\c\nd'}, {"name": "\x7f\u2028é"}],
+        "list": ["\x00\x1f"] * 3,
+    },
+    {"authorNames": [["Zoë Smith", "x" * 300, "\x02"], ["Bo Chen", "Ann Lee"], []]},
 ]
 
 
@@ -103,6 +109,14 @@ def test_an_answer_over_the_limit_is_refused_by_both_executions(
     with _serve(reader, size) as api:  # the limit it just reaches: answered, by both
         assert list(_twice(api, query, ids)) == [whole, whole]
     with _serve(reader, size - 1) as api:
+        text = f"{query} # {next(_SENT)}"
+        for _ in range(2):  # asking for graphql-response+json: not a request error, no 400
+            response = api.client.post(
+                "/graphql",
+                json={"query": text, "variables": {"ids": ids} if "$ids" in query else None},
+                headers={"accept": "application/graphql-response+json"},
+            )
+            assert (response.status_code, response.json()["data"]) == (200, None), response.text
         for answer in _twice(api, query, ids):
             assert answer["data"] is None
             (error,) = answer["errors"]
