@@ -16,12 +16,13 @@ import base64
 import binascii
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from pith_graph.errors import KeyringError, quoted
+from pith_graph.errors import BundleError, KeyringError, quoted
 from pith_graph.loader.keyring import (
     BUILT_IN,
     REGISTRY_KEY,
@@ -32,7 +33,9 @@ from pith_graph.loader.keyring import (
     fingerprint_b32,
     fingerprint_hex,
 )
+from pith_graph.loader.parse import strict_json
 from pith_graph.loader.shape import ISO_Z
+from pith_graph.loader.sources import open_regular
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 
 __all__ = [
@@ -81,12 +84,25 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
         raise KeyringError(f"{where}: revoked must be true or false")
     if revoked_at is None:
         return REVOKED_ALWAYS if revoked else None
-    if not isinstance(revoked_at, str) or not ISO_Z.fullmatch(revoked_at):
-        raise KeyringError(f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z")
+    if not isinstance(revoked_at, str) or not ISO_Z.fullmatch(revoked_at) or not _a_real_time(revoked_at):
+        raise KeyringError(
+            f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z "
+            "(a time there is: years from 0001, a day of its month, hours to 23, minutes and seconds to 59)"
+        )
     if "revoked" in entry and not revoked:
         raise KeyringError(f"{where}: revoked is false but revoked_at is given: say which one is meant")
     # Both given: the stronger, as for a key revoked twice (true over any time).
     return REVOKED_ALWAYS if revoked else revoked_at
+
+
+def _a_real_time(text: str) -> bool:
+    """Whether ``text`` (ISO_Z's shape) names a time there is: 2026-02-30, month 13 or
+    24:00:00 name none (a typo such as 2026-31-07 would revoke nothing, silently)."""
+    try:
+        datetime.fromisoformat(text[:19])
+    except ValueError:
+        return False
+    return True
 
 
 #: The fields of a trusted-keys entry, and those of a bundle's ``public_keys[]`` item, which may
@@ -152,16 +168,29 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
     return keys
 
 
+#: The largest keys file read: thousands of keys take a few hundred KB.
+MAX_KEYS_FILE_BYTES = 16 * 1024 * 1024
+
+
 def _read_keys(path: str | Path) -> list[PinnedKey]:
+    """The keys of a file: a regular file (a FIFO would hang the run, ``/dev/zero`` fill the
+    memory), at most :data:`MAX_KEYS_FILE_BYTES`, JSON without a repeated key (which a reader
+    of the file and pith-graph could take differently: ``"revoked": true, "revoked": false``)."""
     origin = str(path)
     try:
-        raw = Path(path).read_bytes()
+        with open_regular(origin, advice="") as handle:
+            raw = handle.read(MAX_KEYS_FILE_BYTES + 1)
     except OSError as err:
-        raise KeyringError(f"cannot read trusted keys {origin}: {err.strerror}") from err
+        raise KeyringError(f"cannot read trusted keys {origin}: {err.strerror or err}") from err
+    if len(raw) > MAX_KEYS_FILE_BYTES:
+        raise KeyringError(f"{origin}: over {MAX_KEYS_FILE_BYTES} bytes, more than a keys file holds")
     try:
         data = orjson.loads(raw)
+        strict_json(raw)  # every key of every object, as written
     except orjson.JSONDecodeError as err:
         raise KeyringError(f"{origin}: not valid JSON ({err})") from err
+    except BundleError as err:
+        raise KeyringError(f"{origin}: {err}") from err
     return parse_keyring(data, origin)
 
 

@@ -37,6 +37,7 @@ __all__ = [
     "MAX_SAFE_INTEGER",
     "InputLimits",
     "parse_bundle",
+    "strict_json",
 ]
 
 DEFAULT_MAX_BYTES = 1 << 20
@@ -150,6 +151,13 @@ def _slow_parse(data: bytes) -> Any:
         ) from err
     except ValueError as err:  # an integer of more digits than Python reads (4,300)
         raise BundleError(RejectCode.SCHEMA_ERROR, f"a number is too long: {err}") from err
+
+
+def strict_json(data: bytes) -> Any:
+    """``data`` parsed as written, for JSON other than bundles (a keys file): an object that
+    repeats a key is :data:`~RejectCode.DUPLICATE_KEY`, NaN and the like
+    :data:`~RejectCode.MALFORMED_JSON` (:class:`BundleError`), as in a bundle."""
+    return _slow_parse(data)
 
 
 def parse_bundle(data: bytes, limits: InputLimits = DEFAULT_INPUT_LIMITS) -> dict[str, Any]:

@@ -13,6 +13,7 @@ one, its signer type.
 from __future__ import annotations
 
 import json
+import os
 import pickle
 import re
 from dataclasses import replace
@@ -26,7 +27,7 @@ from pith_graph.cli import build_parser
 from pith_graph.cli.options import keyring_from
 from pith_graph.errors import BundleError, KeyringError
 from pith_graph.loader.facade import SAMPLES, load_graph
-from pith_graph.loader.keyfiles import load_keyring_file, operator_keyring
+from pith_graph.loader.keyfiles import MAX_KEYS_FILE_BYTES, load_keyring_file, operator_keyring
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.verify import verify_bundle
@@ -238,3 +239,36 @@ def test_keys_given_in_code_may_join_any_signer() -> None:
     rotated = PinnedKey("pith-v2", PUBLIC_KEYS["rotated"], "pith.science")
     keyring = default_keyring().with_keys([rotated])
     assert keyring.rank("pith-v2") == 0 and keyring["pith-v2"].signer_type == "pith_registry"
+
+
+@pytest.mark.parametrize(
+    ("text", "repeated"),
+    [
+        ('[{"key_id": "high-key", "public_key_hex": "%s", "revoked": true, "revoked": false}]', "revoked"),
+        (
+            '[{"key_id": "high-key", "public_key_hex": "%s", "signer_id": "a.example", "signer_id": "b"}]',
+            "signer_id",
+        ),
+    ],
+)
+def test_a_keys_file_that_repeats_a_key_is_refused(tmp_path: Path, text: str, repeated: str) -> None:
+    """Read first-wins (a reviewer, another parser) the key is revoked, or another signer's;
+    pith-graph read it last-wins: a file means one thing or is refused, as a bundle is."""
+    path = tmp_path / "keys.json"
+    path.write_text(text % PUBLIC_KEYS["high"].hex())
+    with pytest.raises(KeyringError) as caught:
+        load_keyring_file(path)
+    assert str(caught.value) == f"{path}: duplicate_key: object repeats the key {repeated!r}"
+
+
+def test_a_keys_file_must_be_a_regular_file_of_a_sensible_size(tmp_path: Path) -> None:
+    """A FIFO would hang the run, /dev/zero fill the memory (exit 70 under a ulimit)."""
+    fifo = tmp_path / "keys.fifo"
+    os.mkfifo(fifo)
+    for path in (fifo, Path("/dev/zero")):
+        with pytest.raises(KeyringError, match=r"not a regular file"):
+            load_keyring_file(path)
+    large = tmp_path / "large.json"
+    large.write_bytes(b" " * (MAX_KEYS_FILE_BYTES + 1))
+    with pytest.raises(KeyringError, match=f"over {MAX_KEYS_FILE_BYTES} bytes"):
+        load_keyring_file(large)
