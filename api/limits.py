@@ -1,39 +1,39 @@
 """RequestLimits that keep one request from taking the server down, on by default.
 
-==========================  =======  ==============================================
-limit                       default  enforced by
-==========================  =======  ==============================================
-``max_depth``               10       :func:`shape_rule` (strawberry's
-                                     ``QueryDepthLimiter``'s count and message)
-``max_aliases``             30       :func:`shape_rule` (strawberry's
-                                     ``MaxAliasesLimiter``'s count and message)
-``max_tokens``              2000     the GraphQL parser (lexical tokens, comments
-                                     and source length are each bounded); its
-                                     :data:`SPREAD_FACTOR` times bounds the fields
-                                     of a document, fragments spread
-                                     (:class:`ParserLimits`)
-``max_page_size``           100      ``first`` arguments (:func:`page_size`)
-``max_cost``                25000    :class:`~pith_graph.api.cost.CostLimit`, before
-                                     execution: the objects the lists of a query may
-                                     return, each list's size multiplied down each
-                                     path and summed (:mod:`pith_graph.api.cost`);
-                                     during execution, the objects the answer's lists
-                                     hold (``Context.produced``, both executions)
-``max_body_bytes``          65536    the HTTP layer (``api.app``): 413
-``header_timeout_seconds``  10       the HTTP protocol (``api.protocols``): headers
-                                     not complete in time close the connection
-``body_timeout_seconds``    10       the HTTP layer: a body not received in time
-                                     is a 408 (``TIMEOUT``)
-``timeout_seconds``         10       the HTTP layer, both executions at every read
-                                     and list (``Context.check_time``), the memory
-                                     reader inside its long reads
-                                     (``api.reads.deadline``), and Neo4j's
-                                     transaction timeout
-``max_path_hops``           6        ``collaborationPath(maxHops:)``
-``max_batch_ids``           500      ``papersById(ids:)``
-``max_answer_bytes``        32 MiB   both executions, before an answer is encoded
-                                     (:mod:`pith_graph.api.answer_size`)
-==========================  =======  ==============================================
+==========================  ========  ==============================================
+limit                       default   enforced by
+==========================  ========  ==============================================
+``max_depth``               10        :func:`shape_rule` (strawberry's
+                                      ``QueryDepthLimiter``'s count and message)
+``max_aliases``             30        :func:`shape_rule` (strawberry's
+                                      ``MaxAliasesLimiter``'s count and message)
+``max_tokens``              2000      the GraphQL parser (lexical tokens, comments
+                                      and source length are each bounded); its
+                                      :data:`SPREAD_FACTOR` times bounds the fields
+                                      of a document, fragments spread
+                                      (:class:`ParserLimits`)
+``max_page_size``           100       ``first`` arguments (:func:`page_size`)
+``max_cost``                25000     :class:`~pith_graph.api.cost.CostLimit`, before
+                                      execution: the objects the lists of a query may
+                                      return, each list's size multiplied down each
+                                      path and summed (:mod:`pith_graph.api.cost`);
+                                      during execution, the objects the answer's lists
+                                      hold (``Context.produced``, both executions)
+``max_body_bytes``          65536     the HTTP layer (``api.app``): 413
+``header_timeout_seconds``  10        the HTTP protocol (``api.protocols``): headers
+                                      not complete in time close the connection
+``body_timeout_seconds``    10        the HTTP layer: a body not received in time
+                                      is a 408 (``TIMEOUT``)
+``timeout_seconds``         10        the HTTP layer, both executions at every read
+                                      and list (``Context.check_time``), the memory
+                                      reader inside its long reads
+                                      (``api.reads.deadline``), and Neo4j's
+                                      transaction timeout
+``max_path_hops``           6         ``collaborationPath(maxHops:)``
+``max_batch_ids``           500       ``papersById(ids:)``
+``max_answer_bytes``        33554432  both executions, before an answer is encoded
+                                      (:mod:`pith_graph.api.answer_size`)
+==========================  ========  ==============================================
 
 Over a limit: ``LIMIT_EXCEEDED``; ``api.settings`` reads each (and :mod:`.overlaps` one more).
 
