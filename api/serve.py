@@ -81,7 +81,7 @@ def _prepare(
         indexes: dict[str, Any] = {}
         if settings.graph is not None:
             started = time.perf_counter()
-            graph, indexes = open_saved(settings.graph)
+            graph, indexes = open_saved(settings.graph, checked=bool(settings.paths))  # written to
             papers = sum(1 for _, label in graph.nodes(data=LABEL_ATTRIBUTE) if label == PAPER.label)
             on_opened(settings.graph, papers, time.perf_counter() - started)
         if graph is None or settings.paths:

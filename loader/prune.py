@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.stores.base import GraphStore
 
@@ -35,6 +36,7 @@ def prune_revoked(store: GraphStore, keyring: Keyring, *, dry_run: bool = False)
     revokes for it (``revoked_at`` compares with the paper's ``builtAt``)."""
     revoked = {key.key_id: key for key in keyring.revoked()}
     removed: set[str] = set()
+    before: dict[str, tuple[str, list[str]]] | None = None
     while True:  # a paper a concurrent load changed after it was read is read and judged again
         doomed = {
             pith: (built_at, key_ids)
@@ -47,3 +49,11 @@ def prune_revoked(store: GraphStore, keyring: Keyring, *, dry_run: bool = False)
         removed.update(gone)
         if len(gone) == len(doomed):
             return PruneReport(sorted(revoked), sorted(removed), dry_run)
+        if not gone and doomed == before:  # nothing changed them, yet they stay: never loop
+            raise StoreError(
+                StoreErrorCode.WRITE_FAILED,
+                f"{len(doomed)} papers signed with a revoked key could not be removed "
+                f"({', '.join(sorted(doomed)[:3])}{', ...' if len(doomed) > 3 else ''}): "
+                "the store lists papers it cannot find",
+            )
+        before = doomed

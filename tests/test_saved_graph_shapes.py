@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ import networkx as nx
 import orjson
 import pytest
 
-from pith_graph.errors import UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.facade import SAMPLES, load_graph
-from pith_graph.loader.keyring import REGISTRY_KEY
+from pith_graph.loader.keyring import REGISTRY_KEY, REVOKED_ALWAYS, default_keyring
+from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores.memory import MemoryStore, open_saved
 from pith_graph.testing import run_cli
 
@@ -247,3 +249,35 @@ def test_prune_refuses_it_in_one_line(
         "prune", "--backend", "memory", "--graph", str(path), "--revoked-keys", str(revoked), "--dry-run"
     )
     _one_line(done, expected, path)
+
+
+def _misnamed() -> nx.DiGraph:
+    """The samples with a Paper under an id its key does not make: a store over it lists the
+    paper by its pithNumber and finds it by its id (prune removed nothing, and tried again,
+    for ever; a load on top of it failed, KeyError, exit 70)."""
+    graph = _samples()
+    paper = next(node for node, label in graph.nodes(data="label") if label == "Paper")
+    return nx.relabel_nodes(graph, {paper: paper + "X"})
+
+
+def test_a_misnamed_snapshot_is_refused_where_it_is_written_to(tmp_path: Path) -> None:
+    """Served as it is, a snapshot is trusted as to its structure; pruned, or loaded on top
+    of, it is written to, and is checked as a node-link file is."""
+    path = tmp_path / "graph.snapshot"
+    MemoryStore(_misnamed()).save_snapshot(path)
+    revoked = tmp_path / "revoked.json"
+    entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
+    revoked.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))
+    prune = ("prune", "--backend", "memory", "--graph", str(path), "--revoked-keys", str(revoked))
+    _one_line(run_cli(*prune, "--save", str(tmp_path / "out.json"), timeout=60), "its id is not", path)
+    serve = ("serve", "--graph", str(path), SAMPLES, "--port", "0", "--workers", "1")
+    _one_line(run_cli(*serve, timeout=60), "its id is not", path)
+
+
+def test_prune_never_loops_on_papers_it_cannot_remove() -> None:
+    """A graph a script edited (a store over it, not opened from a file): prune lists papers it
+    cannot find to remove, and says so, rather than listing them again for ever."""
+    keyring = default_keyring().with_keys([replace(REGISTRY_KEY, revoked_at=REVOKED_ALWAYS)])
+    with pytest.raises(StoreError, match="could not be removed") as refused:
+        prune_revoked(MemoryStore(_misnamed()), keyring)
+    assert refused.value.code == StoreErrorCode.WRITE_FAILED

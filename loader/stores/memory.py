@@ -366,9 +366,9 @@ class MemoryStore:
     @classmethod
     def open(cls, path: str | Path) -> MemoryStore:
         """A store over a graph saved with :meth:`save` or :meth:`save_snapshot` (or as an
-        earlier ``MultiDiGraph``): :class:`UsageError` naming ``path`` if it cannot be (a
-        snapshot's structure is trusted: one whose edges no loader wrote fails here, not later)."""
-        graph = open_graph(path)
+        earlier ``MultiDiGraph``): :class:`UsageError` naming ``path`` if it cannot be, or if
+        it is not a graph a load builds (a snapshot too: writes rely on its structure)."""
+        graph = open_saved(path, checked=True).graph
         try:
             return cls(graph)
         except _MALFORMED as err:
@@ -394,12 +394,14 @@ def open_graph(path: str | Path) -> nx.DiGraph:
 _MALFORMED = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, nx.NetworkXException)
 
 
-def open_saved(path: str | Path) -> Snapshot:
-    """As :func:`open_graph`, with the indexes a snapshot holds (none from node-link JSON)."""
+def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:
+    """As :func:`open_graph`, with the indexes a snapshot holds (none from node-link JSON). A
+    snapshot's structure is trusted (only its types are checked) unless ``checked``: for a
+    graph to write to, whose edits by hand could otherwise make a write fail or loop."""
     try:
         if _is_snapshot(path):
             snapshot = read_snapshot(path)
-            check_types(snapshot.graph)  # trusted as to its structure, not as to its types
+            (check_structure if checked else check_types)(snapshot.graph)
             return snapshot
         data = orjson.loads(read_graph_file(path))
         if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
