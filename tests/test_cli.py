@@ -6,9 +6,11 @@ import json
 import os
 import pty
 import re
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import neo4j
@@ -522,3 +524,34 @@ def test_a_bug_is_one_line_exit_70_and_its_traceback_goes_to_a_file(
     traceback = Path(found.group(1)).read_text()
     assert traceback.startswith("Traceback (most recent call last):") and "KeyError: 'code'" in traceback
     assert Path(found.group(1)).parent == tmp_path
+
+
+def _catches(pid: int, signum: int) -> bool:
+    """Whether process ``pid`` has a handler of its own for ``signum`` (Linux's SigCgt)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    caught = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigCgt:")), 16)
+    return bool(caught >> (signum - 1) & 1)
+
+
+@pytest.mark.parametrize("command", ["load", "verify"])
+def test_sigterm_ends_a_command_as_ctrl_c_does(command: str, tmp_path: Path) -> None:
+    """A supervisor's stop or ``timeout`` (SIGTERM) killed ``load --save`` where it stood,
+    leaving its temporary copy of the graph (its name holding the pid, never removed): now
+    it ends as at Ctrl-C, ``pith-graph: interrupted``, exit 130, nothing left behind."""
+    saving = ["--save", str(tmp_path / "graph.json")] if command == "load" else []
+    with subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", command, "-", *saving],
+        stdin=subprocess.PIPE,  # held open: the command waits for bundles
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+    ) as process:
+        deadline = time.monotonic() + 60
+        while not _catches(process.pid, signal.SIGTERM):  # the command has begun
+            assert process.poll() is None and time.monotonic() < deadline, process.stderr
+            time.sleep(0.05)
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.decode().strip().splitlines()[-1] == "pith-graph: interrupted", stderr
+    assert list(tmp_path.iterdir()) == []

@@ -98,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         check_arguments(args)
-        code: int = args.handler(args)
+        with contextlib.nullcontext() if args.command == "serve" else _terminated_as_interrupted():
+            code: int = args.handler(args)  # (serve: uvicorn's own stop, its workers' too)
         return code
     except UsageError as error:
         err.print(f"pith-graph: error: {printable(str(error))}")
@@ -117,6 +118,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         err.print(f"pith-graph: internal error: {_internal_error(error)}")
         return EXIT_INTERNAL
+
+
+@contextlib.contextmanager
+def _terminated_as_interrupted() -> typing.Iterator[None]:
+    """SIGTERM (a supervisor's stop, ``timeout``) ends a command as Ctrl-C does: what it was
+    writing removed (a ``--save`` file's temporary copy; an import's work folder, importer or
+    private server), ``pith-graph: interrupted``, exit 130; not killed where it stood."""
+    import signal
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _internal_error(error: Exception) -> str:

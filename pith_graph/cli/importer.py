@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 import orjson
@@ -67,21 +65,6 @@ def _nothing_imported(args: argparse.Namespace) -> Iterator[None]:
         ) from error
 
 
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM ends an import as Ctrl-C does: the work folder removed, the importer's JVM or
-    the private server stopped, ``pith-graph: interrupted`` (exit 130)."""
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def cmd_import(args: argparse.Namespace) -> int:
     from pith_graph.loader.bulk import bulk_import  # only this command needs it
 
@@ -91,7 +74,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     if not args.csv_only and not args.neo4j_data:
         raise UsageError("--neo4j-data DIR is required (the stopped Neo4j's NEO4J_DATA), or --csv-only DIR")
     bar, on_progress = progress(err, "importing")
-    with _terminate_as_interrupt(), bar, _nothing_imported(args):
+    with bar, _nothing_imported(args):  # SIGTERM: an interrupt (cli.main)
         report = bulk_import(
             args.paths,
             keyring=keyring,
