@@ -69,6 +69,7 @@ _PRIMARY_CATEGORY = PAPER.prop("primaryCategory")
 _KEY_IDS = SIGNER.prop(PAPER.prop("keyIds"))  # both labels' name
 _PAPER_COUNT = AUTHOR.prop("paperCount")
 _NAME = AUTHOR.prop("name")
+_NAME_FOLDED = AUTHOR.prop("nameFolded")
 _NAME_FORMS = AUTHOR.prop("nameForms")
 _NAME_FORM_COUNTS = AUTHOR.prop("nameFormCounts")
 _CODE = CATEGORY.prop("code")
@@ -342,6 +343,6 @@ def _bad_paper_links(
 def fill_authors(graph: nx.DiGraph) -> None:
     """Give the Authors of a graph saved before 0.3 their ``nameFolded`` and ``paperCount``."""
     for node, data in graph.nodes(data=True):
-        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label and AUTHOR.prop("paperCount") not in data:
-            data[AUTHOR.prop("nameFolded")] = folded_name(data[AUTHOR.prop("name")])
-            data[AUTHOR.prop("paperCount")] = len(graph.succ[node])
+        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label and _PAPER_COUNT not in data:
+            data[_NAME_FOLDED] = folded_name(data[_NAME])
+            data[_PAPER_COUNT] = len(graph.succ[node])
