@@ -110,6 +110,17 @@ def served(app: Any, backend: str, reader: GraphReader) -> Iterator[Api]:
 
 
 @contextmanager
+def served_as_serve_does(reader: GraphReader, **options: Any) -> Iterator[Api]:
+    """``reader`` served over HTTP as ``pith-graph serve`` serves its backend (Neo4j's reads
+    bridged onto the event loop); ``options``: more of :func:`create_app`'s."""
+    backend = "memory" if isinstance(reader, MemoryReader) else "neo4j"
+    if backend == "neo4j":
+        options = {"run": BridgeRunner(), "backend": "neo4j", **options}
+    with served(create_app(reader, **options), backend, reader) as api:
+        yield api
+
+
+@contextmanager
 def api_of(store: Any, keyring: Keyring) -> Iterator[Api]:
     """The API over what ``store`` (a MemoryStore or a Neo4jStore) holds, served over HTTP
     with ``keyring``: the memory reader inline, Neo4j's on two threads."""

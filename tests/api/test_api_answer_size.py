@@ -12,11 +12,16 @@ from typing import Any
 
 import orjson
 import pytest
-from apitest import Api, corpus, memory_reader, neo4j_corpus, neo4j_reader, served  # noqa: F401 (fixtures)
+from apitest import (  # noqa: F401 (fixtures)
+    Api,
+    corpus,
+    memory_reader,
+    neo4j_corpus,
+    neo4j_reader,
+    served_as_serve_does,
+)
 
 from pith_graph.api.answer_size import answer_bytes
-from pith_graph.api.app import create_app
-from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.reader import GraphReader
@@ -84,11 +89,7 @@ _SENT = itertools.count()
 
 
 def _serve(reader: GraphReader, limit: int) -> Any:
-    limits = RequestLimits(max_answer_bytes=limit)
-    if isinstance(reader, MemoryReader):
-        return served(create_app(reader, limits=limits), "memory", reader)
-    app = create_app(reader, limits=limits, run=BridgeRunner(), backend="neo4j")
-    return served(app, "neo4j", reader)
+    return served_as_serve_does(reader, limits=RequestLimits(max_answer_bytes=limit))
 
 
 def _twice(api: Api, query: str, ids: list[str]) -> Iterator[dict[str, Any]]:

@@ -11,10 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apitest import Api, loaded_neo4j, memory_reader_of, served, signed_jsonl
+from apitest import Api, loaded_neo4j, memory_reader_of, served_as_serve_does, signed_jsonl
 
-from pith_graph.api.app import create_app
-from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
@@ -52,11 +50,7 @@ def names_neo4j(request: pytest.FixtureRequest, bundles: tuple[Path, Keyring]) -
 @pytest.fixture(scope="module", params=["memory", pytest.param("neo4j", marks=pytest.mark.neo4j)])
 def api(request: pytest.FixtureRequest, bundles: tuple[Path, Keyring]) -> Iterator[Api]:
     reader: GraphReader = request.getfixturevalue(f"names_{request.param}")
-    if isinstance(reader, Neo4jReader):
-        app = create_app(reader, keyring=bundles[1], run=BridgeRunner(), backend="neo4j")
-    else:
-        app = create_app(reader, keyring=bundles[1])
-    with served(app, request.param, reader) as served_api:
+    with served_as_serve_does(reader, keyring=bundles[1]) as served_api:
         yield served_api
 
 

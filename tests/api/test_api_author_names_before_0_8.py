@@ -7,11 +7,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from apitest import Api, loaded_neo4j, served, signed_jsonl
+from apitest import Api, loaded_neo4j, served_as_serve_does, signed_jsonl
 from test_api_author_names import _paper
 
-from pith_graph.api.app import create_app
-from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.loader.keyring import Keyring
@@ -40,7 +38,7 @@ def old_api(request: pytest.FixtureRequest, old_bundles: tuple[Path, Keyring]) -
         for _node, data in store.graph.nodes(data=True):
             data.pop("authorNames", None)  # as 0.7 saved it
         memory = MemoryReader(store.graph)
-        with served(create_app(memory, keyring=keyring), "memory", memory) as api:
+        with served_as_serve_does(memory, keyring=keyring) as api:
             yield api
         return
     with loaded_neo4j(request, old_bundles, timeout=30) as reader:
@@ -50,8 +48,7 @@ def old_api(request: pytest.FixtureRequest, old_bundles: tuple[Path, Keyring]) -
         finally:
             store.close()
         neo4j: GraphReader = reader
-        app = create_app(neo4j, keyring=keyring, run=BridgeRunner(), backend="neo4j")
-        with served(app, "neo4j", neo4j) as api:
+        with served_as_serve_does(neo4j, keyring=keyring) as api:
             yield api
 
 
