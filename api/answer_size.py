@@ -7,7 +7,11 @@ them: a bundle of 1 MiB may hold a title of 500 KB, and ``papersById`` answers e
 4,000 so asked for an answer of 2 GB, and the server built it in memory. The strings are
 shared (an answer repeats the same string object, not a copy), so the answer is small until
 it is encoded; it is measured here first, in one walk that stops once past the limit, each
-long string encoded once however often it appears.
+long string measured once however often it appears.
+
+The walk is the Rust extension's (``api/json_size``, ``pith_graph.api._json_size``: about ten
+times faster, twice what encoding the answer costs; ``benchmarks/bench_answer_size.py``) when
+the install built it (:data:`NATIVE`), else :func:`python_answer_bytes`, the same measure.
 """
 
 from __future__ import annotations
@@ -20,7 +24,15 @@ from strawberry.types import ExecutionResult
 
 from pith_graph.errors import LimitExceeded
 
-__all__ = ["AnswerTooLarge", "answer_bytes", "is_too_large", "measured", "too_large"]
+__all__ = [
+    "NATIVE",
+    "AnswerTooLarge",
+    "answer_bytes",
+    "is_too_large",
+    "measured",
+    "python_answer_bytes",
+    "too_large",
+]
 
 #: A string without escapes up to this many characters, in an object, is counted without
 #: being stacked (most of an answer); a list of strings alone is encoded whole (below).
@@ -35,11 +47,14 @@ class AnswerTooLarge(LimitExceeded):
     answer is made)."""
 
 
-def answer_bytes(data: object, limit: int) -> int:
+def python_answer_bytes(data: object, limit: int) -> int:
     """The bytes ``data`` (an answer's ``data``: dicts, lists, strings, numbers, booleans,
     ``None``) takes as JSON, exactly for all but numbers (counted at most what they may take),
     or a count past ``limit`` as soon as it is past it. Each long string and each list of
-    strings is encoded once, however often the answer holds it."""
+    strings is encoded once, however often the answer holds it. Keys are taken for GraphQL
+    names, as an answer's are (response names: nothing in them is escaped). The Rust
+    extension's ``answer_bytes`` is exact for any key, and for integers of 64 bits, ``true``,
+    ``false`` and ``null`` too."""
     total = 0
     encoded: dict[int, int] = {}  # id -> bytes: the answer holds each object, its id stays its own
     stack = [data]
@@ -73,6 +88,16 @@ def answer_bytes(data: object, limit: int) -> int:
         if total > limit:
             return total
     return total
+
+
+try:
+    from pith_graph.api._json_size import answer_bytes as _native_answer_bytes
+except ImportError:  # installed without a Rust toolchain
+    NATIVE = False
+    answer_bytes = python_answer_bytes
+else:
+    NATIVE = True
+    answer_bytes = _native_answer_bytes
 
 
 def _encoded_bytes(value: str | list[str]) -> int:

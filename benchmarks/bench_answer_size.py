@@ -1,6 +1,7 @@
 """What measuring an answer's bytes before it is encoded costs (``api/answer_size.py``,
-``PITH_API_MAX_ANSWER_BYTES``), against encoding it (``orjson.dumps``, which every answer
-pays), in the same run, interleaved, on answers of the API's shapes built in memory: a paper
+``PITH_API_MAX_ANSWER_BYTES``): the Rust extension's measure (``api/json_size``, what the
+server runs when the install built it) and the Python one, against encoding the answer
+(``orjson.dumps``, which every answer pays), in the same run, interleaved, on answers of the API's shapes built in memory: a paper
 with its authors and categories, a page of 100 papers with 100 authors each, ``papersById``
 of 500 identifiers with title and abstract excerpt; and the hostile answer the limit is for
 (8 aliases of ``papersById`` over 500 repeats of a paper with a 510 KB title: 2 GB
@@ -8,7 +9,7 @@ encoded), which the measure refuses without encoding.
 
 Run:  .venv/bin/python benchmarks/bench_answer_size.py [--rounds 20]
 
-Prints per answer its size, the best time of each (ms) and measure ÷ encode.
+Prints per answer its size, the best time of each (ms) and each measure ÷ encode.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ from typing import Any
 
 import orjson
 
-from pith_graph.api.answer_size import answer_bytes
+from pith_graph.api import answer_size
+from pith_graph.api.answer_size import python_answer_bytes
 from pith_graph.api.limits import RequestLimits
 
 
@@ -60,24 +62,33 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=20)
     args = parser.parse_args(argv)
     limit = RequestLimits().max_answer_bytes
+    if not answer_size.NATIVE:
+        print("the Rust measure is not built (no Rust toolchain at install): Python only")
+    measures = (
+        {"rust": answer_size.answer_bytes, "python": python_answer_bytes}
+        if answer_size.NATIVE
+        else {"python": python_answer_bytes}
+    )
     for name, data in answers().items():
-        measure: list[float] = []
-        encode: list[float] = []
+        times: dict[str, list[float]] = {key: [] for key in [*measures, "encode"]}
         hostile = name.startswith("hostile")
         for _ in range(3):  # interleaved
-            measure.append(best(lambda data=data: answer_bytes(data, limit), args.rounds))
+            for key, measure in measures.items():
+                times[key].append(best(lambda data=data, measure=measure: measure(data, limit), args.rounds))
             if not hostile:
-                encode.append(best(lambda data=data: orjson.dumps(data), args.rounds))
-        size = answer_bytes(data, limit)
+                times["encode"].append(best(lambda data=data: orjson.dumps(data), args.rounds))
+        sizes = {measure(data, limit) for measure in measures.values()}
         if hostile:
-            print(f"{name}: refused past {size:,} bytes in {min(measure) * 1000:.2f} ms (not encoded)")
+            assert min(sizes) > limit, name
+            took = ", ".join(f"{key} {min(times[key]) * 1000:.2f} ms" for key in measures)
+            print(f"{name}: refused (not encoded): {took}")
             continue
-        assert size == len(orjson.dumps(data)), name
-        print(
-            f"{name}: {size:,} bytes; measure {min(measure) * 1000:.3f} ms, encode "
-            f"{min(encode) * 1000:.3f} ms (x{min(measure) / min(encode):.1f})",
-            flush=True,
+        assert sizes == {len(orjson.dumps(data))}, name
+        encode = min(times["encode"])
+        took = "; ".join(
+            f"{key} {min(times[key]) * 1000:.3f} ms (x{min(times[key]) / encode:.1f})" for key in measures
         )
+        print(f"{name}: {sizes.pop():,} bytes; encode {encode * 1000:.3f} ms; {took}", flush=True)
 
 
 if __name__ == "__main__":

@@ -55,11 +55,13 @@ def test_wheel_installs_one_import_package(wheel: Path) -> None:
         "pith_graph/api/static/graphiql.html",
         "pith_graph/api/reads/word_classes.txt",  # Lucene's word classes, for search and typeahead
         "pith_graph/api/reads/ascii_folding.txt",
-        "pith_graph/loader/_ed25519.pyi",  # the Rust extension's types, for mypy in users' code
+        "pith_graph/loader/_ed25519.pyi",  # the Rust extensions' types, for mypy in users' code
+        "pith_graph/api/_json_size.pyi",
         "pith_graph/py.typed",  # PEP 561: without it, mypy ignores the package's hints in users' code
     ):
         assert data in names
-    assert [name for name in names if name.startswith("pith_graph/loader/_ed25519.") and name.endswith(".so")]
+    for native in ("pith_graph/loader/_ed25519.", "pith_graph/api/_json_size."):
+        assert [name for name in names if name.startswith(native) and name.endswith(".so")], native
     assert not [name for name in names if "/tests/" in name or name.startswith("tests/")]
     rooms = {
         "pith_graph": "pith_graph",
@@ -92,13 +94,15 @@ def test_installed_beside_pypi_schema_from_another_folder(wheel: Path, tmp_path:
         "G, report = pith_graph.load_graph([pith_graph.SAMPLES], workers=1)\n"
         "C = pith_graph.coauthorship_graph(G)\n"
         "from pith_graph.loader.signatures import NATIVE\n"
-        "print(report.accepted, report.rejected, C.number_of_nodes() > 0, NATIVE)\n"
+        "from pith_graph.api import answer_size\n"
+        "print(report.accepted, report.rejected, C.number_of_nodes() > 0, NATIVE, answer_size.NATIVE)\n"
     )
     ran = subprocess.run(
         [str(python), "-c", script], cwd=elsewhere, capture_output=True, text=True, check=False
     )
     assert ran.returncode == 0, ran.stderr[-2000:]
-    assert ran.stdout.split() == ["3", "0", "True", "True"]  # signatures checked by the extension
+    # signatures checked by the extension, answers measured by the other
+    assert ran.stdout.split() == ["3", "0", "True", "True", "True"]
     cli = subprocess.run(
         [str(env_dir / "bin" / "pith-graph"), "verify", "--json", "--workers", "1", "-"],
         input=(PROJECT / "loader" / "samples" / "1907.13257.json").read_bytes(),

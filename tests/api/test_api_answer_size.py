@@ -7,7 +7,7 @@ exactly for the answers below, on both backends and both executions."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
@@ -20,8 +20,11 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_reader,
     served_as_serve_does,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pith_graph.api.answer_size import answer_bytes
+from pith_graph.api import answer_size
+from pith_graph.api.answer_size import python_answer_bytes
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.reader import GraphReader
@@ -40,27 +43,90 @@ ANSWERS: list[Any] = [
 ]
 
 
+Measure = Callable[[object, int], int]
+
+
+def test_the_rust_measure_is_built() -> None:
+    """The install builds it (a Rust toolchain is on this machine): without it the suite would
+    check only the Python measure, and the server measure ten times slower."""
+    assert answer_size.NATIVE
+    assert answer_size.answer_bytes is not python_answer_bytes
+
+
+@pytest.fixture(params=["rust", "python"])
+def measure(request: pytest.FixtureRequest) -> Measure:
+    """Each of the two implementations of the one measure."""
+    return answer_size.answer_bytes if request.param == "rust" else python_answer_bytes
+
+
 @pytest.mark.parametrize("answer", ANSWERS)
-def test_an_answer_of_strings_is_measured_exactly(answer: Any) -> None:
+def test_an_answer_of_strings_is_measured_exactly(measure: Measure, answer: Any) -> None:
     size = len(orjson.dumps(answer))
-    assert answer_bytes(answer, 1 << 30) == size
-    assert answer_bytes(answer, size) == size  # not past the limit: measured to the end
-    assert size - 1 < answer_bytes(answer, size - 1) <= size  # past it: stops there (or at the end)
+    assert measure(answer, 1 << 30) == size
+    assert measure(answer, size) == size  # not past the limit: measured to the end
+    assert size - 1 < measure(answer, size - 1) <= size  # past it: stops there (or at the end)
 
 
-def test_numbers_and_nulls_are_counted_at_most_what_they_may_take() -> None:
+def test_numbers_and_nulls_are_counted_at_most_what_they_may_take(measure: Measure) -> None:
     answer = {"n": [None, True, -(2**53), 1.5e300, 0]}
-    assert len(orjson.dumps(answer)) <= answer_bytes(answer, 1 << 30)
+    assert len(orjson.dumps(answer)) <= measure(answer, 1 << 30)
 
 
-def test_a_string_repeated_is_encoded_once(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_rust_measure_counts_integers_booleans_null_and_any_key_exactly() -> None:
+    answer = {"n": [None, True, False, 0, 7, -1, 10, 99, -100, 2**63 - 1, -(2**63)], "t": ("a", 1)}
+    assert answer_size.answer_bytes(answer, 1 << 30) == len(orjson.dumps(answer))
+    keys = {'\x1f"\\é𝒜': 1, "": [{"\n": None}]}  # the Python measure takes keys for GraphQL names
+    assert answer_size.answer_bytes(keys, 1 << 30) == len(orjson.dumps(keys))
+
+
+#: What an answer may hold: strings of any characters (escaped ones, every UTF-8 width), integers
+#: of 64 bits, booleans and null, in lists and objects of them, nested; objects may repeat. Its
+#: keys are GraphQL names (response names: fields and aliases).
+_TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=300)
+_LEAVES = st.one_of(_TEXT, st.integers(-(2**63), 2**63 - 1), st.booleans(), st.none())
+_ANSWERS = st.recursive(
+    _LEAVES,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=6),
+        st.dictionaries(st.from_regex(r"[_A-Za-z][_0-9A-Za-z]{0,15}", fullmatch=True), inner, max_size=6),
+        inner.map(lambda value: [value] * 3),  # one object held three times
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(answer=_ANSWERS, short=st.integers(0, 50))
+def test_both_measures_agree_with_the_encoding(answer: Any, short: int) -> None:
+    size = len(orjson.dumps(answer))
+    assert answer_size.answer_bytes(answer, 1 << 40) == size
+    assert python_answer_bytes(answer, 1 << 40) >= size  # numbers: at most what they may take
+    if not any(type(leaf) in (int, bool) or leaf is None for leaf in _leaves(answer)):
+        assert python_answer_bytes(answer, 1 << 40) == size
+    limit = max(size - 1 - short, 0)
+    for measured in (answer_size.answer_bytes(answer, limit), python_answer_bytes(answer, limit)):
+        assert measured > limit  # past it, both say so (wherever they stop)
+
+
+def _leaves(value: Any) -> Iterator[Any]:
+    if isinstance(value, dict):
+        for item in value.values():
+            yield from _leaves(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _leaves(item)
+    else:
+        yield value
+
+
+def test_a_string_repeated_is_encoded_once_by_python(monkeypatch: pytest.MonkeyPatch) -> None:
     encoded: list[int] = []
     real = orjson.dumps
     monkeypatch.setattr(
         "pith_graph.api.answer_size.orjson.dumps", lambda value: encoded.append(len(value)) or real(value)
     )
     title = "a long title " * 1000
-    assert answer_bytes({"p": [{"title": title}] * 500}, 1 << 40) == len(
+    assert python_answer_bytes({"p": [{"title": title}] * 500}, 1 << 40) == len(
         real({"p": [{"title": title}] * 500})
     )
     assert encoded == [len(title)]

@@ -1,0 +1,3 @@
+# Type stub for the Rust extension built from api/json_size (see api/answer_size.py).
+
+def answer_bytes(data: object, limit: int) -> int: ...
