@@ -22,6 +22,7 @@ import orjson
 from cross_web import HTTPException
 from graphql import GraphQLError, parse
 from starlette.applications import Starlette
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
@@ -277,6 +278,19 @@ async def _graphiql_asset(request: Request) -> Response:
     return Response(data, media_type=_ASSETS[name], headers=headers)
 
 
+async def _unserved(request: Request, exc: Exception) -> Response:
+    """A path the server does not serve (404), or a method a path does not take (405, with
+    its ``Allow``): coded JSON, as every other refusal is, not Starlette's plain text."""
+    status = exc.status_code if isinstance(exc, StarletteHTTPException) else 404
+    headers = dict(exc.headers or {}) if isinstance(exc, StarletteHTTPException) else {}
+    if status == 405:
+        allowed = headers.get("Allow", "")
+        body = error_body(f"Only {allowed} are answered here.", "METHOD_NOT_ALLOWED")
+    else:
+        body = error_body("Not found.", "NOT_FOUND")
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
 def create_app(
     reader: GraphReader,
     *,
@@ -326,7 +340,7 @@ def create_app(
     ]
     if graphiql:
         routes.append(Route("/graphiql/{name}", _graphiql_asset, methods=["GET", "HEAD"]))
-    app = Starlette(routes=routes, lifespan=lifespan)
+    app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _unserved, 405: _unserved})
     return with_cors(
         Guard(ETags(app, cache_control), limits.max_body_bytes, limits.body_timeout_seconds), cors_origins
     )

@@ -14,7 +14,7 @@ import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pith_graph.api.coded_errors import error_body
-from pith_graph.api.http import GRAPHQL_RESPONSE, replay, wants_graphql_response
+from pith_graph.api.http import GRAPHQL_RESPONSE, accept_of, replay, wants_graphql_response
 
 __all__ = ["GONE", "Gone", "Guard", "when_gone"]
 
@@ -90,13 +90,13 @@ class Guard:
         self.body_timeout = body_timeout
         logging.getLogger("uvicorn.error").addFilter(_SAID_ALREADY)  # once: a filter is added once
 
-    async def _refuse(self, send: Send, status: int, message: str, code: str, accept: bytes | None) -> None:
+    async def _refuse(self, send: Send, status: int, message: str, code: str, accept: str | None) -> None:
         """Answer an error, in the media type the client asked for (``accept``), as the view
         answers its own refusals (:func:`~pith_graph.api.http.negotiate`: graphql-response+json
         has no ``data`` entry), and close the connection."""
         answer = error_body(message, code)
         media_type = b"application/json"
-        if wants_graphql_response(accept.decode("latin-1") if accept is not None else None):
+        if wants_graphql_response(accept):
             answer.pop("data")
             media_type = GRAPHQL_RESPONSE.encode()
         body = orjson.dumps(answer)
@@ -114,12 +114,14 @@ class Guard:
         )
         await send({"type": "http.response.body", "body": body})
 
-    async def _read_body(self, headers: dict[bytes, bytes], receive: Receive, send: Send) -> bytes | None:
+    async def _read_body(
+        self, headers: dict[bytes, bytes], accept: str | None, receive: Receive, send: Send
+    ) -> bytes | None:
         """The whole body, or ``None`` once refused (too large, too slow, malformed) or the
         client went away. Any body is read, even a GET's: one left half-sent would hold the
         connection after the answer."""
         too_large = f"The request body is larger than {self.max_body_bytes} bytes."
-        length, accept = headers.get(b"content-length"), headers.get(b"accept")
+        length = headers.get(b"content-length")
         if length is not None and not length.isdigit():
             await self._refuse(send, 400, "Invalid Content-Length.", "BAD_REQUEST", accept)
             return None
@@ -175,7 +177,7 @@ class Guard:
         if scope["method"] in ("GET", "HEAD", "OPTIONS") and not declares_body:
             await self.app(scope, receive, send)
             return
-        body = await self._read_body(headers, receive, send)
+        body = await self._read_body(headers, accept_of(scope.get("headers", [])), receive, send)
         if body is None:
             return
         await self._unless_gone(scope, body, receive, send)
@@ -239,5 +241,5 @@ class Guard:
                     503,
                     "The server is stopping: send the request again.",
                     "SERVICE_UNAVAILABLE",
-                    dict(scope.get("headers", [])).get(b"accept"),
+                    accept_of(scope.get("headers", [])),
                 )

@@ -36,6 +36,7 @@ __all__ = [
     "ALLOWED_METHODS",
     "GRAPHQL_RESPONSE",
     "ETags",
+    "accept_of",
     "is_json_request",
     "negotiate",
     "note_request_error",
@@ -101,6 +102,18 @@ def _quality(accept: str) -> dict[str, float]:
     return found
 
 
+def accept_of(headers: Sequence[tuple[bytes, bytes]]) -> str | None:
+    """A request's ``Accept``: all its ``Accept`` lines as one list, as RFC 9110 (5.3) combines
+    a repeated field (``None`` when there is none). Every answer reads it so: the media type of
+    an answer never depends on which line a part of the server looked at.
+
+    >>> accept_of([(b"accept", b"application/json"), (b"x", b"y"), (b"accept", b"text/html")])
+    'application/json, text/html'
+    """
+    lines = [value.decode("latin-1") for name, value in headers if name == b"accept"]
+    return ", ".join(lines) if lines else None
+
+
 def wants_graphql_response(accept: str | None) -> bool:
     """Whether to answer in ``application/graphql-response+json``: the client names it, and
     does not prefer ``application/json`` to it.
@@ -126,7 +139,7 @@ def note_request_error(request: Request, body: dict[str, Any]) -> None:
     errors = body.get("errors") or []
     if body.get("data") is not None or not errors:
         return
-    if not wants_graphql_response(request.headers.get("accept")):
+    if not wants_graphql_response(accept_of(request.scope["headers"])):
         return
     if all(
         "path" not in e and (e.get("extensions") or {}).get("code") in REQUEST_ERROR_CODES for e in errors
@@ -144,7 +157,7 @@ def negotiate(request: Request, response: Response) -> Response:
     if not content_type.startswith(_JSON_TYPES):
         return response
     response.headers.append("vary", "Accept")
-    if not wants_graphql_response(request.headers.get("accept")):
+    if not wants_graphql_response(accept_of(request.scope["headers"])):
         return response
     response.headers["content-type"] = GRAPHQL_RESPONSE
     status = getattr(request.state, "graphql_status", None)

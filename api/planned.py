@@ -26,7 +26,7 @@ from strawberry.types import ExecutionResult
 from pith_graph.api.answer_size import answer_bytes, too_large
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.guard import when_gone
-from pith_graph.api.http import GRAPHQL_RESPONSE, wants_graphql_response
+from pith_graph.api.http import GRAPHQL_RESPONSE, accept_of, wants_graphql_response
 from pith_graph.api.http import replay as replay_body  # its local name is the answer's `replay`
 from pith_graph.api.lanes import Runner, ThreadRunner
 from pith_graph.api.limits import RequestLimits
@@ -61,17 +61,14 @@ class PlannedView(Protocol):
 
 
 def _json_content(scope: Scope) -> bytes | None:
-    """The media type to answer in, when the request is JSON (else ``None``)."""
-    content_type = accept = b""
-    for name, value in scope["headers"]:
-        if name == b"content-type":
-            content_type = value
-        elif name == b"accept":
-            accept = value
-    if content_type.split(b";", 1)[0].strip().lower() != b"application/json" or b"multipart" in accept:
+    """The media type to answer in, when the request is JSON (else ``None``). A repeated
+    ``Content-Type``: the first, as the view reads it."""
+    headers = scope["headers"]
+    content_type = next((value for name, value in headers if name == b"content-type"), b"")
+    accept = accept_of(headers)
+    if content_type.split(b";", 1)[0].strip().lower() != b"application/json" or "multipart" in (accept or ""):
         return None
-    wanted = wants_graphql_response(accept.decode("latin-1") if accept else None)
-    return GRAPHQL_RESPONSE.encode() if wanted else b"application/json"
+    return GRAPHQL_RESPONSE.encode() if wants_graphql_response(accept) else b"application/json"
 
 
 async def _body(receive: Receive) -> bytes | None:

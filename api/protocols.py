@@ -19,7 +19,9 @@ uvicorn closes a keep-alive connection left idle, but otherwise trusts the clien
   in every ``send_timeout`` seconds, else the connection is dropped: a slow but steady
   reader keeps its connection, one that stops reading (or trickles) does not.
 
-The request *body* is bounded in the ASGI layer (:class:`pith_graph.api.guard.Guard`), which
+After the head, httptools' protocol bounds what is not body (chunk framing, trailer fields,
+which it drops) as a head is bounded, and starts the header deadline at line breaks sent
+between requests. The request *body* is bounded in the ASGI layer (:class:`pith_graph.api.guard.Guard`), which
 answers 408 with a GraphQL error. :func:`protocol_with_header_timeout` picks the parser
 uvicorn would (httptools when installed, else h11).
 """
@@ -262,9 +264,21 @@ def _httptools_protocol() -> type[_Bounded] | None:
         return None
 
     class HttpToolsWithHeaderTimeout(_Bounded, HttpToolsProtocol):
-        """uvicorn's httptools protocol, bounded (:class:`_Bounded`)."""
+        """uvicorn's httptools protocol, bounded (:class:`_Bounded`), and:
+
+        * bytes between requests that begin none (llhttp skips line breaks before a request
+          line, and uvicorn stops its keep-alive timer at any byte) start the header deadline:
+          a line break now and then used to hold a connection for ever;
+        * what a request sends after its head other than body bytes (chunk framing and
+          trailer fields) may take ``max_head_bytes`` (and one read, and 8 bytes per body
+          byte for the framing of tiny chunks); beyond, the connection is closed. Trailer
+          fields are dropped (RFC 9110 lets a recipient): uvicorn added each to the request's
+          headers, and 40 MB of them grew the server by 1 GB."""
 
         in_head = True  # awaiting (the rest of) a request line and headers
+        _rest = 0  # bytes of the read being parsed that follow the head
+        _after_head = 0  # bytes received since the head ended
+        _body = 0  # body bytes among them
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -272,21 +286,45 @@ def _httptools_protocol() -> type[_Bounded] | None:
 
         def data_received(self, data: bytes) -> None:
             if self.in_head:
+                counted = self.head.size
                 self.head.add(data)
                 if self.head.over():
                     self._refuse_head()
                     return
+                self._rest = len(data) - (self.head.size - counted)
+            else:
+                self._after_head += len(data)
             super().data_received(data)
+            if self.transport.is_closing():
+                return
+            if self.in_head:
+                if not self._responding():
+                    self.deadline.start(begun=False)  # a running deadline keeps its time
+            elif self._after_head - self._body > self.max_head_bytes + _MAX_READ + 8 * self._body:
+                log.debug(
+                    "closing a connection whose request sent over %d bytes of framing and trailers",
+                    self.max_head_bytes,
+                )
+                self.transport.close()
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
             self.deadline.start(begun=True)
 
+        def on_header(self, name: bytes, value: bytes) -> None:
+            if self.in_head:  # else a trailer field: dropped
+                super().on_header(name, value)
+
         def on_headers_complete(self) -> None:
             self.deadline.stop()
             self.in_head = False
             self.head.reset()
+            self._after_head, self._body = self._rest, 0
             super().on_headers_complete()
+
+        def on_body(self, body: bytes) -> None:
+            self._body += len(body)
+            super().on_body(body)
 
         def on_message_complete(self) -> None:
             self.in_head = True

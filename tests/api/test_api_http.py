@@ -86,6 +86,34 @@ def test_http_level_refusals_have_no_data_in_graphql_response_json(memory_api: A
     assert response.json() == {"errors": [response.json()["errors"][0]]}
 
 
+@pytest.mark.parametrize(
+    "lines",
+    [["application/json", GRAPHQL_RESPONSE], [GRAPHQL_RESPONSE, "application/json"]],
+    ids=["json-first", "json-last"],
+)
+def test_repeated_accept_lines_are_read_as_one_list_by_every_answer(
+    memory_api: Api, lines: list[str]
+) -> None:
+    """RFC 9110 combines a repeated field into one list: both media types at q=1, so
+    graphql-response+json. The view, the plan recorded after it and the body guard used to read
+    different lines (the first, the last), so the same request changed media type and status."""
+    headers = [("accept", line) for line in lines] + [("content-type", "application/json")]
+    executed = b'{"query": "{ categories { code } papers(first: 1) { nodes { title } } }"}'
+    for _ in range(3):  # the view's answer, then the plan's
+        response = memory_api.client.post("/graphql", content=executed, headers=headers)
+        assert (response.status_code, response.headers["content-type"]) == (200, GRAPHQL_RESPONSE)
+    for _ in range(2):  # a request error: 400, no data, whoever answers
+        response = memory_api.client.post("/graphql", content=b'{"query": "{ nope }"}', headers=headers)
+        assert (response.status_code, response.headers["content-type"]) == (400, GRAPHQL_RESPONSE)
+        assert "data" not in response.json()
+    response = memory_api.client.post(
+        "/graphql", content=b'{"query": ', headers=headers
+    )  # the guard's refusal
+    assert (response.status_code, response.headers["content-type"]) == (400, GRAPHQL_RESPONSE)
+    too_large = memory_api.client.post("/graphql", content=b" " * (1 << 20), headers=headers)
+    assert (too_large.status_code, too_large.headers["content-type"]) == (413, GRAPHQL_RESPONSE)
+
+
 # -- ETags ---------------------------------------------------------------------------------------------
 
 

@@ -232,6 +232,27 @@ def test_other_methods_get_a_coded_error(memory_api: Api) -> None:
     assert "Traceback" not in mutation_by_get.text
 
 
+@pytest.mark.parametrize(
+    ("method", "path", "status", "code"),
+    [
+        ("GET", "/nope", 404, "NOT_FOUND"),
+        ("GET", "//graphql", 404, "NOT_FOUND"),
+        ("GET", "/graphiql/graphiql.min.js.map", 404, "NOT_FOUND"),
+        ("POST", "/healthz", 405, "METHOD_NOT_ALLOWED"),
+        ("DELETE", "/graphiql/graphiql.min.js", 405, "METHOD_NOT_ALLOWED"),
+    ],
+)
+def test_unserved_paths_and_methods_get_a_coded_error(
+    memory_api: Api, method: str, path: str, status: int, code: str
+) -> None:
+    """As the README's table of codes says (they were Starlette's plain text, with no code)."""
+    refused = memory_api.client.request(method, path)
+    body = _check(refused, code, status)
+    if status == 405:
+        assert body["errors"][0]["message"] == f"Only {refused.headers['allow']} are answered here."
+        assert set(refused.headers["allow"].split(", ")) == {"GET", "HEAD"}
+
+
 def test_query_by_get_works(memory_api: Api) -> None:
     response = memory_api.client.get("/graphql", params={"query": "{ categories { code } }"})
     assert response.status_code == 200

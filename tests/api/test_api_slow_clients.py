@@ -158,3 +158,61 @@ def test_normal_and_slow_but_timely_requests_are_unaffected(address: tuple[str, 
             while len(body) < length:
                 body += sock.recv(65536)
             assert orjson.loads(body)["data"]["categories"]
+
+
+def _answer(sock: socket.socket) -> bytes:
+    """One answer with a Content-Length, read whole from a kept-alive connection."""
+    received = b""
+    while b"\r\n\r\n" not in received:
+        received += sock.recv(65536)
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = int(re.search(rb"content-length: (\d+)", head, re.IGNORECASE).group(1))  # type: ignore[union-attr]
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head
+
+
+@pytest.mark.parametrize("pause", [None, 0.3], ids=["once", "trickled"])
+def test_line_breaks_between_requests_buy_no_time(address: tuple[str, int], pause: float | None) -> None:
+    """llhttp skips line breaks before a request line, and uvicorn stopped its keep-alive
+    timer at any byte: one CRLF after an answer held the connection for ever (256 such held
+    every slot, /healthz 503). The header deadline now runs from them."""
+    sock = _connect(address, b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+    sock.settimeout(30)
+    assert _answer(sock).startswith(b"HTTP/1.1 200 ")
+    started = time.monotonic()
+    try:
+        sock.sendall(b"\r\n")
+        while pause is not None and time.monotonic() - started < BOUND + SLACK + 1:
+            time.sleep(pause)
+            sock.sendall(b"\r\n")
+    except OSError:
+        pass  # closed by the server, as it should be
+    received, _ = _until_closed(sock)
+    assert not received or received.startswith((b"HTTP/1.1 408 ", b"HTTP/1.1 400 "))  # h11: 400
+    assert time.monotonic() - started < BOUND + SLACK + 1.5
+
+
+def test_trailer_fields_are_bounded_as_a_head_is(address: tuple[str, int]) -> None:
+    """A chunked body's trailer fields came after the head's bound and before the body's:
+    40 MB of them grew the server by 1 GB (uvicorn added each to the request's headers), and
+    the request was answered. Past the head's bound (64 KiB, and a read) the connection is
+    closed; a trailer within it is dropped, and the request answered."""
+    head = b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+    chunked = head + b"Transfer-Encoding: chunked\r\n\r\n" + b"%x\r\n" % len(QUERY) + QUERY + b"\r\n0\r\n"
+    with _connect(address, chunked + b"X-Checksum: 1\r\n\r\n") as sock:
+        sock.settimeout(30)
+        assert _answer(sock).startswith(b"HTTP/1.1 200 ")
+    sock = _connect(address, chunked)
+    try:
+        for _ in range(32):  # 2 MiB of trailer fields, then the blank line that ends them
+            sock.sendall(b"X-Trailer: " + b"a" * 50 + b"\r\n" * 1 + (b"X-More: b\r\n" * 5000))
+        sock.sendall(b"\r\n")
+    except OSError:
+        pass  # closed by the server, as it should be
+    try:
+        received, seconds = _until_closed(sock)
+    except ConnectionResetError:  # closed with fields unread: as it should be
+        return
+    assert not received.startswith(b"HTTP/1.1 200 "), received[:200]
+    assert seconds < BOUND + SLACK
