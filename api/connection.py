@@ -28,6 +28,7 @@ from pith_graph.api.fields import resolver
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import Page, PaperKey, paper_key
 from pith_graph.errors import BadUserInput
+from pith_graph.loader.shape import is_utc_time
 from pith_graph.schema.rows import PaperRow
 
 if TYPE_CHECKING:
@@ -63,8 +64,10 @@ def is_place(submitted_at: str, pith_number: str) -> bool:
     True
     >>> is_place("2019-07-30T23:20:50Z", "pith:2018:BR75OIUY7WDYHPO53K7WUNQ4NZ")
     False
+    >>> is_place("2019-02-29T23:20:50Z", "pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ")
+    False
     """
-    return _PLACE.fullmatch(f"{submitted_at}|{pith_number}") is not None
+    return _PLACE.fullmatch(f"{submitted_at}|{pith_number}") is not None and is_utc_time(submitted_at)
 
 
 def encode_cursor(key: PaperKey) -> str:
@@ -98,6 +101,8 @@ def _decode(cursor: str) -> PaperKey | None:
     if not _POSITION.fullmatch(raw):
         return None
     submitted_at, pith_number = raw[len(_PREFIX) :].split("|")
+    if not is_utc_time(submitted_at):  # no paper is submitted then (2026-02-30, 24:00:00)
+        return None
     key = PaperKey(submitted_at, pith_number)
     return key if encode_cursor(key) == cursor else None  # only the encoding issued
 

@@ -16,7 +16,6 @@ import base64
 import binascii
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +33,7 @@ from pith_graph.loader.keyring import (
     fingerprint_hex,
 )
 from pith_graph.loader.parse import strict_json
-from pith_graph.loader.shape import ISO_Z
+from pith_graph.loader.shape import is_utc_time
 from pith_graph.loader.sources import open_regular
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 
@@ -84,7 +83,7 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
         raise KeyringError(f"{where}: revoked must be true or false")
     if revoked_at is None:
         return REVOKED_ALWAYS if revoked else None
-    if not isinstance(revoked_at, str) or not ISO_Z.fullmatch(revoked_at) or not _a_real_time(revoked_at):
+    if not isinstance(revoked_at, str) or not is_utc_time(revoked_at):
         raise KeyringError(
             f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z "
             "(a time there is: years from 0001, a day of its month, hours to 23, minutes and seconds to 59)"
@@ -93,16 +92,6 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
         raise KeyringError(f"{where}: revoked is false but revoked_at is given: say which one is meant")
     # Both given: the stronger, as for a key revoked twice (true over any time).
     return REVOKED_ALWAYS if revoked else revoked_at
-
-
-def _a_real_time(text: str) -> bool:
-    """Whether ``text`` (ISO_Z's shape) names a time there is: 2026-02-30, month 13 or
-    24:00:00 name none (a typo such as 2026-31-07 would revoke nothing, silently)."""
-    try:
-        datetime.fromisoformat(text[:19])
-    except ValueError:
-        return False
-    return True
 
 
 #: The fields of a trusted-keys entry, and those of a bundle's ``public_keys[]`` item, which may

@@ -4,8 +4,8 @@ Every field the later checks read is present with the right type; the first that
 rejects the bundle with ``schema_error`` and a message naming the field
 (``bundle.events[1].signer.key_id is missing``). Unknown ``bundle_version`` or event types
 are ``schema_error`` too, and so are an alias kind outside :data:`ALIAS_KIND`, a source kind
-outside :data:`SOURCE_KIND`, a time that is not ISO 8601 UTC in ASCII digits and a source
-version outside :data:`SOURCE_VERSIONS`.
+outside :data:`SOURCE_KIND`, a time that is not ISO 8601 UTC in ASCII digits, or names no
+time there is (:func:`is_utc_time`), and a source version outside :data:`SOURCE_VERSIONS`.
 
 A later check may read a field only if this module pins its type: a digest binds a value,
 not its type, so a bundle with a wrong type and every digest recomputed reaches every check
@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import date
+from functools import lru_cache
 from typing import Any
 
 from pith_graph.errors import BundleError, RejectCode, quoted
@@ -29,12 +31,17 @@ from pith_graph.loader.format import (
     SignatureKind,
 )
 
-__all__ = ["ALIAS_KIND", "ISO_Z", "SOURCE_KIND", "SOURCE_VERSIONS", "check_shape"]
+__all__ = ["ALIAS_KIND", "ISO_Z", "SOURCE_KIND", "SOURCE_VERSIONS", "check_shape", "is_utc_time"]
 
 # ASCII classes only: ``\d`` would accept every Unicode digit (``٢٠١٩``).
 _HEX64 = re.compile(r"[0-9a-f]{64}")
-#: A time as verification admits it: UTC, ``Z``, up to nine digits of a second.
-ISO_Z = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]{1,9})?Z")
+#: A time as verification admits it: UTC, ``Z``, up to nine digits of a second; years from
+#: 0001, months 01-12, days 01-31 (:func:`is_utc_time` checks the month has it), hours to 23,
+#: minutes and seconds to 59.
+ISO_Z = re.compile(
+    r"(?!0000)[0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])"
+    r"T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\.[0-9]{1,9})?Z"
+)
 #: What an ``alias_kind`` may be: lower-case ASCII letters, digits and ``_``, as every kind
 #: seen (``arxiv``, ``arxiv_version``, ``doi``, ``pith_short_8``). Never ``:``, so the
 #: in-memory node id ``Alias:<kind>:<value>`` (:func:`pith_graph.schema.graph.node_id`)
@@ -94,9 +101,32 @@ def _hex64(obj: Mapping[str, Any], key: str, path: str) -> str:
     return value
 
 
+def is_utc_time(text: str) -> bool:
+    """Whether ``text`` is an ISO 8601 UTC time (:data:`ISO_Z`) that names a time there is.
+    Times are compared as text throughout (newest wins, revocation, listings' order), so one
+    that names none (``2026-02-30``, month 13, ``24:00:00``, second 60) would still be
+    ordered, among times no clock gives.
+
+    >>> [is_utc_time(t) for t in ("2024-02-29T10:00:00Z", "2026-02-29T10:00:00Z", "2026-04-31T00:00:00Z")]
+    [True, False, False]
+    >>> is_utc_time("2026-01-31T23:59:59.123456789Z"), is_utc_time("2026-01-01T24:00:00Z")
+    (True, False)
+    """
+    return ISO_Z.fullmatch(text) is not None and (text[8:10] < "29" or _day_exists(text[:10]))
+
+
+@lru_cache(maxsize=4096)
+def _day_exists(day: str) -> bool:
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        return False
+    return True
+
+
 def _timestamp(obj: Mapping[str, Any], key: str, path: str) -> str:
     value: str = _field(obj, key, str, path)
-    if not ISO_Z.fullmatch(value):
+    if not is_utc_time(value):
         raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be an ISO 8601 UTC time")
     return value
 

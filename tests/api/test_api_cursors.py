@@ -40,6 +40,10 @@ FORGED = [
     pytest.param(_encoded(f"p1|2019-07-30T23:20:50Z|pith:2019:{BODY}|x"), id="three-parts"),
     pytest.param(_encoded(f"p2|2019-07-30T23:20:50Z|pith:2019:{BODY}"), id="another-version"),
     pytest.param(_encoded(f"p1|2019-07-30T23:20:50Z|pith:2019:{BODY[:-1]}"), id="short-pith"),
+    # times no paper is submitted at (loader.shape.is_utc_time refuses them in bundles)
+    pytest.param(_encoded(f"p1|2019-02-29T23:20:50Z|pith:2019:{BODY}"), id="no-such-day"),
+    pytest.param(_encoded(f"p1|2019-07-30T24:00:00Z|pith:2019:{BODY}"), id="hour-24"),
+    pytest.param(_encoded(f"p1|2019-99-30T23:20:50Z|pith:2019:{BODY}"), id="month-99"),
     pytest.param(encode_cursor(POSITION) + "==", id="padded"),
     pytest.param(encode_cursor(POSITION) + "!!", id="junk-the-decoder-skips"),
 ]
