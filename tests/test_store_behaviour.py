@@ -971,3 +971,20 @@ def test_papers_of_one_version_stored_before_the_rule_are_reduced_to_the_newest(
         ["pith:2024:NEW", "pith:2024:OLD"],
         [Outcome.INSERTED],
     )
+
+
+def test_a_signers_key_ids_are_sorted_by_code_point(store: GraphStore, tmp_path: Path) -> None:
+    """Signer.keyIds is sorted as Python sorts, on every store: Neo4j's transactional load
+    sorted it in Cypher, by UTF-16 code unit ('k-𝒜' before 'k-Ａ'), unlike memory and the bulk
+    import, and a later load flipped an imported signer's list (differential fuzz)."""
+    keys = [
+        SignerIdentity.from_seed(f"sort-{name}".encode(), key_id=name, signer_id="sort.invalid")
+        for name in ("k-Ａ", "k-𝒜")
+    ]
+    keyring = resolve_keyring([PinnedKey(k.key_id, k.public_key, k.signer_id) for k in keys])
+    papers = [orjson.dumps(build_bundle(spec(f"2401.0002{i}"), key)) for i, key in enumerate(keys)]
+    for ordered in (papers, papers[::-1]):
+        store = fresh(store)
+        for data in ordered:  # one batch each: the stored list and the batch's are merged
+            assert outcome(load(store, tmp_path, [data], keyring=keyring))["inserted"] == 1
+        assert store.export().nodes["Signer:sort.invalid"]["keyIds"] == ["k-Ａ", "k-𝒜"]

@@ -54,6 +54,7 @@ __all__ = [
     "REFRESH_AUTHORS",
     "REFRESH_SIGNER_KEYS",
     "SET_AUTHOR_NAMES",
+    "SET_SIGNER_KEYS",
     "WRITE_PAPERS",
     "constraint_statement",
     "count_edges",
@@ -267,10 +268,12 @@ DELETE n
 RETURN key
 """
 
-#: ``Signer.keyIds`` = the sorted union of its SIGNED edges' keyIds. Candidates are the
-#: stored keys plus the batch's ($rows: {signerId, keyIds}); each is kept if an edge still
-#: carries it (the check stops at the first such edge). Each signer is locked before it is
-#: read: a signer this batch only detached may be a concurrent batch's, with keys to keep.
+#: ``Signer.keyIds`` = the union of its SIGNED edges' keyIds, returned per signer for
+#: SET_SIGNER_KEYS to write sorted by code point, as every store sorts (Cypher's ORDER BY
+#: compares UTF-16 code units: ``k-𝒜`` before ``k-Ａ``). Candidates are the stored keys plus the
+#: batch's ($rows: {signerId, keyIds}); each is kept if an edge still carries it (the check
+#: stops at the first such edge). Each signer is locked before it is read: a signer this batch
+#: only detached may be a concurrent batch's, with keys to keep.
 REFRESH_SIGNER_KEYS = """
 UNWIND $rows AS row
 MATCH (s:Signer {signerId: row.signerId})
@@ -280,10 +283,15 @@ CALL (s, row) {
   UNWIND s.keyIds + row.keyIds AS key
   WITH DISTINCT key
   WHERE EXISTS { (s)-[r:SIGNED]->() WHERE key IN r.keyIds }
-  WITH key ORDER BY key
   RETURN collect(key) AS keys
 }
-SET s.keyIds = keys
+RETURN s.signerId AS signerId, keys
+"""
+
+SET_SIGNER_KEYS = """
+UNWIND $rows AS row
+MATCH (s:Signer {signerId: row.signerId})
+SET s.keyIds = row.keyIds
 """
 
 #: ``Author.paperCount`` = its AUTHORED edges, for the authors a batch touched ($rows, by key:

@@ -405,8 +405,10 @@ def _write(
             counted.add(record["nameKey"])
     if counted:
         refresh_authors(tx, sorted(counted), spellings)
+    signers = [{"signerId": s, "keyIds": sorted(keys)} for s, keys in sorted(batch_keys.items())]
+    kept = _read_rows(tx, cypher.REFRESH_SIGNER_KEYS, rows=signers)
     _run(
         tx,
-        cypher.REFRESH_SIGNER_KEYS,
-        rows=[{"signerId": s, "keyIds": sorted(keys)} for s, keys in sorted(batch_keys.items())],
+        cypher.SET_SIGNER_KEYS,
+        rows=[{"signerId": r["signerId"], "keyIds": sorted(r["keys"])} for r in kept],
     )
