@@ -13,6 +13,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from pith_graph.errors import UsageError
 from pith_graph.loader.bulk import bulk_import, partitions_for
 from pith_graph.loader.bulk.csvfiles import TARGETS, alias_id, line
 from pith_graph.loader.bulk.neo4j_admin import running_server
@@ -161,3 +162,19 @@ def test_a_process_holding_the_store_lock_counts_as_running(tmp_path: Path) -> N
     finally:
         holder.kill()
         holder.communicate()
+
+
+def test_a_key_id_the_importer_cannot_write_is_refused_before_verifying(tmp_path: Path) -> None:
+    """A pinned key id holding U+001F, the importer's list delimiter: refused at the start, as
+    a usage error (exit 2), and nothing is written. It used to verify every bundle first, then
+    stop writing the files (differential fuzz); a transactional load takes such a key."""
+    signer = SignerIdentity.from_seed(b"bulk-us", key_id="us\x1fkey", signer_id="us.invalid")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.json").write_bytes(orjson.dumps(build_bundle(PaperSpec.example("2403.00001"), signer)))
+    keyring = resolve_keyring([PinnedKey(signer.key_id, signer.public_key, signer.signer_id)])
+    with pytest.raises(UsageError, match=r"'us\\x1fkey' holds U\+001F"):
+        bulk_import([str(folder)], keyring=keyring, data=None, csv_only=tmp_path / "csv", workers=1)
+    assert not (tmp_path / "csv").exists()
+    store = MemoryStore()
+    assert run([str(folder)], keyring=keyring, store=store, workers=1).accepted == 1

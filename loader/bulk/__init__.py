@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pith_graph.errors import StoreError, UsageError
+from pith_graph.loader.bulk.csvfiles import ARRAY_DELIMITER
 from pith_graph.loader.bulk.merge import write_csv
 from pith_graph.loader.bulk.neo4j_admin import (
     DATABASE,
@@ -133,6 +134,17 @@ def _check_target(data: Path, replace: bool) -> bool:
     return True
 
 
+def _check_key_ids(keyring: Keyring) -> None:
+    """Refuse, before a bundle is verified, a pinned key id the importer could not write in a
+    list (``keyIds``: the lists' delimiter, U+001F), rather than after verifying them all."""
+    for key_id in keyring:
+        if ARRAY_DELIMITER in key_id:
+            raise UsageError(
+                f"the key id {key_id!r} holds U+001F, which Neo4j's importer cannot write in a list "
+                "(keyIds): load these bundles with pith-graph load --backend neo4j"
+            )
+
+
 def bulk_import(
     paths: Iterable[str],
     *,
@@ -159,10 +171,11 @@ def bulk_import(
     bundle rejected) no database is built and ``data`` is left as it was (``report.built``):
     a folder the import created for it is removed again. Raises
     :class:`~pith_graph.errors.UsageError` (a missing path, a running server, a database
-    that holds nodes without ``replace``) and :class:`~pith_graph.errors.StoreError` (the
+    that holds nodes without ``replace``, a pinned key id holding U+001F) and :class:`~pith_graph.errors.StoreError` (the
     importer or the server failed).
     """
     started = time.perf_counter()
+    _check_key_ids(keyring)
     files = expand_paths(paths, exclude=exclude)
     report = ImportReport()
     data = _importer_path(data, "--neo4j-data")
