@@ -126,7 +126,8 @@ class GraphQLView(GraphQL[Context, None]):
 
     async def render_graphql_ide(self, request: Request) -> Response:
         html = (_STATIC / "graphiql.html").read_text(encoding="utf-8")
-        return HTMLResponse(html, headers={"Content-Security-Policy": _GRAPHIQL_CSP})
+        # GET /graphql is this page or an answer, by Accept: a cache must not serve one for the other
+        return HTMLResponse(html, headers={"Content-Security-Policy": _GRAPHIQL_CSP, "Vary": "Accept"})
 
     def parse_json(self, data: str | bytes) -> Any:
         try:
@@ -263,6 +264,23 @@ def _asset(name: str) -> tuple[bytes, bool]:
     return (_STATIC / "graphiql" / f"{name}.gz").read_bytes(), True
 
 
+def _takes_gzip(accept_encoding: str) -> bool:
+    """Whether ``Accept-Encoding`` allows gzip: named, else ``*``, with a q above 0.
+
+    >>> [_takes_gzip(v) for v in ("gzip, br", "gzip;q=0", "*", "*;q=0, gzip", "gzip;q=0, *", "br")]
+    [True, False, True, True, False, False]
+    """
+    quality: dict[str, float] = {}
+    for item in accept_encoding.lower().split(","):
+        coding, _, params = item.partition(";")
+        q = params.strip().removeprefix("q=") if params.strip().startswith("q=") else "1"
+        try:
+            quality[coding.strip()] = float(q)
+        except ValueError:
+            quality[coding.strip()] = 0.0
+    return quality.get("gzip", quality.get("*", 0.0)) > 0
+
+
 async def _graphiql_asset(request: Request) -> Response:
     name = request.path_params["name"]
     if name not in _ASSETS:
@@ -270,7 +288,7 @@ async def _graphiql_asset(request: Request) -> Response:
     data, compressed = _asset(name)
     headers = {"Cache-Control": "public, max-age=86400"}
     if compressed:
-        if "gzip" in request.headers.get("accept-encoding", ""):
+        if _takes_gzip(request.headers.get("accept-encoding", "")):
             headers["Content-Encoding"] = "gzip"
             headers["Vary"] = "Accept-Encoding"
         else:

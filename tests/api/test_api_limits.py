@@ -311,8 +311,11 @@ def test_graphiql_and_health(memory_api: Api) -> None:
     assert page.status_code == 200
     assert "graphiql.min.js" in page.text
     assert "default-src 'self'" in page.headers["content-security-policy"]
-    script = memory_api.client.get("/graphiql/graphiql.min.js", headers={"accept-encoding": "identity"})
-    assert script.status_code == 200 and b"GraphiQL" in script.content
+    assert page.headers["vary"] == "Accept"  # the same URL answers JSON: a cache must tell them apart
+    for refused in ("identity", "gzip;q=0", "br, *;q=0"):  # gzip refused: the plain file
+        script = memory_api.client.get("/graphiql/graphiql.min.js", headers={"accept-encoding": refused})
+        assert script.status_code == 200 and b"GraphiQL" in script.content, refused
+        assert "content-encoding" not in script.headers, refused
     assert memory_api.client.get("/graphiql/../../etc/passwd").status_code == 404
     assert memory_api.client.get("/healthz").json() == {"status": "ok", "backend": "memory"}
 
