@@ -14,22 +14,23 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from itertools import islice
 from typing import Any, BinaryIO
 
-from pith_graph.errors import BundleError, RejectCode, Source
+from pith_graph.errors import BundleError, RejectCode, Source, StoreError, StoreErrorCode
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits, parse_bundle
 from pith_graph.loader.pool import Handler, cyclic_gc_paused, run_tasks
 from pith_graph.loader.report import LoadReport, Rejection
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
-from pith_graph.loader.stores.base import AppliedBatch, GraphStore
+from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.tasks import Task, plan_tasks
 from pith_graph.loader.trust import check_clock_skew, still_trusted
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
+from pith_graph.loader.writer import BatchWriter
 
 __all__ = [
     "BundleHandler",
@@ -61,9 +62,11 @@ MAX_BATCH_ROWS = 80_000
 
 @dataclass(frozen=True, slots=True)
 class Unchanged:
-    """A bundle stored already, signed with the same bundle key (``known_bundles``): not re-verified."""
+    """A bundle stored already, signed with the same bundle key (``known_bundles``): not
+    re-verified. (In a pass of ``WorkerConfig.only``, also any bundle that pass does not ask for.)"""
 
     bundle_sha256: str
+    pith_number: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +77,7 @@ class WorkerConfig:
     limits: InputLimits = DEFAULT_INPUT_LIMITS
     known: Mapping[str, str] = field(default_factory=dict)
     clock_skew: float = DEFAULT_CLOCK_SKEW
+    only: frozenset[str] | None = None  # a pass over these bundles (digests) alone: _load_again
 
     def __post_init__(self) -> None:
         check_clock_skew(self.clock_skew)
@@ -103,12 +107,24 @@ def _stored_digest(bundle: Mapping[str, Any], config: WorkerConfig) -> str | Non
     return stated_bundle_digest(bundle) if stored and still_trusted(bundle, config.keyring) else None
 
 
+def _asked_for(raw: RawBundle, only: frozenset[str]) -> bool:
+    """Whether ``raw`` states one of the bundle digests ``only`` names (a pass of those alone)."""
+    try:
+        signature = parse_bundle(raw.data).get("bundle_signature")
+    except BundleError:
+        return False  # reported by the pass before
+    return isinstance(signature, dict) and signature.get("bundle_sha256") in only
+
+
 def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
     """Parse, (skip if stored with the same bundle key,) verify and build rows for one bundle."""
+    if config.only is not None and not _asked_for(raw, config.only):
+        return Unchanged("")  # not this pass's
     try:
         bundle = parse_bundle(raw.data, config.limits)
         if config.known and (digest := _stored_digest(bundle, config)) is not None:
-            return Unchanged(digest)
+            pith = bundle.get("pith_number")
+            return Unchanged(digest, pith if isinstance(pith, str) else "")
         return build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
@@ -239,48 +255,78 @@ def parts(
             yield part.seen, part.results
 
 
-class _Writer:
-    """Hands batches to the store in order. A store whose writes wait on a server
-    (``background_writes``) gets them on a thread, one batch at a time, while this thread
-    collects the next one from the workers: verification and writing overlap, and at most
-    two batches are in memory."""
+#: Passes over the input again for bundles skipped as stored and removed meanwhile (each pass
+#: can meet another prune); past them the load stops with an error saying so.
+_PASSES_AGAIN = 3
+#: Skipped bundles checked at a time: still stored, or removed since the load began?
+_CHECK_EVERY = 8192
 
-    def __init__(self, store: GraphStore | None, rank: Callable[[str], int], report: LoadReport) -> None:
-        self.store = store
-        self.rank = rank
-        self.report = report
-        background = store is not None and getattr(store, "background_writes", False)
-        self.thread = ThreadPoolExecutor(1, thread_name_prefix="pith-graph-writer") if background else None
-        self.pending: Future[AppliedBatch] | None = None
 
-    def __enter__(self) -> _Writer:
-        return self
+def _load(
+    files: list[str],
+    config: WorkerConfig,
+    *,
+    store: GraphStore | None,
+    report: LoadReport,
+    batch_size: int,
+    workers: int,
+    stdin: BinaryIO | None = None,
+    on_progress: Callable[[int], None] | None = None,
+    on_rejection: Callable[[Rejection], None] | None = None,
+    niceness: int | None = None,
+) -> set[str]:
+    """One pass of :func:`run` over ``files`` into ``report``; the digests of the bundles it
+    skipped as stored whose papers are gone by the time they are checked (every
+    :data:`_CHECK_EVERY`, and at the end). A pass of ``config.only`` writes those, counted by
+    what becomes of them (the pass before counted each as a duplicate), and nothing else."""
+    batch: list[PaperRows] = []
+    rows = 0  # the batch's author, category and alias rows
+    writer = BatchWriter(store, config.keyring.rank, report)
+    skipped: dict[str, str] = {}  # pith number -> digest, of bundles skipped as stored
+    gone: set[str] = set()
 
-    def __exit__(self, *_exc: object) -> None:
-        try:
-            self._collect()
-        finally:
-            if self.thread is not None:
-                self.thread.shutdown(wait=True)
+    def check() -> None:
+        if store is not None and skipped:
+            present = store.papers_present(list(skipped))
+            gone.update(digest for pith, digest in skipped.items() if pith not in present)
+            skipped.clear()
 
-    def _count(self, applied: AppliedBatch) -> None:
-        for outcome in applied.outcomes:
-            self.report.add_outcome(outcome)
-        self.report.displaced += len(applied.removed)
-
-    def _collect(self) -> None:
-        if self.pending is not None:
-            pending, self.pending = self.pending, None
-            self._count(pending.result())
-
-    def write(self, batch: list[PaperRows]) -> None:
-        if self.store is None or not batch:
-            return
-        if self.thread is None:
-            self._count(self.store.apply(batch, self.rank))
-            return
-        self._collect()  # the previous batch is committed before the next one starts
-        self.pending = self.thread.submit(self.store.apply, batch, self.rank)
+    with cyclic_gc_paused(), writer:
+        handler = BundleHandler(config, rows=store is not None)
+        if niceness is None:
+            niceness = BACKGROUND_WORKER_NICENESS if writer.thread is not None else 0
+        for seen, results in parts(files, handler, config.limits, workers, stdin, niceness=niceness):
+            for result in results:
+                if config.only is not None and not isinstance(result, PaperRows):
+                    continue  # counted by the pass before (a rejection: reported there)
+                if isinstance(result, Rejection):
+                    report.add_rejection(result)
+                    if on_rejection is not None:
+                        on_rejection(result)
+                elif isinstance(result, Unchanged):
+                    report.duplicate += 1
+                    if result.pith_number:
+                        skipped[result.pith_number] = result.bundle_sha256
+                        if len(skipped) >= _CHECK_EVERY:
+                            check()
+                elif store is not None:
+                    report.duplicate -= config.only is not None  # counted as one by the pass before
+                    size = len(result.authors) + len(result.categories) + len(result.aliases)
+                    if batch and rows + size > MAX_BATCH_ROWS:  # at most that many, or one bundle
+                        writer.write(batch)
+                        batch, rows = [], 0
+                    batch.append(result)
+                    rows += size
+                    if len(batch) >= batch_size:
+                        writer.write(batch)
+                        batch, rows = [], 0
+            if config.only is None:
+                report.seen += seen
+                if on_progress is not None and seen:
+                    on_progress(report.seen)
+        writer.write(batch)
+    check()
+    return gone
 
 
 def run(
@@ -313,37 +359,25 @@ def run(
     known = store.known_bundles() if (store is not None and skip_known) else {}
     config = WorkerConfig(keyring, limits, known, clock_skew)
     report = LoadReport()
-    batch: list[PaperRows] = []
-    rows = 0  # the batch's author, category and alias rows
-    writer = _Writer(store, keyring.rank, report)
-
-    with cyclic_gc_paused(), writer:
-        handler = BundleHandler(config, rows=store is not None)
-        count = workers if workers is not None else (os.cpu_count() or 1)
-        if worker_niceness is None:
-            worker_niceness = BACKGROUND_WORKER_NICENESS if writer.thread is not None else 0
-        for seen, results in parts(files, handler, limits, count, stdin, niceness=worker_niceness):
-            for result in results:
-                if isinstance(result, Rejection):
-                    report.add_rejection(result)
-                    if on_rejection is not None:
-                        on_rejection(result)
-                elif isinstance(result, Unchanged):
-                    report.duplicate += 1
-                elif store is not None:
-                    size = len(result.authors) + len(result.categories) + len(result.aliases)
-                    if batch and rows + size > MAX_BATCH_ROWS:  # at most that many, or one bundle
-                        writer.write(batch)
-                        batch, rows = [], 0
-                    batch.append(result)
-                    rows += size
-                    if len(batch) >= batch_size:
-                        writer.write(batch)
-                        batch, rows = [], 0
-            report.seen += seen
-            if on_progress is not None and seen:
-                on_progress(report.seen)
-        writer.write(batch)
+    count = workers if workers is not None else (os.cpu_count() or 1)
+    load = partial(_load, files, store=store, report=report, batch_size=batch_size, workers=count)
+    gone = load(
+        config, stdin=stdin, on_progress=on_progress, on_rejection=on_rejection, niceness=worker_niceness
+    )
+    for _ in range(_PASSES_AGAIN):
+        if not gone or "-" in files:
+            break
+        # Skipped as stored, then removed while this load ran (a prune alongside): loaded again,
+        # as they would be by a load after the prune, and counted by what becomes of them.
+        assert store is not None
+        again = WorkerConfig(keyring, limits, store.known_bundles(), clock_skew, frozenset(gone))
+        gone = load(again, on_rejection=on_rejection, niceness=worker_niceness)
+    if gone:
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED,
+            f"{len(gone)} bundles this load skipped as stored were removed while it ran (a prune "
+            "alongside); the rest is written: load the same input again to restore them",
+        )
     if store is not None:
         report.counts = store.counts()
     report.seconds = time.perf_counter() - started

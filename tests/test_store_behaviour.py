@@ -8,6 +8,7 @@ compares every node and edge.
 from __future__ import annotations
 
 import dataclasses
+import io
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
+from pith_graph.errors import StoreError
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring, PinnedKey
 from pith_graph.loader.pipeline import LoadReport, run
@@ -988,3 +990,44 @@ def test_a_signers_key_ids_are_sorted_by_code_point(store: GraphStore, tmp_path:
         for data in ordered:  # one batch each: the stored list and the batch's are merged
             assert outcome(load(store, tmp_path, [data], keyring=keyring))["inserted"] == 1
         assert store.export().nodes["Signer:sort.invalid"]["keyIds"] == ["k-Ａ", "k-𝒜"]
+
+
+class _PrunedOnceRead:
+    """``store``, whose papers ``piths`` a prune alongside removes just after a load has read
+    which bundles are stored (the first time only): the race a concurrent-runs review found."""
+
+    def __init__(self, store: GraphStore, piths: list[str]) -> None:
+        self.store, self.piths = store, piths
+
+    def known_bundles(self) -> dict[str, str]:
+        known = self.store.known_bundles()
+        if self.piths:
+            assert self.store.remove_papers(self.piths) == self.piths
+            self.piths = []
+        return known
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+
+def test_bundles_skipped_as_stored_and_pruned_meanwhile_are_loaded_again(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """A load skips the bundles stored when it starts; one a prune removed after that was
+    counted as a duplicate and left out, a graph no order of the two gives. It is read again,
+    verified and written, as a load after the prune would."""
+    papers = [bundle(spec(f"2401.0003{i}")) for i in range(3)]
+    load(store, tmp_path, papers)
+    whole = store.export()
+    gone = sorted(node["pithNumber"] for node in labelled(whole, "Paper").values())[:1]
+    report = load(_PrunedOnceRead(store, gone), tmp_path, papers, batch_size=2)  # type: ignore[arg-type]
+    assert (report.inserted, report.duplicate, report.seen) == (1, 2, 3)
+    assert store.export() == whole
+    by_stdin = _PrunedOnceRead(store, gone)
+    with pytest.raises(StoreError, match="1 bundles this load skipped as stored were removed while it ran"):
+        run(["-"], keyring=KEYRING, store=by_stdin, workers=1, stdin=io.BytesIO(b"\n".join(papers)))  # type: ignore[arg-type]
+    assert sorted(node["pithNumber"] for node in labelled(store.export(), "Paper").values()) == sorted(
+        node["pithNumber"] for node in labelled(whole, "Paper").values() if node["pithNumber"] not in gone
+    )
+    assert load(store, tmp_path, papers).inserted == 1  # as the message says: loading again restores it
+    assert store.export() == whole

@@ -82,6 +82,9 @@ class GraphStore(Protocol):
         pith numbers that were there. With ``unchanged``, only the papers it holds as they still
         are: one a concurrent load has given another bundle since it was read stays."""
 
+    def papers_present(self, pith_numbers: Sequence[str]) -> set[str]:
+        """Those of ``pith_numbers`` that are stored papers."""
+
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         """``(pithNumber, builtAt, keyIds)`` of every paper one of ``key_ids`` signed."""
 

@@ -48,6 +48,7 @@ __all__ = [
     "LOCK_SOURCES",
     "MERGE_AUTHORS",
     "MERGE_CATEGORIES",
+    "PAPERS_PRESENT",
     "PAPERS_SIGNED_WITH",
     "PAPER_AUTHOR_NAMES",
     "PING",
@@ -189,6 +190,9 @@ RETURN pith, p.builtAt AS builtAt, p.keyIds AS keyIds
 """
 
 #: Papers any of $keys signed (for pruning revoked keys).
+#: Which of $piths are stored papers (a load checks those it skipped as stored).
+PAPERS_PRESENT = "UNWIND $piths AS pith MATCH (p:Paper {pithNumber: pith}) RETURN pith"
+
 PAPERS_SIGNED_WITH = """
 MATCH (p:Paper)
 WHERE any(key IN p.keyIds WHERE key IN $keys)

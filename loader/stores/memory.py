@@ -153,6 +153,9 @@ class MemoryStore:
         self._change(removed, ())
         return removed
 
+    def papers_present(self, pith_numbers: Sequence[str]) -> set[str]:
+        return {pith for pith in pith_numbers if node_id(PAPER.label, pith) in self.graph}
+
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         wanted = set(key_ids)
         return sorted(
