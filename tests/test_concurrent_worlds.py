@@ -294,25 +294,34 @@ def interleave(
         except BaseException as error:  # re-raised by finish
             errors.append(error)
 
-    thread, main, run = threading.Thread(target=body), threading.current_thread(), neo4j_store._run
+    thread, main = threading.Thread(target=body), threading.current_thread()
+    originals = {
+        name: getattr(neo4j_store, name) for name in ("_run", "_read_rows")
+    }  # statements run by either
 
-    def paused(tx: Any, ran: str, /, **params: Any) -> None:
-        run(tx, ran, **params)
-        if ran == statement and threading.current_thread() is main and thread.ident is None:
-            thread.start()
-            deadline = time.monotonic() + 60
-            while thread.is_alive() and not db.driver.execute_query(BLOCKED).records[0]["n"]:
-                assert time.monotonic() < deadline, "neither done nor waiting on a lock"
-                time.sleep(0.01)
+    def pausing(original: Callable[..., Any]) -> Callable[..., Any]:
+        def paused(tx: Any, ran: str, /, **params: Any) -> Any:
+            done = original(tx, ran, **params)
+            if ran == statement and threading.current_thread() is main and thread.ident is None:
+                thread.start()
+                deadline = time.monotonic() + 60
+                while thread.is_alive() and not db.driver.execute_query(BLOCKED).records[0]["n"]:
+                    assert time.monotonic() < deadline, "neither done nor waiting on a lock"
+                    time.sleep(0.01)
+            return done
+
+        return paused
 
     def finish() -> None:
         assert thread.ident is not None, "the statement never ran"
         thread.join()
-        monkeypatch.setattr(neo4j_store, "_run", run)
+        for name, original in originals.items():
+            monkeypatch.setattr(neo4j_store, name, original)
         if errors:
             raise errors[0]
 
-    monkeypatch.setattr(neo4j_store, "_run", paused)
+    for name, original in originals.items():
+        monkeypatch.setattr(neo4j_store, name, pausing(original))
     return finish
 
 

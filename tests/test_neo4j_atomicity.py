@@ -9,18 +9,20 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import neo4j
 import orjson
 import pytest
 
 from pith_graph.errors import StoreError
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.pipeline import run
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher, neo4j_retry
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.testing.corpus import corpus_signers, write_corpus
@@ -73,8 +75,8 @@ def test_a_statement_failing_mid_batch_leaves_nothing_of_the_batch(
     )
     before = db.export()
     # The papers of the next batch, their authors, categories, aliases and every edge are
-    # written by earlier statements of the same transaction; refreshing Signer.keyIds, the
-    # last statement, then fails.
+    # written by earlier statements of the same transaction; refreshing Signer.keyIds, among
+    # the last statements, then fails.
     failing = "UNWIND $rows AS row WITH row WHERE 1 / (size(row.keyIds) - size(row.keyIds)) = 1 RETURN row"
     monkeypatch.setattr(cypher, "REFRESH_SIGNER_KEYS", failing)
     with pytest.raises(StoreError) as caught:
@@ -190,3 +192,50 @@ def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(  # i
     finally:
         db.close()
         server.script("stop", timeout=180)
+
+
+def test_a_batch_waits_for_locks_no_longer_than_its_timeout(
+    db: Neo4jStore,
+    corpus: tuple[list[bytes], Path],
+    tmp_path: Path,
+    neo4j_server: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every write transaction carries a timeout (``WRITE_TIMEOUT_SECONDS``): a loader
+    suspended with a batch open (here: another session holding its sources' locks) held the
+    others for as long as the server let its transaction live, silently (10 minutes, or for
+    ever on a server without ``db.transaction.timeout``). Past it, the waiting batch ends, not
+    written, and the load says so."""
+    lines, keys = corpus
+    keyring = resolve_keyring(keys)
+    first = _write(tmp_path, "first.jsonl", lines[:BATCH])
+    run([first], keyring=keyring, store=db, workers=1, batch_size=BATCH)
+    before = db.export()
+    monkeypatch.setattr(neo4j_retry, "WRITE_TIMEOUT_SECONDS", 2.0)
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:  # another loader's open batch: it holds every source's lock (LOCK_SOURCES)
+        auth = ("neo4j", neo4j_server.password)
+        with (
+            neo4j.GraphDatabase.driver(neo4j_server.uri, auth=auth) as driver,
+            driver.session() as session,
+            session.begin_transaction(timeout=60) as holding,
+        ):
+            holding.run("MATCH (a:Alias) SET a._held = true").consume()
+            held.set()
+            release.wait(30)  # a regression waits this long, then loads: no error, and the test fails
+            holding.rollback()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert held.wait(30)
+        started = time.monotonic()
+        with pytest.raises(StoreError):  # the same bundles: the batch locks the same sources
+            run([first], keyring=keyring, store=db, workers=1, batch_size=BATCH, skip_known=False)
+        waited = time.monotonic() - started
+    finally:
+        release.set()
+        holder.join()
+    assert waited < 20, f"waited {waited:.1f} s for a lock held by another transaction"
+    assert db.export() == before

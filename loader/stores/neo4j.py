@@ -55,6 +55,7 @@ from pith_graph.loader.stores.neo4j_retry import (
     RETRY,
     BatchTooLarge,
     LostCommits,
+    timed,
 )
 from pith_graph.loader.stores.neo4j_retry import retry_delays as _retry_delays  # tests shorten it
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
@@ -176,6 +177,11 @@ class Neo4jStore:
         commits, piths = LostCommits(neo4j_connect.REMOVAL), sorted(set(pith_numbers))
         return self._write_transaction(_remove_papers, piths, unchanged, commits, commits=commits)
 
+    def papers_present(self, pith_numbers: Sequence[str]) -> set[str]:
+        return {
+            r["pith"] for r in self._rows("checking papers", cypher.PAPERS_PRESENT, piths=list(pith_numbers))
+        }
+
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         found = self._rows("finding papers by signing key", cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
         return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
@@ -199,7 +205,7 @@ class Neo4jStore:
         for attempt in itertools.count(1):
             try:
                 with self.driver.session(database=self.database, max_transaction_retry_time=0) as session:
-                    return session.execute_write(work, *args)
+                    return session.execute_write(timed(work), *args)
             except (Neo4jError, DriverError) as error:
                 code = error.code if isinstance(error, Neo4jError) else None
                 lost = commits.lost_by(error)  # the next attempt counts what it did

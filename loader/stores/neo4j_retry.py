@@ -25,8 +25,10 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from typing import TypeVar
 
+import neo4j
 from neo4j.exceptions import DriverError, IncompleteCommit, Neo4jError
 
 from pith_graph.loader.rows import PaperRows
@@ -34,16 +36,34 @@ from pith_graph.loader.stores.base import AppliedBatch
 from pith_graph.loader.stores.neo4j_connect import BATCH, Work
 from pith_graph.loader.stores.rules import BatchPlan, Outcome, StoredPaper
 
+T = TypeVar("T")
+
 __all__ = [
     "LOST_COMMIT_RETRY",
     "OUT_OF_MEMORY",
     "RACE_ATTEMPTS",
     "RACE_CODES",
     "RETRY",
+    "WRITE_TIMEOUT_SECONDS",
     "BatchTooLarge",
     "LostCommits",
     "retry_delays",
+    "timed",
 ]
+
+#: Longest a write transaction may run, its waits for locks included: sent with each, so that
+#: the server ends it past that and releases its locks. A loader suspended (Ctrl-Z) with a
+#: batch open held them, and every other loader and prune waited, silently, for as long as the
+#: server let the transaction live: 10 minutes on scripts/neo4j's, for ever on a server
+#: without ``db.transaction.timeout`` (a review of concurrent runs). An ordinary batch of
+#: 1,000 bundles takes about a second.
+WRITE_TIMEOUT_SECONDS = 300.0
+
+
+def timed(work: Callable[..., T]) -> Callable[..., T]:
+    """``work`` (a transaction function) with :data:`WRITE_TIMEOUT_SECONDS` as its timeout."""
+    return neo4j.unit_of_work(timeout=WRITE_TIMEOUT_SECONDS)(work)
+
 
 #: Errors a concurrent writer can cause that the driver does not retry by itself (a node
 #: matched by MERGE and deleted by another transaction before it was locked). The batch is
