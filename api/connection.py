@@ -28,7 +28,6 @@ from pith_graph.api.fields import resolver
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import Page, PaperKey, paper_key
 from pith_graph.errors import BadUserInput
-from pith_graph.loader.shape import is_utc_time
 from pith_graph.schema.rows import PaperRow
 
 if TYPE_CHECKING:
@@ -51,7 +50,9 @@ _PREFIX = "p1|"
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200
 #: A paper's position as the loader lets papers have it: its submission time (the bundles'
-#: ISO 8601 UTC text, ``loader.shape``) and its pith number, of the same year.
+#: ISO 8601 UTC text, ``loader.shape``) and its pith number, of the same year. Shape only, not
+#: the calendar: a database loaded before 0.8.2 may hold a paper at 2019-02-29, and ordering
+#: is by text (its cursors page on).
 _KEY = r"([0-9]{4})-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z\|pith:\1:[A-Z2-7]{26}"
 _POSITION = re.compile(r"p1\|" + _KEY)
 _PLACE = re.compile(_KEY)
@@ -64,10 +65,8 @@ def is_place(submitted_at: str, pith_number: str) -> bool:
     True
     >>> is_place("2019-07-30T23:20:50Z", "pith:2018:BR75OIUY7WDYHPO53K7WUNQ4NZ")
     False
-    >>> is_place("2019-02-29T23:20:50Z", "pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ")
-    False
     """
-    return _PLACE.fullmatch(f"{submitted_at}|{pith_number}") is not None and is_utc_time(submitted_at)
+    return _PLACE.fullmatch(f"{submitted_at}|{pith_number}") is not None
 
 
 def encode_cursor(key: PaperKey) -> str:
@@ -101,8 +100,6 @@ def _decode(cursor: str) -> PaperKey | None:
     if not _POSITION.fullmatch(raw):
         return None
     submitted_at, pith_number = raw[len(_PREFIX) :].split("|")
-    if not is_utc_time(submitted_at):  # no paper is submitted then (2026-02-30, 24:00:00)
-        return None
     key = PaperKey(submitted_at, pith_number)
     return key if encode_cursor(key) == cursor else None  # only the encoding issued
 

@@ -104,8 +104,8 @@ def _hex64(obj: Mapping[str, Any], key: str, path: str) -> str:
 def is_utc_time(text: str) -> bool:
     """Whether ``text`` is an ISO 8601 UTC time (:data:`ISO_Z`) that names a time there is.
     Times are compared as text throughout (newest wins, revocation, listings' order), so one
-    that names none (``2026-02-30``, month 13, ``24:00:00``, second 60) would still be
-    ordered, among times no clock gives.
+    that names none (``2026-02-30``, month 13, ``24:00:00``; and a leap second, ``:60``, is not
+    taken) would still be ordered, among times no clock gives.
 
     >>> [is_utc_time(t) for t in ("2024-02-29T10:00:00Z", "2026-02-29T10:00:00Z", "2026-04-31T00:00:00Z")]
     [True, False, False]

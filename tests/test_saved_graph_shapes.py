@@ -186,6 +186,20 @@ def test_the_unedited_files_open(saved: dict[str, bytes], tmp_path: Path) -> Non
         assert nx.utils.graphs_equal(open_saved(tmp_path / name).graph, _samples())
 
 
+def test_a_graph_saved_before_0_8_2_with_a_time_no_clock_gives_opens(
+    saved: dict[str, bytes], tmp_path: Path
+) -> None:
+    """0.8.1 verified times by their shape: its graphs may hold 2019-02-29, which new bundles
+    may not (``shape.is_utc_time``), and still open."""
+    data = orjson.loads(saved["graph.json"])
+    paper = _first(data, "Paper")
+    year = paper["submittedAt"][:4]
+    paper["submittedAt"], paper["builtAt"] = f"{year}-02-30T10:00:00Z", "2026-02-29T24:00:00.5Z"
+    (tmp_path / "old.json").write_bytes(orjson.dumps(data))
+    opened = open_saved(tmp_path / "old.json", checked=True).graph
+    assert opened.nodes[paper["id"]]["submittedAt"] == f"{year}-02-30T10:00:00Z"
+
+
 def test_a_part_as_export_writes_it_opens(saved: dict[str, bytes], tmp_path: Path) -> None:
     """``export`` of a part keeps the database's ``paperCount`` and signers' ``keyIds``, which
     count papers outside the part: more than the part's edges say is fine, fewer is not."""
