@@ -6,7 +6,9 @@ exactly for the answers below, on both backends and both executions."""
 
 from __future__ import annotations
 
+import ctypes
 import itertools
+import sys
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -191,3 +193,26 @@ def test_an_answer_over_the_limit_is_refused_by_both_executions(
             assert error["message"] == (
                 f"The answer would hold more than {size - 1} bytes of JSON, the limit of an answer."
             )
+
+
+def _legacy_string(text: str) -> str:
+    """``text`` as a legacy string of Python 3.11 (``PyUnicode_FromUnicode``: its storage is
+    made on first use), which no answer holds today but C code may still make."""
+    make = ctypes.pythonapi.PyUnicode_FromUnicode
+    make.restype, make.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_ssize_t]
+    legacy: str = make(None, len(text))
+    wide = ctypes.pythonapi.PyUnicode_AsUnicode
+    wide.restype, wide.argtypes = ctypes.c_void_p, [ctypes.py_object]
+    buffer = wide(legacy)
+    for index, char in enumerate(text):
+        ctypes.c_uint32.from_address(buffer + 4 * index).value = ord(char)
+    return legacy
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="legacy strings are gone from Python 3.12")
+@pytest.mark.filterwarnings("ignore:PyUnicode_FromUnicode:DeprecationWarning")
+def test_the_rust_measure_readies_a_legacy_string() -> None:
+    """Read through the storage macros, a string not yet readied was empty: 8 bytes counted
+    for 100,008 (review of the diff)."""
+    answer = {"t": _legacy_string("é" * 1000 + "A" * 99_000)}
+    assert answer_size.answer_bytes(answer, 1 << 30) == len(orjson.dumps(answer)) == 101_008

@@ -3,8 +3,8 @@
 //! measured over the objects without encoding them, and stopping once past a limit.
 //!
 //! Exact for strings (escapes included), containers, integers of 64 bits, booleans and `None`;
-//! a float, a wider integer or any other object counts as [`SCALAR`] bytes, at least what
-//! orjson writes for it (or refuses to). A string with a lone surrogate, which orjson refuses,
+//! a float or a wider integer counts as [`SCALAR`] bytes, at least what orjson writes for it
+//! (or refuses to), and so does any other object (see [`SCALAR`]). A string with a lone surrogate, which orjson refuses,
 //! counts 6 bytes a character. Each long string is measured once however often the answer
 //! holds it (an answer shares the graph's strings). Checked against `len(orjson.dumps(...))`
 //! on shared vectors in tests/api/test_api_answer_size.py.
@@ -15,7 +15,10 @@ use std::os::raw::c_int;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-/// What a float, a wider integer or another object may take: "-1.2345678901234567e-308".
+/// What a float, or a wider integer (which orjson refuses), may take:
+/// "-2.2250738585072014e-308". Other objects count as much, which is no bound for them (orjson
+/// writes an enum, a dataclass or a datetime whole); an answer holds none: graphql-core
+/// serialises every leaf to a str, int, float, bool or None.
 const SCALAR: u64 = 24;
 /// A string at least this long is measured once (keyed by its address) however often it recurs.
 const REMEMBERED: isize = 256;
@@ -79,7 +82,12 @@ fn wide_bytes<T: Copy + Into<u32>>(chars: &[T]) -> u64 {
 
 /// The bytes of the JSON string `s` (a `str`, or a subclass) with its quotes.
 unsafe fn str_bytes(s: *mut ffi::PyObject) -> u64 {
-    let len = ffi::PyUnicode_GET_LENGTH(s) as usize;
+    // A function, unlike the macros below: on 3.11 it readies a legacy string (its storage
+    // made on first use), which the macros would read as empty.
+    let Ok(len) = usize::try_from(ffi::PyUnicode_GetLength(s)) else {
+        ffi::PyErr_Clear();
+        return u64::MAX / 2; // no storage to read: past any limit
+    };
     let data = ffi::PyUnicode_DATA(s);
     match ffi::PyUnicode_KIND(s) {
         ffi::PyUnicode_1BYTE_KIND => {
@@ -213,7 +221,9 @@ fn answer_bytes(data: &Bound<'_, PyAny>, limit: u64) -> u64 {
     walk.total
 }
 
-#[pymodule]
+// The walk keeps borrowed references while it runs: it needs the GIL, also on a free-threaded
+// build (PyO3 0.30 declares a module free of it unless told).
+#[pymodule(gil_used = true)]
 fn _json_size(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(answer_bytes, module)?)
 }
