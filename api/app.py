@@ -124,6 +124,20 @@ class GraphQLView(GraphQL[Context, None]):
             when_gone(request.scope, context.hang_up)
         return context
 
+    def should_render_graphql_ide(self, request: Any) -> bool:
+        """As strawberry's (a GET without a query that takes HTML), reading every ``Accept``
+        line (:func:`~pith_graph.api.http.accept_of`); it read the first alone, so the page
+        or an error answered depending on the lines' order."""
+        headers = request.headers
+        accept = (
+            ", ".join(headers.getlist("accept")) if hasattr(headers, "getlist") else headers.get("accept", "")
+        )
+        return (
+            request.method == "GET"
+            and request.query_params.get("query") is None
+            and ("text/html" in accept or "*/*" in accept)
+        )
+
     async def render_graphql_ide(self, request: Request) -> Response:
         html = (_STATIC / "graphiql.html").read_text(encoding="utf-8")
         # GET /graphql is this page or an answer, by Accept: a cache must not serve one for the other
@@ -288,9 +302,9 @@ async def _graphiql_asset(request: Request) -> Response:
     data, compressed = _asset(name)
     headers = {"Cache-Control": "public, max-age=86400"}
     if compressed:
+        headers["Vary"] = "Accept-Encoding"  # gzip to those who take it, else plain
         if _takes_gzip(request.headers.get("accept-encoding", "")):
             headers["Content-Encoding"] = "gzip"
-            headers["Vary"] = "Accept-Encoding"
         else:
             data = gzip.decompress(data)
     return Response(data, media_type=_ASSETS[name], headers=headers)

@@ -269,9 +269,9 @@ def _httptools_protocol() -> type[_Bounded] | None:
         * bytes between requests that begin none (llhttp skips line breaks before a request
           line, and uvicorn stops its keep-alive timer at any byte) start the header deadline:
           a line break now and then used to hold a connection for ever;
-        * what a request sends after its head other than body bytes (chunk framing and
-          trailer fields) may take ``max_head_bytes`` (and one read, and 8 bytes per body
-          byte for the framing of tiny chunks); beyond, the connection is closed. Trailer
+        * a request's trailer fields may take ``max_head_bytes``, and all it sends after its
+          head other than body bytes (chunk framing, trailers) that, one read and 8 bytes per
+          body byte (the framing of tiny chunks); beyond, the connection is closed. Trailer
           fields are dropped (RFC 9110 lets a recipient): uvicorn added each to the request's
           headers, and 40 MB of them grew the server by 1 GB."""
 
@@ -279,6 +279,7 @@ def _httptools_protocol() -> type[_Bounded] | None:
         _rest = 0  # bytes of the read being parsed that follow the head
         _after_head = 0  # bytes received since the head ended
         _body = 0  # body bytes among them
+        _trailers = 0  # bytes of the trailer fields among them
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -312,14 +313,21 @@ def _httptools_protocol() -> type[_Bounded] | None:
             self.deadline.start(begun=True)
 
         def on_header(self, name: bytes, value: bytes) -> None:
-            if self.in_head:  # else a trailer field: dropped
+            if self.in_head:
                 super().on_header(name, value)
+                return
+            self._trailers += len(name) + len(value) + 4  # a trailer field: dropped, counted
+            if self._trailers > self.max_head_bytes and not self.transport.is_closing():
+                log.debug(
+                    "closing a connection whose request sent over %d bytes of trailers", self.max_head_bytes
+                )
+                self.transport.close()
 
         def on_headers_complete(self) -> None:
             self.deadline.stop()
             self.in_head = False
             self.head.reset()
-            self._after_head, self._body = self._rest, 0
+            self._after_head, self._body, self._trailers = self._rest, 0, 0
             super().on_headers_complete()
 
         def on_body(self, body: bytes) -> None:

@@ -112,6 +112,12 @@ def test_repeated_accept_lines_are_read_as_one_list_by_every_answer(
     assert (response.status_code, response.headers["content-type"]) == (400, GRAPHQL_RESPONSE)
     too_large = memory_api.client.post("/graphql", content=b" " * (1 << 20), headers=headers)
     assert (too_large.status_code, too_large.headers["content-type"]) == (413, GRAPHQL_RESPONSE)
+    page = [
+        ("accept", line) for line in (*lines, "text/html")
+    ]  # a browser's GET: the page, whatever the order
+    for ordered in (page, page[::-1]):
+        response = memory_api.client.get("/graphql", headers=ordered)
+        assert (response.status_code, response.headers["content-type"][:9]) == (200, "text/html"), ordered
 
 
 # -- ETags ---------------------------------------------------------------------------------------------

@@ -316,6 +316,7 @@ def test_graphiql_and_health(memory_api: Api) -> None:
         script = memory_api.client.get("/graphiql/graphiql.min.js", headers={"accept-encoding": refused})
         assert script.status_code == 200 and b"GraphiQL" in script.content, refused
         assert "content-encoding" not in script.headers, refused
+        assert script.headers["vary"] == "Accept-Encoding", refused
     assert memory_api.client.get("/graphiql/../../etc/passwd").status_code == 404
     assert memory_api.client.get("/healthz").json() == {"status": "ok", "backend": "memory"}
 
