@@ -178,3 +178,35 @@ def test_a_key_id_the_importer_cannot_write_is_refused_before_verifying(tmp_path
     assert not (tmp_path / "csv").exists()
     store = MemoryStore()
     assert run([str(folder)], keyring=keyring, store=store, workers=1).accepted == 1
+
+
+def test_a_server_started_during_the_import_is_refused_before_the_importer(tmp_path: Path) -> None:
+    """The running-server check ran once, before verification: a server started meanwhile made
+    neo4j-admin fail ("database is in use", exit 3) and left the folder marked as interrupted,
+    which scripts/neo4j then refused to serve (review of concurrent runs). It is checked again
+    just before the importer: a usage error, and the folder is not marked."""
+    signer = SignerIdentity.from_seed(b"bulk-race", key_id="race-key", signer_id="race.invalid")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "a.json").write_bytes(orjson.dumps(build_bundle(PaperSpec.example("2403.00001"), signer)))
+    keyring = resolve_keyring([PinnedKey(signer.key_id, signer.public_key, signer.signer_id)])
+    data = tmp_path / "neo"
+    lock = data / "data" / "databases" / "store_lock"
+    holders: list[subprocess.Popen[str]] = []
+
+    def start_server(seen: int) -> None:  # a process takes the store's lock, as a starting server does
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.touch()
+        code = "import fcntl, sys, time; f = open(sys.argv[1], 'rb+'); fcntl.lockf(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(60)"
+        holder = subprocess.Popen([sys.executable, "-c", code, str(lock)], stdout=subprocess.PIPE, text=True)
+        holders.append(holder)
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+
+    try:
+        with pytest.raises(UsageError, match="started during the import"):
+            bulk_import([str(folder)], keyring=keyring, data=data, workers=1, on_progress=start_server)
+    finally:
+        for holder in holders:
+            holder.kill()
+            holder.communicate()
+    assert holders and not (data / "import.incomplete").exists()

@@ -225,6 +225,10 @@ def bulk_import(
                 report.csv_folder = str(csv_only)
             elif report.inserted:
                 assert data is not None
+                if (busy := running_server(data)) is not None:  # started while the bundles were verified
+                    raise UsageError(
+                        f"the Neo4j of {data} started during the import ({busy}): stop it, import again"
+                    )
                 held = overwrite and replace and interrupted(data) != "new"  # may the database hold nodes?
                 mark_incomplete(data, replace=held)  # before the importer touches the database
                 _build_database(data, csv.importer_args(), overwrite, count, importer_memory, work, report)
