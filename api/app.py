@@ -37,7 +37,7 @@ from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
 from pith_graph.api.guard import Guard, when_gone
 from pith_graph.api.health import HealthCheck
-from pith_graph.api.http import ALLOWED_METHODS, ETags, negotiate, note_request_error, with_cors
+from pith_graph.api.http import ALLOWED_METHODS, ETags, accept_of, negotiate, note_request_error, with_cors
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopGate, LoopThreads, loop_time, run_execution
@@ -128,10 +128,8 @@ class GraphQLView(GraphQL[Context, None]):
         """As strawberry's (a GET without a query that takes HTML), reading every ``Accept``
         line (:func:`~pith_graph.api.http.accept_of`); it read the first alone, so the page
         or an error answered depending on the lines' order."""
-        headers = request.headers
-        accept = (
-            ", ".join(headers.getlist("accept")) if hasattr(headers, "getlist") else headers.get("accept", "")
-        )
+        raw = getattr(request.headers, "raw", None)  # Starlette's: the lines as received
+        accept = (accept_of(raw) if raw is not None else request.headers.get("accept")) or ""
         return (
             request.method == "GET"
             and request.query_params.get("query") is None

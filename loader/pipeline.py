@@ -77,7 +77,7 @@ class WorkerConfig:
     limits: InputLimits = DEFAULT_INPUT_LIMITS
     known: Mapping[str, str] = field(default_factory=dict)
     clock_skew: float = DEFAULT_CLOCK_SKEW
-    only: frozenset[str] | None = None  # a pass over these bundles (digests) alone: _load_again
+    only: frozenset[str] | None = None  # a pass over these bundles (digests) alone: run's passes again
 
     def __post_init__(self) -> None:
         check_clock_skew(self.clock_skew)
@@ -98,30 +98,26 @@ def _internal_error(err: Exception, source: Source) -> Rejection:
     )
 
 
+def _signature(bundle: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The ``bundle_signature`` object, as a bundle not yet verified states it (or nothing)."""
+    return signature if isinstance(signature := bundle.get("bundle_signature"), dict) else {}
+
+
 def _stored_digest(bundle: Mapping[str, Any], config: WorkerConfig) -> str | None:
     """Its ``bundleSha256`` if ``config.known`` maps it to the key ``bundle_signature`` names,
     its keys are still trusted (:func:`still_trusted`) and it recomputes."""
-    stated = signature if isinstance(signature := bundle.get("bundle_signature"), dict) else {}
+    stated = _signature(bundle)
     digest = stated.get("bundle_sha256")
     stored = isinstance(digest, str) and config.known.get(digest, ...) == stated.get("key_id")
     return stated_bundle_digest(bundle) if stored and still_trusted(bundle, config.keyring) else None
 
 
-def _asked_for(raw: RawBundle, only: frozenset[str]) -> bool:
-    """Whether ``raw`` states one of the bundle digests ``only`` names (a pass of those alone)."""
-    try:
-        signature = parse_bundle(raw.data).get("bundle_signature")
-    except BundleError:
-        return False  # reported by the pass before
-    return isinstance(signature, dict) and signature.get("bundle_sha256") in only
-
-
 def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
     """Parse, (skip if stored with the same bundle key,) verify and build rows for one bundle."""
-    if config.only is not None and not _asked_for(raw, config.only):
-        return Unchanged("")  # not this pass's
     try:
         bundle = parse_bundle(raw.data, config.limits)
+        if config.only is not None and _signature(bundle).get("bundle_sha256") not in config.only:
+            return Unchanged("")  # not this pass's (a rejection is not counted in such a pass either)
         if config.known and (digest := _stored_digest(bundle, config)) is not None:
             pith = bundle.get("pith_number")
             return Unchanged(digest, pith if isinstance(pith, str) else "")
