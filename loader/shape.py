@@ -127,7 +127,10 @@ def _day_exists(day: str) -> bool:
 def _timestamp(obj: Mapping[str, Any], key: str, path: str) -> str:
     value: str = _field(obj, key, str, path)
     if not is_utc_time(value):
-        raise _fail(RejectCode.SCHEMA_ERROR, f"{path}.{key} must be an ISO 8601 UTC time")
+        raise _fail(
+            RejectCode.SCHEMA_ERROR,
+            f"{path}.{key} must be an ISO 8601 UTC time there is, like 2026-11-30T00:00:00Z, not {quoted(value)}",
+        )
     return value
 
 
