@@ -77,8 +77,13 @@ def key_infos(keyring: Keyring) -> dict[str, KeyInfo]:
     }
 
 
-def _json(body: Any, status: int) -> Response:
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+def _json(body: Any, status: int, headers: Mapping[str, str] | None = None) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+def _not_allowed(allowed: str) -> dict[str, Any]:
+    """The body of a 405: which methods are, as ``Allow`` says."""
+    return error_body(f"Only {allowed} are answered here.", "METHOD_NOT_ALLOWED")
 
 
 class GraphQLView(GraphQL[Context, None]):
@@ -259,8 +264,8 @@ class GraphQLView(GraphQL[Context, None]):
             response = await self.run(request)
         except HTTPException as err:
             code = _HTTP_CODES.get(err.status_code, "BAD_REQUEST")
-            reason = f"Only {ALLOWED_METHODS} are answered here." if err.status_code == 405 else err.reason
-            response = _json(error_body(reason, code), err.status_code)
+            body = _not_allowed(ALLOWED_METHODS) if err.status_code == 405 else error_body(err.reason, code)
+            response = _json(body, err.status_code)
         except Exception:
             log.exception("unexpected error answering %s %s", scope.get("method"), scope.get("path"))
             response = _json(error_body(INTERNAL_MESSAGE, "INTERNAL_SERVER_ERROR"), 500)
@@ -313,12 +318,8 @@ async def _unserved(request: Request, exc: Exception) -> Response:
     its ``Allow``): coded JSON, as every other refusal is, not Starlette's plain text."""
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 404
     headers = dict(exc.headers or {}) if isinstance(exc, StarletteHTTPException) else {}
-    if status == 405:
-        allowed = headers.get("Allow", "")
-        body = error_body(f"Only {allowed} are answered here.", "METHOD_NOT_ALLOWED")
-    else:
-        body = error_body("Not found.", "NOT_FOUND")
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json", headers=headers)
+    body = _not_allowed(headers.get("Allow", "")) if status == 405 else error_body("Not found.", "NOT_FOUND")
+    return _json(body, status, headers)
 
 
 def create_app(
