@@ -290,7 +290,7 @@ def _load(
     with cyclic_gc_paused(), writer:
         handler = BundleHandler(config, rows=store is not None)
         if niceness is None:
-            niceness = BACKGROUND_WORKER_NICENESS if writer.thread is not None else 0
+            niceness = BACKGROUND_WORKER_NICENESS if writer.background else 0
         for seen, results in parts(files, handler, config.limits, workers, stdin, niceness=niceness):
             for result in results:
                 if config.only is not None and not isinstance(result, PaperRows):

@@ -3,8 +3,9 @@ for a store whose writes wait on a server, so that verification and writing over
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 
 from pith_graph.loader.report import LoadReport
 from pith_graph.loader.rows import PaperRows
@@ -17,25 +18,31 @@ class BatchWriter:
     """Hands batches to the store in order. A store whose writes wait on a server
     (``background_writes``) gets them on a thread, one batch at a time, while this thread
     collects the next one from the workers: verification and writing overlap, and at most
-    two batches are in memory."""
+    two batches are in memory.
+
+    A load that ends with an exception (Ctrl-C, SIGTERM, a failed worker) does not wait for
+    the batch in flight: the store is told to stop retrying it (its ``interrupt``), and the
+    batch is left to its thread, a daemon, which the process does not wait for as it exits.
+    Its transaction commits whole or not at all. Waiting would have kept an interrupted load
+    for as long as the batch took to give up: a minute or more with its server gone or frozen."""
 
     def __init__(self, store: GraphStore | None, rank: Callable[[str], int], report: LoadReport) -> None:
         self.store = store
         self.rank = rank
         self.report = report
-        background = store is not None and getattr(store, "background_writes", False)
-        self.thread = ThreadPoolExecutor(1, thread_name_prefix="pith-graph-writer") if background else None
+        self.background = store is not None and getattr(store, "background_writes", False)
         self.pending: Future[AppliedBatch] | None = None
 
     def __enter__(self) -> BatchWriter:
         return self
 
-    def __exit__(self, *_exc: object) -> None:
-        try:
+    def __exit__(self, error_type: type[BaseException] | None, *_exc: object) -> None:
+        if error_type is None:
             self._collect()
-        finally:
-            if self.thread is not None:
-                self.thread.shutdown(wait=True)
+        elif self.pending is not None and not self.pending.done():
+            interrupt: Callable[[], None] | None = getattr(self.store, "interrupt", None)
+            if interrupt is not None:
+                interrupt()
 
     def _count(self, applied: AppliedBatch) -> None:
         for outcome in applied.outcomes:
@@ -44,14 +51,33 @@ class BatchWriter:
 
     def _collect(self) -> None:
         if self.pending is not None:
-            pending, self.pending = self.pending, None
-            self._count(pending.result())
+            applied = self.pending.result()  # (interrupted here, it is still pending for __exit__)
+            self.pending = None
+            self._count(applied)
 
     def write(self, batch: list[PaperRows]) -> None:
         if self.store is None or not batch:
             return
-        if self.thread is None:
+        if not self.background:
             self._count(self.store.apply(batch, self.rank))
             return
         self._collect()  # the previous batch is committed before the next one starts
-        self.pending = self.thread.submit(self.store.apply, batch, self.rank)
+        self.pending = _in_background(self.store.apply, batch, self.rank)
+
+
+def _in_background(
+    apply: Callable[[list[PaperRows], Callable[[str], int]], AppliedBatch],
+    batch: list[PaperRows],
+    rank: Callable[[str], int],
+) -> Future[AppliedBatch]:
+    """``apply(batch, rank)`` on a daemon thread of its own; its outcome in the future."""
+    future: Future[AppliedBatch] = Future()
+
+    def work() -> None:
+        try:
+            future.set_result(apply(batch, rank))
+        except BaseException as error:  # the load's thread re-raises it (Future.result)
+            future.set_exception(error)
+
+    threading.Thread(target=work, name="pith-graph-writer", daemon=True).start()
+    return future

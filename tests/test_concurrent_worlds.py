@@ -55,8 +55,7 @@ from pith_graph.loader.keyfiles import load_keyring_file
 from pith_graph.loader.keyring import REVOKED_ALWAYS, PinnedKey
 from pith_graph.loader.prune import PruneReport, prune_revoked
 from pith_graph.loader.rows import PaperRows, build_rows
-from pith_graph.loader.stores import cypher
-from pith_graph.loader.stores import neo4j as neo4j_store
+from pith_graph.loader.stores import cypher, neo4j_batch
 from pith_graph.loader.stores.base import GraphExport, Unchanged
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -296,7 +295,7 @@ def interleave(
 
     thread, main = threading.Thread(target=body), threading.current_thread()
     originals = {
-        name: getattr(neo4j_store, name) for name in ("_run", "_read_rows")
+        name: getattr(neo4j_batch, name) for name in ("_run", "read_rows")
     }  # statements run by either
 
     def pausing(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -316,12 +315,12 @@ def interleave(
         assert thread.ident is not None, "the statement never ran"
         thread.join()
         for name, original in originals.items():
-            monkeypatch.setattr(neo4j_store, name, original)
+            monkeypatch.setattr(neo4j_batch, name, original)
         if errors:
             raise errors[0]
 
     for name, original in originals.items():
-        monkeypatch.setattr(neo4j_store, name, pausing(original))
+        monkeypatch.setattr(neo4j_batch, name, pausing(original))
     return finish
 
 

@@ -21,6 +21,7 @@ here: about 20 s to start it, then about 100 s for the tests.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -273,6 +274,69 @@ def _ended(process: subprocess.Popen[str], seconds: float) -> None:
     """Wait ``seconds`` (how long the server stays frozen), or less if the load ends."""
     with suppress(subprocess.TimeoutExpired):
         process.wait(seconds)
+
+
+class Switch:
+    """A TCP proxy to ``target`` that :meth:`cut` turns off: its links shut, and the next
+    connection refused (its port closed), as a server that went away."""
+
+    def __init__(self, target: tuple[str, int]) -> None:
+        self.target = target
+        self.links: list[socket.socket] = []
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.uri = f"bolt://127.0.0.1:{self.listener.getsockname()[1]}"
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut(self) -> None:
+        self.listener.close()
+        _close(*self.links)
+
+    def _accept(self) -> None:
+        with suppress(OSError):
+            while True:
+                client, _ = self.listener.accept()
+                upstream = socket.create_connection(self.target)
+                self.links += [client, upstream]
+                for ends in ((client, upstream), (upstream, client)):
+                    threading.Thread(target=_pipe, args=ends, daemon=True).start()
+
+
+def _pipe(source: socket.socket, sink: socket.socket) -> None:
+    with suppress(OSError):
+        while data := source.recv(1 << 16):
+            sink.sendall(data)
+    _close(source, sink)
+
+
+@pytest.mark.parametrize(("fault", "signum"), [("frozen", signal.SIGINT), ("gone", signal.SIGTERM)])
+def test_a_load_waiting_on_its_server_ends_at_once_when_interrupted(
+    server: Any, db: Neo4jStore, corpus: tuple[Corpus, GraphExport], fault: str, signum: int
+) -> None:
+    """Ctrl-C or SIGTERM while a batch waits for a server that froze (its transaction blocked
+    on an answer) or went away (its retries backing off): the load ends within seconds,
+    ``pith-graph: interrupted``, exit 130. It used to wait for the batch to give up first,
+    the retry window or the server's read timeout: a minute or more, deaf to the signal."""
+    bundles, _ = corpus
+    host, port = server.uri.removeprefix("bolt://").split(":")
+    switch = Switch((host, int(port)))
+    process = _load(switch.uri, bundles, 25)
+    try:
+        assert _papers_reach(db, 50, process), process.communicate()
+        with frozen(server) if fault == "frozen" else contextlib.nullcontext():
+            if fault == "gone":
+                switch.cut()
+            _ended(process, 2.0)  # the batch in flight meets the fault
+            assert process.poll() is None, process.communicate()
+            process.send_signal(signum)
+            started = time.monotonic()
+            _, stderr = process.communicate(timeout=LOAD_TIMEOUT)
+            waited = time.monotonic() - started
+    finally:
+        process.kill()
+        process.communicate()
+        switch.cut()
+    assert process.returncode == 130 and stderr.endswith("pith-graph: interrupted\n"), stderr
+    assert "Traceback" not in stderr and waited < 5.0, (waited, stderr)
 
 
 COMMIT = b"\x00\x02\xb0\x12\x00\x00"  # a Bolt chunk holding COMMIT, and the end of the message

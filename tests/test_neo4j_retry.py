@@ -5,6 +5,7 @@ whose server died gave up after about 91 s, saying 60)."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 
@@ -37,3 +38,38 @@ def test_retries_stop_at_the_window_not_a_back_off_later(monkeypatch: pytest.Mon
         elapsed = time.monotonic() - started
     assert raised.value.code is StoreErrorCode.UNAVAILABLE
     assert WINDOW <= elapsed < WINDOW + 1.5, elapsed  # the old loop slept 5 s past its window
+
+
+def test_an_interrupt_ends_the_wait_for_the_next_attempt_and_spares_later_writes(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``interrupt()`` (a load's Ctrl-C) ends a write waiting to be tried again at once, as
+    ``write_failed``; a write begun after it retries as usual, for its whole window."""
+    monkeypatch.setattr(store_module, "MAX_RETRY_SECONDS", WINDOW)
+    monkeypatch.setattr(store_module, "_retry_delays", _long_back_off)
+    uri = f"bolt://127.0.0.1:{free_port()}"
+    with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=1) as driver:
+        store = Neo4jStore(driver, uri=uri)
+        failed: list[BaseException] = []
+
+        def write() -> None:
+            try:
+                store._write_transaction(lambda tx: tx.run("RETURN 1").consume(), commits=LostCommits())
+            except StoreError as error:
+                failed.append(error)
+
+        writing = threading.Thread(target=write)
+        writing.start()
+        time.sleep(0.5)  # its first attempt failed at once: it waits to try again
+        started = time.monotonic()
+        store.interrupt()
+        writing.join(WINDOW)
+        assert not writing.is_alive() and time.monotonic() - started < 0.5
+        [error] = failed
+        assert isinstance(error, StoreError) and error.code is StoreErrorCode.WRITE_FAILED
+        assert "interrupted before it was tried again" in str(error), error
+        started = time.monotonic()
+        with pytest.raises(StoreError) as raised:  # a later write is not interrupted
+            store._write_transaction(lambda tx: tx.run("RETURN 1").consume(), commits=LostCommits())
+        assert raised.value.code is StoreErrorCode.UNAVAILABLE
+        assert time.monotonic() - started >= WINDOW

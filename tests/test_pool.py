@@ -11,6 +11,7 @@ import multiprocessing
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -169,6 +170,56 @@ def test_the_loader_collects_only_the_next_batch_while_one_is_written(tmp_path: 
     held = [8 * k + 14 for k in range(5)]
     assert all(read <= bound for read, bound in zip(store.read_by_end[:-1], held, strict=True))
     assert any(read == bound for read, bound in zip(store.read_by_end[:-1], held, strict=True))
+
+
+class _StuckWrites(MemoryStore):
+    """A store that writes in the background and whose first write never ends by itself (a
+    server gone or frozen): it ends when told to stop (``interrupt``), as Neo4j's does."""
+
+    background_writes = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.started = threading.Event()
+        self.stopped = threading.Event()
+
+    def interrupt(self) -> None:
+        self.stopped.set()
+
+    def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
+        self.started.set()
+        if not self.stopped.wait(60):
+            raise AssertionError("never told to stop")
+        raise StoreError(StoreErrorCode.WRITE_FAILED, "interrupted")
+
+
+def test_an_interrupted_load_stops_the_write_in_flight_and_does_not_wait_for_it(tmp_path: Path) -> None:
+    """Ctrl-C (here: raised by the rejection callback) while a batch is being written: the
+    load ends at once, telling the store to stop that write. It used to wait for the write
+    to end by itself: with a server gone or frozen, a minute or more."""
+    signer, _ = corpus_signers(4)
+    path = tmp_path / "bundles.jsonl"
+    lines = [bundle + b"\n" for bundle in generate_bundles(8, signer=signer, seed=4)]
+    path.write_bytes(b"".join([*lines[:5], b"{not json\n", *lines[5:]]))  # read as batch 1 is written
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    store = _StuckWrites()
+
+    def interrupted(rejection: Rejection) -> None:
+        assert store.started.wait(10), "the first batch was not written"
+        raise KeyboardInterrupt
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        run(
+            [str(path)],
+            keyring=resolve_keyring(keys),
+            store=store,
+            workers=1,
+            batch_size=4,
+            on_rejection=interrupted,
+        )
+    assert store.stopped.is_set() and time.monotonic() - started < 10
 
 
 # -- the cyclic garbage collector --------------------------------------------------------------

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -40,13 +41,13 @@ from typing import Any, TypeVar
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
+from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores import cypher, neo4j_connect
+from pith_graph.loader.stores import cypher, neo4j_batch, neo4j_connect
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
-from pith_graph.loader.stores.names import Spellings
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
-from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors, upgrade_authors
+from pith_graph.loader.stores.neo4j_names import upgrade_authors
 from pith_graph.loader.stores.neo4j_retry import (
     LOST_COMMIT_RETRY,
     OUT_OF_MEMORY,
@@ -58,9 +59,7 @@ from pith_graph.loader.stores.neo4j_retry import (
     timed,
 )
 from pith_graph.loader.stores.neo4j_retry import retry_delays as _retry_delays  # tests shorten it
-from pith_graph.loader.stores.rules import StoredPaper, plan_batch
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
-from pith_graph.schema.rows import AuthorRow
 
 __all__ = ["Neo4jStore"]
 
@@ -89,6 +88,8 @@ class Neo4jStore:
         self.driver = driver
         self.uri = uri
         self.database = database
+        self._interrupts = 0  # how many times interrupt() was called
+        self._interrupted = threading.Condition()
 
     @classmethod
     def connect(
@@ -146,14 +147,26 @@ class Neo4jStore:
         found = self._rows("reading stored bundle digests", cypher.KNOWN_BUNDLES)
         return {record["digest"]: record["keyId"] for record in found}
 
+    def interrupt(self) -> None:
+        """Stop the writes under way (the pipeline's, when a load is interrupted): one waiting
+        to be tried again gives up at once, one whose attempt is in flight when that attempt
+        fails, raising ``write_failed``; the attempt itself is left to end, committed whole or
+        not at all. Writes begun after the call are not affected."""
+        with self._interrupted:
+            self._interrupts += 1
+            self._interrupted.notify_all()
+
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
         """Apply a batch in one transaction; see the module docstring for the steps."""
+        return self._apply(batch, rank, self._interrupts)
+
+    def _apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int], since: int) -> AppliedBatch:
         if not batch:
             return AppliedBatch([])
         try:
             commits = LostCommits()
             return self._write_transaction(
-                _apply_batch, batch, rank, commits, splittable=True, commits=commits
+                neo4j_batch.apply_batch, batch, rank, commits, splittable=True, commits=commits, since=since
             )
         except BatchTooLarge as too_large:
             if len(batch) == 1:
@@ -168,14 +181,14 @@ class Neo4jStore:
                 ) from too_large
         half = len(batch) // 2
         log.info("a batch of %d bundles outgrew the transaction memory; applying it in halves", len(batch))
-        first, second = self.apply(batch[:half], rank), self.apply(batch[half:], rank)
+        first, second = self._apply(batch[:half], rank, since), self._apply(batch[half:], rank, since)
         return AppliedBatch(first.outcomes + second.outcomes, first.removed + second.removed)
 
     def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
         """In one transaction, with the nodes left without a paper; ``unchanged`` checked once
         locked. Retried after a lost commit too, reporting what it removed (``LostCommits``)."""
         commits, piths = LostCommits(neo4j_connect.REMOVAL), sorted(set(pith_numbers))
-        return self._write_transaction(_remove_papers, piths, unchanged, commits, commits=commits)
+        return self._write_transaction(neo4j_batch.remove_papers, piths, unchanged, commits, commits=commits)
 
     def papers_present(self, pith_numbers: Sequence[str]) -> set[str]:
         return {
@@ -187,7 +200,12 @@ class Neo4jStore:
         return [(r["pith"], r["builtAt"], list(r["keyIds"])) for r in found]
 
     def _write_transaction(
-        self, work: Callable[..., T], *args: Any, commits: LostCommits, splittable: bool = False
+        self,
+        work: Callable[..., T],
+        *args: Any,
+        commits: LostCommits,
+        splittable: bool = False,
+        since: int | None = None,
     ) -> T:
         """``work(tx, *args)`` in one managed write transaction, run again from scratch:
 
@@ -200,7 +218,9 @@ class Neo4jStore:
         retry a transaction that outgrew the server's memory (``OUT_OF_MEMORY``, transient,
         raised by a statement or at commit), which would not fit the next time either. That
         one raises :class:`BatchTooLarge` at once when the caller can split its work
-        (``splittable``), else fails as ``write_failed``."""
+        (``splittable``), else fails as ``write_failed``. No attempt follows an
+        :meth:`interrupt` called after ``since`` (their count when the write began)."""
+        since = self._interrupts if since is None else since
         delays, started, give_up = _retry_delays(), time.monotonic(), float("inf")
         for attempt in itertools.count(1):
             try:
@@ -215,7 +235,7 @@ class Neo4jStore:
                 give_up = min(give_up, now + MAX_RETRY_SECONDS)  # from the first failure
                 if code in RACE_CODES and attempt < RACE_ATTEMPTS:
                     log.info("a %s raced a concurrent writer (%s); retrying", commits.work.noun, code)
-                    time.sleep(0.05 * attempt)
+                    self._pause(0.05 * attempt, since, commits, error)
                     continue
                 if code in OUT_OF_MEMORY or not (lost or error.is_retryable()) or give_up <= now:
                     tried = neo4j_connect.Attempts(attempt, started, give_up - MAX_RETRY_SECONDS, now)
@@ -226,8 +246,19 @@ class Neo4jStore:
                 delay = min(next(delays), give_up - now)  # the last attempt at the deadline, not past it
                 named = commits.work.noun if lost else commits.work.action
                 log.warning(LOST_COMMIT_RETRY if lost else RETRY, named, error, delay)
-                time.sleep(delay)
+                self._pause(delay, since, commits, error)
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _pause(self, seconds: float, since: int, commits: LostCommits, error: Exception) -> None:
+        """Wait ``seconds`` before the next attempt, unless :meth:`interrupt` is (or was) called."""
+        with self._interrupted:
+            if self._interrupted.wait_for(lambda: self._interrupts != since, seconds):
+                maybe = " (a lost commit may have written it)" if commits.lost is not None else ""
+                raise StoreError(
+                    StoreErrorCode.WRITE_FAILED,
+                    f"{commits.work.action} was interrupted before it was tried again{maybe}; "
+                    f"it had failed: {error}",
+                ) from error
 
     def counts(self) -> GraphCounts:
         def read(tx: neo4j.ManagedTransaction) -> GraphCounts:
@@ -266,7 +297,7 @@ class Neo4jStore:
             return session.execute_read(work)
 
     def _rows(self, action: str, statement: str, **params: Any) -> list[dict[str, Any]]:
-        return self.read(lambda tx: _read_rows(tx, statement, **params), action)
+        return self.read(lambda tx: neo4j_batch.read_rows(tx, statement, **params), action)
 
     def close(self) -> None:
         self.driver.close()
@@ -287,134 +318,3 @@ def _single_count(tx: neo4j.ManagedTransaction, statement: str) -> int:
 
 def _run_schema_statement(tx: neo4j.ManagedTransaction, statement: str, /) -> None:
     tx.run(statement).consume()
-
-
-def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
-    tx.run(statement, params).consume()
-
-
-def _read_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
-    return tx.run(statement, params).data()
-
-
-def _apply_batch(
-    tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], rank: Callable[[str], int], commits: LostCommits
-) -> AppliedBatch:
-    """The transaction function: lock, decide, write. Re-run from scratch on a retry, which
-    ``commits`` tells what an attempt whose commit was lost would have done."""
-    sources = sorted({rows.source for rows in batch})
-    stored: list[StoredPaper] = []
-    locks: list[str] = []
-    for record in tx.run(cypher.LOCK_SOURCES, sources=[list(source) for source in sources]):
-        locks.append(record["lockId"])
-        source = (record["source"][0], record["source"][1])
-        for pith, version, built_at, bundle_sha256, key_id, key_ids in record["papers"]:
-            if pith is not None and bundle_sha256 is not None:
-                stored.append(
-                    StoredPaper(pith, source, version, built_at, bundle_sha256, key_id, tuple(key_ids or ()))
-                )
-    plan = plan_batch(batch, stored, rank)
-    if plan.write or plan.remove:
-        held = {paper.pith_number for paper in stored}
-        _write(tx, plan.write, plan.remove, locks, held)
-    elif locks:
-        _run(tx, cypher.DELETE_ORPHANS, ids=locks)  # lock aliases of outranked sources
-    return commits.decide(batch, stored, plan)
-
-
-def _remove_papers(
-    tx: neo4j.ManagedTransaction, piths: list[str], unchanged: Unchanged | None, commits: LostCommits
-) -> list[str]:
-    """Remove those of ``piths`` still as ``unchanged`` says; ``commits`` is told every one
-    found (a retry after a lost commit reports one that lost attempt removed, found gone)."""
-    found = {
-        r["pith"]: (r["builtAt"], list(r["keyIds"] or ()))
-        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)
-    }
-    remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
-    if remove:
-        _write(tx, [], remove, [], set(remove))
-    return commits.decide_removal(found, remove)
-
-
-def _write(
-    tx: neo4j.ManagedTransaction,
-    to_write: list[PaperRows],
-    remove: list[str],
-    locks: list[str],
-    held: set[str],
-) -> None:
-    """Write the winning rows of a batch (one per paper) and delete the ``remove`` papers in
-    the current transaction; ``locks`` are the batch's lock aliases (deleted if unused),
-    ``held`` the pith numbers stored before (only those have edges to detach)."""
-    signer_types: dict[str, str] = {}
-    batch_keys: dict[str, set[str]] = {}
-    authors: dict[str, AuthorRow] = {}
-    categories: dict[str, str] = {}
-    papers: list[dict[str, Any]] = []
-    spellings = Spellings()
-    if remove:
-        spellings.remove(paper_author_names(tx, remove))
-    for rows in sorted(to_write, key=lambda r: r.pith_number):
-        for author in rows.authors:
-            known = authors.get(author.name_key)
-            if known is None or author.name < known.name:
-                authors[author.name_key] = author
-        for category in rows.categories:
-            categories.setdefault(category.code, category.archive)
-        for signer in rows.signers:
-            signer_types.setdefault(signer.signer_id, signer.signer_type)
-            batch_keys.setdefault(signer.signer_id, set()).update(signer.key_ids)
-        papers.append(
-            {
-                "props": rows.paper_properties(),
-                "authors": [author.name_key for author in rows.authors],
-                "categories": [[c.code, c.primary] for c in rows.categories],
-                "aliases": [[a.kind, a.value] for a in rows.aliases],
-                "signers": [
-                    [s.signer_id, list(s.key_ids), s.stored_event_types, s.signed_bundle]
-                    for s in rows.signers
-                ],
-            }
-        )
-
-    if signer_types:
-        _run(
-            tx,
-            cypher.LOCK_SIGNERS,
-            rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
-        )
-    detached = tx.run(cypher.DETACH_PAPERS, piths=remove).data() if remove else []
-    if remove:  # an author left without a paper goes first, as in the memory store
-        _run(tx, cypher.DELETE_PAPERS, piths=remove)
-        ids = sorted({r["id"] for r in detached if r["nameKey"] is not None})
-        for gone in tx.run(cypher.DELETE_ORPHANS, ids=ids):
-            spellings.forget(gone["key"])  # gone with all its papers: a new one starts afresh
-    if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
-        spellings.remove(paper_author_names(tx, piths))
-        detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
-    for rows in to_write:
-        for author in rows.authors:
-            spellings.add(author.name_key, author.name)
-    if papers:
-        _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
-        _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
-        _run(tx, cypher.WRITE_PAPERS, rows=papers)
-    orphans = sorted({record["id"] for record in detached} | set(locks))
-    if orphans:
-        _run(tx, cypher.DELETE_ORPHANS, ids=orphans)
-    counted = set(authors)
-    for record in detached:
-        if record["signerId"] is not None:
-            batch_keys.setdefault(record["signerId"], set())
-        elif record["nameKey"] is not None:
-            counted.add(record["nameKey"])
-    if counted:
-        refresh_authors(tx, sorted(counted), spellings)
-    signers = [{"signerId": s, "keyIds": sorted(keys)} for s, keys in sorted(batch_keys.items())]
-    kept = _read_rows(tx, cypher.REFRESH_SIGNER_KEYS, rows=signers)
-    _run(
-        tx,
-        cypher.SET_SIGNER_KEYS,
-        rows=[{"signerId": r["signerId"], "keyIds": sorted(r["keys"])} for r in kept],
-    )

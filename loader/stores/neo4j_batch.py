@@ -1,0 +1,154 @@
+"""The transaction functions of :class:`~pith_graph.loader.stores.neo4j.Neo4jStore`'s writes:
+a batch (:func:`apply_batch`: lock its source ids, decide against what is stored, write) and
+a removal (:func:`remove_papers`). Each is re-run from scratch when its transaction is
+retried; see :mod:`~pith_graph.loader.stores.neo4j` for the steps and
+:mod:`~pith_graph.loader.stores.neo4j_retry` for the retries."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import neo4j
+
+from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores.base import AppliedBatch, Unchanged
+from pith_graph.loader.stores.names import Spellings
+from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors
+from pith_graph.loader.stores.neo4j_retry import LostCommits
+from pith_graph.loader.stores.rules import StoredPaper, plan_batch
+from pith_graph.schema.rows import AuthorRow
+
+__all__ = ["apply_batch", "read_rows", "remove_papers"]
+
+
+def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
+    tx.run(statement, params).consume()
+
+
+def read_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
+    return tx.run(statement, params).data()
+
+
+def apply_batch(
+    tx: neo4j.ManagedTransaction, batch: Sequence[PaperRows], rank: Callable[[str], int], commits: LostCommits
+) -> AppliedBatch:
+    """The transaction function: lock, decide, write. Re-run from scratch on a retry, which
+    ``commits`` tells what an attempt whose commit was lost would have done."""
+    sources = sorted({rows.source for rows in batch})
+    stored: list[StoredPaper] = []
+    locks: list[str] = []
+    for record in tx.run(cypher.LOCK_SOURCES, sources=[list(source) for source in sources]):
+        locks.append(record["lockId"])
+        source = (record["source"][0], record["source"][1])
+        for pith, version, built_at, bundle_sha256, key_id, key_ids in record["papers"]:
+            if pith is not None and bundle_sha256 is not None:
+                stored.append(
+                    StoredPaper(pith, source, version, built_at, bundle_sha256, key_id, tuple(key_ids or ()))
+                )
+    plan = plan_batch(batch, stored, rank)
+    if plan.write or plan.remove:
+        held = {paper.pith_number for paper in stored}
+        _write(tx, plan.write, plan.remove, locks, held)
+    elif locks:
+        _run(tx, cypher.DELETE_ORPHANS, ids=locks)  # lock aliases of outranked sources
+    return commits.decide(batch, stored, plan)
+
+
+def remove_papers(
+    tx: neo4j.ManagedTransaction, piths: list[str], unchanged: Unchanged | None, commits: LostCommits
+) -> list[str]:
+    """Remove those of ``piths`` still as ``unchanged`` says; ``commits`` is told every one
+    found (a retry after a lost commit reports one that lost attempt removed, found gone)."""
+    found = {
+        r["pith"]: (r["builtAt"], list(r["keyIds"] or ()))
+        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)
+    }
+    remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
+    if remove:
+        _write(tx, [], remove, [], set(remove))
+    return commits.decide_removal(found, remove)
+
+
+def _write(
+    tx: neo4j.ManagedTransaction,
+    to_write: list[PaperRows],
+    remove: list[str],
+    locks: list[str],
+    held: set[str],
+) -> None:
+    """Write the winning rows of a batch (one per paper) and delete the ``remove`` papers in
+    the current transaction; ``locks`` are the batch's lock aliases (deleted if unused),
+    ``held`` the pith numbers stored before (only those have edges to detach)."""
+    signer_types: dict[str, str] = {}
+    batch_keys: dict[str, set[str]] = {}
+    authors: dict[str, AuthorRow] = {}
+    categories: dict[str, str] = {}
+    papers: list[dict[str, Any]] = []
+    spellings = Spellings()
+    if remove:
+        spellings.remove(paper_author_names(tx, remove))
+    for rows in sorted(to_write, key=lambda r: r.pith_number):
+        for author in rows.authors:
+            known = authors.get(author.name_key)
+            if known is None or author.name < known.name:
+                authors[author.name_key] = author
+        for category in rows.categories:
+            categories.setdefault(category.code, category.archive)
+        for signer in rows.signers:
+            signer_types.setdefault(signer.signer_id, signer.signer_type)
+            batch_keys.setdefault(signer.signer_id, set()).update(signer.key_ids)
+        papers.append(
+            {
+                "props": rows.paper_properties(),
+                "authors": [author.name_key for author in rows.authors],
+                "categories": [[c.code, c.primary] for c in rows.categories],
+                "aliases": [[a.kind, a.value] for a in rows.aliases],
+                "signers": [
+                    [s.signer_id, list(s.key_ids), s.stored_event_types, s.signed_bundle]
+                    for s in rows.signers
+                ],
+            }
+        )
+
+    if signer_types:
+        _run(
+            tx,
+            cypher.LOCK_SIGNERS,
+            rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
+        )
+    detached = tx.run(cypher.DETACH_PAPERS, piths=remove).data() if remove else []
+    if remove:  # an author left without a paper goes first, as in the memory store
+        _run(tx, cypher.DELETE_PAPERS, piths=remove)
+        ids = sorted({r["id"] for r in detached if r["nameKey"] is not None})
+        for gone in tx.run(cypher.DELETE_ORPHANS, ids=ids):
+            spellings.forget(gone["key"])  # gone with all its papers: a new one starts afresh
+    if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
+        spellings.remove(paper_author_names(tx, piths))
+        detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
+    for rows in to_write:
+        for author in rows.authors:
+            spellings.add(author.name_key, author.name)
+    if papers:
+        _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
+        _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
+        _run(tx, cypher.WRITE_PAPERS, rows=papers)
+    orphans = sorted({record["id"] for record in detached} | set(locks))
+    if orphans:
+        _run(tx, cypher.DELETE_ORPHANS, ids=orphans)
+    counted = set(authors)
+    for record in detached:
+        if record["signerId"] is not None:
+            batch_keys.setdefault(record["signerId"], set())
+        elif record["nameKey"] is not None:
+            counted.add(record["nameKey"])
+    if counted:
+        refresh_authors(tx, sorted(counted), spellings)
+    signers = [{"signerId": s, "keyIds": sorted(keys)} for s, keys in sorted(batch_keys.items())]
+    kept = read_rows(tx, cypher.REFRESH_SIGNER_KEYS, rows=signers)
+    _run(
+        tx,
+        cypher.SET_SIGNER_KEYS,
+        rows=[{"signerId": r["signerId"], "keyIds": sorted(r["keys"])} for r in kept],
+    )
