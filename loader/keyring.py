@@ -217,8 +217,9 @@ class Keyring(Mapping[str, PinnedKey]):
 
     Keys are ranked in the order given (see the module docstring):
     ``Keyring([a, b]).rank(b.key_id)`` is 1 unless ``b`` speaks for ``a``'s signer. Raises
-    :class:`KeyringError` when one key id is pinned to two keys or two signers, when a key
-    joins a signer another source defined, or when one signer is pinned two signer types.
+    :class:`KeyringError` when one key id is pinned to two keys or two signers, one key under
+    two key ids (revoking one id would leave the other trusted), when a key joins a signer
+    another source defined, or when one signer is pinned two signer types.
     """
 
     def __init__(self, keys: Iterable[PinnedKey] = ()) -> None:
@@ -226,8 +227,15 @@ class Keyring(Mapping[str, PinnedKey]):
         self._signer_ranks: dict[str, int] = {}
         defined: dict[str, PinnedKey] = {}  # each signer's first key: its source and rank
         typed: dict[str, PinnedKey] = {}  # each signer's first key pinning a signer_type
+        ids: dict[bytes, PinnedKey] = {}  # each public key's key id
         for key in keys:
             known = self._keys.get(key.key_id)
+            if (other := ids.setdefault(key.public_key, key)).key_id != key.key_id:
+                raise KeyringError(
+                    f"key id {quoted(key.key_id)} pins the key that key id {quoted(other.key_id)} pins "
+                    f"{_by(other, key)}; a key is pinned under one key id (revoking one would leave "
+                    "the other trusted)"
+                )
             pinned = key if known is None else _merged(known, key)
             if known is not None and key.revoked_at is not None:
                 _check_own_revocation(key, defined[key.signer])
