@@ -51,6 +51,15 @@ def _orphan(data: dict[str, Any]) -> None:
     data["nodes"].append({"id": "Author:ghost", "label": "Author", **ghost})
 
 
+def _author_twice(data: dict[str, Any]) -> None:
+    """A second copy of an author under its id, renamed: networkx kept the last copy."""
+    data["nodes"].append({**_first(data, "Author"), "name": "Evil Name"})
+
+
+def _edge_twice(data: dict[str, Any]) -> None:
+    data["edges"].append(dict(data["edges"][0]))
+
+
 def _set(label: str, name: str, value: object) -> Edit:
     return lambda data: _first(data, label).__setitem__(name, value)
 
@@ -61,6 +70,8 @@ NODE_LINK = [
     pytest.param(_no_signers, "0 SIGNED edges with signedBundle", id="no-signers"),
     pytest.param(_set("Author", "nameKey", "someone else"), "its id is not 'Author:someone else'", id="id"),
     pytest.param(_orphan, "'Author:ghost': no paper uses it", id="orphan-author"),
+    pytest.param(_author_twice, "two nodes share an id", id="node-twice"),
+    pytest.param(_edge_twice, "two edges join the same two nodes", id="edge-twice"),
     pytest.param(_set("Paper", "sourceVersion", 2**40), "sourceVersion 1099511627776 is not", id="version"),
     pytest.param(_set("Author", "paperCount", 0), "paperCount 0 is below its", id="paper-count"),
     pytest.param(_set("Paper", "keyIds", ["k"]), "keyIds and bundleKeyId are not", id="paper-keys"),
@@ -126,7 +137,20 @@ def _twice(kind: str) -> Edit:
     return edit
 
 
+def _ends_swapped(kind: str) -> Edit:
+    """An edit of a snapshot body: the first ``kind`` row's ends swapped (indexes into the
+    nodes, which ``serve`` opened unchecked: a reader then failed, "Internal server error")."""
+
+    def edit(body: dict[str, Any]) -> None:
+        row = body["edges"][kind]["rows"][0]
+        row[0], row[1] = row[1], row[0]
+
+    return edit
+
+
 SNAPSHOT = [
+    pytest.param(_ends_swapped("AUTHORED"), "AUTHORED goes from a Author to a Paper", id="edge-reversed"),
+    pytest.param(_ends_swapped("SIGNED"), "SIGNED goes from a Signer to a Paper", id="signed-reversed"),
     pytest.param(_twice("Category"), "two nodes share an id", id="node-twice"),
     pytest.param(_twice("AUTHORED"), "two edges join the same two nodes", id="edge-twice"),
     pytest.param(_column("Paper", "bundleSha256", drop=True), "no bundleSha256", id="no-bundle-sha"),
@@ -224,6 +248,7 @@ CLI = [
     pytest.param("json", _set("Paper", "sourceVersion", 2**40), "sourceVersion", id="node-link-version"),
     pytest.param("snapshot", _column("Paper", "title", drop=True), "no title", id="snapshot-no-title"),
     pytest.param("snapshot", _irregular_paper, "pithNumber is not a string", id="snapshot-irregular"),
+    pytest.param("snapshot", _ends_swapped("AUTHORED"), "AUTHORED goes from", id="snapshot-edge-reversed"),
 ]
 
 
@@ -295,3 +320,37 @@ def test_prune_never_loops_on_papers_it_cannot_remove() -> None:
     with pytest.raises(StoreError, match="could not be removed") as refused:
         prune_revoked(MemoryStore(_misnamed()), keyring)
     assert refused.value.code == StoreErrorCode.WRITE_FAILED
+
+
+def test_a_graph_holding_a_value_too_deep_to_write_fails_to_save_in_one_line(
+    saved: dict[str, bytes], tmp_path: Path
+) -> None:
+    """A graph attribute nested 500 levels deep, added to a node-link file by hand, opens (orjson
+    reads 1,024 levels) but cannot be written (254): ``prune --save`` ends ``write_failed``,
+    exit 3, and writes nothing (it ended exit 70, "internal error", a traceback in a file);
+    so does a snapshot of a node holding it."""
+    deep: Any = []
+    for _ in range(500):
+        deep = [deep]
+    data = orjson.loads(saved["graph.json"])
+    data["graph"]["note"] = deep  # (a node's would go with the papers pruned)
+    path = tmp_path / "graph.json"
+    path.write_text(json.dumps(data))  # (orjson would refuse to write it)
+    revoked = tmp_path / "revoked.json"
+    entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
+    revoked.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))
+    out = tmp_path / "out.json"
+    prune = ("prune", "--backend", "memory", "--graph", str(path), "--revoked-keys", str(revoked))
+    done = run_cli(*prune, "--save", str(out))
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith(
+        "pith-graph: store error: write_failed: the graph cannot be written as JSON"
+    )
+    assert len(done.stderr.splitlines()) == 1, done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json", "revoked.json"]
+    store = MemoryStore.open(path)
+    store.graph.nodes[next(iter(store.graph))]["note"] = deep  # (a snapshot keeps no graph attributes)
+    with pytest.raises(StoreError) as failed:
+        store.save_snapshot(tmp_path / "graph.snapshot")
+    assert failed.value.code is StoreErrorCode.WRITE_FAILED
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["graph.json", "revoked.json"]

@@ -143,6 +143,9 @@ class _Field:
             raise ValueError("a field's statistics are not numbers")
         if not (0 <= field.doc_count <= size and field.total_terms >= 0 and len(field.norms) == size):
             raise ValueError("a field's statistics do not fit its documents")
+        if field.doc_count != size - field.norms.count(0) or field.total_terms < field.doc_count:
+            # the documents with a word in the field are those of a norm past 0; each has a word
+            raise ValueError("a field's statistics do not match its norms")
         if not isinstance(terms, list) or not all(isinstance(term, str) for term in terms):
             raise ValueError("a field's terms are not a list of strings")
         if len(counts) != len(terms) or sum(counts) != len(docs) or len(freqs) != len(docs):

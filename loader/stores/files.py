@@ -14,13 +14,28 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+import orjson
+
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.sources import open_regular
 
-__all__ = ["read_graph_file", "write_beside", "writes_beside"]
+__all__ = ["json_bytes", "read_graph_file", "write_beside", "writes_beside"]
 
 #: Numbers the files being written, so that no two writes share one, even from two threads.
 _SERIAL = itertools.count()
+
+
+def json_bytes(value: object) -> bytes:
+    """``value`` as JSON, for a graph file; ``write_failed`` if it cannot be. orjson writes
+    254 levels of nesting and reads 1,024, so an attribute added to a node-link file by hand
+    could open and then fail every save (``prune --graph``: exit 70, a traceback)."""
+    try:
+        return orjson.dumps(value)
+    except orjson.JSONEncodeError as err:
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED,
+            f"the graph cannot be written as JSON: {err} (an attribute nested too deep?)",
+        ) from err
 
 
 def read_graph_file(path: str | Path) -> bytes:

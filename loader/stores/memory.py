@@ -29,7 +29,7 @@ import orjson
 from pith_graph.errors import UsageError
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
-from pith_graph.loader.stores.files import read_graph_file, write_beside
+from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import (
     INTERNED,
     EdgeData,
@@ -37,6 +37,7 @@ from pith_graph.loader.stores.memory_graph import (
     check_structure,
     check_types,
     fill_authors,
+    from_node_link,
     put,
 )
 from pith_graph.loader.stores.names import PendingNames, Spellings
@@ -359,7 +360,7 @@ class MemoryStore:
 
     def node_link_json(self) -> bytes:
         """The graph as networkx node-link JSON (what :meth:`save` writes)."""
-        return orjson.dumps(nx.node_link_data(self.graph, edges="edges"))
+        return json_bytes(nx.node_link_data(self.graph, edges="edges"))
 
     def save_snapshot(self, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read
@@ -409,7 +410,7 @@ def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:
         data = orjson.loads(read_graph_file(path))
         if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
             raise TypeError("expected a node-link JSON object, its graph attributes a map")
-        graph = _as_digraph(nx.node_link_graph(data, directed=True, edges="edges"))
+        graph = _as_digraph(from_node_link(data))
         fill_authors(graph)  # what older files lack, before it is checked
         check_structure(graph)
         store = MemoryStore(graph)

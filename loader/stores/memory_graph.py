@@ -48,7 +48,16 @@ from pith_graph.schema.graph import (
     node_id,
 )
 
-__all__ = ["INTERNED", "EdgeData", "EdgeInterner", "check_structure", "check_types", "fill_authors", "put"]
+__all__ = [
+    "INTERNED",
+    "EdgeData",
+    "EdgeInterner",
+    "check_structure",
+    "check_types",
+    "fill_authors",
+    "from_node_link",
+    "put",
+]
 
 #: Node properties with few distinct values (a list's items, for ``keyIds``): one string
 #: object per value (``sys.intern``), in a graph loaded (MemoryStore) or opened (a snapshot)
@@ -219,24 +228,33 @@ def _fast_problem(
 
 def check_types(graph: nx.DiGraph) -> None:
     """Each node and edge of ``graph`` is one the schema knows, its properties there and of
-    their types: what a reader may index without a second look. One pass; an edge's shared
-    attributes are checked once. Raises :class:`ValueError` naming the first that is not."""
+    their types, each edge between the labels its type joins: what a reader may index
+    without a second look. One pass; an edge's shared attributes are checked once. Raises
+    :class:`ValueError` naming the first that is not."""
     node_specs = {label: spec.properties for label, spec in NODES.items()}
     edge_specs = {kind: spec.properties for kind, spec in RELATIONSHIPS.items()}
-    for node, data in graph._node.items():
+    nodes: dict[str, dict[str, Any]] = graph._node
+    for node, data in nodes.items():
         problem = _fast_problem(data, data.get(LABEL_ATTRIBUTE), node_specs, "unknown label")
         if problem is not None:
             raise ValueError(f"node {node!r:.80}: {problem}")
-    checked: dict[int, str | None] = {}
+    # each edge's attributes (shared: checked once) -> the labels its ends must have
+    checked: dict[int, tuple[str, str]] = {}
     for start, out in graph._succ.items():
+        start_label = nodes[start][LABEL_ATTRIBUTE]
         for end, data in out.items():
-            problem = checked.get(id(data), "")
-            if problem == "":
-                problem = checked[id(data)] = _fast_problem(
-                    data, data.get(TYPE_ATTRIBUTE), edge_specs, "unknown type"
+            labels = checked.get(id(data))
+            if labels is None:
+                kind = data.get(TYPE_ATTRIBUTE)
+                problem = _fast_problem(data, kind, edge_specs, "unknown type")
+                if problem is not None:
+                    raise ValueError(f"edge {start!r:.60} -> {end!r:.60}: {problem}")
+                labels = checked[id(data)] = (RELATIONSHIPS[kind].start, RELATIONSHIPS[kind].end)
+            if start_label != labels[0] or nodes[end][LABEL_ATTRIBUTE] != labels[1]:
+                kind = data[TYPE_ATTRIBUTE]
+                raise ValueError(
+                    f"edge {start!r:.60} -> {end!r:.60}: {kind} goes from a {labels[0]} to a {labels[1]}"
                 )
-            if problem is not None:
-                raise ValueError(f"edge {start!r:.60} -> {end!r:.60}: {problem}")
 
 
 def _bad_node(node: str, label: str, data: Mapping[str, Any]) -> str | None:
@@ -263,7 +281,7 @@ def _bad_node(node: str, label: str, data: Mapping[str, Any]) -> str | None:
 def check_structure(graph: nx.DiGraph) -> None:
     """``graph`` is one the loader could have built: :func:`check_types`, then node ids made
     from label and key, values in the ranges verification admits, each edge's type between
-    its labels (so no self-loop), and what readers rely on: every Paper signed by the signer
+    its labels (so no self-loop; checked by :func:`check_types`), and what readers rely on: every Paper signed by the signer
     of its bundle (one SIGNED edge marked ``signedBundle``), its ``keyIds`` its signers' keys,
     its ``bundleKeyId`` one of them, one primary IN_CATEGORY edge to its ``primaryCategory``;
     no Author, Category, Alias or Signer without a paper; an Author's ``paperCount`` at least
@@ -279,16 +297,9 @@ def check_structure(graph: nx.DiGraph) -> None:
     keys: defaultdict[str, set[str]] = defaultdict(set)  # paper or signer -> keys of its SIGNED edges
     bundle_signers: Counter[str] = Counter()
     primary: defaultdict[str, list[str]] = defaultdict(list)
-    ends = {kind: (spec.start, spec.end) for kind, spec in RELATIONSHIPS.items()}
-    for start, out in graph._succ.items():
-        start_label = nodes[start][LABEL_ATTRIBUTE]
+    for start, out in graph._succ.items():  # (each between its labels: check_types)
         for end, data in out.items():
             kind = data[TYPE_ATTRIBUTE]
-            if (start_label, nodes[end][LABEL_ATTRIBUTE]) != ends[kind]:
-                begins, finishes = ends[kind]
-                raise ValueError(
-                    f"edge {start!r:.60} -> {end!r:.60}: {kind} goes from a {begins} to a {finishes}"
-                )
             if kind == SIGNED.type:
                 if not data[_EDGE_KEY_IDS]:
                     raise ValueError(f"edge {start!r:.60} -> {end!r:.60}: a SIGNED edge without keyIds")
@@ -341,6 +352,19 @@ def _bad_paper_links(
     if primary != [data[_PRIMARY_CATEGORY]]:
         return f"its primary IN_CATEGORY edges go to {primary!r:.60}, not to its primaryCategory"
     return None
+
+
+def from_node_link(data: dict[str, Any]) -> nx.DiGraph | nx.MultiDiGraph:
+    """networkx's graph of node-link ``data``, which must name each node once and join two
+    nodes by one edge (of a type: an earlier version's ``MultiDiGraph``): networkx would merge
+    them silently, the last copy's attributes winning (a second copy of an author under its
+    id renamed it). Raises :class:`ValueError`, as a snapshot that does so."""
+    graph = nx.node_link_graph(data, directed=True, edges="edges")
+    if len(data["nodes"]) != graph.number_of_nodes():
+        raise ValueError("two nodes share an id")
+    if len(data.get("edges", ())) != graph.number_of_edges():
+        raise ValueError("two edges join the same two nodes")
+    return graph
 
 
 def fill_authors(graph: nx.DiGraph) -> None:

@@ -47,7 +47,7 @@ import orjson
 
 from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.sources import open_regular
-from pith_graph.loader.stores.files import read_graph_file, write_beside
+from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
 from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, PAPER, TYPE_ATTRIBUTE, node_id
 
@@ -177,7 +177,7 @@ def _encode(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> list[bytes]
             else:
                 other.append([source, target, dict(data)])
         _add(body, wanted, group, first=number == 0)
-    body.append(b'},"indexes":' + orjson.dumps(dict(indexes or {})) + b"}")
+    body.append(b'},"indexes":' + json_bytes(dict(indexes or {})) + b"}")
     digest = hashlib.sha256()
     for piece in body:
         digest.update(piece)
@@ -208,7 +208,7 @@ def _edge_shape(data: Mapping[str, Any]) -> _EdgeShape:
 def _add(body: list[bytes], name: str, group: dict[str, Any], *, first: bool) -> None:
     """Encode a group into the body (``"name":{...}``, after a comma unless ``first``) and
     drop its rows."""
-    body.append((b"" if first else b",") + orjson.dumps(name) + b":" + orjson.dumps(group))
+    body.append((b"" if first else b",") + orjson.dumps(name) + b":" + json_bytes(group))
     group["rows"] = group["other"] = []
 
 

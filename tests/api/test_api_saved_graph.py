@@ -96,17 +96,18 @@ def test_a_damaged_saved_graph_stops_serve_with_a_usage_error(tmp_path: Path) ->
 
 
 def test_a_saved_graph_no_load_builds_stops_serve_with_a_usage_error(tmp_path: Path) -> None:
-    """A snapshot's structure is trusted as it opens (checking it would cost about as much
-    as opening it); one no load builds (a paper listed in its own category: a self-loop,
-    intact checksum) stops serve with one line, exit 2, when the indexes are built. It was
-    a KeyError traceback."""
+    """A snapshot's structure is trusted as it opens (checking it all would cost about as
+    much as opening it), but not its edges' ends: one no load builds (a paper listed in its
+    own category: a self-loop, intact checksum) stops serve with one line, exit 2, naming
+    the edge. It was a KeyError traceback; then, until 0.8.3, a usage error saying KeyError,
+    when the indexes were built."""
     store = MemoryStore.open(_loaded([SAMPLES], tmp_path, "good.snapshot"))
     graph = nx.DiGraph(store.graph)
     paper = next(node for node, label in graph.nodes(data="label") if label == "Paper")
     graph.add_edge(paper, paper, type="IN_CATEGORY", primary=True)
     save_snapshot(graph, tmp_path / "looped.snapshot")
     message = _refused(tmp_path / "looped.snapshot")
-    assert "not a graph a load builds (KeyError" in message, message
+    assert f"edge {paper!r} -> {paper!r}: IN_CATEGORY goes from a Paper to a Category" in message, message
 
 
 def _refused(snapshot: Path) -> str:
