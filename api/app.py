@@ -318,6 +318,8 @@ async def _unserved(request: Request, exc: Exception) -> Response:
     its ``Allow``): coded JSON, as every other refusal is, not Starlette's plain text."""
     status = exc.status_code if isinstance(exc, StarletteHTTPException) else 404
     headers = dict(exc.headers or {}) if isinstance(exc, StarletteHTTPException) else {}
+    if "Allow" in headers:  # a route's methods are a set: in an order each hash seed picks
+        headers["Allow"] = ", ".join(sorted(method.strip() for method in headers["Allow"].split(",")))
     body = _not_allowed(headers.get("Allow", "")) if status == 405 else error_body("Not found.", "NOT_FOUND")
     return _json(body, status, headers)
 

@@ -65,4 +65,4 @@ class Facets:
 
 def facets_of(listing: Listing, first: int | None, context: Context) -> Facets:
     """The facets of ``listing``, ``first`` values each (checked like a page size)."""
-    return Facets(listing=listing, first=page_size(FACETS_FIRST if first is None else first, context.limits))
+    return Facets(listing=listing, first=page_size(first, context.limits, FACETS_FIRST))

@@ -60,7 +60,7 @@ async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | Non
 async def authors_by_prefix(context: Context, prefix: str, first: int | None) -> list[AuthorRecord]:
     """Authors with, for every word typed, a name word starting with it (case, accents and
     spacing ignored): most papers first, then by name key. ``[]`` when nothing is typed."""
-    size = page_size(TYPEAHEAD_FIRST if first is None else first, context.limits)
+    size = page_size(first, context.limits, TYPEAHEAD_FIRST)
     if len(prefix) > MAX_TEXT_LENGTH:
         raise BadUserInput(f"prefix is longer than {MAX_TEXT_LENGTH} characters.")
     keys = typed_keys(prefix)
