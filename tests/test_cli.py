@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -381,6 +382,10 @@ LOAD_NEO4J = ("load", SAMPLES, "--backend", "neo4j")
         pytest.param(LOAD_NEO4J, "localhost:7687", "no scheme; use bolt://, bolt+s://", id="no-scheme"),
         pytest.param(LOAD_NEO4J, "bolt://127.0.0.1:99999", "a number from 1 to 65535", id="port-range"),
         pytest.param(LOAD_NEO4J, "neo4j://", "no host", id="no-host"),
+        pytest.param(LOAD_NEO4J, "bolt://[::1", "Invalid IPv6 URL", id="ipv6-unclosed"),
+        pytest.param(
+            ("schema",), "bolt://[zz]:7687", "'zz' does not appear to be an IPv4 or IPv6", id="ipv6-bad"
+        ),
     ],
 )
 def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str, needle: str) -> None:
@@ -484,6 +489,63 @@ def test_a_reader_that_went_away_ends_the_command_quietly_with_141(
     finally:
         os.close(write)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("report", [(), ("--json",)], ids=["text", "json"])
+def test_a_reader_that_leaves_mid_report_ends_the_command_with_141(
+    report: tuple[str, ...], unbuffered: bool, rejected: Path
+) -> None:
+    """The reader takes 10 bytes of a report larger than a pipe's buffer and leaves (``| head
+    -c 10``): 141 too. Unbuffered (``PYTHONUNBUFFERED=1``, as many container images set),
+    the write that met the reader leaving wrote part of the report and the rest was dropped
+    without an error: exit 1, the report cut short, nothing said."""
+    read, write = os.pipe()
+    taken: list[bytes] = []
+    reader = threading.Thread(target=lambda: (taken.append(os.read(read, 10)), os.close(read)))
+    reader.start()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"} if unbuffered else {**os.environ, "PYTHONUNBUFFERED": ""}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "pith_graph", "verify", str(rejected), *report],
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
+    finally:
+        os.close(write)
+        reader.join()
+    assert taken and taken[0]
+    assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_report_to_a_closed_stdout_is_one_line_and_exit_3(rejected: Path) -> None:
+    """Started with stdout closed (``>&-``): the report cannot be written, exit 3 (the text
+    report ended 0 having said nothing; ``--json``, 70, an internal error)."""
+    for report in ((), ("--json",)):
+        done = subprocess.run(
+            [
+                "sh",
+                "-c",
+                'exec "$@" >&-',
+                "sh",
+                sys.executable,
+                "-m",
+                "pith_graph",
+                "verify",
+                SAMPLES,
+                *report,
+            ],
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        expected = "pith-graph: error: write_failed: cannot write to stdout: stdout is closed\n"
+        assert (done.returncode, done.stderr) == (3, expected), report
 
 
 @pytest.mark.parametrize("report", [(), ("--json",)], ids=["text", "json"])

@@ -180,6 +180,22 @@ def test_a_comma_in_the_folder_is_refused_before_verifying(tmp_path: Path) -> No
     assert not (tmp_path / "a,b").exists()
 
 
+@pytest.mark.parametrize("option", ["--neo4j-data", "--csv-only"])
+@pytest.mark.parametrize("there", ["file", "device"])
+def test_a_file_where_the_folder_goes_is_refused_before_verifying(
+    tmp_path: Path, option: str, there: str
+) -> None:
+    """A regular file or a device named as the folder: one line, exit 2, before a bundle is
+    verified (it was exit 70, FileExistsError; for --csv-only, once every bundle was)."""
+    path = tmp_path / "a-file" if there == "file" else Path("/dev/null")
+    if there == "file":
+        path.write_text("not a folder\n")
+    done = run_cli("import", SAMPLES, option, str(path), "--json")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == f"pith-graph: error: {option} {path} is not a folder\n"
+    assert path.read_text() == ("not a folder\n" if there == "file" else "")
+
+
 def test_the_importer_s_message_is_its_last_line_that_is_no_stack_frame() -> None:
     output = """ERROR: Invalid value for option '--nodes': File '/tmp/x' doesn't exist
 java.lang.IllegalArgumentException: File '/tmp/x' doesn't exist

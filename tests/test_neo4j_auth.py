@@ -23,6 +23,7 @@ from conftest import Neo4jServer
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import StoreError, UsageError
 from pith_graph.loader.stores.neo4j_auth import (
+    MAX_PASSWORD_FILE_BYTES,
     check_listener,
     is_loopback,
     read_password_file,
@@ -212,6 +213,27 @@ def test_a_missing_or_empty_named_file_is_a_usage_error(tmp_path: Path) -> None:
     empty.touch(mode=0o600)
     with pytest.raises(UsageError, match="is empty"):
         read_password_file(empty)
+
+
+def test_a_password_file_that_is_no_regular_file_or_too_large_is_a_usage_error(
+    tmp_path: Path, samples: Path
+) -> None:
+    """A FIFO named as the password file blocked the command for ever; a file of 100 MB was
+    read whole (430 MB of memory), then reported as the server refusing it."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo, 0o600)
+    with pytest.raises(UsageError, match="not a regular file"):
+        read_password_file(fifo)
+    done = pith_graph(
+        "load", str(samples), "--backend", "neo4j", "--uri", LOCAL, "--password-file", str(fifo),
+        env=clean_env(), cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 2 and "not a regular file" in done.stderr, done.stderr
+    large = private_file(tmp_path / "large", "x" * (MAX_PASSWORD_FILE_BYTES + 1))
+    with pytest.raises(UsageError, match=f"holds more than {MAX_PASSWORD_FILE_BYTES} bytes"):
+        read_password_file(large)
+    at_most = "y" * (MAX_PASSWORD_FILE_BYTES - 1)  # and its line break
+    assert read_password_file(private_file(tmp_path / "ok", at_most)) == at_most
 
 
 # -- the API's settings ----------------------------------------------------------------------

@@ -103,3 +103,20 @@ def test_threads_saving_one_path_each_write_a_file_of_their_own(tmp_path: Path) 
     assert errors == []
     assert MemoryStore.open(target).counts() == store.counts()
     assert [path.name for path in tmp_path.iterdir()] == ["shared.snapshot"]  # nothing left beside it
+
+
+def test_a_save_whose_folder_was_replaced_by_a_file_is_write_failed(tmp_path: Path) -> None:
+    """The ``--save`` folder replaced by a file while the load ran (checked at the start):
+    ``write_failed`` naming the file, as for a full disk. Removing the temporary copy it could
+    not make raised NotADirectoryError over that error: exit 70, an internal error."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    store = MemoryStore(load_graph([SAMPLES], workers=1)[0])
+    folder.rmdir()
+    folder.write_text("in the way")
+    with pytest.raises(StoreError) as failed:
+        store.save(folder / "graph.json")
+    assert failed.value.code is StoreErrorCode.WRITE_FAILED and str(folder / "graph.json") in str(
+        failed.value
+    )
+    assert folder.read_text() == "in the way"

@@ -245,7 +245,7 @@ def _importer_path(path: Path | None, option: str, *, args_file: bool = False) -
     a normalized path"); :class:`UsageError` if it holds what the importer's arguments
     cannot: a comma (it separates the files of ``--nodes`` and ``--relationships``), and in
     an ``@args`` file (``args_file``) whitespace, quotes or a backslash, at which it splits
-    and unquotes."""
+    and unquotes; or if it is there but no folder (a file, a device)."""
     if path is None:
         return None
     resolved = path.resolve()
@@ -255,6 +255,8 @@ def _importer_path(path: Path | None, option: str, *, args_file: bool = False) -
         raise UsageError(
             f"{option} {path}: neo4j-admin cannot take a path holding {bad!r}; choose another folder"
         )
+    if resolved.exists() and not resolved.is_dir():  # before a bundle is read (a file: exit 70)
+        raise UsageError(f"{option} {path} is not a folder")
     return resolved
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import orjson
@@ -85,14 +85,16 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
         yield write
     except BaseException:
         for _target, partial in staged:
-            partial.unlink(missing_ok=True)
+            with suppress(OSError):  # its folder replaced by a file: NotADirectoryError
+                partial.unlink()
         raise
     for done, (target, partial) in enumerate(staged):
         try:
             os.replace(partial, target)
         except OSError as error:
             for _, left in staged[done:]:
-                left.unlink(missing_ok=True)
+                with suppress(OSError):
+                    left.unlink()
             raise _write_failed(target, error, [path for path, _ in staged[:done]]) from error
     _sync_folders({target.parent for target, _ in staged})
 

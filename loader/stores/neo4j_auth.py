@@ -38,9 +38,11 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.loader.sources import open_regular
 
 __all__ = [
     "LOCAL_PASSWORD_FILE",
+    "MAX_PASSWORD_FILE_BYTES",
     "URI_SCHEMES",
     "check_listener",
     "is_loopback",
@@ -94,8 +96,12 @@ def resolve_password(
     return None
 
 
+#: The most a password file may hold (one line; it was read whole, 100 MB of it).
+MAX_PASSWORD_FILE_BYTES = 4096
+
+
 def read_password_file(path: str | os.PathLike[str]) -> str:
-    """The first line of ``path``, a file only its owner may read or write."""
+    """The first line of ``path``, a regular file only its owner may read or write."""
     try:
         info = os.stat(path)
         if stat.S_IMODE(info.st_mode) & 0o077:
@@ -103,7 +109,11 @@ def read_password_file(path: str | os.PathLike[str]) -> str:
             raise UsageError(
                 f"password file {path} is accessible by group or others (mode {mode}): chmod 600 {path}"
             )
-        text = Path(path).read_text(encoding="utf-8")
+        with open_regular(os.fspath(path), advice="") as file:  # a FIFO would block for ever
+            raw = file.read(MAX_PASSWORD_FILE_BYTES + 1)
+        if len(raw) > MAX_PASSWORD_FILE_BYTES:
+            raise UsageError(f"password file {path} holds more than {MAX_PASSWORD_FILE_BYTES} bytes")
+        text = raw.decode("utf-8")
     except FileNotFoundError as err:
         raise UsageError(f"password file {path} does not exist") from err
     except (OSError, UnicodeDecodeError) as err:

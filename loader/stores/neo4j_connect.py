@@ -199,11 +199,15 @@ def check_uri(uri: str) -> None:
     """
     schemes = ", ".join(f"{scheme}://" for scheme in URI_SCHEMES)
     bad = f"bad Neo4j URI {uri!r}"
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname  # (a malformed IPv6 literal raises, from Python 3.11.4)
+    except ValueError as err:
+        raise UsageError(f"{bad}: {err}") from err
     if "://" not in uri or parts.scheme not in URI_SCHEMES:
         found = f"{parts.scheme}:// is not a Bolt scheme" if "://" in uri else "no scheme"
         raise UsageError(f"{bad}: {found}; use {schemes}, e.g. bolt://127.0.0.1:7687")
-    if not parts.hostname:
+    if not host:
         raise UsageError(f"{bad}: no host, e.g. bolt://127.0.0.1:7687")
     try:
         port = parts.port

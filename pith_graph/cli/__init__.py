@@ -167,20 +167,38 @@ class _OutputFailed(Exception):
 
 
 class _Stdout:
-    """``sys.stdout``, whose write errors are :class:`_OutputFailed`; the rest as it is."""
+    """``sys.stdout``, whose write errors are :class:`_OutputFailed`; the rest as it is.
 
-    def __init__(self, stream: TextIO) -> None:
+    Unbuffered (``PYTHONUNBUFFERED``, ``python -u``: many container images set it), the
+    stream writes straight to the file and takes no account of a partial write: a reader
+    leaving mid-way through a report of more than a pipe's 64 KiB (``verify --json … | head
+    -c 10``) lost the rest without an error, exit 1. Such a stream's text is written here,
+    to its end or to the error. ``None`` (stdout closed, ``>&-``) fails every write."""
+
+    def __init__(self, stream: TextIO | None) -> None:
         self._stream = stream
+        self._fd: int | None = None
+        if stream is not None and type(getattr(stream, "buffer", None)).__name__ == "FileIO":
+            with contextlib.suppress(OSError, ValueError):
+                self._fd = stream.fileno()
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            if self._stream is None:
+                raise OSError(9, "stdout is closed")  # EBADF
+            if self._fd is None:
+                return self._stream.write(text)
+            data = memoryview(text.encode(self._stream.encoding, self._stream.errors or "strict"))
+            while data:
+                data = data[os.write(self._fd, data) :]
+            return len(text)
         except OSError as error:
             raise _OutputFailed(error) from error
 
     def flush(self) -> None:
         try:
-            self._stream.flush()
+            if self._stream is not None:
+                self._stream.flush()
         except OSError as error:
             raise _OutputFailed(error) from error
 
@@ -210,13 +228,11 @@ def entry() -> NoReturn:
     """Console-script entry point: :func:`main`, guarded from the start. Ctrl-C at any time
     exits 130, stdout's reader going away (``| head``) 141 quietly, stdout that cannot be
     written 3 with one line; none of them with a traceback."""
-    real = sys.stdout
-    if real is not None:  # None when started with stdout closed (``>&-``)
-        sys.stdout = typing.cast(TextIO, _Stdout(real))
+    real = sys.stdout  # None when started with stdout closed (``>&-``): writing fails, exit 3
+    sys.stdout = typing.cast(TextIO, _Stdout(real))
     try:
         code = main()
-        if real is not None:
-            sys.stdout.flush()  # a write error shows here, not as the interpreter exits
+        sys.stdout.flush()  # a write error shows here, not as the interpreter exits
     except KeyboardInterrupt:
         _say("pith-graph: interrupted")
         code = EXIT_INTERRUPTED
