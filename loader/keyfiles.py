@@ -132,6 +132,17 @@ def _check_fields(entry: Mapping[str, Any], public_key: bytes, where: str) -> No
             raise KeyringError(f"{where}: {name} is {quoted(entry[name])}, but this key's is {value!r}")
 
 
+def _check_id(name: str, value: str, where: str) -> None:
+    """Key and signer ids are printable ASCII without spaces: no id can pass for another's by
+    look (a Cyrillic е in ``pith.scienc\u0435``, a zero-width space after a key id)."""
+    bad = next((c for c in value if not "!" <= c <= "~"), None)
+    if bad is not None:
+        raise KeyringError(
+            f"{where}: {name} {quoted(value)} holds U+{ord(bad):04X}: key and signer ids are printable "
+            "ASCII without spaces, so that none looks like another"
+        )
+
+
 def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
     """Validate the JSON of a trusted-keys file and return its keys (``origin``: the file)."""
     if not isinstance(data, list):
@@ -145,6 +156,9 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
         if not isinstance(key_id, str) or not key_id:
             raise KeyringError(f"{where}: key_id must be a non-empty string")
         signer_id = _optional_string(entry, "signer_id", where)
+        _check_id("key_id", key_id, where)
+        if signer_id is not None:
+            _check_id("signer_id", signer_id, where)
         signer = ("signer_id", signer_id) if signer_id is not None else ("key_id (its signer)", key_id)
         if len(signer[1].encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
             raise KeyringError(  # Signer.signerId is a uniqueness constraint's key (loader/indexable.py)
@@ -184,8 +198,17 @@ def _read_keys(path: str | Path) -> list[PinnedKey]:
 
 
 def load_keyring_file(path: str | Path, base: Keyring | None = None) -> Keyring:
-    """The keyring ``base`` (default: the built-in one) plus the keys of a trusted-keys file."""
-    return (base if base is not None else default_keyring()).with_keys(_read_keys(path))
+    """The keyring ``base`` (default: the built-in one) plus the keys of a trusted-keys file,
+    which may not pin the registry's signer type for a signer of its own (its Signer nodes
+    would pass for the registry's)."""
+    keys = _read_keys(path)
+    for key in keys:
+        if key.signer_type == REGISTRY_KEY.signer_type and key.signer != REGISTRY_KEY.signer:
+            raise KeyringError(
+                f"{path}: key {quoted(key.key_id)} pins signer {quoted(key.signer)} as "
+                f"{quoted(key.signer_type)}, the registry's type, which only {REGISTRY_KEY.signer} has"
+            )
+    return (base if base is not None else default_keyring()).with_keys(keys)
 
 
 def load_registry_keys_file(path: str | Path, base: Keyring | None = None) -> Keyring:
