@@ -372,7 +372,11 @@ class Signer:
             paper_count=counted(record.paper_count),
         )
 
-    @resolver("Papers the signer signed, newest first.")
+    @resolver(
+        "Papers with a bundle or an event the signer signed, newest first (paperCount counts them). "
+        "An event copied into another signer's bundle counts too: the papers it vouches for whole are "
+        "those whose signatures give it signedBundle true."
+    )
     async def papers(
         self,
         info: GraphInfo,
