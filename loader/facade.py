@@ -143,11 +143,16 @@ def export_graph(
     from pith_graph.loader.export import Selection, export_subgraph
     from pith_graph.loader.stores.neo4j import Neo4jStore
     from pith_graph.loader.stores.neo4j_auth import resolve_password
+    from pith_graph.loader.stores.neo4j_connect import check_uri
 
     low, high = (d.isoformat() if isinstance(d, date) else d for d in (submitted_from, submitted_to))
     selection = Selection(category, author, hops, low, high)  # checked before connecting
+    for name, value in (("uri", uri), ("user", user), ("password", password), ("database", database)):
+        if value is not None and not isinstance(value, str):  # (uri=5 raised AttributeError)
+            raise UsageError(f"{name}: expected None or a string, not {_kind(value)}")
     env = os.environ
     uri = uri or env.get("NEO4J_URI", "bolt://127.0.0.1:7687")
+    check_uri(uri)
     with Neo4jStore.connect(
         uri,
         user or env.get("NEO4J_USER", "neo4j"),

@@ -71,6 +71,8 @@ class RejectCode(enum.StrEnum):
 
 
 _LINE_BREAKING = frozenset({"Cc", "Cs", "Zl", "Zp"})
+#: The bidirectional controls: a file name holding U+202E showed, reversed, as another's.
+_BIDI_CONTROLS = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
 
 
 def printable(text: str) -> str:
@@ -79,18 +81,21 @@ def printable(text: str) -> str:
     A file name that is not valid UTF-8 reaches Python with each undecodable byte as a lone
     surrogate (PEP 383); those become ``\xNN``, the byte itself. Control characters (a
     newline, a terminal escape sequence) and line separators become ``\xNN`` or ``\uNNNN``
-    too, so a file name can neither break a report line nor drive the terminal. Everything
-    else, a backslash included, is kept as it is.
+    too, so a file name can neither break a report line nor drive the terminal, and so do
+    the bidirectional controls, so that it cannot show as another name (``txt.exe`` as
+    ``exe.txt``). Everything else, a backslash included, is kept as it is.
 
     >>> printable("bad\udcff.json"), printable("two\nlines"), printable("Zoë.json")
     ('bad\\xff.json', 'two\\x0alines', 'Zoë.json')
+    >>> printable("report\u202egpj.json")
+    'report\\u202egpj.json'
     """
     if text.isprintable():
         return text
     out = []
     for char in text:
         code = ord(char)
-        if unicodedata.category(char) not in _LINE_BREAKING:
+        if unicodedata.category(char) not in _LINE_BREAKING and code not in _BIDI_CONTROLS:
             out.append(char)
         elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a file name
             out.append(f"\\x{code - 0xDC00:02x}")

@@ -84,6 +84,26 @@ def test_export_graph_checks_its_selection_before_connecting(arguments: dict[str
     assert str(raised.value).startswith(message), raised.value
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"uri": 5}, "uri: expected None or a string, not a value of type int"),
+        ({"uri": "bolt://[::1"}, "bad Neo4j URI 'bolt://[::1': Invalid IPv6 URL"),
+        ({"user": 5}, "user: expected None or a string, not a value of type int"),
+        ({"password": b"secret"}, "password: expected None or a string, not a value of type bytes"),
+        ({"database": 5}, "database: expected None or a string, not a value of type int"),
+    ],
+)
+def test_export_graph_checks_its_connection_before_connecting(
+    arguments: dict[str, Any], message: str
+) -> None:
+    """As the command line checks them: ``uri=5`` was an AttributeError from the driver,
+    ``user=5`` a login refused, ``database=5`` ``write_failed`` on a read."""
+    with pytest.raises(UsageError) as raised:
+        export_graph(**{"uri": "bolt://127.0.0.1:1", "password": "unused", **arguments})
+    assert str(raised.value) == message
+
+
 def test_export_dates_may_be_date_values() -> None:
     """A ``date`` or ``datetime`` is read as its ISO 8601 text (it was a TypeError)."""
     low = Selection(submitted_from=date(2020, 1, 2).isoformat()).bounds()

@@ -5,6 +5,7 @@ whose server died gave up after about 91 s, saying 60)."""
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Iterator
@@ -73,3 +74,24 @@ def test_an_interrupt_ends_the_wait_for_the_next_attempt_and_spares_later_writes
             store._write_transaction(lambda tx: tx.run("RETURN 1").consume(), commits=LostCommits())
         assert raised.value.code is StoreErrorCode.UNAVAILABLE
         assert time.monotonic() - started >= WINDOW
+
+
+def test_an_attempt_that_fails_once_interrupted_is_not_said_to_be_tried_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Interrupted while an attempt is in flight (its connection then closed by the load's
+    end): it fails, and the write ends there, without the warning that it will be tried again
+    (printed after "pith-graph: interrupted", a review of the command line)."""
+    uri = f"bolt://127.0.0.1:{free_port()}"
+    with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=1) as driver:
+        store = Neo4jStore(driver, uri=uri)
+
+        class InterruptedInFlight(LostCommits):
+            def lost_by(self, error: Exception) -> bool:  # called as the attempt has failed
+                store.interrupt()
+                return super().lost_by(error)
+
+        with caplog.at_level(logging.WARNING), pytest.raises(StoreError) as raised:
+            store._write_transaction(lambda tx: tx.run("RETURN 1").consume(), commits=InterruptedInFlight())
+    assert raised.value.code is StoreErrorCode.WRITE_FAILED and "interrupted" in str(raised.value)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

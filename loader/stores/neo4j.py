@@ -243,6 +243,7 @@ class Neo4jStore:
                     raise neo4j_connect.write_failed(
                         error, self.uri, self.database, tried, commits.work, maybe_written=maybe
                     ) from error
+                self._pause(0.0, since, commits, error)  # interrupted: no word of trying again
                 delay = min(next(delays), give_up - now)  # the last attempt at the deadline, not past it
                 named = commits.work.noun if lost else commits.work.action
                 log.warning(LOST_COMMIT_RETRY if lost else RETRY, named, error, delay)

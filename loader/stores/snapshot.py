@@ -5,7 +5,8 @@ speed: one header line, then a body holding, per label, the property names once 
 of values per node (its id follows from its key), and per relationship type, rows of
 ``[source index, target index, values...]``. Nodes or edges that do not fit that shape are
 kept as they are, so any graph a :class:`~pith_graph.loader.stores.memory.MemoryStore` holds
-round-trips exactly. The header names the format, its version, the counts and the SHA-256 of
+round-trips: its nodes, edges and attributes, not their order (grouped by label and type)
+nor the graph's own attributes (``graph.graph``, which a load leaves empty). The header names the format, its version, the counts and the SHA-256 of
 the body: a truncated or altered file is refused (:class:`~pith_graph.errors.UsageError`),
 never half-read. Edges read back share their attributes, as the store's own do
 (:class:`~pith_graph.loader.stores.memory_graph.EdgeData`: equal attribute sets are one
