@@ -45,6 +45,15 @@ _LIMIT_MESSAGES = re.compile(
     r"|Document is longer than"
     r"|Maximum introspection depth exceeded"
 )
+#: What to do about a limit those messages name (the first that matches; else the last).
+_LIMIT_SUGGESTIONS = (
+    ("operation depth", "Nest fewer fields; ask for what lies deeper in another query."),
+    ("aliases found", "Use fewer aliases; ask for the rest in another request."),
+    ("introspection depth", "Introspect less deeply: the usual introspection query fits."),
+    ("", "Send a shorter document: fewer fields, fragments and comments."),
+)
+#: What to do about a value graphql-core cannot coerce.
+_BAD_INPUT_SUGGESTION = "Send a value of the type the schema gives the variable or argument."
 #: What to do about a valid document whose fields graphql-core gave up comparing (its budget).
 _ABORTED_VALIDATION = (
     "Comparing the fields that share a response name takes too much work: ask for each field "
@@ -134,11 +143,12 @@ def coded(error: GraphQLError) -> GraphQLError:
     if error.message == "Validation aborted.":  # graphql-core's budget (api/overlaps.py)
         return _with_code(error, "LIMIT_EXCEEDED", extra={"suggestion": _ABORTED_VALIDATION})
     if _LIMIT_MESSAGES.search(error.message):
-        return _with_code(error, "LIMIT_EXCEEDED")
+        said = next(what for name, what in _LIMIT_SUGGESTIONS if name in error.message)
+        return _with_code(error, "LIMIT_EXCEEDED", extra={"suggestion": said})
     if isinstance(error, GraphQLSyntaxError) or error.message.startswith("Syntax Error"):
         return _with_code(error, "GRAPHQL_PARSE_FAILED")
     if _BAD_INPUT_MESSAGES.match(error.message):
-        return _with_code(error, "BAD_USER_INPUT")
+        return _with_code(error, "BAD_USER_INPUT", extra={"suggestion": _BAD_INPUT_SUGGESTION})
     return _with_code(error, "GRAPHQL_VALIDATION_FAILED")
 
 

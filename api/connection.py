@@ -125,7 +125,7 @@ def decode_cursor(after: str | None) -> PaperKey | None:
 class PageInfo:
     has_next_page: bool
     has_previous_page: bool = strawberry.field(
-        description="True when the page was asked for with after (earlier papers exist)."
+        description="True when the page was asked for with after (not a check that papers come before it)."
     )
     start_cursor: str | None
     end_cursor: str | None

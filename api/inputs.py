@@ -61,9 +61,12 @@ def text(value: str, what: str) -> str:
     """``value`` stripped; :class:`BadUserInput` when empty or too long."""
     value = value.strip()
     if not value:
-        raise BadUserInput(f"{what} is empty.")
+        raise BadUserInput(f"{what} is empty.", f"Pass a {what} with something in it, or leave it out.")
     if len(value) > MAX_TEXT_LENGTH:
-        raise BadUserInput(f"{what} is longer than {MAX_TEXT_LENGTH} characters.")
+        raise BadUserInput(
+            f"{what} is longer than {MAX_TEXT_LENGTH} characters.",
+            f"Shorten it to {MAX_TEXT_LENGTH} characters.",
+        )
     return value
 
 
@@ -102,7 +105,10 @@ def words(value: str, what: str) -> tuple[str, ...]:
     """The search words of ``value``; :class:`BadUserInput` when it has none."""
     terms = search_terms(text(value, what))
     if not terms:
-        raise BadUserInput(f"{what} has no words to search for.")
+        raise BadUserInput(
+            f"{what} has no words to search for.",
+            "Pass letters or digits: punctuation alone is not searched.",
+        )
     return terms
 
 

@@ -168,7 +168,7 @@ def page_size(first: int | None, limits: RequestLimits, default: int | None = No
     if first > limits.max_page_size:
         raise LimitExceeded(
             f"first must be at most {limits.max_page_size}.",
-            "Ask for fewer items and page on with the endCursor as after.",
+            f"Ask for at most {limits.max_page_size}; a page of papers goes on with its endCursor as after.",
         )
     return first
 
@@ -196,9 +196,9 @@ def path_hops(max_hops: int | None, limits: RequestLimits) -> int:
     if max_hops is None:
         return limits.default_path_hops
     if max_hops < 1:
-        raise BadUserInput("maxHops must be at least 1.")
-    if max_hops > limits.max_path_hops:
-        raise LimitExceeded(f"maxHops must be at most {limits.max_path_hops}.")
+        raise BadUserInput("maxHops must be at least 1.", "Pass a number from 1 up, or leave it out.")
+    if max_hops > (most := limits.max_path_hops):
+        raise LimitExceeded(f"maxHops must be at most {most}.", f"Ask for {most} hops at most.")
     return max_hops
 
 

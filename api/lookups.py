@@ -62,7 +62,10 @@ async def authors_by_prefix(context: Context, prefix: str, first: int | None) ->
     spacing ignored): most papers first, then by name key. ``[]`` when nothing is typed."""
     size = page_size(first, context.limits, TYPEAHEAD_FIRST)
     if len(prefix) > MAX_TEXT_LENGTH:
-        raise BadUserInput(f"prefix is longer than {MAX_TEXT_LENGTH} characters.")
+        raise BadUserInput(
+            f"prefix is longer than {MAX_TEXT_LENGTH} characters.",
+            f"Shorten it to {MAX_TEXT_LENGTH} characters.",
+        )
     keys = typed_keys(prefix)
     if not keys or size == 0:
         return []

@@ -41,6 +41,8 @@ __all__ = [
 ]
 
 _PREFIX = "s1"
+#: What to do about a search cursor that is not one this API issued.
+_SEARCH_CURSOR = "Pass an endCursor of a search, as it was issued."
 _MAX_CURSOR_LENGTH = 300
 #: More hits than any search has (Neo4j's fetch sizes are 32-bit). The offset only sizes
 #: the reader's first fetch (the page starts after the score and pith number): cursors
@@ -94,7 +96,7 @@ def decode_search_cursor(after: str | None, search: str) -> SearchPosition | Non
         except (binascii.Error, ValueError):
             parts = []
     if len(parts) != 6 or parts[0] != _PREFIX:
-        raise BadUserInput("after is not a search cursor this API issued.", "Pass an endCursor of a search.")
+        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR)
     if parts[1] != search:
         raise BadUserInput(
             "after is a cursor of another search.",
@@ -103,14 +105,14 @@ def decode_search_cursor(after: str | None, search: str) -> SearchPosition | Non
     try:
         score, offset = float(parts[2]), int(parts[5])
     except ValueError as err:
-        raise BadUserInput("after is not a search cursor this API issued.") from err
+        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR) from err
     # An edited cursor must not reach a reader: the offset sizes Neo4j's fetch (a 64-bit
     # integer), and no score is infinite or NaN.
     if not is_place(parts[3], parts[4]) or not 0 <= offset <= _MAX_OFFSET or not math.isfinite(score):
-        raise BadUserInput("after is not a search cursor this API issued.")
+        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR)
     position = SearchPosition(score, parts[3], parts[4], offset)
     if _encode(search, position) != after:  # "+3", "1_0", other digits, padding: not as issued
-        raise BadUserInput("after is not a search cursor this API issued.")
+        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR)
     return position
 
 

@@ -41,6 +41,8 @@ def _check(response: httpx.Response, code: str, status: int = 200) -> dict[str, 
     assert body["errors"][0]["extensions"]["code"] == code, body
     said = [repr(error) for error in body["errors"]]
     assert len(set(said)) == len(said), body  # no error twice (the introspection depth's was)
+    if status == 200 and code in ("BAD_USER_INPUT", "LIMIT_EXCEEDED", "NOT_FOUND", "TIMEOUT"):
+        assert all(error["extensions"].get("suggestion") for error in body["errors"]), body  # what to change
     return body
 
 
