@@ -329,6 +329,23 @@ def _snapshot(body: bytes, **header: object) -> bytes:
     )
 
 
+@pytest.mark.parametrize("given", ["fifo", "folder"])
+def test_a_graph_to_prune_that_is_no_regular_file_is_refused_by_its_option(
+    tmp_path: Path, given: str
+) -> None:
+    """``--graph`` is also where the pruned graph is written when ``--save`` is not given: a
+    FIFO or a folder there was refused as "--save …", an option the command did not hold."""
+    graph = tmp_path / "graph"
+    os.mkfifo(graph) if given == "fifo" else graph.mkdir()
+    keys = tmp_path / "revoked.json"
+    revoked = SignerIdentity.from_seed(b"cli-options", key_id="gone", signer_id="gone.example")
+    keys.write_text(json.dumps([{**revoked.keyring_entry(), "revoked": True}]))
+    done = _cli("prune", "--backend", "memory", "--graph", str(graph), "--trusted-keys", str(keys))
+    assert done.returncode == 2 and done.stderr.startswith(f"pith-graph: error: --graph {graph}: "), (
+        done.stderr
+    )
+
+
 @pytest.mark.parametrize(
     ("content", "problem"),
     [

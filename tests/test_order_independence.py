@@ -44,9 +44,14 @@ from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.verify import verify_bundle
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
-HIGH = SignerIdentity.from_seed(b"order-high", key_id="order-high-key", signer_id="high.invalid")
+#: (Pinned as "mirror": only the registry's signer may be pinned "pith_registry" in a file.)
+HIGH = SignerIdentity.from_seed(
+    b"order-high", key_id="order-high-key", signer_id="high.invalid", signer_type="mirror"
+)
 #: A second key of HIGH's signer (same rank), greater than HIGH's key id.
-HIGH_2 = SignerIdentity.from_seed(b"order-high-2", key_id="order-high-key-2", signer_id="high.invalid")
+HIGH_2 = SignerIdentity.from_seed(
+    b"order-high-2", key_id="order-high-key-2", signer_id="high.invalid", signer_type="mirror"
+)
 MIDDLE = SignerIdentity.from_seed(
     b"order-middle", key_id="order-middle-key", signer_id="middle.invalid", signer_type="pith_builder"
 )

@@ -29,6 +29,7 @@ from pith_graph.cli.options import (
     check_save_destination,
     key_files,
     keyring_from,
+    neo4j_option,
     open_store,
     snapshot_with_index,
 )
@@ -185,7 +186,9 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print the Neo4j constraints and indexes; apply them first unless ``--print``."""
     from pith_graph.loader.stores.cypher import render_schema
+    from pith_graph.loader.stores.neo4j_connect import check_uri
 
+    check_uri(neo4j_option(args, "uri"))  # with --print too: a URI no command could use is a usage error
     if not args.print_only:
         store = open_store(args)
         try:

@@ -58,7 +58,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
     if args.backend == "memory":
         if not args.graph:
             raise UsageError("--backend memory prunes a saved graph: pass --graph FILE")
-        check_save_destination(args.save or args.graph)
+        check_save_destination(args.save or args.graph, option="--save" if args.save else "--graph")
         from pith_graph.loader.stores.memory import MemoryStore
 
         store = MemoryStore.open(args.graph)
