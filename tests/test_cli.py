@@ -373,7 +373,9 @@ LOAD_NEO4J = ("load", SAMPLES, "--backend", "neo4j")
     [
         pytest.param(LOAD_NEO4J, "http://127.0.0.1:7474", "http:// is not a Bolt scheme", id="load-http"),
         pytest.param(("schema",), "http://127.0.0.1:7474", "http:// is not a Bolt scheme", id="schema-http"),
-        pytest.param(("schema", "--print"), "http://127.0.0.1:7474", "http:// is not", id="schema-print-http"),
+        pytest.param(
+            ("schema", "--print"), "http://127.0.0.1:7474", "http:// is not", id="schema-print-http"
+        ),
         pytest.param(
             ("serve", "--backend", "neo4j", "--port", "0"),
             "https://example.org",
