@@ -44,7 +44,8 @@ class Inflater(io.RawIOBase):
     """A gzip stream inflated in large blocks, without the gzip module's per-read overhead.
 
     Members follow one another, with zeros allowed after each (padding, as gzip(1) allows);
-    the stream starts with a member. A stream that ends inside a member raises ``EOFError``;
+    the stream starts with a member. A stream that ends inside a member, or holds none (an
+    empty file), raises ``EOFError``;
     corrupt data or a wrong checksum raises ``zlib.error``, after everything inflated before
     the fault has been read.
     """
@@ -81,6 +82,8 @@ class Inflater(io.RawIOBase):
                 if not self._input:
                     if self._in_member:
                         raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                    if not self._started:  # gzip(1): "unexpected end of file"; a download that failed
+                        raise EOFError("an empty file, not gzip (gzip of nothing is 20 bytes)")
                     self._done = True
                 continue
             self._in_member = self._started = True

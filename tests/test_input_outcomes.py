@@ -308,7 +308,9 @@ class Item:
 
 def _gunzip(raw: bytes) -> tuple[bytes, bool]:
     """The most that ``raw`` inflates to, and whether it is whole: members from its first
-    byte, zeros after any of them."""
+    byte (at least one: an empty file is not gzip), zeros after any of them."""
+    if not raw:
+        return b"", False
     out, rest, first = [], raw, True
     while rest:
         if not first and not (rest := rest.lstrip(b"\0")):

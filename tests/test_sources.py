@@ -130,6 +130,16 @@ def test_oversized_gzip_document_is_not_inflated_whole(tmp_path: Path) -> None:
     assert items[0].code.value == "too_large"
 
 
+def test_an_empty_gzip_file_is_unreadable(tmp_path: Path) -> None:
+    """A ``.gz`` of no bytes (a download that failed) is no gzip stream: gzip(1) says
+    "unexpected end of file"; it was read as no bundles at all, exit 0."""
+    empty = tmp_path / "a.jsonl.gz"
+    empty.write_bytes(b"")
+    [item] = _read([str(tmp_path)])
+    assert isinstance(item, BundleError) and item.code.value == "unreadable"
+    assert "an empty file, not gzip" in str(item)
+
+
 def test_truncated_gzip_is_unreadable_and_next_file_still_reads(tmp_path: Path) -> None:
     bad = tmp_path / "a.json.gz"
     bad.write_bytes(gzip.compress(_compact(SAMPLE_FILES[0]))[:40])
