@@ -200,6 +200,10 @@ class ETags:
             if not is_json_request(content_type):
                 await _unsupported_media_type(scope, receive, send)
                 return
+            coding = b",".join(value for name, value in scope["headers"] if name == b"content-encoding")
+            if coding.strip().lower() not in (b"", b"identity"):
+                await _unsupported_encoding(coding, scope, receive, send)
+                return
         if scope["method"] not in ("GET", "HEAD"):
             await self.app(scope, receive, send)
             return
@@ -260,6 +264,17 @@ async def _unsupported_media_type(scope: Scope, receive: Receive, send: Send) ->
     would: it takes any media type whose name *contains* ``application/json``)."""
     body = error_body("Unsupported content type: send the request as application/json.", "BAD_REQUEST")
     response = Response(orjson.dumps(body), status_code=400, media_type="application/json")
+    await negotiate(Request(scope, receive), response)(scope, receive, send)
+
+
+async def _unsupported_encoding(coding: bytes, scope: Scope, receive: Receive, send: Send) -> None:
+    """Refuse a body sent compressed (``Content-Encoding: gzip``): 415, with the one coding
+    taken (RFC 7694). It was read as it came: a gzip body was "malformed JSON", a body marked
+    ``br`` but sent plain was answered."""
+    named = coding.decode("latin-1")[:40]
+    message = f"Unsupported content encoding {named!r}: send the request body uncompressed."
+    response = Response(orjson.dumps(error_body(message, "BAD_REQUEST")), status_code=415)
+    response.headers.update({"content-type": "application/json", "accept-encoding": "identity"})
     await negotiate(Request(scope, receive), response)(scope, receive, send)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -165,6 +166,20 @@ def test_a_variable_value_that_cannot_be_coerced_is_bad_user_input(
         ),
         pytest.param(b"{}", {"content-type": "application/json"}, "BAD_REQUEST", 400, id="no-query"),
         pytest.param(
+            gzip.compress(b'{"query": "{ categories { code } }"}'),
+            {"content-type": "application/json", "content-encoding": "gzip"},
+            "BAD_REQUEST",
+            415,
+            id="gzip-body",
+        ),
+        pytest.param(  # marked compressed, sent plain: it was answered as if unmarked
+            b'{"query": "{ categories { code } }"}',
+            {"content-type": "application/json", "content-encoding": "br"},
+            "BAD_REQUEST",
+            415,
+            id="br-marked-body",
+        ),
+        pytest.param(
             b"\xff\xfe\x00garbage", {"content-type": "application/json"}, "BAD_REQUEST", 400, id="not-utf8"
         ),
         pytest.param(
@@ -179,7 +194,16 @@ def test_a_variable_value_that_cannot_be_coerced_is_bad_user_input(
 def test_malformed_request_gets_a_coded_error(
     memory_api: Api, body: bytes, headers: dict[str, str], code: str, status: int
 ) -> None:
-    _check(memory_api.client.post("/graphql", content=body, headers=headers), code, status)
+    response = memory_api.client.post("/graphql", content=body, headers=headers)
+    _check(response, code, status)
+    if status == 415:
+        assert response.headers["accept-encoding"] == "identity"
+
+
+def test_a_body_marked_identity_is_read(memory_api: Api) -> None:
+    headers = {"content-type": "application/json", "content-encoding": "Identity"}
+    response = memory_api.client.post("/graphql", json={"query": "{ categories { code } }"}, headers=headers)
+    assert response.status_code == 200 and response.json()["data"]["categories"]
 
 
 def test_oversized_chunked_body_is_refused(memory_api: Api) -> None:
