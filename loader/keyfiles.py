@@ -133,13 +133,14 @@ def _check_fields(entry: Mapping[str, Any], public_key: bytes, where: str) -> No
 
 
 def _check_id(name: str, value: str, where: str) -> None:
-    """Key and signer ids are printable ASCII without spaces: no id can pass for another's by
-    look (a Cyrillic е in ``pith.scienc\u0435``, a zero-width space after a key id)."""
+    """Key and signer ids and signer types are printable ASCII without spaces: none can hide
+    a character that looks like another (a Cyrillic е in ``pith.scienc\u0435``, a zero-width
+    space after a key id). ASCII's own look-alikes (``O`` and ``0``) remain."""
     bad = next((c for c in value if not "!" <= c <= "~"), None)
     if bad is not None:
         raise KeyringError(
-            f"{where}: {name} {quoted(value)} holds U+{ord(bad):04X}: key and signer ids are printable "
-            "ASCII without spaces, so that none looks like another"
+            f"{where}: {name} {quoted(value)} holds U+{ord(bad):04X}: key and signer ids and signer types "
+            "are printable ASCII without spaces, so that none hides a look-alike character"
         )
 
 
@@ -165,6 +166,8 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
                 f"{where}: {signer[0]} is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, which Neo4j cannot index"
             )
         signer_type = _optional_string(entry, "signer_type", where)
+        if signer_type is not None:
+            _check_id("signer_type", signer_type, where)  # (pith_reg\u0456stry: a Cyrillic і)
         public_key, revoked_at = _key_bytes(entry, where), _revocation(entry, where)
         _check_fields(entry, public_key, where)
         keys.append(PinnedKey(key_id, public_key, signer_id, revoked_at, signer_type, origin))

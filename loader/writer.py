@@ -37,9 +37,18 @@ class BatchWriter:
         return self
 
     def __exit__(self, error_type: type[BaseException] | None, *_exc: object) -> None:
-        if error_type is None:
-            self._collect()
-        elif self.pending is not None and not self.pending.done():
+        if error_type is not None:
+            self._stop_pending()
+            return
+        try:
+            self._collect()  # the last batch: Ctrl-C most often comes while the load waits for it
+        except BaseException:
+            self._stop_pending()
+            raise
+
+    def _stop_pending(self) -> None:
+        """Tell the store to stop the batch in flight, if one is (see the class docstring)."""
+        if self.pending is not None and not self.pending.done():
             interrupt: Callable[[], None] | None = getattr(self.store, "interrupt", None)
             if interrupt is not None:
                 interrupt()

@@ -70,9 +70,11 @@ class RejectCode(enum.StrEnum):
     INTERNAL_ERROR = "internal_error"  # checking the bundle raised: a pith-graph bug, report it
 
 
-_LINE_BREAKING = frozenset({"Cc", "Cs", "Zl", "Zp"})
-#: The bidirectional controls: a file name holding U+202E showed, reversed, as another's.
-_BIDI_CONTROLS = frozenset({0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)})
+#: Characters shown escaped: controls, lone surrogates and line separators (they would break
+#: a report line or drive the terminal), and format characters and spaces other than ' ',
+#: which are invisible or look like others (U+202E showed a name reversed, U+200B and U+00AD
+#: not at all, U+00A0 as a space).
+_ESCAPED = frozenset({"Cc", "Cs", "Zl", "Zp", "Cf", "Zs"})
 
 
 def printable(text: str) -> str:
@@ -82,20 +84,21 @@ def printable(text: str) -> str:
     surrogate (PEP 383); those become ``\xNN``, the byte itself. Control characters (a
     newline, a terminal escape sequence) and line separators become ``\xNN`` or ``\uNNNN``
     too, so a file name can neither break a report line nor drive the terminal, and so do
-    the bidirectional controls, so that it cannot show as another name (``txt.exe`` as
-    ``exe.txt``). Everything else, a backslash included, is kept as it is.
+    invisible characters and spaces but ``' '`` (a bidirectional control showed ``txt.exe``
+    as ``exe.txt``; a zero-width space made one name look like another). Everything else, a
+    backslash included, is kept as it is.
 
     >>> printable("bad\udcff.json"), printable("two\nlines"), printable("Zoë.json")
     ('bad\\xff.json', 'two\\x0alines', 'Zoë.json')
-    >>> printable("report\u202egpj.json")
-    'report\\u202egpj.json'
+    >>> printable("report\u202egpj.json"), printable("a b\u200b\xa0.json")
+    ('report\\u202egpj.json', 'a b\\u200b\\xa0.json')
     """
     if text.isprintable():
         return text
     out = []
     for char in text:
         code = ord(char)
-        if unicodedata.category(char) not in _LINE_BREAKING and code not in _BIDI_CONTROLS:
+        if char == " " or unicodedata.category(char) not in _ESCAPED:
             out.append(char)
         elif 0xDC80 <= code <= 0xDCFF:  # an undecodable byte of a file name
             out.append(f"\\x{code - 0xDC00:02x}")

@@ -525,6 +525,22 @@ def test_a_reader_that_leaves_mid_report_ends_the_command_with_141(
     assert (done.returncode, done.stderr) == (141, "")
 
 
+def test_an_unbuffered_report_in_utf_16_has_one_byte_order_mark(rejected: Path) -> None:
+    """Unbuffered stdout is written by pith-graph itself, through one encoder: each write
+    began with a byte-order mark (utf-16), a report of 3,000 lines with 3,000 of them."""
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONIOENCODING": "utf-16"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pith_graph", "verify", str(rejected)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count("\ufeff".encode("utf-16-le")) == 1
+    assert done.stdout.decode("utf-16").count("REJECTED") == 3000
+
+
 def test_a_report_to_a_closed_stdout_is_one_line_and_exit_3(rejected: Path) -> None:
     """Started with stdout closed (``>&-``): the report cannot be written, exit 3 (the text
     report ended 0 having said nothing; ``--json``, 70, an internal error)."""

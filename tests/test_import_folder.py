@@ -196,6 +196,18 @@ def test_a_file_where_the_folder_goes_is_refused_before_verifying(
     assert path.read_text() == ("not a folder\n" if there == "file" else "")
 
 
+@pytest.mark.parametrize("option", ["--neo4j-data", "--csv-only"])
+def test_a_folder_under_a_file_is_refused_before_verifying(tmp_path: Path, option: str) -> None:
+    """A folder to make under a regular file: refused alike (--csv-only was exit 70)."""
+    above = tmp_path / "a-file"
+    above.write_text("not a folder\n")
+    done = run_cli("import", SAMPLES, option, str(above / "sub"))
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr == f"pith-graph: error: {option} {above / 'sub'} is not a folder: {above} is no folder\n"
+    )
+
+
 def test_the_importer_s_message_is_its_last_line_that_is_no_stack_frame() -> None:
     output = """ERROR: Invalid value for option '--nodes': File '/tmp/x' doesn't exist
 java.lang.IllegalArgumentException: File '/tmp/x' doesn't exist

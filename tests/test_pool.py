@@ -222,6 +222,28 @@ def test_an_interrupted_load_stops_the_write_in_flight_and_does_not_wait_for_it(
     assert store.stopped.is_set() and time.monotonic() - started < 10
 
 
+def test_an_interrupt_while_the_load_waits_for_its_last_batch_stops_that_batch(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT, from a timer) once everything is read and the load waits for its last
+    batch, the usual moment when writing is the slower part: the store is told to stop it
+    too (it was not: the batch went on retrying, and said so after "interrupted")."""
+    signer, _ = corpus_signers(4)
+    path = tmp_path / "bundles.jsonl"
+    path.write_bytes(b"".join(bundle + b"\n" for bundle in generate_bundles(3, signer=signer, seed=4)))
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    store = _StuckWrites()
+    previous = signal.signal(signal.SIGALRM, signal.default_int_handler)  # raises KeyboardInterrupt
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            run([str(path)], keyring=resolve_keyring(keys), store=store, workers=1, batch_size=10)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert store.started.is_set() and store.stopped.is_set() and time.monotonic() - started < 10
+
+
 # -- the cyclic garbage collector --------------------------------------------------------------
 
 

@@ -60,6 +60,21 @@ def _edge_twice(data: dict[str, Any]) -> None:
     data["edges"].append(dict(data["edges"][0]))
 
 
+def _edge_to_nobody(data: dict[str, Any]) -> None:
+    paper = _first(data, "Paper")["id"]
+    data["edges"].append({"source": paper, "target": "Author:nobody-listed", "type": "AUTHORED"})
+
+
+def _multigraph_edge_twice(data: dict[str, Any]) -> None:
+    """Saved as an earlier version saved, a MultiDiGraph (edge key: the type), with a SIGNED
+    edge listed again under another key: made a DiGraph, the last copy won."""
+    data["multigraph"] = True
+    for edge in data["edges"]:
+        edge["key"] = edge["type"]
+    signed = next(edge for edge in data["edges"] if edge["type"] == "SIGNED")
+    data["edges"].append({**signed, "key": "again", "eventTypes": ["record_created"]})
+
+
 def _set(label: str, name: str, value: object) -> Edit:
     return lambda data: _first(data, label).__setitem__(name, value)
 
@@ -72,6 +87,12 @@ NODE_LINK = [
     pytest.param(_orphan, "'Author:ghost': no paper uses it", id="orphan-author"),
     pytest.param(_author_twice, "two nodes share an id", id="node-twice"),
     pytest.param(_edge_twice, "two edges join the same two nodes", id="edge-twice"),
+    pytest.param(_multigraph_edge_twice, "two edges join the same two nodes", id="multigraph-edge-twice"),
+    pytest.param(
+        _edge_to_nobody,
+        "an edge names node 'Author:nobody-listed', which the nodes do not list",
+        id="edge-to-nobody",
+    ),
     pytest.param(_set("Paper", "sourceVersion", 2**40), "sourceVersion 1099511627776 is not", id="version"),
     pytest.param(_set("Author", "paperCount", 0), "paperCount 0 is below its", id="paper-count"),
     pytest.param(_set("Paper", "keyIds", ["k"]), "keyIds and bundleKeyId are not", id="paper-keys"),

@@ -255,8 +255,11 @@ def _importer_path(path: Path | None, option: str, *, args_file: bool = False) -
         raise UsageError(
             f"{option} {path}: neo4j-admin cannot take a path holding {bad!r}; choose another folder"
         )
-    if resolved.exists() and not resolved.is_dir():  # before a bundle is read (a file: exit 70)
-        raise UsageError(f"{option} {path} is not a folder")
+    there = next(folder for folder in (resolved, *resolved.parents) if folder.exists())
+    if not there.is_dir():  # before a bundle is read (a file there, or above it: exit 70)
+        raise UsageError(
+            f"{option} {path} is not a folder" + ("" if there == resolved else f": {there} is no folder")
+        )
     return resolved
 
 

@@ -32,9 +32,9 @@ def json_bytes(value: object) -> bytes:
     try:
         return orjson.dumps(value)
     except orjson.JSONEncodeError as err:
+        deep = " (an attribute nested more than 254 levels deep)" if "Recursion limit" in str(err) else ""
         raise StoreError(
-            StoreErrorCode.WRITE_FAILED,
-            f"the graph cannot be written as JSON: {err} (an attribute nested too deep?)",
+            StoreErrorCode.WRITE_FAILED, f"the graph cannot be written as JSON: {err}{deep}"
         ) from err
 
 

@@ -361,8 +361,13 @@ def from_node_link(data: dict[str, Any]) -> nx.DiGraph | nx.MultiDiGraph:
     id renamed it). Raises :class:`ValueError`, as a snapshot that does so."""
     graph = nx.node_link_graph(data, directed=True, edges="edges")
     if len(data["nodes"]) != graph.number_of_nodes():
-        raise ValueError("two nodes share an id")
-    if len(data.get("edges", ())) != graph.number_of_edges():
+        listed = {node["id"] for node in data["nodes"]}
+        if len(listed) != len(data["nodes"]):
+            raise ValueError("two nodes share an id")
+        missing = next(node for node in graph if node not in listed)  # networkx made it for an edge
+        raise ValueError(f"an edge names node {missing!r:.80}, which the nodes do not list")
+    pairs = len({(u, v) for u, v in graph.edges()}) if graph.is_multigraph() else graph.number_of_edges()
+    if len(data.get("edges", ())) != pairs:  # (a multigraph's parallel edges: one once made a DiGraph)
         raise ValueError("two edges join the same two nodes")
     return graph
 

@@ -31,14 +31,15 @@ from __future__ import annotations
 import ipaddress
 import os
 import re
+import select
 import stat
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
-from pith_graph.loader.sources import open_regular
 
 __all__ = [
     "LOCAL_PASSWORD_FILE",
@@ -98,10 +99,40 @@ def resolve_password(
 
 #: The most a password file may hold (one line; it was read whole, 100 MB of it).
 MAX_PASSWORD_FILE_BYTES = 4096
+#: How long a password file that is a pipe (``--password-file <(pass neo4j)``) may take to
+#: say it; a FIFO no process writes to is at its end at once (empty), not waited on.
+PIPE_SECONDS = 10.0
+
+
+def _read_at_most(path: str | os.PathLike[str], limit: int) -> bytes:
+    """Up to ``limit`` bytes of a regular file or a pipe; a pipe read for at most
+    :data:`PIPE_SECONDS` (a FIFO with no writer blocked the command for ever). A device or a
+    socket is :class:`OSError`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise OSError("not a regular file or a pipe (a device or socket)")
+        chunks: list[bytes] = []
+        size, deadline = 0, time.monotonic() + PIPE_SECONDS
+        while size < limit:
+            try:
+                chunk = os.read(fd, limit - size)
+            except BlockingIOError:  # a pipe whose writer has not written yet
+                if not select.select([fd], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                    raise OSError(f"the pipe said nothing in {PIPE_SECONDS:g} s") from None
+                continue
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def read_password_file(path: str | os.PathLike[str]) -> str:
-    """The first line of ``path``, a regular file only its owner may read or write."""
+    """The first line of ``path``, a regular file (or a pipe) only its owner may read or write."""
     try:
         info = os.stat(path)
         if stat.S_IMODE(info.st_mode) & 0o077:
@@ -109,8 +140,7 @@ def read_password_file(path: str | os.PathLike[str]) -> str:
             raise UsageError(
                 f"password file {path} is accessible by group or others (mode {mode}): chmod 600 {path}"
             )
-        with open_regular(os.fspath(path), advice="") as file:  # a FIFO would block for ever
-            raw = file.read(MAX_PASSWORD_FILE_BYTES + 1)
+        raw = _read_at_most(path, MAX_PASSWORD_FILE_BYTES + 1)
         if len(raw) > MAX_PASSWORD_FILE_BYTES:
             raise UsageError(f"password file {path} holds more than {MAX_PASSWORD_FILE_BYTES} bytes")
         text = raw.decode("utf-8")

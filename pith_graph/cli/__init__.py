@@ -21,6 +21,7 @@ the commands' imports take most of a second, and Ctrl-C during them was a
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import sys
@@ -181,6 +182,8 @@ class _Stdout:
         if stream is not None and type(getattr(stream, "buffer", None)).__name__ == "FileIO":
             with contextlib.suppress(OSError, ValueError):
                 self._fd = stream.fileno()
+                # one encoder for the whole output: a byte-order mark once (utf-16), not per write
+                self._encode = codecs.getincrementalencoder(stream.encoding)(stream.errors or "strict").encode
 
     def write(self, text: str) -> int:
         try:
@@ -188,7 +191,7 @@ class _Stdout:
                 raise OSError(9, "stdout is closed")  # EBADF
             if self._fd is None:
                 return self._stream.write(text)
-            data = memoryview(text.encode(self._stream.encoding, self._stream.errors or "strict"))
+            data = memoryview(self._encode(text))
             while data:
                 data = data[os.write(self._fd, data) :]
             return len(text)
