@@ -44,6 +44,7 @@ from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 __all__ = [
     "LOCAL_PASSWORD_FILE",
     "MAX_PASSWORD_FILE_BYTES",
+    "PIPE_SECONDS",
     "URI_SCHEMES",
     "check_listener",
     "is_loopback",

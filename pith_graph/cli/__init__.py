@@ -180,10 +180,10 @@ class _Stdout:
         self._stream = stream
         self._fd: int | None = None
         if stream is not None and type(getattr(stream, "buffer", None)).__name__ == "FileIO":
-            with contextlib.suppress(OSError, ValueError):
-                self._fd = stream.fileno()
+            with contextlib.suppress(OSError, ValueError, LookupError):
                 # one encoder for the whole output: a byte-order mark once (utf-16), not per write
                 self._encode = codecs.getincrementalencoder(stream.encoding)(stream.errors or "strict").encode
+                self._fd = stream.fileno()
 
     def write(self, text: str) -> int:
         try:
