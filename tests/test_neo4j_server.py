@@ -247,6 +247,22 @@ def test_a_short_neo4j_password_is_refused_before_anything_starts(tmp_path: Path
     assert not (tmp_path / "neo4j.pid").exists()
 
 
+def test_a_password_file_that_is_a_link_is_judged_by_its_file(tmp_path: Path) -> None:
+    """A link (mode 777 itself) to a file only its owner may read: taken, as pith-graph takes
+    it (the script refused it, with a chmod that could not help)."""
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "pw").write_text("a-good-long-password\n")
+    (secret / "pw").chmod(0o600)
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / "password").symlink_to(secret / "pw")
+    java = failing_java(tmp_path / "java", tmp_path / "called")  # the password is judged first
+    done = script_start(data, NEO4J_JAVA=str(java), NEO4J_CDS="off")
+    assert "is accessible by group or others" not in done.stderr
+    assert "the server exited during start-up" in done.stderr and (tmp_path / "called").exists()
+
+
 def test_a_password_file_others_can_read_is_refused_by_the_script(tmp_path: Path) -> None:
     (tmp_path / "password").write_text("a-good-long-password\n")
     (tmp_path / "password").chmod(0o644)
@@ -331,6 +347,24 @@ def test_status_of_a_running_server_names_its_pid_and_address(local_server: Neo4
     done = local_server.script("status")
     pid = (local_server.data / "neo4j.pid").read_text().strip()
     assert (done.returncode, done.stdout) == (0, f"running (pid {pid}) {local_server.uri}\n")
+
+
+def test_start_and_status_with_another_port_name_the_servers_own(local_server: Neo4jServer) -> None:
+    """The server of a folder, asked for on a port it was not started on: start waited for
+    Bolt there for NEO4J_START_TIMEOUT, then stopped the healthy server; status called it
+    unresponsive. Now start refuses at once, naming its port, and status reports on it."""
+    assert local_server.data is not None
+    pid = (local_server.data / "neo4j.pid").read_text().strip()
+    port = local_server.uri.rsplit(":", 1)[1]
+    other = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(free_port())}
+    done = script(local_server.data, "start", timeout=60, **other)
+    assert done.returncode == 1, done.stderr
+    assert (
+        f"runs on bolt://127.0.0.1:{port} (pid {pid}), not on port {other['NEO4J_BOLT_PORT']}" in done.stderr
+    )
+    status = script(local_server.data, "status", **other)
+    assert (status.returncode, status.stdout) == (0, f"running (pid {pid}) {local_server.uri}\n")
+    assert answer(local_server, "RETURN 1") == 1  # still running
 
 
 def test_status_and_stop_of_a_folder_with_no_server(tmp_path: Path) -> None:
@@ -533,19 +567,43 @@ def test_an_archive_another_jvm_wrote_is_written_again_by_the_next_start(tmp_pat
     neo4j_script = copy_of_the_launcher(tmp_path / "project")
     archive = neo4j_script.parent / "neo4j-launcher" / "target" / "neo4j.jsa"
     stamp = archive.with_name("neo4j.jsa.jvm")
-    this_jvm = stamp.read_text()
+    java, *libjvm, _project_jars = stamp.read_text().split()  # this JVM's, for the project's jars
     stamp.write_text("/usr/lib/jvm/an-older-build/bin/java 24112704 1700000000\n")  # e.g. before a JDK update
     data = tmp_path / "data"
     done = script_start(data, NEO4J_AUTH="none", using=neo4j_script)
     try:
         assert done.returncode == 0, done.stderr
         assert "writing the class-data sharing archive" in done.stderr
-        assert stamp.read_text() == this_jvm
+        assert stamp.read_text().split() == [java, *libjvm, str(archive.parent.resolve())]  # the copy's jars
         assert maps_archive(data, archive)
         assert not maps_archive(data)  # not the project's
     finally:
         script(data, "stop", using=neo4j_script)
     assert sorted(path.name for path in archive.parent.glob("neo4j.jsa*")) == ["neo4j.jsa", "neo4j.jsa.jvm"]
+
+
+def test_an_archive_of_a_checkout_moved_elsewhere_is_written_again(tmp_path: Path) -> None:
+    """The archive's stamp names its jars' folder: a copied or moved checkout (same JVM) has
+    its archive written again, where the JVM refused it without a word (``shared class paths
+    mismatch``) and every start went without it until the next build."""
+    neo4j_script = copy_of_the_launcher(tmp_path / "project")
+    stamp = neo4j_script.parent / "neo4j-launcher" / "target" / "neo4j.jsa.jvm"
+    assert stamp.read_text().split()[-1] != str(stamp.parent.resolve())  # the project's, copied
+    done = script(tmp_path / "data", "build", using=neo4j_script)
+    assert done.returncode == 0, done.stderr
+    assert stamp.read_text().split()[-1] == str(stamp.parent.resolve())
+
+
+@pytest.mark.parametrize("name", ["NEO4J_START_TIMEOUT", "NEO4J_STOP_TIMEOUT"])
+def test_a_timeout_that_is_no_number_of_seconds_is_refused_before_anything_starts(
+    tmp_path: Path, name: str
+) -> None:
+    """``30s`` was a bash error mid-way ("value too great for base"), which left the server it
+    had launched running (a start) or running on (a stop)."""
+    done = script_start(tmp_path, **{name: "30s"})
+    assert done.returncode == 1
+    assert done.stderr == f"neo4j: ERROR: {name} must be a whole number of seconds, not '30s'\n"
+    assert not (tmp_path / "neo4j.pid").exists()
 
 
 def test_an_unknown_cds_setting_is_refused_before_anything_starts(tmp_path: Path) -> None:
