@@ -304,13 +304,25 @@ def test_malformed_keyring_exit_2(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("command", ["verify", "load"])
 def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) -> None:
-    """Undecodable bytes and control characters of a file name are shown as ``\\xNN``, the
-    same in text and JSON; the file is rejected like any other."""
+    """Undecodable bytes and control characters of a file name are shown as ``\\xNN``, and
+    invisible characters as ``\\uNNNN``, the same in text and JSON; the file is rejected like
+    any other."""
     folder = os.fsencode(tmp_path)
-    for name in (b"bad\xff.json", b"two\nlines\x1b[31m.json"):
+    names = (
+        b"bad\xff.json",
+        b"two\nlines\x1b[31m.json",
+        "report\u202egpj.json".encode(),
+        "rep\u200bort.json".encode(),
+    )
+    for name in names:  # (since 0.8.3 also invisible characters: U+202E showed the name reversed)
         with open(os.path.join(folder, name), "wb") as handle:
             handle.write(b"{}")
-    shown = [f"{tmp_path}/bad\\xff.json", f"{tmp_path}/two\\x0alines\\x1b[31m.json"]
+    shown = [
+        f"{tmp_path}/bad\\xff.json",
+        f"{tmp_path}/rep\\u200bort.json",
+        f"{tmp_path}/report\\u202egpj.json",
+        f"{tmp_path}/two\\x0alines\\x1b[31m.json",
+    ]
 
     as_json = run_cli(command, str(tmp_path), "--json")
     assert as_json.returncode == 1, as_json.stderr
@@ -330,7 +342,7 @@ def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) ->
         timeout=120,
     )
     assert by_name.returncode == 1, by_name.stderr
-    assert [r["file"] for r in json.loads(by_name.stdout)["rejections"]] == shown[:1]
+    assert [r["file"] for r in json.loads(by_name.stdout)["rejections"]] == shown[:1]  # bad\xff
     missing = subprocess.run(
         [sys.executable, "-m", "pith_graph", command, b"/no/such/\xff"], capture_output=True, timeout=120
     )
