@@ -23,6 +23,7 @@ import pytest
 import pith_graph.loader.pool as pool
 from pith_graph.errors import BundleError, StoreError, StoreErrorCode
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
+from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import Rejection, run
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.sources import RawBundle
@@ -30,6 +31,7 @@ from pith_graph.loader.stores.base import AppliedBatch
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.tasks import Task
 from pith_graph.testing.corpus import corpus_signers, generate_bundles
+from pith_graph.testing.signer import SignerIdentity
 
 WORKERS = 2
 
@@ -117,6 +119,14 @@ def test_workers_hold_at_most_four_parts_of_rows_ahead_of_a_slow_loader(
     assert most_bundles == WORKERS * (pool.HEAVY_PARTS + 1) * 2
 
 
+def _signed_lines(tmp_path: Path, lines: list[bytes], signer: SignerIdentity) -> tuple[str, Keyring]:
+    """``lines`` as a JSON Lines file, and the keyring that trusts ``signer`` (from a keys file)."""
+    path, keys = tmp_path / "bundles.jsonl", tmp_path / "keys.json"
+    path.write_bytes(b"".join(lines))
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    return str(path), resolve_keyring(keys)
+
+
 class _SlowWrites(MemoryStore):
     """A store that writes on the loader's writer thread (as Neo4j's does), slowly, noting
     how far the loader had read when each write ended."""
@@ -142,10 +152,7 @@ def test_the_loader_collects_only_the_next_batch_while_one_is_written(tmp_path: 
     and waits before its last bundle's rejection: two batches in memory, no more."""
     signer, _ = corpus_signers(4)
     bundles = list(generate_bundles(24, signer=signer, seed=4))
-    path = tmp_path / "bundles.jsonl"
-    path.write_bytes(b"".join(bundle + b"\n{not json\n" for bundle in bundles))
-    keys = tmp_path / "keys.json"
-    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    path, keyring = _signed_lines(tmp_path, [bundle + b"\n{not json\n" for bundle in bundles], signer)
     progress: list[int] = []
 
     def rejected(rejection: Rejection) -> None:
@@ -153,14 +160,7 @@ def test_the_loader_collects_only_the_next_batch_while_one_is_written(tmp_path: 
         progress.append(rejection.source.line)
 
     store = _SlowWrites(progress)
-    report = run(
-        [str(path)],
-        keyring=resolve_keyring(keys),
-        store=store,
-        workers=1,
-        batch_size=4,
-        on_rejection=rejected,
-    )
+    report = run([path], keyring=keyring, store=store, workers=1, batch_size=4, on_rejection=rejected)
     assert report.rejected == 24
     piths = [orjson.loads(bundle)["pith_number"] for bundle in bundles]
     assert store.batches == [piths[at : at + 4] for at in range(0, 24, 4)]  # one at a time, in order
@@ -198,11 +198,10 @@ def test_an_interrupted_load_stops_the_write_in_flight_and_does_not_wait_for_it(
     load ends at once, telling the store to stop that write. It used to wait for the write
     to end by itself: with a server gone or frozen, a minute or more."""
     signer, _ = corpus_signers(4)
-    path = tmp_path / "bundles.jsonl"
     lines = [bundle + b"\n" for bundle in generate_bundles(8, signer=signer, seed=4)]
-    path.write_bytes(b"".join([*lines[:5], b"{not json\n", *lines[5:]]))  # read as batch 1 is written
-    keys = tmp_path / "keys.json"
-    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    path, keyring = _signed_lines(
+        tmp_path, [*lines[:5], b"{not json\n", *lines[5:]], signer
+    )  # read as batch 1 is written
     store = _StuckWrites()
 
     def interrupted(rejection: Rejection) -> None:
@@ -211,14 +210,7 @@ def test_an_interrupted_load_stops_the_write_in_flight_and_does_not_wait_for_it(
 
     started = time.monotonic()
     with pytest.raises(KeyboardInterrupt):
-        run(
-            [str(path)],
-            keyring=resolve_keyring(keys),
-            store=store,
-            workers=1,
-            batch_size=4,
-            on_rejection=interrupted,
-        )
+        run([path], keyring=keyring, store=store, workers=1, batch_size=4, on_rejection=interrupted)
     assert store.stopped.is_set() and time.monotonic() - started < 10
 
 
@@ -227,17 +219,16 @@ def test_an_interrupt_while_the_load_waits_for_its_last_batch_stops_that_batch(t
     batch, the usual moment when writing is the slower part: the store is told to stop it
     too (it was not: the batch went on retrying, and said so after "interrupted")."""
     signer, _ = corpus_signers(4)
-    path = tmp_path / "bundles.jsonl"
-    path.write_bytes(b"".join(bundle + b"\n" for bundle in generate_bundles(3, signer=signer, seed=4)))
-    keys = tmp_path / "keys.json"
-    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    path, keyring = _signed_lines(
+        tmp_path, [b + b"\n" for b in generate_bundles(3, signer=signer, seed=4)], signer
+    )
     store = _StuckWrites()
     previous = signal.signal(signal.SIGALRM, signal.default_int_handler)  # raises KeyboardInterrupt
     signal.setitimer(signal.ITIMER_REAL, 1.0)
     try:
         started = time.monotonic()
         with pytest.raises(KeyboardInterrupt):
-            run([str(path)], keyring=resolve_keyring(keys), store=store, workers=1, batch_size=10)
+            run([path], keyring=keyring, store=store, workers=1, batch_size=10)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
