@@ -407,10 +407,10 @@ class Context:
             ("facets", listing, first), lambda keys: self.reader.facet_counts(listing, keys, first), list
         )
 
-    def signer_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
+    def signer_papers(self, first: int, after: PaperKey | None, bundle: bool | None) -> DataLoader[str, Page]:
         return self._batch(
-            ("signer_papers", first, after),
-            lambda keys: self.reader.papers_of_signers(keys, first, after),
+            ("signer_papers", first, after, bundle),
+            lambda keys: self.reader.papers_of_signers(keys, first, after, signed_bundle=bundle),
             _empty_page,
         )
 

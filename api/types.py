@@ -374,19 +374,28 @@ class Signer:
 
     @resolver(
         "Papers with a bundle or an event the signer signed, newest first (paperCount counts them). "
-        "An event copied into another signer's bundle counts too: the papers it vouches for whole are "
-        "those whose signatures give it signedBundle true."
+        "An event copied into another signer's bundle counts too: signedBundle true lists only the "
+        "papers whose bundle it signed (what it published), false only those it signed events of "
+        "in another signer's bundle (counted when asked for: a scan of the signer's papers)."
     )
     async def papers(
         self,
         info: GraphInfo,
         first: int | None = None,
         after: str | None = None,
+        signed_bundle: bool | None = None,
     ) -> PaperConnection:
-        size = page_size(first, info.context.limits)
+        context = info.context
+        size = page_size(first, context.limits)
         key = decode_cursor(after)
-        page = await info.context.signer_papers(size, key).load(self.signer_id)
-        return paper_connection(page, key, known_count(self.paper_count), Listing(signer=self.signer_id))
+        page = await context.signer_papers(size, key, signed_bundle).load(self.signer_id)
+        listing = Listing(signer=self.signer_id, signed_bundle=signed_bundle)
+
+        async def count() -> int:
+            return await context.run(context.reader.count_listing, listing)
+
+        counter = known_count(self.paper_count) if signed_bundle is None else count
+        return paper_connection(page, key, counter, listing)
 
 
 @strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")

@@ -61,8 +61,9 @@ UNBOUNDED_READS = frozenset(
     }
 )
 #: Fields whose read is unbounded when given this argument: ``papers(filter:)`` scans its
-#: candidates for the filter and counts them for ``totalCount``.
-UNBOUNDED_WITH: dict[str, str] = {"Query.papers": "filter"}
+#: candidates for the filter and counts them for ``totalCount``; a signer's
+#: ``papers(signedBundle:)`` reads each of its SIGNED edges to pick and count its papers.
+UNBOUNDED_WITH: dict[str, str] = {"Query.papers": "filter", "Signer.papers": "signedBundle"}
 
 
 class _Reads:

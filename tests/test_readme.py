@@ -71,7 +71,7 @@ PYTHON_EXPECTED: dict[int, dict[str, Any]] = {
 #: again with ``after`` set to the last ``nameKey`` of the answer's authors, as the README says
 #: to page on, that many times.
 GRAPHQL_VARIABLES: dict[int, dict[str, Any]] = {
-    1: {  # Paper.authors(first:, after:): the id of the README's paper(id:) example; page 1
+    2: {  # Paper.authors(first:, after:): the id of the README's paper(id:) example; page 1
         "variables": {"id": "doi:10.48550/arXiv.1907.13257", "after": None},
         "pages": 1,
     },

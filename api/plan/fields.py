@@ -25,6 +25,7 @@ from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import filter_from_arguments, named_by_keys, text
 from pith_graph.api.limits import page_size, path_hops
 from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
+from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
 from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
@@ -38,12 +39,12 @@ _VERIFIED = ("bundleSha256", "stateSha256", "canonicalSha256", "builtAt", "keyId
 @dataclass(frozen=True, slots=True)
 class Connection:
     """A ``PaperConnection``: a page, where it starts, and its total (known, or counted
-    with ``where``)."""
+    with ``where``: a filter, or a signer's listing)."""
 
     page: Page
     after: PaperKey | None
     count: int | None = None
-    where: PaperFilter | None = None
+    where: PaperFilter | Listing | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,15 +193,19 @@ def _author_count(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]
 
 
 def _page_of(method: str, key: str) -> Callable[..., Any]:
-    """A ``papers(first, after)`` connection of each source (its total: its paper count)."""
+    """A ``papers`` connection of each source (its total: its paper count, or its listing's)."""
 
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         size = page_size(step.args.get("first"), step.context.limits)
         after = decode_cursor(step.args.get("after"))
         keys = [getattr(source, key) for source in sources]
-        found = step.batch.keyed(method, (size, after, step.want), keys)
-        counts = [source.paper_count for source in sources]
-        return lambda: [Connection(found()[k], after, n) for k, n in zip(keys, counts, strict=True)]
+        bundle = step.args.get("signedBundle")  # a signer's papers(signedBundle:): counted
+        extra = (size, after, step.want) if bundle is None else (size, after, step.want, bundle)
+        found = step.batch.keyed(method, extra, keys)
+        if bundle is None:
+            return lambda: [Connection(found()[getattr(s, key)], after, s.paper_count) for s in sources]
+        listings = [(k, Listing(signer=k, signed_bundle=bundle)) for k in keys]
+        return lambda: [Connection(found()[k], after, where=listing) for k, listing in listings]
 
     return resolve
 
@@ -221,13 +226,14 @@ def _primary(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
 
 
 def _total(step: Step, sources: list[Connection]) -> Callable[[], list[Any]]:
-    """A connection's total: known (a record's paper count) or counted with its filter."""
+    """A connection's total: known (a record's paper count) or counted with its filter or listing."""
     pending: list[int | Callable[[], Any]] = []
     for source in sources:
         if source.count is not None:
             pending.append(source.count)
         elif source.where is not None:
-            pending.append(step.batch.call("count_papers", source.where))
+            method = "count_papers" if isinstance(source.where, PaperFilter) else "count_listing"
+            pending.append(step.batch.call(method, source.where))
         else:
             raise RuntimeError("a connection whose total was not fetched")
     return lambda: [n if isinstance(n, int) else n() for n in pending]

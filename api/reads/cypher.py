@@ -39,6 +39,7 @@ from pith_graph.api.reads.cypher_pages import (
     READ_PAPERS_OF_AUTHORS,
     READ_PAPERS_OF_CATEGORIES,
     READ_PAPERS_OF_SIGNERS,
+    READ_PAPERS_OF_SIGNERS_BY_BUNDLE,
 )
 from pith_graph.api.reads.cypher_parts import (
     COUNTS,
@@ -76,6 +77,7 @@ __all__ = [
     "READ_PAPERS_OF_AUTHORS",
     "READ_PAPERS_OF_CATEGORIES",
     "READ_PAPERS_OF_SIGNERS",
+    "READ_PAPERS_OF_SIGNERS_BY_BUNDLE",
     "READ_RELATED_PAPERS",
     "READ_RESOLVE_IDENTIFIERS",
     "READ_SIGNATURES_OF_PAPERS",

@@ -48,7 +48,8 @@ LISTING_STARTS = {
     "title": "CALL db.index.fulltext.queryNodes($titleIndex, $titleLucene) YIELD node AS p",
     "author": "MATCH (:Author {nameKey: $author})-[:AUTHORED]->(p:Paper)",
     "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper)",
-    "signer": "MATCH (:Signer {signerId: $signer})-[:SIGNED]->(p:Paper)",
+    "signer": "MATCH (:Signer {signerId: $signer})-[r:SIGNED]->(p:Paper)\n"
+    "WITH p WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle",
     "archive": "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p",
     "all": "MATCH (p:Paper)",
 }
@@ -60,7 +61,8 @@ FILTER_CHECKS = {
     "category": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) }",
     "archive": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }",
     "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
-    "signer": "EXISTS { (p)<-[:SIGNED]-(:Signer {signerId: $signer}) }",
+    "signer": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer})"
+    " WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle }",
 }
 
 #: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p`` (for authors

@@ -31,6 +31,7 @@ __all__ = [
     "READ_PAPERS_OF_AUTHORS",
     "READ_PAPERS_OF_CATEGORIES",
     "READ_PAPERS_OF_SIGNERS",
+    "READ_PAPERS_OF_SIGNERS_BY_BUNDLE",
 ]
 
 
@@ -69,6 +70,17 @@ READ_PAPERS_OF_CATEGORIES = {
 }
 READ_PAPERS_OF_SIGNERS = {
     e: _page_of("(n:Signer {signerId: key})", "(n)-[:SIGNED]->(p:Paper)", "(n)-[:SIGNED]->(p)", e)
+    for e in EMBEDS
+}
+#: The papers whose SIGNED edge from the signer has ``signedBundle = $signedBundle``; its size
+#: (which way a page is read) counts those edges, reading each of the signer's.
+READ_PAPERS_OF_SIGNERS_BY_BUNDLE = {
+    e: _page_of(
+        "(n:Signer {signerId: key})",
+        "(n)-[:SIGNED {signedBundle: $signedBundle}]->(p:Paper)",
+        "(n)-[:SIGNED {signedBundle: $signedBundle}]->(p)",
+        e,
+    )
     for e in EMBEDS
 }
 

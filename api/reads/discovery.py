@@ -47,11 +47,13 @@ FACETS: tuple[Facet, ...] = ("years", "categories", "archives", "licenses", "aut
 @dataclass(frozen=True, slots=True)
 class Listing:
     """A set of papers: those ``where`` admits that hold every word of ``text`` (in the title
-    or the abstract excerpt; words as ``search_terms`` gives them) and that ``signer`` signed."""
+    or the abstract excerpt; words as ``search_terms`` gives them) and that ``signer`` signed
+    (with ``signed_bundle``: those whose SIGNED edge from it has that ``signedBundle``)."""
 
     where: PaperFilter = field(default_factory=PaperFilter)
     text: tuple[str, ...] = ()
     signer: str | None = None
+    signed_bundle: bool | None = None
 
 
 #: The listing of every paper (no filter, no words, no signer): both readers count its facets

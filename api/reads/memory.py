@@ -404,5 +404,8 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
         first: int,
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
+        signed_bundle: bool | None = None,
     ) -> dict[str, Page]:
-        return {sid: self._page(self._signer_keys(sid), first, after, None) for sid in signer_ids}
+        return {
+            sid: self._page(self._signer_keys(sid, signed_bundle), first, after, None) for sid in signer_ids
+        }

@@ -168,7 +168,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
         if where.archive is not None:
             pools.append(self._archive_keys(where.archive))
         if listing.signer is not None:
-            pools.append(self._signer_keys(listing.signer))
+            pools.append(self._signer_keys(listing.signer, listing.signed_bundle))
         sets = [{pith for _, pith in pool} for pool in sorted(pools, key=len)]
         start, before, license = where.submitted_from, where.submitted_before, where.license
         if not sets and (start, before, license) == (None, None, None):
@@ -192,7 +192,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
             keys = sorted((submitted[pith], pith) for pith in self._text_hits(listing.text))
             keep = self._admits(listing)
         elif listing.signer is not None:
-            keys, keep = self._signer_keys(listing.signer), self._admits(listing)
+            keys, keep = self._signer_keys(listing.signer, listing.signed_bundle), self._admits(listing)
         else:
             keys, keep = self._candidates(listing.where), self._predicate(listing.where)
         if keep is None:

@@ -185,9 +185,18 @@ class MemoryGraphView:
         node = self._node(AUTHOR.label, name_key)
         return self._sorted_keys("author", name_key, lambda: self._succ[node] if node else ())
 
-    def _signer_keys(self, signer_id: str) -> list[Key]:
+    def _signer_keys(self, signer_id: str, signed_bundle: bool | None = None) -> list[Key]:
+        """The papers the signer signed anything of; with ``signed_bundle``, those whose
+        SIGNED edge's ``signedBundle`` is that."""
         node = self._node(SIGNER.label, signer_id)
-        return self._sorted_keys("signer", signer_id, lambda: self._succ[node] if node else ())
+        if signed_bundle is None:
+            return self._sorted_keys("signer", signer_id, lambda: self._succ[node] if node else ())
+
+        def papers() -> Iterable[str]:
+            links = self._succ[node].items() if node else ()
+            return (paper for paper, edge in links if edge[SIGNED_BUNDLE] == signed_bundle)
+
+        return self._sorted_keys(f"signer {signed_bundle}", signer_id, papers)
 
     def _archive_keys(self, archive: str) -> list[Key]:
         def papers() -> set[str]:

@@ -367,5 +367,9 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         first: int,
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
+        signed_bundle: bool | None = None,
     ) -> dict[str, Page]:
-        return self._pages(cypher.READ_PAPERS_OF_SIGNERS, signer_ids, first, after, want)
+        if signed_bundle is None:
+            return self._pages(cypher.READ_PAPERS_OF_SIGNERS, signer_ids, first, after, want)
+        statements = cypher.READ_PAPERS_OF_SIGNERS_BY_BUNDLE
+        return self._pages(statements, signer_ids, first, after, want, signedBundle=signed_bundle)

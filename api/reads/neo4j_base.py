@@ -225,9 +225,10 @@ class Neo4jBase:
         first: int,
         after: PaperKey | None,
         want: PaperSelection,
+        **extra: Any,
     ) -> dict[str, Page]:
         embed, params, decode = self._papers(want)
         found = self._by_key(
-            statements[embed], keys, "papers", limit=first + 1, **after_parameters(after), **params
+            statements[embed], keys, "papers", limit=first + 1, **after_parameters(after), **params, **extra
         )
         return {key: self._page(found.get(key, []), first, decode) for key in keys}

@@ -93,6 +93,7 @@ def _parameters(listing: Listing) -> dict[str, Any]:
         "category": where.category,
         "archive": where.archive,
         "signer": listing.signer,
+        "signedBundle": listing.signed_bundle,
         "from": where.submitted_from,
         "before": where.submitted_before,
         "license": where.license,

@@ -196,8 +196,10 @@ class GraphReader(DiscoveryReads, Protocol):
         first: int,
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
+        signed_bundle: bool | None = None,
     ) -> dict[str, Page]:
-        """A newest-first page of the papers each signer signed."""
+        """A newest-first page of the papers each signer signed (with ``signed_bundle``: those
+        whose SIGNED edge from it has that ``signedBundle``; true: the bundles it signed)."""
 
     def collaboration_path(
         self,

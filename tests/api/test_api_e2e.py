@@ -190,6 +190,15 @@ QUERIES: list[Any] = [
         id="signers",
     ),
     pytest.param(
+        '{ registry: signer(id: "corpus.pith-graph.invalid") { '
+        "own: papers(first: 3, signedBundle: true) { totalCount pageInfo { hasNextPage endCursor } "
+        "nodes { pithNumber } } copied: papers(signedBundle: false) { totalCount nodes { pithNumber } } } "
+        'builder: signer(id: "builder.pith-graph.invalid") { own: papers(signedBundle: true) { totalCount } '
+        "copied: papers(first: 4, signedBundle: false) { totalCount edges { cursor node { pithNumber } } } } }",
+        lambda e: {},
+        id="signers-by-bundle",
+    ),
+    pytest.param(
         "query($a: String!, $b: String!) { "
         "near: collaborationPath(from: $a, to: $b) { from { nameKey } paper { pithNumber } to { nameKey } } "
         "short: collaborationPath(from: $a, to: $b, maxHops: 2) { paper { pithNumber } } "

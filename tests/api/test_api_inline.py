@@ -40,6 +40,7 @@ INLINE = [
     '{ papers(first: 10) { nodes { authors(first: 1, after: "a") { name } } } }',  # a bisection
     '{ author(name: "x") { name paperCount papers(first: 10) { nodes { title } } } }',
     '{ category(code: "cs.LG") { paperCount papers(first: 5) { totalCount nodes { title } } } }',
+    '{ signer(id: "x") { paperCount papers(first: 5) { totalCount nodes { title } } } }',
     '{ paper(id: "x") { verification { keyIds rank keys { keyId } } } }',
     # a paper's lists: their first ones, slices of lists kept sorted (see test_api_wide_lists)
     "{ papers(first: 5) { nodes { categories { code } primaryCategory { code } } } }",
@@ -51,6 +52,7 @@ TWO_OPERATIONS = 'query A { paper(id: "x") { title } } query B { categories { co
 REFUSED = [
     ('{ paper(id: "x") { categories { code } relatedPapers(first: 1) { title } } }', {"Paper.relatedPapers"}),
     ('{ papers(first: 5, filter: {license: "x"}) { totalCount } }', {"Query.papers"}),
+    ('{ signer(id: "x") { papers(first: 1, signedBundle: true) { totalCount } } }', {"Signer.papers"}),
     ('{ author(name: "x") { coauthors(first: 1) { sharedPapers } } }', {"Author.coauthors"}),
     ('{ paper(id: "x") { relatedPapers(first: 1) { sharedAuthors } } }', {"Paper.relatedPapers"}),
     ('{ category(code: "x") { topAuthors(first: 1) { count } } }', {"Category.topAuthors"}),

@@ -200,6 +200,8 @@ class Generator:
             return self.pick(["RELEVANCE", "NEWEST", None, "SIDEWAYS"] if self.chance(0.97) else ['"NEWEST"'])
         if name == "maxHops":
             return self.pick([None, 1, 2, 3, 6, 0, 7])
+        if name == "signedBundle":
+            return self.pick([True, False, None])
         raise AssertionError(f"no values for {owner}.{field}({name}:)")
 
     def literal(self, value: Any, enum: bool) -> str:

@@ -26,6 +26,7 @@ from pith_graph.api.reads.neo4j import ONE_STATEMENT, Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     CORE_PAPER_PROPERTIES,
+    EVERYTHING,
     PaperFilter,
     PaperKey,
     PaperSelection,
@@ -101,6 +102,13 @@ def _calls(G: nx.DiGraph) -> list[Any]:
         ("co_listed", (categories, 5)),
         ("signers_by_ids", (signers,)),
         ("papers_of_signers", (signers, 5, None)),
+        # By signedBundle: the registry's own (most papers: read from the submittedAt index),
+        # the builder's events in its bundles (few: by its edges), both after a position.
+        *[
+            ("papers_of_signers", (signers, n, at, EVERYTHING, b))
+            for b in (True, False)
+            for n, at in ((4, None), (3, middle))
+        ],
     ]
     for where in filters:
         calls.append(("list_papers", (where, 25, None)))
@@ -126,6 +134,8 @@ def _discovery_calls(
         Listing(PaperFilter(category="cs.LG")),
         Listing(PaperFilter(license="http://creativecommons.org/licenses/by/4.0/", archive="math")),
         Listing(signer=signers[0]),
+        *[Listing(signer=signer, signed_bundle=b) for signer in signers for b in (True, False)],
+        Listing(PaperFilter(category="cs.LG"), signer=signers[0], signed_bundle=True),
         Listing(PaperFilter(title_terms=search_terms("sparse")), signer=signers[0]),
         Listing(),
     ]
