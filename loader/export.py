@@ -29,7 +29,8 @@ import networkx as nx
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher_export as cypher
+from pith_graph.loader.stores.cypher_export import own_properties
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
@@ -138,12 +139,12 @@ def _new_graph() -> nx.DiGraph:
 def _add_node(G: nx.DiGraph, label: str, props: dict[str, Any]) -> str:
     node = node_id(label, *(str(props[name]) for name in NODES[label].key))
     if node not in G:
-        G.add_node(node, **{LABEL_ATTRIBUTE: label}, **props)
+        G.add_node(node, **{LABEL_ATTRIBUTE: label}, **own_properties(label, props))
     return node
 
 
 def _add_edge(G: nx.DiGraph, start: str, kind: str, end: str, props: dict[str, Any]) -> None:
-    G.add_edge(start, end, **{TYPE_ATTRIBUTE: kind}, **props)
+    G.add_edge(start, end, **{TYPE_ATTRIBUTE: kind}, **own_properties(kind, props))
 
 
 def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph, chunk: int) -> None:

@@ -74,10 +74,11 @@ _LOOKUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Author", ("paperCount",)),  # typeahead: the most prolific authors first
 )
 
-#: Indexes earlier versions created that nothing uses any more: dropped if present.
+#: Indexes earlier versions created that nothing uses any more: dropped where they are still
+#: that index (an index of another's under the same name stays).
 #: ``author_name_fulltext`` (``Author.name``, folded on the query side by regular
 #: expressions) gave way to ``author_namefolded_fulltext`` (prefix queries on the folded words).
-RETIRED_INDEXES: tuple[str, ...] = ("author_name_fulltext",)
+RETIRED_INDEXES: tuple[IndexSpec, ...] = (IndexSpec("author_name_fulltext", "Author", ("name",), "fulltext"),)
 
 #: The analyzer of ``Author.nameFolded``: its words are already folded and lower case, so
 #: splitting on white space is all there is to do (no stop words, no other change).

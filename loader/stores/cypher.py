@@ -15,7 +15,7 @@ Sections:
   removed and delete the removed ones; merge and lock authors and categories; write each paper with
   its aliases and edges in one pass; delete the nodes left without an edge; refresh
   ``Signer.keyIds``, and ``Author.paperCount`` and ``name``;
-* store reads: digests, counts, export, clear.
+* store reads: digests, counts, clear (exports: :mod:`~pith_graph.loader.stores.cypher_export`).
 
 The API's read statements live with their reader (:mod:`pith_graph.api.reads.cypher`).
 """
@@ -25,22 +25,19 @@ from __future__ import annotations
 from pith_graph.schema.database import RETIRED_INDEXES, ConstraintSpec, IndexSpec, constraints, indexes
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
+#: The graph's own relationship types, and whether ``n`` is one of its nodes other than a
+#: Paper. A database may hold an analyst's nodes and relationships too: loads keep them
+#: (a paper written again keeps their relationships to it), exports leave them out.
+OWN_TYPES = "|".join(RELATIONSHIPS)
+OWN_NEIGHBOUR = " OR ".join(f"n:{label}" for label in NODES if label != "Paper")
+
 __all__ = [
-    "AWAIT_INDEXES",
+    "AWAIT_OWN_INDEXES",
     "CLEAR_NODES",
     "CLEAR_RELATIONSHIPS",
     "DELETE_ORPHANS",
     "DELETE_PAPERS",
     "DETACH_PAPERS",
-    "EXPORT_AUTHORS_OF_PAPERS",
-    "EXPORT_EDGES",
-    "EXPORT_FILTER_PAPERS",
-    "EXPORT_LONE_NODES",
-    "EXPORT_NODES",
-    "EXPORT_PAPERS",
-    "EXPORT_PAPERS_BETWEEN",
-    "EXPORT_PAPERS_OF_AUTHORS",
-    "EXPORT_PAPERS_OF_CATEGORY",
     "KNOWN_BUNDLES",
     "KNOWN_BUNDLE_DIGESTS",
     "LOCK_PAPERS_TO_REMOVE",
@@ -48,6 +45,8 @@ __all__ = [
     "LOCK_SOURCES",
     "MERGE_AUTHORS",
     "MERGE_CATEGORIES",
+    "OWN_NEIGHBOUR",
+    "OWN_TYPES",
     "PAPERS_PRESENT",
     "PAPERS_SIGNED_WITH",
     "PAPER_AUTHOR_NAMES",
@@ -56,10 +55,12 @@ __all__ = [
     "REFRESH_SIGNER_KEYS",
     "SET_AUTHOR_NAMES",
     "SET_SIGNER_KEYS",
+    "SHOW_INDEXES",
     "WRITE_PAPERS",
     "constraint_statement",
     "count_edges",
     "count_nodes",
+    "drop_index",
     "index_statement",
     "render_schema",
     "schema_statements",
@@ -107,13 +108,15 @@ def index_statement(spec: IndexSpec) -> str:
 
 
 def schema_statements() -> list[str]:
-    """Constraints first (they also index the keys), then the other indexes, then the
-    removal of indexes earlier versions made and this one no longer uses."""
-    return (
-        [constraint_statement(spec) for spec in constraints()]
-        + [index_statement(spec) for spec in indexes()]
-        + [f"DROP INDEX {name} IF EXISTS" for name in RETIRED_INDEXES]
-    )
+    """Constraints first (they also index the keys), then the other indexes."""
+    return [constraint_statement(spec) for spec in constraints()] + [
+        index_statement(spec) for spec in indexes()
+    ]
+
+
+def drop_index(name: str) -> str:
+    """Drop an index (a retired one: the name comes from :mod:`pith_graph.schema.database`)."""
+    return f"DROP INDEX {name} IF EXISTS"
 
 
 def render_schema() -> str:
@@ -124,11 +127,15 @@ def render_schema() -> str:
         "// Every statement is idempotent (IF [NOT] EXISTS). Alias uses a composite uniqueness\n"
         "// constraint on (kind, value), which Neo4j 5 Community supports.\n"
     )
-    return header + "".join(f"{statement};\n" for statement in schema_statements())
+    retired = [drop_index(spec.name) for spec in RETIRED_INDEXES]
+    return header + "".join(f"{statement};\n" for statement in schema_statements() + retired)
 
 
-#: Wait until every index is online (seconds as ``$seconds``).
-AWAIT_INDEXES = "CALL db.awaitIndexes($seconds)"
+#: The indexes a database holds (constraints' own included), as the schema check reads them.
+SHOW_INDEXES = "SHOW INDEXES YIELD name, type, labelsOrTypes, properties, options, owningConstraint"
+
+#: Wait until each of ``$names`` (the graph's own indexes) is online (seconds as ``$seconds``).
+AWAIT_OWN_INDEXES = "UNWIND $names AS name CALL db.awaitIndex(name, $seconds)"
 
 #: The cheapest statement that proves the database answers.
 PING = "RETURN 1 AS ok"
@@ -167,18 +174,19 @@ SET s.signerType = row.signerType, s._lock = true REMOVE s._lock
 #: Delete every edge of the papers about to be written; return the nodes they reached
 #: (with ``signerId`` for signers, whose keyIds must then be recomputed, and ``nameKey``
 #: for authors, whose paperCount must).
-DETACH_PAPERS = """
+DETACH_PAPERS = f"""
 UNWIND $piths AS pith
-MATCH (:Paper {pithNumber: pith})-[r]-(n)
+MATCH (:Paper {{pithNumber: pith}})-[r:{OWN_TYPES}]-(n)
 DELETE r
 RETURN DISTINCT elementId(n) AS id, n.signerId AS signerId, n.nameKey AS nameKey
 """
 
-#: Delete papers already detached (displaced by a higher-ranked signer, or pruned).
+#: Delete papers already detached (displaced by a higher-ranked signer, or pruned), with
+#: any relationship of an analyst's to them.
 DELETE_PAPERS = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})
-DELETE p
+DETACH DELETE p
 """
 
 #: Lock papers about to be removed (pruning); returns those that exist, as they are once locked.
@@ -262,13 +270,14 @@ CALL (p, row) {
 }
 """
 
-#: Remove the detached neighbours that no paper uses any more; returns the removed authors' keys.
-DELETE_ORPHANS = """
+#: Remove the detached neighbours that no paper uses any more (an analyst's relationships to
+#: them go with them; their own nodes are never removed); returns the removed authors' keys.
+DELETE_ORPHANS = f"""
 UNWIND $ids AS id
 MATCH (n)
-WHERE elementId(n) = id AND NOT EXISTS { (n)--() }
+WHERE elementId(n) = id AND ({OWN_NEIGHBOUR}) AND NOT EXISTS {{ (n)-[:{OWN_TYPES}]-(:Paper) }}
 WITH n, n.nameKey AS key
-DELETE n
+DETACH DELETE n
 RETURN key
 """
 
@@ -329,66 +338,6 @@ KNOWN_BUNDLE_DIGESTS = "MATCH (p:Paper) RETURN p.bundleSha256 AS digest"
 KNOWN_BUNDLES = """
 MATCH (p:Paper) WHERE p.bundleKeyId IS NOT NULL
 RETURN p.bundleSha256 AS digest, p.bundleKeyId AS keyId
-"""
-
-EXPORT_NODES = "MATCH (n) RETURN elementId(n) AS id, labels(n) AS labels, properties(n) AS props"
-
-EXPORT_EDGES = """
-MATCH (a)-[r]->(b)
-RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
-"""
-
-# Subgraph export (loader/export.py): pick papers, then read them and all they touch.
-_EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
-
-EXPORT_PAPERS_OF_AUTHORS = """
-UNWIND $keys AS key
-MATCH (:Author {nameKey: key})-[:AUTHORED]->(p:Paper)
-RETURN DISTINCT p.pithNumber AS pith
-"""
-
-EXPORT_AUTHORS_OF_PAPERS = """
-UNWIND $piths AS pith
-MATCH (:Paper {pithNumber: pith})<-[:AUTHORED]-(a:Author)
-RETURN DISTINCT a.nameKey AS key
-"""
-
-EXPORT_FILTER_PAPERS = f"""
-UNWIND $piths AS pith
-MATCH (p:Paper {{pithNumber: pith}})
-WHERE {_EXPORT_DATES}
-  AND ($category IS NULL OR EXISTS {{ (p)-[:IN_CATEGORY]->(:Category {{code: $category}}) }})
-RETURN p.pithNumber AS pith
-ORDER BY pith
-"""
-
-EXPORT_PAPERS_OF_CATEGORY = f"""
-MATCH (:Category {{code: $category}})<-[:IN_CATEGORY]-(p:Paper)
-WHERE {_EXPORT_DATES}
-RETURN p.pithNumber AS pith
-ORDER BY pith
-"""
-
-EXPORT_PAPERS_BETWEEN = f"""
-MATCH (p:Paper)
-WHERE {_EXPORT_DATES}
-RETURN p.pithNumber AS pith
-ORDER BY pith
-"""
-
-#: The nodes no paper uses (an export of the whole graph reads the rest through the papers).
-EXPORT_LONE_NODES = """
-MATCH (n)
-WHERE NOT n:Paper AND NOT EXISTS { (n)--(:Paper) }
-RETURN labels(n)[0] AS label, properties(n) AS props
-"""
-
-EXPORT_PAPERS = """
-UNWIND $piths AS pith
-MATCH (p:Paper {pithNumber: pith})
-RETURN properties(p) AS props,
-       [(p)<-[r]-(n) | [type(r), labels(n)[0], properties(n), properties(r)]] AS incoming,
-       [(p)-[r]->(n) | [type(r), labels(n)[0], properties(n), properties(r)]] AS outgoing
 """
 
 #: Delete everything (tests), in auto-committed chunks: relationships first, so that no

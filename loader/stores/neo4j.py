@@ -44,8 +44,9 @@ from neo4j.exceptions import DriverError, Neo4jError
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores import cypher, neo4j_batch, neo4j_connect
+from pith_graph.loader.stores import cypher, cypher_export, neo4j_batch, neo4j_connect
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
+from pith_graph.loader.stores.cypher_export import own_properties
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
 from pith_graph.loader.stores.neo4j_names import upgrade_authors
 from pith_graph.loader.stores.neo4j_retry import (
@@ -59,6 +60,7 @@ from pith_graph.loader.stores.neo4j_retry import (
     timed,
 )
 from pith_graph.loader.stores.neo4j_retry import retry_delays as _retry_delays  # tests shorten it
+from pith_graph.loader.stores.neo4j_schema import ensure_schema
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
 
 __all__ = ["Neo4jStore"]
@@ -67,13 +69,6 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
-_SCHEMA_RACE_CODES = frozenset(
-    {
-        "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
-        "Neo.ClientError.Schema.ConstraintAlreadyExists",
-        "Neo.ClientError.Schema.IndexAlreadyExists",
-    }
-)
 INDEX_WAIT_SECONDS = 300
 
 
@@ -121,7 +116,8 @@ class Neo4jStore:
     # -- GraphStore ----------------------------------------------------------------------
 
     def ensure_schema(self) -> None:
-        """Create every constraint and index (idempotent) and wait until they are online.
+        """Create every constraint and index (idempotent), check that each is the graph's
+        (:mod:`~pith_graph.loader.stores.neo4j_schema`) and wait until they are online.
 
         Safe with concurrent loaders on a fresh database: each statement is a managed
         transaction, so a transient error (two loaders creating schema at once deadlock on
@@ -129,13 +125,7 @@ class Neo4jStore:
         loader created first is accepted.
         """
         with self._session("creating constraints and indexes") as session:
-            for statement in cypher.schema_statements():
-                try:
-                    session.execute_write(_run_schema_statement, statement)
-                except Neo4jError as error:  # another loader created it at the same moment
-                    if error.code not in _SCHEMA_RACE_CODES:
-                        raise
-            session.run(cypher.AWAIT_INDEXES, seconds=INDEX_WAIT_SECONDS).consume()
+            ensure_schema(session, INDEX_WAIT_SECONDS)
             upgrade_authors(session)
             fold_doi_aliases(session)
 
@@ -277,15 +267,15 @@ class Neo4jStore:
         def read(tx: neo4j.ManagedTransaction) -> GraphExport:
             ids: dict[str, str] = {}
             nodes: dict[str, dict[str, Any]] = {}
-            for record in tx.run(cypher.EXPORT_NODES):
-                label = record["labels"][0]
-                props = dict(record["props"])
+            for record in tx.run(cypher_export.EXPORT_NODES):
+                label = record["label"]
+                props = own_properties(label, record["props"])
                 key = node_id(label, *(str(props[name]) for name in NODES[label].key))
                 ids[record["id"]] = key
                 nodes[key] = {LABEL_ATTRIBUTE: label, **props}
             edges = {
-                (ids[record["start"]], record["type"], ids[record["end"]]): dict(record["props"])
-                for record in tx.run(cypher.EXPORT_EDGES)
+                (ids[r["start"]], r["type"], ids[r["end"]]): own_properties(r["type"], r["props"])
+                for r in tx.run(cypher_export.EXPORT_EDGES)
             }
             return GraphExport(nodes, edges)
 
@@ -315,7 +305,3 @@ class Neo4jStore:
 def _single_count(tx: neo4j.ManagedTransaction, statement: str) -> int:
     record = tx.run(statement).single(strict=True)
     return int(record["count"])
-
-
-def _run_schema_statement(tx: neo4j.ManagedTransaction, statement: str, /) -> None:
-    tx.run(statement).consume()

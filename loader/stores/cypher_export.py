@@ -1,0 +1,127 @@
+"""The Cypher that reads the graph back out of Neo4j: the whole graph
+(:meth:`~pith_graph.loader.stores.neo4j.Neo4jStore.export`) and the subgraphs of
+:mod:`pith_graph.loader.export` (pick papers, then read them and all they touch).
+
+Only the graph's own labels, relationship types and properties are read: an analyst's
+other nodes, relationships and properties in the same database (a ``(:Note)``, a
+``[:CITES]``, an ``Author.orcid``) are theirs, not pith-graph's, and stay out of every export
+(:func:`own_properties` drops the properties; these statements, the rest).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pith_graph.loader.stores.cypher import OWN_NEIGHBOUR, OWN_TYPES
+from pith_graph.schema.graph import NODES, RELATIONSHIPS
+
+__all__ = [
+    "EXPORT_AUTHORS_OF_PAPERS",
+    "EXPORT_EDGES",
+    "EXPORT_FILTER_PAPERS",
+    "EXPORT_LONE_NODES",
+    "EXPORT_NODES",
+    "EXPORT_PAPERS",
+    "EXPORT_PAPERS_BETWEEN",
+    "EXPORT_PAPERS_OF_AUTHORS",
+    "EXPORT_PAPERS_OF_CATEGORY",
+    "own_properties",
+]
+
+_NAMES = {spec.label: frozenset(spec.property_names) for spec in NODES.values()} | {
+    spec.type: frozenset(p.name for p in spec.properties) for spec in RELATIONSHIPS.values()
+}
+#: ``n``'s first label of the graph's own (an analyst may add labels of theirs to a node).
+_LABEL = "head([label IN labels(n) WHERE label IN [{}]])".format(", ".join(f"'{label}'" for label in NODES))
+
+
+def own_properties(label_or_type: str, props: Mapping[str, Any]) -> dict[str, Any]:
+    """``props`` of a node or relationship without the properties the schema does not name.
+
+    >>> own_properties("Category", {"code": "cs.LG", "archive": "cs", "myScore": 0.5})
+    {'code': 'cs.LG', 'archive': 'cs'}
+    """
+    names = _NAMES[label_or_type]
+    if props.keys() <= names:
+        return dict(props)
+    return {name: value for name, value in props.items() if name in names}
+
+
+EXPORT_NODES = f"""
+MATCH (n)
+WHERE n:{" OR n:".join(NODES)}
+RETURN elementId(n) AS id, {_LABEL} AS label, properties(n) AS props
+"""
+
+EXPORT_EDGES = f"""
+MATCH (a)-[r:{OWN_TYPES}]->(b)
+RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
+"""
+
+_EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
+
+EXPORT_PAPERS_OF_AUTHORS = """
+UNWIND $keys AS key
+MATCH (:Author {nameKey: key})-[:AUTHORED]->(p:Paper)
+RETURN DISTINCT p.pithNumber AS pith
+"""
+
+EXPORT_AUTHORS_OF_PAPERS = """
+UNWIND $piths AS pith
+MATCH (:Paper {pithNumber: pith})<-[:AUTHORED]-(a:Author)
+RETURN DISTINCT a.nameKey AS key
+"""
+
+EXPORT_FILTER_PAPERS = f"""
+UNWIND $piths AS pith
+MATCH (p:Paper {{pithNumber: pith}})
+WHERE {_EXPORT_DATES}
+  AND ($category IS NULL OR EXISTS {{ (p)-[:IN_CATEGORY]->(:Category {{code: $category}}) }})
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS_OF_CATEGORY = f"""
+MATCH (:Category {{code: $category}})<-[:IN_CATEGORY]-(p:Paper)
+WHERE {_EXPORT_DATES}
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+EXPORT_PAPERS_BETWEEN = f"""
+MATCH (p:Paper)
+WHERE {_EXPORT_DATES}
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+#: The graph's nodes no paper uses (an export of the whole graph reads the rest through the
+#: papers; none after a load, which removes them).
+EXPORT_LONE_NODES = f"""
+MATCH (n)
+WHERE ({OWN_NEIGHBOUR}) AND NOT EXISTS {{ (n)-[:{OWN_TYPES}]-(:Paper) }}
+RETURN {_LABEL} AS label, properties(n) AS props
+"""
+
+
+def _edges(into: bool) -> str:
+    """A paper's edges of each type that ends (``into``) or starts at it, with the node at
+    the other end: ``[type, label, node properties, edge properties]``."""
+    parts = []
+    for spec in RELATIONSHIPS.values():
+        if (spec.end if into else spec.start) != "Paper":
+            continue
+        label = spec.start if into else spec.end
+        pattern = f"(p)<-[r:{spec.type}]-(n:{label})" if into else f"(p)-[r:{spec.type}]->(n:{label})"
+        parts.append(f"[{pattern} | ['{spec.type}', '{label}', properties(n), properties(r)]]")
+    return " + ".join(parts)
+
+
+EXPORT_PAPERS = f"""
+UNWIND $piths AS pith
+MATCH (p:Paper {{pithNumber: pith}})
+RETURN properties(p) AS props,
+       {_edges(into=True)} AS incoming,
+       {_edges(into=False)} AS outgoing
+"""

@@ -1,0 +1,203 @@
+"""A Neo4j database an analyst also works in: their own indexes, nodes, labels,
+relationships and properties beside the graph's (README "What lands in Neo4j").
+
+Loads keep what is theirs and never let it change the graph; exports leave it out; an index
+of theirs that stands where one of the graph's must be is named, not passed over in silence.
+Each test leaves the session's server with the graph's indexes and none of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import orjson
+import pytest
+
+from pith_graph.errors import StoreError
+from pith_graph.loader.export import export_subgraph
+from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
+from pith_graph.loader.keyring import PinnedKey
+from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.stores.neo4j_schema import schema_problems
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
+
+pytestmark = pytest.mark.neo4j
+
+SIGNER = SignerIdentity.from_seed(b"analyst-extras", key_id="x-key", signer_id="x.example")
+SAMPLE_KEYS = resolve_keyring()
+KEYRING = resolve_keyring([PinnedKey(SIGNER.key_id, SIGNER.public_key, SIGNER.signer_id)])
+V1 = PaperSpec(
+    arxiv_id="2403.00001",
+    version=1,
+    title="Kept by the analyst",
+    authors=["Lone Author", "Kim Q"],
+    abstract_excerpt="Text.",
+    primary_cat="cs.DS",
+    cross_cats=[],
+    license="http://creativecommons.org/licenses/by/4.0/",
+    submitted_at="2024-03-01T10:00:00Z",
+    created_at="2026-07-01T00:00:00Z",
+    built_at="2026-07-02T00:00:00Z",
+)
+OTHER = replace(V1, arxiv_id="2403.00002", title="Another", authors=["Kim Q"])
+
+
+@pytest.fixture
+def neo4j(neo4j_server: Any) -> Iterator[Neo4jStore]:
+    store: Neo4jStore = neo4j_server.connect()
+    store.clear()
+    try:
+        yield store
+    finally:
+        _cypher(store, "MATCH (n) DETACH DELETE n")
+        for row in _cypher(store, "SHOW INDEXES YIELD name, owningConstraint WHERE name STARTS WITH 'my_'"):
+            kind = "CONSTRAINT" if row["owningConstraint"] else "INDEX"
+            _cypher(store, f"DROP {kind} {row['owningConstraint'] or row['name']} IF EXISTS")
+        store.ensure_schema()  # the graph's indexes back, for the next test
+        store.close()
+
+
+def _cypher(store: Neo4jStore, statement: str, **params: Any) -> list[dict[str, Any]]:
+    with store.driver.session(database=store.database) as session:
+        return session.run(statement, **params).data()
+
+
+def _index_names(store: Neo4jStore) -> set[str]:
+    return {row["name"] for row in _cypher(store, "SHOW INDEXES YIELD name")}
+
+
+# -- indexes -----------------------------------------------------------------------------------
+
+
+def test_an_analysts_full_text_index_in_place_of_the_graphs_is_refused_by_name(neo4j: Neo4jStore) -> None:
+    _cypher(neo4j, "DROP INDEX paper_title_fulltext")
+    _cypher(neo4j, "CREATE FULLTEXT INDEX my_title_ft FOR (n:Paper) ON EACH [n.title]")
+    with pytest.raises(StoreError) as caught:
+        neo4j.ensure_schema()
+    assert caught.value.code == "write_failed"
+    assert "paper_title_fulltext is missing: drop my_title_ft stands in its place" in caught.value.message
+    _cypher(neo4j, "DROP INDEX my_title_ft")
+    neo4j.ensure_schema()
+    assert "paper_title_fulltext" in _index_names(neo4j)
+
+
+def test_an_equivalent_range_index_of_another_name_is_a_warning(
+    neo4j: Neo4jStore, caplog: pytest.LogCaptureFixture
+) -> None:
+    _cypher(neo4j, "DROP INDEX paper_license_index")
+    _cypher(neo4j, "CREATE INDEX my_license FOR (n:Paper) ON (n.license)")
+    with caplog.at_level(logging.WARNING):
+        neo4j.ensure_schema()
+    assert "index paper_license_index is missing: my_license (the same label and properties)" in caplog.text
+    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3  # loads as before
+
+
+def test_a_range_index_in_place_of_a_uniqueness_constraint_is_refused(neo4j: Neo4jStore) -> None:
+    _cypher(neo4j, "DROP CONSTRAINT signer_signerid_unique")
+    _cypher(neo4j, "CREATE INDEX my_signers FOR (n:Signer) ON (n.signerId)")
+    with pytest.raises(StoreError, match="uniqueness constraint signer_signerid_unique is missing"):
+        neo4j.ensure_schema()
+
+
+def test_a_failed_index_of_an_analysts_does_not_hold_loads_back(neo4j: Neo4jStore) -> None:
+    _cypher(neo4j, "CREATE (:Scratch {blob: $blob})", blob="x" * 40_000)
+    _cypher(neo4j, "CREATE INDEX my_blob FOR (n:Scratch) ON (n.blob)")
+    states: list[dict[str, Any]] = []
+    for _ in range(100):
+        states = _cypher(neo4j, "SHOW INDEXES YIELD name, state WHERE name = 'my_blob' RETURN state")
+        if states and states[0]["state"] != "POPULATING":
+            break
+        time.sleep(0.1)
+    assert states == [{"state": "FAILED"}]
+    neo4j.ensure_schema()  # was write_failed: it waited for every index, the failed one too
+    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3
+
+
+def test_a_retired_name_is_dropped_only_where_it_is_still_the_old_index(neo4j: Neo4jStore) -> None:
+    _cypher(neo4j, "CREATE FULLTEXT INDEX author_name_fulltext FOR (n:Paper) ON EACH [n.abstractExcerpt]")
+    neo4j.ensure_schema()
+    assert "author_name_fulltext" in _index_names(neo4j)  # someone else's: kept
+    _cypher(neo4j, "DROP INDEX author_name_fulltext")
+    _cypher(neo4j, "CREATE FULLTEXT INDEX author_name_fulltext FOR (n:Author) ON EACH [n.name]")
+    neo4j.ensure_schema()
+    assert "author_name_fulltext" not in _index_names(neo4j)  # the graph's old one: dropped
+
+
+def test_schema_problems_from_rows_of_show_indexes() -> None:
+    errors, warnings = schema_problems([])
+    assert len(errors) == 15 and warnings == []  # nothing there: every one of the graph's missing
+    wrong = [
+        {"name": "paper_license_index", "type": "RANGE", "labelsOrTypes": ["Paper"], "properties": ["doi"]}
+    ]
+    errors, _ = schema_problems(wrong)
+    assert len(errors) == 15
+    assert (
+        "index paper_license_index exists but is not the graph's (range on Paper(doi)): drop it" in errors[9]
+    )
+
+
+# -- nodes, relationships and properties of an analyst's -------------------------------------
+
+
+def _load(store: Neo4jStore | MemoryStore, folder: Path, *specs: PaperSpec) -> None:
+    path = folder / f"{len(list(folder.iterdir()))}.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, SIGNER)) + b"\n" for spec in specs))
+    report = run([str(path)], keyring=KEYRING, store=store, workers=1)
+    assert report.rejected == 0
+
+
+def _same(one: nx.DiGraph, other: nx.DiGraph) -> None:
+    assert dict(one.nodes(data=True)) == dict(other.nodes(data=True))
+    assert {(a, b): d for a, b, d in one.edges(data=True)} == {
+        (a, b): d for a, b, d in other.edges(data=True)
+    }
+
+
+def test_exports_leave_out_what_is_an_analysts(neo4j: Neo4jStore) -> None:
+    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3
+    _cypher(neo4j, "CREATE (:Tag {name: 'todo'})")  # made export exit 70: KeyError 'Tag'
+    _cypher(neo4j, "MATCH (p:Paper) WITH p LIMIT 1 CREATE (:Note {text: 'read'})-[:ABOUT]->(p)")
+    _cypher(neo4j, "MATCH (p:Paper) SET p.myScore = 0.5")
+    _cypher(
+        neo4j,
+        "MATCH (a:Paper), (b:Paper) WHERE a.pithNumber < b.pithNumber CREATE (a)-[:CITES {since: 2020}]->(b)",
+    )
+    _cypher(neo4j, "MATCH (a:Author) SET a:Favourite, a.orcid = '0000'")  # a label of theirs, and a property
+    _cypher(neo4j, "MATCH (s:Signer)-[r:SIGNED]->() SET r.checked = true")
+    expected, _ = load_graph([SAMPLES])
+    _same(export_subgraph(neo4j), expected)
+    memory = MemoryStore()
+    run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=memory, workers=1)
+    assert neo4j.export() == memory.export()
+
+
+def test_loads_keep_an_analysts_relationships_and_never_keep_the_graphs_orphans(
+    neo4j: Neo4jStore, tmp_path: Path
+) -> None:
+    _load(neo4j, tmp_path, V1, OTHER)
+    _cypher(neo4j, "MATCH (a:Author {nameKey: 'lone author'}) CREATE (:Note {text: 'ask'})-[:ABOUT]->(a)")
+    _cypher(
+        neo4j,
+        "MATCH (a:Paper {sourceId: $a}), (b:Paper {sourceId: $b}) CREATE (a)-[:CITES]->(b)",
+        a=OTHER.arxiv_id,
+        b=V1.arxiv_id,
+    )
+    # The same paper rebuilt (same version, newer bundle) without its lone author: the
+    # author goes (it had stayed, with paperCount 0, held by the analyst's note), the
+    # note stays, and the analyst's citation of the rewritten paper survives.
+    _load(neo4j, tmp_path, replace(V1, authors=["Kim Q"], built_at="2026-08-01T00:00:00Z"))
+    assert _cypher(neo4j, "MATCH (a:Author {nameKey: 'lone author'}) RETURN a") == []
+    assert _cypher(neo4j, "MATCH (n:Note) RETURN n.text AS text") == [{"text": "ask"}]
+    assert len(_cypher(neo4j, "MATCH (:Paper)-[c:CITES]->(:Paper) RETURN c")) == 1
+    memory = MemoryStore()
+    _load(memory, tmp_path, V1, OTHER)
+    _load(memory, tmp_path, replace(V1, authors=["Kim Q"], built_at="2026-08-01T00:00:00Z"))
+    assert neo4j.export() == memory.export()
