@@ -11,8 +11,18 @@ by time and by request count.
     python benchmarks/bench_api.py --corpus /tmp/pith-bench/corpus            # writes it if missing
     python benchmarks/bench_api.py --corpus DIR --backends memory --seconds 5
 
-Neo4j: the database at ``--neo4j-uri`` must hold the same corpus (``--load-neo4j`` loads it
-first). Results: a table on stdout and JSON in ``benchmarks/results/``.
+Neo4j: the database at ``--neo4j-uri`` (default ``$NEO4J_URI`` or bolt://127.0.0.1:7687) must
+hold the same corpus. ``--load-neo4j`` loads it first, into an empty database only: one that
+holds papers is refused unless ``--clear`` is given too (which DELETES everything in it). The
+script checks that Neo4j answers before it measures anything (``--backends memory`` needs none).
+
+Results: a table on stdout and JSON in ``benchmarks/results/``, written again after each
+backend (a later backend's failure keeps the earlier one's figures). "HTTP p50 / direct p50"
+divides each HTTP p50 by the direct reader calls' p50 at the same number of clients, except
+for memory, whose direct calls run with one client only (in process, threads would only
+contend for the GIL): memory's ratio at 32 clients is 32-client HTTP over 1-client direct.
+The direct baseline makes the reader calls a resolver would (a paper by DOI: identifiers,
+papers, authors; on Neo4j each a round trip), so it is a baseline, not a floor.
 """
 
 from __future__ import annotations
@@ -372,6 +382,65 @@ def _print_table(rows: Sequence[Measurement]) -> None:
         )
 
 
+def neo4j_papers(uri: str) -> int:
+    """The papers the Neo4j at ``uri`` holds; a one-line SystemExit when it cannot be used
+    (checked before anything is measured)."""
+    from pith_graph.api.reads.neo4j import Neo4jReader
+
+    try:
+        reader = Neo4jReader.connect(uri, password=resolve_password(uri), timeout=30)
+        try:
+            return reader.count_papers(PaperFilter())
+        finally:
+            reader.close()
+    except Exception as error:  # StoreError, UsageError, a driver error: all end the run
+        first = (str(error).strip().splitlines() or [""])[0]
+        raise SystemExit(
+            f"bench_api: cannot use Neo4j at {uri} ({type(error).__name__}: {first}); "
+            "--backends memory needs none"
+        ) from None
+
+
+def write_results(
+    out: Path, args: argparse.Namespace, papers: int, backends: Sequence[str], found: Sequence[Measurement]
+) -> list[Measurement]:
+    """The rows so far, without duplicates, sorted; written to ``out`` with their ratios."""
+    # drop duplicate memory direct rows (the in-process reader has no concurrency)
+    unique: dict[tuple[str, str, str, int], Measurement] = {}
+    for row in found:
+        unique.setdefault((row.backend, row.scenario, row.mode, row.clients), row)
+    rows = sorted(unique.values(), key=lambda r: (r.backend, r.scenario, r.clients, r.mode))
+    ratios = {}
+    for row in rows:
+        if row.mode == "http":
+            base = unique.get((row.backend, row.scenario, "direct reader", row.clients)) or unique.get(
+                (row.backend, row.scenario, "direct reader", 1)
+            )
+            if base and base.p50_ms:
+                key = f"{row.backend}/{row.scenario}/{row.clients} (direct: {base.clients} clients)"
+                ratios[key] = round(row.p50_ms / base.p50_ms, 1)
+    done = sorted({r.backend for r in rows})
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out.write_text(
+        json.dumps(
+            {
+                "corpus": str(args.corpus),
+                "papers": papers,
+                "cpus": os.cpu_count(),
+                "backends": list(backends),
+                "backends_done": done,
+                "seconds_per_measurement": args.seconds,
+                "max_requests": args.max_requests,
+                "rows": [asdict(r) for r in rows],
+                "http_over_direct_p50": ratios,
+                "median_ms": {k: statistics.median([r.p50_ms for r in rows if r.backend == k]) for k in done},
+            },
+            indent=2,
+        )
+    )
+    return rows
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -384,8 +453,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=6.0, help="per measurement")
     parser.add_argument("--max-requests", type=int, default=20_000, help="per measurement")
     parser.add_argument("--neo4j-uri", default=os.environ.get("NEO4J_URI", "bolt://127.0.0.1:7687"))
-    parser.add_argument("--load-neo4j", action="store_true", help="load the corpus into Neo4j first")
+    parser.add_argument(
+        "--load-neo4j", action="store_true", help="load the corpus into Neo4j first (an empty one)"
+    )
+    parser.add_argument(
+        "--clear", action="store_true", help="with --load-neo4j: DELETE everything in the database first"
+    )
     args = parser.parse_args(argv)
+    backends = args.backends.split(",")
+    held = neo4j_papers(args.neo4j_uri) if "neo4j" in backends else 0
+    if args.load_neo4j and held and not args.clear:
+        print(
+            f"bench_api: {args.neo4j_uri} holds {held} papers: --load-neo4j loads an empty "
+            "database only (add --clear to DELETE everything in it first)",
+            file=sys.stderr,
+        )
+        return 2
 
     from pith_graph.testing.corpus import write_corpus
 
@@ -393,7 +476,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"writing a {args.n}-bundle corpus to {args.corpus} ...", flush=True)
         write_corpus(args.corpus, args.n, seed=args.seed)
     keyring = resolve_keyring(args.corpus / "keyring.json")
-    backends = args.backends.split(",")
     client_counts = [int(c) for c in args.clients.split(",")]
 
     print("loading the corpus into memory ...", flush=True)
@@ -405,11 +487,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     memory.list_papers(PaperFilter(), 1, None)
     codes = [c.code for c in memory.all_categories()]
     memory.papers_of_categories(codes, 1, None)
-    print(
-        f"  {memory.count_papers(PaperFilter())} papers in {time.perf_counter() - started:.0f} s", flush=True
-    )
+    papers = memory.count_papers(PaperFilter())
+    print(f"  {papers} papers in {time.perf_counter() - started:.0f} s", flush=True)
     inputs = pick_inputs(memory, random.Random(args.seed))
-
+    if "neo4j" in backends and not args.load_neo4j and held != papers:
+        print(f"bench_api: neo4j holds {held} papers, not {papers}: use --load-neo4j", file=sys.stderr)
+        return 2
+    out = RESULTS / f"bench_api-{time.strftime('%Y%m%d-%H%M%S')}.json"
     rows: list[Measurement] = []
     for backend in backends:
         reader: GraphReader
@@ -421,16 +505,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             if args.load_neo4j:
                 neo4j_store = Neo4jStore.connect(args.neo4j_uri, password=resolve_password(args.neo4j_uri))
-                neo4j_store.clear()
+                if args.clear:  # main refused a database holding papers without it
+                    neo4j_store.clear()
                 neo4j_store.ensure_schema()
                 run([str(args.corpus)], keyring=keyring, store=neo4j_store)
                 neo4j_store.close()
             reader = Neo4jReader.connect(
                 args.neo4j_uri, password=resolve_password(args.neo4j_uri), timeout=30
             )
-            held, expected = reader.count_papers(PaperFilter()), memory.count_papers(PaperFilter())
-            if held != expected:
-                print(f"neo4j holds {held} papers, not {expected}: use --load-neo4j", file=sys.stderr)
+            held = reader.count_papers(PaperFilter())
+            if held != papers:
+                reader.close()
+                print(f"bench_api: neo4j holds {held} papers, not {papers}", file=sys.stderr)
                 return 2
         for scenario in QUERIES:
             for clients in client_counts:
@@ -476,42 +562,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     rows.append(_measure(backend, scenario, "http", clients, lat, err, secs))
         if backend != "memory":
             reader.close()
+        write_results(out, args, papers, backends, rows)  # kept should a later backend fail
 
-    # drop duplicate memory direct rows (the in-process reader has no concurrency)
-    unique: dict[tuple[str, str, str, int], Measurement] = {}
-    for row in rows:
-        unique.setdefault((row.backend, row.scenario, row.mode, row.clients), row)
-    rows = sorted(unique.values(), key=lambda r: (r.backend, r.scenario, r.clients, r.mode))
+    rows = write_results(out, args, papers, backends, rows)
     print()
     _print_table(rows)
-    ratios = {}
-    for row in rows:
-        if row.mode == "http":
-            base = unique.get((row.backend, row.scenario, "direct reader", row.clients)) or unique.get(
-                (row.backend, row.scenario, "direct reader", 1)
-            )
-            if base and base.p50_ms:
-                ratios[f"{row.backend}/{row.scenario}/{row.clients}"] = round(row.p50_ms / base.p50_ms, 1)
-    print("\nHTTP p50 / direct p50:", json.dumps(ratios, indent=1))
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    out = RESULTS / f"bench_api-{time.strftime('%Y%m%d-%H%M%S')}.json"
-    out.write_text(
-        json.dumps(
-            {
-                "corpus": str(args.corpus),
-                "papers": memory.count_papers(PaperFilter()),
-                "cpus": os.cpu_count(),
-                "seconds_per_measurement": args.seconds,
-                "max_requests": args.max_requests,
-                "rows": [asdict(r) for r in rows],
-                "http_over_direct_p50": ratios,
-                "median_ms": {
-                    k: statistics.median([r.p50_ms for r in rows if r.backend == k]) for k in backends
-                },
-            },
-            indent=2,
-        )
-    )
+    ratios = json.loads(out.read_text())["http_over_direct_p50"]
+    print("\nHTTP p50 / direct p50 (memory's direct calls: 1 client):", json.dumps(ratios, indent=1))
     print(f"\nwrote {out}")
     return 0
 
