@@ -2,7 +2,7 @@
 last change (``OLD_FACET_COUNTS`` below, kept here as the baseline).
 
 Usage:
-  python benchmarks/bench_listing_facets.py BOLT_URI PASSWORD_FILE [--rounds N] [CATEGORY|ARCHIVE: ...]
+  python benchmarks/bench_listing_facets.py BOLT_URI PASSWORD_FILE [--rounds N] [category=CODE|archive=NAME ...]
 
 Listings are ``category=CODE`` or ``archive=NAME`` (default: categories of about 2k, 8k,
 20k and 99k papers and the archive ``cs`` of the 238k-paper corpus of ``bench_import.py``).
@@ -35,11 +35,11 @@ from pith_graph.api.reads.records import PaperFilter
 
 FIRST = 100
 DEFAULT_LISTINGS = [
-    "category:math.NT",
-    "category:math.PR",
-    "category:math.OC",
-    "category:cs.LG",
-    "archive:cs",
+    "category=math.NT",
+    "category=math.PR",
+    "category=math.OC",
+    "category=cs.LG",
+    "archive=cs",
 ]
 
 # The ``$first`` groups with the highest ``n``, when the rows so far are (group, n).
@@ -95,8 +95,16 @@ def _summary(found: list[float]) -> str:
     return f"{statistics.median(found):.3f} ({min(found):.3f}-{max(found):.3f})"
 
 
+def listing_spec(spec: str) -> str:
+    """``category=CODE`` or ``archive=NAME``, checked (an argparse type: else a usage error)."""
+    kind, equals, value = spec.partition("=")
+    if kind not in ("category", "archive") or not equals or not value:
+        raise argparse.ArgumentTypeError(f"{spec!r}: expected category=CODE or archive=NAME")
+    return spec
+
+
 def _listing(spec: str) -> Listing:
-    kind, value = spec.split(":", 1)
+    kind, _, value = listing_spec(spec).partition("=")
     return Listing(PaperFilter(**{kind: value}))
 
 
@@ -107,10 +115,11 @@ def main(argv: list[str]) -> None:
     parser.add_argument(
         "listings",
         nargs="*",
+        type=listing_spec,
         help="category=CODE or archive=NAME (default: five of bench_import.py's corpus)",
     )
     parser.add_argument("--rounds", type=int, default=5)
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # listings after --rounds too, as the usage shows
     uri, password_file, rounds = args.uri, args.password_file, args.rounds
     specs = args.listings or DEFAULT_LISTINGS
     password = Path(password_file).read_text().strip()

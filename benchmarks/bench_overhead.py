@@ -11,6 +11,9 @@ and bench_peer.py's (a)-(d).
     .venv/bin/python benchmarks/bench_overhead.py --corpus benchmarks/results/corpus-32000-seed7
     .venv/bin/python benchmarks/bench_overhead.py --graph saved.snapshot      # start from a saved graph
 
+``benchmarks/results/corpus-32000-seed7`` is the corpus ``bench_peer.py`` writes on its first
+run; any corpus folder does, e.g. ``python -m pith_graph.testing.corpus DIR -n 32000 --seed 7``.
+
 Prints per scenario the p50 of each way (µs) and the ratio planned ÷ direct (median of the
 per-sample ratios, with its range over ``--repeats``), and writes benchmarks/results/overhead.json.
 """
@@ -153,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.graph:
         graph = open_graph(args.graph)
     elif args.corpus:
+        if not (args.corpus / "keyring.json").is_file():
+            parser.error(f"{args.corpus} is not a corpus folder (see above: how to make one)")
         store = MemoryStore()
         keyring = resolve_keyring(args.corpus / "keyring.json")
         shards = sorted(str(p) for p in args.corpus.iterdir() if p.name.startswith("bundles"))

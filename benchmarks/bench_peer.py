@@ -8,8 +8,9 @@ What one run does:
    neo4j-driver, pinned by its package-lock.json) into ``benchmarks/peer/node_modules`` with
    ``npm ci``, and checks that ``wrk`` is there (as root, installs Debian's package);
 2. writes a generated corpus of ``--n`` bundles (``pith_graph.testing.write_corpus``, cached
-   in ``benchmarks/results/``), starts a private Neo4j with ``scripts/neo4j`` (temporary data
-   folder, free port) and loads it with ``pith-graph load --backend neo4j``;
+   in ``benchmarks/results/corpus-N-seedS``, which bench_workers.py and bench_overhead.py use
+   too), starts a private Neo4j with ``scripts/neo4j`` (temporary data folder, free Bolt and
+   HTTP ports) and loads it with ``pith-graph load --backend neo4j``;
 3. serves that database with ``pith-graph serve --backend neo4j`` (one uvicorn process) and
    with the peer (one Node process), both on 127.0.0.1;
 4. picks inputs from the database (DOIs, the authors and the categories with the most papers),
@@ -24,8 +25,9 @@ What one run does:
 7. prints ours ÷ peer per scenario (median and range over rounds) and writes everything to
    ``benchmarks/results/peer.json``.
 
-``--uri`` uses a running Neo4j instead: an empty database is loaded; one that holds data is
-served as it is, unless ``--clear`` (which deletes everything in it) is given. ``--keep``
+``--uri`` uses a running Neo4j instead: an empty database is loaded (the corpus is generated
+only then); one that holds data is served as it is, unless ``--clear`` (which deletes
+everything in it) is given. ``--keep``
 leaves the servers (and a private Neo4j) running at the end.
 
 Why wrk: it is C on epoll, so its one thread costs a few microseconds per request and leaves
@@ -359,7 +361,9 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     versions = install_peer()
     wrk = ensure_wrk()
-    folder = corpus(args.n, args.seed, args.corpus)
+    # A private Neo4j starts empty, so it always needs the corpus; with --uri it is made (or
+    # read) only when the database is to be loaded.
+    folder = None if args.uri else corpus(args.n, args.seed, args.corpus)
 
     private = None if args.uri else PrivateNeo4j()
     uri = private.uri if private else args.uri
@@ -382,6 +386,7 @@ def main(argv: list[str] | None = None) -> int:
             if held:
                 say(f"{uri} holds {held} papers: serving them as they are (--clear to reload)")
             else:
+                folder = folder or corpus(args.n, args.seed, args.corpus)
                 say(f"loading {folder} into {uri} ...")
                 load(folder, uri, env)
             papers = count_papers(driver, args.database)
@@ -424,7 +429,12 @@ def main(argv: list[str] | None = None) -> int:
                         "neo4j (python driver)": neo4j.__version__,
                         "server": server_agent,
                     },
-                    "corpus": {"folder": str(folder), "n": args.n, "seed": args.seed, "papers": papers},
+                    "corpus": {
+                        "folder": str(folder) if folder else None,  # None: --uri's data as it was
+                        "n": args.n,
+                        "seed": args.seed,
+                        "papers": papers,
+                    },
                     "settings": {k: v for k, v in vars(args).items() if k != "password"},
                     "inputs": inputs,
                     "queries": QUERIES,

@@ -3,8 +3,13 @@ from a saved graph against verifying and loading the bundles again.
 
     .venv/bin/python benchmarks/bench_workers.py --corpus benchmarks/results/corpus-32000-seed7
 
+The corpus: ``benchmarks/results/corpus-32000-seed7`` is the one ``bench_peer.py`` writes on its
+first run; any corpus folder does, e.g. ``python -m pith_graph.testing.corpus DIR -n 32000
+--seed 7`` (``-n 2000`` for a quick try).
+
 1. ``pith-graph load`` writes a snapshot of the corpus (``--snapshot``, kept in
-   benchmarks/results/ next to the corpus).
+   benchmarks/results/, named after the corpus folder and a digest of its resolved path and
+   its files' names, sizes and modification times: a changed or different corpus gets its own).
 2. Start-up, in ``--rounds`` alternating pairs: the time from starting ``pith-graph serve``
    until ``/healthz`` answers, from the bundles (``serve DIR --trusted-keys ...``: verify and
    load) and from the snapshot (``serve --graph FILE``); both with one worker.
@@ -19,6 +24,7 @@ benchmarks/results/workers.json. Needs ``wrk`` (Debian package).
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
@@ -54,6 +60,32 @@ def shards(corpus: Path) -> list[str]:
     return sorted(str(p) for p in corpus.iterdir() if p.name.startswith("bundles"))
 
 
+def snapshot_path(corpus: Path, version: int) -> Path:
+    """Where the snapshot of ``corpus`` is kept: keyed on its resolved path and on every file's
+    name, size and mtime, so another corpus of the same folder name never reuses it."""
+    folder = corpus.resolve()
+    digest = hashlib.sha256(str(folder).encode())
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        stat = path.stat()
+        digest.update(f"\0{path.relative_to(folder)}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
+    return RESULTS / f"{folder.name}-{digest.hexdigest()[:16]}.v{version}.snapshot"
+
+
+def save_snapshot(corpus: Path, snapshot: Path) -> None:
+    """``pith-graph load --snapshot``, into a scratch name first (a failed run leaves none);
+    its output in the error when it fails."""
+    scratch = snapshot.with_name(f".{snapshot.name}.partial")
+    command = [sys.executable, "-m", "pith_graph", "load", *shards(corpus)]
+    command += ["--trusted-keys", str(corpus / "keyring.json"), "--snapshot", str(scratch)]
+    done = subprocess.run(command, check=False, capture_output=True, text=True)
+    # Exit 1 is "some bundles rejected" (the generator's later rebuilds can be future-dated).
+    if done.returncode not in (0, 1) or not scratch.is_file():
+        scratch.unlink(missing_ok=True)
+        output = (done.stderr.strip() or done.stdout.strip())[-2000:]
+        raise SystemExit(f"bench_workers: {' '.join(command)} failed ({done.returncode}):\n{output}")
+    scratch.rename(snapshot)
+
+
 class Serve:
     """A ``pith-graph serve`` subprocess on a free port; ``seconds`` until it answered."""
 
@@ -68,13 +100,16 @@ class Serve:
         )
         assert self.process.stdout is not None
         self.url = ""
+        seen: list[str] = []
         for line in self.process.stdout:
+            seen.append(line)
             found = re.search(r"Uvicorn running on (http://\S+)", line)
             if found:
                 self.url = found.group(1)
                 break
         if not self.url:
-            raise SystemExit(f"serve did not start: {self.process.communicate()[0][-2000:]}")
+            output = "".join(seen) + self.process.communicate()[0]
+            raise SystemExit(f"bench_workers: serve {' '.join(options)} did not start:\n{output[-2000:]}")
         self.log: list[str] = []  # drained, so a chatty server never blocks on a full pipe
         threading.Thread(target=lambda: self.log.extend(self.process.stdout or ()), daemon=True).start()
         while True:
@@ -124,6 +159,29 @@ def spread(values: list[float]) -> str:
     return f"{statistics.median(values):.1f} ({min(values):.1f}–{max(values):.1f})"
 
 
+def throughput(results: dict[str, Any], snapshot: Path, bodies: Path, args: argparse.Namespace) -> None:
+    """The rounds of wrk against ``--workers 1`` and ``--workers N``, into ``results``."""
+    for round_ in range(args.rounds):
+        order = (1, args.workers) if round_ % 2 == 0 else (args.workers, 1)
+        for workers in order:
+            server = Serve("--graph", str(snapshot), "--workers", str(workers))
+            try:
+                wrk(server.url, bodies, 16, 2)  # warm: every worker compiles the plan
+                for clients in (1, 16, 32):
+                    row = {
+                        "round": round_ + 1,
+                        "workers": workers,
+                        "clients": clients,
+                        **wrk(server.url, bodies, clients, args.seconds),
+                    }
+                    results["throughput"].append(row)
+                    say(
+                        f"  workers {workers} clients {clients:>2}: {row['throughput']:8.1f} req/s  p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms  (client {row['client_cores']} cores, load {row['loadavg']})"
+                    )
+            finally:
+                server.stop()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -136,23 +194,17 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not shutil.which("wrk"):
         raise SystemExit("bench_workers: needs wrk (apt-get install wrk)")
+    if not (args.corpus / "keyring.json").is_file():
+        raise SystemExit(f"bench_workers: {args.corpus} is not a corpus folder (see --help: how to make one)")
     keyring = str(args.corpus / "keyring.json")
     from pith_graph.loader.stores.snapshot import VERSION
 
-    snapshot = RESULTS / f"{args.corpus.name}.v{VERSION}.snapshot"  # made again when the format changes
+    RESULTS.mkdir(parents=True, exist_ok=True)  # git-ignored: missing in a fresh checkout
+    snapshot = snapshot_path(args.corpus, VERSION)  # made again when the format or corpus changes
     before = os.getloadavg()
     if not snapshot.exists():
         say(f"saving {snapshot} ...")
-        command = [
-            sys.executable,
-            "-m",
-            "pith_graph",
-            "load",
-            *shards(args.corpus),
-            "--trusted-keys",
-            keyring,
-        ]
-        subprocess.run([*command, "--snapshot", str(snapshot)], check=False, capture_output=True)
+        save_snapshot(args.corpus, snapshot)
     results: dict[str, Any] = {"workers": args.workers, "startup": [], "throughput": []}
 
     if not args.skip_startup:
@@ -181,29 +233,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     del graph
     rng = random.Random(5)
-    bodies = Path(tempfile.mkdtemp()) / "dois.jsonl"
-    bodies.write_bytes(
-        b"\n".join(orjson.dumps({"query": QUERY, "variables": {"id": d}}) for d in rng.sample(dois, 2000))
-    )
-    for round_ in range(args.rounds):
-        order = (1, args.workers) if round_ % 2 == 0 else (args.workers, 1)
-        for workers in order:
-            server = Serve("--graph", str(snapshot), "--workers", str(workers))
-            try:
-                wrk(server.url, bodies, 16, 2)  # warm: every worker compiles the plan
-                for clients in (1, 16, 32):
-                    row = {
-                        "round": round_ + 1,
-                        "workers": workers,
-                        "clients": clients,
-                        **wrk(server.url, bodies, clients, args.seconds),
-                    }
-                    results["throughput"].append(row)
-                    say(
-                        f"  workers {workers} clients {clients:>2}: {row['throughput']:8.1f} req/s  p50 {row['p50_ms']:6.2f} ms  p99 {row['p99_ms']:6.2f} ms  (client {row['client_cores']} cores, load {row['loadavg']})"
-                    )
-            finally:
-                server.stop()
+    with tempfile.TemporaryDirectory(prefix="bench-workers-") as scratch:
+        bodies = Path(scratch) / "dois.jsonl"
+        bodies.write_bytes(
+            b"\n".join(
+                orjson.dumps({"query": QUERY, "variables": {"id": d}})
+                for d in rng.sample(dois, min(2000, len(dois)))
+            )
+        )
+        throughput(results, snapshot, bodies, args)
     after = os.getloadavg()
 
     say("")
@@ -233,7 +271,6 @@ def main(argv: list[str] | None = None) -> int:
             say(f"  {args.workers} workers ÷ 1, clients {clients}: {spread([many[k] / one[k] for k in one])}")
     say(f"load average before {before[0]:.2f}, after {after[0]:.2f}")
     results["loadavg"] = {"before": before, "after": after}
-    RESULTS.mkdir(exist_ok=True)
     (RESULTS / "workers.json").write_text(json.dumps(results, indent=2) + "\n")
     return 0
 

@@ -75,9 +75,19 @@ def ensure_wrk() -> str:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports of 127.0.0.1 (bound at once, so never the same one)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
 
 
 def uptime() -> str:
@@ -102,16 +112,29 @@ def corpus(n: int, seed: int, given: str | None) -> Path:
 
 
 class PrivateNeo4j:
-    """A Neo4j started with scripts/neo4j on a free port and a temporary data folder, with
-    authentication on (user neo4j, the password scripts/neo4j generated)."""
+    """A Neo4j started with scripts/neo4j on free Bolt and HTTP ports (never a default
+    server's 7687/7474) and a temporary data folder, removed again should the start fail,
+    with authentication on (user neo4j, the password scripts/neo4j generated)."""
 
     def __init__(self) -> None:
+        bolt, http = free_ports(2)
         self.data = Path(tempfile.mkdtemp(prefix="bench-peer-neo4j-"))
-        self.env = {**os.environ, "NEO4J_DATA": str(self.data), "NEO4J_BOLT_PORT": str(free_port())}
+        self.env = {
+            **os.environ,
+            "NEO4J_DATA": str(self.data),
+            "NEO4J_BOLT_PORT": str(bolt),
+            "NEO4J_HTTP_PORT": str(http),
+        }
         self.env.pop("NEO4J_PASSWORD", None)
-        done = self._script("start")
+        try:
+            done = self._script("start")
+        except BaseException:
+            shutil.rmtree(self.data, ignore_errors=True)
+            raise
         if done.returncode != 0:
-            raise SystemExit(f"scripts/neo4j start failed:\n{done.stderr}")
+            self._script("stop")  # in case it started after all; then its folder goes
+            shutil.rmtree(self.data, ignore_errors=True)
+            raise SystemExit(f"scripts/neo4j start failed:\n{done.stderr}{done.stdout}")
         self.uri = done.stdout.strip().splitlines()[-1]
         self.pid = int((self.data / "neo4j.pid").read_text().strip())
         password_file = self.data / "password"  # scripts/neo4j generates it (auth is on)

@@ -1,10 +1,14 @@
 """The benchmark scripts' guards, checked without a server: bench_api.py never clears a
 database that holds papers unless told to, and stops at once (one line) when Neo4j cannot
-be reached."""
+be reached; a private Neo4j of bench_peer.py takes free Bolt and HTTP ports and leaves no
+folder behind when it fails to start; bench_workers.py keys its cached snapshot on the
+corpus, not its folder name; bench_listing_facets.py reads the listings its help names."""
 
 from __future__ import annotations
 
 import importlib
+import os
+import subprocess
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -80,3 +84,52 @@ def test_bench_api_stops_first_when_neo4j_is_unreachable(
     message = str(exited.value.code)
     assert message.startswith("bench_api: cannot use Neo4j at bolt://127.0.0.1:1") and "\n" not in message
     assert not (tmp_path / "corpus").exists()
+
+
+def test_private_neo4j_takes_free_ports_and_cleans_up_a_failed_start(
+    bench: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    peer_servers = bench("peer_servers")
+    seen: list[dict[str, str]] = []
+
+    def failing(command: list[str], env: dict[str, str], **_: Any) -> subprocess.CompletedProcess[str]:
+        seen.append(env)
+        assert Path(env["NEO4J_DATA"]).is_dir()
+        return subprocess.CompletedProcess(command, 1, "", "neo4j: cannot start\n")
+
+    monkeypatch.setattr(peer_servers.subprocess, "run", failing)
+    with pytest.raises(SystemExit, match="cannot start"):
+        peer_servers.PrivateNeo4j()
+    env = seen[0]
+    bolt, http = int(env["NEO4J_BOLT_PORT"]), int(env["NEO4J_HTTP_PORT"])
+    assert bolt != http and not {bolt, http} & {7687, 7474}
+    assert not Path(env["NEO4J_DATA"]).exists()
+
+
+def test_bench_workers_snapshot_is_keyed_on_the_corpus(bench: Any, tmp_path: Path) -> None:
+    bench_workers = bench("bench_workers")
+    first, second = tmp_path / "a" / "corpus", tmp_path / "b" / "corpus"
+    for folder, text in ((first, "one"), (second, "two")):
+        folder.mkdir(parents=True)
+        (folder / "keyring.json").write_text("{}")
+        (folder / "bundles-0000.jsonl").write_text(text)
+    path = bench_workers.snapshot_path(first, 3)
+    assert path == bench_workers.snapshot_path(first, 3)
+    assert path != bench_workers.snapshot_path(second, 3)  # same folder name, another corpus
+    assert path != bench_workers.snapshot_path(first, 4)
+    (first / "bundles-0000.jsonl").write_text("changed")
+    os.utime(first / "bundles-0000.jsonl", ns=(1, 1))
+    assert path != bench_workers.snapshot_path(first, 3)
+
+
+def test_bench_listing_facets_reads_the_documented_listings(
+    bench: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    facets = bench("bench_listing_facets")
+    assert facets._listing("category=math.NT").where.category == "math.NT"
+    assert facets._listing("archive=cs").where.archive == "cs"
+    assert all(facets.listing_spec(spec) == spec for spec in facets.DEFAULT_LISTINGS)
+    with pytest.raises(SystemExit) as exited:  # a usage error, before any connection
+        facets.main(["bolt://127.0.0.1:1", "/nonexistent/password", "--rounds", "1", "category:math.NT"])
+    assert exited.value.code == 2
+    assert "expected category=CODE or archive=NAME" in capsys.readouterr().err
