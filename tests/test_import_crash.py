@@ -242,3 +242,34 @@ def test_a_real_import_killed_while_writing_is_rebuilt_by_the_next_run(
     finally:
         store.close()
         server.script("stop")
+
+
+def test_an_interrupted_import_served_since_needs_replace(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
+) -> None:
+    """``NEO4J_INCOMPLETE=serve`` marks the folder served (tests/test_neo4j_server.py): loads may
+    have added to its database since, so a run that needed no --replace now does (it
+    overwrote 2,924 papers loaded since without asking)."""
+    env, folder = importer
+    data = folder / "data"
+    (data / "data" / "databases" / "neo4j").mkdir(parents=True)
+    (data / "data" / "databases" / "neo4j" / "neostore").write_text("a database loads added to")
+    (data / MARKER).write_text("served\nan import into this folder did not finish\n")
+    folder_, keys = corpus
+    done = run_cli(
+        "import",
+        folder_,
+        "--trusted-keys",
+        str(keys),
+        "--neo4j-data",
+        str(data),
+        env=env,
+        cwd=PROJECT,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"pith-graph: error: an import into {data} was interrupted ({data / MARKER}) and its database "
+        "served since (NEO4J_INCOMPLETE=serve): it may hold what loads added: pass --replace to overwrite it"
+    ]
+    assert (data / "data" / "databases" / "neo4j" / "neostore").read_text() == "a database loads added to"

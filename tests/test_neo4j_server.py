@@ -231,6 +231,9 @@ def test_auth_none_turns_authentication_off_a_restart_turns_it_on_and_an_edited_
     server.env["NEO4J_CDS"] = "off"
     restarted = server.script("restart")
     assert restarted.returncode == 0, restarted.stderr
+    # Served as it is: the next import must be told --replace (it overwrote without asking
+    # a database that loads had added to since).
+    assert (server.data / "import.incomplete").read_text().split("\n")[0] == "served"
     assert refuses_unauthenticated(server.uri)
     server.password = "an-edited-password"
     assert answer(server, "RETURN 1") == 1

@@ -114,6 +114,11 @@ def _check_target(data: Path, replace: bool) -> bool:
     was = interrupted(data)
     if replace or was == "new":  # an interrupted import's database is overwritten as it would have been
         return True
+    if was == "served":  # served as it was since: loads may have added to it
+        raise UsageError(
+            f"an import into {data} was interrupted ({data / MARKER}) and its database served since "
+            "(NEO4J_INCOMPLETE=serve): it may hold what loads added: pass --replace to overwrite it"
+        )
     if was is not None:  # the interrupted run overwrote (or was about to overwrite) a database with --replace
         raise UsageError(
             f"an import into {data} was interrupted ({data / MARKER}): its database may be partial "

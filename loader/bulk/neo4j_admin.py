@@ -150,7 +150,7 @@ def local_server(data: Path) -> Iterator[tuple[str, str | None]]:
     password of user neo4j (``data/password``); stop it (cleanly: the next start needs no
     recovery)."""
     script = find_script()
-    env = {**_script_env(data, _free_port()), "NEO4J_INCOMPLETE": "serve"}  # the import's own marker
+    env = {**_script_env(data, _free_port()), "NEO4J_INCOMPLETE": "import"}  # the import's own marker
     try:  # an interrupted start leaves a server starting (detached: setsid): stopped all the same
         done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
         lines = done.stdout.strip().splitlines()

@@ -144,13 +144,14 @@ def mark_incomplete(data: Path, replace: bool) -> None:
 
 
 def interrupted(data: Path) -> str | None:
-    """``"new"`` or ``"replace"`` (how the interrupted run was allowed to overwrite), or
-    ``None`` when no import was interrupted."""
+    """``"new"`` or ``"replace"`` (how the interrupted run was allowed to overwrite),
+    ``"served"`` (a server was started on its database since: ``NEO4J_INCOMPLETE=serve``, so
+    it may hold what loads added), or ``None`` when no import was interrupted."""
     try:
         first = (data / MARKER).read_text(errors="replace").split("\n", 1)[0].strip()
     except OSError:
         return None
-    return "new" if first == "new" else "replace"
+    return first if first in ("new", "served") else "replace"
 
 
 def clear_marker(data: Path) -> None:
