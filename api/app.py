@@ -281,6 +281,14 @@ def _asset(name: str) -> tuple[bytes, bool]:
     return (_STATIC / "graphiql" / f"{name}.gz").read_bytes(), True
 
 
+@cache
+def _plain_asset(name: str) -> bytes:
+    """A compressed asset decompressed, once per process: decompressing GraphiQL's script
+    (730 KB into 3.5 MB, about 13 ms) on the event loop for each client that takes no gzip
+    held /healthz back for seconds under 200 such requests."""
+    return gzip.decompress(_asset(name)[0])
+
+
 def _takes_gzip(accept_encoding: str) -> bool:
     """Whether ``Accept-Encoding`` allows gzip: named, else ``*``, with a q above 0.
 
@@ -309,7 +317,7 @@ async def _graphiql_asset(request: Request) -> Response:
         if _takes_gzip(request.headers.get("accept-encoding", "")):
             headers["Content-Encoding"] = "gzip"
         else:
-            data = gzip.decompress(data)
+            data = _plain_asset(name)
     return Response(data, media_type=_ASSETS[name], headers=headers)
 
 
