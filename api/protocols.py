@@ -34,7 +34,10 @@ from collections.abc import Callable
 from typing import Any
 
 import h11
+import orjson
 from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from pith_graph.api.coded_errors import error_body
 
 __all__ = [
     "DEFAULT_MAX_HEAD_BYTES",
@@ -163,13 +166,35 @@ class HeadSize:
         return _plain(b"414 URI Too Long", message.encode())
 
 
+_TOO_MANY = orjson.dumps(
+    error_body("The server has too many connections open: try again shortly.", "SERVICE_UNAVAILABLE")
+)
+
+
+async def _too_many_connections(scope: Any, receive: Any, send: Any) -> None:
+    """The ASGI app of a connection over the cap: each request answered 503 (coded JSON),
+    then the connection closed."""
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(_TOO_MANY)).encode()),
+        (b"retry-after", b"1"),
+        (b"connection", b"close"),
+    ]
+    await send({"type": "http.response.start", "status": 503, "headers": headers})
+    await send({"type": "http.response.body", "body": _TOO_MANY})
+
+
 class _Bounded(asyncio.Protocol):
-    """What both parsers' protocols share: the header deadline, the head size and the send
-    deadline (methods of uvicorn's protocols are extended, then called)."""
+    """What both parsers' protocols share: the header deadline, the head size, the send
+    deadline and the cap on connections (methods of uvicorn's protocols are extended, then
+    called)."""
 
     header_timeout = 10.0
     max_head_bytes = DEFAULT_MAX_HEAD_BYTES
     send_timeout = DEFAULT_SEND_TIMEOUT
+    max_connections: int | None = None
+    app: Any
+    connections: set[Any]
     loop: asyncio.AbstractEventLoop
     transport: asyncio.Transport
     deadline: HeaderDeadline
@@ -182,6 +207,11 @@ class _Bounded(asyncio.Protocol):
         """Start bounding ``transport``: all of an answer the socket cannot take at once
         pauses writing (:meth:`pause_writing` starts the send deadline) until it is taken."""
         transport.set_write_buffer_limits(high=0, low=0)
+        if self.max_connections is not None and len(self.connections) > self.max_connections:
+            # Only this connection is over the cap: its requests are answered 503. uvicorn's
+            # limit_concurrency answered every request 503 while the count was over, those of
+            # connections made before too, so 257 idle sockets shut every client out.
+            self.app = _too_many_connections
         self.head = HeadSize(self.max_head_bytes)
         self.deadline = HeaderDeadline(self.loop, self.header_timeout, transport, self._responding)
         self.deadline.start(begun=False)
@@ -347,16 +377,23 @@ def protocol_with_header_timeout(
     parser: str = "auto",
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES,
     send_timeout: float = DEFAULT_SEND_TIMEOUT,
+    max_connections: int | None = None,
 ) -> type[asyncio.Protocol]:
     """The uvicorn HTTP protocol class (``Config(http=...)``) that closes connections whose
     request headers take over ``seconds`` or ``max_head_bytes``, or whose client does not
-    take an answer within ``send_timeout`` seconds. ``parser``: ``auto`` (httptools if
-    installed), ``httptools`` or ``h11``."""
+    take an answer within ``send_timeout`` seconds, and answers each request of a connection
+    made while ``max_connections`` others are open 503, then closes it. ``parser``: ``auto``
+    (httptools if installed), ``httptools`` or ``h11``."""
     if seconds <= 0 or send_timeout <= 0:
         raise ValueError("the header and send timeouts must be positive")
     if max_head_bytes < 1:
         raise ValueError("the head size must be at least 1 byte")
-    bounds = {"header_timeout": seconds, "max_head_bytes": max_head_bytes, "send_timeout": send_timeout}
+    bounds = {
+        "header_timeout": seconds,
+        "max_head_bytes": max_head_bytes,
+        "send_timeout": send_timeout,
+        "max_connections": max_connections,
+    }
     base: type[_Bounded] = H11WithHeaderTimeout
     if parser in ("auto", "httptools"):
         found = _httptools_protocol()

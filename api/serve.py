@@ -175,9 +175,8 @@ def _serve_one(
             settings.limits.header_timeout_seconds,
             max_head_bytes=settings.max_header_bytes,
             send_timeout=settings.send_timeout_seconds,
+            max_connections=settings.max_connections,  # the one after it: its requests 503
         ),
-        # uvicorn counts this connection too: the one after max_connections gets 503
-        limit_concurrency=settings.max_connections + 1,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         server_header=False,
         log_config=None,
