@@ -249,6 +249,35 @@ def test_csv_only_writes_the_files_and_the_importer_options(
     assert any(a.startswith("--multiline-fields=") for a in args)
     report = orjson.loads(done.stdout)
     assert report["nodes"]["Paper"] == report["accepted"]
+    # A second run into the same folder is refused: it appended its rows to the first's
+    # (twice the papers, which neo4j-admin then refused), the report counting one run's.
+    header = tmp_path / "csv" / "paper.header.csv"
+    before = header.read_bytes()
+    again = _cli(*paths, "--trusted-keys", str(keys), "--csv-only", str(tmp_path / "csv"))
+    assert again.returncode == 2
+    assert (
+        again.stderr.strip()
+        == f"pith-graph: error: --csv-only {tmp_path / 'csv'} is not empty: name a new or empty folder"
+    )
+    assert header.read_bytes() == before
+
+
+def test_csv_only_refuses_a_folder_others_may_plant_links_in(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    paths, _, keys = corpus
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("someone's file\n")
+    (shared / "paper.header.csv").symlink_to(victim)  # truncated and overwritten, before
+    done = _cli(*paths, "--trusted-keys", str(keys), "--csv-only", str(shared))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"pith-graph: error: --csv-only {shared} is writable by group or others (mode 777): chmod go-w {shared}"
+    )
+    assert victim.read_text() == "someone's file\n"
 
 
 def test_the_import_keeps_the_newest_record_of_each_version_by_instant(tmp_path: Path) -> None:
@@ -400,3 +429,43 @@ def test_the_keyring_in_the_corpus_folder_is_not_read_as_a_bundle(
     report = orjson.loads(done.stdout)
     assert [r["file"] for r in report["rejections"]] == [], report["rejections"]
     assert done.returncode == 0, done.stderr
+
+
+def test_a_value_larger_than_the_importers_default_buffer_is_imported(tmp_path: Path) -> None:
+    """A 5 MB title, which ``load`` takes under ``--max-bytes 12000000``: neo4j-admin read each
+    file through a 4 MiB buffer and failed (exit 70, no database, no line naming a bundle)."""
+    signer, _ = corpus_signers(11)
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    big = _odd_paper(9, "big " + "y" * 5_000_000, "plain")
+    corpus = tmp_path / "big.jsonl"
+    corpus.write_bytes(orjson.dumps(build_bundle(big, signer)) + b"\n")
+    data = tmp_path / "data"
+    done = _cli(
+        str(corpus),
+        "--trusted-keys",
+        str(keys),
+        "--max-bytes",
+        "12000000",
+        "--neo4j-data",
+        str(data),
+        "--json",
+    )
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["nodes"]["Paper"] == 1
+
+
+def test_replace_overwrites_transaction_logs_left_without_a_store(
+    corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    """Logs of a database whose store is gone: neo4j-admin counts them as a database, and
+    ``--replace`` passed ``--overwrite-destination=false`` (it looked for the store only), so
+    every run failed with "Database already exist"."""
+    paths, _, keys = corpus
+    data = tmp_path / "data"
+    logs = data / "data" / "transactions" / "neo4j"
+    logs.mkdir(parents=True)
+    (logs / "neostore.transaction.db.0").write_bytes(b"\0" * 128)
+    done = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data), "--replace", "--json")
+    assert done.returncode == 0, done.stderr
+    assert orjson.loads(done.stdout)["nodes"]["Paper"] > 0

@@ -40,6 +40,7 @@ from pith_graph.loader.bulk.neo4j_admin import (
     IMPORTER_OPTIONS,
     database_exists,
     local_server,
+    read_buffer_option,
     run_importer,
     running_server,
 )
@@ -195,6 +196,8 @@ def bulk_import(
             if data is not None and csv_only is None:
                 check_data_folder(data)
                 stack.enter_context(import_lock(data))  # one import into the folder at a time
+            if csv_only is not None:
+                _check_csv_folder(csv_only)
             overwrite = _check_target(data, replace) if data is not None and csv_only is None else False
             base.mkdir(parents=True, exist_ok=True)
             work = stack.enter_context(locked_work_folder(base))
@@ -224,8 +227,9 @@ def bulk_import(
                 sorted_counts((k, n) for k, n in csv.nodes.items() if n),
                 sorted_counts((k, n) for k, n in csv.edges.items() if n),
             )
+            args = [*csv.importer_args(), read_buffer_option(limits.max_bytes)]
             if csv_only is not None:
-                options = [*csv.importer_args(), *IMPORTER_OPTIONS]
+                options = [*args, *IMPORTER_OPTIONS]
                 (csv_only / "neo4j-admin.args").write_text("\n".join(options) + "\n")
                 report.csv_folder = str(csv_only)
             elif report.inserted:
@@ -236,7 +240,7 @@ def bulk_import(
                     )
                 held = overwrite and replace and interrupted(data) != "new"  # may the database hold nodes?
                 mark_incomplete(data, replace=held)  # before the importer touches the database
-                _build_database(data, csv.importer_args(), overwrite, count, importer_memory, work, report)
+                _build_database(data, args, overwrite, count, importer_memory, work, report)
                 clear_marker(data)
                 report.built = True
     finally:
@@ -266,6 +270,15 @@ def _importer_path(path: Path | None, option: str, *, args_file: bool = False) -
             f"{option} {path} is not a folder" + ("" if there == resolved else f": {there} is no folder")
         )
     return resolved
+
+
+def _check_csv_folder(folder: Path) -> None:
+    """A ``--csv-only`` folder is new or empty, and private: its files are written afresh
+    (a second run into one appended its rows to the first's, which the importer then refused),
+    and no one else may have planted a link where one is written (its target was truncated)."""
+    check_data_folder(folder, "--csv-only")
+    if folder.is_dir() and next(folder.iterdir(), None) is not None:
+        raise UsageError(f"--csv-only {folder} is not empty: name a new or empty folder")
 
 
 def _missing_folders(path: Path) -> list[Path]:

@@ -32,6 +32,7 @@ __all__ = [
     "database_exists",
     "find_script",
     "local_server",
+    "read_buffer_option",
     "run_importer",
     "running_server",
 ]
@@ -40,6 +41,22 @@ DATABASE = "neo4j"
 _LAUNCHER_CLASS = "dev.pith.neo4j.Launcher"
 #: What the CSV files need of ``neo4j-admin database import full`` (:mod:`.csvfiles`).
 IMPORTER_OPTIONS = ("--id-type=string", "--array-delimiter=U+001F", "--bad-tolerance=0")
+#: The importer's default buffer per input file, which must hold the largest value of a file.
+_READ_BUFFER = 4 << 20
+
+
+def read_buffer_option(max_bytes: int) -> str:
+    """``--read-buffer-size`` large enough for any value of a bundle of ``max_bytes``: a
+    value is at most the bundle's bytes, twice that in CSV (each ``"`` doubled). The default
+    (4 MiB) held the default bundle limit (1 MiB); a 5 MB title under ``--max-bytes 32000000``
+    made neo4j-admin fail (exit 70) where ``load`` took it.
+
+    >>> read_buffer_option(1 << 20), read_buffer_option(32_000_000)
+    ('--read-buffer-size=4194304', '--read-buffer-size=65048576')
+    """
+    return f"--read-buffer-size={max(_READ_BUFFER, 2 * max_bytes + (1 << 20))}"
+
+
 #: The importer's JVM. The parallel collector, as ``scripts/neo4j``'s server: at 100k bundles
 #: the importer took 13.7-14.5 s with it against 15.9-17.1 s with G1 (README, bulk import).
 _JAVA_OPTIONS = (
@@ -96,12 +113,24 @@ def _lib(script: Path, data: Path) -> Path:
     return lib
 
 
+#: Lines a failing command prints last that say nothing of why: neo4j-admin's hint, and
+#: ``scripts/neo4j``'s own last word after the line that gives the cause.
+_SAY_NOTHING = ("Run with '--verbose' for a more detailed error message.", "neo4j: stopped")
+
+
 def _tail(text: str) -> str:
-    """The importer's last line that says something: not a Java stack frame (``at …``,
-    ``... 23 more``), which is what a failing importer prints last."""
+    r"""The last line that says something: not a Java stack frame (``at …``, ``... 23
+    more``), which is what a failing importer prints last, nor a line of :data:`_SAY_NOTHING`.
+
+    >>> _tail("Database already exist. Re-run with --overwrite-destination\nRun with '--verbose' for a more detailed error message.\n")
+    'Database already exist. Re-run with --overwrite-destination'
+    """
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     said = [
-        line for line in lines if not line.startswith(("at ", "... ")) or not line.endswith((")", "more"))
+        line
+        for line in lines
+        if (not line.startswith(("at ", "... ")) or not line.endswith((")", "more")))
+        and line not in _SAY_NOTHING
     ]
     return (said or lines or ["(no output)"])[-1]
 
@@ -133,8 +162,16 @@ def running_server(data: Path) -> str | None:
 
 
 def database_exists(data: Path) -> bool:
-    """Whether ``data`` holds store files for the database."""
-    return (data / "data" / "databases" / DATABASE / "neostore").exists()
+    """Whether ``data`` holds files of the database: its store, or transaction logs left
+    without one (neo4j-admin counts either as a database there, and without
+    ``--overwrite-destination`` refused, even under ``--replace``)."""
+    for folder in (data / "data" / "databases" / DATABASE, data / "data" / "transactions" / DATABASE):
+        try:
+            if next(folder.iterdir(), None) is not None:
+                return True
+        except FileNotFoundError:
+            continue
+    return False
 
 
 def _free_port() -> int:

@@ -51,23 +51,24 @@ _LOCK = "lock"
 _UNLOCKED_GRACE = 600.0
 
 
-def check_data_folder(data: Path) -> None:
-    """Refuse, as ``scripts/neo4j`` does, a Neo4j home that another user owns or that group
-    or others may write in: anyone who may write there may plant a link where the import
-    writes its log or marker, or swap the store the server will serve."""
+def check_data_folder(data: Path, option: str = "--neo4j-data") -> None:
+    """Refuse, as ``scripts/neo4j`` does, a Neo4j home (or a ``--csv-only`` folder) that
+    another user owns or that group or others may write in: anyone who may write there may
+    plant a link where the import writes its files, log or marker, or swap the store the
+    server will serve."""
     try:
         found = data.stat()
     except FileNotFoundError:
         return  # created by the import, for its owner alone
     except OSError as err:
-        raise UsageError(f"--neo4j-data {data}: {err.strerror or err}") from err
+        raise UsageError(f"{option} {data}: {err.strerror or err}") from err
     if found.st_uid != os.geteuid():
         raise UsageError(
-            f"--neo4j-data {data} is owned by another user (uid {found.st_uid}), not by you (uid {os.geteuid()})"
+            f"{option} {data} is owned by another user (uid {found.st_uid}), not by you (uid {os.geteuid()})"
         )
     if found.st_mode & 0o022:
         raise UsageError(
-            f"--neo4j-data {data} is writable by group or others (mode {found.st_mode & 0o777:o}): chmod go-w {data}"
+            f"{option} {data} is writable by group or others (mode {found.st_mode & 0o777:o}): chmod go-w {data}"
         )
 
 
