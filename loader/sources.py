@@ -193,15 +193,19 @@ BLANK_RUN = 64
 _BLANK_BYTES = re.compile(rb"[ \t\n\r\x0b\x0c]*")  # what bytes.strip() removes
 
 
-def _skip_blank_lines(stream: BinaryIO, peek: Callable[[int], bytes], stop: int | None) -> tuple[int, bool]:
+def _skip_blank_lines(
+    stream: BinaryIO, peek: Callable[[int], bytes], stop: int | None, skipped: list[int]
+) -> bool:
     """Consume the blank lines at the start of ``stream``'s buffer (whole lines only, none
-    starting at or after ``stop``) without a Python step per line. Return how many, and
-    whether that was worth its copies: each ``peek`` copies what is buffered (up to 1 MiB).
+    starting at or after ``stop``) without a Python step per line, counting them in
+    ``skipped[0]`` as they go (a read that fails part-way has counted those before it).
+    Return whether that was worth its copies: each ``peek`` copies what is buffered (up to
+    1 MiB).
 
     A gzip of blank lines inflates about 1000:1: one line at a time, a small file would
     cost minutes.
     """
-    skipped = consumed = copied = 0
+    consumed = copied = 0
     while buffered := peek(1):
         copied += len(buffered)
         found = _BLANK_BYTES.match(buffered)
@@ -213,10 +217,10 @@ def _skip_blank_lines(stream: BinaryIO, peek: Callable[[int], bytes], stop: int 
             break
         stream.read(end)
         consumed += end
-        skipped += buffered.count(b"\n", 0, end)
+        skipped[0] += buffered.count(b"\n", 0, end)
         if end < len(buffered):
             break
-    return skipped, consumed * 8 >= copied
+    return consumed * 8 >= copied
 
 
 def iter_lines(
@@ -231,7 +235,9 @@ def iter_lines(
 
     With ``stop``, reading ends before the first line that starts at or after that offset
     of ``stream`` (a byte range of a file, see :mod:`pith_graph.loader.tasks`); ``counted``
-    then receives the number of lines read, blank ones included.
+    then receives the number of lines read, blank ones included. Without it, a stream that
+    fails to read (a truncated gzip) ends in an ``unreadable`` rejection naming the line it
+    failed in.
     """
     number = first_line - 1
     blanks = 0  # blank lines in a row
@@ -239,33 +245,45 @@ def iter_lines(
     # not worth its copies (short runs that each end just past it), so they stay cheap too.
     threshold = BLANK_RUN
     peek: Callable[[int], bytes] | None = getattr(stream, "peek", None)
-    while True:
-        if stop is not None and stream.tell() >= stop:
-            break
-        line = stream.readline(limit + 3)  # limit + CRLF + one byte to detect overflow
-        if not line:
-            break
-        number += 1
-        if _over(line, limit):
-            blank = not line.strip()
-            while line and not line.endswith(b"\n"):
-                line = stream.readline(_CHUNK)
-                blank = blank and not line.strip()
-            if not blank:  # a blank line is one however long
-                yield _too_large(f"more than {limit}", limit, Source(path, number))
+    reading = first_line
+    skipping: list[int] | None = None  # blank lines skipped so far by a bulk skip under way
+    try:
+        while True:
+            if stop is not None and stream.tell() >= stop:
+                break
+            reading = number + 1  # the line a read error falls in
+            line = stream.readline(limit + 3)  # limit + CRLF + one byte to detect overflow
+            if not line:
+                break
+            number += 1
+            if _over(line, limit):
+                blank = not line.strip()
+                while line and not line.endswith(b"\n"):
+                    line = stream.readline(_CHUNK)
+                    blank = blank and not line.strip()
+                if not blank:  # a blank line is one however long
+                    yield _too_large(f"more than {limit}", limit, Source(path, number))
+                    blanks = 0
+                    continue
+                line = b""
+            stripped = line.strip()
+            if stripped:
+                yield RawBundle(stripped, Source(path, number))
                 blanks = 0
                 continue
-            line = b""
-        stripped = line.strip()
-        if stripped:
-            yield RawBundle(stripped, Source(path, number))
-            blanks = 0
-            continue
-        blanks += 1
-        if blanks >= threshold and peek is not None:
-            skipped, worth_it = _skip_blank_lines(stream, peek, stop)
-            number += skipped
-            threshold = BLANK_RUN if worth_it else threshold * 2
+            blanks += 1
+            if blanks >= threshold and peek is not None:
+                skipping = [0]
+                worth_it = _skip_blank_lines(stream, peek, stop, skipping)
+                number += skipping[0]
+                skipping = None
+                threshold = BLANK_RUN if worth_it else threshold * 2
+    except READ_ERRORS as err:  # a truncated or corrupt stream: the line it ended in
+        if stop is not None:
+            raise  # a byte range (its caller numbers what follows from its count)
+        at = reading if skipping is None else number + skipping[0] + 1
+        yield BundleError(RejectCode.UNREADABLE, f"cannot read: {err}", Source(path, at))
+        return
     if counted is not None:
         counted.append(number - first_line + 1)
 
