@@ -242,6 +242,20 @@ def test_auth_none_turns_authentication_off_a_restart_turns_it_on_and_an_edited_
     assert not maps_archive(server.data)
 
 
+def test_stop_and_logs_of_a_folder_never_started_create_nothing(tmp_path: Path) -> None:
+    """``stop`` created the folder (and its logs and lock) it had nothing to stop in; ``logs``
+    printed tail's own error."""
+    data = tmp_path / "never"
+    stopped = script(data, "stop")
+    assert (stopped.returncode, stopped.stderr.strip()) == (0, f"neo4j: not running (no {data})")
+    logs = script(data, "logs")
+    assert logs.returncode == 1
+    assert logs.stderr.strip() == (
+        f"neo4j: ERROR: no log yet: {data}/logs/launcher.log (the server of {data} has not been started)"
+    )
+    assert not data.exists()
+
+
 def test_a_short_neo4j_password_is_refused_before_anything_starts(tmp_path: Path) -> None:
     done = script_start(tmp_path, NEO4J_PASSWORD="short")
     assert done.returncode != 0
