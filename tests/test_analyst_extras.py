@@ -34,19 +34,7 @@ pytestmark = pytest.mark.neo4j
 SIGNER = SignerIdentity.from_seed(b"analyst-extras", key_id="x-key", signer_id="x.example")
 SAMPLE_KEYS = resolve_keyring()
 KEYRING = resolve_keyring([PinnedKey(SIGNER.key_id, SIGNER.public_key, SIGNER.signer_id)])
-V1 = PaperSpec(
-    arxiv_id="2403.00001",
-    version=1,
-    title="Kept by the analyst",
-    authors=["Lone Author", "Kim Q"],
-    abstract_excerpt="Text.",
-    primary_cat="cs.DS",
-    cross_cats=[],
-    license="http://creativecommons.org/licenses/by/4.0/",
-    submitted_at="2024-03-01T10:00:00Z",
-    created_at="2026-07-01T00:00:00Z",
-    built_at="2026-07-02T00:00:00Z",
-)
+V1 = PaperSpec.example("2403.00001", title="Kept by the analyst", authors=["Lone Author", "Kim Q"])
 OTHER = replace(V1, arxiv_id="2403.00002", title="Another", authors=["Kim Q"])
 
 

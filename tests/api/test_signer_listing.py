@@ -27,18 +27,8 @@ B = SignerIdentity.from_seed(b"listing-b", key_id="b-key", signer_id="b.example"
 A = SignerIdentity.from_seed(b"listing-a", key_id="a-key", signer_id="a.example")
 KEYRING = resolve_keyring([PinnedKey(s.key_id, s.public_key, s.signer_id) for s in (B, A)])
 
-FIRST = PaperSpec(
-    arxiv_id="2402.00001",
-    version=1,
-    title="First of B",
-    authors=["Bea One"],
-    abstract_excerpt="One.",
-    primary_cat="cs.DS",
-    cross_cats=[],
-    license="http://creativecommons.org/licenses/by/4.0/",
-    submitted_at="2023-02-01T10:00:00Z",
-    created_at="2026-07-01T00:00:00Z",
-    built_at="2026-07-02T00:00:00Z",
+FIRST = PaperSpec.example(
+    "2402.00001", title="First of B", authors=["Bea One"], submitted_at="2023-02-01T10:00:00Z"
 )
 SECOND = replace(FIRST, arxiv_id="2402.00002", title="Second of B", submitted_at="2024-03-01T10:00:00Z")
 MIXED = replace(
