@@ -9,6 +9,7 @@ Each test leaves the session's server with the graph's indexes and none of its o
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -18,12 +19,14 @@ from typing import Any
 import networkx as nx
 import orjson
 import pytest
+from neo4j.exceptions import Neo4jError
 
 from pith_graph.errors import StoreError
 from pith_graph.loader.export import export_subgraph
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
 from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_schema import schema_problems
@@ -71,7 +74,10 @@ def test_an_analysts_full_text_index_in_place_of_the_graphs_is_refused_by_name(n
     with pytest.raises(StoreError) as caught:
         neo4j.ensure_schema()
     assert caught.value.code == "write_failed"
-    assert "paper_title_fulltext is missing: drop my_title_ft stands in its place" in caught.value.message
+    assert caught.value.message == (
+        "paper_title_fulltext is missing: my_title_ft stands in its place: DROP INDEX my_title_ft, "
+        "then run pith-graph schema"
+    )
     _cypher(neo4j, "DROP INDEX my_title_ft")
     neo4j.ensure_schema()
     assert "paper_title_fulltext" in _index_names(neo4j)
@@ -84,15 +90,22 @@ def test_an_equivalent_range_index_of_another_name_is_a_warning(
     _cypher(neo4j, "CREATE INDEX my_license FOR (n:Paper) ON (n.license)")
     with caplog.at_level(logging.WARNING):
         neo4j.ensure_schema()
-    assert "index paper_license_index is missing: my_license (the same label and properties)" in caplog.text
+    assert (
+        "paper_license_index is missing: my_license (range index on Paper(license)) serves in its place"
+        in caplog.text
+    )
     assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3  # loads as before
 
 
 def test_a_range_index_in_place_of_a_uniqueness_constraint_is_refused(neo4j: Neo4jStore) -> None:
     _cypher(neo4j, "DROP CONSTRAINT signer_signerid_unique")
     _cypher(neo4j, "CREATE INDEX my_signers FOR (n:Signer) ON (n.signerId)")
-    with pytest.raises(StoreError, match="uniqueness constraint signer_signerid_unique is missing"):
+    with pytest.raises(StoreError) as caught:
         neo4j.ensure_schema()
+    assert caught.value.message == (
+        "signer_signerid_unique is missing: my_signers stands in its place: DROP INDEX my_signers, "
+        "then run pith-graph schema"
+    )
 
 
 def test_a_failed_index_of_an_analysts_does_not_hold_loads_back(neo4j: Neo4jStore) -> None:
@@ -127,8 +140,9 @@ def test_schema_problems_from_rows_of_show_indexes() -> None:
     ]
     errors, _ = schema_problems(wrong)
     assert len(errors) == 15
-    assert (
-        "index paper_license_index exists but is not the graph's (range on Paper(doi)): drop it" in errors[9]
+    assert errors[9] == (
+        "paper_license_index is not the graph's range index on Paper(license) but a range index on Paper(doi): "
+        "DROP INDEX paper_license_index, then run pith-graph schema"
     )
 
 
@@ -189,3 +203,50 @@ def test_loads_keep_an_analysts_relationships_and_never_keep_the_graphs_orphans(
     _load(memory, tmp_path, V1, OTHER)
     _load(memory, tmp_path, replace(V1, authors=["Kim Q"], built_at="2026-08-01T00:00:00Z"))
     assert neo4j.export() == memory.export()
+
+
+def test_an_orphan_given_an_edge_by_a_concurrent_loader_is_not_taken_with_it(neo4j: Neo4jStore) -> None:
+    """Loader A rewrites a paper without its author X, so X looks orphaned, while loader B
+    has given X an edge to another paper, not yet committed. A's delete waits for B's lock;
+    then it must fail (its batch runs again), not delete X with B's committed edge, which a
+    DETACH DELETE did without an error."""
+    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3
+    first, second = (
+        row["p"] for row in _cypher(neo4j, "MATCH (p:Paper) RETURN p.pithNumber AS p ORDER BY p LIMIT 2")
+    )
+    _cypher(
+        neo4j,
+        "MATCH (p:Paper {pithNumber: $p}) CREATE (:Author {nameKey: 'race x', name: 'Race X', "
+        "nameFolded: 'race x', paperCount: 1})-[:AUTHORED]->(p)",
+        p=first,
+    )
+    with (
+        neo4j.driver.session(database=neo4j.database) as b_session,
+        neo4j.driver.session(database=neo4j.database) as a_session,
+    ):
+        b = b_session.begin_transaction()
+        b.run(
+            "MATCH (a:Author {nameKey: 'race x'}), (p:Paper {pithNumber: $p}) CREATE (a)-[:AUTHORED]->(p)",
+            p=second,
+        ).consume()
+        a = a_session.begin_transaction()
+        ids = [row["id"] for row in a.run(cypher.DETACH_PAPERS, piths=[first]) if row["nameKey"] == "race x"]
+        failed: list[BaseException] = []
+
+        def delete_orphans() -> None:
+            try:
+                a.run(cypher.DELETE_ORPHANS, ids=ids).consume()  # waits for B's lock on X
+                a.commit()
+            except Neo4jError as error:
+                failed.append(error)
+
+        thread = threading.Thread(target=delete_orphans)
+        thread.start()
+        time.sleep(0.5)
+        b.commit()
+        thread.join(timeout=30)
+        assert [error.code for error in failed] == ["Neo.ClientError.Schema.ConstraintValidationFailed"]  # type: ignore[attr-defined]
+    found = _cypher(
+        neo4j, "MATCH (:Author {nameKey: 'race x'})-[:AUTHORED]->(p) RETURN p.pithNumber AS p ORDER BY p"
+    )
+    assert [row["p"] for row in found] == [first, second]  # A rolled back; B's edge kept

@@ -256,6 +256,23 @@ def test_stop_and_logs_of_a_folder_never_started_create_nothing(tmp_path: Path) 
     assert not data.exists()
 
 
+def test_a_failed_start_does_not_mark_an_interrupted_import_served(tmp_path: Path) -> None:
+    """``NEO4J_INCOMPLETE=serve`` marks the folder served once its server is up, not when the
+    start fails (a port in use): nothing was served, so the next import needs no --replace."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    (data / "import.incomplete").write_text("new\nan import into this folder did not finish\n")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        done = script(
+            data, "start", NEO4J_BOLT_PORT=port, NEO4J_HTTP_PORT=str(free_port()), NEO4J_INCOMPLETE="serve"
+        )
+    assert done.returncode == 1 and "already in use" in done.stderr, done.stderr
+    assert (data / "import.incomplete").read_text().startswith("new\n")
+
+
 def test_a_short_neo4j_password_is_refused_before_anything_starts(tmp_path: Path) -> None:
     done = script_start(tmp_path, NEO4J_PASSWORD="short")
     assert done.returncode != 0

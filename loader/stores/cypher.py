@@ -272,12 +272,20 @@ CALL (p, row) {
 
 #: Remove the detached neighbours that no paper uses any more (an analyst's relationships to
 #: them go with them; their own nodes are never removed); returns the removed authors' keys.
+#: The relationships deleted are those it sees (committed: an analyst's, as none of the
+#: graph's is left), then the node by a plain DELETE, not DETACH DELETE: an edge a concurrent
+#: loader gave it meanwhile then fails this commit (or that loader's), and the batch runs
+#: again; DETACH DELETE took that loader's committed edge with it, without an error.
 DELETE_ORPHANS = f"""
 UNWIND $ids AS id
 MATCH (n)
 WHERE elementId(n) = id AND ({OWN_NEIGHBOUR}) AND NOT EXISTS {{ (n)-[:{OWN_TYPES}]-(:Paper) }}
+CALL (n) {{
+  MATCH (n)-[theirs]-()
+  DELETE theirs
+}}
 WITH n, n.nameKey AS key
-DETACH DELETE n
+DELETE n
 RETURN key
 """
 

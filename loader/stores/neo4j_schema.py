@@ -70,49 +70,60 @@ def _shown(row: Mapping[str, Any]) -> _Declared:
     )
 
 
+def _drop(name: str, shown: _Declared) -> str:
+    return f"DROP {'CONSTRAINT' if shown[4] else 'INDEX'} {name}"  # a constraint's index has its name
+
+
+def _described(shown: _Declared) -> str:
+    kind, label, props, analyzer, owned = shown
+    what = "uniqueness constraint" if owned else f"{kind.lower()} index"
+    return f"{what} on {label}({', '.join(props)})" + (f" with analyzer {analyzer}" if analyzer else "")
+
+
 def schema_problems(rows: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[str]]:
     """What is wrong with the graph's indexes, given the rows of ``SHOW INDEXES`` (``name``,
     ``type``, ``labelsOrTypes``, ``properties``, ``options``, ``owningConstraint``): the
     problems that stop a load, and the ones worth a warning.
 
     >>> rows = [{"name": "my_license", "type": "RANGE", "labelsOrTypes": ["Paper"],
-    ...          "properties": ["license"]}]
+    ...          "properties": ["license"]}, {"name": "my_title", "type": "FULLTEXT",
+    ...          "labelsOrTypes": ["Paper"], "properties": ["title"]}]
     >>> errors, warnings = schema_problems(rows)
     >>> [e for e in errors if "paper_title_fulltext" in e][0]
-    'full-text index paper_title_fulltext is missing: drop what stands in its place, if anything (SHOW INDEXES), and run pith-graph schema'
+    'paper_title_fulltext is missing: my_title stands in its place: DROP INDEX my_title, then run pith-graph schema'
     >>> [w for w in warnings if "license" in w]
-    ['index paper_license_index is missing: my_license (the same label and properties) serves in its place']
+    ['paper_license_index is missing: my_license (range index on Paper(license)) serves in its place']
     """
     shown = {str(row["name"]): _shown(row) for row in rows}
     errors: list[str] = []
     warnings: list[str] = []
     for name, want in _declared().items():
         kind, label, props, _, unique = want
-        what = "full-text index" if kind == "FULLTEXT" else "uniqueness constraint" if unique else "index"
         have = shown.get(name)
         if have == want:
             continue
         if have is not None:
             errors.append(
-                f"{what} {name} exists but is not the graph's ({have[0].lower()} on {have[1]}"
-                f"({', '.join(have[2])})): drop it (DROP INDEX {name}) and run pith-graph schema"
+                f"{name} is not the graph's {_described(want)} but a {_described(have)}: "
+                f"{_drop(name, have)}, then run pith-graph schema"
             )
             continue
-        stand_ins = sorted(
-            other
-            for other, (k, lab, ps, _, owned) in shown.items()
-            if (k, lab, ps) == (kind, label, props) and (owned or not unique)
+        # What CREATE … IF NOT EXISTS took for it: the same kind on the same label and properties.
+        blockers = sorted(
+            other for other, (k, lab, ps, _, _) in shown.items() if (k, lab, ps) == (kind, label, props)
         )
-        if kind == "FULLTEXT" or not stand_ins:
-            place = f"{', '.join(stand_ins)} stands" if stand_ins else "what stands"
+        serving = [other for other in blockers if shown[other][4] or not unique]
+        if serving and kind != "FULLTEXT":  # the planner uses it as it would the graph's
+            warnings.append(
+                f"{name} is missing: {serving[0]} ({_described(shown[serving[0]])}) serves in its place"
+            )
+        elif blockers:
+            drops = ", ".join(_drop(other, shown[other]) for other in blockers)
             errors.append(
-                f"{what} {name} is missing: drop {place} in its place"
-                f"{'' if stand_ins else ', if anything (SHOW INDEXES),'} and run pith-graph schema"
+                f"{name} is missing: {', '.join(blockers)} stands in its place: {drops}, then run pith-graph schema"
             )
         else:
-            warnings.append(
-                f"{what} {name} is missing: {stand_ins[0]} (the same label and properties) serves in its place"
-            )
+            errors.append(f"{name} is missing: run pith-graph schema")
     return errors, warnings
 
 
