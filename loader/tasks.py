@@ -27,7 +27,8 @@ from typing import BinaryIO, Literal
 
 from pith_graph.errors import BundleError, RejectCode, Source
 from pith_graph.loader.gunzip import READ_ERRORS, inflated
-from pith_graph.loader.sources import RawBundle, iter_inputs, iter_lines, open_regular
+from pith_graph.loader.lines import RawBundle, iter_lines
+from pith_graph.loader.sources import iter_inputs, open_regular
 
 __all__ = ["BLOCK_LINES", "GROUP_BYTES", "Task", "plan_tasks", "read_task"]
 

@@ -22,6 +22,7 @@ import orjson
 import pytest
 
 import pith_graph.loader.gunzip as gunzip
+import pith_graph.loader.lines as lines
 import pith_graph.loader.sources as sources
 import pith_graph.loader.tasks as tasks
 from pith_graph.errors import QUOTED_CHARACTERS, BundleError, KeyringError, quoted
@@ -29,9 +30,10 @@ from pith_graph.loader.bulk import bulk_import
 from pith_graph.loader.format import BUNDLE_TYPE
 from pith_graph.loader.keyfiles import parse_keyring
 from pith_graph.loader.keyring import PinnedKey, default_keyring
+from pith_graph.loader.lines import RawBundle, iter_lines
 from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.pipeline import run
-from pith_graph.loader.sources import RawBundle, iter_inputs, iter_lines
+from pith_graph.loader.sources import iter_inputs
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.tasks import Task, read_task
 from pith_graph.loader.verify import verify_bundle
@@ -174,7 +176,7 @@ def test_ranges_cut_inside_blank_runs_read_every_line_once(
 ) -> None:
     """Every cut point of a file with blank runs: the two ranges together read each line once,
     numbered as the whole file is (a bulk skip never reads past its range's end)."""
-    monkeypatch.setattr(sources, "BLANK_RUN", 2)
+    monkeypatch.setattr(lines, "BLANK_RUN", 2)
     data = b"\n" * 9 + b"{}\n" + b" \n\r\n\n" * 3 + b"{ }\n\n\n\n" + b"{  }" + b"\n" * 5
     path = tmp_path / "r.jsonl"
     path.write_bytes(data)
