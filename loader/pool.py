@@ -29,7 +29,7 @@ from typing import Any, Protocol
 from pith_graph.errors import BundleError, StoreError, StoreErrorCode
 from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.tasks import Task, read_task
-from pith_graph.loader.workers import become_worker, how_it_ended
+from pith_graph.loader.workers import become_worker, how_it_ended, signals_held
 
 __all__ = ["AHEAD", "HEAVY_PARTS", "MAX_WORKERS", "Handler", "Part", "cyclic_gc_paused", "run_tasks"]
 
@@ -154,7 +154,8 @@ class _Worker:
         )
 
     def start(self) -> None:
-        self.process.start()
+        with signals_held():
+            self.process.start()
         # Keep only this side's ends of the worker's pipes: once the worker has gone, reading
         # its results ends (EOF) instead of waiting for ever on a half-sent part, and handing
         # it a task fails instead of blocking on a full pipe.

@@ -24,6 +24,7 @@ die with the caller in the same way (the bulk import's decide and node passes us
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import multiprocessing
@@ -32,13 +33,20 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing.connection import Connection
 from typing import TypeVar, cast
 
 from pith_graph.errors import StoreError, StoreErrorCode
 
-__all__ = ["WATCHDOG_SECONDS", "become_worker", "die_with_parent", "how_it_ended", "in_processes"]
+__all__ = [
+    "WATCHDOG_SECONDS",
+    "become_worker",
+    "die_with_parent",
+    "how_it_ended",
+    "in_processes",
+    "signals_held",
+]
 
 T = TypeVar("T")
 
@@ -89,6 +97,31 @@ def become_worker(parent_pid: int) -> None:
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM while a worker is forked, then take them: an interrupt raised in
+    one of ``os.fork``'s at-fork handlers (logging releases its lock in one) is "ignored" by
+    Python, and the command went on to its end and exited 0 (seen once in CI: a SIGTERM that
+    landed as ``load -`` forked its workers). Outside the main thread, as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        caught.append(signum)
+
+    held = (signal.SIGINT, signal.SIGTERM)
+    previous = [signal.signal(signum, hold) for signum in held]
+    try:
+        yield
+    finally:
+        for kind, handler in zip(held, previous, strict=True):
+            signal.signal(kind, handler)
+        for number in dict.fromkeys(caught):
+            signal.raise_signal(number)  # to its own handler now, outside the fork
+
+
 def _run_and_send(send: Connection, work: Callable[[int], object], index: int, parent_pid: int) -> None:
     become_worker(parent_pid)
     try:
@@ -134,7 +167,8 @@ def in_processes(count: int, work: Callable[[int], T]) -> list[T]:
     for index in range(1, count):
         receive, send = context.Pipe(duplex=False)
         process = context.Process(target=_run_and_send, args=(send, work, index, os.getpid()), daemon=True)
-        process.start()
+        with signals_held():
+            process.start()
         send.close()
         children.append((process, receive))
     outcomes: list[tuple[bool, object]] = []

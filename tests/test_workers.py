@@ -179,3 +179,37 @@ def test_in_processes_stops_the_others_when_its_own_share_fails(tmp_path: Path) 
     assert time.monotonic() - started < 30
     for pid in map(int, marker.read_text().split()):
         assert not alive(pid)
+
+
+def test_an_interrupt_that_lands_while_a_worker_is_forked_is_raised_after_it() -> None:
+    """A SIGTERM (the CLI turns it into an interrupt) delivered in one of ``os.fork``'s at-fork
+    handlers was "ignored" by Python, and ``load -`` went on to its end and exited 0 (CI, once):
+    it is now held until the fork is done, then raised. Run in a child interpreter, whose
+    at-fork handler sends the signal as the first worker is forked."""
+    script = textwrap.dedent(
+        """
+        import os, signal, sys
+        from pith_graph.loader.workers import in_processes
+
+        def interrupt(signum, frame):
+            raise KeyboardInterrupt
+
+        signal.signal(signal.SIGTERM, interrupt)
+        sent = []
+
+        def land_in_the_fork():
+            if not sent:
+                sent.append(True)
+                signal.raise_signal(signal.SIGTERM)
+
+        os.register_at_fork(after_in_parent=land_in_the_fork)
+        try:
+            in_processes(2, lambda index: index)
+        except KeyboardInterrupt:
+            print("interrupted")
+            sys.exit(130)
+        print("went on")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (130, "interrupted", "")
