@@ -46,6 +46,7 @@ __all__ = [
     "HeadSize",
     "HeaderDeadline",
     "protocol_with_header_timeout",
+    "too_many_connections",
 ]
 
 log = logging.getLogger("pith_graph.api.protocols")
@@ -171,7 +172,7 @@ _TOO_MANY = orjson.dumps(
 )
 
 
-async def _too_many_connections(scope: Any, receive: Any, send: Any) -> None:
+async def too_many_connections(scope: Any, receive: Any, send: Any) -> None:
     """The ASGI app of a connection over the cap: each request answered 503 (coded JSON),
     then the connection closed."""
     headers = [
@@ -193,6 +194,7 @@ class _Bounded(asyncio.Protocol):
     max_head_bytes = DEFAULT_MAX_HEAD_BYTES
     send_timeout = DEFAULT_SEND_TIMEOUT
     max_connections: int | None = None
+    over_limit_app: Any = staticmethod(too_many_connections)  # serve.py adds CORS to it
     app: Any
     connections: set[Any]
     loop: asyncio.AbstractEventLoop
@@ -211,7 +213,7 @@ class _Bounded(asyncio.Protocol):
             # Only this connection is over the cap: its requests are answered 503. uvicorn's
             # limit_concurrency answered every request 503 while the count was over, those of
             # connections made before too, so 257 idle sockets shut every client out.
-            self.app = _too_many_connections
+            self.app = self.over_limit_app
         self.head = HeadSize(self.max_head_bytes)
         self.deadline = HeaderDeadline(self.loop, self.header_timeout, transport, self._responding)
         self.deadline.start(begun=False)
@@ -378,12 +380,13 @@ def protocol_with_header_timeout(
     max_head_bytes: int = DEFAULT_MAX_HEAD_BYTES,
     send_timeout: float = DEFAULT_SEND_TIMEOUT,
     max_connections: int | None = None,
+    over_limit_app: Any = too_many_connections,
 ) -> type[asyncio.Protocol]:
     """The uvicorn HTTP protocol class (``Config(http=...)``) that closes connections whose
     request headers take over ``seconds`` or ``max_head_bytes``, or whose client does not
     take an answer within ``send_timeout`` seconds, and answers each request of a connection
-    made while ``max_connections`` others are open 503, then closes it. ``parser``: ``auto``
-    (httptools if installed), ``httptools`` or ``h11``."""
+    made while ``max_connections`` others are open with ``over_limit_app`` (503, then the
+    connection closed). ``parser``: ``auto`` (httptools if installed), ``httptools`` or ``h11``."""
     if seconds <= 0 or send_timeout <= 0:
         raise ValueError("the header and send timeouts must be positive")
     if max_head_bytes < 1:
@@ -393,6 +396,7 @@ def protocol_with_header_timeout(
         "max_head_bytes": max_head_bytes,
         "send_timeout": send_timeout,
         "max_connections": max_connections,
+        "over_limit_app": staticmethod(over_limit_app),
     }
     base: type[_Bounded] = H11WithHeaderTimeout
     if parser in ("auto", "httptools"):

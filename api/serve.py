@@ -29,9 +29,10 @@ import uvicorn
 
 from pith_graph.api.app import create_app
 from pith_graph.api.bridge import BridgeRunner
+from pith_graph.api.http import with_cors
 from pith_graph.api.lanes import Runner, ThreadRunner, run_inline
 from pith_graph.api.loops import LoopGate, LoopThreads
-from pith_graph.api.protocols import protocol_with_header_timeout
+from pith_graph.api.protocols import protocol_with_header_timeout, too_many_connections
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.settings import NEO4J_SERVES_ITS_DATABASE, ServerSettings
 from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve_in_workers
@@ -176,6 +177,7 @@ def _serve_one(
             max_head_bytes=settings.max_header_bytes,
             send_timeout=settings.send_timeout_seconds,
             max_connections=settings.max_connections,  # the one after it: its requests 503
+            over_limit_app=with_cors(too_many_connections, settings.cors_origins),  # readable by them
         ),
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         server_header=False,

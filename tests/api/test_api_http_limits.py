@@ -28,6 +28,7 @@ HEAD_BYTES = 32768  # PITH_API_MAX_HEADER_BYTES (above h11's own 16 KiB)
 SEND_TIMEOUT = 1.0  # PITH_API_SEND_TIMEOUT_SECONDS
 SLACK = 2.0  # what a loaded machine may add before the server acts
 CAP = 4  # PITH_API_MAX_CONNECTIONS
+ORIGIN = "http://app.example"  # PITH_API_CORS_ORIGINS of the capped server
 CACHE_CONTROL = "public, max-age=60"
 QUERY = "{ categories { code } }"
 #: About 1 MB of answer: far more than the sockets' buffers of a client that does not read.
@@ -57,7 +58,12 @@ def served_cli() -> Iterator[tuple[str, int]]:
 @pytest.fixture(scope="module")
 def served_strict() -> Iterator[tuple[str, int]]:
     """Every query out of time at once; few connections."""
-    env = {**ENV, "PITH_API_TIMEOUT_SECONDS": "0.000001", "PITH_API_MAX_CONNECTIONS": str(CAP)}
+    env = {
+        **ENV,
+        "PITH_API_TIMEOUT_SECONDS": "0.000001",
+        "PITH_API_MAX_CONNECTIONS": str(CAP),
+        "PITH_API_CORS_ORIGINS": ORIGIN,
+    }
     with serving(["--port", "0", "--workers", "1"], env, stop_timeout=30) as url:
         yield _address(url)
 
@@ -241,8 +247,9 @@ def test_the_send_deadline_drops_a_stalled_reader_not_a_slow_steady_one(
 # -- a cap on connections ---------------------------------------------------------------------------
 
 
-def _get_healthz(sock: socket.socket) -> bytes:
-    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+def _get_healthz(sock: socket.socket, origin: str | None = None) -> bytes:
+    sent = b"" if origin is None else f"Origin: {origin}\r\n".encode()
+    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\n" + sent + b"\r\n")
     received = b""
     while b"\r\n\r\n" not in received or not received.endswith(b"}"):
         chunk = sock.recv(65536)
@@ -263,10 +270,12 @@ def test_connections_beyond_the_cap_are_answered_503(served_strict: tuple[str, i
         # answered every request 503 while the count was over: idle sockets shut all out).
         for sock in kept:
             assert _get_healthz(sock).startswith(b"HTTP/1.1 200 ")
-        refused = _get_healthz(extra)
+        refused = _get_healthz(extra, ORIGIN)
         assert refused.startswith(b"HTTP/1.1 503 "), refused
         head, _, body = refused.partition(b"\r\n\r\n")
         assert b"retry-after: 1" in head.lower()
+        # A page of another origin allowed in may read it (it saw a CORS failure, not the 503).
+        assert f"access-control-allow-origin: {ORIGIN}".encode() in head.lower()
         assert orjson.loads(body)["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
         assert _until_closed(extra, limit=5) == b""  # and closed
         kept.pop().close()
