@@ -150,22 +150,21 @@ def _assert_not_served(data: Path) -> None:
     )
 
 
-def test_an_interrupted_replace_needs_replace_again(
-    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
-) -> None:
-    env, folder = importer
-    data = folder / "data"
-    (data / "data" / "databases" / "neo4j").mkdir(parents=True)
-    (data / "data" / "databases" / "neo4j" / "neostore").write_text("a database with papers")
-    process = _start(corpus, data, "--replace", env=env)
-    _java_started(folder)
-    process.kill()
-    process.communicate(timeout=30)
-    assert (data / MARKER).read_text().startswith("replace\n")
-    folder_, keys = corpus
-    done = run_cli(
+def _with_a_database(data: Path, content: str) -> Path:
+    """A stand-in store file under the Neo4j home ``data``: the folder holds a database."""
+    store = data / "data" / "databases" / "neo4j"
+    store.mkdir(parents=True)
+    (store / "neostore").write_text(content)
+    return store / "neostore"
+
+
+def _import_without_replace(
+    corpus: tuple[str, Path], data: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    folder, keys = corpus
+    return run_cli(
         "import",
-        folder_,
+        folder,
         "--trusted-keys",
         str(keys),
         "--neo4j-data",
@@ -174,6 +173,20 @@ def test_an_interrupted_replace_needs_replace_again(
         cwd=PROJECT,
         timeout=60,
     )
+
+
+def test_an_interrupted_replace_needs_replace_again(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
+) -> None:
+    env, folder = importer
+    data = folder / "data"
+    _with_a_database(data, "a database with papers")
+    process = _start(corpus, data, "--replace", env=env)
+    _java_started(folder)
+    process.kill()
+    process.communicate(timeout=30)
+    assert (data / MARKER).read_text().startswith("replace\n")
+    done = _import_without_replace(corpus, data, env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"pith-graph: error: an import into {data} was interrupted ({data / MARKER}): its database "
@@ -252,24 +265,12 @@ def test_an_interrupted_import_served_since_needs_replace(
     overwrote 2,924 papers loaded since without asking)."""
     env, folder = importer
     data = folder / "data"
-    (data / "data" / "databases" / "neo4j").mkdir(parents=True)
-    (data / "data" / "databases" / "neo4j" / "neostore").write_text("a database loads added to")
+    store = _with_a_database(data, "a database loads added to")
     (data / MARKER).write_text("served\nan import into this folder did not finish\n")
-    folder_, keys = corpus
-    done = run_cli(
-        "import",
-        folder_,
-        "--trusted-keys",
-        str(keys),
-        "--neo4j-data",
-        str(data),
-        env=env,
-        cwd=PROJECT,
-        timeout=60,
-    )
+    done = _import_without_replace(corpus, data, env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"pith-graph: error: an import into {data} was interrupted ({data / MARKER}) and its database "
         "served since (NEO4J_INCOMPLETE=serve): it may hold what loads added: pass --replace to overwrite it"
     ]
-    assert (data / "data" / "databases" / "neo4j" / "neostore").read_text() == "a database loads added to"
+    assert store.read_text() == "a database loads added to"
