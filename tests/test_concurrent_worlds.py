@@ -37,6 +37,7 @@ from typing import Any
 
 import orjson
 import pytest
+from neo4j.exceptions import DriverError
 from test_order_independence import (
     HIGH,
     HIGH_2,
@@ -56,9 +57,10 @@ from pith_graph.loader.keyring import REVOKED_ALWAYS, PinnedKey
 from pith_graph.loader.prune import PruneReport, prune_revoked
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.stores import cypher, neo4j_batch
-from pith_graph.loader.stores.base import GraphExport, Unchanged
+from pith_graph.loader.stores.base import AppliedBatch, GraphExport, Unchanged
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.stores.rules import Outcome
 from pith_graph.loader.verify import verify_bundle
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
@@ -416,3 +418,44 @@ def test_a_paper_a_load_takes_from_a_revoked_key_before_pruning_removes_it_stays
     expected = MemoryStore()
     expected.apply([newer], REVOKING.rank)
     assert db.export() == expected.export()
+
+
+def test_a_store_closed_while_its_batch_waits_on_a_lock_lets_it_commit_then_closes(
+    connect: Callable[[], Neo4jStore],
+) -> None:
+    """An interrupted load closes its store while its batch is still in flight on the writer
+    thread (left to end on its own): the batch ends as it would have, committed whole, and the
+    driver is closed after it. (Closed under the batch, the driver's connection was used by two
+    threads at once: a load stopped by SIGTERM once ended in a BufferError, exit 70, not 130.)"""
+    rows = rows_of(PaperSpec.example("2401.00001", authors=["Cy Dunn"]), HIGH)
+    store, db = connect(), connect()
+    db.clear()
+    applied: list[AppliedBatch] = []
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            applied.append(store.apply([rows], KEYRING.rank))
+        except BaseException as error:  # asserted below
+            errors.append(error)
+
+    writer = threading.Thread(target=write)
+    with db.driver.session(database=db.database) as session:
+        holder = session.begin_transaction()  # holds the lock the batch takes first
+        holder.run(
+            "MERGE (a:Alias {kind: $kind, value: $value}) SET a._lock = true",
+            kind=rows.source[0],
+            value=rows.source[1],
+        ).consume()
+        writer.start()
+        deadline = time.monotonic() + 60
+        while not db.driver.execute_query(BLOCKED).records[0]["n"]:
+            assert writer.is_alive() and time.monotonic() < deadline, errors
+            time.sleep(0.01)
+        store.close()
+        holder.rollback()
+    writer.join(60)
+    assert not errors and [applied[0].outcomes] == [[Outcome.INSERTED]], errors
+    assert db.papers_present([rows.paper.pith_number]) == {rows.paper.pith_number}
+    with pytest.raises(DriverError, match="closed"):
+        store.driver.verify_connectivity()

@@ -84,7 +84,9 @@ class Neo4jStore:
         self.uri = uri
         self.database = database
         self._interrupts = 0  # how many times interrupt() was called
-        self._interrupted = threading.Condition()
+        self._interrupted = threading.Condition()  # (guards the two below too)
+        self._writes = 0  # writes in flight, on any thread
+        self._close_deferred = False  # close() came while one was: the last to end closes
 
     @classmethod
     def connect(
@@ -210,6 +212,27 @@ class Neo4jStore:
         one raises :class:`BatchTooLarge` at once when the caller can split its work
         (``splittable``), else fails as ``write_failed``. No attempt follows an
         :meth:`interrupt` called after ``since`` (their count when the write began)."""
+        with self._writing():
+            return self._attempts(work, *args, commits=commits, splittable=splittable, since=since)
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Count a write in flight; the last one to end closes the driver if :meth:`close`
+        was called meanwhile."""
+        with self._interrupted:
+            self._writes += 1
+        try:
+            yield
+        finally:
+            with self._interrupted:
+                self._writes -= 1
+                close = self._close_deferred and not self._writes
+            if close:
+                self.driver.close()
+
+    def _attempts(
+        self, work: Callable[..., T], *args: Any, commits: LostCommits, splittable: bool, since: int | None
+    ) -> T:
         since = self._interrupts if since is None else since
         delays, started, give_up = _retry_delays(), time.monotonic(), float("inf")
         for attempt in itertools.count(1):
@@ -291,6 +314,14 @@ class Neo4jStore:
         return self.read(lambda tx: neo4j_batch.read_rows(tx, statement, **params), action)
 
     def close(self) -> None:
+        """Close the driver; if a write is in flight on another thread (an interrupted load's
+        batch, left to end on its own), that write closes it as it ends. Closed under it, the
+        driver's connection was used by two threads at once: the write's attempt and the
+        pool's closing wrote into one buffer (``BufferError``, exit 70 instead of 130)."""
+        with self._interrupted:
+            if self._writes:
+                self._close_deferred = True
+                return
         self.driver.close()
 
     # -- tests and tools -----------------------------------------------------------------
