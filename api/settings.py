@@ -55,6 +55,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pith_graph import numbers
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.protocols import DEFAULT_MAX_HEAD_BYTES, DEFAULT_SEND_TIMEOUT
 from pith_graph.errors import UsageError
@@ -192,7 +193,7 @@ class ServerSettings:
 
         def number(name: str, kind: type) -> Any:
             try:
-                return kind(env[name])
+                return (numbers.integer if kind is int else numbers.decimal)(env[name])
             except ValueError as err:
                 raise UsageError(f"{name} must be a number, not {env[name]!r}") from err
 

@@ -24,6 +24,7 @@ from pith_graph.cli import terminal
 from pith_graph.cli.options import (
     EXIT_OK,
     EXIT_REJECTED,
+    INTEGER,
     add_input_options,
     add_neo4j_options,
     check_save_destination,
@@ -218,7 +219,7 @@ def add_loader_commands(commands: argparse._SubParsersAction[Any]) -> None:
     )
     load.add_argument(
         "--batch-size",
-        type=int,
+        type=INTEGER,
         default=None,
         help="bundles per write batch (default: 1000 in memory, 5000 for Neo4j)",
     )

@@ -11,7 +11,7 @@ from typing import Any
 import orjson
 
 from pith_graph.cli import terminal
-from pith_graph.cli.options import EXIT_OK, add_neo4j_options, check_save_destination, connect_neo4j
+from pith_graph.cli.options import EXIT_OK, INTEGER, add_neo4j_options, check_save_destination, connect_neo4j
 
 __all__ = ["add_export_command", "cmd_export"]
 
@@ -25,7 +25,9 @@ def add_export_command(commands: argparse._SubParsersAction[Any]) -> None:
     export.add_argument("--backend", choices=("neo4j",), default="neo4j")
     export.add_argument("--category", metavar="CODE", help="papers listed in this category")
     export.add_argument("--author", metavar="NAME", help="papers of this author (case and spacing ignored)")
-    export.add_argument("--hops", type=int, default=1, help="with --author: 2 adds coauthors' papers, ...")
+    export.add_argument(
+        "--hops", type=INTEGER, default=1, help="with --author: 2 adds coauthors' papers, ..."
+    )
     export.add_argument("--from", dest="submitted_from", metavar="DATE", help="submitted on or after")
     export.add_argument("--to", dest="submitted_to", metavar="DATE", help="submitted on or before")
     export.add_argument("--save", metavar="FILE", required=True, help="node-link JSON to write")

@@ -7,9 +7,11 @@ import argparse
 import os
 import re
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, NoReturn, TypeVar
 
+from pith_graph import numbers
 from pith_graph.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_STORE, EXIT_USAGE
 from pith_graph.errors import UsageError
 from pith_graph.loader.keyfiles import operator_keyring
@@ -23,6 +25,8 @@ from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 if TYPE_CHECKING:
     from pith_graph.loader.stores.memory import MemoryStore
     from pith_graph.loader.stores.neo4j import Neo4jStore
+
+T = TypeVar("T")
 
 __all__ = [
     "EXIT_INTERRUPTED",
@@ -58,6 +62,22 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"pith-graph: error: {message}\n")
 
 
+def _typed(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """An argparse ``type`` of ``parse`` (:mod:`pith_graph.numbers`): its message as the error."""
+
+    def typed(text: str) -> T:
+        try:
+            return parse(text)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error)) from None
+
+    return typed
+
+
+#: ``type=`` of the number options: ASCII digits only (``int()`` takes ``４`` and ``1_0``).
+INTEGER, DECIMAL = _typed(numbers.integer), _typed(numbers.decimal)
+
+
 def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool = True) -> None:
     """Bundle paths, trusted keys, size limit, workers and ``--json``."""
     parser.add_argument(
@@ -69,19 +89,19 @@ def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool =
     add_trust_options(parser)
     parser.add_argument(
         "--max-bytes",
-        type=int,
+        type=INTEGER,
         default=DEFAULT_MAX_BYTES,
         help="largest bundle accepted, in bytes (default 1 MiB, at most 64 MiB)",
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=INTEGER,
         default=None,
         help="verification processes (default: one per core, at most 128)",
     )
     parser.add_argument(
         "--clock-skew",
-        type=float,
+        type=DECIMAL,
         default=DEFAULT_CLOCK_SKEW,
         metavar="SECONDS",
         help="how far ahead of this clock a bundle's times may lie (default 300, at most 100 years)",

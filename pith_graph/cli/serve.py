@@ -7,7 +7,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.cli import terminal
-from pith_graph.cli.options import add_neo4j_options, add_trust_options, refuse_neo4j_options
+from pith_graph.cli.options import INTEGER, add_neo4j_options, add_trust_options, refuse_neo4j_options
 from pith_graph.schema.graph import PAPER
 
 if TYPE_CHECKING:
@@ -55,17 +55,17 @@ def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
         help="memory (default) or neo4j (serve what the database holds)",
     )
     serve.add_argument("--host", default=None, help="interface (default 127.0.0.1, PITH_API_HOST)")
-    serve.add_argument("--port", type=int, default=None, help="port (default 8000, PITH_API_PORT)")
+    serve.add_argument("--port", type=INTEGER, default=None, help="port (default 8000, PITH_API_PORT)")
     add_trust_options(serve)
     serve.add_argument(
         "--workers",
-        type=int,
+        type=INTEGER,
         default=None,
         help="serving processes, forked once the graph is loaded (default: one per core, PITH_API_WORKERS; at most 128)",
     )
     serve.add_argument(
         "--load-workers",
-        type=int,
+        type=INTEGER,
         default=None,
         help="memory backend: verification processes for the load (default: one per core, at most 128)",
     )

@@ -95,14 +95,22 @@ BAD: list[Any] = [
     *(
         pytest.param({variable: value}, id=f"{variable}={value}")
         for variable, values in {
-            "PITH_API_PORT": ["http", "70000", "65536", "-1", ""],
+            "PITH_API_PORT": [
+                "http",
+                "70000",
+                "65536",
+                "-1",
+                "",
+                "\u0668\u0660\u0668\u0660",
+                "80_80",
+            ],  # ٨٠٨٠
             "PITH_API_BACKEND": ["mysql", ""],
             "PITH_API_WORKERS": ["0", "two", "129"],
             "PITH_API_MEMORY_THREADS": ["0", "1.5"],
             "PITH_API_HEAVY_EXECUTIONS": ["0", "two"],
             "PITH_API_NEO4J_EXECUTIONS": ["0", "two"],
             "PITH_API_MAX_HEADER_BYTES": ["64KiB", "100"],
-            "PITH_API_SEND_TIMEOUT_SECONDS": ["0", "nan", "inf"],
+            "PITH_API_SEND_TIMEOUT_SECONDS": ["0", "nan", "inf", "1e400", "\uff15"],  # ５
             "PITH_API_MAX_CONNECTIONS": ["0", "1.5"],
             "PITH_API_CORS_ORIGINS": ["https://a.example/path"],
             "PITH_API_CACHE_CONTROL": ["max-age=60\x07", "public, max-âge=60"],
