@@ -22,7 +22,7 @@ import pytest
 from neo4j.exceptions import Neo4jError
 
 from pith_graph.errors import StoreError
-from pith_graph.loader.export import export_subgraph
+from pith_graph.loader.export import Selection, export_subgraph
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
 from pith_graph.loader.pipeline import run
@@ -176,6 +176,28 @@ def test_exports_leave_out_what_is_an_analysts(neo4j: Neo4jStore) -> None:
     _cypher(neo4j, "MATCH (s:Signer)-[r:SIGNED]->() SET r.checked = true")
     expected, _ = load_graph([SAMPLES])
     _same(export_subgraph(neo4j), expected)
+    memory = MemoryStore()
+    run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=memory, workers=1)
+    assert neo4j.export() == memory.export()
+
+
+def test_a_node_of_the_graphs_label_without_its_key_is_the_analysts(neo4j: Neo4jStore) -> None:
+    """A stub ``(:Paper)`` of a cited work with no ``pithNumber``, cited by a paper, and an
+    ``(:Author)`` with no ``nameKey`` are not the graph's: every export leaves them out. (The
+    stub paper made the whole export exit 3, "the database changed under the export 5 times",
+    and the stub author made ``Neo4jStore.export`` raise ``KeyError``.)"""
+    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3
+    part = export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01"))
+    _cypher(
+        neo4j,
+        "MATCH (p:Paper) WITH p ORDER BY p.pithNumber LIMIT 1 "
+        "CREATE (p)-[:CITES]->(:Paper {title: 'Attention is all you need', sourceId: '1706.03762'})",
+    )
+    _cypher(neo4j, "CREATE (:Author {name: 'A. Reader'})")
+    expected, _ = load_graph([SAMPLES])
+    _same(export_subgraph(neo4j), expected)
+    _same(export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01")), part)
+    assert part.number_of_nodes() > 0
     memory = MemoryStore()
     run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=memory, workers=1)
     assert neo4j.export() == memory.export()

@@ -36,6 +36,17 @@ _NAMES = {spec.label: frozenset(spec.property_names) for spec in NODES.values()}
 _LABEL = "head([label IN labels(n) WHERE label IN [{}]])".format(", ".join(f"'{label}'" for label in NODES))
 
 
+def _keyed(var: str, label: str) -> str:
+    """``var`` (a ``label`` node) has its key: a node of the graph's label without it (an
+    analyst's ``(:Paper {title: …})``) is the analyst's, not the graph's, and is not read."""
+    return " AND ".join(f"{var}.{name} IS NOT NULL" for name in NODES[label].key)
+
+
+def _own_node(var: str) -> str:
+    """``var`` is a node of the graph's: one of its labels, with that label's key."""
+    return "(" + " OR ".join(f"({var}:{label} AND {_keyed(var, label)})" for label in NODES) + ")"
+
+
 def own_properties(label_or_type: str, props: Mapping[str, Any]) -> dict[str, Any]:
     """``props`` of a node or relationship without the properties the schema does not name.
 
@@ -50,12 +61,13 @@ def own_properties(label_or_type: str, props: Mapping[str, Any]) -> dict[str, An
 
 EXPORT_NODES = f"""
 MATCH (n)
-WHERE n:{" OR n:".join(NODES)}
+WHERE {_own_node("n")}
 RETURN elementId(n) AS id, {_LABEL} AS label, properties(n) AS props
 """
 
 EXPORT_EDGES = f"""
 MATCH (a)-[r:{OWN_TYPES}]->(b)
+WHERE {_own_node("a")} AND {_own_node("b")}
 RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
 """
 
@@ -64,6 +76,7 @@ _EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL 
 EXPORT_PAPERS_OF_AUTHORS = """
 UNWIND $keys AS key
 MATCH (:Author {nameKey: key})-[:AUTHORED]->(p:Paper)
+WHERE p.pithNumber IS NOT NULL
 RETURN DISTINCT p.pithNumber AS pith
 """
 
@@ -84,14 +97,14 @@ ORDER BY pith
 
 EXPORT_PAPERS_OF_CATEGORY = f"""
 MATCH (:Category {{code: $category}})<-[:IN_CATEGORY]-(p:Paper)
-WHERE {_EXPORT_DATES}
+WHERE p.pithNumber IS NOT NULL AND {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
 
 EXPORT_PAPERS_BETWEEN = f"""
 MATCH (p:Paper)
-WHERE {_EXPORT_DATES}
+WHERE p.pithNumber IS NOT NULL AND {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
@@ -100,7 +113,7 @@ ORDER BY pith
 #: papers; none after a load, which removes them).
 EXPORT_LONE_NODES = f"""
 MATCH (n)
-WHERE ({OWN_NEIGHBOUR}) AND NOT EXISTS {{ (n)-[:{OWN_TYPES}]-(:Paper) }}
+WHERE ({OWN_NEIGHBOUR}) AND {_own_node("n")} AND NOT EXISTS {{ (n)-[:{OWN_TYPES}]-(:Paper) }}
 RETURN {_LABEL} AS label, properties(n) AS props
 """
 
@@ -114,7 +127,9 @@ def _edges(into: bool) -> str:
             continue
         label = spec.start if into else spec.end
         pattern = f"(p)<-[r:{spec.type}]-(n:{label})" if into else f"(p)-[r:{spec.type}]->(n:{label})"
-        parts.append(f"[{pattern} | ['{spec.type}', '{label}', properties(n), properties(r)]]")
+        parts.append(
+            f"[{pattern} WHERE {_keyed('n', label)} | ['{spec.type}', '{label}', properties(n), properties(r)]]"
+        )
     return " + ".join(parts)
 
 
