@@ -273,6 +273,23 @@ def test_a_failed_start_does_not_mark_an_interrupted_import_served(tmp_path: Pat
     assert (data / "import.incomplete").read_text().startswith("new\n")
 
 
+@pytest.mark.own_server  # scripts/test runs it beside the Java tests
+def test_a_database_that_fails_to_start_ends_the_start_at_once(tmp_path: Path) -> None:
+    """A damaged store (a ``neostore`` of random bytes): the database fails to start, so Bolt
+    never answers. The start says so, exit 1, as soon as Neo4j has given up on it: it used to
+    wait out ``NEO4J_START_TIMEOUT`` (180 s by default; an import's own server too)."""
+    data = tmp_path / "data"
+    store = data / "data" / "databases" / "neo4j"
+    store.mkdir(parents=True)
+    data.chmod(0o700)
+    (store / "neostore").write_bytes(os.urandom(8192))
+    done = script_start(data, NEO4J_START_TIMEOUT="300")
+    said = done.stdout + done.stderr
+    assert done.returncode == 1, said
+    assert "database 'neo4j' failed to start" in said and "the server exited during start-up" in said, said
+    assert "did not answer" not in said, said
+
+
 def test_a_short_neo4j_password_is_refused_before_anything_starts(tmp_path: Path) -> None:
     done = script_start(tmp_path, NEO4J_PASSWORD="short")
     assert done.returncode != 0

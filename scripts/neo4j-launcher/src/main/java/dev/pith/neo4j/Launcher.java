@@ -184,8 +184,17 @@ public final class Launcher {
         }, "neo4j-launcher-shutdown"));
 
         GraphDatabaseService db = dbms.database(GraphDatabaseSettings.DEFAULT_DATABASE_NAME);
-        if (!db.isAvailable(Duration.ofMinutes(3).toMillis())) {
-            throw new IllegalStateException("database 'neo4j' did not become available");
+        long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
+        while (!db.isAvailable(500)) {
+            // A database that failed to start (a damaged store) never becomes available:
+            // say why at once instead of waiting out the start timeout.
+            String failure = startFailure(dbms.database(GraphDatabaseSettings.SYSTEM_DATABASE_NAME));
+            if (failure != null) {
+                throw new IllegalStateException("database 'neo4j' failed to start: " + failure);
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("database 'neo4j' did not become available");
+            }
         }
         if (auth) {
             ensurePassword(dbms, password);
@@ -257,5 +266,23 @@ public final class Launcher {
             throw new IllegalArgumentException(name + " must be set");
         }
         return v;
+    }
+
+    /** Why the default database failed to start, from {@code SHOW DATABASE}; null while it may still start. */
+    static String startFailure(GraphDatabaseService system) {
+        return system.executeTransactionally(
+                "SHOW DATABASE neo4j YIELD currentStatus, statusMessage",
+                Map.of(),
+                result -> {
+                    if (!result.hasNext()) {
+                        return null;
+                    }
+                    Map<String, Object> row = result.next();
+                    Object status = row.get("currentStatus");
+                    Object message = row.get("statusMessage");
+                    boolean failed = !"online".equals(status) && !"starting".equals(status)
+                            && message instanceof String text && !text.isBlank();
+                    return failed ? status + ": " + message : null;
+                });
     }
 }
