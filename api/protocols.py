@@ -19,9 +19,9 @@ uvicorn closes a keep-alive connection left idle, but otherwise trusts the clien
   in every ``send_timeout`` seconds, else the connection is dropped: a slow but steady
   reader keeps its connection, one that stops reading (or trickles) does not.
 
-After the head, httptools' protocol bounds what is not body (chunk framing, trailer fields,
-which it drops) as a head is bounded, and starts the header deadline at line breaks sent
-between requests. The request *body* is bounded in the ASGI layer (:class:`pith_graph.api.guard.Guard`), which
+After the head, what is not body (httptools: chunk framing and trailer fields, which it
+drops; h11: trailer fields) is bounded as a head is; httptools' protocol starts the header
+deadline at line breaks sent between requests. The request *body* is bounded in the ASGI layer (:class:`pith_graph.api.guard.Guard`), which
 answers 408 with a GraphQL error. :func:`protocol_with_header_timeout` picks the parser
 uvicorn would (httptools when installed, else h11).
 """
@@ -43,6 +43,7 @@ __all__ = [
     "DEFAULT_MAX_HEAD_BYTES",
     "DEFAULT_SEND_TIMEOUT",
     "MIN_SEND_PROGRESS",
+    "BoundedH11Connection",
     "HeadSize",
     "HeaderDeadline",
     "protocol_with_header_timeout",
@@ -84,10 +85,7 @@ class HeaderDeadline:
         transport: asyncio.Transport,
         responding: Callable[[], bool],
     ) -> None:
-        self.loop = loop
-        self.seconds = seconds
-        self.transport = transport
-        self.responding = responding
+        self.loop, self.seconds, self.transport, self.responding = loop, seconds, transport, responding
         self.begun = False
         self._timer: asyncio.TimerHandle | None = None
 
@@ -187,8 +185,7 @@ async def too_many_connections(scope: Any, receive: Any, send: Any) -> None:
 
 class _Bounded(asyncio.Protocol):
     """What both parsers' protocols share: the header deadline, the head size, the send
-    deadline and the cap on connections (methods of uvicorn's protocols are extended, then
-    called)."""
+    deadline and the cap on connections (uvicorn's methods extended, then called)."""
 
     header_timeout = 10.0
     max_head_bytes = DEFAULT_MAX_HEAD_BYTES
@@ -206,13 +203,12 @@ class _Bounded(asyncio.Protocol):
     _unsent = 0  # bytes waiting when the send timer was last armed
 
     def _bound(self, transport: asyncio.Transport) -> None:
-        """Start bounding ``transport``: all of an answer the socket cannot take at once
-        pauses writing (:meth:`pause_writing` starts the send deadline) until it is taken."""
+        """Start bounding ``transport``: what of an answer the socket cannot take at once
+        pauses writing (:meth:`pause_writing` starts the send deadline) until taken."""
         transport.set_write_buffer_limits(high=0, low=0)
         if self.max_connections is not None and len(self.connections) > self.max_connections:
-            # Only this connection is over the cap: its requests are answered 503. uvicorn's
-            # limit_concurrency answered every request 503 while the count was over, those of
-            # connections made before too, so 257 idle sockets shut every client out.
+            # Only this connection is over the cap, its requests answered 503 (uvicorn's
+            # limit_concurrency answered all while over: 257 idle sockets shut clients out).
             self.app = self.over_limit_app
         self.head = HeadSize(self.max_head_bytes)
         self.deadline = HeaderDeadline(self.loop, self.header_timeout, transport, self._responding)
@@ -263,13 +259,28 @@ class _Bounded(asyncio.Protocol):
         super().connection_lost(exc)
 
 
+class BoundedH11Connection(h11.Connection):
+    """h11's server side, trailer fields bounded as a head is: h11 checks its event size only
+    while an event is incomplete (trailers whole in one read got up to a read past it)."""
+
+    def __init__(self, max_head_bytes: int) -> None:  # h11's 16 KiB would refuse heads first
+        super().__init__(h11.SERVER, max_incomplete_event_size=max_head_bytes + _MAX_READ)
+        self.max_head_bytes = max_head_bytes
+
+    def next_event(self) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        event = super().next_event()
+        trailers = event.headers if isinstance(event, h11.EndOfMessage) else ()
+        if sum(len(name) + len(value) + 4 for name, value in trailers) > self.max_head_bytes:
+            raise h11.RemoteProtocolError("trailer fields past the head's bound")  # uvicorn: 400
+        return event
+
+
 class H11WithHeaderTimeout(_Bounded, H11Protocol):
     """uvicorn's h11 protocol, bounded (:class:`_Bounded`)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # h11's own cap (16 KiB by default) would refuse first, with a 400: ours answers.
-        self.conn = h11.Connection(h11.SERVER, max_incomplete_event_size=self.max_head_bytes + _MAX_READ)
+        self.conn = BoundedH11Connection(self.max_head_bytes)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)

@@ -76,9 +76,12 @@ def _ask(url: str, query: str) -> tuple[float, dict[str, Any]]:
 def test_under_overload_heavy_requests_are_answered_in_turn_and_light_ones_at_once(served: str) -> None:
     alone, body = _ask(served, _heavy(100))
     assert "errors" not in body, body
+    if alone > LIMIT / 4:  # two at once, sharing the GIL, would not fit in the limit
+        pytest.skip(f"this host is too slow for the premise: one heavy query alone took {alone:.2f} s")
     count = max(16, min(64, math.ceil(3 * LIMIT / alone)))  # three limits' worth of work, however fast
     assert _ask(served, LIGHT)[1]["data"]["categories"]  # its plan, from now on
     answers: list[tuple[float, dict[str, Any]]] = []
+    health: list[float] = []
     light: list[float] = []
     searches: list[float] = []  # behind the heavy queue, the first would wait over 1.5 s
 
@@ -88,13 +91,14 @@ def test_under_overload_heavy_requests_are_answered_in_turn_and_light_ones_at_on
     burst = [threading.Thread(target=heavy, args=(k,)) for k in range(count)]
     for thread in burst:
         thread.start()
-    time.sleep(0.5)  # the heavy ones are all under way
+    time.sleep(1.0)  # the heavy ones are all under way (their documents parsed and costed)
     for _ in range(3):
         started = time.monotonic()
         assert httpx.get(f"{served}/healthz", timeout=60).status_code == 200
-        _, body = _ask(served, LIGHT)
+        health.append(time.monotonic() - started)
+        seconds, body = _ask(served, LIGHT)
         assert body["data"]["categories"]
-        light.append(time.monotonic() - started)
+        light.append(seconds)
         seconds, body = _ask(served, SEARCH.format(len(light)))
         assert "errors" not in body, body
         searches.append(seconds)
@@ -107,11 +111,15 @@ def test_under_overload_heavy_requests_are_answered_in_turn_and_light_ones_at_on
     print(
         f"heavy alone {alone:.2f} s; {count} at once: {codes.count(None)} answered, slowest {slowest:.2f} s"
     )
-    print(f"health + light query during the burst: {', '.join(f'{s:.2f}' for s in light)} s")
+    print(f"health during the burst: {', '.join(f'{s:.2f}' for s in health)} s")
+    print(f"a light query during the burst: {', '.join(f'{s:.2f}' for s in light)} s")
     print(f"a new search document during the burst: {', '.join(f'{s:.2f}' for s in searches)} s")
     assert set(codes) <= {None, "TIMEOUT"}, codes
     assert count * alone > 1.5 * LIMIT, f"not heavy enough to overload this machine ({alone:.2f} s each)"
     assert codes.count(None) >= 2, f"no work done under overload: {codes}"
     assert slowest < LIMIT + SLACK, f"an answer {slowest - LIMIT:.1f} s past the limit"
-    assert max(light) < 2.5, f"light requests waited behind heavy ones: {light}"
+    # Queued behind the heavy ones, a light query would wait until they drain or time out:
+    # about LIMIT - 1 s. Alone it takes 0.1-0.7 s on a loaded host.
+    assert max(light) < LIMIT / 2, f"light requests waited behind heavy ones: {light}"
+    assert max(health) < 2.5, f"/healthz waited behind heavy requests: {health}"
     assert max(searches) < 1.0, f"a light search waited behind heavy ones: {searches}"

@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import h11
 import httpx
 import orjson
 import pytest
@@ -19,7 +20,11 @@ from apitest import ThreadServer, address, corpus, memory_reader  # noqa: F401 (
 
 from pith_graph.api.app import create_app
 from pith_graph.api.limits import RequestLimits
-from pith_graph.api.protocols import protocol_with_header_timeout
+from pith_graph.api.protocols import (
+    DEFAULT_MAX_HEAD_BYTES,
+    BoundedH11Connection,
+    protocol_with_header_timeout,
+)
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.testing.serving import serving
 
@@ -212,7 +217,7 @@ def test_trailer_fields_are_bounded_as_a_head_is(address: tuple[str, int], paddi
         assert b"content-type: application/json" in head.lower()
     sock = _connect(address, chunked)
     try:
-        for _ in range(8):  # 512 KiB of trailer fields (past 64 KiB alone), then the blank line
+        for _ in range(8):  # 512 KiB of trailer fields (past 64 KiB and a read), then the blank line
             sock.sendall(b"X-Trailer: " + b"a" * 50 + b"\r\n" * 1 + (b"X-More: b\r\n" * 5000))
         sock.sendall(b"\r\n")
     except OSError:
@@ -223,3 +228,23 @@ def test_trailer_fields_are_bounded_as_a_head_is(address: tuple[str, int], paddi
         return
     assert not received.startswith(b"HTTP/1.1 200 "), received[:200]
     assert seconds < BOUND + SLACK
+
+
+@pytest.mark.parametrize("trailers", [DEFAULT_MAX_HEAD_BYTES - 100, DEFAULT_MAX_HEAD_BYTES + 100, 200_000])
+def test_h11_trailer_fields_past_the_heads_bound_are_refused_however_they_arrive(trailers: int) -> None:
+    """h11 checks its event-size cap only while an event is incomplete: trailer fields that
+    arrived whole in one read (as a slow server's reads of a fast client's bytes do) passed
+    up to a read over the head's bound. Fed all at once here, past the bound they are a
+    protocol error (uvicorn answers 400 and closes); within it, the request ends."""
+    field = b"X-Pad: " + b"a" * 93 + b"\r\n"  # 102 bytes, on the wire and as counted
+    request = b"POST /graphql HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
+    count = trailers // len(field)
+    connection = BoundedH11Connection(DEFAULT_MAX_HEAD_BYTES)
+    connection.receive_data(request + field * count + b"\r\n")
+    events = [connection.next_event(), connection.next_event()]
+    assert isinstance(events[0], h11.Request) and isinstance(events[1], h11.Data)
+    if count * len(field) > DEFAULT_MAX_HEAD_BYTES:
+        with pytest.raises(h11.RemoteProtocolError):
+            connection.next_event()
+    else:
+        assert isinstance(connection.next_event(), h11.EndOfMessage)
