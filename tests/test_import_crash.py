@@ -47,11 +47,26 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
     return str(folder / "bundles"), info.keyring_path
 
 
-def _wait_for(condition: Callable[[], object], seconds: float = 60) -> None:
+def _wait_for(
+    condition: Callable[[], object], seconds: float = 60, process: subprocess.Popen[str] | None = None
+) -> None:
+    """Until ``condition()``; failing at once, with what it said, if ``process`` ends first."""
     deadline = time.monotonic() + seconds
     while not condition():
+        if process is not None and process.poll() is not None:
+            raise AssertionError(f"ended first, exit {process.returncode}: {process.communicate()}")
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
+
+
+def _reap(process: subprocess.Popen[str]) -> None:
+    """Kill ``process`` if it runs and close its pipes (left open, they would be a later
+    test's ResourceWarning, an error there)."""
+    process.kill()
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+    process.wait(timeout=30)
 
 
 #: Runs the rest of its arguments with Python, SIGINT back to its default first: a test
@@ -219,24 +234,26 @@ def test_a_real_import_killed_while_writing_is_rebuilt_by_the_next_run(
     log = data / "logs" / "import.log"
     process = _start(corpus, data, env={})
     try:
-        _wait_for(lambda: log.exists() and "Import starting" in log.read_text(errors="replace"))
+        _wait_for(
+            lambda: log.exists() and "Import starting" in log.read_text(errors="replace"), process=process
+        )
         time.sleep(random.Random(3).uniform(0, 0.3))  # a seeded moment while it writes
         process.kill()
         process.communicate(timeout=30)
     finally:
-        process.kill()
+        _reap(process)
         subprocess.run([str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(data)}, check=False)
     assert (data / MARKER).exists()
     # Ctrl-C while the schema step's private server starts: stopped, though detached (setsid).
     pid_file = data / "neo4j.pid"
     interrupted = _start(corpus, data, env={})
     try:
-        _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 120)
+        _wait_for(lambda: pid_file.exists() and pid_file.read_text().strip(), 120, interrupted)
         server_pid = int(pid_file.read_text())
         interrupted.send_signal(signal.SIGINT)
         _, err = interrupted.communicate(timeout=120)
     finally:
-        interrupted.kill()
+        _reap(interrupted)
         subprocess.run([str(NEO4J_SCRIPT), "stop"], env={**os.environ, "NEO4J_DATA": str(data)}, check=False)
     assert interrupted.returncode == 130, err
     assert not alive(server_pid)
