@@ -17,6 +17,7 @@ from __future__ import annotations
 from pith_graph.api.reads.cypher_parts import (
     AFTER,
     EMBEDS,
+    KEYED,
     NEWEST_BOUND,
     NEWEST_FIRST,
     Embed,
@@ -126,8 +127,8 @@ def _listing(start: str, embed: Embed) -> str:
     checks = f"{AFTER}\n  AND {_filter(start)}"
     if start == "title":
         match = "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p"
-        return f"{match}\nWHERE {checks}\nWITH p {NEWEST_FIRST}\n{project}"
-    scan = "MATCH (p:Paper)\nWHERE p.submittedAt <= {newest} AND {checks}"
+        return f"{match}\nWHERE {KEYED} AND {checks}\nWITH p {NEWEST_FIRST}\n{project}"
+    scan = f"MATCH (p:Paper)\nWHERE p.submittedAt <= {{newest}} AND {KEYED} AND {{checks}}"
     if start == "all":
         return f"{scan.format(newest=NEWEST_BOUND, checks=checks)}\nWITH p {NEWEST_FIRST}\n{project}"
     if start == "archive":
@@ -167,8 +168,15 @@ _MATCHES = {
 #: (start, embed) -> statement returning one page (``paper`` rows, newest first): sorted and
 #: limited first, then projected.
 READ_LIST_PAPERS = {(start, embed): _listing(start, embed) for start in _MATCHES for embed in EMBEDS}
+#: The starts that find papers by their label or a full-text index: they check the key.
+_UNKEYED = ("title", "all")
 #: start -> statement counting the papers (one ``n`` row).
 READ_COUNT_PAPERS = {
-    start: f"{match}\nWHERE {_filter(start)}\nRETURN count(p) AS n\n" for start, match in _MATCHES.items()
+    start: f"{match}\nWHERE {f'{KEYED} AND ' if start in _UNKEYED else ''}{_filter(start)}\nRETURN count(p) AS n\n"
+    for start, match in _MATCHES.items()
 }
-READ_COUNT_ALL_PAPERS = "MATCH (p:Paper) RETURN count(p) AS n"
+#: Every paper of the graph, counted on its key's index (not the count store of the label,
+#: which counts an analyst's stub too): 19,087 db hits at 19,086 papers, 7–17 ms against the
+#: count store's 4–10 ms (README "Your own nodes"). The planners' ``COUNT { (:Paper) }`` above
+#: keep the count store: a stub only moves where a page chooses its way, not what it answers.
+READ_COUNT_ALL_PAPERS = f"MATCH (p:Paper) WHERE {KEYED} RETURN count(p) AS n"

@@ -10,6 +10,8 @@ __all__ = [
     "AFTER",
     "COUNTS",
     "EMBEDS",
+    "KEYED",
+    "KEYED_AUTHOR",
     "NEWEST_BOUND",
     "NEWEST_FIRST",
     "STAMP",
@@ -120,6 +122,13 @@ AFTER = (
     " OR (p.submittedAt = $afterAt AND p.pithNumber < $afterPith))"
 )
 NEWEST_FIRST = "ORDER BY p.submittedAt DESC, p.pithNumber DESC LIMIT $limit"
+
+#: The paper ``p`` is the graph's: an analyst's node of its label without its key (a stub
+#: ``(:Paper)`` of a cited work) is not. Checked wherever a read starts from the label or a
+#: full-text index; a read from a key, or along the graph's edges from a keyed node, needs not.
+KEYED = "p.pithNumber IS NOT NULL"
+#: The same for an author ``{a}`` found by its label or a full-text index.
+KEYED_AUTHOR = "{a}.nameKey IS NOT NULL"
 
 #: Above every ``submittedAt``: an index range from the newest paper on (or after the cursor).
 NEWEST_BOUND = "coalesce($afterAt, '\\uffff')"
