@@ -36,7 +36,8 @@ STUBS = [
     "CREATE (:Author {name: 'Amar Stub', nameFolded: 'amar stub', paperCount: 99})",
 ]
 
-PAGE = "totalCount edges { cursor node { pithNumber title license } } pageInfo { hasNextPage endCursor }"
+EDGES = "edges { cursor node { pithNumber title license } } pageInfo { hasNextPage endCursor }"
+PAGE = f"totalCount {EDGES}"
 #: A search's cursors and scores are left out: Lucene's statistics (how many documents hold
 #: a word, their mean length) count the stubs too, so the scores of the graph's papers differ.
 HITS = "totalCount edges { node { pithNumber title license } } pageInfo { hasNextPage }"
@@ -45,8 +46,8 @@ FACETS = (
     " licenses { value count } authors { value count } }"
 )
 QUERIES = [
-    f"{{ papers(first: 5) {{ {PAGE} {FACETS} }} }}",
-    f"{{ papers(first: 1) {{ {PAGE} }} }}",
+    f"{{ papers(first: 5) {{ {EDGES} {FACETS} }} }}",  # its totalCount: the last test
+    f"{{ papers(first: 1) {{ {EDGES} }} }}",
     f'{{ papers(first: 5, filter: {{title: "training"}}) {{ {PAGE} {FACETS} }} }}',
     f'{{ papers(first: 5, filter: {{title: "stub"}}) {{ {PAGE} {FACETS} }} }}',
     f'{{ papers(first: 5, filter: {{submittedFrom: "2020-01-01T00:00:00Z"}}) {{ {PAGE} {FACETS} }} }}',
@@ -57,7 +58,6 @@ QUERIES = [
     f'{{ search(text: "training", first: 1) {{ {HITS} }} }}',
     f'{{ search(text: "attention") {{ {HITS} {FACETS} }} }}',
     f'{{ search(text: "deep learning", filter: {{title: "model"}}) {{ {HITS} }} }}',
-    "{ papers { totalCount } }",
     '{ authors(prefix: "amar") { nameKey name paperCount } }',
     '{ authors(prefix: "a", first: 3) { nameKey name paperCount } }',
 ]
@@ -100,3 +100,12 @@ def test_the_samples_answer_something(both: tuple[Api, Api]) -> None:
     assert on_memory.data('{ authors(prefix: "amar") { name } }') == {
         "authors": [{"name": "Amar Phanishayee"}]
     }
+
+
+def test_the_count_of_all_papers_is_the_labels_stubs_included(both: tuple[Api, Api]) -> None:
+    """The one count that takes a stub: every node labelled Paper, read from Neo4j's count store
+    in one read (counting the keyed ones scans the key's index: 150–530 ms at 2.5M papers)."""
+    on_memory, on_neo4j = both
+    stubs = sum(statement.startswith("CREATE (:Paper") for statement in STUBS)
+    (memory,) = on_memory.data("{ papers { totalCount } }")["papers"].values()
+    assert on_neo4j.data("{ papers { totalCount } }") == {"papers": {"totalCount": memory + stubs}}
