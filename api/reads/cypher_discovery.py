@@ -116,26 +116,23 @@ assert set(FACET_COUNTS) | {"categories", "archives"} == set(FACETS)
 #: Years, licenses and authors are ordered and cut here, by count then value, as the reader
 #: orders a listing's; categories and archives come whole (a few hundred) for it to rank.
 CORPUS_FACETS = {
-    "years": """CLEAN
-MATCH (p:Paper) WHERE p.submittedAt IS NOT NULL
-WITH clean, p.submittedAt AS earliest ORDER BY earliest ASC LIMIT 1
+    "years": """MATCH (p:Paper) WHERE p.submittedAt IS NOT NULL
+WITH p.submittedAt AS earliest ORDER BY earliest ASC LIMIT 1
 CALL () {
   MATCH (q:Paper) WHERE q.submittedAt IS NOT NULL
   WITH q.submittedAt AS latest ORDER BY latest DESC LIMIT 1
   RETURN latest
 }
 UNWIND range(toInteger(left(earliest, 4)), toInteger(left(latest, 4))) AS year
-CALL (year, clean) {
-  MATCH (p:Paper) WHERE p.submittedAt STARTS WITH right('000' + toString(year), 4) AND (clean OR KEYED)
+CALL (year) {
+  MATCH (p:Paper) WHERE p.submittedAt STARTS WITH right('000' + toString(year), 4)
   RETURN count(*) AS n
 }
 WITH year AS value, n WHERE n > 0""",
-    "licenses": """CLEAN
-CALL (clean) {
-  MATCH (p:Paper) WHERE p.license IS NOT NULL AND (clean OR KEYED)
-  WITH p.license AS value, count(*) AS n
-  RETURN collect({value: value, n: n}) AS found
-}
+    "licenses": """MATCH (p:Paper) WHERE p.license IS NOT NULL
+WITH p.license AS value, count(*) AS n
+WITH collect({value: value, n: n}) AS found
+CALL () { MATCH (q:Paper) RETURN count(q) AS papers }
 UNWIND found + [{value: null, n: papers - reduce(sum = 0, row IN found | sum + row.n)}] AS row
 WITH row.value AS value, row.n AS n WHERE n > 0""",
     "categories": """MATCH (c:Category)
@@ -161,16 +158,6 @@ CALL (floor) {
 }
 UNWIND [a IN top WHERE a.paperCount > floor] + ties AS a
 WITH a.name AS value, a.paperCount AS n""",
-}
-#: Whether every paper is keyed (``clean``: no analyst's stub, see ``KEYED``) and how many are
-#: (``papers``): counted on the key's index. Only when not clean do the years and licenses read
-#: each paper's key: at 19,086 papers the years took 8–33 ms so (12–28 ms before the check),
-#: 21–59 ms reading every key; the licenses 10–22 ms (6–20 ms before), 30–53 ms.
-_CLEAN = """CALL () { MATCH (p:Paper) RETURN count(p) AS labelled }
-CALL () { MATCH (p:Paper) WHERE KEYED RETURN count(p) AS papers }
-WITH papers, labelled = papers AS clean"""
-CORPUS_FACETS = {
-    facet: counts.replace("CLEAN", _CLEAN).replace("KEYED", KEYED) for facet, counts in CORPUS_FACETS.items()
 }
 assert set(CORPUS_FACETS) == set(FACETS)
 _RANKED_WHOLE = ("categories", "archives")
