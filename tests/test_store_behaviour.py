@@ -12,7 +12,7 @@ import io
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pytest
@@ -1031,3 +1031,39 @@ def test_bundles_skipped_as_stored_and_pruned_meanwhile_are_loaded_again(
     )
     assert load(store, tmp_path, papers).inserted == 1  # as the message says: loading again restores it
     assert store.export() == whole
+
+
+class _StopsAfter:
+    """``store``, whose ``remove_papers`` is interrupted (Ctrl-C) once it has run ``calls`` times."""
+
+    def __init__(self, store: GraphStore, calls: int) -> None:
+        self.store, self.calls, self.batches = store, calls, list[list[str]]()
+
+    def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+        return self.store.papers_signed_with(key_ids)
+
+    def remove_papers(self, pith_numbers: Sequence[str], unchanged: Any = None) -> list[str]:
+        if len(self.batches) == self.calls:
+            raise KeyboardInterrupt
+        self.batches.append(list(pith_numbers))
+        return self.store.remove_papers(pith_numbers, unchanged)
+
+
+def test_pruning_removes_in_batches_and_an_interrupted_prune_is_finished_by_the_next(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """Prune removes ``batch_size`` papers per call (per transaction in Neo4j: all of a large
+    key's papers in one ran into the server's write timeout, 5,000 papers of 8 authors each,
+    and removed nothing, on every run). Interrupted, what it removed stays removed; the next
+    prune removes the rest, and the graph is as if nothing had been loaded."""
+    papers = [bundle(spec(f"2401.0000{n}", authors=[f"Au{n} One", "Shared Author"])) for n in range(1, 6)]
+    load(store, tmp_path, papers, keyring=copies_keyring())
+    revoking = copies_keyring(revoked=SIGNER.key_id)
+    stopping = _StopsAfter(store, 2)
+    with pytest.raises(KeyboardInterrupt):
+        prune_revoked(cast(GraphStore, stopping), revoking, batch_size=2)
+    assert [len(batch) for batch in stopping.batches] == [2, 2]
+    left = labelled(store.export(), "Paper")
+    assert len(left) == 1 and labelled(store.export(), "Author").keys() >= {"Author:shared author"}
+    assert len(prune_revoked(store, revoking, batch_size=2).removed) == 1
+    assert store.export() == MemoryStore().export()

@@ -119,11 +119,13 @@ def _write(
             rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
         )
     detached = tx.run(cypher.DETACH_PAPERS, piths=remove).data() if remove else []
+    deleted: set[str] = set()  # authors gone with all their papers: nothing left to count
     if remove:  # an author left without a paper goes first, as in the memory store
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
         ids = sorted({r["id"] for r in detached if r["nameKey"] is not None})
         for gone in tx.run(cypher.DELETE_ORPHANS, ids=ids):
             spellings.forget(gone["key"])  # gone with all its papers: a new one starts afresh
+            deleted.add(gone["key"])
     if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
         spellings.remove(paper_author_names(tx, piths))
         detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
@@ -141,7 +143,7 @@ def _write(
     for record in detached:
         if record["signerId"] is not None:
             batch_keys.setdefault(record["signerId"], set())
-        elif record["nameKey"] is not None:
+        elif record["nameKey"] is not None and record["nameKey"] not in deleted:
             counted.add(record["nameKey"])
     if counted:
         refresh_authors(tx, sorted(counted), spellings)
