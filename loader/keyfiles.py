@@ -187,7 +187,7 @@ def _read_keys(path: str | Path) -> list[PinnedKey]:
         with open_regular(origin, advice="") as handle:
             raw = handle.read(MAX_KEYS_FILE_BYTES + 1)
     except OSError as err:
-        raise KeyringError(f"cannot read trusted keys {origin}: {err.strerror or err}") from err
+        raise KeyringError(f"cannot read keys file {origin}: {err.strerror or err}") from err
     if len(raw) > MAX_KEYS_FILE_BYTES:
         raise KeyringError(f"{origin}: over {MAX_KEYS_FILE_BYTES} bytes, more than a keys file holds")
     try:

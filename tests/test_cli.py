@@ -262,7 +262,7 @@ def _but_the_time(report: str) -> list[str]:
         pytest.param(("verify", "/no/such/path"), "no such file or folder: /no/such/path", id="missing-path"),
         pytest.param(
             ("verify", SAMPLES, "--trusted-keys", "/no/keys.json"),
-            "cannot read trusted keys",
+            "cannot read keys file",
             id="missing-keyring",
         ),
         pytest.param(("verify",), "the following arguments are required", id="no-paths"),

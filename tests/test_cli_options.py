@@ -398,6 +398,11 @@ def test_a_graph_to_prune_that_is_no_regular_file_is_refused_by_its_option(
             id="graph-pairs",
         ),
         pytest.param(
+            b'{"bundle_version":"1","canonical_record":{}}',
+            "TypeError: expected a node-link JSON object, its nodes a list (is it a bundle?)",
+            id="a-bundle",
+        ),
+        pytest.param(
             _snapshot(b'{"nodes":5,"edges":{}}'),
             "a malformed body (AttributeError: 'int' object has no attribute 'items')",
             id="snapshot-nodes-number",

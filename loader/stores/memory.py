@@ -6,13 +6,11 @@ Node ids are :func:`pith_graph.schema.graph.node_id` strings (``"Paper:pith:2019
 edge carries ``type`` plus its properties. Two nodes share at most one edge (each pair of
 labels has one relationship type), so the graph is a ``DiGraph``: edges have no keys.
 Edges point the way the schema says: ``Author→Paper``, ``Paper→Category``,
-``Alias→Paper``, ``Signer→Paper``. Edge attributes are shared and read-only
-(:mod:`pith_graph.loader.stores.memory_graph`); node ids used by many edges (authors,
-categories, signers) are interned, so each is stored once.
+``Alias→Paper``, ``Signer→Paper``. Edge attributes are shared and read-only (:mod:`.memory_graph`);
+node ids used by many edges (authors, categories, signers) are interned, stored once.
 
-Save as networkx node-link JSON (:meth:`MemoryStore.save`) or as a snapshot, several times
-faster to read (:meth:`MemoryStore.save_snapshot`); :meth:`MemoryStore.open` reads either,
-and node-link graphs saved as the ``MultiDiGraph`` of earlier versions.
+Saved as node-link JSON (:meth:`MemoryStore.save`) or a snapshot (:meth:`~MemoryStore.save_snapshot`):
+:meth:`MemoryStore.open` reads either, and the ``MultiDiGraph`` of earlier versions.
 """
 
 from __future__ import annotations
@@ -410,6 +408,8 @@ def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:
         data = orjson.loads(read_graph_file(path))
         if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
             raise TypeError("expected a node-link JSON object, its graph attributes a map")
+        if not isinstance(data.get("nodes"), list):  # a bundle, say: KeyError 'nodes' said nothing
+            raise TypeError("expected a node-link JSON object, its nodes a list (is it a bundle?)")
         graph = _as_digraph(from_node_link(data))
         fill_authors(graph)  # what older files lack, before it is checked
         check_structure(graph)

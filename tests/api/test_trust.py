@@ -373,7 +373,7 @@ def test_a_malformed_trusted_keys_entry_is_refused_by_its_place(
 
 def test_a_trusted_keys_file_must_be_readable_json_holding_a_list(tmp_path: Path) -> None:
     path = tmp_path / "keys.json"
-    with pytest.raises(KeyringError, match=r"^cannot read trusted keys "):
+    with pytest.raises(KeyringError, match=r"^cannot read keys file "):
         load_keyring_file(path)
     for text, message in (("{}", "expected a JSON list of key objects"), ("[", "not valid JSON")):
         path.write_text(text)
