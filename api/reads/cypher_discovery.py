@@ -145,13 +145,13 @@ CALL (cs) {
   RETURN count(DISTINCT p) AS n
 }
 WITH value, n WHERE n > 0""",
-    "authors": """MATCH (a:Author) WHERE a.paperCount > 0 AND a.nameKey IS NOT NULL
+    "authors": """MATCH (a:Author) WHERE a.paperCount > 0 AND size(a.nameKey) > 0
 WITH a ORDER BY a.paperCount DESC
 LIMIT $first
 WITH collect(a) AS top
 WITH top, top[-1].paperCount AS floor
 CALL (floor) {
-  MATCH (b:Author) WHERE b.paperCount = floor AND b.nameKey IS NOT NULL
+  MATCH (b:Author) WHERE b.paperCount = floor AND size(b.nameKey) > 0
   WITH b ORDER BY b.name ASC
   LIMIT $first
   RETURN collect(b) AS ties

@@ -126,9 +126,11 @@ NEWEST_FIRST = "ORDER BY p.submittedAt DESC, p.pithNumber DESC LIMIT $limit"
 #: The paper ``p`` is the graph's: an analyst's node of its label without its key (a stub
 #: ``(:Paper)`` of a cited work) is not. Checked wherever a read starts from the label or a
 #: full-text index; a read from a key, or along the graph's edges from a keyed node, needs not.
-KEYED = "p.pithNumber IS NOT NULL"
+#: Written so that no index can answer it: ``IS NOT NULL`` can be, and the planner then read
+#: the key's index, every author's, in place of the ``paperCount`` index a top-N walks in order.
+KEYED = "size(p.pithNumber) > 0"
 #: The same for an author ``{a}`` found by its label or a full-text index.
-KEYED_AUTHOR = "{a}.nameKey IS NOT NULL"
+KEYED_AUTHOR = "size({a}.nameKey) > 0"
 
 #: Above every ``submittedAt``: an index range from the newest paper on (or after the cursor).
 NEWEST_BOUND = "coalesce($afterAt, '\\uffff')"
