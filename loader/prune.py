@@ -58,8 +58,7 @@ def prune_revoked(
         ordered = sorted(doomed)
         gone: list[str] = []
         for start in range(0, len(ordered), batch_size):
-            batch = ordered[start : start + batch_size]
-            gone += store.remove_papers(batch, unchanged={pith: doomed[pith] for pith in batch})
+            gone += store.remove_papers(ordered[start : start + batch_size], unchanged=doomed)
         removed.update(gone)
         if len(gone) == len(doomed):
             return PruneReport(sorted(revoked), sorted(removed), dry_run)
