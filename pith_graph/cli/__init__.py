@@ -26,7 +26,7 @@ import contextlib
 import os
 import sys
 import typing
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
 if typing.TYPE_CHECKING:
@@ -59,25 +59,29 @@ EXIT_BROKEN_PIPE = 141
 EXIT_INTERNAL = 70
 
 
+def _command_adders() -> list[Callable[[Any], None]]:
+    """Each command's ``add_*`` function, its module imported (most of a second, the first
+    time: :func:`entry` holds Ctrl-C meanwhile)."""
+    from pith_graph.cli.commands import add_loader_commands
+    from pith_graph.cli.export import add_export_command
+    from pith_graph.cli.importer import add_import_command
+    from pith_graph.cli.prune import add_prune_command
+    from pith_graph.cli.serve import add_serve_command
+
+    return [add_loader_commands, add_import_command, add_prune_command, add_export_command, add_serve_command]
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every subcommand."""
     from importlib.metadata import version
 
-    from pith_graph.cli.commands import add_loader_commands
-    from pith_graph.cli.export import add_export_command
-    from pith_graph.cli.importer import add_import_command
     from pith_graph.cli.options import Parser
-    from pith_graph.cli.prune import add_prune_command
-    from pith_graph.cli.serve import add_serve_command
 
     parser = Parser(prog="pith-graph", description="Verify Pith open graph bundles and load them as a graph.")
     parser.add_argument("--version", action="version", version=f"pith-graph {version('pith-graph')}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
-    add_loader_commands(commands)
-    add_import_command(commands)
-    add_prune_command(commands)
-    add_export_command(commands)
-    add_serve_command(commands)
+    for add in _command_adders():
+        add(commands)
     return parser
 
 
@@ -119,6 +123,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         err.print(f"pith-graph: internal error: {_internal_error(error)}")
         return EXIT_INTERNAL
+
+
+@contextlib.contextmanager
+def _interrupts_held() -> typing.Iterator[None]:
+    """Ctrl-C in the block is raised when it ends, not where the block stands: raised while
+    a native module initialised (orjson's, as it imported ``uuid``), it crashed Python with
+    a segmentation fault (exit 139, nothing said) in about 1 start in 15 interrupted at
+    0.10–0.15 s. Ctrl-C ignored (a background job) stays ignored."""
+    import signal
+
+    came: list[int] = []
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if came:
+        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -234,6 +260,8 @@ def entry() -> NoReturn:
     real = sys.stdout  # None when started with stdout closed (``>&-``): writing fails, exit 3
     sys.stdout = typing.cast(TextIO, _Stdout(real))
     try:
+        with _interrupts_held():
+            _command_adders()  # the imports, native modules among them
         code = main()
         sys.stdout.flush()  # a write error shows here, not as the interpreter exits
     except KeyboardInterrupt:
