@@ -30,6 +30,7 @@ from pith_graph.loader.lines import RawBundle, iter_lines, line_over, too_large
 
 __all__ = [
     "BUNDLE_SUFFIXES",
+    "UNSEARCHED",
     "RawBundle",  # from :mod:`~pith_graph.loader.lines`, where most readers of bundles take it
     "expand_paths",
     "iter_inputs",
@@ -53,17 +54,23 @@ def _file_identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
-def open_regular(path: str, advice: str = ": pipe it to - (stdin) instead") -> BinaryIO:
+#: Why an input folder is read as a file: :func:`expand_paths` could not search it.
+UNSEARCHED = "a folder that could not be searched when the inputs were listed"
+
+
+def open_regular(
+    path: str, advice: str = ": pipe it to - (stdin) instead", folder: str = "is a folder"
+) -> BinaryIO:
     """``path`` opened for reading, if it is a regular file; else :class:`OSError` (an
-    ``unreadable`` rejection), its message ending in ``advice``: a FIFO in a folder would
-    block the run until someone writes to it, a device may never end. Opened without blocking
+    ``unreadable`` rejection), its message ending in ``advice`` (``folder`` for a folder):
+    a FIFO in a folder would block the run until someone writes to it, a device may never end. Opened without blocking
     and checked on the open file, so a path swapped after any earlier check changes nothing.
     Stdin (``-``) is how to pipe bundles."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):  # listed by expand_paths as unsearchable, readable by now
-            raise OSError("a folder that could not be searched when the inputs were listed")
+        if stat.S_ISDIR(mode):
+            raise OSError(folder)
         if not stat.S_ISREG(mode):
             raise OSError(f"not a regular file (a FIFO, device or socket){advice}")
         os.set_blocking(fd, True)
@@ -263,7 +270,7 @@ class _Prepend(io.RawIOBase):
 def _iter_file(path: str, limit: int) -> Iterator[RawBundle | BundleError]:
     name = path[:-3] if path.endswith(".gz") else path
     is_lines = name.endswith((".jsonl", ".ndjson"))
-    with open_regular(path) as handle:
+    with open_regular(path, folder=UNSEARCHED) as handle:
         stream: BinaryIO = handle
         if path.endswith(".gz"):
             stream = inflated(handle)  # as a worker inflates it

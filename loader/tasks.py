@@ -28,7 +28,7 @@ from typing import BinaryIO, Literal
 from pith_graph.errors import BundleError, RejectCode, Source
 from pith_graph.loader.gunzip import READ_ERRORS, inflated
 from pith_graph.loader.lines import RawBundle, iter_lines
-from pith_graph.loader.sources import iter_inputs, open_regular
+from pith_graph.loader.sources import UNSEARCHED, iter_inputs, open_regular
 
 __all__ = ["BLOCK_LINES", "GROUP_BYTES", "Task", "plan_tasks", "read_task"]
 
@@ -114,7 +114,7 @@ def plan_tasks(files: list[str], workers: int) -> list[Task | list[Task]]:
 
 def _open_lines(path: str) -> tuple[BinaryIO, BinaryIO]:
     """The raw file and a buffered stream of its (inflated) bytes."""
-    handle = open_regular(path)  # closed by the caller
+    handle = open_regular(path, folder=UNSEARCHED)  # closed by the caller
     if not path.endswith(".gz"):
         return handle, handle
     return handle, inflated(handle)
@@ -129,7 +129,7 @@ def _read_range(task: Task, limit: int) -> Iterator[RawBundle | BundleError | in
     """The lines that start in [start, end), numbered from the range's first line, then
     the number of lines read."""
     counted: list[int] = []
-    with open_regular(task.path) as handle:
+    with open_regular(task.path, folder=UNSEARCHED) as handle:
         if task.start:
             handle.seek(task.start - 1)
             if handle.read(1) != b"\n":

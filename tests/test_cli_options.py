@@ -519,3 +519,34 @@ def test_a_save_over_something_not_a_regular_file_is_refused(tmp_path: Path, kin
     done = _cli("load", SAMPLES, option, str(target), cwd=tmp_path)
     _one_line_usage_error(done, f"{option} {target}: not a regular file (a device, FIFO or socket)")
     assert target.is_fifo() if kind == "fifo" else Path("/dev/null").is_char_device()
+
+
+# -- a folder where a file is wanted -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("verify", SAMPLES, "--trusted-keys", "{folder}"), "cannot read keys file {folder}: is a folder"),
+        (("verify", SAMPLES, "--registry-keys", "{folder}"), "cannot read keys file {folder}: is a folder"),
+        (
+            ("prune", "--backend", "memory", "--graph", "{folder}", "--revoked-keys", "{folder}"),
+            "cannot read keys file {folder}: is a folder",
+        ),
+        (("serve", "--graph", "{folder}", "--port", "0"), "cannot open saved graph {folder}: is a folder"),
+        (
+            ("load", SAMPLES, "--backend", "neo4j", "--password-file", "{folder}"),
+            "password file {folder} is a folder",
+        ),
+    ],
+    ids=["trusted-keys", "registry-keys", "revoked-keys", "saved-graph", "password-file"],
+)
+def test_a_folder_given_for_a_file_is_said_to_be_one(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    """Not "a folder that could not be searched when the inputs were listed" (the bundle
+    inputs' reason), nor "accessible by group or others: chmod 600" for a password file."""
+    folder = tmp_path / "keys"
+    folder.mkdir(mode=0o755)
+    done = _cli(*(arg.format(folder=folder) for arg in args))
+    _one_line_usage_error(done, message.format(folder=folder))

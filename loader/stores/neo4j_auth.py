@@ -136,6 +136,8 @@ def read_password_file(path: str | os.PathLike[str]) -> str:
     """The first line of ``path``, a regular file (or a pipe) only its owner may read or write."""
     try:
         info = os.stat(path)
+        if stat.S_ISDIR(info.st_mode):
+            raise UsageError(f"password file {path} is a folder")
         if stat.S_IMODE(info.st_mode) & 0o077:
             mode = f"{stat.S_IMODE(info.st_mode):o}"
             raise UsageError(
