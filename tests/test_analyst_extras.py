@@ -203,6 +203,39 @@ def test_a_node_of_the_graphs_label_without_its_key_is_the_analysts(neo4j: Neo4j
     assert neo4j.export() == memory.export()
 
 
+def test_a_node_with_its_key_but_not_the_properties_the_graph_always_writes_is_the_analysts(
+    neo4j: Neo4jStore,
+) -> None:
+    """A stub ``(:Paper {pithNumber})`` cited by a paper, a lone ``(:Author {nameKey})`` and
+    one that a paper names are not the graph's either: every export leaves them out. (They
+    made ``export`` exit 70, ``KeyError: 'bundleSha256'`` and ``KeyError: 'name'``.)"""
+    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3
+    part = export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01"))
+    _cypher(
+        neo4j,
+        "MATCH (p:Paper) WITH p ORDER BY p.pithNumber LIMIT 1 "
+        "CREATE (p)-[:CITES]->(:Paper {pithNumber: 'pith:2099:STUB'})",
+    )
+    _cypher(neo4j, "MERGE (:Author {nameKey: 'zz stub'})")
+    _cypher(
+        neo4j,
+        "MATCH (p:Paper {pithNumber: 'pith:2099:STUB'}) CREATE (:Author {nameKey: 'yy stub'})-[:AUTHORED]->(p)",
+    )
+    _cypher(
+        neo4j,
+        "MERGE (a:Author {nameKey: 'xx stub'}) WITH a MATCH (p:Paper) WHERE p.title IS NOT NULL CREATE (a)-[:AUTHORED]->(p)",
+    )
+    _cypher(neo4j, "MERGE (:Signer {signerId: 'zz.example'}) MERGE (:Category {code: 'zz.ZZ'})")
+    expected, _ = load_graph([SAMPLES])
+    _same(export_subgraph(neo4j), expected)
+    _same(export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01")), part)
+    for stub in ("xx stub", "yy stub", "zz stub"):
+        assert export_subgraph(neo4j, Selection(author=stub)).number_of_nodes() == 0
+    memory = MemoryStore()
+    run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=memory, workers=1)
+    assert neo4j.export() == memory.export()
+
+
 def test_loads_keep_an_analysts_relationships_and_never_keep_the_graphs_orphans(
     neo4j: Neo4jStore, tmp_path: Path
 ) -> None:

@@ -37,9 +37,11 @@ _LABEL = "head([label IN labels(n) WHERE label IN [{}]])".format(", ".join(f"'{l
 
 
 def _keyed(var: str, label: str) -> str:
-    """``var`` (a ``label`` node) has its key: a node of the graph's label without it (an
-    analyst's ``(:Paper {title: …})``) is the analyst's, not the graph's, and is not read."""
-    return " AND ".join(f"{var}.{name} IS NOT NULL" for name in NODES[label].key)
+    """``var`` (a ``label`` node) has its key and every property pith-graph always writes: a
+    node of the graph's label without one (an analyst's ``(:Paper {title: …})`` or stub
+    ``(:Paper {pithNumber: …})``) is the analyst's, not the graph's, and is not read."""
+    required = [prop.name for prop in NODES[label].properties if prop.required]
+    return " AND ".join(f"{var}.{name} IS NOT NULL" for name in required)
 
 
 def _own_node(var: str) -> str:
@@ -73,16 +75,17 @@ RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r
 
 _EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
 
-EXPORT_PAPERS_OF_AUTHORS = """
+EXPORT_PAPERS_OF_AUTHORS = f"""
 UNWIND $keys AS key
-MATCH (:Author {nameKey: key})-[:AUTHORED]->(p:Paper)
-WHERE p.pithNumber IS NOT NULL
+MATCH (a:Author {{nameKey: key}})-[:AUTHORED]->(p:Paper)
+WHERE {_keyed("a", "Author")} AND {_keyed("p", "Paper")}
 RETURN DISTINCT p.pithNumber AS pith
 """
 
-EXPORT_AUTHORS_OF_PAPERS = """
+EXPORT_AUTHORS_OF_PAPERS = f"""
 UNWIND $piths AS pith
-MATCH (:Paper {pithNumber: pith})<-[:AUTHORED]-(a:Author)
+MATCH (:Paper {{pithNumber: pith}})<-[:AUTHORED]-(a:Author)
+WHERE {_keyed("a", "Author")}
 RETURN DISTINCT a.nameKey AS key
 """
 
@@ -97,14 +100,14 @@ ORDER BY pith
 
 EXPORT_PAPERS_OF_CATEGORY = f"""
 MATCH (:Category {{code: $category}})<-[:IN_CATEGORY]-(p:Paper)
-WHERE p.pithNumber IS NOT NULL AND {_EXPORT_DATES}
+WHERE {_keyed("p", "Paper")} AND {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
 
 EXPORT_PAPERS_BETWEEN = f"""
 MATCH (p:Paper)
-WHERE p.pithNumber IS NOT NULL AND {_EXPORT_DATES}
+WHERE {_keyed("p", "Paper")} AND {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
