@@ -19,6 +19,7 @@ import networkx as nx
 import pytest
 
 import pith_graph as pith_graph_package
+from pith_graph.errors import quoted
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.stores.neo4j_auth import URI_SCHEMES
 from pith_graph.loader.stores.neo4j_connect import LOAD_TIMEOUTS, check_uri, driver_config
@@ -366,6 +367,31 @@ def test_save_destination_is_checked_before_loading(destination: str, needle: st
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pith-graph: error: --save "), result.stderr
     assert needle in lines[0]
+
+
+@pytest.mark.parametrize(
+    "command", [("load", SAMPLES, "--save"), ("load", SAMPLES, "--snapshot"), ("export", "--save")], ids=str
+)
+def test_a_save_name_longer_than_the_system_takes_is_a_usage_error(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    """300 characters, past the 255 bytes a file's name may have: exit 70, ``OSError: File
+    name too long`` from the check of the destination, before."""
+    destination = str(tmp_path / ("c" * 300 + ".json"))
+    result = run_cli(*command, destination, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+    assert result.returncode == 2, result.stderr
+    assert result.stderr == f"pith-graph: error: {command[-1]} {quoted(destination)}: File name too long\n"
+
+
+@pytest.mark.parametrize("option", ["--save", "--snapshot"])
+def test_a_save_name_of_255_bytes_is_written(tmp_path: Path, option: str) -> None:
+    """A name as long as a name may be: its temporary file's name (``.name.….tmp``) was too
+    long, and the save refused, "cannot write in …: File name too long"."""
+    name = "b" + "é" * 120 + "b" * 9 + ".json"  # 255 bytes in UTF-8, the cut in an é
+    assert len(os.fsencode(name)) == 255
+    result = run_cli("load", SAMPLES, option, str(tmp_path / name))
+    assert result.returncode == 0, result.stderr
+    assert [path.name for path in tmp_path.iterdir()] == [name]  # no temporary file left
 
 
 def test_save_replaces_an_existing_file_whole(tmp_path: Path) -> None:

@@ -19,10 +19,26 @@ import orjson
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.sources import open_regular
 
-__all__ = ["json_bytes", "read_graph_file", "write_beside", "writes_beside"]
+__all__ = ["json_bytes", "partial_prefix", "read_graph_file", "write_beside", "writes_beside"]
 
 #: Numbers the files being written, so that no two writes share one, even from two threads.
 _SERIAL = itertools.count()
+
+
+#: Bytes of a file's name its temporary file keeps: with the dot before and the number after,
+#: the temporary name stays under the 255 bytes a name may have where the file's own fits.
+_PARTIAL_NAME_BYTES = 200
+
+
+def partial_prefix(name: str) -> str:
+    """How the name of a file written beside the file ``name`` begins: ``.name.``, the name
+    cut to its first :data:`_PARTIAL_NAME_BYTES` bytes (a valid name of 250 bytes was refused,
+    "File name too long": its temporary name was longer).
+
+    >>> partial_prefix("g.json"), len(partial_prefix("x" * 255))
+    ('.g.json.', 202)
+    """
+    return f".{os.fsdecode(os.fsencode(name)[:_PARTIAL_NAME_BYTES])}."
 
 
 def json_bytes(value: object) -> bytes:
@@ -70,7 +86,7 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
 
     def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
         target = Path(path)
-        partial = target.with_name(f".{target.name}.{os.getpid()}.{next(_SERIAL)}.tmp")
+        partial = target.with_name(f"{partial_prefix(target.name)}{os.getpid()}.{next(_SERIAL)}.tmp")
         staged.append((target, partial))
         try:
             with open(partial, "xb") as file:  # never another write's file

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn, TypeVar
 
 from pith_graph import numbers
 from pith_graph.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_REJECTED, EXIT_STORE, EXIT_USAGE
-from pith_graph.errors import UsageError
+from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.keyfiles import operator_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT
@@ -241,7 +241,13 @@ def check_save_destination(path: str, *, option: str = "--save") -> None:
     folder must exist and take a new file, and it must not be a folder, a read-only file, or
     anything but a regular file (the graph is written beside it and renamed over it: a device
     or FIFO would be replaced by a file)."""
+    from pith_graph.loader.stores.files import partial_prefix
+
     target = Path(path)
+    try:  # a name longer than the system takes (ENAMETOOLONG) fails the first look
+        target.is_dir()
+    except OSError as error:
+        raise UsageError(f"{option} {quoted(path)}: {error.strerror or error}") from error
     if target.is_dir():
         raise UsageError(f"{option} {path}: is a folder")
     if target.exists() and not target.is_file():  # renamed over, /dev/null would be a file
@@ -253,7 +259,7 @@ def check_save_destination(path: str, *, option: str = "--save") -> None:
     if target.exists() and not os.access(target, os.W_OK):
         raise UsageError(f"{option} {path}: the file is not writable")
     try:  # the one sure test, whoever runs this and however the folder is mounted
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=f".{target.name}.", suffix=".tmp"):
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=partial_prefix(target.name), suffix=".tmp"):
             pass
     except OSError as error:
         raise UsageError(f"{option} {path}: cannot write in {folder}: {error.strerror}") from error
