@@ -6,6 +6,7 @@ whole and no partial file is left beside it. Node-link (``--save``) and snapshot
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 import sys
 import threading
@@ -16,7 +17,9 @@ import pytest
 
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.stores.files import writes_beside
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.testing import run_cli
 
 OLD = b"the graph saved before: left as it is"
 LIMIT = 4096  # bytes a file may grow to: less than the samples' graph in either format
@@ -120,3 +123,52 @@ def test_a_save_whose_folder_was_replaced_by_a_file_is_write_failed(tmp_path: Pa
         failed.value
     )
     assert folder.read_text() == "in the way"
+
+
+def _mode(path: Path) -> int:
+    return stat.S_IMODE(path.stat().st_mode)
+
+
+@pytest.mark.parametrize("option", ["--save", "--snapshot"])
+def test_a_save_keeps_the_permissions_of_the_file_it_replaces(tmp_path: Path, option: str) -> None:
+    """A ``chmod 600`` graph saved again stays 600 (it became 644, the umask's), and a new
+    file has the umask's permissions."""
+    kept, new = tmp_path / "private.out", tmp_path / "new.out"
+    kept.write_bytes(OLD)
+    kept.chmod(0o600)
+    for target in (kept, new):
+        done = run_cli("load", SAMPLES, option, str(target))
+        assert done.returncode == 0, done.stderr
+    mask = os.umask(0o077)
+    os.umask(mask)
+    assert (_mode(kept), _mode(new)) == (0o600, 0o666 & ~mask)
+    assert kept.read_bytes() != OLD
+
+
+def test_the_file_being_written_is_its_owners_only(tmp_path: Path) -> None:
+    """Until it is renamed into place, the file written beside the path is 600 (it was
+    readable by all, under the usual umask, while the graph was written)."""
+    target = tmp_path / "g.json"
+    with writes_beside() as write:
+        write(target, b"{}")
+        (partial,) = tmp_path.iterdir()
+        assert _mode(partial) == 0o600
+    assert target.read_bytes() == b"{}"
+
+
+@pytest.mark.parametrize("save", [MemoryStore.save, MemoryStore.save_snapshot], ids=["node-link", "snapshot"])
+def test_a_save_through_a_symbolic_link_replaces_the_file_it_leads_to(
+    tmp_path: Path, store: MemoryStore, save: Callable[[MemoryStore, Path], None]
+) -> None:
+    """``latest.out -> store/real.out``: the graph goes to ``store/real.out``, with its
+    permissions, and the link stays (the link was replaced by a file, the target left as it was)."""
+    (tmp_path / "store").mkdir()
+    real, link = tmp_path / "store" / "real.out", tmp_path / "latest.out"
+    real.write_bytes(OLD)
+    real.chmod(0o640)
+    link.symlink_to(Path("store") / "real.out")
+    save(store, link)
+    assert link.is_symlink() and os.readlink(link) == os.path.join("store", "real.out")
+    assert MemoryStore.open(real).counts() == store.counts()
+    assert _mode(real) == 0o640
+    assert [path.name for path in (tmp_path / "store").iterdir()] == ["real.out"]

@@ -86,10 +86,12 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
 
     def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
         target = Path(path)
-        partial = target.with_name(f"{partial_prefix(target.name)}{os.getpid()}.{next(_SERIAL)}.tmp")
-        staged.append((target, partial))
         try:
-            with open(partial, "xb") as file:  # never another write's file
+            target = _through_links(target)
+            partial = target.with_name(f"{partial_prefix(target.name)}{os.getpid()}.{next(_SERIAL)}.tmp")
+            staged.append((target, partial))
+            # never another write's file; only its owner reads it until it is renamed
+            with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
                 for piece in [data] if isinstance(data, bytes) else data:
                     file.write(piece)
                 file.flush()
@@ -106,6 +108,7 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
         raise
     for done, (target, partial) in enumerate(staged):
         try:
+            os.chmod(partial, _mode_for(target))
             os.replace(partial, target)
         except OSError as error:
             for _, left in staged[done:]:
@@ -113,6 +116,22 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
                     left.unlink()
             raise _write_failed(target, error, [path for path, _ in staged[:done]]) from error
     _sync_folders({target.parent for target, _ in staged})
+
+
+def _through_links(path: Path) -> Path:
+    """The file a symbolic link ``path`` leads to (replaced in its place, the link kept), or ``path``."""
+    return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+
+def _mode_for(target: Path) -> int:
+    """The permissions of the file ``target`` (a save keeps them: a ``chmod 600`` graph was
+    replaced by a ``644`` one), or a new file's under the umask if there is none."""
+    try:
+        return os.stat(target).st_mode & 0o777
+    except OSError:
+        mask = os.umask(0o077)  # read by setting it: the moment between is the stricter one
+        os.umask(mask)
+        return 0o666 & ~mask
 
 
 def _write_failed(target: Path, error: OSError, replaced: list[Path] | None = None) -> StoreError:

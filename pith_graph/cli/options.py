@@ -252,14 +252,15 @@ def check_save_destination(path: str, *, option: str = "--save") -> None:
         raise UsageError(f"{option} {path}: is a folder")
     if target.exists() and not target.is_file():  # renamed over, /dev/null would be a file
         raise UsageError(f"{option} {path}: not a regular file (a device, FIFO or socket)")
-    folder = target.parent
+    real = Path(os.path.realpath(target)) if target.is_symlink() else target  # a link is written through
+    folder = real.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "no such folder"
         raise UsageError(f"{option} {path}: {what}: {folder}")
     if target.exists() and not os.access(target, os.W_OK):
         raise UsageError(f"{option} {path}: the file is not writable")
     try:  # the one sure test, whoever runs this and however the folder is mounted
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=partial_prefix(target.name), suffix=".tmp"):
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=partial_prefix(real.name), suffix=".tmp"):
             pass
     except OSError as error:
         raise UsageError(f"{option} {path}: cannot write in {folder}: {error.strerror}") from error
