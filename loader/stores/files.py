@@ -8,6 +8,7 @@ together (``load --save --snapshot``: both written, then both renamed into place
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -129,9 +130,20 @@ def _mode_for(target: Path) -> int:
     try:
         return os.stat(target).st_mode & 0o777
     except OSError:
-        mask = os.umask(0o077)  # read by setting it: the moment between is the stricter one
-        os.umask(mask)
-        return 0o666 & ~mask
+        return 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    """This process's umask: from ``/proc`` (Linux), where reading it changes nothing; else
+    read by setting it, which gives another thread's file made in between the stricter 077."""
+    with (
+        contextlib.suppress(OSError, ValueError, StopIteration),
+        open("/proc/self/status", encoding="ascii", errors="replace") as status,
+    ):
+        return int(next(line for line in status if line.startswith("Umask:")).split()[1], 8)
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return mask
 
 
 def _write_failed(target: Path, error: OSError, replaced: list[Path] | None = None) -> StoreError:
