@@ -143,13 +143,17 @@ class _Field:
             raise ValueError("a field's statistics are not numbers")
         if not (0 <= field.doc_count <= size and field.total_terms >= 0 and len(field.norms) == size):
             raise ValueError("a field's statistics do not fit its documents")
-        if field.doc_count != size - field.norms.count(0) or field.total_terms < field.doc_count:
+        if field.doc_count != size - field.norms.count(0) or not (
+            field.doc_count <= field.total_terms and (field.total_terms == 0) == (field.doc_count == 0)
+        ):
             # the documents with a word in the field are those of a norm past 0; each has a word
             raise ValueError("a field's statistics do not match its norms")
         if not isinstance(terms, list) or not all(isinstance(term, str) for term in terms):
             raise ValueError("a field's terms are not a list of strings")
         if len(counts) != len(terms) or sum(counts) != len(docs) or len(freqs) != len(docs):
             raise ValueError("a field's postings do not add up")
+        if counts and max(counts) > field.doc_count:  # (no docCount 0 to divide by in a search)
+            raise ValueError("a term is in more documents than have a word in the field")
         if docs and not (min(docs) >= 0 and max(docs) < size):
             raise ValueError("a posting names a document the index does not have")
         at = 0

@@ -65,6 +65,20 @@ def _twice(state: dict[str, Any]) -> None:
     field["terms"][1] = field["terms"][0]
 
 
+def _no_words(field: int, total: int | None) -> Any:
+    """Field ``field`` said to have no word in any document (norms 0, docCount 0; totalTerms
+    ``total``, or as it was), its postings kept: a search divided by its docCount."""
+
+    def edit(state: dict[str, Any]) -> None:
+        found = state["fields"][field]
+        found["norms"] = base64.b64encode(bytes(state["size"])).decode()
+        found["docCount"] = 0
+        if total is not None:
+            found["totalTerms"] = total
+
+    return edit
+
+
 @pytest.mark.parametrize(
     ("damage", "message"),
     [
@@ -82,6 +96,8 @@ def _twice(state: dict[str, Any]) -> None:
         pytest.param(_set("fields.0.docCount", 0), "do not match its norms", id="doc-count-zero"),
         pytest.param(_set("fields.0.docCount", 3), "do not match its norms", id="doc-count-short"),
         pytest.param(_set("fields.1.totalTerms", 0), "do not match its norms", id="no-terms"),
+        pytest.param(_no_words(0, None), "do not match its norms", id="no-words-but-terms"),
+        pytest.param(_no_words(1, 0), "more documents than have a word", id="no-words-but-postings"),
         pytest.param(_set("fields.0.terms", "graph"), "not a list of strings", id="terms-not-a-list"),
         pytest.param(lambda state: _first_doc(state, len(DOCUMENTS)), "names a document", id="doc-past-end"),
         pytest.param(lambda state: _first_doc(state, -1), "names a document", id="negative-doc"),
