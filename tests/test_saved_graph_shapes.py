@@ -79,6 +79,16 @@ def _set(label: str, name: str, value: object) -> Edit:
     return lambda data: _first(data, label).__setitem__(name, value)
 
 
+def _name_form_counts(*counts: int) -> Edit:
+    """An author of one paper spelt two ways, counted ``counts`` (a GraphQL Int holds 2**31 - 1)."""
+
+    def edit(data: dict[str, Any]) -> None:
+        author = _first(data, "Author")
+        author["nameForms"], author["nameFormCounts"] = [author["name"], author["name"] + " Jr"], list(counts)
+
+    return edit
+
+
 NODE_LINK = [
     pytest.param(_self_loop, "AUTHORED goes from a Author to a Paper", id="self-loop"),
     pytest.param(_reversed, "AUTHORED goes from a Author to a Paper", id="reversed-edge"),
@@ -93,7 +103,12 @@ NODE_LINK = [
         "an edge names node 'Author:nobody-listed', which the nodes do not list",
         id="edge-to-nobody",
     ),
-    pytest.param(_set("Paper", "sourceVersion", 2**40), "sourceVersion 1099511627776 is not", id="version"),
+    pytest.param(
+        _set("Paper", "sourceVersion", 2**40), "sourceVersion is not from 0 to 2147483647", id="version"
+    ),
+    pytest.param(_set("Author", "paperCount", 2**31), "paperCount is not from 0 to", id="paper-count-huge"),
+    pytest.param(_name_form_counts(2**31, 1), "nameFormCounts is not from 0 to", id="name-form-count-huge"),
+    pytest.param(_name_form_counts(0, 1), "nameFormCounts are not counts", id="name-form-count-zero"),
     pytest.param(_set("Author", "paperCount", 0), "paperCount 0 is below its", id="paper-count"),
     pytest.param(_set("Paper", "keyIds", ["k"]), "keyIds and bundleKeyId are not", id="paper-keys"),
     pytest.param(_set("Paper", "primaryCategory", "math.CO"), "not to its primaryCategory", id="primary"),
@@ -183,6 +198,13 @@ SNAPSHOT = [
     ),
     pytest.param(_irregular_paper, "pithNumber is not a string: 12345", id="irregular-paper"),
     pytest.param(_column("SIGNED", "keyIds", drop=True), "no keyIds", id="signed-no-keys"),
+    pytest.param(
+        _column("Paper", "sourceVersion", 2**62), "sourceVersion is not from 0 to", id="version-huge"
+    ),
+    pytest.param(_column("Paper", "submittedYear", -1), "submittedYear is not from 0 to", id="year-negative"),
+    pytest.param(
+        _column("Author", "paperCount", 2**31), "paperCount is not from 0 to", id="paper-count-huge"
+    ),
 ]
 
 
@@ -270,6 +292,9 @@ CLI = [
     pytest.param("snapshot", _column("Paper", "title", drop=True), "no title", id="snapshot-no-title"),
     pytest.param("snapshot", _irregular_paper, "pithNumber is not a string", id="snapshot-irregular"),
     pytest.param("snapshot", _ends_swapped("AUTHORED"), "AUTHORED goes from", id="snapshot-edge-reversed"),
+    pytest.param(
+        "snapshot", _column("Paper", "sourceVersion", 2**62), "sourceVersion", id="snapshot-version"
+    ),
 ]
 
 

@@ -160,6 +160,19 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 }
 #: The type of a list property's items (exactly: a bool is no integer here).
 _ITEMS: dict[str, type] = {"list<string>": str, "list<integer>": int}
+#: Every integer property, and item, counts something (papers, a version, a year): from 0 to
+#: the largest GraphQL ``Int``, which the API answers them as (past it, a read failed: INTERNAL).
+_WHOLE = range(2**31)
+_WHOLES = frozenset(("integer", "list<integer>"))
+
+
+def _out_of_range(value: Any) -> bool:
+    """Whether an integer, or a list of them, holds one outside :data:`_WHOLE`."""
+    if isinstance(value, int):
+        return value not in _WHOLE
+    return bool(value) and (min(value) < 0 or max(value) >= _WHOLE.stop)
+
+
 #: ``submittedAt`` as rows store it (whole seconds), ``builtAt`` as verification admitted it
 #: before 0.8.2 (by shape): a graph saved then may hold 2019-02-29, which ``shape.is_utc_time``
 #: now refuses in new bundles, and still opens.
@@ -181,6 +194,8 @@ def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str
         item = _ITEMS.get(spec.type)
         if wrong or (item is not None and not all(type(each) is item for each in value)):
             return f"{spec.name} is not a {spec.type}: {value!r:.60}"
+        if spec.type in _WHOLES and _out_of_range(value):
+            return f"{spec.name} is not from 0 to {_WHOLE.stop - 1}: {value!r:.60}"
     return None
 
 
@@ -188,14 +203,17 @@ _LISTS = frozenset((list, tuple))
 
 
 #: Per label and per type: (name, the Python types it may have, its items' type (lists),
-#: required), for the fast pass.
-def _fast(properties: Sequence[PropertySpec]) -> tuple[tuple[str, frozenset[type], type | None, bool], ...]:
+#: required, whether its integers are bounded), for the fast pass.
+def _fast(
+    properties: Sequence[PropertySpec],
+) -> tuple[tuple[str, frozenset[type], type | None, bool, bool], ...]:
     return tuple(
         (
             p.name,
             _LISTS if p.type in _ITEMS else frozenset(_PYTHON_TYPES[p.type]),
             _ITEMS.get(p.type),
             p.required,
+            p.type in _WHOLES,
         )
         for p in properties
     )
@@ -215,7 +233,7 @@ def _fast_problem(
     fast = _FAST.get(kind) if isinstance(kind, str) else None
     if fast is None or kind not in specs:
         return unknown
-    for name, types, items, required in fast:
+    for name, types, items, required, whole in fast:
         value = data.get(name, _FAST)
         if type(value) not in types:
             if value is _FAST and not required:
@@ -223,12 +241,14 @@ def _fast_problem(
             return _bad_property(data, specs[kind])
         if items is not None and not all(type(item) is items for item in value):
             return _bad_property(data, specs[kind])
+        if whole and _out_of_range(value):
+            return _bad_property(data, specs[kind])
     return None
 
 
 def check_types(graph: nx.DiGraph) -> None:
     """Each node and edge of ``graph`` is one the schema knows, its properties there and of
-    their types, each edge between the labels its type joins: what a reader may index
+    their types (integers from 0 to 2**31 - 1), each edge between the labels its type joins: what a reader may index
     without a second look. One pass; an edge's shared attributes are checked once. Raises
     :class:`ValueError` naming the first that is not."""
     node_specs = {label: spec.properties for label, spec in NODES.items()}
