@@ -163,6 +163,15 @@ def _irregular_paper(body: dict[str, Any]) -> None:
     group["other"].append([total, "Paper:x", {**data, "pithNumber": 12345}])
 
 
+def _misnamed_paper(body: dict[str, Any]) -> None:
+    """A Paper stored as it is (not as a row, whose id its key makes) under another id: every
+    listing of papers, served, answered "Internal server error"."""
+    group = body["nodes"]["Paper"]
+    data = {"label": "Paper", **dict(zip(group["properties"], group["rows"].pop(), strict=True))}
+    total = sum(len(g["rows"]) + len(g["other"]) for g in body["nodes"].values())
+    group["other"].append([total, "Paper:pith:2019:FAKEFAKE", data])
+
+
 def _twice(kind: str) -> Edit:
     """An edit of a snapshot body: the first ``kind`` row (a label's or a type's) twice."""
 
@@ -197,6 +206,7 @@ SNAPSHOT = [
         _column("Paper", "keyIds", REGISTRY_KEY.key_id), "keyIds is not a list<string>", id="keys-str"
     ),
     pytest.param(_irregular_paper, "pithNumber is not a string: 12345", id="irregular-paper"),
+    pytest.param(_misnamed_paper, "'Paper:pith:2019:FAKEFAKE': its id is not 'Paper:", id="misnamed-paper"),
     pytest.param(_column("SIGNED", "keyIds", drop=True), "no keyIds", id="signed-no-keys"),
     pytest.param(
         _column("Paper", "sourceVersion", 2**62), "sourceVersion is not from 0 to", id="version-huge"
@@ -295,6 +305,7 @@ CLI = [
     pytest.param(
         "snapshot", _column("Paper", "sourceVersion", 2**62), "sourceVersion", id="snapshot-version"
     ),
+    pytest.param("snapshot", _misnamed_paper, "its id is not", id="snapshot-misnamed"),
 ]
 
 
@@ -346,8 +357,8 @@ def _misnamed() -> nx.DiGraph:
 
 
 def test_a_misnamed_snapshot_is_refused_where_it_is_written_to(tmp_path: Path) -> None:
-    """Served as it is, a snapshot is trusted as to its structure; pruned, or loaded on top
-    of, it is written to, and is checked as a node-link file is."""
+    """Pruned, or loaded on top of, a snapshot is written to, and is checked as a node-link
+    file is (served as it is, its ids are checked too, since 0.8.6: ``snapshot-misnamed``)."""
     path = tmp_path / "graph.snapshot"
     MemoryStore(_misnamed()).save_snapshot(path)
     revoked = tmp_path / "revoked.json"

@@ -247,15 +247,25 @@ def _fast_problem(
 
 
 def check_types(graph: nx.DiGraph) -> None:
-    """Each node and edge of ``graph`` is one the schema knows, its properties there and of
-    their types (integers from 0 to 2**31 - 1), each edge between the labels its type joins: what a reader may index
+    """Each node and edge of ``graph`` is one the schema knows, under the id its label and key
+    make, its properties there and of their types (integers from 0 to 2**31 - 1), each edge between the labels its type joins: what a reader may index
     without a second look. One pass; an edge's shared attributes are checked once. Raises
     :class:`ValueError` naming the first that is not."""
     node_specs = {label: spec.properties for label, spec in NODES.items()}
     edge_specs = {kind: spec.properties for kind, spec in RELATIONSHIPS.items()}
+    # label -> (its ids' prefix, its key when one property, else None): the id's other part
+    keys = {
+        label: (label + ":", spec.key[0] if len(spec.key) == 1 else None) for label, spec in NODES.items()
+    }
     nodes: dict[str, dict[str, Any]] = graph._node
     for node, data in nodes.items():
-        problem = _fast_problem(data, data.get(LABEL_ATTRIBUTE), node_specs, "unknown label")
+        label: Any = data.get(LABEL_ATTRIBUTE)
+        problem = _fast_problem(data, label, node_specs, "unknown label")
+        if problem is None:
+            prefix, key = keys[label]
+            made = prefix + data[key] if key is not None else _id_of(label, data)
+            if node != made:  # (a reader finds a node by the id its key makes: a listing failed)
+                problem = f"its id is not {made!r:.80}, as its label and key make it"
         if problem is not None:
             raise ValueError(f"node {node!r:.80}: {problem}")
     # each edge's attributes (shared: checked once) -> the labels its ends must have
@@ -277,12 +287,12 @@ def check_types(graph: nx.DiGraph) -> None:
                 )
 
 
-def _bad_node(node: str, label: str, data: Mapping[str, Any]) -> str | None:
+def _id_of(label: str, data: Mapping[str, Any]) -> str:
+    return node_id(label, *(data[key] for key in NODES[label].key))
+
+
+def _bad_node(label: str, data: Mapping[str, Any]) -> str | None:
     """What the loader would never have written in this node itself (``None``: nothing)."""
-    spec = NODES[label]
-    expected = node_id(label, *(data[key] for key in spec.key))
-    if node != expected:
-        return f"its id is not {expected!r:.80}, as its label and key make it"
     if label == PAPER.label:
         if data[_VERSION] not in SOURCE_VERSIONS:
             return f"sourceVersion {data[_VERSION]} is not from 1 to {SOURCE_VERSIONS.stop - 1}"
@@ -299,8 +309,8 @@ def _bad_node(node: str, label: str, data: Mapping[str, Any]) -> str | None:
 
 
 def check_structure(graph: nx.DiGraph) -> None:
-    """``graph`` is one the loader could have built: :func:`check_types`, then node ids made
-    from label and key, values in the ranges verification admits, each edge's type between
+    """``graph`` is one the loader could have built: :func:`check_types` (node ids made from
+    label and key among its checks), then values in the ranges verification admits, each edge's type between
     its labels (so no self-loop; checked by :func:`check_types`), and what readers rely on: every Paper signed by the signer
     of its bundle (one SIGNED edge marked ``signedBundle``), its ``keyIds`` its signers' keys,
     its ``bundleKeyId`` one of them, one primary IN_CATEGORY edge to its ``primaryCategory``;
@@ -311,7 +321,7 @@ def check_structure(graph: nx.DiGraph) -> None:
     check_types(graph)
     nodes: dict[str, dict[str, Any]] = graph._node
     for node, data in nodes.items():
-        problem = _bad_node(node, data[LABEL_ATTRIBUTE], data)
+        problem = _bad_node(data[LABEL_ATTRIBUTE], data)
         if problem is not None:
             raise ValueError(f"node {node!r:.80}: {problem}")
     keys: defaultdict[str, set[str]] = defaultdict(set)  # paper or signer -> keys of its SIGNED edges
