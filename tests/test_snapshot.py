@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 import orjson
@@ -126,6 +127,40 @@ def test_indexes_that_are_not_a_map_are_refused(tmp_path: Path) -> None:
     _rewritten(path, lambda data: data.update(indexes=[1, 2]), version=3)
     with pytest.raises(UsageError, match="its indexes are not a map"):
         read_snapshot(path)
+
+
+#: A name of 100 KB that would also drive a terminal and break the line.
+_LONG = "\x1b[2J\x1b[31mEVIL\n" + "A" * 100_000
+
+
+def _long_label(data: dict[str, Any]) -> None:
+    data["nodes"][_LONG] = data["nodes"].pop("Signer")
+
+
+def _long_type_of_short_rows(data: dict[str, Any]) -> None:
+    group = data["edges"][_LONG] = data["edges"].pop("SIGNED")
+    group["rows"][0].pop()
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        pytest.param(_long_label, "a malformed body (KeyError: '\\x1b[2J", id="label"),
+        pytest.param(_long_type_of_short_rows, "a '\\x1b[2J", id="type"),
+    ],
+)
+def test_a_long_name_in_a_snapshot_is_quoted_cut_in_its_error(tmp_path: Path, edit: Any, said: str) -> None:
+    """An error quotes at most 100 characters of a value from the file, escaped (a 100 KB
+    label made a line of 100,121 bytes, its control characters as they were)."""
+    G, _ = load_graph([SAMPLES])
+    path = tmp_path / "graph.snapshot"
+    save_snapshot(G, path)
+    _rewritten(path, edit, version=3)
+    with pytest.raises(UsageError) as refused:
+        open_graph(path)
+    message = str(refused.value)
+    assert said in message and "(100014 characters)" in message
+    assert len(message) < 300 + len(str(path)) and message.isprintable()
 
 
 def _strings(G: nx.DiGraph, label: str, name: str) -> list[str]:

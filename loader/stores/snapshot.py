@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import networkx as nx
 import orjson
 
-from pith_graph.errors import UsageError, quoted
+from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted
 from pith_graph.loader.sources import open_regular
 from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
@@ -232,9 +232,18 @@ def read_snapshot(path: str | Path) -> Snapshot:
         raise UsageError(f"cannot open saved graph {path}: {err}") from err
     except (TypeError, KeyError, IndexError, AttributeError) as err:
         raise UsageError(
-            f"cannot open saved graph {path}: a malformed body ({type(err).__name__}: {err})"
+            f"cannot open saved graph {path}: a malformed body ({type(err).__name__}: {_said(err)})"
         ) from err
     return snapshot
+
+
+def _said(err: Exception) -> str:
+    """What ``err`` says, on one line and quoting at most :data:`QUOTED_CHARACTERS` of a value
+    from the file: a KeyError's key is one (a label of 100 KB made an error line of 100 KB)."""
+    if isinstance(err, KeyError) and len(err.args) == 1:
+        return quoted(err.args[0])
+    said = str(err)
+    return printable(said) if len(said) <= QUOTED_CHARACTERS else quoted(said)
 
 
 class _Parsed(NamedTuple):
@@ -303,7 +312,7 @@ def _nodes(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, dict[str
         keys = [names.index(key) for key in NODES[label].key]
         width = len(names)
         if any(len(row) != width for row in rows):
-            raise ValueError(f"a {label} row does not have {width} values")
+            raise ValueError(f"a {quoted(label)} row does not have {width} values")
         if len(keys) == 1:  # most labels: the id is the label and one key
             prefix, at = label + ":", keys[0]
             made = [prefix + row[at] for row in rows]
@@ -336,7 +345,7 @@ def _edges(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, str, Edg
         rows = group["rows"]
         width = len(names) + 2
         if any(len(row) != width for row in rows):
-            raise ValueError(f"a {kind} row does not have {width} values")
+            raise ValueError(f"a {quoted(kind)} row does not have {width} values")
         place = _placer(TYPE_ATTRIBUTE, kind, names, group["at"])
         plain = shared({TYPE_ATTRIBUTE: kind})
         for row in rows:
