@@ -252,7 +252,7 @@ def _first(data: dict[str, object], label: str) -> dict[str, object]:
         ("nodes not a list", "TypeError"),
         ("a paper without keyIds", "no keyIds"),
         ("keyIds an integer", "keyIds is not a list<string>: 5"),
-        ("a count that is a boolean", "paperCount is not a integer: True"),
+        ("a count that is a boolean", "paperCount is not an integer: True"),
         ("an unknown label", "unknown label"),
     ],
 )

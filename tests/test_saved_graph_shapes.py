@@ -90,12 +90,18 @@ def _name_form_counts(*counts: int) -> Edit:
 
 
 NODE_LINK = [
-    pytest.param(_self_loop, "AUTHORED goes from a Author to a Paper", id="self-loop"),
-    pytest.param(_reversed, "AUTHORED goes from a Author to a Paper", id="reversed-edge"),
+    pytest.param(_self_loop, "AUTHORED goes from an Author to a Paper", id="self-loop"),
+    pytest.param(_reversed, "AUTHORED goes from an Author to a Paper", id="reversed-edge"),
     pytest.param(_no_signers, "0 SIGNED edges with signedBundle", id="no-signers"),
     pytest.param(_set("Author", "nameKey", "someone else"), "its id is not 'Author:someone else'", id="id"),
     pytest.param(_orphan, "'Author:ghost': no paper uses it", id="orphan-author"),
-    pytest.param(_author_twice, "two nodes share an id", id="node-twice"),
+    pytest.param(_author_twice, "two nodes share an id: 'Author:", id="node-twice"),
+    pytest.param(lambda data: data.update(directed=False), "its graph is not directed", id="undirected"),
+    pytest.param(
+        lambda data: data.update(links=data.pop("edges")),
+        'its edges a list under "edges" (it has "links"',
+        id="links-not-edges",
+    ),
     pytest.param(_edge_twice, "two edges join the same two nodes", id="edge-twice"),
     pytest.param(_multigraph_edge_twice, "two edges join the same two nodes", id="multigraph-edge-twice"),
     pytest.param(
@@ -194,9 +200,9 @@ def _ends_swapped(kind: str) -> Edit:
 
 
 SNAPSHOT = [
-    pytest.param(_ends_swapped("AUTHORED"), "AUTHORED goes from a Author to a Paper", id="edge-reversed"),
+    pytest.param(_ends_swapped("AUTHORED"), "AUTHORED goes from an Author to a Paper", id="edge-reversed"),
     pytest.param(_ends_swapped("SIGNED"), "SIGNED goes from a Signer to a Paper", id="signed-reversed"),
-    pytest.param(_twice("Category"), "two nodes share an id", id="node-twice"),
+    pytest.param(_twice("Category"), "two nodes share an id: 'Category:", id="node-twice"),
     pytest.param(_twice("AUTHORED"), "two edges join the same two nodes", id="edge-twice"),
     pytest.param(_column("Paper", "bundleSha256", drop=True), "no bundleSha256", id="no-bundle-sha"),
     pytest.param(_column("Paper", "keyIds", drop=True), "no keyIds", id="no-key-ids"),

@@ -35,10 +35,10 @@ from pith_graph.loader.stores.memory_graph import (
     check_structure,
     check_types,
     fill_authors,
-    from_node_link,
     put,
 )
 from pith_graph.loader.stores.names import PendingNames, Spellings
+from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
 from pith_graph.schema.graph import (

@@ -55,7 +55,6 @@ __all__ = [
     "check_structure",
     "check_types",
     "fill_authors",
-    "from_node_link",
     "put",
 ]
 
@@ -193,13 +192,18 @@ def _bad_property(data: Mapping[str, Any], specs: Sequence[PropertySpec]) -> str
         )
         item = _ITEMS.get(spec.type)
         if wrong or (item is not None and not all(type(each) is item for each in value)):
-            return f"{spec.name} is not a {spec.type}: {value!r:.60}"
+            return f"{spec.name} is not {_a(spec.type)}: {value!r:.60}"
         if spec.type in _WHOLES and _out_of_range(value):
             return f"{spec.name} is not from 0 to {_WHOLE.stop - 1}: {value!r:.60}"
     return None
 
 
 _LISTS = frozenset((list, tuple))
+
+
+def _a(noun: str) -> str:
+    """``noun`` after its indefinite article ("an Author", "a Paper", "an integer")."""
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
 
 
 #: Per label and per type: (name, the Python types it may have, its items' type (lists),
@@ -283,7 +287,7 @@ def check_types(graph: nx.DiGraph) -> None:
             if start_label != labels[0] or nodes[end][LABEL_ATTRIBUTE] != labels[1]:
                 kind = data[TYPE_ATTRIBUTE]
                 raise ValueError(
-                    f"edge {start!r:.60} -> {end!r:.60}: {kind} goes from a {labels[0]} to a {labels[1]}"
+                    f"edge {start!r:.60} -> {end!r:.60}: {kind} goes from {_a(labels[0])} to {_a(labels[1])}"
                 )
 
 
@@ -382,24 +386,6 @@ def _bad_paper_links(
     if primary != [data[_PRIMARY_CATEGORY]]:
         return f"its primary IN_CATEGORY edges go to {primary!r:.60}, not to its primaryCategory"
     return None
-
-
-def from_node_link(data: dict[str, Any]) -> nx.DiGraph | nx.MultiDiGraph:
-    """networkx's graph of node-link ``data``, which must name each node once and join two
-    nodes by one edge (of a type: an earlier version's ``MultiDiGraph``): networkx would merge
-    them silently, the last copy's attributes winning (a second copy of an author under its
-    id renamed it). Raises :class:`ValueError`, as a snapshot that does so."""
-    graph = nx.node_link_graph(data, directed=True, edges="edges")
-    if len(data["nodes"]) != graph.number_of_nodes():
-        listed = {node["id"] for node in data["nodes"]}
-        if len(listed) != len(data["nodes"]):
-            raise ValueError("two nodes share an id")
-        missing = next(node for node in graph if node not in listed)  # networkx made it for an edge
-        raise ValueError(f"an edge names node {missing!r:.80}, which the nodes do not list")
-    pairs = len({(u, v) for u, v in graph.edges()}) if graph.is_multigraph() else graph.number_of_edges()
-    if len(data.get("edges", ())) != pairs:  # (a multigraph's parallel edges: one once made a DiGraph)
-        raise ValueError("two edges join the same two nodes")
-    return graph
 
 
 def fill_authors(graph: nx.DiGraph) -> None:

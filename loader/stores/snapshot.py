@@ -50,6 +50,7 @@ from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted
 from pith_graph.loader.sources import open_regular
 from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
+from pith_graph.loader.stores.node_link import first_repeated
 from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, PAPER, TYPE_ATTRIBUTE, node_id
 
 __all__ = [
@@ -292,7 +293,7 @@ def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
     ids: list[str] = []
     put(graph, _nodes(data, ids), ())
     if len(ids) != graph.number_of_nodes():
-        raise ValueError("two nodes share an id")
+        raise ValueError(f"two nodes share an id: {quoted(first_repeated(ids))}")
     edges = sum(len(group["rows"]) + len(group["other"]) for group in data["edges"].values())
     put(graph, (), _edges(data, ids))
     if edges != graph.number_of_edges():
