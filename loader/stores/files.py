@@ -20,7 +20,14 @@ import orjson
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.sources import open_regular
 
-__all__ = ["json_bytes", "partial_prefix", "read_graph_file", "write_beside", "writes_beside"]
+__all__ = [
+    "json_bytes",
+    "partial_prefix",
+    "read_graph_file",
+    "through_links",
+    "write_beside",
+    "writes_beside",
+]
 
 #: Numbers the files being written, so that no two writes share one, even from two threads.
 _SERIAL = itertools.count()
@@ -88,7 +95,7 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
     def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
         target = Path(path)
         try:
-            target = _through_links(target)
+            target = through_links(target)
             partial = target.with_name(f"{partial_prefix(target.name)}{os.getpid()}.{next(_SERIAL)}.tmp")
             staged.append((target, partial))
             # never another write's file; only its owner reads it until it is renamed
@@ -119,7 +126,7 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
     _sync_folders({target.parent for target, _ in staged})
 
 
-def _through_links(path: Path) -> Path:
+def through_links(path: Path) -> Path:
     """The file a symbolic link ``path`` leads to (replaced in its place, the link kept), or ``path``."""
     return Path(os.path.realpath(path)) if path.is_symlink() else path
 

@@ -241,18 +241,18 @@ def check_save_destination(path: str, *, option: str = "--save") -> None:
     folder must exist and take a new file, and it must not be a folder, a read-only file, or
     anything but a regular file (the graph is written beside it and renamed over it: a device
     or FIFO would be replaced by a file)."""
-    from pith_graph.loader.stores.files import partial_prefix
+    from pith_graph.loader.stores.files import partial_prefix, through_links
 
     target = Path(path)
     try:  # a name longer than the system takes (ENAMETOOLONG) fails the first look
-        target.is_dir()
+        folder_named = target.is_dir()
     except OSError as error:
         raise UsageError(f"{option} {quoted(path)}: {error.strerror or error}") from error
-    if target.is_dir():
+    if folder_named:
         raise UsageError(f"{option} {path}: is a folder")
     if target.exists() and not target.is_file():  # renamed over, /dev/null would be a file
         raise UsageError(f"{option} {path}: not a regular file (a device, FIFO or socket)")
-    real = Path(os.path.realpath(target)) if target.is_symlink() else target  # a link is written through
+    real = through_links(target)  # a link is written through
     folder = real.parent
     if not folder.is_dir():
         what = "is not a folder" if folder.exists() else "no such folder"
