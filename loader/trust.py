@@ -139,13 +139,21 @@ def _time_limit(second: int) -> str:
 
 
 def check_not_future(bundle: Mapping[str, Any], now: float, skew: float) -> None:
-    """``built_at`` and every event's ``created_at`` lie at most ``skew`` seconds ahead of
-    ``now``: a bundle dated in the future would otherwise win every later update (a freeze)."""
+    """``built_at``, every event's ``created_at`` and the paper's ``submitted_at`` lie at most
+    ``skew`` seconds ahead of ``now``: a bundle dated in the future would otherwise win every
+    later update (a freeze), and a paper submitted in the future would head every newest-first
+    list for everyone until then (a pin)."""
     limit = _time_limit(int(now + skew))  # compared to the second
-    stamps = [bundle["built_at"], *(event["created_at"] for event in bundle["events"])]
-    for index, stamp in enumerate(stamps):
+    stamps = [
+        ("built_at", bundle["built_at"]),
+        *(
+            (f"events[{index}].created_at", event["created_at"])
+            for index, event in enumerate(bundle["events"])
+        ),
+        ("canonical_record.metadata.submitted_at", bundle["canonical_record"]["metadata"]["submitted_at"]),
+    ]
+    for where, stamp in stamps:
         if stamp[:19] > limit:
-            where = f"events[{index - 1}].created_at" if index else "built_at"
             raise _fail(
                 RejectCode.FUTURE_DATED,
                 f"{where} {stamp} is more than {skew:g} s ahead of this machine's clock",

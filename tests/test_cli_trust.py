@@ -106,11 +106,16 @@ def test_usage_errors_are_one_line_exit_2(args: tuple[str, ...], message: str) -
 
 
 @pytest.mark.parametrize("command", ["verify", "load"])
-def test_clock_skew_decides_how_far_ahead_a_bundle_may_be_built(tmp_path: Path, command: str) -> None:
-    """Built 20 minutes from now: beyond the default 300 s of skew, within --clock-skew 3600."""
+@pytest.mark.parametrize("stamp", ["built_at", "submitted_at"])
+def test_clock_skew_decides_how_far_ahead_a_bundle_may_be_built(
+    tmp_path: Path, command: str, stamp: str
+) -> None:
+    """Built, or its paper submitted, 20 minutes from now: beyond the default 300 s of skew,
+    within --clock-skew 3600. (A paper submitted in the future, accepted, headed every
+    newest-first list for everyone until then.)"""
     ahead = (datetime.now(UTC) + timedelta(minutes=20)).strftime("%Y-%m-%dT%H:%M:%SZ")
     path = tmp_path / "ahead.json"
-    path.write_bytes(orjson.dumps(build_bundle(replace(P, built_at=ahead), B)))
+    path.write_bytes(orjson.dumps(build_bundle(replace(P, **{stamp: ahead}), B)))
     keys = tmp_path / "keys.json"
     keys.write_text(json.dumps([B.keyring_entry()]))
     refused = run_cli(command, str(path), "--trusted-keys", str(keys), "--json")
