@@ -38,8 +38,8 @@ _BARE = re.compile(rf"(?:PITH_SHORT_(?:8|12|16)[:=])?({_B32}{{8}}|{_B32}{{12}}|{
 _ARXIV_PREFIX = re.compile(
     r"^(?:arxiv:|(?:https?://)?(?:www\.|export\.)?arxiv\.org/(?:abs|pdf)/)", re.IGNORECASE
 )
-_ARXIV_NEW = re.compile(r"([0-9]{4}\.[0-9]{4,5})(?:[vV]([0-9]{1,4}))?")
-_ARXIV_OLD = re.compile(r"([a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z]{2})?/[0-9]{7})(?:[vV]([0-9]{1,4}))?")
+_ARXIV_NEW = re.compile(r"([0-9]{4}\.[0-9]{4,5})(?:[vV]([0-9]{1,10}))?")
+_ARXIV_OLD = re.compile(r"([a-zA-Z][a-zA-Z\-]*(?:\.[A-Za-z]{2})?/[0-9]{7})(?:[vV]([0-9]{1,10}))?")
 _DOI_PREFIX = re.compile(r"^(?:doi:\s*|(?:https?://)?(?:dx\.)?doi\.org/)", re.IGNORECASE)
 _DOI = re.compile(r"10\.[0-9]{4,9}/\S+")
 
