@@ -181,55 +181,54 @@ def test_exports_leave_out_what_is_an_analysts(neo4j: Neo4jStore) -> None:
     assert neo4j.export() == memory.export()
 
 
-def test_a_node_of_the_graphs_label_without_its_key_is_the_analysts(neo4j: Neo4jStore) -> None:
-    """A stub ``(:Paper)`` of a cited work with no ``pithNumber``, cited by a paper, and an
-    ``(:Author)`` with no ``nameKey`` are not the graph's: every export leaves them out. (The
-    stub paper made the whole export exit 3, "the database changed under the export 5 times",
-    and the stub author made ``Neo4jStore.export`` raise ``KeyError``.)"""
+#: An analyst's nodes of the graph's labels, each case: the statements that make them, and the
+#: stub authors among them (an author export of each is empty).
+STUBS = {
+    # A stub (:Paper) of a cited work with no pithNumber, cited by a paper, and an (:Author)
+    # with no nameKey: the stub paper made the whole export exit 3, "the database changed
+    # under the export 5 times", and the stub author made Neo4jStore.export raise KeyError.
+    "without-its-key": (
+        [
+            "MATCH (p:Paper) WITH p ORDER BY p.pithNumber LIMIT 1 "
+            "CREATE (p)-[:CITES]->(:Paper {title: 'Attention is all you need', sourceId: '1706.03762'})",
+            "CREATE (:Author {name: 'A. Reader'})",
+        ],
+        (),
+    ),
+    # A stub (:Paper {pithNumber}) cited by a paper, a lone (:Author {nameKey}), one that the
+    # stub names and one that real papers name, a stub Signer and Category: they made
+    # export exit 70, KeyError: 'bundleSha256' and KeyError: 'name'.
+    "with-its-key-not-the-properties-the-graph-always-writes": (
+        [
+            "MATCH (p:Paper) WITH p ORDER BY p.pithNumber LIMIT 1 "
+            "CREATE (p)-[:CITES]->(:Paper {pithNumber: 'pith:2099:STUB'})",
+            "MERGE (:Author {nameKey: 'zz stub'})",
+            "MATCH (p:Paper {pithNumber: 'pith:2099:STUB'}) CREATE (:Author {nameKey: 'yy stub'})-[:AUTHORED]->(p)",
+            "MERGE (a:Author {nameKey: 'xx stub'}) WITH a MATCH (p:Paper) WHERE p.title IS NOT NULL "
+            "CREATE (a)-[:AUTHORED]->(p)",
+            "MERGE (:Signer {signerId: 'zz.example'}) MERGE (:Category {code: 'zz.ZZ'})",
+        ],
+        ("xx stub", "yy stub", "zz stub"),
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(STUBS))
+def test_a_node_of_the_graphs_label_without_what_the_graph_writes_is_the_analysts(
+    neo4j: Neo4jStore, case: str
+) -> None:
+    """A node of one of the graph's labels without its key, or with it but without a
+    property pith-graph always writes, is not the graph's: every export leaves it out."""
+    statements, stub_authors = STUBS[case]
     assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3
     part = export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01"))
-    _cypher(
-        neo4j,
-        "MATCH (p:Paper) WITH p ORDER BY p.pithNumber LIMIT 1 "
-        "CREATE (p)-[:CITES]->(:Paper {title: 'Attention is all you need', sourceId: '1706.03762'})",
-    )
-    _cypher(neo4j, "CREATE (:Author {name: 'A. Reader'})")
+    for statement in statements:
+        _cypher(neo4j, statement)
     expected, _ = load_graph([SAMPLES])
     _same(export_subgraph(neo4j), expected)
     _same(export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01")), part)
     assert part.number_of_nodes() > 0
-    memory = MemoryStore()
-    run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=memory, workers=1)
-    assert neo4j.export() == memory.export()
-
-
-def test_a_node_with_its_key_but_not_the_properties_the_graph_always_writes_is_the_analysts(
-    neo4j: Neo4jStore,
-) -> None:
-    """A stub ``(:Paper {pithNumber})`` cited by a paper, a lone ``(:Author {nameKey})`` and
-    one that a paper names are not the graph's either: every export leaves them out. (They
-    made ``export`` exit 70, ``KeyError: 'bundleSha256'`` and ``KeyError: 'name'``.)"""
-    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=neo4j, workers=1).inserted == 3
-    part = export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01"))
-    _cypher(
-        neo4j,
-        "MATCH (p:Paper) WITH p ORDER BY p.pithNumber LIMIT 1 "
-        "CREATE (p)-[:CITES]->(:Paper {pithNumber: 'pith:2099:STUB'})",
-    )
-    _cypher(neo4j, "MERGE (:Author {nameKey: 'zz stub'})")
-    _cypher(
-        neo4j,
-        "MATCH (p:Paper {pithNumber: 'pith:2099:STUB'}) CREATE (:Author {nameKey: 'yy stub'})-[:AUTHORED]->(p)",
-    )
-    _cypher(
-        neo4j,
-        "MERGE (a:Author {nameKey: 'xx stub'}) WITH a MATCH (p:Paper) WHERE p.title IS NOT NULL CREATE (a)-[:AUTHORED]->(p)",
-    )
-    _cypher(neo4j, "MERGE (:Signer {signerId: 'zz.example'}) MERGE (:Category {code: 'zz.ZZ'})")
-    expected, _ = load_graph([SAMPLES])
-    _same(export_subgraph(neo4j), expected)
-    _same(export_subgraph(neo4j, Selection(category="cs.LG", submitted_from="2019-01-01")), part)
-    for stub in ("xx stub", "yy stub", "zz stub"):
+    for stub in stub_authors:
         assert export_subgraph(neo4j, Selection(author=stub)).number_of_nodes() == 0
     memory = MemoryStore()
     run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=memory, workers=1)

@@ -20,6 +20,8 @@ def from_node_link(data: dict[str, Any]) -> nx.DiGraph | nx.MultiDiGraph:
     nodes by one edge (of a type: an earlier version's ``MultiDiGraph``): networkx would merge
     them silently, the last copy's attributes winning (a second copy of an author under its
     id renamed it). Raises :class:`ValueError`, as a snapshot that does so."""
+    if not isinstance(data.get("nodes"), list):  # a bundle, say: KeyError 'nodes' said nothing
+        raise TypeError("expected a node-link JSON object, its nodes a list (is it a bundle?)")
     if not isinstance(data.get("edges"), list):  # (KeyError: 'edges' said nothing)
         links = (
             ' (it has "links": networkx\'s default name, not the one pith-graph saves)'
