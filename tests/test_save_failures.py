@@ -36,14 +36,21 @@ sys.exit(main(sys.argv[1:]))
 """
 
 
+@pytest.mark.parametrize("linked", [False, True], ids=["file", "through-a-link"])
 @pytest.mark.parametrize("option", ["--save", "--snapshot"])
-def test_a_save_that_fails_mid_write_exits_3_and_leaves_the_old_file(tmp_path: Path, option: str) -> None:
+def test_a_save_that_fails_mid_write_exits_3_and_leaves_the_old_file(
+    tmp_path: Path, option: str, linked: bool
+) -> None:
     """The file system refuses the write part way (as a full disk would): the pre-checks
-    passed, the samples loaded, then the save failed."""
+    passed, the samples loaded, then the save failed. Through a link, the error names the
+    path given and the file it leads to (it named the file only)."""
     target = tmp_path / "graph.out"
     target.write_bytes(OLD)
+    given = tmp_path / "latest.out" if linked else target
+    if linked:
+        given.symlink_to(target.name)
     done = subprocess.run(
-        [sys.executable, "-c", SMALL_FILES_ONLY, "load", SAMPLES, option, str(target), "--json"],
+        [sys.executable, "-c", SMALL_FILES_ONLY, "load", SAMPLES, option, str(given), "--json"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -51,12 +58,15 @@ def test_a_save_that_fails_mid_write_exits_3_and_leaves_the_old_file(tmp_path: P
     )
     assert done.returncode == 3, done.stderr
     assert done.stdout == ""  # a failed command prints no report: its error is the line on stderr
+    where = f"{given} (a link to {target})" if linked else str(target)
     assert (
         done.stderr
-        == f"pith-graph: store error: write_failed: cannot write the graph to {target}: File too large\n"
+        == f"pith-graph: store error: write_failed: cannot write the graph to {where}: File too large\n"
     )
     assert target.read_bytes() == OLD
-    assert [path.name for path in tmp_path.iterdir()] == [target.name]  # no partial file
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        {given.name, target.name}
+    )  # no partial file
 
 
 @pytest.fixture(scope="module")

@@ -90,14 +90,14 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
     folder put in the way) removes the files not renamed yet, and its error names the
     paths already replaced. Raises :class:`~pith_graph.errors.StoreError` (``write_failed``)
     naming the path."""
-    staged: list[tuple[Path, Path]] = []
+    staged: list[tuple[Path, Path, Path]] = []  # (the path given, the file written, its partial)
 
     def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
-        target = Path(path)
+        given = target = Path(path)
         try:
-            target = through_links(target)
+            target = through_links(given)
             partial = target.with_name(f"{partial_prefix(target.name)}{os.getpid()}.{next(_SERIAL)}.tmp")
-            staged.append((target, partial))
+            staged.append((given, target, partial))
             # never another write's file; only its owner reads it until it is renamed
             with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
                 for piece in [data] if isinstance(data, bytes) else data:
@@ -105,25 +105,25 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
                 file.flush()
                 os.fsync(file.fileno())  # the data is on disk before the rename shows it
         except OSError as error:
-            raise _write_failed(target, error) from error
+            raise _write_failed(given, target, error) from error
 
     try:
         yield write
     except BaseException:
-        for _target, partial in staged:
+        for _given, _target, partial in staged:
             with suppress(OSError):  # its folder replaced by a file: NotADirectoryError
                 partial.unlink()
         raise
-    for done, (target, partial) in enumerate(staged):
+    for done, (given, target, partial) in enumerate(staged):
         try:
             os.chmod(partial, _mode_for(target))
             os.replace(partial, target)
         except OSError as error:
-            for _, left in staged[done:]:
+            for _, _, left in staged[done:]:
                 with suppress(OSError):
                     left.unlink()
-            raise _write_failed(target, error, [path for path, _ in staged[:done]]) from error
-    _sync_folders({target.parent for target, _ in staged})
+            raise _write_failed(given, target, error, [path for path, _, _ in staged[:done]]) from error
+    _sync_folders({target.parent for _, target, _ in staged})
 
 
 def through_links(path: Path) -> Path:
@@ -153,10 +153,14 @@ def _umask() -> int:
     return mask
 
 
-def _write_failed(target: Path, error: OSError, replaced: list[Path] | None = None) -> StoreError:
+def _write_failed(
+    given: Path, target: Path, error: OSError, replaced: list[Path] | None = None
+) -> StoreError:
+    """``write_failed``, naming the path the user gave (and the file a link of theirs leads to)."""
+    where = f"{given} (a link to {target})" if target != given else str(given)
     also = f" ({', '.join(map(str, replaced))} already replaced)" if replaced else ""
     return StoreError(
-        StoreErrorCode.WRITE_FAILED, f"cannot write the graph to {target}: {error.strerror or error}{also}"
+        StoreErrorCode.WRITE_FAILED, f"cannot write the graph to {where}: {error.strerror or error}{also}"
     )
 
 
