@@ -202,6 +202,9 @@ class StoreErrorCode(enum.StrEnum):
     MEMORY = "memory"  # a read needed more memory than the server lets one transaction hold
     IMPORT_FAILED = "import_failed"  # Neo4j's offline importer refused the files or failed
     WORKER_FAILED = "worker_failed"  # a verification worker process died (killed, out of memory)
+    HAND_EDITED = (
+        "hand_edited"  # the database holds a node or edge of the graph's that pith-graph never writes
+    )
 
 
 class StoreError(PithGraphError):

@@ -21,7 +21,7 @@ import orjson
 import pytest
 from neo4j.exceptions import Neo4jError
 
-from pith_graph.errors import StoreError
+from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.export import Selection, export_subgraph
 from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
@@ -30,7 +30,7 @@ from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_schema import schema_problems
-from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, run_cli
 
 pytestmark = pytest.mark.neo4j
 
@@ -233,6 +233,91 @@ def test_a_node_of_the_graphs_label_without_what_the_graph_writes_is_the_analyst
     memory = MemoryStore()
     run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=memory, workers=1)
     assert neo4j.export() == memory.export()
+
+
+def _load_two_signers(store: Neo4jStore, folder: Path) -> None:
+    """The samples (signed by pith.science) and V1 (by x.example): a signer and a paper it
+    did not sign, for an analyst's SIGNED between them."""
+    assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=store, workers=1).inserted == 3
+    _load(store, folder, V1)
+
+
+#: Hand edits of the graph's own nodes and relationships (all their properties there, one
+#: not as pith-graph writes it): export wrote a file serve --graph refused (or exited 70);
+#: now it refuses, naming the node or edge, and writes nothing. Each case: the statement,
+#: what the message says. Each edit is in the part an export of Kim Q's papers holds too,
+#: but those of WHOLE_ONLY (a whole export alone holds an author left without papers).
+HAND_EDITS = {
+    "integer-as-string": (
+        "MATCH (a:Author {nameKey: 'kim q'}) SET a.paperCount = '7'",
+        "node 'Author:kim q': paperCount is not an integer: '7'",
+    ),
+    "integer-as-float": (
+        "MATCH (a:Author {nameKey: 'kim q'}) SET a.paperCount = 7.0",
+        "node 'Author:kim q': paperCount is not an integer: 7.0",
+    ),
+    "string-as-a-neo4j-datetime": (
+        "MATCH (p:Paper {sourceId: '2403.00001'}) SET p.builtAt = datetime('2024-03-01T00:00:00Z')",
+        "builtAt is not a string: neo4j.time.DateTime(2024, 3, 1",
+    ),
+    "integer-past-2**31-1": (
+        "MATCH (a:Author {nameKey: 'kim q'}) SET a.paperCount = 2147483648",
+        "node 'Author:kim q': paperCount is not from 0 to 2147483647: 2147483648",
+    ),
+    "list-as-string": (
+        "MATCH (s:Signer {signerId: 'x.example'}) SET s.keyIds = 'x-key'",
+        "node 'Signer:x.example': keyIds is not a list<string>: 'x-key'",
+    ),
+    "edge-list-as-string": (
+        "MATCH (:Signer {signerId: 'x.example'})-[r:SIGNED]->() SET r.keyIds = 'x-key'",
+        "keyIds is not a list<string>: 'x-key'",
+    ),
+    "edge-list-as-integer": (  # (exit 70 before: TypeError in the store the export made)
+        "MATCH (:Signer {signerId: 'x.example'})-[r:SIGNED]->() SET r.keyIds = 5",
+        "keyIds is not a list<string>: 5",
+    ),
+    "edge-boolean-as-string": (
+        "MATCH (p:Paper {sourceId: '2403.00001'})-[r:IN_CATEGORY]->() SET r.primary = 'yes'",
+        "primary is not a boolean: 'yes'",
+    ),
+    "a-whole-signed-of-a-key-its-signer-lacks": (
+        "MATCH (s:Signer {signerId: 'pith.science'}), (p:Paper {sourceId: '2403.00001'}) "
+        "CREATE (s)-[:SIGNED {keyIds: ['y-key'], signedBundle: false}]->(p)",
+        "keys of its SIGNED edges",
+    ),
+    "count-below-its-edges": (
+        "MATCH (a:Author {nameKey: 'kim q'}) SET a.paperCount = 0",
+        "node 'Author:kim q': paperCount 0 is below its 1 AUTHORED edges",
+    ),
+    "an-author-left-without-papers": (
+        "MATCH (:Author {nameKey: 'lone author'})-[r:AUTHORED]->() DELETE r",
+        "node 'Author:lone author': no paper uses it",
+    ),
+}
+WHOLE_ONLY = {"an-author-left-without-papers"}
+
+
+@pytest.mark.parametrize("case", list(HAND_EDITS))
+def test_a_hand_edit_serve_would_refuse_stops_the_export_in_one_line(
+    neo4j_server: Any, neo4j: Neo4jStore, tmp_path: Path, case: str
+) -> None:
+    statement, problem = HAND_EDITS[case]
+    _load_two_signers(neo4j, tmp_path)
+    _cypher(neo4j, statement)
+    for selection in [Selection()] + ([] if case in WHOLE_ONLY else [Selection(author="Kim Q")]):
+        with pytest.raises(StoreError) as refused:
+            export_subgraph(neo4j, selection)
+        assert refused.value.code == StoreErrorCode.HAND_EDITED
+        assert problem in str(refused.value) and str(refused.value).endswith("fix it in the database")
+    out = tmp_path / "out"
+    out.mkdir()
+    earlier = out / "graph.json"
+    earlier.write_bytes(b"an earlier export")
+    done = run_cli("export", "--save", str(earlier), *neo4j_server.cli_args())
+    assert done.returncode == 3, done.stderr
+    assert done.stderr.startswith("pith-graph: store error: hand_edited: the database holds what pith-graph")
+    assert problem in done.stderr and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert [p.name for p in out.iterdir()] == ["graph.json"] and earlier.read_bytes() == b"an earlier export"
 
 
 def test_loads_keep_an_analysts_relationships_and_never_keep_the_graphs_orphans(
