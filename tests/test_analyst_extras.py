@@ -27,7 +27,7 @@ from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores import cypher
-from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.memory import MemoryStore, open_graph
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_schema import schema_problems
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, run_cli
@@ -240,6 +240,44 @@ def _load_two_signers(store: Neo4jStore, folder: Path) -> None:
     did not sign, for an analyst's SIGNED between them."""
     assert run([str(SAMPLES)], keyring=SAMPLE_KEYS, store=store, workers=1).inserted == 3
     _load(store, folder, V1)
+
+
+#: An analyst's relationships of the graph's types without a property pith-graph always
+#: writes on them: not the graph's, as a node without one is, so every export leaves them
+#: out. A SIGNED without keyIds made export exit 70 (KeyError: 'keyIds'); an IN_CATEGORY
+#: without primary wrote a file serve --graph refused ("no primary").
+EDGE_STUBS = {
+    "signed-without-its-properties": "MATCH (s:Signer {signerId: 'x.example'}), (p:Paper) "
+    "WHERE NOT (s)-[:SIGNED]->(p) CREATE (s)-[:SIGNED]->(p)",
+    "signed-without-signedBundle": "MATCH (s:Signer {signerId: 'x.example'}), (p:Paper) "
+    "WHERE NOT (s)-[:SIGNED]->(p) CREATE (s)-[:SIGNED {keyIds: ['x-key']}]->(p)",
+    "in-category-without-primary": "MATCH (p:Paper), (c:Category) WHERE NOT (p)-[:IN_CATEGORY]->(c) "
+    "CREATE (p)-[:IN_CATEGORY]->(c)",
+}
+
+
+@pytest.mark.parametrize("case", list(EDGE_STUBS))
+def test_a_relationship_of_the_graphs_type_without_what_the_graph_writes_is_the_analysts(
+    neo4j: Neo4jStore, tmp_path: Path, case: str
+) -> None:
+    """Every export (and Neo4jStore.export) is as before the analyst's relationships, and
+    serve --graph opens the file written of it."""
+    _load_two_signers(neo4j, tmp_path)
+    selections = [
+        Selection(),
+        Selection(category="cs.LG"),
+        Selection(category="cs.AI"),
+        Selection(author="Kim Q"),
+    ]
+    before = [export_subgraph(neo4j, selection) for selection in selections]
+    whole = neo4j.export()
+    _cypher(neo4j, EDGE_STUBS[case])
+    for selection, expected in zip(selections, before, strict=True):
+        G = export_subgraph(neo4j, selection)
+        _same(G, expected)
+        MemoryStore(G).save(tmp_path / "export.json")  # and serve --graph opens what export writes
+        _same(open_graph(tmp_path / "export.json"), expected)
+    assert neo4j.export() == whole
 
 
 #: Hand edits of the graph's own nodes and relationships (all their properties there, one

@@ -49,6 +49,19 @@ def _own_node(var: str) -> str:
     return "(" + " OR ".join(f"({var}:{label} AND {_keyed(var, label)})" for label in NODES) + ")"
 
 
+def _edge_keyed(var: str, kind: str) -> list[str]:
+    """``var`` (a ``kind`` relationship) has every property pith-graph always writes on it:
+    one of the graph's types without one (an analyst's ``[:SIGNED]`` without ``keyIds``) is
+    the analyst's, as such a node is, and is not read."""
+    return [f"{var}.{p.name} IS NOT NULL" for p in RELATIONSHIPS[kind].properties if p.required]
+
+
+def _own_edge(var: str) -> str:
+    """``var`` is a relationship of the graph's: one of its types, with what it always writes."""
+    cases = (" AND ".join([f"type({var}) = '{kind}'", *_edge_keyed(var, kind)]) for kind in RELATIONSHIPS)
+    return "(" + " OR ".join(f"({case})" for case in cases) + ")"
+
+
 def own_properties(label_or_type: str, props: Mapping[str, Any]) -> dict[str, Any]:
     """``props`` of a node or relationship without the properties the schema does not name.
 
@@ -69,7 +82,7 @@ RETURN elementId(n) AS id, {_LABEL} AS label, properties(n) AS props
 
 EXPORT_EDGES = f"""
 MATCH (a)-[r:{OWN_TYPES}]->(b)
-WHERE {_own_node("a")} AND {_own_node("b")}
+WHERE {_own_node("a")} AND {_own_node("b")} AND {_own_edge("r")}
 RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
 """
 
@@ -93,14 +106,16 @@ EXPORT_FILTER_PAPERS = f"""
 UNWIND $piths AS pith
 MATCH (p:Paper {{pithNumber: pith}})
 WHERE {_EXPORT_DATES}
-  AND ($category IS NULL OR EXISTS {{ (p)-[:IN_CATEGORY]->(:Category {{code: $category}}) }})
+  AND ($category IS NULL OR EXISTS {{
+    MATCH (p)-[r:IN_CATEGORY]->(:Category {{code: $category}}) WHERE {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))}
+  }})
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
 
 EXPORT_PAPERS_OF_CATEGORY = f"""
-MATCH (:Category {{code: $category}})<-[:IN_CATEGORY]-(p:Paper)
-WHERE {_keyed("p", "Paper")} AND {_EXPORT_DATES}
+MATCH (:Category {{code: $category}})<-[r:IN_CATEGORY]-(p:Paper)
+WHERE {_keyed("p", "Paper")} AND {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))} AND {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
@@ -130,9 +145,8 @@ def _edges(into: bool) -> str:
             continue
         label = spec.start if into else spec.end
         pattern = f"(p)<-[r:{spec.type}]-(n:{label})" if into else f"(p)-[r:{spec.type}]->(n:{label})"
-        parts.append(
-            f"[{pattern} WHERE {_keyed('n', label)} | ['{spec.type}', '{label}', properties(n), properties(r)]]"
-        )
+        where = " AND ".join([_keyed("n", label), *_edge_keyed("r", spec.type)])
+        parts.append(f"[{pattern} WHERE {where} | ['{spec.type}', '{label}', properties(n), properties(r)]]")
     return " + ".join(parts)
 
 
