@@ -32,6 +32,7 @@ from strawberry.http import GraphQLHTTPResponse, process_result
 from strawberry.types import ExecutionResult
 
 from pith_graph.api.answer_size import is_too_large, measured
+from pith_graph.api.closing import wait_for_endings
 from pith_graph.api.coded_errors import INTERNAL_MESSAGE, coded, error_body
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
@@ -369,6 +370,7 @@ def create_app(
             yield
         finally:
             try:
+                await wait_for_endings()  # requests answered early: their transactions end first
                 await reader.aclose()  # what bridged requests opened on this loop
             finally:
                 if on_shutdown is not None:

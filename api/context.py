@@ -32,6 +32,7 @@ from graphql.pyutils import AbortController
 from strawberry.dataloader import DataLoader
 
 from pith_graph.api.bridge import BridgeRunner, run_bridged
+from pith_graph.api.closing import end_in_background
 from pith_graph.api.cost import READ_SIZES
 from pith_graph.api.lanes import Lane, Runner, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits, out_of_time, over_budget
@@ -70,10 +71,6 @@ log = logging.getLogger("pith_graph.api.context")
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 T = TypeVar("T")
-
-
-#: Bridged requests' transactions being ended (see :meth:`Context.close`).
-_CLOSING: set[asyncio.Task[None]] = set()
 
 
 @dataclass(frozen=True, slots=True)
@@ -212,10 +209,7 @@ class Context:
             if not self._turn.locked() and not self.reader.holds_transaction():
                 self.reader.close()  # no I/O: nothing is open, nothing is running
                 return None
-            closing = asyncio.get_running_loop().create_task(self._close_bridged())
-            _CLOSING.add(closing)  # a reference until done (the loop keeps only a weak one)
-            closing.add_done_callback(_CLOSING.discard)
-            return closing
+            return end_in_background(self._close_bridged())  # awaited before the driver closes
         self._closed = True
         if lanes is None:
             return None

@@ -19,6 +19,7 @@ MUST_HAVE_EXAMPLES = {
     "pith_graph.loader.identifiers",
     "pith_graph.schema.graph",
     "pith_graph.api.ids",
+    "pith_graph.api.closing",
     "pith_graph.numbers",
 }
 
