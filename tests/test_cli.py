@@ -648,6 +648,30 @@ def test_a_bug_is_one_line_exit_70_and_its_traceback_goes_to_a_file(
     assert Path(found.group(1)).parent == tmp_path
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_an_interrupt_a_library_fails_on_is_still_an_interrupt(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], signum: int
+) -> None:
+    """An interrupt raised inside the Neo4j driver's read made the driver fail as it closed
+    the connection (``BufferError: Existing exports of data``, or a ``write_failed`` store
+    error): exit 70 or 3 instead of 130, in 2 of 6 SIGTERMs during ``schema``. The command
+    here meets the signal and fails the same way."""
+    import pith_graph.cli.commands as commands
+    from pith_graph.cli import EXIT_INTERRUPTED, main
+
+    def failing_on_its_way_out(args: object, *, load: bool) -> int:
+        try:
+            signal.raise_signal(signum)  # as it came while the driver read
+        except KeyboardInterrupt:
+            raise BufferError("Existing exports of data: object cannot be re-sized")  # noqa: B904
+        raise AssertionError("the signal raised nothing")
+
+    monkeypatch.setattr(commands, "cmd_verify_or_load", failing_on_its_way_out)
+    assert main(["verify", SAMPLES]) == EXIT_INTERRUPTED == 130
+    assert capsys.readouterr().err == "pith-graph: interrupted\n"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # given back
+
+
 def _catches(pid: int, signum: int) -> bool:
     """Whether process ``pid`` has a handler of its own for ``signum`` (Linux's SigCgt)."""
     status = Path(f"/proc/{pid}/status").read_text()

@@ -101,26 +101,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"(the backend here is {args.backend}: pass --backend memory to use a saved graph)"
         )
         return EXIT_USAGE
+    came: list[int] = []  # the interrupts (Ctrl-C, SIGTERM) the command met
     try:
         check_arguments(args)
-        with contextlib.nullcontext() if args.command == "serve" else _terminated_as_interrupted():
+        with contextlib.nullcontext() if args.command == "serve" else _interrupts_noted(came):
             code: int = args.handler(args)  # (serve: uvicorn's own stop, its workers' too)
         return code
-    except UsageError as error:
-        err.print(f"pith-graph: error: {printable(str(error))}")
-        return EXIT_USAGE
-    except StoreError as error:
-        err.print(f"pith-graph: store error: {printable(str(error))}")
-        return EXIT_STORE
-    except PithGraphError as error:
-        err.print(f"pith-graph: error: {printable(str(error))}")
-        return EXIT_STORE
+    except _OutputFailed:
+        raise  # stdout failed: entry() says so
     except KeyboardInterrupt:
         err.print("pith-graph: interrupted")
         return EXIT_INTERRUPTED
-    except _OutputFailed:
-        raise  # stdout failed: entry() says so
     except Exception as error:
+        if came:  # raised inside a library's I/O, which then failed on its way out (the Neo4j
+            # driver, closing a connection it was reading: BufferError, exit 70): Ctrl-C's end
+            err.print("pith-graph: interrupted")
+            return EXIT_INTERRUPTED
+        if isinstance(error, UsageError):
+            err.print(f"pith-graph: error: {printable(str(error))}")
+            return EXIT_USAGE
+        if isinstance(error, StoreError):
+            err.print(f"pith-graph: store error: {printable(str(error))}")
+            return EXIT_STORE
+        if isinstance(error, PithGraphError):
+            err.print(f"pith-graph: error: {printable(str(error))}")
+            return EXIT_STORE
         err.print(f"pith-graph: internal error: {_internal_error(error)}")
         return EXIT_INTERNAL
 
@@ -148,20 +153,26 @@ def _interrupts_held() -> typing.Iterator[None]:
 
 
 @contextlib.contextmanager
-def _terminated_as_interrupted() -> typing.Iterator[None]:
+def _interrupts_noted(came: list[int]) -> typing.Iterator[None]:
     """SIGTERM (a supervisor's stop, ``timeout``) ends a command as Ctrl-C does: what it was
     writing removed (a ``--save`` file's temporary copy; an import's work folder, importer or
-    private server), ``pith-graph: interrupted``, exit 130; not killed where it stood."""
+    private server), ``pith-graph: interrupted``, exit 130; not killed where it stood. Each
+    interrupt, SIGTERM or Ctrl-C (unless ignored: a background job), is noted in ``came``."""
     import signal
 
     def interrupt(signum: int, frame: object) -> None:
+        came.append(signum)
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupt)
+    ours = [signal.SIGTERM] + [signal.SIGINT] * (
+        signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    previous = {signum: signal.signal(signum, interrupt) for signum in ours}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 def _internal_error(error: Exception) -> str:
