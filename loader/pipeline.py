@@ -27,6 +27,7 @@ from pith_graph.loader.report import LoadReport, Rejection
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.base import GraphStore
+from pith_graph.loader.stores.rules import Outcome, SourceKey, plan_batch
 from pith_graph.loader.tasks import Task, plan_tasks
 from pith_graph.loader.trust import check_clock_skew, still_trusted
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW, stated_bundle_digest, verify_bundle
@@ -63,10 +64,15 @@ MAX_BATCH_ROWS = 80_000
 @dataclass(frozen=True, slots=True)
 class Unchanged:
     """A bundle stored already, signed with the same bundle key (``known_bundles``): not
-    re-verified. (In a pass of ``WorkerConfig.only``, also any bundle that pass does not ask for.)"""
+    re-verified, with what the update rules read of it (a ``Candidate``; no pith number: not
+    checked later). (In a pass of ``WorkerConfig.only``, also any bundle that pass does not ask for.)"""
 
     bundle_sha256: str
     pith_number: str = ""
+    built_at: str = ""
+    source: SourceKey = ("", "")
+    source_version: int = 0
+    bundle_key_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +118,20 @@ def _stored_digest(bundle: Mapping[str, Any], config: WorkerConfig) -> str | Non
     return stated_bundle_digest(bundle) if stored and still_trusted(bundle, config.keyring) else None
 
 
+def _unchanged(bundle: Mapping[str, Any], digest: str) -> Unchanged:
+    """A bundle skipped as stored. Its body (all but ``bundle_signature``) hashes to a stored
+    paper's digest, so it is a body verified when that paper was written."""
+    source, signature = bundle["canonical_record"]["source"], bundle["bundle_signature"]
+    return Unchanged(
+        digest,
+        bundle["pith_number"],
+        bundle["built_at"],
+        (source["kind"], source["id"]),
+        source["version"],
+        signature["key_id"],
+    )
+
+
 def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
     """Parse, (skip if stored with the same bundle key,) verify and build rows for one bundle."""
     try:
@@ -119,8 +139,7 @@ def process_one(raw: RawBundle, config: WorkerConfig) -> Result:
         if config.only is not None and _signature(bundle).get("bundle_sha256") not in config.only:
             return Unchanged("")  # not this pass's (a rejection is not counted in such a pass either)
         if config.known and (digest := _stored_digest(bundle, config)) is not None:
-            pith = bundle.get("pith_number")
-            return Unchanged(digest, pith if isinstance(pith, str) else "")
+            return _unchanged(bundle, digest)
         return build_rows(verify_bundle(bundle, config.keyring, clock_skew=config.clock_skew), config.keyring)
     except BundleError as err:
         return Rejection(err.code.value, err.message, raw.source)
@@ -256,6 +275,18 @@ def parts(
 _PASSES_AGAIN = 3
 #: Skipped bundles checked at a time: still stored, or removed since the load began?
 _CHECK_EVERY = 8192
+#: What the update rules make of a skipped bundle the store no longer holds, nor anything
+#: that outranks it: a load after the prune would write it.
+_NOT_HELD = frozenset({Outcome.INSERTED, Outcome.REPLACED})
+
+
+def _not_held(store: GraphStore, skipped: list[Unchanged], rank: Callable[[str], int]) -> set[str]:
+    """The digests of ``skipped`` whose papers are neither still stored as these bundles nor
+    superseded by what is (a newer bundle of the version, a higher-ranked signer's): decided
+    by the update rules against the stored papers of their source ids (a prune alongside may
+    have removed a paper, and this load or another written an older bundle of it since)."""
+    outcomes = plan_batch(skipped, store.stored_papers(b.source for b in skipped), rank).outcomes
+    return {b.bundle_sha256 for b, outcome in zip(skipped, outcomes, strict=True) if outcome in _NOT_HELD}
 
 
 def _load(
@@ -272,19 +303,19 @@ def _load(
     niceness: int | None = None,
 ) -> set[str]:
     """One pass of :func:`run` over ``files`` into ``report``; the digests of the bundles it
-    skipped as stored whose papers are gone by the time they are checked (every
-    :data:`_CHECK_EVERY`, and at the end). A pass of ``config.only`` writes those, counted by
-    what becomes of them (the pass before counted each as a duplicate), and nothing else."""
+    skipped as stored that the store no longer holds by the time they are checked (every
+    :data:`_CHECK_EVERY`, and at the end: :func:`_not_held`). A pass of ``config.only``
+    writes those, counted by what becomes of them (the pass before counted each as a
+    duplicate), and nothing else."""
     batch: list[PaperRows] = []
     rows = 0  # the batch's author, category and alias rows
     writer = BatchWriter(store, config.keyring.rank, report)
-    skipped: dict[str, str] = {}  # pith number -> digest, of bundles skipped as stored
+    skipped: dict[str, Unchanged] = {}  # pith number -> bundle skipped as stored
     gone: set[str] = set()
 
     def check() -> None:
         if store is not None and skipped:
-            present = store.papers_present(list(skipped))
-            gone.update(digest for pith, digest in skipped.items() if pith not in present)
+            gone.update(_not_held(store, list(skipped.values()), config.keyring.rank))
             skipped.clear()
 
     with cyclic_gc_paused(), writer:
@@ -302,7 +333,7 @@ def _load(
                 elif isinstance(result, Unchanged):
                     report.duplicate += 1
                     if result.pith_number:
-                        skipped[result.pith_number] = result.bundle_sha256
+                        skipped[result.pith_number] = result
                         if len(skipped) >= _CHECK_EVERY:
                             check()
                 elif store is not None:

@@ -456,6 +456,6 @@ def test_a_store_closed_while_its_batch_waits_on_a_lock_lets_it_commit_then_clos
         holder.rollback()
     writer.join(60)
     assert not errors and [applied[0].outcomes] == [[Outcome.INSERTED]], errors
-    assert db.papers_present([rows.paper.pith_number]) == {rows.paper.pith_number}
+    assert [paper.pith_number for paper in db.stored_papers([rows.source])] == [rows.paper.pith_number]
     with pytest.raises(DriverError, match="closed"):
         store.driver.verify_connectivity()

@@ -1033,6 +1033,51 @@ def test_bundles_skipped_as_stored_and_pruned_meanwhile_are_loaded_again(
     assert store.export() == whole
 
 
+def test_a_skipped_bundle_counts_as_stored_only_while_the_store_holds_it_or_what_outranks_it(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """The check of skipped bundles asked only whether their pith numbers were stored papers:
+    a load skipped the stored newest bundle of a paper, a prune removed the paper, the load
+    wrote an older bundle of it from the same input, and kept it, exit 0 (a review's repro),
+    a graph no order of the load and the prune gives. The newest is read again and wins
+    (with stdin the load fails). Superseded in the store, by a newer bundle or a higher-ranked
+    signer's, a skipped bundle is held: not read again, and stdin does not fail."""
+    keyring = copies_keyring()
+    older, newest, newer_still = (
+        bundle(spec("2401.00051", built_at=f"2026-07-0{day}T00:00:00Z")) for day in (2, 3, 4)
+    )
+    load(store, tmp_path, [newest], keyring=keyring)
+    whole = store.export()
+    [pith] = labelled(whole, "Paper")
+    pruned = _PrunedOnceRead(store, [whole.nodes[pith]["pithNumber"]])
+    report = load(pruned, tmp_path, [newest, older], keyring=keyring)  # type: ignore[arg-type]
+    assert outcome(report) == {"inserted": 1, "replaced": 1, "duplicate": 0, "stale": 0, "rejected": 0}
+    assert store.export() == whole
+    pruned = _PrunedOnceRead(store, [whole.nodes[pith]["pithNumber"]])
+    with pytest.raises(StoreError, match="1 bundles this load skipped as stored were removed while it ran"):
+        run(["-"], keyring=keyring, store=pruned, workers=1, stdin=io.BytesIO(newest + b"\n" + older))  # type: ignore[arg-type]
+    assert store.export().nodes[pith]["builtAt"] == "2026-07-02T00:00:00Z"  # written before the check
+    assert outcome(load(store, tmp_path, [newest], keyring=keyring))["replaced"] == 1  # as the message says
+    assert store.export() == whole
+    builders = orjson.dumps(build_bundle(spec("2401.00051", built_at="2026-07-09T00:00:00Z"), BUILDER))
+    for stored, skipped_and_written, counts in (
+        (newest, [newest, newer_still], (0, 1, 1, 0)),  # newer: the skipped bundle is stale
+        (builders, [builders, newest], (0, 1, 1, 0)),  # SIGNER's: BUILDER's is outranked
+    ):
+        store = fresh(store)
+        load(store, tmp_path, [stored], keyring=keyring)
+        report = run(
+            ["-"], keyring=keyring, store=store, workers=1, stdin=io.BytesIO(b"\n".join(skipped_and_written))
+        )
+        assert (report.inserted, report.replaced, report.duplicate, report.outranked) == counts
+    store = fresh(store)  # pruned, SIGNER's skipped bundle is read again and outranks BUILDER's written
+    load(store, tmp_path, [newest], keyring=keyring)
+    pruned = _PrunedOnceRead(store, [whole.nodes[pith]["pithNumber"]])
+    report = load(pruned, tmp_path, [newest, builders], keyring=keyring)  # type: ignore[arg-type]
+    assert (report.inserted, report.replaced, report.duplicate, report.outranked) == (1, 1, 0, 0)
+    assert store.export() == whole
+
+
 class _StopsAfter:
     """``store``, whose ``remove_papers`` is interrupted (Ctrl-C) once it has run ``calls`` times."""
 

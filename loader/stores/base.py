@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores.rules import Outcome
+from pith_graph.loader.stores.rules import Outcome, SourceKey, StoredPaper
 
 __all__ = [
     "AppliedBatch",
@@ -82,8 +82,8 @@ class GraphStore(Protocol):
         pith numbers that were there. With ``unchanged``, only the papers it holds as they still
         are: one a concurrent load has given another bundle since it was read stays."""
 
-    def papers_present(self, pith_numbers: Sequence[str]) -> set[str]:
-        """Those of ``pith_numbers`` that are stored papers."""
+    def stored_papers(self, sources: Iterable[SourceKey]) -> list[StoredPaper]:
+        """The stored papers of these source ids, as the update rules read them."""
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         """``(pithNumber, builtAt, keyIds)`` of every paper one of ``key_ids`` signed."""

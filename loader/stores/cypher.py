@@ -47,7 +47,6 @@ __all__ = [
     "MERGE_CATEGORIES",
     "OWN_NEIGHBOUR",
     "OWN_TYPES",
-    "PAPERS_PRESENT",
     "PAPERS_SIGNED_WITH",
     "PAPER_AUTHOR_NAMES",
     "PING",
@@ -56,6 +55,7 @@ __all__ = [
     "SET_AUTHOR_NAMES",
     "SET_SIGNER_KEYS",
     "SHOW_INDEXES",
+    "STORED_PAPERS",
     "WRITE_PAPERS",
     "constraint_statement",
     "count_edges",
@@ -197,10 +197,17 @@ SET p._lock = true REMOVE p._lock
 RETURN pith, p.builtAt AS builtAt, p.keyIds AS keyIds
 """
 
-#: Papers any of $keys signed (for pruning revoked keys).
-#: Which of $piths are stored papers (a load checks those it skipped as stored).
-PAPERS_PRESENT = "UNWIND $piths AS pith MATCH (p:Paper {pithNumber: pith}) RETURN pith"
+#: The stored papers of each source id of $sources (``[sourceKind, sourceId]``), as
+#: LOCK_SOURCES reads them, without its locks: a load checks the bundles it skipped as stored.
+STORED_PAPERS = """
+UNWIND $sources AS source
+MATCH (p:Paper {sourceId: source[1]})
+WHERE p.sourceKind = source[0] AND p.sourceVersion IS NOT NULL
+RETURN source, p.pithNumber AS pith, p.sourceVersion AS version, p.builtAt AS builtAt,
+       p.bundleSha256 AS digest, p.bundleKeyId AS keyId, p.keyIds AS keyIds
+"""
 
+#: Papers any of $keys signed (for pruning revoked keys).
 PAPERS_SIGNED_WITH = """
 MATCH (p:Paper)
 WHERE any(key IN p.keyIds WHERE key IN $keys)

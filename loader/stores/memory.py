@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections import Counter, defaultdict
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -136,9 +136,7 @@ class MemoryStore:
         return {digest: key for digest, key in self._bundles.items() if key is not None}
 
     def apply(self, batch: Sequence[PaperRows], rank: Callable[[str], int]) -> AppliedBatch:
-        sources = {rows.source for rows in batch}
-        stored = [self._stored(pith) for source in sources for pith in self._by_source.get(source, ())]
-        plan = plan_batch(batch, stored, rank)
+        plan = plan_batch(batch, self.stored_papers(rows.source for rows in batch), rank)
         self._change(plan.remove, plan.write)
         return AppliedBatch(plan.outcomes, plan.remove)
 
@@ -152,8 +150,8 @@ class MemoryStore:
         self._change(removed, ())
         return removed
 
-    def papers_present(self, pith_numbers: Sequence[str]) -> set[str]:
-        return {pith for pith in pith_numbers if node_id(PAPER.label, pith) in self.graph}
+    def stored_papers(self, sources: Iterable[SourceKey]) -> list[StoredPaper]:
+        return [self._stored(pith) for source in set(sources) for pith in self._by_source.get(source, ())]
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         wanted = set(key_ids)

@@ -34,7 +34,7 @@ import itertools
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -61,6 +61,7 @@ from pith_graph.loader.stores.neo4j_retry import (
 )
 from pith_graph.loader.stores.neo4j_retry import retry_delays as _retry_delays  # tests shorten it
 from pith_graph.loader.stores.neo4j_schema import ensure_schema
+from pith_graph.loader.stores.rules import SourceKey, StoredPaper
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, node_id
 
 __all__ = ["Neo4jStore"]
@@ -182,10 +183,21 @@ class Neo4jStore:
         commits, piths = LostCommits(neo4j_connect.REMOVAL), sorted(set(pith_numbers))
         return self._write_transaction(neo4j_batch.remove_papers, piths, unchanged, commits, commits=commits)
 
-    def papers_present(self, pith_numbers: Sequence[str]) -> set[str]:
-        return {
-            r["pith"] for r in self._rows("checking papers", cypher.PAPERS_PRESENT, piths=list(pith_numbers))
-        }
+    def stored_papers(self, sources: Iterable[SourceKey]) -> list[StoredPaper]:
+        wanted = [list(source) for source in sorted(set(sources))]
+        return [
+            StoredPaper(
+                r["pith"],
+                (r["source"][0], r["source"][1]),
+                r["version"],
+                r["builtAt"],
+                r["digest"],
+                r["keyId"],
+                tuple(r["keyIds"] or ()),
+            )
+            for r in self._rows("checking papers", cypher.STORED_PAPERS, sources=wanted)
+            if r["pith"] is not None and r["digest"] is not None
+        ]
 
     def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
         found = self._rows("finding papers by signing key", cypher.PAPERS_SIGNED_WITH, keys=list(key_ids))
