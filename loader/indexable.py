@@ -8,7 +8,9 @@ took it. :func:`~pith_graph.loader.rows.build_rows` refuses such rows instead, w
 :func:`check_indexable` (the same ``schema_error`` for both stores, the bulk import,
 ``pith-graph verify`` and the Python API), before anything is written: each entry of a range index or uniqueness constraint
 (:func:`~pith_graph.schema.database.indexed_groups`) holds at most
-:data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes of UTF-8.
+:data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes of UTF-8, the source's lock alias
+(``Alias {kind: sourceKind, value: sourceId}``) included: before 0.8.8 a source kind of
+9,000 bytes passed and stopped every Neo4j load of its batch.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ _ORIGIN = {
     "Paper": "bundle.canonical_record",
     "Paper.license": "bundle.canonical_record.metadata.license",
     "Paper.sourceId+sourceVersion": "bundle.canonical_record.source.id",
+    "Paper.lock": "bundle.canonical_record.source: kind and id, the alias a load locks the source on",
     "Author": "the newest graph snapshot's authors_text",
     "Category": "bundle.canonical_record.metadata: primary_cat or cross_cats_sorted",
     "Alias": "bundle.source_aliases",
@@ -48,10 +51,20 @@ _ROWS: tuple[tuple[str, str, type], ...] = (
 )
 
 
-def _plan() -> tuple[tuple[str, str, tuple[tuple[str, tuple[int, ...]], ...]], ...]:
-    """Per label: its rows' field, and each index entry as (name, positions of its strings in
-    the row). Integers (``sourceVersion``, the derived ``paperCount``) cannot be too long."""
+#: The Alias every Neo4j load merges to lock a paper's source (``LOCK_SOURCES`` in
+#: ``loader/stores/cypher.py``): its key is the Paper's sourceKind and sourceId, whether or not
+#: the bundle lists that alias (a kind of 9,000 bytes stopped every Neo4j load of its batch).
+_LOCK_ALIAS = (("kind", "value"), ("source_kind", "source_id"))
+_Entry = tuple[str, str, tuple[int, ...]]
+
+
+def _plan() -> tuple[tuple[str, str, tuple[_Entry, ...]], ...]:
+    """Per label: its rows' field, and each index entry as (name as the message shows it,
+    origin, positions of its strings in the row). Integers (``sourceVersion``, the derived
+    ``paperCount``) cannot be too long."""
     groups = indexed_groups()
+    if _LOCK_ALIAS[0] not in groups["Alias"]:
+        raise TypeError(f"the lock alias's key {_LOCK_ALIAS[0]} is no Alias index entry")
     plan = []
     for label, field, row in _ROWS:
         fields: tuple[str, ...] = row._fields  # type: ignore[attr-defined]
@@ -64,7 +77,11 @@ def _plan() -> tuple[tuple[str, str, tuple[tuple[str, tuple[int, ...]], ...]], .
                 raise TypeError(f"{row.__name__} cannot check the indexed {label} properties {odd + absent}")
             positions = tuple(fields.index(snake_case(name)) for name in group if types[name] == "string")
             if positions:
-                entries.append(("+".join(group), positions))
+                name = f"{label}.{'+'.join(group)}"
+                entries.append((name, _ORIGIN.get(name, _ORIGIN[label]), positions))
+        if label == "Paper":
+            lock = tuple(fields.index(name) for name in _LOCK_ALIAS[1])
+            entries.append((f"Alias.{'+'.join(_LOCK_ALIAS[0])}", _ORIGIN["Paper.lock"], lock))
         plan.append((label, field, tuple(entries)))
     return tuple(plan)
 
@@ -79,7 +96,7 @@ def _string_getters() -> tuple[tuple[str, bool, Callable[[Any], Any], bool], ...
     of a row, and whether that getter returns several (a tuple) or one."""
     getters = []
     for label, field, entries in _PLAN:
-        if positions := sorted({i for _, group in entries for i in group}):
+        if positions := sorted({i for _, _, group in entries for i in group}):
             getters.append((field, label == "Paper", itemgetter(*positions), len(positions) > 1))
     return tuple(getters)
 
@@ -119,14 +136,13 @@ def oversized_entry(rows: PaperRows) -> str | None:
         found = getattr(rows, field)
         nodes: Iterable[Sequence[Any]] = (found,) if label == "Paper" else found
         for number, row in enumerate(nodes, 1):
-            for name, positions in entries:
+            for name, where, positions in entries:
                 size = _size(row, positions)
                 if size > MAX_INDEXED_BYTES:
-                    where = _ORIGIN.get(f"{label}.{name}", _ORIGIN[label])
                     if label == "Author":
                         where = f"author {number} of {where}"
                     return (
-                        f"{label}.{name} would hold {size} bytes of UTF-8 ({where}); "
+                        f"{name} would hold {size} bytes of UTF-8 ({where}); "
                         f"Neo4j indexes at most {MAX_INDEXED_BYTES}"
                     )
     return None

@@ -104,6 +104,8 @@ def indexes() -> list[IndexSpec]:
 #: about 8 KB (``Property value is too large to index``) and fails the transaction writing it,
 #: so the loader rejects a bundle whose rows would write a longer one (``schema_error``), with
 #: room to spare; no real author name, license, category or identifier comes near it.
+#: Neo4j 5.26 counts 3 bytes more per string of an entry: one string of 8,164 bytes is its
+#: largest, two of 8,161 together (measured), so even a composite entry stays far within.
 MAX_INDEXED_BYTES = 4096
 
 

@@ -2,13 +2,15 @@
 
 One bundle with a 9,000-byte author name, license or category (any trusted key can sign one)
 used to load into memory and stop a Neo4j load with ``write_failed`` (``Property value is too
-large to index``). The cases are ``vectors/indexed-values.json``: each is rejected with its
+large to index``); so did, before 0.8.8, a source kind of 9,000 bytes, through the alias a
+Neo4j load locks the source on. The cases are ``vectors/indexed-values.json``: each is rejected with its
 ``schema_error`` by verification and rows, by both stores (the rest of the batch loads), by
 the bulk import and by ``pith-graph verify``; the cases at the limit load.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from pith_graph.loader.pipeline import Rejection, WorkerConfig, check_one, proce
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.stores.base import GraphStore
+from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.verify import verify_bundle
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 from pith_graph.testing import run_cli
@@ -52,13 +55,32 @@ def _bundle(case: dict[str, Any], number: int) -> dict[str, Any]:
         "title": {"title": value},
         "many_authors": {"authors": [f"{case['unit']} {n}" for n in range(case["times"])]},
         "doi": {},
+        "source": {},
     }[case["field"]]
     bundle = build_bundle(PaperSpec.example(f"2601.{10000 + number}", **changes), SIGNER)
+    if case["field"] == "source":
+        prefix, unit, times = case["id"]
+        _set_source(bundle, value, prefix + unit * times)
     if case["field"] == "doi":
         created = bundle["source_aliases"][0]["created_at"]
         bundle["source_aliases"].append({"alias_kind": "doi", "alias_value": value, "created_at": created})
         resign(bundle, SIGNER)
     return bundle
+
+
+def _set_source(bundle: dict[str, Any], kind: str, source_id: str) -> None:
+    """Make ``bundle`` a record of another source (no arXiv alias), re-signed."""
+    bundle["canonical_record"]["source"] = {"id": source_id, "kind": kind, "version": 1}
+    bundle["source"] = {"kind": kind, "id": source_id, "version": 1}
+    for event in bundle["events"]:
+        if event["event_type"] == "record_created":
+            payload = event["payload"]
+            payload["canonical_record"] = copy.deepcopy(bundle["canonical_record"])
+            payload["source_kind"], payload["source_id"] = kind, source_id
+    bundle["source_aliases"] = [
+        a for a in bundle["source_aliases"] if a["alias_kind"].startswith("pith_short")
+    ]
+    resign(bundle, SIGNER)
 
 
 def _raw(bundle: dict[str, Any], name: str = "case.json") -> RawBundle:
@@ -109,6 +131,33 @@ def test_both_stores_reject_the_oversized_and_load_the_rest(store: GraphStore, t
     )
     licenses = {node["license"] for node in store.export().nodes.values() if node["label"] == "Paper"}
     assert "L" * MAX_INDEXED_BYTES in licenses and all(len(text) <= MAX_INDEXED_BYTES for text in licenses)
+
+
+def test_a_long_source_kind_is_refused_at_its_line_and_both_stores_load_the_rest_alike(
+    neo4j_server: Any, tmp_path: Path
+) -> None:
+    """A source kind of 9,000 bytes reaches Neo4j's index only as the lock alias a load merges
+    (``Alias {kind: sourceKind, value: sourceId}``): it stopped every Neo4j load of its batch
+    (``write_failed``, no paper written) while memory took it."""
+    case = next(case for case in CASES if case["name"].startswith("a source kind of 9000"))
+    honest = [orjson.dumps(build_bundle(PaperSpec.example(f"2601.{20000 + n}"), SIGNER)) for n in range(40)]
+    path = tmp_path / "batch.jsonl"
+    path.write_bytes(b"\n".join([*honest[:20], orjson.dumps(_bundle(case, 0)), *honest[20:]]) + b"\n")
+    exports = []
+    neo4j_store = neo4j_server.connect()
+    try:
+        neo4j_store.clear()
+        for store in (MemoryStore(), neo4j_store):
+            report = run([str(path)], keyring=KEYRING, store=store, workers=1, batch_size=100)
+            assert (report.inserted, report.rejected) == (40, 1)
+            assert [(str(r.source), r.code, r.message) for r in report.rejections] == [
+                (f"{path}:21", "schema_error", case["message"])
+            ]
+            exports.append(store.export())
+    finally:
+        neo4j_store.close()
+    memory, neo4j = exports
+    assert (neo4j.nodes, neo4j.edges) == (memory.nodes, memory.edges)
 
 
 def test_the_bulk_import_rejects_them_before_any_csv(tmp_path: Path) -> None:
