@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import neo4j
 import orjson
 import pytest
 
@@ -27,7 +28,7 @@ from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.verify import verify_bundle
-from pith_graph.schema.database import MAX_INDEXED_BYTES
+from pith_graph.schema.database import MAX_INDEXED_BYTES, indexed_groups
 from pith_graph.testing import run_cli
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
@@ -158,6 +159,29 @@ def test_a_long_source_kind_is_refused_at_its_line_and_both_stores_load_the_rest
         neo4j_store.close()
     memory, neo4j = exports
     assert (neo4j.nodes, neo4j.edges) == (memory.nodes, memory.edges)
+
+
+#: Neo4j 5.26's range-index key limit in bytes, and what it counts per string of an entry
+#: besides its UTF-8 (measured: one string of 8,164 bytes fits, two of 8,161 together).
+NEO4J_KEY_BYTES, PER_STRING = 8167, 3
+
+
+def test_every_entry_taken_fits_neo4j_with_its_overhead(neo4j_server: Any) -> None:
+    """The real server's limit on the composite Alias key, just under and just over, and the
+    limit the loader applies (each entry's strings together) far within it for every entry."""
+    widest = max(len(group) for groups in indexed_groups().values() for group in groups)
+    assert MAX_INDEXED_BYTES + PER_STRING * widest <= NEO4J_KEY_BYTES
+    store = neo4j_server.connect()
+    try:
+        store.clear()
+        with store.driver.session(database=store.database) as session:
+            fits = NEO4J_KEY_BYTES - 2 * PER_STRING
+            session.run("MERGE (:Alias {kind: 'k', value: $value})", value="v" * (fits - 1)).consume()
+            with pytest.raises(neo4j.exceptions.DatabaseError, match="too large to index"):
+                session.run("MERGE (:Alias {kind: 'k', value: $value})", value="w" * fits).consume()
+        store.clear()
+    finally:
+        store.close()
 
 
 def test_the_bulk_import_rejects_them_before_any_csv(tmp_path: Path) -> None:
