@@ -20,6 +20,7 @@ import neo4j
 
 from pith_graph.loader.identifiers import doi_key
 from pith_graph.loader.stores import cypher_upgrades as cypher
+from pith_graph.loader.stores.upgrade_batches import upgrade_batches
 
 __all__ = ["fold_doi_aliases"]
 
@@ -40,10 +41,10 @@ def fold_doi_aliases(session: neo4j.Session, batch: int = _BATCH) -> int:
     """Merge every DOI alias not yet folded into its folded node, ``batch`` per transaction;
     the number merged."""
     done = 0
-    while True:
-        found = session.execute_read(_read, batch)
-        if not found:
-            return done
+    for found in upgrade_batches(
+        lambda: session.execute_read(_read, batch), lambda value: value, "DOI aliases"
+    ):
         session.execute_write(_write, [[value, doi_key(value)] for value in found])
         done += len(found)
         log.info("folded %d DOI aliases to lower case", len(found))
+    return done

@@ -235,6 +235,42 @@ def test_a_node_of_the_graphs_label_without_what_the_graph_writes_is_the_analyst
     assert neo4j.export() == memory.export()
 
 
+#: An analyst's stub (:Author) that `pith-graph schema` and `load`, bringing the authors of a
+#: database before 0.3 up to date, must leave alone: the statement, and the stub's properties.
+UPGRADE_STUBS = {
+    # folded_name(None): both exited 70, "internal error: TypeError".
+    "an-author-without-its-name": (
+        "CREATE (:Author {nameKey: 'mallory attacker'})",
+        {"nameKey": "mallory attacker"},
+    ),
+    # The upgrade matched it on a null nameKey, never changed it, and read it again: both
+    # ran for ever (here, past the timeout).
+    "an-author-without-its-key": ("CREATE (:Author {name: 'Some Person'})", {"name": "Some Person"}),
+}
+
+
+@pytest.mark.parametrize("case", list(UPGRADE_STUBS))
+def test_schema_and_load_leave_an_analysts_stub_author_alone(
+    neo4j_server: Any, neo4j: Neo4jStore, tmp_path: Path, case: str
+) -> None:
+    statement, props = UPGRADE_STUBS[case]
+    _load(neo4j, tmp_path, V1)
+    _cypher(neo4j, statement)
+    bundles = tmp_path / "other.jsonl"
+    bundles.write_bytes(orjson.dumps(build_bundle(OTHER, SIGNER)) + b"\n")
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([SIGNER.keyring_entry()]))
+    for command in (["schema"], ["load", str(bundles), "--trusted-keys", str(keys), "--backend", "neo4j"]):
+        done = run_cli(*command, *neo4j_server.cli_args(), timeout=60)
+        assert done.returncode == 0, done.stderr
+    stubs = _cypher(
+        neo4j, "MATCH (a:Author) WHERE a.nameKey IS NULL OR a.name IS NULL RETURN properties(a) AS p"
+    )
+    assert [row["p"] for row in stubs] == [props]
+    expected, _ = load_graph([tmp_path / "0.jsonl", bundles], trusted_keys=KEYRING)
+    _same(export_subgraph(neo4j), expected)
+
+
 def _load_two_signers(store: Neo4jStore, folder: Path) -> None:
     """The samples (signed by pith.science) and V1 (by x.example): a signer and a paper it
     did not sign, for an analyst's SIGNED between them."""

@@ -31,6 +31,20 @@ from pith_graph.schema.graph import NODES, RELATIONSHIPS
 OWN_TYPES = "|".join(RELATIONSHIPS)
 OWN_NEIGHBOUR = " OR ".join(f"n:{label}" for label in NODES if label != "Paper")
 
+
+def keyed(var: str, label: str, *, filled: tuple[str, ...] = ()) -> str:
+    """``var`` (a ``label`` node) has its key and every property pith-graph always writes: a
+    node of the graph's label without one (an analyst's ``(:Paper {title: …})`` or stub
+    ``(:Paper {pithNumber: …})``) is the analyst's, not the graph's, and is neither read nor
+    changed. ``filled``: properties an upgrade fills in (not yet required of the node).
+
+    >>> keyed("c", "Category")
+    'c.code IS NOT NULL AND c.archive IS NOT NULL'
+    """
+    required = [prop.name for prop in NODES[label].properties if prop.required and prop.name not in filled]
+    return " AND ".join(f"{var}.{name} IS NOT NULL" for name in required)
+
+
 __all__ = [
     "AWAIT_OWN_INDEXES",
     "CLEAR_NODES",
@@ -62,6 +76,7 @@ __all__ = [
     "count_nodes",
     "drop_index",
     "index_statement",
+    "keyed",
     "render_schema",
     "schema_statements",
 ]

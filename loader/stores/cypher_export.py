@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pith_graph.loader.stores.cypher import OWN_NEIGHBOUR, OWN_TYPES
+from pith_graph.loader.stores.cypher import OWN_NEIGHBOUR, OWN_TYPES, keyed
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
 __all__ = [
@@ -36,17 +36,9 @@ _NAMES = {spec.label: frozenset(spec.property_names) for spec in NODES.values()}
 _LABEL = "head([label IN labels(n) WHERE label IN [{}]])".format(", ".join(f"'{label}'" for label in NODES))
 
 
-def _keyed(var: str, label: str) -> str:
-    """``var`` (a ``label`` node) has its key and every property pith-graph always writes: a
-    node of the graph's label without one (an analyst's ``(:Paper {title: …})`` or stub
-    ``(:Paper {pithNumber: …})``) is the analyst's, not the graph's, and is not read."""
-    required = [prop.name for prop in NODES[label].properties if prop.required]
-    return " AND ".join(f"{var}.{name} IS NOT NULL" for name in required)
-
-
 def _own_node(var: str) -> str:
     """``var`` is a node of the graph's: one of its labels, with that label's key."""
-    return "(" + " OR ".join(f"({var}:{label} AND {_keyed(var, label)})" for label in NODES) + ")"
+    return "(" + " OR ".join(f"({var}:{label} AND {keyed(var, label)})" for label in NODES) + ")"
 
 
 def _edge_keyed(var: str, kind: str) -> list[str]:
@@ -91,14 +83,14 @@ _EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL 
 EXPORT_PAPERS_OF_AUTHORS = f"""
 UNWIND $keys AS key
 MATCH (a:Author {{nameKey: key}})-[:AUTHORED]->(p:Paper)
-WHERE {_keyed("a", "Author")} AND {_keyed("p", "Paper")}
+WHERE {keyed("a", "Author")} AND {keyed("p", "Paper")}
 RETURN DISTINCT p.pithNumber AS pith
 """
 
 EXPORT_AUTHORS_OF_PAPERS = f"""
 UNWIND $piths AS pith
 MATCH (:Paper {{pithNumber: pith}})<-[:AUTHORED]-(a:Author)
-WHERE {_keyed("a", "Author")}
+WHERE {keyed("a", "Author")}
 RETURN DISTINCT a.nameKey AS key
 """
 
@@ -115,14 +107,14 @@ ORDER BY pith
 
 EXPORT_PAPERS_OF_CATEGORY = f"""
 MATCH (:Category {{code: $category}})<-[r:IN_CATEGORY]-(p:Paper)
-WHERE {_keyed("p", "Paper")} AND {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))} AND {_EXPORT_DATES}
+WHERE {keyed("p", "Paper")} AND {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))} AND {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
 
 EXPORT_PAPERS_BETWEEN = f"""
 MATCH (p:Paper)
-WHERE {_keyed("p", "Paper")} AND {_EXPORT_DATES}
+WHERE {keyed("p", "Paper")} AND {_EXPORT_DATES}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
@@ -145,7 +137,7 @@ def _edges(into: bool) -> str:
             continue
         label = spec.start if into else spec.end
         pattern = f"(p)<-[r:{spec.type}]-(n:{label})" if into else f"(p)-[r:{spec.type}]->(n:{label})"
-        where = " AND ".join([_keyed("n", label), *_edge_keyed("r", spec.type)])
+        where = " AND ".join([keyed("n", label), *_edge_keyed("r", spec.type)])
         parts.append(f"[{pattern} WHERE {where} | ['{spec.type}', '{label}', properties(n), properties(r)]]")
     return " + ".join(parts)
 

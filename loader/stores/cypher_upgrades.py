@@ -3,13 +3,17 @@ pith-graph's writes: :mod:`pith_graph.loader.stores.cypher`). Values travel as p
 
 from __future__ import annotations
 
+from pith_graph.loader.stores.cypher import keyed
+
 __all__ = ["AUTHORS_TO_UPGRADE", "DOIS_TO_FOLD", "FOLD_DOIS", "SET_AUTHORS"]
 
 #: Authors written before ``nameFolded`` and ``paperCount`` existed (the loader fills them in:
 #: :meth:`~pith_graph.loader.stores.neo4j.Neo4jStore.ensure_schema`), $limit at a time.
-AUTHORS_TO_UPGRADE = """
+#: An analyst's stub (:func:`~pith_graph.loader.stores.cypher.keyed`: without ``nameKey`` or
+#: ``name``) is theirs, left alone: the write, matching on ``nameKey``, could never change it.
+AUTHORS_TO_UPGRADE = f"""
 MATCH (a:Author)
-WHERE a.nameFolded IS NULL OR a.paperCount IS NULL
+WHERE (a.nameFolded IS NULL OR a.paperCount IS NULL) AND {keyed("a", "Author", filled=("nameFolded", "paperCount"))}
 RETURN a.nameKey AS key, a.name AS name
 LIMIT $limit
 """
@@ -25,7 +29,8 @@ SET a.name = coalesce(row[1], a.name), a.nameFolded = row[2], a.paperCount = COU
 # (Java's [A-Z] is ASCII only), $limit at a time; $rows [value, folded]: the folded node
 # takes the old one's papers (made only when there are any), the old goes.
 DOIS_TO_FOLD = (
-    "MATCH (a:Alias {kind: 'doi'}) WHERE a.value =~ '(?s).*[A-Z].*' RETURN a.value AS value LIMIT $limit"
+    f"MATCH (a:Alias {{kind: 'doi'}}) WHERE {keyed('a', 'Alias')} AND a.value =~ '(?s).*[A-Z].*' "
+    "RETURN a.value AS value LIMIT $limit"
 )
 FOLD_DOIS = """
 UNWIND $rows AS row

@@ -14,6 +14,7 @@ import neo4j
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.stores import cypher, cypher_upgrades
 from pith_graph.loader.stores.names import Spellings, folded_words, stored_spellings
+from pith_graph.loader.stores.upgrade_batches import upgrade_batches
 
 __all__ = ["paper_author_names", "refresh_authors", "upgrade_authors"]
 
@@ -50,11 +51,14 @@ def refresh_authors(tx: neo4j.ManagedTransaction, keys: list[str], spellings: Sp
 def upgrade_authors(session: neo4j.Session) -> None:
     """Fill in ``Author.nameFolded`` and ``paperCount`` where a database written by an
     earlier version lacks them (a few thousand authors per transaction; nothing to do,
-    one scan of the Author label, once the database is up to date)."""
-    while True:
-        found = session.execute_read(_read, cypher_upgrades.AUTHORS_TO_UPGRADE, _UPGRADE_BATCH)
-        if not found:
-            return
+    one scan of the Author label, once the database is up to date). An analyst's stub
+    ``(:Author)`` without ``nameKey`` or ``name`` is left as it is."""
+    batches = upgrade_batches(
+        lambda: session.execute_read(_read, cypher_upgrades.AUTHORS_TO_UPGRADE, _UPGRADE_BATCH),
+        lambda row: row["key"],
+        "authors",
+    )
+    for found in batches:
         rows = [[row["key"], None, folded_name(row["name"])] for row in found]
         session.execute_write(_write, cypher_upgrades.SET_AUTHORS, rows)
         log.info("gave %d authors their nameFolded and paperCount", len(rows))
