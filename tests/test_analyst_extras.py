@@ -271,6 +271,52 @@ def test_schema_and_load_leave_an_analysts_stub_author_alone(
     _same(export_subgraph(neo4j), expected)
 
 
+#: An analyst's stub (:Paper) with a key id of a key revoked, and the revocation: `prune` must
+#: remove the graph's paper that key signed and leave the stub as it is.
+PRUNE_STUBS = {
+    # revoked_at compared with a null builtAt: exit 70, "TypeError: 'NoneType' object is not subscriptable".
+    "without-builtAt-revoked-at": (
+        "CREATE (:Paper {pithNumber: 'stub-2', keyIds: [$key]})",
+        "2000-01-01T00:00:00Z",
+    ),
+    # The stub was removed as a paper of the graph's.
+    "with-builtAt-revoked-at": (
+        "CREATE (:Paper {pithNumber: 'stub-3', keyIds: [$key], builtAt: '2026-01-01T00:00:00Z'})",
+        "2000-01-01T00:00:00Z",
+    ),
+    "without-builtAt-revoked": ("CREATE (:Paper {pithNumber: 'stub-4', keyIds: [$key]})", True),
+}
+
+
+@pytest.mark.parametrize("case", list(PRUNE_STUBS))
+def test_prune_leaves_an_analysts_stub_paper_alone(
+    neo4j_server: Any, neo4j: Neo4jStore, tmp_path: Path, case: str
+) -> None:
+    statement, revoked = PRUNE_STUBS[case]
+    _load(neo4j, tmp_path, V1)
+    _cypher(neo4j, statement, key=SIGNER.key_id)
+    stub = _cypher(neo4j, "MATCH (p:Paper) WHERE p.title IS NULL RETURN properties(p) AS p")
+    paper = _cypher(neo4j, "MATCH (p:Paper) WHERE p.title IS NOT NULL RETURN p.pithNumber AS pith")[0]["pith"]
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([SIGNER.keyring_entry()]))
+    revocation = "revoked_at" if isinstance(revoked, str) else "revoked"
+    revocations = tmp_path / "revoked.json"
+    revocations.write_bytes(orjson.dumps([{**SIGNER.keyring_entry(), revocation: revoked}]))
+    args = [
+        "--trusted-keys",
+        str(keys),
+        "--revoked-keys",
+        str(revocations),
+        "--json",
+        *neo4j_server.cli_args(),
+    ]
+    for dry_run in (["--dry-run"], []):
+        done = run_cli("prune", *args, *dry_run)
+        assert done.returncode == 0, done.stderr
+        assert orjson.loads(done.stdout)["removed"] == [paper]
+    assert _cypher(neo4j, "MATCH (p:Paper) RETURN properties(p) AS p") == stub
+
+
 def _load_two_signers(store: Neo4jStore, folder: Path) -> None:
     """The samples (signed by pith.science) and V1 (by x.example): a signer and a paper it
     did not sign, for an analyst's SIGNED between them."""

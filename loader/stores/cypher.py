@@ -222,10 +222,11 @@ RETURN source, p.pithNumber AS pith, p.sourceVersion AS version, p.builtAt AS bu
        p.bundleSha256 AS digest, p.bundleKeyId AS keyId, p.keyIds AS keyIds
 """
 
-#: Papers any of $keys signed (for pruning revoked keys).
-PAPERS_SIGNED_WITH = """
+#: The graph's papers any of $keys signed (for pruning revoked keys): an analyst's stub
+#: ``(:Paper {pithNumber: …, keyIds: […]})`` (:func:`keyed`) is theirs, left alone.
+PAPERS_SIGNED_WITH = f"""
 MATCH (p:Paper)
-WHERE any(key IN p.keyIds WHERE key IN $keys)
+WHERE any(key IN p.keyIds WHERE key IN $keys) AND {keyed("p", "Paper")}
 RETURN p.pithNumber AS pith, p.builtAt AS builtAt, p.keyIds AS keyIds
 ORDER BY pith
 """
