@@ -10,7 +10,7 @@ from typing import Any
 import networkx as nx
 
 from pith_graph.errors import UsageError
-from pith_graph.loader.keyfiles import load_keyring_file
+from pith_graph.loader.keyfiles import check_pinned_key, load_keyring_file
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT, InputLimits
 from pith_graph.loader.pipeline import LoadReport, run
@@ -31,17 +31,20 @@ def resolve_keyring(trusted_keys: TrustedKeys = None) -> Keyring:
     (:class:`UsageError` for anything else)."""
     if trusted_keys is None:
         return default_keyring()
-    if isinstance(trusted_keys, Keyring):
-        return trusted_keys
     if isinstance(trusted_keys, (str, Path)):
         return load_keyring_file(trusted_keys)
-    keys = _listed(trusted_keys, "trusted_keys", "a Keyring, a file path or PinnedKey values")
+    if isinstance(trusted_keys, Keyring):
+        keys = list(trusted_keys.values())
+    else:
+        keys = _listed(trusted_keys, "trusted_keys", "a Keyring, a file path or PinnedKey values")
     odd = next((key for key in keys if not isinstance(key, PinnedKey)), None)
     if odd is not None:
         raise UsageError(
             f"trusted_keys: expected PinnedKey values (keyfiles.parse_keyring reads a trusted-keys file's entries), not {_kind(odd)}"
         )
-    return default_keyring().with_keys(keys)
+    for index, key in enumerate(keys):  # as a trusted-keys file's entries are
+        check_pinned_key(key, f"trusted_keys[{index}]")
+    return trusted_keys if isinstance(trusted_keys, Keyring) else default_keyring().with_keys(keys)
 
 
 def _kind(value: object) -> str:

@@ -38,6 +38,7 @@ from pith_graph.loader.sources import open_regular
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 
 __all__ = [
+    "check_pinned_key",
     "load_keyring_file",
     "load_registry_keys_file",
     "load_revoked_keys_file",
@@ -70,11 +71,19 @@ def _key_bytes(entry: Mapping[str, Any], where: str) -> bytes:
     return decoded[0]
 
 
-def _optional_string(entry: Mapping[str, Any], name: str, where: str) -> str | None:
-    value = entry.get(name)
-    if value is not None and not isinstance(value, str):
-        raise KeyringError(f"{where}: {name} must be a string")
-    return value
+def _optional_string(value: object, name: str, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise KeyringError(f"{where}: {name} must be a string, not {quoted(value)}")
+
+
+def _check_time(revoked_at: object, where: str) -> None:
+    if not isinstance(revoked_at, str) or not is_utc_time(revoked_at):
+        raise KeyringError(
+            f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z "
+            "(a time there is: years from 0001, a day of its month, hours to 23, minutes and seconds to 59), "
+            f"not {quoted(revoked_at)}"
+        )
 
 
 def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
@@ -83,11 +92,7 @@ def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
         raise KeyringError(f"{where}: revoked must be true or false")
     if revoked_at is None:
         return REVOKED_ALWAYS if revoked else None
-    if not isinstance(revoked_at, str) or not is_utc_time(revoked_at):
-        raise KeyringError(
-            f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z "
-            "(a time there is: years from 0001, a day of its month, hours to 23, minutes and seconds to 59)"
-        )
+    _check_time(revoked_at, where)
     if "revoked" in entry and not revoked:
         raise KeyringError(f"{where}: revoked is false but revoked_at is given: say which one is meant")
     # Both given: the stronger, as for a key revoked twice (true over any time).
@@ -144,6 +149,37 @@ def _check_id(name: str, value: str, where: str) -> None:
         )
 
 
+def _checked_ids(
+    key_id: object, signer_id: object, signer_type: object, where: str
+) -> tuple[str, str | None, str | None]:
+    """A key's ids and signer type, as every pinned key must have them."""
+    if not isinstance(key_id, str) or not key_id:
+        raise KeyringError(f"{where}: key_id must be a non-empty string, not {quoted(key_id)}")
+    signer_id = _optional_string(signer_id, "signer_id", where)
+    _check_id("key_id", key_id, where)
+    if signer_id is not None:
+        _check_id("signer_id", signer_id, where)
+    signer = ("signer_id", signer_id) if signer_id is not None else ("key_id (its signer)", key_id)
+    if len(signer[1].encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
+        raise KeyringError(  # Signer.signerId is a uniqueness constraint's key (loader/indexable.py)
+            f"{where}: {signer[0]} is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, which Neo4j cannot index"
+        )
+    signer_type = _optional_string(signer_type, "signer_type", where)
+    if signer_type is not None:
+        _check_id("signer_type", signer_type, where)  # (pith_reg\u0456stry: a Cyrillic і)
+    return key_id, signer_id, signer_type
+
+
+def check_pinned_key(key: PinnedKey, where: str) -> None:
+    """Check a key given in code as :func:`parse_keyring` checks a trusted-keys file's entry
+    (the same functions): its ids and signer type, and ``revoked_at`` ``None``, ``""``
+    (:data:`~pith_graph.loader.keyring.REVOKED_ALWAYS`) or an ISO 8601 UTC time, never other
+    text, which would revoke nothing. :class:`KeyringError` naming ``where`` and the value."""
+    _checked_ids(key.key_id, key.signer_id, key.signer_type, where)
+    if key.revoked_at is not None and key.revoked_at != REVOKED_ALWAYS:
+        _check_time(key.revoked_at, where)
+
+
 def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
     """Validate the JSON of a trusted-keys file and return its keys (``origin``: the file)."""
     if not isinstance(data, list):
@@ -153,21 +189,9 @@ def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:
         where = f"{origin}[{index}]"
         if not isinstance(entry, dict):
             raise KeyringError(f"{where}: expected an object")
-        key_id = entry.get("key_id")
-        if not isinstance(key_id, str) or not key_id:
-            raise KeyringError(f"{where}: key_id must be a non-empty string")
-        signer_id = _optional_string(entry, "signer_id", where)
-        _check_id("key_id", key_id, where)
-        if signer_id is not None:
-            _check_id("signer_id", signer_id, where)
-        signer = ("signer_id", signer_id) if signer_id is not None else ("key_id (its signer)", key_id)
-        if len(signer[1].encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
-            raise KeyringError(  # Signer.signerId is a uniqueness constraint's key (loader/indexable.py)
-                f"{where}: {signer[0]} is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, which Neo4j cannot index"
-            )
-        signer_type = _optional_string(entry, "signer_type", where)
-        if signer_type is not None:
-            _check_id("signer_type", signer_type, where)  # (pith_reg\u0456stry: a Cyrillic і)
+        key_id, signer_id, signer_type = _checked_ids(
+            entry.get("key_id"), entry.get("signer_id"), entry.get("signer_type"), where
+        )
         public_key, revoked_at = _key_bytes(entry, where), _revocation(entry, where)
         _check_fields(entry, public_key, where)
         keys.append(PinnedKey(key_id, public_key, signer_id, revoked_at, signer_type, origin))

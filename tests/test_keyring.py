@@ -17,6 +17,7 @@ import os
 import pickle
 import re
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +102,49 @@ def test_keyrings_from_trusted_keys_files(tmp_path: Path, case: dict[str, Any], 
     }
     assert found == case["keys"]
     assert list(found) == list(case["keys"])  # ranked, and listed, in the order first pinned
+
+
+#: The refusals of one entry that a key given in code can hold too (PinnedKey's fields).
+ENTRY_REFUSALS = [
+    case
+    for case in VECTORS["keyrings"]
+    if case.get("error", "").startswith("{k1}[0]: ")
+    and len(case["files"]) == 1
+    and len(case["files"][0]) == 1
+    and set(case["files"][0][0]) <= {"key_id", "key", "signer_id", "signer_type", "revoked_at"}
+    and not case.get("registry_files")
+    and not case.get("revoked_files")
+]
+
+
+@pytest.mark.parametrize("as_keyring", [False, True], ids=["keys", "keyring"])
+@pytest.mark.parametrize("case", ENTRY_REFUSALS, ids=lambda case: case["id"])
+def test_keys_given_in_code_are_checked_as_a_file_entry_is(case: dict[str, Any], as_keyring: bool) -> None:
+    """``load_graph(trusted_keys=[PinnedKey(...)])`` refuses what a ``--trusted-keys`` file
+    refuses, with its message, naming the argument. ``revoked_at="yesterday"`` used to revoke
+    nothing (every bundle of the key loaded), ``revoked_at=True`` to make every bundle
+    ``internal_error``, and ids with spaces or look-alike characters passed."""
+    entry = case["files"][0][0]
+    key = PinnedKey(
+        entry["key_id"],
+        PUBLIC_KEYS[entry["key"]],
+        entry.get("signer_id"),
+        entry.get("revoked_at"),
+        entry.get("signer_type"),
+    )
+    with pytest.raises(KeyringError) as caught:
+        load_graph("no-such-folder", trusted_keys=Keyring([key]) if as_keyring else [key])
+    assert str(caught.value) == case["error"].format(k1="trusted_keys")  # before any path is read
+
+
+@pytest.mark.parametrize("revoked_at", [datetime(2020, 1, 1), 1.5, b"2020-01-01T00:00:00Z"], ids=repr)
+def test_revoked_at_given_in_code_is_text(revoked_at: Any) -> None:
+    key = PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id, revoked_at)
+    with pytest.raises(
+        KeyringError, match=r"^trusted_keys\[1\]: revoked_at must be an ISO 8601 UTC time"
+    ) as caught:
+        load_graph(SAMPLES, trusted_keys=[PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id), key])
+    assert str(caught.value).endswith(f"not {revoked_at!r}")
 
 
 @pytest.mark.parametrize(
