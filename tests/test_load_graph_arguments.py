@@ -25,6 +25,10 @@ def _graph_without_paper_properties() -> nx.DiGraph:
     return graph
 
 
+#: A graph a load built, to take views of (a view or a frozen graph passed the checks, then
+#: failed with a bare TypeError from a view's FilterAtlas, or was silently added to, frozen).
+_SAMPLE_GRAPH = load_graph(SAMPLES, workers=1)[0]
+
 CASES: list[tuple[str, dict[str, Any], str]] = [
     ("huge max_bytes", {"max_bytes": 10**12}, "max_bytes: expected an int from 1 to 67108864"),
     ("negative max_bytes", {"max_bytes": -1}, "max_bytes: expected an int from 1"),
@@ -37,6 +41,19 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("graph without properties", {"graph": _graph_without_paper_properties()}, "graph: not one the loader"),
     ("graph of integers", {"graph": nx.DiGraph([(1, 2)])}, "graph: not one the loader could have built"),
     ("graph undirected", {"graph": nx.Graph()}, "graph: expected a DiGraph"),
+    (
+        "graph a subgraph view",
+        {"graph": _SAMPLE_GRAPH.subgraph(list(_SAMPLE_GRAPH))},
+        "graph: a frozen graph or a view",
+    ),
+    (
+        "graph a restricted view",
+        {"graph": nx.restricted_view(_SAMPLE_GRAPH, [], [])},
+        "graph: a frozen graph or a view",
+    ),
+    ("graph a reverse view", {"graph": nx.reverse_view(_SAMPLE_GRAPH)}, "graph: a frozen graph or a view"),
+    ("graph frozen", {"graph": nx.freeze(_SAMPLE_GRAPH.copy())}, "graph: a frozen graph or a view"),
+    ("graph frozen empty", {"graph": nx.freeze(nx.DiGraph())}, "graph: a frozen graph or a view"),
 ]
 
 
@@ -52,6 +69,15 @@ def test_an_argument_the_command_line_would_refuse_is_a_usage_error(
     assert "\n" not in str(raised.value)
     if before is not None:
         assert nx.node_link_data(graph, edges="edges") == before  # left as it was
+
+
+def test_a_copy_of_a_view_or_frozen_graph_loads_as_the_message_says() -> None:
+    for copied in (
+        _SAMPLE_GRAPH.subgraph(list(_SAMPLE_GRAPH)).copy(),
+        nx.DiGraph(nx.freeze(_SAMPLE_GRAPH.copy())),
+    ):
+        graph, report = load_graph(SAMPLES, graph=copied, workers=1)
+        assert graph is copied and report.duplicate == 3 and not nx.is_frozen(graph)
 
 
 @pytest.mark.parametrize("paths", [b"/tmp", 123, [SAMPLES, 5], [""], {"a": 1}], ids=repr)
