@@ -27,8 +27,10 @@ TrustedKeys = Keyring | str | Path | Sequence[PinnedKey] | None
 
 
 def resolve_keyring(trusted_keys: TrustedKeys = None) -> Keyring:
-    """The built-in keyring plus ``trusted_keys``: a keyring, a trusted-keys file or keys
-    (:class:`UsageError` for anything else)."""
+    """The keyring ``trusted_keys`` makes: with a trusted-keys file or ``PinnedKey`` values,
+    the built-in keyring plus those keys (ranked after the registry's); a :class:`Keyring`
+    is taken whole, as the complete ranked keyring (the registry's key only if it holds it).
+    Keys are checked as a file's entries are (:class:`UsageError` for anything else)."""
     if trusted_keys is None:
         return default_keyring()
     if isinstance(trusted_keys, (str, Path)):
@@ -103,7 +105,8 @@ def load_graph(
 
     ``paths``: files, folders, ``-`` (stdin), or one of them. Returns the graph and the
     :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with reasons, stale,
-    duplicate, counts). Pass ``graph`` to add to an existing graph (one a load built: it is
+    duplicate, counts). ``trusted_keys``: see :func:`resolve_keyring` (a ``Keyring`` replaces
+    the built-in one). Pass ``graph`` to add to an existing graph (one a load built: it is
     checked first, as a node-link file is). Arguments out of the command line's ranges
     (``max_bytes`` 1 to 64 MiB, ``workers`` 1 to 128) raise :class:`~pith_graph.errors.UsageError`.
 

@@ -137,6 +137,19 @@ def test_keys_given_in_code_are_checked_as_a_file_entry_is(case: dict[str, Any],
     assert str(caught.value) == case["error"].format(k1="trusted_keys")  # before any path is read
 
 
+def test_a_keyring_given_in_code_is_the_whole_keyring_and_keys_are_added_to_the_registry() -> None:
+    """As README and resolve_keyring say: PinnedKey values (importable from ``pith_graph``,
+    which README names) join the built-in registry key; a ``Keyring`` replaces it (fails
+    closed: the registry's bundles are untrusted unless it holds the registry's key)."""
+    import pith_graph
+
+    own = pith_graph.PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id)
+    assert load_graph(SAMPLES, trusted_keys=[own])[1].accepted == 3
+    report = load_graph(SAMPLES, trusted_keys=pith_graph.Keyring([own]))[1]
+    assert (report.accepted, {r.code for r in report.rejections}) == (0, {"untrusted_key"})
+    assert load_graph(SAMPLES, trusted_keys=pith_graph.Keyring([REGISTRY_KEY, own]))[1].accepted == 3
+
+
 @pytest.mark.parametrize("revoked_at", [datetime(2020, 1, 1), 1.5, b"2020-01-01T00:00:00Z"], ids=repr)
 def test_revoked_at_given_in_code_is_text(revoked_at: Any) -> None:
     key = PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id, revoked_at)
