@@ -22,7 +22,7 @@ from pith_graph.loader.keyfiles import load_keyring_file
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import InputLimits, parse_bundle
 from pith_graph.loader.pipeline import run
-from pith_graph.loader.report import LoadReport, Rejection
+from pith_graph.loader.report import GraphLoadReport, LoadReport, Rejection
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.stores.base import GraphCounts, GraphExport, GraphStore, Outcome
 from pith_graph.loader.stores.memory import MemoryStore
@@ -34,6 +34,7 @@ __all__ = [
     "BundleError",
     "GraphCounts",
     "GraphExport",
+    "GraphLoadReport",
     "GraphStore",
     "InputLimits",
     "Keyring",

@@ -13,8 +13,9 @@ from pith_graph.errors import UsageError
 from pith_graph.loader.keyfiles import check_pinned_key, load_keyring_file
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT, InputLimits
-from pith_graph.loader.pipeline import LoadReport, run
+from pith_graph.loader.pipeline import run
 from pith_graph.loader.pool import MAX_WORKERS
+from pith_graph.loader.report import GraphLoadReport
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.memory_graph import check_structure
 
@@ -100,12 +101,12 @@ def load_graph(
     max_bytes: int = DEFAULT_MAX_BYTES,
     workers: int | None = None,
     graph: nx.DiGraph | None = None,
-) -> tuple[nx.DiGraph, LoadReport]:
+) -> tuple[nx.DiGraph, GraphLoadReport]:
     """Verify and load bundles into a networkx ``DiGraph`` (see :mod:`~pith_graph.loader.stores.memory`).
 
     ``paths``: files, folders, ``-`` (stdin), or one of them. Returns the graph and the
-    :class:`~pith_graph.loader.pipeline.LoadReport` (accepted, rejected with reasons, stale,
-    duplicate, counts). ``trusted_keys``: see :func:`resolve_keyring` (a ``Keyring`` replaces
+    :class:`~pith_graph.loader.report.GraphLoadReport` (accepted, rejected with reasons, stale,
+    duplicate, and the graph's counts, never ``None``). ``trusted_keys``: see :func:`resolve_keyring` (a ``Keyring`` replaces
     the built-in one). Pass ``graph`` to add to an existing graph (one a load built: it is
     checked first, as a node-link file is). Arguments out of the command line's ranges
     (``max_bytes`` 1 to 64 MiB, ``workers`` 1 to 128) raise :class:`~pith_graph.errors.UsageError`.
@@ -126,7 +127,8 @@ def load_graph(
         workers=workers,
         exclude=[trusted_keys] if isinstance(trusted_keys, (str, Path)) else (),
     )
-    return store.graph, report
+    counts = report.counts if report.counts is not None else store.counts()
+    return store.graph, GraphLoadReport.of(report, counts)
 
 
 def export_graph(

@@ -4,12 +4,12 @@ verification (:class:`LoadReport`), which ``pith-graph`` prints as text or as ``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from pith_graph.errors import Source, printable
 from pith_graph.loader.stores.base import GraphCounts, Outcome
 
-__all__ = ["MAX_KEPT_REJECTIONS", "LoadReport", "Rejection"]
+__all__ = ["MAX_KEPT_REJECTIONS", "GraphLoadReport", "LoadReport", "Rejection"]
 
 #: ``--json`` lists the first ones met; ``rejectionsOmitted`` counts the rest (a corpus of
 #: millions of bad lines must not make the report as large as the input).
@@ -107,3 +107,18 @@ class LoadReport:
             "edges": self.counts.edges if self.counts else None,
             "seconds": round(self.seconds, 3),
         }
+
+
+@dataclass(slots=True)
+class GraphLoadReport(LoadReport):
+    """The report of a load into a graph (what :func:`~pith_graph.loader.facade.load_graph`
+    returns): a :class:`LoadReport` whose ``counts`` are always there, so typed scripts read
+    ``report.counts.nodes`` without a check for ``None``."""
+
+    counts: GraphCounts = field(default_factory=GraphCounts)
+
+    @classmethod
+    def of(cls, report: LoadReport, counts: GraphCounts) -> GraphLoadReport:
+        """``report`` as a graph load's, with the graph's ``counts``."""
+        values = {item.name: getattr(report, item.name) for item in fields(LoadReport)}
+        return cls(**{**values, "counts": counts})

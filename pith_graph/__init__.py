@@ -36,6 +36,7 @@ from pith_graph.errors import (
 if typing.TYPE_CHECKING:
     from pith_graph.loader import (
         SAMPLES,
+        GraphLoadReport,
         Keyring,
         LoadReport,
         MemoryStore,
@@ -49,6 +50,7 @@ if typing.TYPE_CHECKING:
 __all__ = [
     "SAMPLES",
     "BundleError",
+    "GraphLoadReport",
     "Keyring",
     "KeyringError",
     "LoadReport",
@@ -92,6 +94,7 @@ _imported_on_first_use(
     frozenset(
         {
             "SAMPLES",
+            "GraphLoadReport",
             "Keyring",
             "LoadReport",
             "MemoryStore",

@@ -6,6 +6,7 @@ deep inside, or to pass silently (``workers=-1``; ``max_bytes=-1`` rejected ever
 
 from __future__ import annotations
 
+import typing
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import pytest
 from pith_graph import SAMPLES, StoreError, UsageError, export_graph, load_graph
 from pith_graph.loader.export import Selection
 from pith_graph.loader.keyfiles import parse_keyring
+from pith_graph.loader.stores.base import GraphCounts
 from pith_graph.testing.corpus import corpus_signers
 
 
@@ -92,6 +94,18 @@ def test_what_the_command_line_accepts_still_loads(tmp_path: Path) -> None:
     assert report.accepted == 3
     again, report = load_graph(iter([SAMPLES]), graph=graph, max_bytes=64 << 20, workers=128)
     assert again is graph and report.duplicate == 3
+
+
+def test_the_report_load_graph_returns_is_typed_with_its_counts() -> None:
+    """README's example prints ``report.counts.nodes``, which mypy --strict refused while the
+    report load_graph is typed to return said ``counts: GraphCounts | None`` (None only for
+    ``verify``, which builds no graph)."""
+    graph_type, report_type = typing.get_args(typing.get_type_hints(load_graph)["return"])
+    assert graph_type is nx.DiGraph
+    assert typing.get_type_hints(report_type)["counts"] is GraphCounts
+    _, report = load_graph(SAMPLES, workers=1)
+    assert isinstance(report, report_type)
+    assert report.counts.nodes["Paper"] == 3 and report.as_dict()["nodes"] == report.counts.nodes
 
 
 @pytest.mark.parametrize(
