@@ -37,6 +37,7 @@ from pith_graph.loader.stores.memory_graph import (
     fill_authors,
     put,
 )
+from pith_graph.loader.stores.memory_guard import interrupts_held
 from pith_graph.loader.stores.names import PendingNames, Spellings
 from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
@@ -212,15 +213,17 @@ class MemoryStore:
                     data[AUTHOR_NAMES] = [author[_NAME] for author in authors]
 
     def _change(self, remove: Sequence[str], write: Sequence[PaperRows]) -> None:
-        """Remove papers, then write papers; the authors they change renamed once, at the end."""
-        self._spell_as_named_now([*remove, *(rows.pith_number for rows in write)])
-        try:
-            for pith in remove:
-                self._remove(pith)
-            for rows in write:
-                self._write(rows)
-        finally:
-            self._names.settle_into(self._author)
+        """Remove papers, then write papers; the authors they change renamed once, at the end.
+        Whole or not at all: Ctrl-C is held until it is done (:mod:`.memory_guard`)."""
+        with interrupts_held():
+            self._spell_as_named_now([*remove, *(rows.pith_number for rows in write)])
+            try:
+                for pith in remove:
+                    self._remove(pith)
+                for rows in write:
+                    self._write(rows)
+            finally:
+                self._names.settle_into(self._author)
 
     def _author(self, key: str) -> dict[str, Any] | None:
         return cast("dict[str, Any] | None", self.graph._node.get(node_id(AUTHOR.label, key)))
