@@ -21,6 +21,7 @@ from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.loader.keyring import REGISTRY_KEY, REVOKED_ALWAYS, default_keyring
 from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores.memory import MemoryStore, open_saved
+from pith_graph.loader.stores.snapshot import save_snapshot
 from pith_graph.testing import run_cli
 
 Edit = Callable[[dict[str, Any]], None]
@@ -366,7 +367,7 @@ def test_a_misnamed_snapshot_is_refused_where_it_is_written_to(tmp_path: Path) -
     """Pruned, or loaded on top of, a snapshot is written to, and is checked as a node-link
     file is (served as it is, its ids are checked too, since 0.8.6: ``snapshot-misnamed``)."""
     path = tmp_path / "graph.snapshot"
-    MemoryStore(_misnamed()).save_snapshot(path)
+    save_snapshot(_misnamed(), path)  # (MemoryStore.save_snapshot refuses it: hand_edited)
     revoked = tmp_path / "revoked.json"
     entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
     revoked.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))

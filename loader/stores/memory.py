@@ -37,7 +37,7 @@ from pith_graph.loader.stores.memory_graph import (
     fill_authors,
     put,
 )
-from pith_graph.loader.stores.memory_guard import interrupts_held
+from pith_graph.loader.stores.memory_guard import built_or_refused, check_built, interrupts_held
 from pith_graph.loader.stores.names import PendingNames, Spellings
 from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
@@ -115,15 +115,16 @@ class MemoryStore:
         # signerId -> how many of its SIGNED edges use each key: Signer.keyIds stays exact.
         self._signer_keys: defaultdict[str, Counter[str]] = defaultdict(Counter)
         self._names = PendingNames()  # a batch's spellings, counted into names at its end
-        fill_authors(self.graph)
-        for _node, data in self.graph.nodes(data=True):
-            if data.get(_LABEL) == PAPER.label:
-                self._bundles[data[_BUNDLE_SHA256]] = data.get(_BUNDLE_KEY_ID)
-                self._add_source((data[_SOURCE_KIND], data[_SOURCE_ID]), data[_PITH_NUMBER])
-        for start, _end, data in self.graph.edges(data=True):
-            if data.get(_TYPE) == SIGNED.type:
-                signer = self.graph.nodes[start][_SIGNER_ID]
-                self._signer_keys[signer].update(data[_KEY_IDS])
+        with built_or_refused(self.graph):  # (a graph a script edited: hand_edited, not a KeyError)
+            fill_authors(self.graph)
+            for _node, data in self.graph.nodes(data=True):
+                if data.get(_LABEL) == PAPER.label:
+                    self._bundles[data[_BUNDLE_SHA256]] = data.get(_BUNDLE_KEY_ID)
+                    self._add_source((data[_SOURCE_KIND], data[_SOURCE_ID]), data[_PITH_NUMBER])
+            for start, _end, data in self.graph.edges(data=True):
+                if data.get(_TYPE) == SIGNED.type:
+                    signer = self.graph.nodes[start][_SIGNER_ID]
+                    self._signer_keys[signer].update(data[_KEY_IDS])
 
     # -- GraphStore ----------------------------------------------------------------------
 
@@ -213,8 +214,7 @@ class MemoryStore:
                     data[AUTHOR_NAMES] = [author[_NAME] for author in authors]
 
     def _change(self, remove: Sequence[str], write: Sequence[PaperRows]) -> None:
-        """Remove papers, then write papers; the authors they change renamed once, at the end.
-        Whole or not at all: Ctrl-C is held until it is done (:mod:`.memory_guard`)."""
+        """Remove papers, then write papers, Ctrl-C held (:mod:`.memory_guard`); authors renamed at the end."""
         with interrupts_held():
             self._spell_as_named_now([*remove, *(rows.pith_number for rows in write)])
             try:
@@ -353,9 +353,9 @@ class MemoryStore:
         over it, so a failed save never leaves a truncated file nor destroys the one there.
 
         Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) when it cannot be
-        written: the graph is built, storing it failed.
-        """
-        write_beside(path, self.node_link_json())
+        written: the graph is built, storing it failed; ``hand_edited`` (since 0.8.7) when
+        it is not one a load could have built (:func:`.memory_guard.check_built`)."""
+        write_beside(path, json_bytes(nx.node_link_data(check_built(self.graph), edges="edges")))
 
     def node_link_json(self) -> bytes:
         """The graph as networkx node-link JSON (what :meth:`save` writes)."""
@@ -363,8 +363,9 @@ class MemoryStore:
 
     def save_snapshot(self, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read
-        back several times faster than node-link JSON; with ``indexes`` made from it, if given."""
-        save_snapshot(self.graph, path, indexes)
+        back several times faster than node-link JSON; with ``indexes`` made from it, if given.
+        Raises as :meth:`save` does (``hand_edited`` too)."""
+        save_snapshot(check_built(self.graph), path, indexes)
 
     @classmethod
     def open(cls, path: str | Path) -> MemoryStore:

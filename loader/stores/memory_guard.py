@@ -1,6 +1,7 @@
 """What keeps a :class:`~pith_graph.loader.stores.memory.MemoryStore`'s graph one the loader
 could have built: a write is whole even when Ctrl-C comes in the middle of it
-(:func:`interrupts_held`)."""
+(:func:`interrupts_held`); a graph a script edited is neither saved nor written to
+(:func:`check_built`, :func:`built_or_refused`) as if the loader had built it."""
 
 from __future__ import annotations
 
@@ -9,7 +10,42 @@ import signal
 import threading
 from collections.abc import Iterator
 
-__all__ = ["interrupts_held"]
+import networkx as nx
+
+from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.loader.stores.memory_graph import check_structure
+
+__all__ = ["built_or_refused", "check_built", "interrupts_held"]
+
+#: What checking a graph a script edited may raise (a property missing, of another type).
+_UNBUILT = (ValueError, KeyError, TypeError)
+
+
+def check_built(graph: nx.DiGraph) -> nx.DiGraph:
+    """``graph``, if :func:`check_structure` finds it one the loader could have built (what
+    ``MemoryStore.open`` and ``load_graph(graph=...)`` take); else a ``hand_edited``
+    :class:`StoreError` naming the first node or edge that is not, as ``pith-graph export``
+    refuses a database's: a saved file nothing would open is never written."""
+    try:
+        check_structure(graph)
+    except _UNBUILT as err:
+        raise StoreError(
+            StoreErrorCode.HAND_EDITED,
+            f"the graph is not one a load could have built (MemoryStore.open would refuse it): {err}",
+        ) from err
+    return graph
+
+
+@contextlib.contextmanager
+def built_or_refused(graph: nx.DiGraph) -> Iterator[None]:
+    """A ``KeyError`` or ``TypeError`` in the block (a store reading ``graph``'s papers and
+    signers) is :func:`check_built`'s ``hand_edited`` error when ``graph`` is not one the
+    loader could have built (it was a bare ``KeyError: 'bundleSha256'``)."""
+    try:
+        yield
+    except (KeyError, TypeError):
+        check_built(graph)
+        raise
 
 
 @contextlib.contextmanager
