@@ -31,6 +31,14 @@ def _graph_without_paper_properties() -> nx.DiGraph:
 #: failed with a bare TypeError from a view's FilterAtlas, or was silently added to, frozen).
 _SAMPLE_GRAPH = load_graph(SAMPLES, workers=1)[0]
 
+
+def _samples_without_an_author() -> nx.DiGraph:
+    """The samples' graph, one author removed: its paper still names it (authorNames)."""
+    graph, _ = load_graph(SAMPLES)
+    graph.remove_node("Author:victor zhang")
+    return graph
+
+
 CASES: list[tuple[str, dict[str, Any], str]] = [
     ("huge max_bytes", {"max_bytes": 10**12}, "max_bytes: expected an int from 1 to 67108864"),
     ("negative max_bytes", {"max_bytes": -1}, "max_bytes: expected an int from 1"),
@@ -42,6 +50,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("keys as a number", {"trusted_keys": 7}, "trusted_keys: expected a Keyring, a file path"),
     ("graph without properties", {"graph": _graph_without_paper_properties()}, "graph: not one the loader"),
     ("graph of integers", {"graph": nx.DiGraph([(1, 2)])}, "graph: not one the loader could have built"),
+    ("graph without an author", {"graph": _samples_without_an_author()}, "graph: not one the loader"),
     ("graph undirected", {"graph": nx.Graph()}, "graph: expected a DiGraph"),
     (
         "graph a subgraph view",

@@ -76,6 +76,21 @@ def _multigraph_edge_twice(data: dict[str, Any]) -> None:
     data["edges"].append({**signed, "key": "again", "eventTypes": ["record_created"]})
 
 
+def _author_removed(data: dict[str, Any]) -> None:
+    """A paper's author removed with its edge; the paper still names it (authorNames)."""
+    author = _first(data, "Author")["id"]
+    data["nodes"] = [node for node in data["nodes"] if node["id"] != author]
+    data["edges"] = [edge for edge in data["edges"] if author not in (edge["source"], edge["target"])]
+
+
+def _author_moved(data: dict[str, Any]) -> None:
+    """A paper's AUTHORED edge moved to an author of another paper: as many edges as names."""
+    paper, other = [node["id"] for node in data["nodes"] if node["label"] == "Paper"][:2]
+    stranger = next(e["source"] for e in data["edges"] if e["target"] == other and e["type"] == "AUTHORED")
+    edge = next(e for e in data["edges"] if e["target"] == paper and e["type"] == "AUTHORED")
+    edge["source"] = stranger
+
+
 def _set(label: str, name: str, value: object) -> Edit:
     return lambda data: _first(data, label).__setitem__(name, value)
 
@@ -120,6 +135,11 @@ NODE_LINK = [
     pytest.param(_set("Paper", "keyIds", ["k"]), "keyIds and bundleKeyId are not", id="paper-keys"),
     pytest.param(_set("Paper", "primaryCategory", "math.CO"), "not to its primaryCategory", id="primary"),
     pytest.param(_set("Paper", "builtAt", "garbage"), "builtAt 'garbage' is not", id="built-at"),
+    pytest.param(_author_removed, "are not the Authors of its AUTHORED edges", id="author-removed"),
+    pytest.param(_author_moved, "are not the Authors of its AUTHORED edges", id="author-moved"),
+    pytest.param(
+        _set("Paper", "authorNames", ["Someone Else"]), "its authorNames ['Someone Else'] are", id="names"
+    ),
 ]
 
 

@@ -31,6 +31,7 @@ from typing import Any, NoReturn
 import networkx as nx
 
 from pith_graph.api.reads.folding import folded_name
+from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.shape import ALIAS_KIND, SOURCE_VERSIONS
 from pith_graph.schema.graph import (
     ALIAS,
@@ -75,6 +76,7 @@ _BUILT = PAPER.prop("builtAt")
 _BUNDLE_KEY_ID = PAPER.prop("bundleKeyId")
 _PRIMARY_CATEGORY = PAPER.prop("primaryCategory")
 _KEY_IDS = SIGNER.prop(PAPER.prop("keyIds"))  # both labels' name
+_AUTHOR_NAMES = PAPER.prop("authorNames")
 _PAPER_COUNT = AUTHOR.prop("paperCount")
 _NAME = AUTHOR.prop("name")
 _NAME_FOLDED = AUTHOR.prop("nameFolded")
@@ -318,6 +320,7 @@ def check_structure(graph: nx.DiGraph) -> None:
     its labels (so no self-loop; checked by :func:`check_types`), and what readers rely on: every Paper signed by the signer
     of its bundle (one SIGNED edge marked ``signedBundle``), its ``keyIds`` its signers' keys,
     its ``bundleKeyId`` one of them, one primary IN_CATEGORY edge to its ``primaryCategory``;
+    its ``authorNames`` (when it has them) one per Author of its AUTHORED edges;
     no Author, Category, Alias or Signer without a paper; an Author's ``paperCount`` at least
     its AUTHORED edges, its ``nameForms`` counting its ``paperCount`` papers, a Signer's ``keyIds`` at least the keys of its SIGNED edges (an
     export of a part keeps the database's). Linear: two passes
@@ -343,10 +346,13 @@ def check_structure(graph: nx.DiGraph) -> None:
             elif kind == IN_CATEGORY.type and data[_PRIMARY]:
                 primary[start].append(nodes[end][_CODE])
     succ, pred = graph._succ, graph._pred
+    authors = _Authors()
     for node, data in nodes.items():
         label = data[LABEL_ATTRIBUTE]
         if label == PAPER.label:
             problem = _bad_paper_links(data, keys[node], bundle_signers[node], primary[node])
+            if problem is None and _AUTHOR_NAMES in data:  # (absent: no author, or written before 0.8)
+                problem = authors.bad(data[_AUTHOR_NAMES], pred[node], nodes)
         elif not succ[node] and not pred[node]:
             problem = "no paper uses it"
         # An export of a part keeps the database's counts and keys: at least the part's.
@@ -360,6 +366,22 @@ def check_structure(graph: nx.DiGraph) -> None:
             continue
         if problem is not None:
             raise ValueError(f"node {node!r:.80}: {problem}")
+
+
+class _Authors(dict[str, str]):
+    """A Paper's ``authorNames`` against its AUTHORED edges: one per name, to the Author
+    whose key the name makes (as the loader writes them, ``rows.paper_properties``). A
+    spelling's key is computed once (most are their author's name, on many papers)."""
+
+    def __missing__(self, spelling: str) -> str:
+        made = self[spelling] = AUTHOR.label + ":" + author_name_key(spelling)
+        return made
+
+    def bad(self, names: Sequence[str], pred: Mapping[str, Any], nodes: Mapping[str, Any]) -> str | None:
+        edges = [start for start in pred if nodes[start][LABEL_ATTRIBUTE] == AUTHOR.label]
+        if len(edges) != len(names) or set(edges) != {self[name] for name in names}:
+            return f"its authorNames {names!r:.60} are not the Authors of its AUTHORED edges"
+        return None
 
 
 def _bad_forms(data: Mapping[str, Any]) -> str | None:
