@@ -31,7 +31,8 @@ from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.stores import cypher_export as cypher
 from pith_graph.loader.stores.cypher_export import own_properties
-from pith_graph.loader.stores.memory_graph import EdgeInterner, check_structure, put
+from pith_graph.loader.stores.memory_graph import EdgeInterner, put
+from pith_graph.loader.stores.memory_guard import check_built
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 
@@ -40,6 +41,9 @@ __all__ = ["MAX_HOPS", "Selection", "export_subgraph"]
 #: Longest coauthor chain an author export follows (papers in the chain).
 MAX_HOPS = 6
 CHUNK = 2000
+
+#: What a ``hand_edited`` refusal of an export says first.
+_HAND_EDITED = "the database holds what pith-graph never writes (serve --graph would refuse the export)"
 
 
 def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: bool = False) -> str | None:
@@ -150,7 +154,7 @@ def _add_edge(G: nx.DiGraph, start: str, kind: str, end: str, props: dict[str, A
 def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph, chunk: int) -> None:
     """Every paper with its edges and neighbours (every edge has a paper at one end), then
     the nodes no paper uses (none after a load or prune, which remove them with the paper;
-    one left by hand makes the export refuse: :func:`_check_exported`)."""
+    one left by hand makes the export refuse: :func:`export_subgraph`)."""
     everything: dict[str, Any] = {"from": None, "before": None}
     _papers(tx, G, [r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_BETWEEN, **everything)], chunk)
     for label, props in tx.run(cypher.EXPORT_LONE_NODES):
@@ -209,21 +213,6 @@ def _papers(tx: neo4j.ManagedTransaction, G: nx.DiGraph, piths: Iterable[str], c
             raise _Changed(f"{len(part) - read} of the papers listed were gone when read")
 
 
-def _check_exported(G: nx.DiGraph) -> None:
-    """``G`` fits what a saved graph must (the checks ``serve --graph`` makes of a node-link
-    file, on the graph in memory: no second read of a file), else a ``hand_edited``
-    :class:`~pith_graph.errors.StoreError` naming the first node or edge that does not (an
-    analyst's ``SET a.paperCount = '7'``): a file ``serve`` refuses is never written."""
-    try:
-        check_structure(G)
-    except ValueError as err:
-        raise StoreError(
-            StoreErrorCode.HAND_EDITED,
-            f"the database holds what pith-graph never writes (serve --graph would refuse "
-            f"the export): {err}; fix it in the database",
-        ) from err
-
-
 def export_subgraph(
     store: Neo4jStore,
     selection: Selection | None = None,
@@ -255,7 +244,8 @@ def export_subgraph(
         # equal edge attributes shared, read-only, as a load makes them (and checked once)
         shared = EdgeInterner()
         put(G, (), [(start, end, shared(data)) for start, end, data in G.edges(data=True)])
-        _check_exported(G)
+        # a file serve --graph would refuse is never written (an analyst's SET a.paperCount = '7')
+        check_built(G, _HAND_EDITED, "; fix it in the database")
         return G
     raise StoreError(
         StoreErrorCode.UNAVAILABLE,

@@ -34,7 +34,7 @@ _SAMPLE_GRAPH = load_graph(SAMPLES, workers=1)[0]
 
 def _samples_without_an_author() -> nx.DiGraph:
     """The samples' graph, one author removed: its paper still names it (authorNames)."""
-    graph, _ = load_graph(SAMPLES)
+    graph = _SAMPLE_GRAPH.copy()
     graph.remove_node("Author:victor zhang")
     return graph
 

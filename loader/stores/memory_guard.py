@@ -15,24 +15,26 @@ import networkx as nx
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.stores.memory_graph import check_structure
 
-__all__ = ["built_or_refused", "check_built", "interrupts_held"]
+__all__ = ["EDITED", "built_or_refused", "check_built", "interrupts_held"]
 
 #: What checking a graph a script edited may raise (a property missing, of another type).
 _UNBUILT = (ValueError, KeyError, TypeError)
 
 
-def check_built(graph: nx.DiGraph) -> nx.DiGraph:
+#: What :func:`check_built` says of a graph a script edited.
+EDITED = "the graph is not one a load could have built (MemoryStore.open would refuse it)"
+
+
+def check_built(graph: nx.DiGraph, said: str = EDITED, advice: str = "") -> nx.DiGraph:
     """``graph``, if :func:`check_structure` finds it one the loader could have built (what
-    ``MemoryStore.open`` and ``load_graph(graph=...)`` take); else a ``hand_edited``
-    :class:`StoreError` naming the first node or edge that is not, as ``pith-graph export``
-    refuses a database's: a saved file nothing would open is never written."""
+    ``MemoryStore.open``, ``load_graph(graph=...)`` and ``serve --graph`` take); else a
+    ``hand_edited`` :class:`StoreError`, ``said`` then the first node or edge that is not
+    (``pith-graph export`` says it of a database): a saved file nothing would open is never
+    written."""
     try:
         check_structure(graph)
     except _UNBUILT as err:
-        raise StoreError(
-            StoreErrorCode.HAND_EDITED,
-            f"the graph is not one a load could have built (MemoryStore.open would refuse it): {err}",
-        ) from err
+        raise StoreError(StoreErrorCode.HAND_EDITED, f"{said}: {err}{advice}") from err
     return graph
 
 

@@ -37,16 +37,18 @@ def add_export_command(commands: argparse._SubParsersAction[Any]) -> None:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    import networkx as nx
+
     from pith_graph.loader.export import Selection, export_subgraph
-    from pith_graph.loader.stores.memory import MemoryStore
+    from pith_graph.loader.stores.files import json_bytes, write_beside
 
     target = Path(args.save)
     check_save_destination(args.save)
     selection = Selection(args.category, args.author, args.hops, args.submitted_from, args.submitted_to)
     started = time.perf_counter()
     with connect_neo4j(args) as store:
-        G = export_subgraph(store, selection)
-    MemoryStore(G).save(target)
+        G = export_subgraph(store, selection)  # checked as a saved graph is read
+    write_beside(target, json_bytes(nx.node_link_data(G, edges="edges")))
     seconds = time.perf_counter() - started
     summary = {"nodes": G.number_of_nodes(), "edges": G.number_of_edges(), "seconds": round(seconds, 3)}
     if args.json:
