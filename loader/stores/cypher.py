@@ -260,7 +260,9 @@ SET c._lock = true REMOVE c._lock
 """
 
 #: Write each winning paper and all its edges in one pass: its properties replace the stored
-#: ones (it was detached above if it existed), then one unit subquery per relationship type
+#: ones (it was detached above if it existed): ``props`` holds every property the schema gives
+#: a Paper, null for those the paper lacks, so ``+=`` removes those and keeps an analyst's
+#: own (``SET p = row.props`` erased them); then one unit subquery per relationship type
 #: creates its edges from the paper in hand (no second lookup of the paper). Authors,
 #: categories and signers were merged above (in key order); aliases are merged here: all but
 #: a shared journal DOI belong to the paper's own source id, which LOCK_SOURCES holds.
@@ -269,7 +271,7 @@ SET c._lock = true REMOVE c._lock
 WRITE_PAPERS = """
 UNWIND $rows AS row
 MERGE (p:Paper {pithNumber: row.props.pithNumber})
-SET p = row.props
+SET p += row.props
 WITH p, row
 CALL (p, row) {
   UNWIND row.authors AS key

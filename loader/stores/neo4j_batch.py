@@ -18,9 +18,14 @@ from pith_graph.loader.stores.names import Spellings
 from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors
 from pith_graph.loader.stores.neo4j_retry import LostCommits
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
+from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import AuthorRow
 
 __all__ = ["apply_batch", "read_rows", "remove_papers"]
+
+#: Every property of a Paper, null: what a paper written does not have is removed by
+#: WRITE_PAPERS's ``SET p += row.props``, and only that (an analyst's own properties stay).
+_NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(PAPER.property_names)
 
 
 def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
@@ -101,7 +106,7 @@ def _write(
             batch_keys.setdefault(signer.signer_id, set()).update(signer.key_ids)
         papers.append(
             {
-                "props": rows.paper_properties(),
+                "props": {**_NO_PAPER_PROPERTIES, **rows.paper_properties()},
                 "authors": [author.name_key for author in rows.authors],
                 "categories": [[c.code, c.primary] for c in rows.categories],
                 "aliases": [[a.kind, a.value] for a in rows.aliases],
