@@ -18,7 +18,7 @@ from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.neo4j import Neo4jStore
-from pith_graph.schema.graph import NODES
+from pith_graph.schema.graph import NODES, RELATIONSHIPS
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
 
 pytestmark = pytest.mark.neo4j
@@ -91,3 +91,24 @@ def test_a_replaced_load_removes_an_own_property_the_newer_bundle_lacks(
     assert _cypher(
         neo4j, "MATCH (p:Paper) RETURN p.builtAt AS built, p.authorNames AS names, p.note AS note"
     ) == [{"built": NEWER.built_at, "names": None, "note": "mine"}]
+
+
+#: Each of the graph's relationship types a replaced load writes anew: V1's edge of it.
+EDGES_OF_V1: list[tuple[str, str]] = [
+    ("AUTHORED", "MATCH (:Author {nameKey: 'kim q'})-[r:AUTHORED]->(p:Paper)"),
+    ("IN_CATEGORY", "MATCH (p:Paper)-[r:IN_CATEGORY]->(:Category {code: 'stat.ML'})"),
+    ("IDENTIFIES", "MATCH (:Alias {kind: 'arxiv'})-[r:IDENTIFIES]->(p:Paper)"),
+    ("SIGNED", "MATCH (:Signer)-[r:SIGNED]->(p:Paper)"),
+]
+
+
+@pytest.mark.parametrize(("kind", "match"), EDGES_OF_V1, ids=[e[0] for e in EDGES_OF_V1])
+def test_a_replaced_load_keeps_an_analysts_property_on_the_graphs_edge(
+    neo4j: Neo4jStore, tmp_path: Path, kind: str, match: str
+) -> None:
+    _load(neo4j, tmp_path, V1)
+    _cypher(neo4j, f"{match} SET r.note = 'mine'")
+    _load(neo4j, tmp_path, NEWER)
+    found = _cypher(neo4j, f"{match} RETURN r.note AS note, p.builtAt AS built, keys(r) AS keys")
+    assert [(row["note"], row["built"]) for row in found] == [("mine", NEWER.built_at)]
+    assert set(found[0]["keys"]) - {p.name for p in RELATIONSHIPS[kind].properties} == {"note"}

@@ -12,8 +12,9 @@ Sections:
 * loader writes: what :class:`pith_graph.loader.stores.neo4j.Neo4jStore` runs inside one write
   transaction per batch, in this order: lock the batch's source ids and read their stored
   papers; lock (or create) the signers; detach the stored papers that will be replaced or
-  removed and delete the removed ones; merge and lock authors and categories; write each paper with
-  its aliases and edges in one pass; delete the nodes left without an edge; refresh
+  removed and delete the removed ones (first reading an analyst's properties on the edges of
+  those replaced); merge and lock authors and categories; write each paper with its aliases and
+  edges in one pass, then set those properties back; delete the nodes left without an edge; refresh
   ``Signer.keyIds``, and ``Author.paperCount`` and ``name``;
 * store reads: digests, counts, clear (exports: :mod:`~pith_graph.loader.stores.cypher_export`).
 
@@ -52,6 +53,7 @@ __all__ = [
     "DELETE_ORPHANS",
     "DELETE_PAPERS",
     "DETACH_PAPERS",
+    "EDGE_EXTRAS",
     "KNOWN_BUNDLES",
     "KNOWN_BUNDLE_DIGESTS",
     "LOCK_PAPERS_TO_REMOVE",
@@ -66,6 +68,7 @@ __all__ = [
     "PING",
     "REFRESH_AUTHORS",
     "REFRESH_SIGNER_KEYS",
+    "RESTORE_EDGE_EXTRAS",
     "SET_AUTHOR_NAMES",
     "SET_SIGNER_KEYS",
     "SHOW_INDEXES",
@@ -194,6 +197,24 @@ UNWIND $piths AS pith
 MATCH (:Paper {{pithNumber: pith}})-[r:{OWN_TYPES}]-(n)
 DELETE r
 RETURN DISTINCT elementId(n) AS id, n.signerId AS signerId, n.nameKey AS nameKey
+"""
+
+#: The graph's edges of the papers about to be written again that carry a property not the
+#: graph's ($own: each type's properties), to set back on the edge written anew
+#: (RESTORE_EDGE_EXTRAS): an analyst's properties stay, as they do on the nodes.
+EDGE_EXTRAS = f"""
+UNWIND $piths AS pith
+MATCH (:Paper {{pithNumber: pith}})-[r:{OWN_TYPES}]-(n)
+WHERE any(key IN keys(r) WHERE NOT key IN $own[type(r)])
+RETURN pith, type(r) AS type, elementId(n) AS other, properties(r) AS props
+"""
+
+#: $rows: ``{pith, type, other, props}`` (props: an analyst's only), after WRITE_PAPERS.
+RESTORE_EDGE_EXTRAS = f"""
+UNWIND $rows AS row
+MATCH (:Paper {{pithNumber: row.pith}})-[r:{OWN_TYPES}]-(n)
+WHERE type(r) = row.type AND elementId(n) = row.other
+SET r += row.props
 """
 
 #: Delete papers already detached (displaced by a higher-ranked signer, or pruned), with

@@ -18,7 +18,7 @@ from pith_graph.loader.stores.names import Spellings
 from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors
 from pith_graph.loader.stores.neo4j_retry import LostCommits
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
-from pith_graph.schema.graph import PAPER
+from pith_graph.schema.graph import PAPER, RELATIONSHIPS
 from pith_graph.schema.rows import AuthorRow
 
 __all__ = ["apply_batch", "read_rows", "remove_papers"]
@@ -26,6 +26,8 @@ __all__ = ["apply_batch", "read_rows", "remove_papers"]
 #: Every property of a Paper, null: what a paper written does not have is removed by
 #: WRITE_PAPERS's ``SET p += row.props``, and only that (an analyst's own properties stay).
 _NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(PAPER.property_names)
+#: Each relationship type's own properties (the rest of an edge's are an analyst's).
+_OWN_EDGE_PROPERTIES = {kind: [p.name for p in spec.properties] for kind, spec in RELATIONSHIPS.items()}
 
 
 def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
@@ -124,6 +126,7 @@ def _write(
             rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
         )
     detached = tx.run(cypher.DETACH_PAPERS, piths=remove).data() if remove else []
+    extras: list[dict[str, Any]] = []  # an analyst's properties on the graph's edges
     deleted: set[str] = set()  # authors gone with all their papers: nothing left to count
     if remove:  # an author left without a paper goes first, as in the memory store
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
@@ -133,6 +136,10 @@ def _write(
             deleted.add(gone["key"])
     if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
         spellings.remove(paper_author_names(tx, piths))
+        extras = [
+            {**r, "props": {k: v for k, v in r["props"].items() if k not in _OWN_EDGE_PROPERTIES[r["type"]]}}
+            for r in read_rows(tx, cypher.EDGE_EXTRAS, piths=piths, own=_OWN_EDGE_PROPERTIES)
+        ]
         detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
     for rows in to_write:
         for author in rows.authors:
@@ -141,6 +148,8 @@ def _write(
         _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
         _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
         _run(tx, cypher.WRITE_PAPERS, rows=papers)
+        if extras:
+            _run(tx, cypher.RESTORE_EDGE_EXTRAS, rows=extras)
     orphans = sorted({record["id"] for record in detached} | set(locks))
     if orphans:
         _run(tx, cypher.DELETE_ORPHANS, ids=orphans)
