@@ -21,7 +21,7 @@ from pith_graph.cli import main
 from pith_graph.loader.analysis import coauthorship_graph
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.pipeline import run
-from pith_graph.loader.stores.cypher import render_schema
+from pith_graph.loader.stores.cypher_schema import render_schema
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.schema.database import constraints, indexes
 from pith_graph.schema.graph import NODES, RELATIONSHIPS, PropertySpec

@@ -21,6 +21,7 @@ MUST_HAVE_EXAMPLES = {
     "pith_graph.api.ids",
     "pith_graph.api.closing",
     "pith_graph.numbers",
+    "pith_graph.interrupts",
 }
 
 

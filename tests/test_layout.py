@@ -15,6 +15,7 @@ import pith_graph.api.reads.cypher as read_cypher
 import pith_graph.api.reads.cypher_discovery as discovery_cypher
 import pith_graph.loader.stores.cypher as write_cypher
 import pith_graph.loader.stores.cypher_export as export_cypher
+import pith_graph.loader.stores.cypher_schema as schema_cypher
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -37,7 +38,7 @@ def _statements() -> list[str]:
                 found.append(value)
             elif isinstance(value, dict):
                 found += [v for v in value.values() if isinstance(v, str)]
-    found += write_cypher.schema_statements()
+    found += schema_cypher.schema_statements()
     every_check = frozenset(discovery_cypher.FILTER_CHECKS)
     for start in discovery_cypher.LISTING_STARTS:
         found.append(discovery_cypher.count_statement(start, every_check))

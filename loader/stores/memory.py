@@ -1,13 +1,12 @@
 """The embedded store: a networkx ``DiGraph`` in this process.
 
 Node ids are :func:`pith_graph.schema.graph.node_id` strings (``"Paper:pith:2019:BR75..."``,
-``"Author:zoë smith"``, ``"Category:cs.LG"``, ``"Alias:doi:10.48550/..."``,
-``"Signer:pith.science"``). Every node carries ``label`` plus its schema properties; every
-edge carries ``type`` plus its properties. Two nodes share at most one edge (each pair of
-labels has one relationship type), so the graph is a ``DiGraph``: edges have no keys.
-Edges point the way the schema says: ``Author→Paper``, ``Paper→Category``,
-``Alias→Paper``, ``Signer→Paper``. Edge attributes are shared and read-only (:mod:`.memory_graph`);
-node ids used by many edges (authors, categories, signers) are interned, stored once.
+``"Author:zoë smith"``, ``"Category:cs.LG"``, ``"Alias:doi:10.48550/..."``, ``"Signer:pith.science"``).
+Every node carries ``label`` plus its schema properties; every edge ``type`` plus its properties.
+Two nodes share at most one edge (each pair of labels has one relationship type), so the graph is
+a ``DiGraph``: edges have no keys. Edges point as the schema says (``Author→Paper``,
+``Paper→Category``, ``Alias→Paper``, ``Signer→Paper``). Edge attributes are shared and read-only
+(:mod:`.memory_graph`); node ids used by many edges (authors, categories, signers) are interned.
 
 Saved as node-link JSON (:meth:`MemoryStore.save`) or a snapshot (:meth:`~MemoryStore.save_snapshot`):
 :meth:`MemoryStore.open` reads either, and the ``MultiDiGraph`` of earlier versions.
@@ -25,6 +24,7 @@ import networkx as nx
 import orjson
 
 from pith_graph.errors import UsageError
+from pith_graph.interrupts import interrupts_held
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
@@ -37,7 +37,7 @@ from pith_graph.loader.stores.memory_graph import (
     fill_authors,
     put,
 )
-from pith_graph.loader.stores.memory_guard import built_or_refused, check_built, interrupts_held
+from pith_graph.loader.stores.memory_guard import built_or_refused, check_built
 from pith_graph.loader.stores.names import PendingNames, Spellings
 from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
@@ -214,7 +214,7 @@ class MemoryStore:
                     data[AUTHOR_NAMES] = [author[_NAME] for author in authors]
 
     def _change(self, remove: Sequence[str], write: Sequence[PaperRows]) -> None:
-        """Remove papers, then write papers, Ctrl-C held (:mod:`.memory_guard`); authors renamed at the end."""
+        """Remove papers, then write papers, Ctrl-C held (:mod:`pith_graph.interrupts`); authors renamed at the end."""
         with interrupts_held():
             self._spell_as_named_now([*remove, *(rows.pith_number for rows in write)])
             try:

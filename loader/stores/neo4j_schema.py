@@ -28,7 +28,7 @@ import neo4j
 from neo4j.exceptions import Neo4jError
 
 from pith_graph.errors import StoreError, StoreErrorCode
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher_schema as cypher
 from pith_graph.schema.database import RETIRED_INDEXES, IndexSpec, constraints, indexes
 
 __all__ = ["SCHEMA_RACE_CODES", "ensure_schema", "schema_problems"]

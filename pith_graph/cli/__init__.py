@@ -29,6 +29,8 @@ import typing
 from collections.abc import Callable, Sequence
 from typing import Any, NoReturn, TextIO
 
+from pith_graph.interrupts import interrupts_held
+
 if typing.TYPE_CHECKING:
     import argparse
 
@@ -128,28 +130,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_STORE
         err.print(f"pith-graph: internal error: {_internal_error(error)}")
         return EXIT_INTERNAL
-
-
-@contextlib.contextmanager
-def _interrupts_held() -> typing.Iterator[None]:
-    """Ctrl-C in the block is raised when it ends, not where the block stands: raised while
-    a native module initialised (orjson's, as it imported ``uuid``), it crashed Python with
-    a segmentation fault (exit 139, nothing said) in about 1 start in 15 interrupted at
-    0.10–0.15 s. Ctrl-C ignored (a background job) stays ignored."""
-    import signal
-
-    came: list[int] = []
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.SIG_IGN:
-        yield
-        return
-    signal.signal(signal.SIGINT, lambda signum, frame: came.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if came:
-        raise KeyboardInterrupt
 
 
 @contextlib.contextmanager
@@ -271,7 +251,7 @@ def entry() -> NoReturn:
     real = sys.stdout  # None when started with stdout closed (``>&-``): writing fails, exit 3
     sys.stdout = typing.cast(TextIO, _Stdout(real))
     try:
-        with _interrupts_held():
+        with interrupts_held():  # (a native module interrupted as it initialises may crash)
             _command_adders()  # the imports, native modules among them
         code = main()
         sys.stdout.flush()  # a write error shows here, not as the interpreter exits

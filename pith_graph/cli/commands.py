@@ -186,7 +186,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     """Print the Neo4j constraints and indexes; apply them first unless ``--print``."""
-    from pith_graph.loader.stores.cypher import render_schema
+    from pith_graph.loader.stores.cypher_schema import render_schema
     from pith_graph.loader.stores.neo4j_connect import check_uri
 
     check_uri(neo4j_option(args, "uri"))  # with --print too: a URI no command could use is a usage error
