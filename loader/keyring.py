@@ -114,6 +114,16 @@ class PinnedKey:
     public_key_b64: str = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.public_key, bytes) or len(self.public_key) != 32:  # (a str: TypeError)
+            given = (
+                f"{len(self.public_key)} bytes"
+                if isinstance(self.public_key, bytes)
+                else type(self.public_key).__name__
+            )
+            raise KeyringError(
+                f"PinnedKey {quoted(str(self.key_id))}: public_key must be the Ed25519 key's 32 raw "
+                f"bytes (bytes.fromhex or base64.b64decode of a keys file's text), not {given}"
+            )
         object.__setattr__(self, "verifier", verifying_key(self.public_key))
         object.__setattr__(self, "public_key_hex", self.public_key.hex())
         object.__setattr__(self, "public_key_b64", base64.b64encode(self.public_key).decode("ascii"))

@@ -329,3 +329,17 @@ def test_a_keys_file_must_be_a_regular_file_of_a_sensible_size(tmp_path: Path) -
     large.write_bytes(b" " * (MAX_KEYS_FILE_BYTES + 1))
     with pytest.raises(KeyringError, match=f"over {MAX_KEYS_FILE_BYTES} bytes"):
         load_keyring_file(large)
+
+
+@pytest.mark.parametrize(
+    ("public_key", "given"),
+    [("AAAA", "str"), (b"\x01" * 31, "31 bytes"), (None, "NoneType"), (bytearray(32), "bytearray")],
+)
+def test_a_pinned_key_that_is_not_32_bytes_says_so(public_key: object, given: str) -> None:
+    """``PinnedKey("k", "<base64 text>")``: a bare ``TypeError`` from the native verifier
+    ("'str' object is not an instance of 'bytes'"), a ``ValueError`` for 31 bytes."""
+    with pytest.raises(
+        KeyringError,
+        match=rf"PinnedKey 'k': public_key must be the Ed25519 key's 32 raw bytes .* not {given}$",
+    ):
+        PinnedKey("k", public_key, "s")  # type: ignore[arg-type]
