@@ -6,13 +6,13 @@ an analyst's properties on a rewritten Paper."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
+from test_analyst_extras import _cypher, neo4j  # noqa: F401 (a fixture: a clean database, analysts' indexes dropped)
 
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
@@ -36,22 +36,6 @@ NODES_OF_V1: list[tuple[str, str, dict[str, Any]]] = [
     ("Alias", "MATCH (n:Alias {kind: 'arxiv', value: $id})", {"id": V1.arxiv_id}),
     ("Signer", "MATCH (n:Signer {signerId: $id})", {"id": SIGNER.signer_id}),
 ]
-
-
-@pytest.fixture
-def neo4j(neo4j_server: Any) -> Iterator[Neo4jStore]:
-    store: Neo4jStore = neo4j_server.connect()
-    store.clear()
-    try:
-        yield store
-    finally:
-        _cypher(store, "MATCH (n) DETACH DELETE n")
-        store.close()
-
-
-def _cypher(store: Neo4jStore, statement: str, **params: Any) -> list[dict[str, Any]]:
-    with store.driver.session(database=store.database) as session:
-        return session.run(statement, **params).data()
 
 
 def _load(store: Neo4jStore, folder: Path, spec: PaperSpec) -> None:
