@@ -541,6 +541,25 @@ def test_a_new_relative_data_folder_is_private_and_the_server_runs_in_it_with_it
     assert stat.S_IMODE((data / "logs" / "launcher.log").stat().st_mode) == 0o600
 
 
+def test_the_logs_folder_is_private_in_a_data_folder_others_may_read(tmp_path: Path) -> None:
+    """A data folder the user made readable by others (mode 755, which the script accepts)
+    still gets a private ``logs/``: the launcher's log and the server's (paths, settings) are
+    the owner's. It was created 755 (umask 022) before 0.8.8."""
+    record = tmp_path / "record"
+    java = recording_java(tmp_path / "java", record)
+    data = tmp_path / "shared"
+    data.mkdir(mode=0o755)
+    data.chmod(0o755)
+    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
+    ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(free_port())}
+    env = {**base, "NEO4J_DATA": str(data), "NEO4J_JAVA": str(java), "NEO4J_CDS": "off", **ports}
+    done = subprocess.run(
+        [str(NEO4J_SCRIPT), "start"], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert "the server exited during start-up" in done.stderr
+    assert stat.S_IMODE((data / "logs").stat().st_mode) == 0o700
+
+
 def test_a_link_planted_as_the_password_s_temporary_file_is_not_followed(tmp_path: Path) -> None:
     data, loot = tmp_path / "data", tmp_path / "loot.txt"
     data.mkdir(mode=0o700)
