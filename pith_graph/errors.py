@@ -4,8 +4,9 @@
 
     PithGraphError                 every error this package raises on purpose
     ├── BundleError                one bundle rejected; ``code`` is a stable RejectCode
-    ├── UsageError                 the caller asked for something impossible (exit 2)
-    │   └── KeyringError           a ``--trusted-keys`` file that cannot be used
+    ├── UsageError                 the caller asked for something impossible (exit 2);
+    │   │                          ``code`` "usage"
+    │   └── KeyringError           a ``--trusted-keys`` file that cannot be used; "keyring"
     ├── StoreError                 a graph store failed; ``code`` is a StoreErrorCode
     └── ApiError                   a GraphQL request the API refuses; ``code`` goes to
         │                          ``extensions.code``, with a ``suggestion``
@@ -184,11 +185,18 @@ class BundleError(PithGraphError):
 
 
 class UsageError(PithGraphError):
-    """The caller asked for something that cannot be done (a missing path, a bad option)."""
+    """The caller asked for something that cannot be done (a missing path, a bad option).
+
+    ``code`` is ``"usage"`` (since 0.8.8; ``"keyring"`` for a :class:`KeyringError`), so a
+    script can tell every error of the tree apart by ``code`` alone."""
+
+    code: str = "usage"
 
 
 class KeyringError(UsageError):
     """A trusted-keys file that is missing, unreadable or malformed."""
+
+    code = "keyring"
 
 
 class StoreErrorCode(enum.StrEnum):

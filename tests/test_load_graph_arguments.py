@@ -14,7 +14,15 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from pith_graph import SAMPLES, StoreError, UsageError, export_graph, load_graph
+from pith_graph import (
+    SAMPLES,
+    KeyringError,
+    PithGraphError,
+    StoreError,
+    UsageError,
+    export_graph,
+    load_graph,
+)
 from pith_graph.loader.export import Selection
 from pith_graph.loader.keyfiles import parse_keyring
 from pith_graph.loader.stores.base import GraphCounts
@@ -163,3 +171,22 @@ def test_export_dates_may_be_date_values() -> None:
         export_graph(
             "bolt://127.0.0.1:1", password="unused", submitted_to=datetime(2020, 1, 2, 3, 4, tzinfo=UTC)
         )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "kind", "code"),
+    [
+        ({"paths": ["/nonexistent/pith-graph/bundles"]}, UsageError, "usage"),
+        ({"paths": [SAMPLES], "workers": 0}, UsageError, "usage"),
+        ({"paths": [SAMPLES], "trusted_keys": "/nonexistent/keyring.json"}, KeyringError, "keyring"),
+    ],
+)
+def test_every_refusal_carries_a_code_as_the_rest_of_the_tree_does(
+    arguments: dict[str, Any], kind: type[Exception], code: str
+) -> None:
+    """A script that catches :class:`PithGraphError` tells refusals apart by ``code`` alone,
+    as it does for ``BundleError`` and ``StoreError`` (``UsageError`` had no ``code``)."""
+    with pytest.raises(PithGraphError) as caught:
+        load_graph(**arguments)
+    assert type(caught.value) is kind
+    assert caught.value.code == code  # type: ignore[attr-defined]
