@@ -7,13 +7,33 @@ from itertools import combinations
 
 import networkx as nx
 
+from pith_graph.errors import UsageError, quoted
 from pith_graph.schema.graph import AUTHOR, AUTHORED, LABEL_ATTRIBUTE, PAPER, TYPE_ATTRIBUTE
 
 __all__ = ["coauthorship_graph", "papers_of"]
 
 
 def papers_of(G: nx.DiGraph, author: str) -> list[str]:
-    """Paper node ids of an Author node id (``"Author:<nameKey>"``)."""
+    """Paper node ids of an Author node id (``"Author:<nameKey>"``).
+
+    Raises :class:`UsageError` (since 0.8.8) if ``author`` is not an Author node of ``G``: a
+    name, or a typo, used to give ``[]``, as an author with no papers would.
+
+    >>> from pith_graph.loader import SAMPLES, load_graph
+    >>> G, _report = load_graph([SAMPLES])
+    >>> author = next(n for n, label in G.nodes(data="label") if label == "Author")
+    >>> all(G.nodes[p]["label"] == "Paper" for p in papers_of(G, author))
+    True
+    >>> papers_of(G, G.nodes[author]["name"])
+    Traceback (most recent call last):
+    ...
+    pith_graph.errors.UsageError: ...
+    """
+    if author not in G or G.nodes[author].get(LABEL_ATTRIBUTE) != AUTHOR.label:
+        raise UsageError(
+            f"papers_of: {quoted(author)} is not an Author node of the graph "
+            '(it takes a node id, "Author:<nameKey>", not a name)'
+        )
     return [paper for _a, paper, kind in G.out_edges(author, data=TYPE_ATTRIBUTE) if kind == AUTHORED.type]
 
 

@@ -22,6 +22,7 @@ MUST_HAVE_EXAMPLES = {
     "pith_graph.api.closing",
     "pith_graph.numbers",
     "pith_graph.interrupts",
+    "pith_graph.loader.analysis",
 }
 
 
