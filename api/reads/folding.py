@@ -16,6 +16,7 @@ English stop words, so a name word like *An*, *Will* or *To* would be unfindable
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib.resources import files
@@ -110,8 +111,15 @@ def folded_name(name: str) -> str:
 
 def typed_keys(text: str) -> tuple[str, ...]:
     """The folded words a person typed (at most :data:`MAX_PREFIX_WORDS`, each cut to
-    :data:`MAX_PREFIX_LENGTH` characters), without duplicates."""
-    keys = (fold_key(word)[:MAX_PREFIX_LENGTH] for word in tokens(text))
+    :data:`MAX_PREFIX_LENGTH` characters), without duplicates. The text is NFC-normalised
+    first, as the loader normalises names (``author_display_name``): an accent typed as a
+    combining mark folds as the precomposed letter does.
+
+    >>> typed_keys("ZOE\u0308 sm") == typed_keys("ZOË SM") == ("zoe", "sm")
+    True
+    """
+    normal = unicodedata.normalize("NFC", text)
+    keys = (fold_key(word)[:MAX_PREFIX_LENGTH] for word in tokens(normal))
     return tuple(dict.fromkeys(keys))[:MAX_PREFIX_WORDS]
 
 

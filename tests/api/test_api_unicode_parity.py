@@ -142,6 +142,7 @@ TYPED = [
     "ss sharp",
     EMOJI,
     "zoe",
+    "zoe\u0308 sm",  # typed decomposed: normalised as the names are
     "n",
 ]
 
