@@ -38,7 +38,15 @@ from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
 from pith_graph.api.guard import Guard, when_gone
 from pith_graph.api.health import HealthCheck
-from pith_graph.api.http import ALLOWED_METHODS, ETags, accept_of, negotiate, note_request_error, with_cors
+from pith_graph.api.http import (
+    ALLOWED_METHODS,
+    ETags,
+    accept_of,
+    json_refusal,
+    negotiate,
+    note_request_error,
+    with_cors,
+)
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopGate, LoopThreads, loop_time, run_execution
@@ -151,7 +159,7 @@ class GraphQLView(GraphQL[Context, None]):
         try:
             parsed = orjson.loads(data)
         except orjson.JSONDecodeError as err:
-            raise HTTPException(400, "Unable to parse request body as JSON") from err
+            raise HTTPException(400, json_refusal(data, "request body")) from err
         if not isinstance(parsed, (dict, list)):
             raise HTTPException(400, "The request body must be a JSON object")
         return parsed
@@ -166,7 +174,7 @@ class GraphQLView(GraphQL[Context, None]):
                 try:
                     found[name] = orjson.loads(found[name])
                 except orjson.JSONDecodeError as err:
-                    raise HTTPException(400, f"Unable to parse the {name} parameter as JSON") from err
+                    raise HTTPException(400, json_refusal(found[name], f"the {name} parameter")) from err
         return found
 
     def encode_json(self, data: object) -> bytes:

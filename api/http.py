@@ -14,6 +14,10 @@
 * **Methods and media types**: ``/graphql`` takes ``GET``, ``HEAD`` and ``POST`` (a 405
   says so in ``Allow``); a ``POST`` body must be ``application/json`` (the media type
   parsed, parameters such as ``charset`` aside: ``application/jsonx`` is refused, 400).
+* **Malformed JSON**: a body (or a GET's ``variables``) that is not JSON is refused (400,
+  ``BAD_REQUEST``); one the standard library would read but that holds an escaped lone
+  surrogate (``"\\ud83d"``, what ``JSON.stringify`` makes of a text cut inside an emoji) is
+  refused too, and the message says so (:func:`json_refusal`).
 * **CORS**: only the origins an operator lists (``PITH_API_CORS_ORIGINS``; none by
   default) may call the API from a browser; preflights are answered, ``ETag`` is exposed.
 """
@@ -21,6 +25,8 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -31,6 +37,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pith_graph.api.coded_errors import error_body
+from pith_graph.errors import quoted
 
 __all__ = [
     "ALLOWED_METHODS",
@@ -38,6 +45,7 @@ __all__ = [
     "ETags",
     "accept_of",
     "is_json_request",
+    "json_refusal",
     "negotiate",
     "note_request_error",
     "replay",
@@ -54,6 +62,39 @@ _JSON_TYPES = (b"application/json", GRAPHQL_RESPONSE.encode())
 #: What ``/graphql`` answers (``Allow`` of a 405).
 ALLOWED_METHODS = "GET, HEAD, POST"
 _NO_STORE = b"no-store"
+
+
+#: A UTF-16 surrogate left alone in a parsed string (json pairs up the escapes of a whole one).
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def json_refusal(data: str | bytes, what: str) -> str:
+    """The message refusing ``data``, ``what`` orjson could not parse: whether it is JSON that
+    holds an escaped lone surrogate (the standard library reads it; only then, on failure, is
+    it tried), naming the string that holds it, or is not JSON at all.
+
+    >>> print(json_refusal(b'{"p": ["Zo\\\\ud83d"]}', "request body"))
+    The request body holds an unpaired surrogate in 'Zo\\ud83d': half of a UTF-16 character, as a text cut inside an emoji gives. Send whole characters.
+    >>> json_refusal(b"{not json", "request body")
+    'Unable to parse request body as JSON'
+    """
+    try:
+        stack = [json.loads(data)]
+    except (ValueError, RecursionError):
+        stack = []
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str) and _SURROGATE.search(value):
+            return (
+                f"The {what.removeprefix('the ')} holds an unpaired surrogate in {quoted(value)}: half of a UTF-16 character,"
+                " as a text cut inside an emoji gives. Send whole characters."
+            )
+        if isinstance(value, dict):
+            stack.extend(value)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return f"Unable to parse {what} as JSON"
 
 
 def replay(body: bytes, receive: Receive) -> Receive:

@@ -47,6 +47,35 @@ def _check(response: httpx.Response, code: str, status: int = 200) -> dict[str, 
     return body
 
 
+TYPED = "query($p: String!) { authors(prefix: $p) { name } }"
+
+
+@pytest.mark.parametrize(
+    ("send", "said"),
+    [
+        pytest.param(  # JSON.stringify of a text field cut inside an emoji
+            lambda client: client.post(
+                "/graphql",
+                content=b'{"query": "%s", "variables": {"p": "Zo\\ud83d"}}' % TYPED.encode(),
+                headers={"content-type": "application/json"},
+            ),
+            "The request body holds an unpaired surrogate in 'Zo\\ud83d'",
+            id="body",
+        ),
+        pytest.param(
+            lambda client: client.get("/graphql", params={"query": TYPED, "variables": '{"p": "\\udc00a"}'}),
+            "The variables parameter holds an unpaired surrogate in '\\udc00a'",
+            id="get-variables",
+        ),
+    ],
+)
+def test_a_lone_surrogate_is_refused_saying_so(memory_api: Api, send: Any, said: str) -> None:
+    """Valid JSON to the standard library, but half a character: refused (never read into a
+    typeahead or a key), with a message naming the string, not "unable to parse"."""
+    body = _check(send(memory_api.client), "BAD_REQUEST", 400)
+    assert body["errors"][0]["message"].startswith(said + ": half of a UTF-16 character"), body
+
+
 QUERY_CASES = [
     pytest.param(_deep(5), "LIMIT_EXCEEDED", id="too-deep"),
     pytest.param(
