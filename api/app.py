@@ -81,8 +81,7 @@ _HTTP_CODES = {400: "BAD_REQUEST", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED", 
 def key_infos(keyring: Keyring) -> dict[str, KeyInfo]:
     """Fingerprint and signer of every key the server pins (for ``Paper.verification``)."""
     return {
-        key_id: KeyInfo(key.fingerprint, key.signer_id, keyring.rank(key_id))
-        for key_id, key in keyring.items()
+        key_id: KeyInfo(key.fingerprint, key.signer, keyring.rank(key_id)) for key_id, key in keyring.items()
     }
 
 

@@ -78,7 +78,7 @@ class KeyInfo:
     """What the server's keyring says about a key id."""
 
     fingerprint: str
-    signer_id: str | None
+    signer_id: str  # the signer the key speaks for: its signer_id, or its own id
     rank: int = 0  # the signer's precedence (0 is the highest), see Keyring.rank
 
 

@@ -70,7 +70,9 @@ class TrustedKey:
     fingerprint: str | None = strawberry.field(
         description="First 16 bytes of SHA-256 of the key, hex; null when this server does not pin the key."
     )
-    signer_id: str | None
+    signer_id: str | None = strawberry.field(
+        description="The signer this key speaks for (its signer id, or without one the key id itself); null when this server does not pin the key."
+    )
 
 
 @strawberry.type(description="A SIGNED edge: who signed which events of a paper, with which keys.")

@@ -300,6 +300,24 @@ def test_a_signer_of_the_bundle_alone_is_listed_with_no_event_types(
     ]
 
 
+def test_a_key_pinned_without_a_signer_id_is_its_own_signer_in_the_api(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """A key pinned with no ``signer_id`` speaks for itself: ``TrustedKey.signerId`` is its key
+    id, as its SIGNED edge's signer is (it was null before 0.8.8), on both backends."""
+    solo = SignerIdentity.from_seed(b"trust-solo", key_id="solo-key", signer_id="solo-key")
+    keyring = resolve_keyring([PinnedKey(solo.key_id, solo.public_key)])
+    assert load(store, tmp_path, [signed(P, solo)], keyring).rejected == 0
+    query = """query($id: String!) { paper(id: $id) { verification {
+        keys { keyId signerId } signatures { signer { signerId } } } } }"""
+    with api_of(store, keyring) as api:
+        data = api.data(query, id=f"arXiv:{P.arxiv_id}")
+    assert data["paper"]["verification"] == {
+        "keys": [{"keyId": "solo-key", "signerId": "solo-key"}],
+        "signatures": [{"signer": {"signerId": "solo-key"}}],
+    }
+
+
 # -- revocation ----------------------------------------------------------------------------------
 
 
