@@ -65,6 +65,15 @@ def freeze_loaded_objects() -> None:
     gc.freeze()
 
 
+#: What ``serve`` logs when it serves stored papers (a saved graph, a database) without
+#: ``--trusted-keys``: ranks come from the server's keyring, not from the graph.
+UNRANKED_WARNING = (
+    "no --trusted-keys: papers signed by keys other than the registry's are served unranked "
+    "(rank null), so where two signers claim one identifier the API cannot prefer the "
+    "higher-ranked one; pass the --trusted-keys files the loads used"
+)
+
+
 def _prepare(
     settings: ServerSettings,
     keyring: Keyring,
@@ -215,6 +224,8 @@ def serve(
         sock = bind(settings.host, settings.port, listen=workers == 1)
     except OSError as err:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
+    if not settings.trusted_keys and (settings.backend != "memory" or settings.graph is not None):
+        logging.getLogger("pith_graph.api.serve").warning(UNRANKED_WARNING)
     try:
         open_reader = _prepare(settings, keyring, on_loaded, on_opened, on_warmed)
         port = sock.getsockname()[1]

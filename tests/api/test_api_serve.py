@@ -16,7 +16,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from pith_graph import load_graph
+from pith_graph import SAMPLES, load_graph
 from pith_graph.api.serve import GRACEFUL_SECONDS
 from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import write_corpus
@@ -356,3 +356,27 @@ def test_serve_neo4j_refuses_paths() -> None:
     assert done.returncode == 2
     assert "pith-graph load" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_serving_stored_papers_without_trusted_keys_warns_that_they_are_unranked(tmp_path: Path) -> None:
+    """Ranks come from the server's keyring, not from the graph: a saved graph served without
+    ``--trusted-keys`` answers an identifier two signers claim with the newest claim, not the
+    higher-ranked signer's. ``serve`` says so at start (since 0.8.8); with the keys, or when it
+    loads bundles itself (their keys are the ones given), it does not."""
+    write_corpus(tmp_path, 3, seed=2, layout="jsonl", workers=1)  # for its keys file
+    keys = str(tmp_path / "keyring.json")
+    snapshot = str(tmp_path / "g.snapshot")
+    saved = run_cli("load", str(SAMPLES), "--snapshot", snapshot)
+    assert saved.returncode == 0, saved.stderr
+    warning = "no --trusted-keys: papers signed by keys other than the registry's are served unranked"
+    for options, warned in (
+        (("--graph", snapshot), True),
+        (("--graph", snapshot, "--trusted-keys", keys), False),
+        ((), False),
+    ):
+        process, url, output = _start("--workers", "1", *options)
+        try:
+            _answers(url)
+        finally:
+            log = _stop(process, output)
+        assert (warning in log) is warned, (options, log)
