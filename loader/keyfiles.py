@@ -176,6 +176,7 @@ def check_pinned_key(key: PinnedKey, where: str) -> None:
     (:data:`~pith_graph.loader.keyring.REVOKED_ALWAYS`) or an ISO 8601 UTC time, never other
     text, which would revoke nothing. :class:`KeyringError` naming ``where`` and the value."""
     _checked_ids(key.key_id, key.signer_id, key.signer_type, where)
+    _not_the_registrys_type(key, where)
     if key.revoked_at is not None and key.revoked_at != REVOKED_ALWAYS:
         _check_time(key.revoked_at, where)
 
@@ -224,17 +225,32 @@ def _read_keys(path: str | Path) -> list[PinnedKey]:
     return parse_keyring(data, origin)
 
 
+def _type_key(signer_type: str) -> str:
+    """``pith_registry``, ``PITH_REGISTRY`` and ``pith-registry`` alike (letters and digits,
+    case folded): how close a signer type may not come to the registry's."""
+    return "".join(char for char in signer_type.casefold() if char.isalnum())
+
+
+def _not_the_registrys_type(key: PinnedKey, where: str) -> None:
+    """:class:`KeyringError` when a key of a signer other than the registry's pins the
+    registry's signer type, or one that differs from it only in case or punctuation
+    (``PITH_REGISTRY``, since 0.8.8): its Signer nodes would pass for the registry's."""
+    if key.signer_type is None or key.signer == REGISTRY_KEY.signer:
+        return
+    if _type_key(key.signer_type) == _type_key(REGISTRY_KEY.signer_type or ""):
+        raise KeyringError(
+            f"{where}: key {quoted(key.key_id)} pins signer {quoted(key.signer)} as "
+            f"{quoted(key.signer_type)}, the registry's type, which only {REGISTRY_KEY.signer} has"
+        )
+
+
 def load_keyring_file(path: str | Path, base: Keyring | None = None) -> Keyring:
     """The keyring ``base`` (default: the built-in one) plus the keys of a trusted-keys file,
     which may not pin the registry's signer type for a signer of its own (its Signer nodes
     would pass for the registry's)."""
     keys = _read_keys(path)
-    for key in keys:
-        if key.signer_type == REGISTRY_KEY.signer_type and key.signer != REGISTRY_KEY.signer:
-            raise KeyringError(
-                f"{path}: key {quoted(key.key_id)} pins signer {quoted(key.signer)} as "
-                f"{quoted(key.signer_type)}, the registry's type, which only {REGISTRY_KEY.signer} has"
-            )
+    for index, key in enumerate(keys):
+        _not_the_registrys_type(key, f"{path}[{index}]")
     return (base if base is not None else default_keyring()).with_keys(keys)
 
 
