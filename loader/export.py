@@ -18,6 +18,7 @@ whatever the size.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
@@ -46,6 +47,10 @@ CHUNK = 2000
 _HAND_EDITED = "the database holds what pith-graph never writes (serve --graph would refuse the export)"
 
 
+#: A week without its day (``2019-W01``, ``2019W01``): ISO 8601, but no single day.
+_WEEK = re.compile(r"\d{4}-?W\d{2}", re.ASCII)
+
+
 def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: bool = False) -> str | None:
     """An ISO 8601 date or date-time as the UTC text papers store (``…Z``, whole seconds). A
     bare date, in any of ISO 8601's forms (``2020-12-31``, ``20201231``, ``2020-W53-4``), is the
@@ -53,6 +58,8 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
     second rounded up to the next whole second that papers can hold (``next_second``: one
     second after it, rounded down, making an exclusive bound of an inclusive one). None: a
     bound past the last second there is (``9999-12-31``), which every time stays before."""
+    if _WEEK.fullmatch(text):  # date.fromisoformat takes a week for its Monday: --to dropped 6 days
+        raise UsageError(f"{what} names a week, not a day: {text!r} (add the day: {text}-1 to {text}-7)")
     try:
         day: date | None = date.fromisoformat(text)
     except ValueError:
