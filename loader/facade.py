@@ -82,13 +82,18 @@ def _load_arguments(paths: object, max_bytes: object, workers: object, graph: ob
     if graph is not None:
         if not isinstance(graph, nx.DiGraph):
             raise UsageError(f"graph: expected a DiGraph load_graph built, not {_kind(graph)}")
+        if graph.is_multigraph():  # MemoryStore would add to a DiGraph copy, not to it
+            raise UsageError(
+                "graph: a MultiDiGraph (what earlier versions built) cannot be added to in place: "
+                "pass nx.DiGraph(graph) and use the graph load_graph returns"
+            )
         if nx.is_frozen(graph) or any(type(inner) is not dict for inner in (graph._node, graph._adj)):
             raise UsageError(  # a view's dicts refused the load's writes half-way; a frozen graph took them
                 "graph: a frozen graph or a view (G.subgraph, nx.restricted_view) cannot be added to: "
                 "pass a graph of its own, G.copy() or nx.DiGraph(view)"
             )
         try:
-            check_structure(nx.DiGraph(graph) if graph.is_multigraph() else graph)  # as MemoryStore takes it
+            check_structure(graph)
         except (ValueError, KeyError, TypeError) as err:
             raise UsageError(f"graph: not one the loader could have built: {err}") from err
     return [str(path) for path in found]

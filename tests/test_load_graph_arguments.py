@@ -60,6 +60,9 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("graph of integers", {"graph": nx.DiGraph([(1, 2)])}, "graph: not one the loader could have built"),
     ("graph without an author", {"graph": _samples_without_an_author()}, "graph: not one the loader"),
     ("graph undirected", {"graph": nx.Graph()}, "graph: expected a DiGraph"),
+    # a MultiDiGraph is a DiGraph to isinstance: it was taken, copied, and left empty
+    ("graph a MultiDiGraph", {"graph": nx.MultiDiGraph()}, "graph: a MultiDiGraph"),
+    ("graph a MultiDiGraph load built", {"graph": nx.MultiDiGraph(_SAMPLE_GRAPH)}, "graph: a MultiDiGraph"),
     (
         "graph a subgraph view",
         {"graph": _SAMPLE_GRAPH.subgraph(list(_SAMPLE_GRAPH))},
