@@ -15,7 +15,10 @@ of the objects the answer holds (the executions count them as well, see
 * ``collaborationPath`` has ``maxHops`` (default 4), ``papersById`` as many items as
   identifiers (at most ``max_batch_ids``);
 * every other list answers with at most :data:`LIST_SIZES` items (the first ones, in the
-  list's order: :func:`capped`).
+  list's order: :func:`capped`);
+* introspection's lists (``__schema { types }``, ``fields``, ``args``, ...) have their
+  largest size in the schema, which is static (:func:`introspection_sizes`): one standard
+  introspection costs about 5,000, 30 aliased ones are refused.
 
 Fragments count where they are spread, each spread again (each fragment is counted once per
 type and page, in time linear in the document); aliases count once each. For example::
@@ -35,6 +38,7 @@ cap counts as the cap (the page-size check then refuses it with its own message)
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -43,16 +47,22 @@ from graphql import (
     FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
+    GraphQLEnumType,
     GraphQLError,
     GraphQLField,
+    GraphQLInputObjectType,
+    GraphQLInterfaceType,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
     OperationDefinitionNode,
+    SchemaMetaFieldDef,
     SelectionSetNode,
+    TypeMetaFieldDef,
     get_named_type,
+    is_abstract_type,
 )
 from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
@@ -71,6 +81,7 @@ __all__ = [
     "CostLimit",
     "capped",
     "first_default",
+    "introspection_sizes",
     "query_cost",
 ]
 
@@ -122,12 +133,42 @@ PAGE_ITEMS = frozenset(
 WHOLE_PAGE_BY_DEFAULT = frozenset({"Paper.authors"})
 #: The size of a list of objects missing from :data:`LIST_SIZES` (a test keeps it complete).
 UNLISTED_SIZE = 10
+#: :func:`introspection_sizes` of each schema, computed once.
+_SIZES: weakref.WeakKeyDictionary[GraphQLSchema, dict[str, int]] = weakref.WeakKeyDictionary()
 
 
 def first_default(key: str, limits: RequestLimits) -> int | None:
     """What ``first`` of list ``key`` (``Type.field``) is when not given, where that is not the
     argument's own default: the page cap for :data:`WHOLE_PAGE_BY_DEFAULT`, else ``None``."""
     return limits.max_page_size if key in WHOLE_PAGE_BY_DEFAULT else None
+
+
+def introspection_sizes(schema: GraphQLSchema) -> dict[str, int]:
+    """The size of each introspection list of ``schema`` (``Type.field``): the largest it
+    answers with anywhere in the schema (``__Schema.types``: every type)."""
+    known = _SIZES.get(schema)
+    if known is not None:
+        return known
+    types = list(schema.type_map.values())
+    fielded = [t for t in types if isinstance(t, (GraphQLObjectType, GraphQLInterfaceType))]
+    fields = [f for t in fielded for f in t.fields.values()]
+    sizes = {
+        "__Schema.types": len(types),
+        "__Schema.directives": len(schema.directives),
+        "__Type.fields": max((len(t.fields) for t in fielded), default=0),
+        "__Type.interfaces": max((len(t.interfaces) for t in fielded), default=0),
+        "__Type.possibleTypes": max(
+            (len(schema.get_possible_types(t)) for t in types if is_abstract_type(t)), default=0
+        ),
+        "__Type.enumValues": max((len(t.values) for t in types if isinstance(t, GraphQLEnumType)), default=0),
+        "__Type.inputFields": max(
+            (len(t.fields) for t in types if isinstance(t, GraphQLInputObjectType)), default=0
+        ),
+        "__Field.args": max((len(f.args) for f in fields), default=0),
+        "__Directive.args": max((len(d.args) for d in schema.directives), default=0),
+    }
+    _SIZES[schema] = sizes
+    return sizes
 
 
 def capped(key: str, items: Sequence[T]) -> list[T]:
@@ -156,6 +197,10 @@ def _clamp(value: Any, default: int, cap: int) -> int:
     if not isinstance(value, int) or isinstance(value, bool):
         return cap  # not an Int (coercion makes it one): count the worst
     return max(0, min(value, cap))
+
+
+#: The introspection fields of the query type, which its ``fields`` do not hold.
+_ROOT_META = {"__schema": SchemaMetaFieldDef, "__type": TypeMetaFieldDef}
 
 
 class _Counter:
@@ -212,6 +257,8 @@ class _Counter:
             return page if page is not None else limits.max_page_size
         if not _is_object_list(field):
             return None
+        if key.startswith("__"):
+            return introspection_sizes(self.schema).get(key, len(self.schema.type_map))
         return LIST_SIZES.get(key, UNLISTED_SIZE)
 
     def _type(self, condition: Any, parent: GraphQLObjectType) -> GraphQLObjectType:
@@ -242,7 +289,9 @@ class _Counter:
 
     def _field(self, owner: GraphQLObjectType, node: FieldNode, page: int | None) -> int:
         field = owner.fields.get(node.name.value)
-        if field is None:  # __typename, introspection (bounded by its own rule)
+        if field is None and owner is self.schema.query_type:  # introspection's entries
+            field = _ROOT_META.get(node.name.value)
+        if field is None:  # __typename
             return 0
         arguments = self._arguments(field, node) if field.args else {}
         if arguments is None:  # refused: the field does not run, nor anything under it
