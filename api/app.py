@@ -54,6 +54,7 @@ from pith_graph.api.plan.run import TORN_RETRIES
 from pith_graph.api.planned import GAVE_WAY, answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.schema import build_schema
+from pith_graph.api.unbounded import reads_nothing
 from pith_graph.loader.keyring import Keyring
 
 __all__ = ["GraphQLView", "create_app", "key_infos"]
@@ -190,32 +191,37 @@ class GraphQLView(GraphQL[Context, None]):
         limit = self.limits.timeout_seconds
         if isinstance(context, Context):  # its time may have begun before (GAVE_WAY)
             limit = max(0.0, context.deadline - time.monotonic())
-        cost = self._cost_before(kwargs.get("request_data")) if self.threads is not None else None
+        threads, cost = self.threads, None
+        if threads is not None:
+            cost, cpu_only = self._cost_before(kwargs.get("request_data"))
+            if cpu_only and isinstance(threads, LoopGate) and threads.cpu is not None:
+                threads = threads.cpu  # no reads to wait on the loop for: off it
         try:
             async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
-                return await run_execution(self.threads, lambda: self._execute_in_time(kwargs), cost)
+                return await run_execution(threads, lambda: self._execute_in_time(kwargs), cost)
         except TimeoutError:
             return self.timed_out()
 
-    def _cost_before(self, data: Any) -> Callable[[], int] | None:
+    def _cost_before(self, data: Any) -> tuple[Callable[[], int] | None, bool]:
         """The request's cost, known before it runs, so that a light execution never waits
         behind heavy ones (:func:`run_execution`; it still runs on a thread, not inline);
         ``None`` (heavy) unless its document parses within the parser's limits
-        (:class:`~pith_graph.api.limits.ParserLimits`, which refuses it in execution)."""
+        (:class:`~pith_graph.api.limits.ParserLimits`, which refuses it in execution). And
+        whether it reads nothing (:func:`~pith_graph.api.unbounded.reads_nothing`)."""
         query, variables = getattr(data, "query", None), getattr(data, "variables", None)
         if not isinstance(query, str) or not isinstance(variables, (dict, type(None))):
-            return None
+            return None, False
         tokens = self.limits.max_tokens
         try:
             document = parse(query, no_location=True, **parser_bounds(tokens))  # type: ignore[arg-type]
         except GraphQLError:
-            return None
+            return None, False
         if DocumentShape(document).fields > tokens * SPREAD_FACTOR:
-            return None
+            return None, False
         schema = self.schema._schema  # type: ignore[attr-defined]
-        return partial(
-            query_cost, schema, document, getattr(data, "operation_name", None), variables, self.limits
-        )
+        operation = getattr(data, "operation_name", None)
+        cost = partial(query_cost, schema, document, operation, variables, self.limits)
+        return cost, reads_nothing(document, operation)
 
     async def _execute_in_time(self, kwargs: dict[str, Any]) -> ExecutionResult:
         """strawberry's execution, aborted at the time limit (a timer on the running loop);

@@ -263,10 +263,15 @@ class LoopGate:
     one still waiting at its deadline is ``TimeoutError`` without having run; a light one
     runs at once. Without it every request ran at once: on two cores, 30 searches of 0.45 s
     each sent together all answered ``TIMEOUT`` at the 10 s limit, sharing the loop's time
-    until none finished, and everyone else's requests waited behind them."""
+    until none finished, and everyone else's requests waited behind them.
 
-    def __init__(self, heavy: int) -> None:
+    ``cpu``: threads for executions that read nothing (introspection), which are CPU work
+    alone, without an await: on the loop, each one held it whole (80 ms at the cost limit),
+    and a request waited that long at each of its many steps."""
+
+    def __init__(self, heavy: int, cpu: LoopThreads | None = None) -> None:
         self.heavy = Admission(range(heavy))
+        self.cpu = cpu
 
     async def run(
         self, make: Callable[[], Coroutine[Any, Any, T]], *, heavy: bool = True, deadline: float | None = None
@@ -281,7 +286,9 @@ class LoopGate:
             self.heavy.leave(token)
 
     def close(self) -> None:
-        """Nothing to stop."""
+        """Stop the ``cpu`` threads, if any."""
+        if self.cpu is not None:
+            self.cpu.close()
 
 
 async def run_execution(

@@ -150,11 +150,12 @@ def _serve_one(
     reader, runner, ping_runner = open_reader()
     # The memory backend's executions are CPU work: off the event loop (api.loops); made
     # here, in the serving process (threads do not survive a fork).
-    # Neo4j's run on the loop, admitted as the memory backend's are (api.loops.LoopGate).
+    # Neo4j's run on the loop, admitted as the memory backend's are (api.loops.LoopGate);
+    # those that read nothing (introspection: CPU work alone) on a thread of their own.
     threads = (
         LoopThreads(settings.memory_threads, settings.heavy_executions)
         if settings.backend == "memory"
-        else LoopGate(settings.neo4j_executions)
+        else LoopGate(settings.neo4j_executions, LoopThreads(1))
     )
 
     def shutdown() -> None:

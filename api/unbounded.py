@@ -24,7 +24,7 @@ from graphql import (
     get_named_type,
 )
 
-__all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "unbounded_reads"]
+__all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "reads_nothing", "unbounded_reads"]
 
 #: Fields whose read is not bounded by the objects they return: the cost bounds the answer,
 #: not the work. On the memory backend their read takes in a whole neighbourhood that a
@@ -137,3 +137,34 @@ def unbounded_reads(schema: GraphQLSchema, document: DocumentNode, operation_nam
     reads = _Reads(schema, fragments)
     reads.walk(root, chosen[0].selection_set)
     return reads.found
+
+
+def reads_nothing(document: DocumentNode, operation_name: str | None) -> bool:
+    """Whether the operation ``operation_name`` (or the only one) of ``document`` selects
+    only introspection (``__schema``, ``__type``, ``__typename``), fragments spread: its
+    execution reads no store, it is CPU work on the static schema alone.
+
+    >>> from graphql import parse
+    >>> [reads_nothing(parse(q), None) for q in ("{ __schema { types { name } } }",
+    ...     "{ ...F } fragment F on Query { __typename }", '{ __typename paper(id: "x") { title } }')]
+    [True, True, False]
+    """
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
+    if len(chosen) != 1:
+        return False
+    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+    pending, seen = [chosen[0].selection_set], set()
+    while pending:
+        for selection in pending.pop().selections:
+            if isinstance(selection, FieldNode):
+                if not selection.name.value.startswith("__"):
+                    return False
+            elif isinstance(selection, InlineFragmentNode):
+                pending.append(selection.selection_set)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in seen:
+                seen.add(selection.name.value)
+                fragment = fragments.get(selection.name.value)
+                if fragment is not None:
+                    pending.append(fragment.selection_set)
+    return True
