@@ -73,4 +73,4 @@ async def _flood(url: str, requests: int) -> tuple[list[float], list[int]]:
 def test_a_flood_of_introspections_does_not_hold_health_or_light_queries(served_neo4j: str) -> None:
     waits, sizes = asyncio.run(_flood(served_neo4j, 20))
     assert min(sizes) > 1_000_000  # each answered in full
-    assert max(waits) < 1, [round(w, 2) for w in waits]
+    assert max(waits) < 1.5, [round(w, 2) for w in waits]  # 1.2-2.7 s before; 0.2 s after
