@@ -182,6 +182,15 @@ def test_a_password_file_group_or_others_can_access_is_refused(tmp_path: Path, m
         resolve_password(LOCAL, environ={"NEO4J_DATA": str(tmp_path)}, cwd=tmp_path)
 
 
+def test_a_device_is_refused_as_a_device_not_for_its_mode() -> None:
+    """``/dev/null`` (mode 666) was refused with "chmod 600 /dev/null" as its advice."""
+    with pytest.raises(UsageError) as refused:
+        read_password_file("/dev/null")
+    assert str(refused.value) == (
+        "password file /dev/null is not a regular file or a pipe (a device or socket)"
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "password"),
     [

@@ -138,6 +138,9 @@ def read_password_file(path: str | os.PathLike[str]) -> str:
         info = os.stat(path)
         if stat.S_ISDIR(info.st_mode):
             raise UsageError(f"password file {path} is a folder")
+        if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):  # before its mode:
+            # /dev/null is 666, and "chmod 600 /dev/null" is no advice to give
+            raise UsageError(f"password file {path} is not a regular file or a pipe (a device or socket)")
         if stat.S_IMODE(info.st_mode) & 0o077:
             mode = f"{stat.S_IMODE(info.st_mode):o}"
             raise UsageError(
