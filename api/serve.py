@@ -225,10 +225,10 @@ def serve(
         sock = bind(settings.host, settings.port, listen=workers == 1)
     except OSError as err:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
-    if not settings.trusted_keys and (settings.backend != "memory" or settings.graph is not None):
-        logging.getLogger("pith_graph.api.serve").warning(UNRANKED_WARNING)
     try:
         open_reader = _prepare(settings, keyring, on_loaded, on_opened, on_warmed)
+        if not settings.trusted_keys and (settings.backend != "memory" or settings.graph is not None):
+            logging.getLogger("pith_graph.api.serve").warning(UNRANKED_WARNING)  # once it can serve
         port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{host}:{port}"

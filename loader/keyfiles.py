@@ -34,7 +34,7 @@ from pith_graph.loader.keyring import (
 )
 from pith_graph.loader.parse import strict_json
 from pith_graph.loader.shape import is_utc_time
-from pith_graph.loader.sources import open_regular
+from pith_graph.loader.sources import not_text_advice, open_regular
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 
 __all__ = [
@@ -219,7 +219,8 @@ def _read_keys(path: str | Path) -> list[PinnedKey]:
         data = orjson.loads(raw)
         strict_json(raw)  # every key of every object, as written
     except orjson.JSONDecodeError as err:
-        raise KeyringError(f"{origin}: not valid JSON ({err})") from err
+        advice = not_text_advice(raw)
+        raise KeyringError(f"{origin}: {advice or f'not valid JSON ({err})'}") from err
     except BundleError as err:
         raise KeyringError(f"{origin}: {err}") from err
     return parse_keyring(data, origin)

@@ -41,6 +41,19 @@ BUNDLE_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjs
 _GZIP_MAGIC = b"\x1f\x8b"
 
 
+def not_text_advice(data: bytes) -> str | None:
+    """What to say of a file meant as JSON text (a keys file, a saved graph) that is not UTF-8
+    text, or ``None`` when it is: gzip-compressed ones (read as JSON, their bytes made
+    "str is not valid UTF-8: surrogates not allowed") are named as such."""
+    if data[:2] == _GZIP_MAGIC:
+        return "gzip-compressed, not JSON text: decompress it first (gunzip)"
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        return f"not UTF-8 text (byte {err.start} is 0x{data[err.start]:02x})"
+    return None
+
+
 def _is_bundle_file(name: str) -> bool:
     return name.endswith(BUNDLE_SUFFIXES)
 

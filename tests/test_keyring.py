@@ -12,10 +12,12 @@ one, its signer type.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import pickle
 import re
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -343,3 +345,24 @@ def test_a_pinned_key_that_is_not_32_bytes_says_so(public_key: object, given: st
         match=rf"PinnedKey 'k': public_key must be the Ed25519 key's 32 raw bytes .* not {given}$",
     ):
         PinnedKey("k", public_key, "s")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("made", "expected"),
+    [
+        pytest.param(
+            gzip.compress, "gzip-compressed, not JSON text: decompress it first (gunzip)", id="gzip"
+        ),
+        pytest.param(lambda data: b"\xff\xfe" + data, "not UTF-8 text (byte 0 is 0xff)", id="utf-16-mark"),
+    ],
+)
+def test_a_keys_file_that_is_not_json_text_is_refused_saying_what_it_is(
+    tmp_path: Path, made: Callable[[bytes], bytes], expected: str
+) -> None:
+    """A gzip-compressed keys file said "not valid JSON (str is not valid UTF-8: surrogates
+    not allowed: ...)"."""
+    path = tmp_path / "keys.json.gz"
+    path.write_bytes(made(orjson.dumps([LOW.keyring_entry()])))
+    with pytest.raises(KeyringError) as refused:
+        load_keyring_file(path)
+    assert str(refused.value) == f"{path}: {expected}"

@@ -17,13 +17,14 @@ from pathlib import Path
 
 import orjson
 
-from pith_graph.errors import StoreError, StoreErrorCode
-from pith_graph.loader.sources import open_regular
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.loader.sources import not_text_advice, open_regular
 
 __all__ = [
     "json_bytes",
     "partial_prefix",
     "read_graph_file",
+    "read_node_link",
     "through_links",
     "write_beside",
     "writes_beside",
@@ -67,6 +68,20 @@ def read_graph_file(path: str | Path) -> bytes:
     file (a FIFO would block, a device may never end; checked on the open file)."""
     with open_regular(str(path), advice="") as file:
         return file.read()
+
+
+def read_node_link(path: str | Path) -> object:
+    """The JSON of the node-link file at ``path`` (:func:`read_graph_file`); a file that is
+    not JSON text at all (gzip-compressed, not UTF-8) is a :class:`UsageError` saying so
+    (orjson said "str is not valid UTF-8: surrogates not allowed")."""
+    raw = read_graph_file(path)
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        advice = not_text_advice(raw)
+        if advice is None:
+            raise
+        raise UsageError(f"cannot open saved graph {path}: {advice}") from None
 
 
 def write_beside(path: str | Path, data: bytes | Sequence[bytes]) -> None:

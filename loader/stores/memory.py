@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any, cast
 
 import networkx as nx
-import orjson
 
 from pith_graph.errors import UsageError
 from pith_graph.interrupts import interrupts_held
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
-from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
+from pith_graph.loader.stores.files import json_bytes, read_node_link, write_beside
 from pith_graph.loader.stores.memory_graph import (
     INTERNED,
     EdgeData,
@@ -407,7 +406,7 @@ def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:
             snapshot = read_snapshot(path)
             (check_structure if checked else check_types)(snapshot.graph)
             return snapshot
-        data = orjson.loads(read_graph_file(path))
+        data = read_node_link(path)
         if not isinstance(data, dict) or not isinstance(data.get("graph", {}), dict):
             raise TypeError("expected a node-link JSON object, its graph attributes a map")
         graph = _as_digraph(from_node_link(data))
