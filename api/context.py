@@ -42,6 +42,7 @@ from pith_graph.api.reads.deadline import Deadline
 from pith_graph.api.reads.discovery import Facet, FacetCount, Listing
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
+    EVERYTHING,
     AliasRecord,
     AuthorCount,
     AuthorPage,
@@ -56,6 +57,7 @@ from pith_graph.api.reads.records import (
     PaperKey,
     RelatedPaper,
     SignatureRecord,
+    SignerRanks,
     SignerRecord,
 )
 from pith_graph.api.reads.torn import TornRead
@@ -107,6 +109,8 @@ class Context:
         #: Whether the request's plan ran already and gave way: the resolvers answer it.
         self.planned = planned
         self.keys = keys
+        #: Their ranks (:meth:`rank`): a reader reads whole only the best signer's papers.
+        self.ranks: SignerRanks = tuple(sorted((key_id, info.rank) for key_id, info in keys.items()))
         self._lanes = run if isinstance(run, ThreadRunner) else None
         self._lane: asyncio.Future[Lane] | None = None
         self._calls: list[Future[Any]] = []  # what was sent to the lane
@@ -304,7 +308,8 @@ class Context:
 
     @property
     def identifier(self) -> DataLoader[IdentifierKey, list[PaperRow]]:
-        return self._batch("identifier", self.reader.papers_by_identifiers, list)
+        named = partial(self.reader.papers_by_identifiers, want=EVERYTHING, ranks=self.ranks)
+        return self._batch("identifier", named, list)
 
     def author_pages(self, first: int, after: str | None) -> DataLoader[str, AuthorPage]:
         """Pages of papers' authors (``first`` 0: their number only)."""

@@ -13,7 +13,7 @@ from pith_graph.api.ids import ParsedId, parse_identifier
 from pith_graph.api.inputs import MAX_TEXT_LENGTH, named_by_keys
 from pith_graph.api.limits import page_size
 from pith_graph.api.reads.folding import typed_keys
-from pith_graph.api.reads.records import AuthorRecord, IdentifierKey
+from pith_graph.api.reads.records import EVERYTHING, AuthorRecord, IdentifierKey
 from pith_graph.errors import BadUserInput, LimitExceeded
 from pith_graph.schema.rows import PaperRow
 
@@ -44,7 +44,8 @@ async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | Non
         )
     parsed = [_parsed(identifier) for identifier in ids]
     keys: list[IdentifierKey] = list(dict.fromkeys(key for found in parsed if found for key in found.keys))
-    named = await context.run(context.reader.papers_by_identifiers, keys) if keys else {}
+    read = context.reader.papers_by_identifiers
+    named = await context.run(read, keys, EVERYTHING, context.ranks) if keys else {}
     rank = context.rank
     best: dict[IdentifierKey, list[PaperRow]] = {}
     for key, papers in named.items():

@@ -65,7 +65,7 @@ class Verification:
 def _named(step: Step, sources: list[Any]) -> Callable[[], list[PaperRow]]:
     parsed = parse_identifier(step.args["id"])
     keys = parsed.keys if parsed is not None else ()
-    found = step.batch.keyed("papers_by_identifiers", (step.want,), keys)
+    found = step.batch.keyed("papers_by_identifiers", (step.want, step.context.ranks), keys)
     rank = step.context.rank
 
     def named() -> list[PaperRow]:

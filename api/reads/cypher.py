@@ -117,8 +117,14 @@ CALL (key) {
 READ_RESOLVE_IDENTIFIERS = (
     f"{_NAMED}RETURN key.kind AS kind, key.value AS value, collect(p.pithNumber) AS piths\n"
 )
+# Each key's papers are chosen on their signing key alone (``$ranks``: rank by key id, a key
+# not in it ranks ``$unranked``): only those of its highest-ranked signer are read whole, so
+# however many papers a lower-ranked signer has claim an identifier, they cost a property each.
 READ_PAPERS_BY_IDENTIFIERS = {
-    embed: f"{_NAMED}WITH key, {stamp_before('p')}\n"
+    embed: f"{_NAMED}WITH key, p, coalesce($ranks[p.bundleKeyId], $unranked) AS rank\n"
+    "WITH key, min(rank) AS best, collect([rank, p]) AS found\n"
+    "UNWIND [f IN found WHERE f[0] = best | f[1]] AS p\n"
+    f"WITH key, {stamp_before('p')}\n"
     f"RETURN key.kind AS kind, key.value AS value, collect({paper_row('p', embed)}) AS papers\n"
     for embed in EMBEDS
 }

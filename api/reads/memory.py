@@ -54,7 +54,9 @@ from pith_graph.api.reads.records import (
     PaperKey,
     PaperSelection,
     SignatureRecord,
+    SignerRanks,
     SignerRecord,
+    of_best_signer,
     version_key,
 )
 from pith_graph.errors import StoreError
@@ -169,9 +171,9 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
         return result
 
     def papers_by_identifiers(
-        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = ()
     ) -> dict[IdentifierKey, list[PaperRow]]:
-        return {key: list(self._named(*key)) for key in keys}
+        return {key: list(of_best_signer(self._named(*key), ranks)) for key in keys}
 
     def _named(self, kind: str, value: str) -> tuple[PaperRow, ...]:
         """The papers ``(kind, value)`` names, newest version first (``version_key``); an

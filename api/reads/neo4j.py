@@ -49,11 +49,13 @@ from pith_graph.api.reads.records import (
     PaperKey,
     PaperSelection,
     SignatureRecord,
+    SignerRanks,
     SignerRecord,
     version_key,
 )
 from pith_graph.api.reads.words import lucene_query
 from pith_graph.errors import StoreError
+from pith_graph.loader.keyring import UNRANKED
 from pith_graph.loader.stores.cypher import PING
 from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, driver_config, open_driver
 from pith_graph.schema.database import indexes
@@ -199,7 +201,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         return {key: found.get(key, []) for key in unique}
 
     def papers_by_identifiers(
-        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = ()
     ) -> dict[IdentifierKey, list[PaperRow]]:
         if not keys:
             return {}
@@ -208,6 +210,8 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         rows = self._rows(
             cypher.READ_PAPERS_BY_IDENTIFIERS[embed],
             keys=[{"kind": k, "value": v} for k, v in unique],
+            ranks=dict(ranks),
+            unranked=UNRANKED,
             **params,
         )
         found: dict[IdentifierKey, list[PaperRow]] = {}

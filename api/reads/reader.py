@@ -64,6 +64,7 @@ from pith_graph.api.reads.records import (
     PathStep,
     RelatedPaper,
     SignatureRecord,
+    SignerRanks,
     SignerRecord,
 )
 from pith_graph.errors import StoreError
@@ -90,10 +91,12 @@ class GraphReader(DiscoveryReads, Protocol):
         ``shortPithNumber`` or an alias kind. Values match exactly."""
 
     def papers_by_identifiers(
-        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = ()
     ) -> dict[IdentifierKey, list[PaperRow]]:
         """The papers each key names (as :meth:`resolve_identifiers`), newest version first
-        (:func:`~pith_graph.api.reads.records.version_key`, descending)."""
+        (:func:`~pith_graph.api.reads.records.version_key`, descending): only those of its
+        highest-ranked signer by ``ranks`` (:func:`~pith_graph.api.reads.records.of_best_signer`;
+        with none given, all). Only those are read whole."""
 
     def list_papers(
         self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import PAPER_ROW_PROPERTIES, PaperRow
 
@@ -34,7 +35,9 @@ __all__ = [
     "PathStep",
     "RelatedPaper",
     "SignatureRecord",
+    "SignerRanks",
     "SignerRecord",
+    "of_best_signer",
     "paper_key",
     "version_key",
 ]
@@ -45,6 +48,9 @@ ALIAS_KINDS = ("arxiv", "arxiv_version", "doi", "pith_short_8", "pith_short_12",
 MAX_PATH_HOPS = 6
 #: ``(kind, value)``: kind is ``pithNumber``, ``shortPithNumber`` or an alias kind.
 IdentifierKey = tuple[str, str]
+#: Each trusted key id with its signer's rank (0 is the highest); a key not listed ranks
+#: below all of them (``UNRANKED``). A tuple, so that a batch of reads can be keyed by it.
+SignerRanks = tuple[tuple[str, int], ...]
 
 
 #: Every property of a ``Paper`` a reader reads (schema names: a PaperRow's).
@@ -119,6 +125,15 @@ def version_key(record: PaperRow) -> tuple[int, str, str]:
     """A paper's place among the papers an identifier names, newest version first (sort
     with ``reverse=True``): its version, then its build, then its pith number."""
     return (record.source_version, record.built_at, record.pith_number)
+
+
+def of_best_signer(papers: tuple[PaperRow, ...], ranks: SignerRanks) -> tuple[PaperRow, ...]:
+    """Those of ``papers`` signed with a key of the highest rank among theirs, in their order."""
+    if not ranks:
+        return papers
+    rank = dict(ranks)
+    best = min((rank.get(paper.bundle_key_id, UNRANKED) for paper in papers), default=UNRANKED)
+    return tuple(paper for paper in papers if rank.get(paper.bundle_key_id, UNRANKED) == best)
 
 
 @dataclass(frozen=True, slots=True)
