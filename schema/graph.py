@@ -2,7 +2,7 @@
 
 Both stores (networkx and Neo4j), the row builder and the GraphQL API derive from these
 declarations; analysts' Cypher depends on them, so changing a name here is a breaking change
-of a public contract (``tests/test_schema.py`` pins the printed form).
+of a public contract (``tests/test_cookbook.py`` and ``tests/test_packaging.py`` pin the printed form).
 """
 
 from __future__ import annotations
@@ -179,7 +179,7 @@ ALIAS = NodeSpec(
     ("kind", "value"),
     (
         _p("kind", "string", "arxiv, arxiv_version, doi, pith_short_8, ..."),
-        _p("value", "string", "the identifier as the bundle states it"),
+        _p("value", "string", "the identifier as the bundle states it; a doi's ASCII letters in lower case"),
     ),
     "An external or short identifier; one node per distinct (kind, value).",
 )
