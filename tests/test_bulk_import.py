@@ -225,6 +225,28 @@ def test_a_failed_schema_step_says_the_papers_are_in_and_how_to_add_the_schema(
     assert f"The papers are imported into {data}, but without constraints" in replaced.stderr
 
 
+def test_a_database_holding_only_an_analysts_own_nodes_is_refused(
+    start_neo4j: Callable[..., Any], corpus: tuple[list[str], Keyring, Path], tmp_path: Path
+) -> None:
+    """The emptiness check counted pith-graph's labels alone: a database holding an analyst's
+    ``:Note`` nodes and nothing else was overwritten without ``--replace`` (exit 0)."""
+    data = tmp_path / "data"
+    server = start_neo4j(data=data)
+    store = server.connect()
+    try:
+        store.driver.execute_query("UNWIND range(1, 5) AS i CREATE (:Note {i: i})", database_=server.database)
+    finally:
+        store.close()
+    assert server.script("stop").returncode == 0
+    paths, _, keys = corpus
+    refused = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data))
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.strip() == (
+        f"pith-graph: error: the database in {data} holds 5 nodes: pass --replace to overwrite it, "
+        "or load into it with `pith-graph load --backend neo4j`"
+    )
+
+
 def test_the_cli_refuses_a_running_server(
     imported: tuple[Any, Any], corpus: tuple[list[str], Keyring, Path]
 ) -> None:

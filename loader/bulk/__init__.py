@@ -131,7 +131,7 @@ def _check_target(data: Path, replace: bool) -> bool:
         local_server(data) as (uri, password),
         Neo4jStore.connect(uri, password=password, database=DATABASE) as store,
     ):
-        held = sum(store.counts().nodes.values())
+        held = store.every_node()  # an analyst's own nodes too (their :Note nodes were overwritten)
     if held:
         raise UsageError(
             f"the database in {data} holds {held} nodes: pass --replace to overwrite it, "

@@ -47,6 +47,7 @@ def keyed(var: str, label: str, *, filled: tuple[str, ...] = ()) -> str:
 __all__ = [
     "CLEAR_NODES",
     "CLEAR_RELATIONSHIPS",
+    "COUNT_EVERY_NODE",
     "DELETE_ORPHANS",
     "DELETE_PAPERS",
     "DETACH_PAPERS",
@@ -331,6 +332,10 @@ CLEAR_NODES = """
 MATCH (n)
 CALL (n) { DELETE n } IN TRANSACTIONS OF 10000 ROWS
 """
+
+
+#: Every node, whatever its labels (an analyst's own too): what makes a database not empty.
+COUNT_EVERY_NODE = "MATCH (n) RETURN count(n) AS count"
 
 
 def count_nodes(label: str) -> str:

@@ -286,6 +286,11 @@ class Neo4jStore:
                     f"it had failed: {error}",
                 ) from error
 
+    def every_node(self) -> int:
+        """How many nodes the database holds, of any label (an analyst's own included)."""
+        with self._session("counting nodes") as session:
+            return session.execute_read(lambda tx: _single_count(tx, cypher.COUNT_EVERY_NODE))
+
     def counts(self) -> GraphCounts:
         def read(tx: neo4j.ManagedTransaction) -> GraphCounts:
             nodes = [(label, _single_count(tx, cypher.count_nodes(label))) for label in NODES]
