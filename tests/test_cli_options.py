@@ -24,6 +24,7 @@ from pith_graph.testing.corpus import CorpusInfo, write_corpus
 from pith_graph.testing.identity import SignerIdentity
 
 OLD = b"the file that was there before: left as it is"
+SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 NEO4J_NOWHERE = ("--uri", "bolt://127.0.0.1:9")  # refused before connecting, or unreachable
 
 
@@ -214,6 +215,113 @@ def test_save_and_snapshot_naming_one_file_are_refused(tmp_path: Path, save: str
     _one_line_usage_error(done, f"--save {save} and --snapshot {snapshot} name the same file")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["hard.out", "link.out", "old.out", "sub"]
     assert (tmp_path / "old.out").read_bytes() == OLD
+
+
+def _tree(folder: Path) -> dict[str, bytes | str]:
+    """Every file under ``folder`` and its bytes (a link: its target)."""
+    return {
+        str(path.relative_to(folder)): os.readlink(path) if path.is_symlink() else path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_symlink() or path.is_file()
+    }
+
+
+READS = "names a file this command reads"
+IN_FOLDER = "a later load of the folder would read it as a bundle"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ("load", "v.jsonl", "--save", "v.jsonl"),
+            f"--save 'v.jsonl' {READS} (PATH 'v.jsonl')",
+            id="bundle",
+        ),
+        pytest.param(
+            ("load", "v.jsonl", "--save", "{tmp}/v.jsonl"),
+            f"--save '{{tmp}}/v.jsonl' {READS} (PATH 'v.jsonl')",
+            id="absolute",
+        ),
+        pytest.param(
+            ("load", "v.jsonl", "--snapshot", "hard.jsonl"),
+            f"--snapshot 'hard.jsonl' {READS} (PATH 'v.jsonl')",
+            id="hard-link",
+        ),
+        pytest.param(
+            ("load", "v.jsonl", "--save", "link.json"),
+            f"--save 'link.json' {READS} (PATH 'v.jsonl')",
+            id="symlink",
+        ),
+        pytest.param(
+            ("load", "in", "--trusted-keys", "keys.json", "--save", "./keys.json"),
+            f"--save './keys.json' {READS} (--trusted-keys 'keys.json')",
+            id="trusted-keys",
+        ),
+        pytest.param(
+            ("load", "in", "--registry-keys", "keys.json", "--snapshot", "keys.json"),
+            f"--snapshot 'keys.json' {READS} (--registry-keys 'keys.json')",
+            id="registry-keys",
+        ),
+        pytest.param(
+            (
+                "prune",
+                "--backend",
+                "memory",
+                "--graph",
+                "g.json",
+                "--revoked-keys",
+                "keys.json",
+                "--save",
+                "keys.json",
+            ),
+            f"--save 'keys.json' {READS} (--revoked-keys 'keys.json')",
+            id="prune-revoked-keys",
+        ),
+        pytest.param(
+            ("export", "--password-file", "keys.json", "--save", "keys.json"),
+            f"--save 'keys.json' {READS} (--password-file 'keys.json')",
+            id="export-password-file",
+        ),
+        pytest.param(
+            ("load", "in", "--snapshot", "in/a.json"),
+            f"--snapshot 'in/a.json' is in the input folder 'in': {IN_FOLDER}",
+            id="in-folder",
+        ),
+        pytest.param(
+            ("load", "{tmp}/in", "--save", "in/sub/../sub/new.jsonl.gz"),
+            f"--save 'in/sub/../sub/new.jsonl.gz' is in the input folder '{{tmp}}/in': {IN_FOLDER}",
+            id="new-file-in-sub-folder",
+        ),
+    ],
+)
+def test_a_file_to_write_that_the_command_reads_is_refused(
+    tmp_path: Path, args: tuple[str, ...], message: str
+) -> None:
+    """``--save`` or ``--snapshot`` naming an input bundle, a keys or password file (however
+    spelled), or a bundle's name in an input folder: exit 2 before anything is read, every
+    file as it was. Each was overwritten with the graph, exit 0."""
+    (tmp_path / "in" / "sub").mkdir(parents=True)
+    (tmp_path / "in" / "a.json").write_bytes(SAMPLE_FILES[0].read_bytes())
+    (tmp_path / "v.jsonl").write_bytes(SAMPLE_FILES[0].read_bytes().replace(b"\n", b"") + b"\n")
+    os.link(tmp_path / "v.jsonl", tmp_path / "hard.jsonl")
+    (tmp_path / "link.json").symlink_to("v.jsonl")
+    (tmp_path / "keys.json").write_bytes(OLD)
+    (tmp_path / "g.json").write_bytes(OLD)
+    before = _tree(tmp_path)
+    done = _cli(*(arg.replace("{tmp}", str(tmp_path)) for arg in args), "--json", cwd=tmp_path)
+    ending = ": it would be overwritten" if READS in message else ""
+    _one_line_usage_error(done, message.replace("{tmp}", str(tmp_path)) + ending)
+    assert _tree(tmp_path) == before
+
+
+def test_a_graph_in_an_input_folder_under_a_name_no_load_reads_is_saved(tmp_path: Path) -> None:
+    """Only a name a load of the folder would read is refused there: a snapshot ``.snap`` is not."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "a.json").write_bytes(SAMPLE_FILES[0].read_bytes())
+    done = _cli("load", "in", "--snapshot", "in/g.snap", "--json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "in" / "g.snap").stat().st_size > 0
 
 
 # -- a verification worker that dies -------------------------------------------------------------

@@ -319,12 +319,49 @@ def check_arguments(args: argparse.Namespace) -> None:
     save, snapshot = getattr(args, "save", None), getattr(args, "snapshot", None)
     if save and snapshot and same_file(save, snapshot):
         raise UsageError(f"--save {save} and --snapshot {snapshot} name the same file")
+    for option, target in (("--save", save), ("--snapshot", snapshot)):
+        if target:
+            _refuse_overwriting_inputs(args, option, target)
     memory = getattr(args, "importer_memory", None)
     if memory is not None and not _importer_memory_ok(memory):
         raise UsageError(
             "--importer-memory must be a size in bytes, with k, m or g (2G, 512m, 1000000), "
             f"or a share of the memory from 1% to 99%, not {memory!r}"
         )
+
+
+def _refuse_overwriting_inputs(args: argparse.Namespace, option: str, target: str) -> None:
+    """:class:`UsageError` for a file to write that is one the command reads: a bundle file,
+    a keys file or the password file (however spelled: links, hard links), or a file a later
+    load of an input folder would read as a bundle. Written over, each was lost (exit 0)."""
+    from pith_graph.loader.sources import BUNDLE_SUFFIXES
+
+    inputs = [("PATH", path) for path in getattr(args, "paths", None) or () if path != "-"]
+    for dest in ("trusted_keys", "registry_keys", "revoked_keys", "password_file"):
+        value = getattr(args, dest, None) or []
+        inputs += [
+            (f"--{dest.replace('_', '-')}", path) for path in ([value] if isinstance(value, str) else value)
+        ]
+    spellings = {os.path.abspath(target), os.path.realpath(target)}  # the link and what it names
+    for what, path in inputs:
+        if same_file(target, path):
+            raise UsageError(
+                f"{option} {quoted(target)} names a file this command reads ({what} {quoted(path)}): "
+                "it would be overwritten"
+            )
+        if what != "PATH" or not os.path.isdir(path):
+            continue
+        for folder in {os.path.abspath(path), os.path.realpath(path)}:
+            for name in spellings:
+                if (
+                    name.endswith(BUNDLE_SUFFIXES)
+                    and os.path.commonpath([folder, name]) == folder
+                    and os.path.isdir(os.path.dirname(name))  # else no file can be written there
+                ):
+                    raise UsageError(
+                        f"{option} {quoted(target)} is in the input folder {quoted(path)}: "
+                        "a later load of the folder would read it as a bundle"
+                    )
 
 
 def _importer_memory_ok(text: str) -> bool:
