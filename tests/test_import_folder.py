@@ -181,6 +181,21 @@ def test_a_comma_in_the_folder_is_refused_before_verifying(tmp_path: Path) -> No
 
 
 @pytest.mark.parametrize("option", ["--neo4j-data", "--csv-only"])
+def test_a_folder_whose_name_is_not_utf_8_is_refused_before_verifying(tmp_path: Path, option: str) -> None:
+    """A byte that is not UTF-8 in the folder's name: one line, exit 2, nothing written. With
+    --csv-only it was exit 70 (UnicodeEncodeError) once the CSV files were written, its
+    ``neo4j-admin.args`` left empty and the folder refused at the next run (not empty)."""
+    folder = tmp_path / os.fsdecode(b"cz\xffx")
+    done = run_cli("import", SAMPLES, option, str(folder), "--json")
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        f"pith-graph: error: {option} {tmp_path}/cz\\xffx: neo4j-admin cannot take a path that is "
+        "not UTF-8 (the byte \\xff); choose another folder\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("option", ["--neo4j-data", "--csv-only"])
 @pytest.mark.parametrize("there", ["file", "device"])
 def test_a_file_where_the_folder_goes_is_refused_before_verifying(
     tmp_path: Path, option: str, there: str

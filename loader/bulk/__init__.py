@@ -254,10 +254,19 @@ def _importer_path(path: Path | None, option: str, *, args_file: bool = False) -
     a normalized path"); :class:`UsageError` if it holds what the importer's arguments
     cannot: a comma (it separates the files of ``--nodes`` and ``--relationships``), and in
     an ``@args`` file (``args_file``) whitespace, quotes or a backslash, at which it splits
-    and unquotes; or if it is there but no folder (a file, a device)."""
+    and unquotes; a byte that is not UTF-8 (Java reads a path as UTF-8; the ``@args`` file,
+    written as UTF-8, failed once the CSV files were written: exit 70); or if it is there
+    but no folder (a file, a device)."""
     if path is None:
         return None
     resolved = path.resolve()
+    try:
+        str(resolved).encode()
+    except UnicodeEncodeError as error:  # an undecodable byte of the name, as a lone surrogate
+        raise UsageError(
+            f"{option} {path}: neo4j-admin cannot take a path that is not UTF-8 "
+            f"(the byte \\x{ord(error.object[error.start]) & 0xFF:02x}); choose another folder"
+        ) from None
     refused = ",\"'\\" if args_file else ","
     bad = next((c for c in str(resolved) if c in refused or (args_file and c.isspace())), None)
     if bad is not None:
