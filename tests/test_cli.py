@@ -582,6 +582,47 @@ def test_an_unbuffered_report_in_utf_16_has_one_byte_order_mark(rejected: Path) 
     assert done.stdout.decode("utf-16").count("REJECTED") == 3000
 
 
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1", "ascii:surrogateescape"])
+def test_a_report_in_an_encoding_without_its_characters_escapes_them(
+    tmp_path: Path, encoding: str, unbuffered: bool
+) -> None:
+    """Stdout in ASCII (``PYTHONIOENCODING=ascii``, a terminal in another locale): a rejection
+    that quotes ``é`` or ``…`` (neither in ASCII, ``…`` not in Latin-1) is written escaped,
+    exit 1; it was an internal error (exit 70), the report lost and nothing saved."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    (folder / "é….json").write_bytes(b"x")
+    (folder / "ok.json").write_bytes(SAMPLE_FILES[0].read_bytes())
+    env = {**os.environ, "PYTHONUNBUFFERED": "1" if unbuffered else "", "PYTHONIOENCODING": encoding}
+    name = {"latin-1": r"é\u2026"}.get(encoding, r"\u00e9\u2026")
+    for report in ((), ("--json",)):
+        done = subprocess.run(
+            [sys.executable, "-m", "pith_graph", "verify", str(folder), *report],
+            capture_output=True,
+            timeout=120,
+            check=False,
+            env=env,
+        )
+        assert (done.returncode, done.stderr) == (1, b""), done.stderr
+        text = done.stdout.decode("latin-1")
+        if report:  # JSON still, the same name
+            assert json.loads(text)["rejections"][0]["file"] == str(folder / "é….json")
+        else:
+            assert f"REJECTED {folder}/{name}.json" in text
+    saved = tmp_path / "g.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "pith_graph", "load", str(folder), "--save", str(saved)],
+        capture_output=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert (done.returncode, done.stderr) == (1, b""), done.stderr
+    assert f"REJECTED {folder}/{name}.json" in done.stdout.decode("latin-1")
+    assert len(json.loads(saved.read_bytes())["nodes"]) > 1
+
+
 def test_a_report_to_a_closed_stdout_is_one_line_and_exit_3(rejected: Path) -> None:
     """Started with stdout closed (``>&-``): the report cannot be written, exit 3 (the text
     report ended 0 having said nothing; ``--json``, 70, an internal error)."""

@@ -199,7 +199,8 @@ class _Stdout:
         if stream is not None and type(getattr(stream, "buffer", None)).__name__ == "FileIO":
             with contextlib.suppress(OSError, ValueError, LookupError):
                 # one encoder for the whole output: a byte-order mark once (utf-16), not per write
-                self._encode = codecs.getincrementalencoder(stream.encoding)(stream.errors or "strict").encode
+                errors = _escaping(stream.errors)
+                self._encode = codecs.getincrementalencoder(stream.encoding)(errors).encode
                 self._fd = stream.fileno()
 
     def write(self, text: str) -> int:
@@ -226,6 +227,46 @@ class _Stdout:
         return getattr(self._stream, name)
 
 
+def _escape(error: UnicodeError) -> tuple[str | bytes, int]:
+    """A character stdout's encoding lacks (``é`` or ``…`` in ASCII: ``PYTHONIOENCODING=ascii``,
+    a Latin-1 terminal), written as JSON escapes it (``\\u00e9``, ``\\u2026``), so a ``--json``
+    report stays JSON with the same text: a report that quoted one was an internal error (exit
+    70), the rest of the command lost. A file name's undecodable byte (a lone surrogate; none
+    passes :func:`~pith_graph.errors.printable`) is written as the byte (``surrogateescape``)."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    try:
+        return _SURROGATE_ESCAPE(error)
+    except UnicodeError:
+        pass
+    escaped = []
+    for char in error.object[error.start : error.end]:
+        code = ord(char)
+        if code > 0xFFFF:  # as JSON writes it: a UTF-16 surrogate pair
+            code -= 0x10000
+            escaped.append(f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}")
+        else:
+            escaped.append(f"\\u{code:04x}")
+    return "".join(escaped), error.end
+
+
+_SURROGATE_ESCAPE = codecs.lookup_error("surrogateescape")
+codecs.register_error("pith-graph-escape", _escape)
+
+
+def _escaping(errors: str | None) -> str:
+    """The error handler to write a stream with: its own, unless that fails on a character
+    the encoding lacks (``strict``, ``surrogateescape``)."""
+    return "pith-graph-escape" if errors in (None, "strict", "surrogateescape") else errors
+
+
+def _tolerant(stream: TextIO | None) -> None:
+    """``stream`` (stdout, stderr) writes what its encoding lacks escaped (:func:`_escape`)."""
+    with contextlib.suppress(AttributeError, ValueError, LookupError):
+        if stream is not None and _escaping(stream.errors) != stream.errors:
+            stream.reconfigure(errors=_escaping(stream.errors))  # type: ignore[attr-defined]
+
+
 def _say(line: str) -> None:
     """``line`` on stderr, if stderr can still be written."""
     with contextlib.suppress(OSError):
@@ -249,6 +290,8 @@ def entry() -> NoReturn:
     exits 130, stdout's reader going away (``| head``) 141 quietly, stdout that cannot be
     written 3 with one line; none of them with a traceback."""
     real = sys.stdout  # None when started with stdout closed (``>&-``): writing fails, exit 3
+    _tolerant(real)
+    _tolerant(sys.stderr)
     sys.stdout = typing.cast(TextIO, _Stdout(real))
     try:
         with interrupts_held():  # (a native module interrupted as it initialises may crash)
