@@ -16,6 +16,7 @@ import contextlib
 import copy
 import dataclasses
 import socket
+import stat
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -123,6 +124,7 @@ def imported(
     store = data / "data"
     shared = [p for p in (store, *store.rglob("*")) if p.stat().st_mode & 0o077]
     assert shared == [], f"readable by others: {shared[:5]}"  # as scripts/neo4j keeps a store
+    assert stat.S_IMODE((data / "logs").stat().st_mode) == 0o700  # was 755 (umask 022) before 0.8.8
     server = start_neo4j(data=data)
     yield server, report
     server.script("stop")

@@ -544,12 +544,15 @@ def test_a_new_relative_data_folder_is_private_and_the_server_runs_in_it_with_it
 def test_the_logs_folder_is_private_in_a_data_folder_others_may_read(tmp_path: Path) -> None:
     """A data folder the user made readable by others (mode 755, which the script accepts)
     still gets a private ``logs/``: the launcher's log and the server's (paths, settings) are
-    the owner's. It was created 755 (umask 022) before 0.8.8."""
+    the owner's. It was created 755 (umask 022) before 0.8.8, by this script or an import, and
+    one made so stays 755 unless the script makes it private."""
     record = tmp_path / "record"
     java = recording_java(tmp_path / "java", record)
     data = tmp_path / "shared"
     data.mkdir(mode=0o755)
     data.chmod(0o755)
+    (data / "logs").mkdir()  # as an import before 0.8.8 made it
+    (data / "logs").chmod(0o755)
     base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(free_port())}
     env = {**base, "NEO4J_DATA": str(data), "NEO4J_JAVA": str(java), "NEO4J_CDS": "off", **ports}

@@ -237,7 +237,7 @@ def run_importer(
     ]
     env = {**os.environ, "NEO4J_HOME": str(data)}
     env.pop("NEO4J_CONF", None)
-    log.parent.mkdir(parents=True, exist_ok=True)
+    log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # logs/ as scripts/neo4j makes it
     with private_file(log) as out:  # umask 077: the store private to its owner, as scripts/neo4j keeps it
         code = subprocess.run(
             _dying_with_us(command),
