@@ -43,8 +43,7 @@ from typing import Any
 
 import orjson
 
-from pith_graph.loader.facade import resolve_keyring
-from pith_graph.loader.keyring import Keyring, PinnedKey
+from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES, parse_bundle
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.rows import build_rows
@@ -58,7 +57,8 @@ Json = dict[str, Any]
 
 HIGH = SignerIdentity.from_seed(b"amp-high", key_id="amp-high-key", signer_id="high.invalid")
 LOW = SignerIdentity.from_seed(b"amp-low", key_id="amp-low-key", signer_id="low.invalid")
-KEYRING: Keyring = resolve_keyring(
+# built by hand: HIGH is pinned with the type its events claim, pith_registry, which keys files and resolve_keyring keep for pith.science
+KEYRING: Keyring = default_keyring().with_keys(
     [
         PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id, signer_type=HIGH.signer_type),
         PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id),

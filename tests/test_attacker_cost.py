@@ -15,8 +15,7 @@ import orjson
 import pytest
 
 from pith_graph.errors import BundleError, RejectCode
-from pith_graph.loader.facade import resolve_keyring
-from pith_graph.loader.keyring import PinnedKey
+from pith_graph.loader.keyring import PinnedKey, default_keyring
 from pith_graph.loader.parse import parse_bundle
 from pith_graph.loader.pipeline import MAX_BATCH_ROWS, run
 from pith_graph.loader.rows import PaperRows
@@ -27,7 +26,8 @@ from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 HIGH = SignerIdentity.from_seed(b"cost-high", key_id="cost-high-key", signer_id="high.invalid")
 LOW = SignerIdentity.from_seed(b"cost-low", key_id="cost-low-key", signer_id="low.invalid")
-KEYRING = resolve_keyring(
+# built by hand: HIGH is pinned with the type its events claim, pith_registry, which keys files and resolve_keyring keep for pith.science
+KEYRING = default_keyring().with_keys(
     [
         PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id, signer_type=HIGH.signer_type),
         PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id),

@@ -51,9 +51,8 @@ from test_order_independence import (
     world,
 )
 
-from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyfiles import load_keyring_file
-from pith_graph.loader.keyring import REVOKED_ALWAYS, PinnedKey
+from pith_graph.loader.keyring import REVOKED_ALWAYS, PinnedKey, default_keyring
 from pith_graph.loader.prune import PruneReport, prune_revoked
 from pith_graph.loader.rows import PaperRows, build_rows
 from pith_graph.loader.stores import cypher, neo4j_batch
@@ -66,7 +65,8 @@ from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 STORE_LOG = "pith_graph.loader.stores.neo4j"
 #: KEYRING with LOW's key revoked for all time (the same ranks).
-REVOKING = resolve_keyring(
+# built by hand: HIGH is pinned with the type its events claim, pith_registry, which keys files and resolve_keyring keep for pith.science
+REVOKING = default_keyring().with_keys(
     [
         PinnedKey(s.key_id, s.public_key, s.signer_id, signer_type=s.signer_type)
         for s in (HIGH, HIGH_2, MIDDLE)

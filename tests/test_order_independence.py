@@ -35,8 +35,7 @@ from test_store_behaviour import re_signed
 
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.bulk import bulk_import
-from pith_graph.loader.facade import resolve_keyring
-from pith_graph.loader.keyring import Keyring, PinnedKey
+from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.stores.base import GraphExport, GraphStore
@@ -57,7 +56,8 @@ MIDDLE = SignerIdentity.from_seed(
 )
 LOW = SignerIdentity.from_seed(b"order-low", key_id="order-low-key", signer_id="low.invalid")
 SIGNERS = (HIGH, MIDDLE, LOW)
-KEYRING = resolve_keyring(
+# built by hand: HIGH is pinned with the type its events claim, pith_registry, which keys files and resolve_keyring keep for pith.science
+KEYRING = default_keyring().with_keys(
     [PinnedKey(s.key_id, s.public_key, s.signer_id, signer_type=s.signer_type) for s in (HIGH, HIGH_2)]
     + [PinnedKey(MIDDLE.key_id, MIDDLE.public_key, MIDDLE.signer_id, signer_type=MIDDLE.signer_type)]
     + [PinnedKey(LOW.key_id, LOW.public_key, LOW.signer_id)]

@@ -390,7 +390,10 @@ def fresh(store: GraphStore) -> GraphStore:
 
 
 def signer_keyring(pinned: bool) -> Keyring:
-    return resolve_keyring(
+    """SIGNER pinned (``pinned``) with the type its events claim, ``pith_registry``: a keyring
+    built by hand, as a keys file or ``resolve_keyring`` refuse that type to any signer but
+    ``pith.science``; the stores must still take the keyring's type whatever the order."""
+    return default_keyring().with_keys(
         [
             PinnedKey(s.key_id, s.public_key, s.signer_id, signer_type=s.signer_type if pinned else None)
             for s in (SIGNER, REPUBLISHER)
