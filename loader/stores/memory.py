@@ -27,6 +27,7 @@ from pith_graph.interrupts import interrupts_held
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
 from pith_graph.loader.stores.files import json_bytes, read_node_link, write_beside
+from pith_graph.loader.stores.memory_extras import edge_extras, rewrite_paper, with_extras
 from pith_graph.loader.stores.memory_graph import (
     INTERNED,
     EdgeData,
@@ -290,12 +291,11 @@ class MemoryStore:
         edges: list[tuple[str, str, EdgeData]] = []
         props = _paper_properties(rows)
         old = nodes.get(paper)
+        kept = edge_extras(graph, paper) if old is not None else {}  # a script's, as Neo4j keeps them
         if old is not None:
             touched = self._detach_paper(paper, spellings)
             self._bundles.pop(old[_BUNDLE_SHA256], None)
-            old.clear()
-            old[_LABEL] = PAPER.label
-            old.update(props)
+            rewrite_paper(old, props)
         else:
             new.append((paper, {_LABEL: PAPER.label, **props}))
         self._bundles[rows.bundle_sha256] = sys.intern(rows.paper.bundle_key_id)
@@ -338,7 +338,7 @@ class MemoryStore:
             edges.append((name, paper, self._edge_data({_TYPE: SIGNED.type, **signer.edge_properties()})))
             self._signer_keys[signer.signer_id].update(signer.key_ids)
             touched.add(name)
-        put(graph, new, edges)
+        put(graph, new, with_extras(edges, kept) if kept else edges)
         self._tidy(touched.union(authors), spellings)
 
     def compact(self) -> None:

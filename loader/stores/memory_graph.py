@@ -135,10 +135,10 @@ class EdgeInterner:
 def put(
     graph: nx.DiGraph,
     nodes: Iterable[tuple[str, dict[str, Any]]],
-    edges: Iterable[tuple[str, str, EdgeData]],
+    edges: Iterable[tuple[str, str, dict[str, Any]]],
 ) -> None:
     """Add ``nodes`` (ids not yet in ``graph``, each with its own attribute dict, kept as
-    given) and ``edges`` (between nodes of ``graph``, their attributes shared as given)."""
+    given) and ``edges`` (between nodes of ``graph``, their attributes kept as given)."""
     node, succ, pred = graph._node, graph._succ, graph._pred
     for name, attributes in nodes:
         node[name] = attributes

@@ -1,0 +1,72 @@
+"""A script's own properties on a paper the in-memory store writes again, kept as Neo4j keeps
+an analyst's (``neo4j_batch``: ``SET p += props`` and ``EDGE_EXTRAS``): on the Paper node, and
+on each of the paper's edges written again (same ends, same type). The graph's own properties,
+those its schema declares, are the newer bundle's alone (one it lacks is removed).
+
+A property is a script's when its label's or type's schema does not declare it. Edges with
+none share their read-only attributes (:class:`.memory_graph.EdgeData`); an edge that keeps a
+script's properties has a plain dict of its own, as the script's annotated copy had."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import networkx as nx
+
+from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER, RELATIONSHIPS, TYPE_ATTRIBUTE
+
+__all__ = ["EdgeExtras", "edge_extras", "rewrite_paper", "with_extras"]
+
+#: A Paper's own attributes: its label and its schema's properties.
+_PAPER_OWN = frozenset((LABEL_ATTRIBUTE, *PAPER.property_names))
+#: Each relationship type's own attributes: its type and its schema's properties.
+_EDGE_OWN = {
+    kind: frozenset((TYPE_ATTRIBUTE, *(p.name for p in spec.properties)))
+    for kind, spec in RELATIONSHIPS.items()
+}
+
+#: (start, end) -> (type, a script's properties on that edge).
+EdgeExtras = dict[tuple[str, str], tuple[str, dict[str, Any]]]
+
+
+def rewrite_paper(data: dict[str, Any], props: Mapping[str, Any]) -> None:
+    """Give a stored Paper's attributes ``props`` (its label too), keeping a script's own."""
+    mine = data.keys() - _PAPER_OWN  # (a set difference: quick, and most often empty)
+    kept = {name: data[name] for name in mine} if mine else None
+    data.clear()
+    data[LABEL_ATTRIBUTE] = PAPER.label
+    data.update(props)
+    if kept:
+        data.update(kept)
+
+
+def edge_extras(graph: nx.DiGraph, paper: str) -> EdgeExtras:
+    """A script's properties on ``paper``'s edges (none: ``{}``), before they are removed.
+    Read from the adjacency dicts: networkx's edge views cost more than the rest of the look."""
+    found: EdgeExtras = {}
+    own, kind = _EDGE_OWN, TYPE_ATTRIBUTE  # (locals: a rewrite looks at every edge of its paper)
+    for start, data in graph._pred[paper].items():
+        if not data.keys() <= own[data[kind]]:
+            found[start, paper] = _extra(data)
+    for end, data in graph._succ[paper].items():
+        if not data.keys() <= own[data[kind]]:
+            found[paper, end] = _extra(data)
+    return found
+
+
+def _extra(data: Mapping[str, Any]) -> tuple[str, dict[str, Any]]:
+    kind = data[TYPE_ATTRIBUTE]
+    return kind, {name: data[name] for name in data.keys() - _EDGE_OWN[kind]}
+
+
+def with_extras(edges: Sequence[tuple[str, str, Any]], extras: EdgeExtras) -> list[tuple[str, str, Any]]:
+    """``edges`` (start, end, shared attributes), each written again with a script's
+    properties on it (same ends and type) in a dict of its own."""
+    kept = []
+    for start, end, data in edges:
+        extra = extras.get((start, end))
+        if extra is not None and extra[0] == data[TYPE_ATTRIBUTE]:
+            data = {**data, **extra[1]}
+        kept.append((start, end, data))
+    return kept
