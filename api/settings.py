@@ -70,6 +70,28 @@ NEO4J_SERVES_ITS_DATABASE = (
 )
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
+
+def _as_browsers_send(origin: str) -> str:
+    """``origin`` as a browser's ``Origin`` header spells it (host in lower case, no :80 on
+    http nor :443 on https; a port past 65535 is no port: ``"?"``), which CORS compares
+    exactly.
+
+    >>> _as_browsers_send("https://App.Example.org:443"), _as_browsers_send("http://[::1]:8080")
+    ('https://app.example.org', 'http://[::1]:8080')
+    """
+    scheme, _, host = origin.partition("://")
+    host = host.lower()
+    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
+    if colon and port.isascii() and port.isdigit() and name:
+        number = int(port)
+        if not 0 < number <= 65535:
+            return f"{scheme}://{name}:?"
+        if (scheme, number) in (("http", 80), ("https", 443)):
+            return f"{scheme}://{name}"
+        return f"{scheme}://{name}:{number}"  # no leading zeros
+    return f"{scheme}://{host}"
+
+
 _SWITCHES = {
     "0": False,
     "false": False,
@@ -171,6 +193,11 @@ class ServerSettings:
             if origin != "*" and not _ORIGIN.fullmatch(origin):
                 raise UsageError(
                     f"PITH_API_CORS_ORIGINS: {origin!r} is not an origin (scheme://host[:port], no path)"
+                )
+            if origin != "*" and (sent := _as_browsers_send(origin)) != origin:
+                raise UsageError(  # compared exactly: it would never match, and nothing said so
+                    f"PITH_API_CORS_ORIGINS: {origin!r} is not an origin a browser sends "
+                    f"(host in lower case, no default port): write {sent!r}"
                 )
         if not self.cache_control.isascii() or not self.cache_control.isprintable():
             raise UsageError("PITH_API_CACHE_CONTROL must be printable ASCII")

@@ -112,7 +112,15 @@ BAD: list[Any] = [
             "PITH_API_MAX_HEADER_BYTES": ["64KiB", "100"],
             "PITH_API_SEND_TIMEOUT_SECONDS": ["0", "nan", "inf", "1e400", "\uff15"],  # ５
             "PITH_API_MAX_CONNECTIONS": ["0", "1.5"],
-            "PITH_API_CORS_ORIGINS": ["https://a.example/path"],
+            "PITH_API_CORS_ORIGINS": [
+                "https://a.example/path",
+                # never sent by a browser, so never matched (accepted before 0.8.8)
+                "http://App.Example.org",
+                "https://app.example.org:443",
+                "http://app.example.org:80",
+                "http://app.example.org:99999",
+                "http://app.example.org:08080",
+            ],
             "PITH_API_CACHE_CONTROL": ["max-age=60\x07", "public, max-âge=60"],
             "PITH_API_MAX_DEPTH": ["abc", "0", "2.5"],
             "PITH_API_MAX_ALIASES": ["abc", "0"],
@@ -257,3 +265,16 @@ def test_the_defaults_the_readme_gives_in_its_text_are_the_code_s() -> None:
     assert stated(r"`PITH_API_CACHE_CONTROL` \(default `([^`]+)`") == DEFAULT.cache_control
     assert stated(r"\| (\d+) \| `PITH_API_MAX_CONNECTIONS` \|") == str(DEFAULT.max_connections)
     assert f"serve on {DEFAULT.host}:{DEFAULT.port} (--host, --port)" in readme
+
+
+def test_an_origin_a_browser_does_not_send_is_refused_with_the_one_it_does() -> None:
+    with pytest.raises(UsageError) as raised:
+        ServerSettings.from_env({"PITH_API_CORS_ORIGINS": "https://a.example, https://App.Example.org:443"})
+    assert str(raised.value) == (
+        "PITH_API_CORS_ORIGINS: 'https://App.Example.org:443' is not an origin a browser sends "
+        "(host in lower case, no default port): write 'https://app.example.org'"
+    )
+    origins = "http://localhost:8080,http://[::1]:3000,https://app.example.org"
+    assert ServerSettings.from_env({"PITH_API_CORS_ORIGINS": origins}).cors_origins == tuple(
+        origins.split(",")
+    )
