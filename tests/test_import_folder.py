@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import fcntl
 import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from pith_graph.errors import StoreError, UsageError
+from pith_graph.loader import bulk
 from pith_graph.loader.bulk import _importer_path, bulk_import, recovery
 from pith_graph.loader.bulk.neo4j_admin import _tail
 from pith_graph.loader.bulk.recovery import import_lock, mark_incomplete, private_file
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
+from pith_graph.loader.keyring import default_keyring
 from pith_graph.testing import run_cli
 
 
@@ -243,3 +247,90 @@ def test_the_lock_goes_with_the_import(tmp_path: Path) -> None:
     assert not any(data.iterdir())
     with import_lock(data):  # and the next one takes it
         pass
+
+
+def _planting_while_verifying(monkeypatch: pytest.MonkeyPatch, plant: Callable[[], None]) -> list[int]:
+    """Run ``plant`` as the bundles start to be verified (after the checks of the folders):
+    what another user could do meanwhile. Returns a list that counts the bundles read."""
+    read: list[int] = []
+    original = bulk.parts
+
+    def parts(*args: Any, **kwargs: Any) -> Iterator[Any]:
+        plant()
+        for seen, results in original(*args, **kwargs):
+            read.append(seen)
+            yield seen, results
+
+    monkeypatch.setattr(bulk, "parts", parts)
+    return read
+
+
+def test_a_link_planted_in_the_csv_folder_while_verifying_is_not_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The --csv-only folder, missing at the checks, was made only once every bundle was
+    verified (and accepted if someone else had made it meanwhile): a link planted in it had
+    its target overwritten. It is made before a bundle is verified now, and no file is written
+    through a link or one already there."""
+    out, victim = tmp_path / "out", tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+
+    def plant() -> None:
+        out.mkdir(exist_ok=True)
+        (out / "paper.header.csv").symlink_to(victim)
+
+    _planting_while_verifying(monkeypatch, plant)
+    with pytest.raises(StoreError, match=r"cannot write .*paper\.header\.csv \(a link: never followed\)"):
+        bulk_import([SAMPLES], keyring=default_keyring(), data=None, csv_only=out, workers=1)
+    assert victim.read_text() == "precious\n"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a folder to another user needs root")
+def test_a_csv_folder_another_user_made_after_the_checks_is_refused_before_verifying(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    original = bulk._check_csv_folder
+
+    def checked_then_made(folder: Path) -> None:
+        original(folder)
+        out.mkdir()
+        os.chown(out, 65534, 65534)
+
+    monkeypatch.setattr(bulk, "_check_csv_folder", checked_then_made)
+    read = _planting_while_verifying(monkeypatch, lambda: None)
+    with pytest.raises(UsageError, match="is owned by another user"):
+        bulk_import([SAMPLES], keyring=default_keyring(), data=None, csv_only=out, workers=1)
+    assert read == [] and not any(out.iterdir())
+
+
+@pytest.mark.parametrize(
+    ("owner", "mode", "refused"),
+    [
+        (65534, 0o755, "is owned by another user (uid 65534), who could replace the folder"),
+        (0, 0o777, "is writable by group or others (mode 777) without the sticky bit"),
+        (0, 0o1777, None),  # as /tmp: others cannot rename or remove what is ours there
+    ],
+    ids=["another-user-s", "writable", "sticky"],
+)
+def test_the_folder_the_csv_folder_is_made_in_is_checked(
+    tmp_path: Path, owner: int, mode: int, refused: str | None
+) -> None:
+    """The --csv-only folder's parent (where its hidden work folder goes too) was never
+    checked: another user's was accepted, who could swap the CSV folder for their own."""
+    if owner != os.geteuid() and os.geteuid() != 0:
+        pytest.skip("giving a folder to another user needs root")
+    parent = tmp_path / "own"
+    parent.mkdir()
+    parent.chmod(mode)
+    os.chown(parent, owner, owner)
+    done = run_cli("import", SAMPLES, "--csv-only", str(parent / "sub"), "--json")
+    if refused is None:
+        assert done.returncode == 0, done.stderr
+        assert (parent / "sub" / "neo4j-admin.args").is_file()
+        return
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == f"pith-graph: error: --csv-only {parent / 'sub'}: {parent} {refused}: " + (
+        "name one in a folder of yours\n" if owner != 0 else "name a folder elsewhere\n"
+    )
+    assert not any(parent.iterdir())

@@ -26,15 +26,16 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
-from pith_graph.errors import StoreError, UsageError
+from pith_graph.errors import StoreError, UsageError, printable
 from pith_graph.loader.bulk.csvfiles import ARRAY_DELIMITER
-from pith_graph.loader.bulk.merge import write_csv
+from pith_graph.loader.bulk.merge import new_file, write_csv
 from pith_graph.loader.bulk.neo4j_admin import (
     DATABASE,
     IMPORTER_OPTIONS,
@@ -200,6 +201,8 @@ def bulk_import(
                 _check_csv_folder(csv_only)
             overwrite = _check_target(data, replace) if data is not None and csv_only is None else False
             base.mkdir(parents=True, exist_ok=True)
+            if csv_only is not None and _claim_csv_folder(csv_only):
+                made.insert(0, csv_only)  # removed again if it is left empty
             work = stack.enter_context(locked_work_folder(base))
             spill = work / "spill"
             spill.mkdir()
@@ -230,7 +233,8 @@ def bulk_import(
             args = [*csv.importer_args(), read_buffer_option(limits.max_bytes)]
             if csv_only is not None:
                 options = [*args, *IMPORTER_OPTIONS]
-                (csv_only / "neo4j-admin.args").write_text("\n".join(options) + "\n")
+                with new_file(csv_only / "neo4j-admin.args") as out:
+                    out.write(("\n".join(options) + "\n").encode())
                 report.csv_folder = str(csv_only)
             elif report.inserted:
                 assert data is not None
@@ -288,6 +292,37 @@ def _check_csv_folder(folder: Path) -> None:
     check_data_folder(folder, "--csv-only")
     if folder.is_dir() and next(folder.iterdir(), None) is not None:
         raise UsageError(f"--csv-only {folder} is not empty: name a new or empty folder")
+
+
+def _claim_csv_folder(folder: Path) -> bool:
+    """Make the ``--csv-only`` folder (mode 755: the Docker importer reads it as another user)
+    before a bundle is verified, or take the empty one the checks found; return whether it was
+    made here. Refused: a folder made in one another user owns or may write in without the
+    sticky bit (they could swap it), and one that is not the checked, empty folder of ours (made
+    meanwhile by someone else: its files or links were written through, its rows imported)."""
+    parent = folder.parent
+    above = parent.stat()
+    if above.st_uid not in (os.geteuid(), 0):
+        raise UsageError(
+            f"--csv-only {printable(str(folder))}: {printable(str(parent))} is owned by another user "
+            f"(uid {above.st_uid}), who could replace the folder: name one in a folder of yours"
+        )
+    if above.st_mode & 0o022 and not above.st_mode & stat.S_ISVTX:
+        raise UsageError(
+            f"--csv-only {printable(str(folder))}: {printable(str(parent))} is writable by group or others "
+            f"(mode {above.st_mode & 0o777:o}) without the sticky bit: name a folder elsewhere"
+        )
+    try:
+        folder.mkdir(mode=0o755)
+        made = True
+    except FileExistsError:
+        made = False
+    if not stat.S_ISDIR(folder.lstat().st_mode):  # a link or a file put there since the checks
+        raise UsageError(f"--csv-only {printable(str(folder))} is not a folder")
+    check_data_folder(folder, "--csv-only")  # made by another user since the checks: refused
+    if not made and next(folder.iterdir(), None) is not None:
+        raise UsageError(f"--csv-only {printable(str(folder))} is not empty: name a new or empty folder")
+    return made
 
 
 def _missing_folders(path: Path) -> list[Path]:

@@ -19,6 +19,7 @@ Each process holds one partition at a time, whatever the input size.
 
 from __future__ import annotations
 
+import os
 import zlib
 from collections import Counter
 from collections.abc import Callable
@@ -28,16 +29,31 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from pith_graph.errors import StoreError, StoreErrorCode, printable
 from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, alias_id, line
 from pith_graph.loader.bulk.spill import read_partition
 from pith_graph.loader.stores.names import settle
 from pith_graph.loader.stores.rules import Outcome, plan_batch
 from pith_graph.loader.workers import in_processes
 
-__all__ = ["CsvFiles", "write_csv"]
+__all__ = ["CsvFiles", "new_file", "write_csv"]
 
 #: A record's node rows, in order (its edges of EDGE_TARGETS, in the same order, reach them).
 _AUTHOR, _CATEGORY, _ALIAS, _SIGNER = 0, 1, 2, 3
+
+
+def new_file(path: Path) -> BinaryIO:
+    """``path`` created for writing; a file or link already there is refused, never reused or
+    followed (:class:`StoreError` ``write_failed``): one planted in a ``--csv-only`` folder had
+    its target overwritten, or its rows read by the importer."""
+    try:
+        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        link = " (a link: never followed)" if os.path.islink(path) else ""
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED, f"cannot write {printable(str(path))}{link}: {err.strerror or err}"
+        ) from err
+    return os.fdopen(handle, "wb", buffering=1 << 20)
 
 
 @dataclass
@@ -53,7 +69,8 @@ class CsvFiles:
     def write_headers(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         for target in TARGETS:
-            (self.folder / f"{target.name}.header.csv").write_text(target.header + "\n", encoding="utf-8")
+            with new_file(self.folder / f"{target.name}.header.csv") as out:
+                out.write(target.header.encode() + b"\n")
 
     def add(self, share: _Share) -> None:
         """Count in a process's share (its counts and data files)."""
@@ -98,7 +115,7 @@ class _Share:
         if handle is None:
             name = f"{TARGETS[index].name}{'.multiline' if multiline else ''}.{self.tag}.csv"
             self.files[(index, multiline)] = self.folder / name
-            handle = self._open[(index, multiline)] = open(self.folder / name, "ab", buffering=1 << 20)  # noqa: SIM115
+            handle = self._open[(index, multiline)] = new_file(self.folder / name)
         handle.write(data)
 
     def close(self) -> None:
