@@ -334,3 +334,22 @@ def test_the_folder_the_csv_folder_is_made_in_is_checked(
         "name one in a folder of yours\n" if owner != 0 else "name a folder elsewhere\n"
     )
     assert not any(parent.iterdir())
+
+
+def test_a_bad_import_heap_is_refused_before_verifying(tmp_path: Path) -> None:
+    """NEO4J_IMPORT_HEAP=abc reached the importer's JVM once every bundle was verified: exit 3,
+    "A fatal exception has occurred", and the folder marked as an interrupted import."""
+    data = tmp_path / "data"
+    done = run_cli("import", SAMPLES, "--neo4j-data", str(data), env={"NEO4J_IMPORT_HEAP": "abc"})
+    assert (done.returncode, done.stdout) == (2, ""), done.stderr
+    assert done.stderr == (
+        "pith-graph: error: NEO4J_IMPORT_HEAP (the importer's JVM heap, -Xmx) must be a size in bytes, "
+        "with k, m, g or t (1g, 512m), not 'abc'\n"
+    )
+    assert not data.exists()
+
+
+def test_the_jvm_s_own_last_words_are_no_cause() -> None:
+    output = "Invalid maximum heap size: -Xmxabc\nError: Could not create the Java Virtual Machine.\n"
+    output += "Error: A fatal exception has occurred. Program will exit.\n"
+    assert _tail(output) == "Invalid maximum heap size: -Xmxabc"

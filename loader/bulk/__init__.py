@@ -354,7 +354,7 @@ def _build_database(
         args,
         overwrite=overwrite,
         threads=threads,
-        heap=os.environ.get("NEO4J_IMPORT_HEAP", "1g"),
+        heap=os.environ.get("NEO4J_IMPORT_HEAP") or "1g",  # checked by the CLI (cli.options)
         memory=memory,
         report_file=work / "import.report",
         log=data / "logs" / "import.log",

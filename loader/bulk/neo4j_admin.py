@@ -115,7 +115,13 @@ def _lib(script: Path, data: Path) -> Path:
 
 #: Lines a failing command prints last that say nothing of why: neo4j-admin's hint, and
 #: ``scripts/neo4j``'s own last word after the line that gives the cause.
-_SAY_NOTHING = ("Run with '--verbose' for a more detailed error message.", "neo4j: stopped")
+#: and the JVM's own after a bad option (``Invalid maximum heap size: -Xmxabc`` comes first).
+_SAY_NOTHING = (
+    "Run with '--verbose' for a more detailed error message.",
+    "neo4j: stopped",
+    "Error: Could not create the Java Virtual Machine.",
+    "Error: A fatal exception has occurred. Program will exit.",
+)
 
 
 def _tail(text: str) -> str:

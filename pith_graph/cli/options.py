@@ -296,6 +296,8 @@ _PATHS = {
     "neo4j_data": "--neo4j-data",
     "password_file": "--password-file",
 }
+#: What the JVM's ``-Xmx`` takes (``NEO4J_IMPORT_HEAP``): bytes, with an optional k, m, g or t.
+_IMPORT_HEAP = re.compile(r"([0-9]+)([kmgt]?)", re.IGNORECASE)
 #: What neo4j-admin's ``--max-off-heap-memory`` takes: bytes, with an optional k, m or g, or a
 #: share of the memory from 1% to 99% (checked against neo4j-admin 5.26).
 _IMPORTER_MEMORY = re.compile(r"(?:([0-9]+)([kmg]?)|([0-9]+)%)", re.IGNORECASE)  # ASCII digits only
@@ -328,6 +330,17 @@ def check_arguments(args: argparse.Namespace) -> None:
             "--importer-memory must be a size in bytes, with k, m or g (2G, 512m, 1000000), "
             f"or a share of the memory from 1% to 99%, not {memory!r}"
         )
+    heap = os.environ.get("NEO4J_IMPORT_HEAP") or None
+    if memory is not None and heap is not None and not getattr(args, "csv_only", None) and not _heap_ok(heap):
+        raise UsageError(  # else found by the importer's JVM once every bundle was verified (exit 3)
+            f"NEO4J_IMPORT_HEAP (the importer's JVM heap, -Xmx) must be a size in bytes, with k, m, g or t "
+            f"(1g, 512m), not {quoted(heap)}"
+        )
+
+
+def _heap_ok(text: str) -> bool:
+    found = _IMPORT_HEAP.fullmatch(text)
+    return found is not None and 1 <= int(found[1]) << (10 * " kmgt".index(found[2].lower() or " ")) < 1 << 63
 
 
 def _refuse_overwriting_inputs(args: argparse.Namespace, option: str, target: str) -> None:
