@@ -10,11 +10,9 @@ from collections.abc import Callable
 from contextlib import suppress
 from contextvars import ContextVar
 
-import orjson
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pith_graph.api.coded_errors import error_body
-from pith_graph.api.http import GRAPHQL_RESPONSE, accept_of, replay, wants_graphql_response
+from pith_graph.api.http import accept_of, coded_refusal, replay
 
 __all__ = ["GONE", "Gone", "Guard", "when_gone"]
 
@@ -94,22 +92,12 @@ class Guard:
         """Answer an error, in the media type the client asked for (``accept``), as the view
         answers its own refusals (:func:`~pith_graph.api.http.negotiate`: graphql-response+json
         has no ``data`` entry), and close the connection."""
-        answer = error_body(message, code)
-        media_type = b"application/json"
-        if wants_graphql_response(accept):
-            answer.pop("data")
-            media_type = GRAPHQL_RESPONSE.encode()
-        body = orjson.dumps(answer)
+        headers, body = coded_refusal(message, code, accept)
         await send(
             {
                 "type": "http.response.start",
                 "status": status,
-                "headers": [
-                    (b"content-type", media_type),
-                    (b"content-length", str(len(body)).encode()),
-                    (b"vary", b"Accept"),
-                    (b"connection", b"close"),
-                ],
+                "headers": [*headers, (b"connection", b"close")],
             }
         )
         await send({"type": "http.response.body", "body": body})

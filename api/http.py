@@ -44,6 +44,7 @@ __all__ = [
     "GRAPHQL_RESPONSE",
     "ETags",
     "accept_of",
+    "coded_refusal",
     "is_json_request",
     "json_refusal",
     "negotiate",
@@ -141,6 +142,25 @@ def _quality(accept: str) -> dict[str, float]:
         if media:
             found[media.lower()] = max(q, found.get(media.lower(), 0.0))
     return found
+
+
+def coded_refusal(message: str, code: str, accept: str | None) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """Headers and body of an error answered before the GraphQL view (the guard's 408/413, a
+    connection over the cap's 503), as the view answers its own: in the media type ``accept``
+    asks for (graphql-response+json has no ``data`` entry), ``Vary: Accept``, ``no-store``."""
+    answer = error_body(message, code)
+    media_type = b"application/json"
+    if wants_graphql_response(accept):
+        answer.pop("data")
+        media_type = GRAPHQL_RESPONSE.encode()
+    body = orjson.dumps(answer)
+    headers = [
+        (b"content-type", media_type),
+        (b"content-length", str(len(body)).encode()),
+        (b"vary", b"Accept"),
+        (b"cache-control", b"no-store"),
+    ]
+    return headers, body
 
 
 def accept_of(headers: Sequence[tuple[bytes, bytes]]) -> str | None:

@@ -34,10 +34,9 @@ from collections.abc import Callable
 from typing import Any
 
 import h11
-import orjson
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from pith_graph.api.coded_errors import error_body
+from pith_graph.api.http import accept_of, coded_refusal
 
 __all__ = [
     "DEFAULT_MAX_HEAD_BYTES",
@@ -165,22 +164,16 @@ class HeadSize:
         return _plain(b"414 URI Too Long", message.encode())
 
 
-_TOO_MANY = orjson.dumps(
-    error_body("The server has too many connections open: try again shortly.", "SERVICE_UNAVAILABLE")
-)
+_TOO_MANY = "The server has too many connections open: try again shortly."
 
 
 async def too_many_connections(scope: Any, receive: Any, send: Any) -> None:
-    """The ASGI app of a connection over the cap: each request answered 503 (coded JSON),
-    then the connection closed."""
-    headers = [
-        (b"content-type", b"application/json"),
-        (b"content-length", str(len(_TOO_MANY)).encode()),
-        (b"retry-after", b"1"),
-        (b"connection", b"close"),
-    ]
+    """The ASGI app of a connection over the cap: each request answered 503 (coded JSON, in
+    the media type it accepts, as the guard's refusals), then the connection closed."""
+    headers, body = coded_refusal(_TOO_MANY, "SERVICE_UNAVAILABLE", accept_of(scope.get("headers", ())))
+    headers += [(b"retry-after", b"1"), (b"x-content-type-options", b"nosniff"), (b"connection", b"close")]
     await send({"type": "http.response.start", "status": 503, "headers": headers})
-    await send({"type": "http.response.body", "body": _TOO_MANY})
+    await send({"type": "http.response.body", "body": body})
 
 
 class _Bounded(asyncio.Protocol):

@@ -251,8 +251,9 @@ def test_the_send_deadline_drops_a_stalled_reader_not_a_slow_steady_one(
 # -- a cap on connections ---------------------------------------------------------------------------
 
 
-def _get_healthz(sock: socket.socket, origin: str | None = None) -> bytes:
+def _get_healthz(sock: socket.socket, origin: str | None = None, accept: str | None = None) -> bytes:
     sent = b"" if origin is None else f"Origin: {origin}\r\n".encode()
+    sent += b"" if accept is None else f"Accept: {accept}\r\n".encode()
     sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\n" + sent + b"\r\n")
     received = b""
     while b"\r\n\r\n" not in received or not received.endswith(b"}"):
@@ -274,10 +275,19 @@ def test_connections_beyond_the_cap_are_answered_503(served_strict: tuple[str, i
         # answered every request 503 while the count was over: idle sockets shut all out).
         for sock in kept:
             assert _get_healthz(sock).startswith(b"HTTP/1.1 200 ")
-        refused = _get_healthz(extra, ORIGIN)
+        refused = _get_healthz(extra, ORIGIN, "application/graphql-response+json")
         assert refused.startswith(b"HTTP/1.1 503 "), refused
         head, _, body = refused.partition(b"\r\n\r\n")
         assert b"retry-after: 1" in head.lower()
+        # As the guard's refusals (since 0.8.8; it was application/json, no Vary, no no-store)
+        for line in (
+            b"content-type: application/graphql-response+json",
+            b"vary: accept",
+            b"cache-control: no-store",
+            b"x-content-type-options: nosniff",
+        ):
+            assert line in head.lower(), head
+        assert "data" not in orjson.loads(body)
         # A page of another origin allowed in may read it (it saw a CORS failure, not the 503).
         assert f"access-control-allow-origin: {ORIGIN}".encode() in head.lower()
         assert orjson.loads(body)["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"

@@ -260,6 +260,8 @@ def test_a_body_too_large_is_refused_as_the_view_refuses(memory_api: Api, accept
     assert (guard.status_code, view.status_code) == (413, 400)
     assert guard.headers["content-type"] == view.headers["content-type"]
     assert guard.headers["vary"] == view.headers["vary"] == "Accept"
+    assert guard.headers["cache-control"] == "no-store"  # since 0.8.8
+    assert guard.headers["x-content-type-options"] == "nosniff"
     assert sorted(guard.json()) == sorted(view.json())
     assert guard.json()["errors"][0]["extensions"]["code"] == "LIMIT_EXCEEDED"
 
