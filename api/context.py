@@ -59,6 +59,7 @@ from pith_graph.api.reads.records import (
     SignatureRecord,
     SignerRanks,
     SignerRecord,
+    ranks_of,
 )
 from pith_graph.api.reads.torn import TornRead
 from pith_graph.api.request_loader import RequestLoader
@@ -110,7 +111,7 @@ class Context:
         self.planned = planned
         self.keys = keys
         #: Their ranks (:meth:`rank`): a reader reads whole only the best signer's papers.
-        self.ranks: SignerRanks = tuple(sorted((key_id, info.rank) for key_id, info in keys.items()))
+        self.ranks: SignerRanks = ranks_of(keys)  # once per keyring
         self._lanes = run if isinstance(run, ThreadRunner) else None
         self._lane: asyncio.Future[Lane] | None = None
         self._calls: list[Future[Any]] = []  # what was sent to the lane

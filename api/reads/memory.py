@@ -42,6 +42,7 @@ from pith_graph.api.reads.memory_view import (
 )
 from pith_graph.api.reads.records import (
     EVERYTHING,
+    NO_RANKS,
     AliasRecord,
     AuthorPage,
     AuthorRecord,
@@ -171,7 +172,7 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
         return result
 
     def papers_by_identifiers(
-        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = ()
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = NO_RANKS
     ) -> dict[IdentifierKey, list[PaperRow]]:
         return {key: list(of_best_signer(self._named(*key), ranks)) for key in keys}
 

@@ -37,6 +37,7 @@ from pith_graph.api.reads.neo4j_rows import author, author_list, category, categ
 from pith_graph.api.reads.neo4j_session import OneTransaction, RequestStatements
 from pith_graph.api.reads.records import (
     EVERYTHING,
+    NO_RANKS,
     AliasRecord,
     AuthorPage,
     AuthorRecord,
@@ -201,7 +202,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         return {key: found.get(key, []) for key in unique}
 
     def papers_by_identifiers(
-        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = ()
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = NO_RANKS
     ) -> dict[IdentifierKey, list[PaperRow]]:
         if not keys:
             return {}
@@ -210,7 +211,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         rows = self._rows(
             cypher.READ_PAPERS_BY_IDENTIFIERS[embed],
             keys=[{"kind": k, "value": v} for k, v in unique],
-            ranks=dict(ranks),
+            ranks=ranks.rank,
             unranked=UNRANKED,
             **params,
         )

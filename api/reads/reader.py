@@ -47,6 +47,7 @@ from typing import Protocol, runtime_checkable
 from pith_graph.api.reads.discovery import DiscoveryReads
 from pith_graph.api.reads.records import (
     EVERYTHING,
+    NO_RANKS,
     AliasRecord,
     AuthorCount,
     AuthorPage,
@@ -91,7 +92,7 @@ class GraphReader(DiscoveryReads, Protocol):
         ``shortPithNumber`` or an alias kind. Values match exactly."""
 
     def papers_by_identifiers(
-        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = ()
+        self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = NO_RANKS
     ) -> dict[IdentifierKey, list[PaperRow]]:
         """The papers each key names (as :meth:`resolve_identifiers`), newest version first
         (:func:`~pith_graph.api.reads.records.version_key`, descending): only those of its

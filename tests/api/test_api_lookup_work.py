@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import orjson
 import pytest
 from apitest import Api, served
@@ -32,7 +33,7 @@ from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
-from pith_graph.api.reads.records import version_key
+from pith_graph.api.reads.records import ranks_of, version_key
 from pith_graph.api.schema import build_schema
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
@@ -303,6 +304,16 @@ def test_a_lookup_reads_whole_only_the_highest_ranked_signers_papers(
         assert returned  # the count saw the statements
         assert sum(returned) < len(BIG), returned  # was more than CLAIMANTS × len(BIG)
     # The reader, given the ranks, answers with the chosen signer's papers alone.
-    ranks = tuple((key_id, info.rank) for key_id, info in key_infos(KEYRING).items())
-    found = claimed.papers_by_identifiers([("doi", JOURNAL)], ranks=ranks)
+    found = claimed.papers_by_identifiers([("doi", JOURNAL)], ranks=ranks_of(key_infos(KEYRING)))
     assert [p.title for p in found[("doi", JOURNAL)]] == [Q.title]
+
+
+def test_the_ranks_of_a_keyring_are_made_once_not_per_request() -> None:
+    """Each request's context sorted every pinned key into its ranks, and each identifier
+    made a dict of them again: with 20,000 pinned keys a lookup of 500 identifiers took
+    0.7 s (0.006 s without). The ranks are one object per keyring, found by identity."""
+    keys = key_infos(KEYRING)
+    first = Context(MemoryReader(nx.DiGraph()), RequestLimits(), keys, run_inline)
+    second = Context(MemoryReader(nx.DiGraph()), RequestLimits(), keys, run_inline)
+    assert first.ranks is second.ranks
+    assert dict(first.ranks.rank) == {key_id: info.rank for key_id, info in keys.items()}
