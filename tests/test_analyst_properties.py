@@ -207,3 +207,22 @@ def test_a_replaced_load_keeps_a_scripts_properties_on_the_paper_and_the_edges_i
     assert _own(store.export()) == _own(fresh)
     if isinstance(store, MemoryStore):
         check_built(store.graph)  # saved and loaded into as any graph a load built
+
+
+def test_an_edge_of_a_type_the_schema_does_not_know_goes_with_the_paper_it_touches(tmp_path: Path) -> None:
+    """``MemoryStore(G)`` takes a script's graph as given: an edge of its own type (or of none)
+    on a paper written again stopped the load with a bare ``KeyError: 'REVIEWED_BY'`` (the
+    look for a script's properties assumed the schema's types); it goes with the paper's
+    edges, as it did before 0.8.8."""
+    memory = MemoryStore()
+    _load(memory, tmp_path, V1)
+    paper = next(n for n, label in memory.graph.nodes(data=LABEL_ATTRIBUTE) if label == "Paper")
+    author = node_id("Author", "kim q")
+    memory.graph.add_edge(paper, author, type="REVIEWED_BY", note="x")
+    alias = node_id("Alias", "arxiv", V1.arxiv_id)
+    memory.graph.add_edge(paper, alias, note="no type")
+    store = MemoryStore(memory.graph)
+    _load(store, tmp_path, NEWER)
+    assert store.graph.nodes[paper]["builtAt"] == NEWER.built_at
+    assert not store.graph.has_edge(paper, author) and not store.graph.has_edge(paper, alias)
+    assert store.graph[author][paper][TYPE_ATTRIBUTE] == "AUTHORED"

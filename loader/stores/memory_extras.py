@@ -46,11 +46,12 @@ def edge_extras(graph: nx.DiGraph, paper: str) -> EdgeExtras:
     Read from the adjacency dicts: networkx's edge views cost more than the rest of the look."""
     found: EdgeExtras = {}
     own, kind = _EDGE_OWN, TYPE_ATTRIBUTE  # (locals: a rewrite looks at every edge of its paper)
-    for start, data in graph._pred[paper].items():
-        if not data.keys() <= own[data[kind]]:
+    for start, data in graph._pred[paper].items():  # (an edge of no type the schema knows,
+        # which MemoryStore(G) takes as given, goes with the paper's edges, keeping nothing)
+        if not data.keys() <= own.get(data.get(kind), data.keys()):
             found[start, paper] = _extra(data)
     for end, data in graph._succ[paper].items():
-        if not data.keys() <= own[data[kind]]:
+        if not data.keys() <= own.get(data.get(kind), data.keys()):
             found[paper, end] = _extra(data)
     return found
 
