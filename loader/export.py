@@ -47,8 +47,9 @@ CHUNK = 2000
 _HAND_EDITED = "the database holds what pith-graph never writes (serve --graph would refuse the export)"
 
 
-#: A week without its day (``2019-W01``, ``2019W01``): ISO 8601, but no single day.
-_WEEK = re.compile(r"\d{4}-?W\d{2}", re.ASCII)
+#: A week without its day (``2019-W01``, ``2019W01``, and with a time: ``2019-W01T10:00``):
+#: ISO 8601, but no single day.
+_WEEK = re.compile(r"[+-]?\d{4,}-?W\d{2}(?:T.*)?", re.ASCII | re.DOTALL)
 
 
 def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: bool = False) -> str | None:
@@ -59,7 +60,8 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
     second after it, rounded down, making an exclusive bound of an inclusive one). None: a
     bound past the last second there is (``9999-12-31``), which every time stays before."""
     if _WEEK.fullmatch(text):  # date.fromisoformat takes a week for its Monday: --to dropped 6 days
-        raise UsageError(f"{what} names a week, not a day: {text!r} (add the day: {text}-1 to {text}-7)")
+        week = text.partition("T")[0]
+        raise UsageError(f"{what} names a week, not a day: {text!r} (add the day: {week}-1 to {week}-7)")
     try:
         day: date | None = date.fromisoformat(text)
     except ValueError:

@@ -176,6 +176,7 @@ def test_a_bound_at_the_last_second_there_is_bounds_nothing(to: str) -> None:
         pytest.param({"submitted_from": "yesterday"}, id="bad-date"),
         pytest.param({"submitted_to": "2019-W01"}, id="a-week-not-a-day"),  # was its Monday alone
         pytest.param({"submitted_from": "2019W01"}, id="a-basic-week-not-a-day"),
+        pytest.param({"submitted_to": "2019-W01T23:59:59Z"}, id="a-week-and-a-time-not-a-day"),
         pytest.param({"submitted_from": ""}, id="empty-from"),  # was taken as no bound
         pytest.param({"submitted_to": ""}, id="empty-to"),
         pytest.param({"submitted_from": "9999-12-31T23:59:59-23:59"}, id="after-year-9999-in-utc"),
