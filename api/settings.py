@@ -48,9 +48,12 @@ variable                               meaning                       default
 
 from __future__ import annotations
 
+import contextlib
+import ipaddress
 import math
 import os
 import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -71,25 +74,35 @@ NEO4J_SERVES_ITS_DATABASE = (
 _ORIGIN = re.compile(r"https?://[A-Za-z0-9.\-\[\]:]+")
 
 
-def _as_browsers_send(origin: str) -> str:
-    """``origin`` as a browser's ``Origin`` header spells it (host in lower case, no :80 on
-    http nor :443 on https; a port past 65535 is no port: ``"?"``), which CORS compares
-    exactly.
+def _as_browsers_send(origin: str) -> str | None:
+    """``origin`` as a browser's ``Origin`` header spells it (host in lower case, an IP
+    address in its usual form, no :80 on http nor :443 on https, no empty port), which CORS
+    compares exactly; ``None`` for a port no browser can use (0, past 65535).
 
     >>> _as_browsers_send("https://App.Example.org:443"), _as_browsers_send("http://[::1]:8080")
     ('https://app.example.org', 'http://[::1]:8080')
+    >>> _as_browsers_send("http://127.1:5173"), _as_browsers_send("http://[0:0::0:1]:")
+    ('http://127.0.0.1:5173', 'http://[::1]')
     """
-    scheme, _, host = origin.partition("://")
-    host = host.lower()
-    name, colon, port = host.rpartition(":") if not host.endswith("]") else (host, "", "")
-    if colon and port.isascii() and port.isdigit() and name:
-        number = int(port)
-        if not 0 < number <= 65535:
-            return f"{scheme}://{name}:?"
-        if (scheme, number) in (("http", 80), ("https", 443)):
-            return f"{scheme}://{name}"
-        return f"{scheme}://{name}:{number}"  # no leading zeros
-    return f"{scheme}://{host}"
+    scheme, _, rest = origin.partition("://")
+    rest = rest.lower()
+    host, _, port = rest.rpartition(":") if ":" in rest.rpartition("]")[2] else (rest, "", "")
+    if host.startswith("[") and host.endswith("]"):
+        with contextlib.suppress(ValueError):
+            host = f"[{ipaddress.IPv6Address(host[1:-1]).compressed}]"
+    elif re.fullmatch(r"[0-9a-fx.]+", host):  # 127.1, 0x7f.1: as a browser reads them
+        with contextlib.suppress(OSError):
+            host = socket.inet_ntoa(socket.inet_aton(host))
+    if not port:
+        return f"{scheme}://{host}"
+    number = int(port) if port.isascii() and port.isdigit() else 0
+    if not 0 < number <= 65535:
+        return None
+    return (
+        f"{scheme}://{host}"
+        if (scheme, number) in (("http", 80), ("https", 443))
+        else f"{scheme}://{host}:{number}"
+    )
 
 
 _SWITCHES = {
@@ -194,7 +207,10 @@ class ServerSettings:
                 raise UsageError(
                     f"PITH_API_CORS_ORIGINS: {origin!r} is not an origin (scheme://host[:port], no path)"
                 )
-            if origin != "*" and (sent := _as_browsers_send(origin)) != origin:
+            sent = origin if origin == "*" else _as_browsers_send(origin)
+            if sent is None:
+                raise UsageError(f"PITH_API_CORS_ORIGINS: {origin!r} has no port a browser uses (1 to 65535)")
+            if sent != origin:
                 raise UsageError(  # compared exactly: it would never match, and nothing said so
                     f"PITH_API_CORS_ORIGINS: {origin!r} is not an origin a browser sends "
                     f"(host in lower case, no default port): write {sent!r}"
