@@ -22,6 +22,7 @@ import pytest
 from pith_graph.errors import StoreError
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.pipeline import run
+from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores import cypher, neo4j_retry
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -188,6 +189,35 @@ def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(  # i
         )
         assert "MemoryPoolOutOfMemoryError" in caught.value.message
         run([before], keyring=keyring, store=memory, workers=1)
+        assert db.export() == memory.export()
+    finally:
+        db.close()
+        server.script("stop", timeout=180)
+
+
+def test_a_removal_too_large_for_the_transaction_memory_goes_in_halves(
+    start_neo4j: Callable[..., Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Papers a load wrote in halves, a prune removes in halves too: it tried its whole batch
+    in one transaction, failed on every run (``write_failed``), and removed nothing; a revoked
+    key's many-author papers could never be pruned. Then the graph is as a memory prune's."""
+    path, keyring = _wide(tmp_path, "wide.jsonl", {32000 + k: WIDE for k in range(8)})
+    signer, _ = corpus_signers(7)
+    revoked = tmp_path / "revoked.json"
+    revoked.write_bytes(orjson.dumps([{**signer.keyring_entry(), "revoked": True}]))
+    revoking = resolve_keyring(revoked)
+    server = start_neo4j(NEO4J_TX_MEMORY=WIDE_BATCH_LIMIT)
+    db: Neo4jStore = server.connect()
+    try:
+        db.ensure_schema()
+        assert run([path], keyring=keyring, store=db, workers=1, batch_size=1).inserted == 8
+        with caplog.at_level(logging.INFO, "pith_graph"):
+            report = prune_revoked(db, revoking, batch_size=8)
+        assert len(report.removed) == 8
+        assert "outgrew the transaction memory; removing them in halves" in caplog.text
+        memory = MemoryStore()
+        run([path], keyring=keyring, store=memory, workers=1)
+        prune_revoked(memory, revoking)
         assert db.export() == memory.export()
     finally:
         db.close()

@@ -179,9 +179,27 @@ class Neo4jStore:
 
     def remove_papers(self, pith_numbers: Sequence[str], unchanged: Unchanged | None = None) -> list[str]:
         """In one transaction, with the nodes left without a paper; ``unchanged`` checked once
-        locked. Retried after a lost commit too, reporting what it removed (``LostCommits``)."""
-        commits, piths = LostCommits(neo4j_connect.REMOVAL), sorted(set(pith_numbers))
-        return self._write_transaction(neo4j_batch.remove_papers, piths, unchanged, commits, commits=commits)
+        locked. Retried after a lost commit too, reporting what it removed (``LostCommits``).
+        Removals the server cannot hold in one transaction's memory go in halves, each a
+        transaction, as a load's batches do (prune failed on every run: since 0.8.8)."""
+        piths = sorted(set(pith_numbers))
+        try:
+            commits = LostCommits(neo4j_connect.REMOVAL)
+            return self._write_transaction(
+                neo4j_batch.remove_papers, piths, unchanged, commits, commits=commits, splittable=True
+            )
+        except BatchTooLarge as too_large:
+            if len(piths) <= 1:
+                raise translate(
+                    too_large.error,
+                    self.uri,
+                    self.database,
+                    f"removing the paper {piths[0] if piths else ''} alone (raise the server's transaction "
+                    "memory: db.memory.transaction.max, dbms.memory.transaction.total.max, or its heap)",
+                ) from too_large
+        half = len(piths) // 2
+        log.info("removing %d papers outgrew the transaction memory; removing them in halves", len(piths))
+        return self.remove_papers(piths[:half], unchanged) + self.remove_papers(piths[half:], unchanged)
 
     def stored_papers(self, sources: Iterable[SourceKey]) -> list[StoredPaper]:
         wanted = [list(source) for source in sorted(set(sources))]
