@@ -37,7 +37,8 @@ def served_neo4j(neo4j_server: Any) -> Iterator[str]:
     args = ["--backend", "neo4j", "--port", "0", "--workers", "1", *neo4j_server.cli_args()[:6]]
     if neo4j_server.password:
         args += ["--password", neo4j_server.password]
-    with serving(args, {"PITH_API_MAX_COST": str(10**6)}) as url:
+    # the floods run one at a time off the loop (0.4 s each, more on a busy machine): time enough
+    with serving(args, {"PITH_API_MAX_COST": str(10**6), "PITH_API_TIMEOUT_SECONDS": "120"}) as url:
         for _ in range(100):  # until the server has planned its statements
             if httpx.get(f"{url}/healthz", timeout=10).status_code == 200:
                 break
