@@ -57,7 +57,6 @@ from graphql import (
     GraphQLObjectType,
     GraphQLSchema,
     InlineFragmentNode,
-    OperationDefinitionNode,
     SchemaMetaFieldDef,
     SelectionSetNode,
     TypeMetaFieldDef,
@@ -68,6 +67,7 @@ from graphql import ExecutionResult as GraphQLExecutionResult
 from graphql.execution.values import VariableValues, get_argument_values, get_variable_values
 from strawberry.extensions import SchemaExtension
 
+from pith_graph.api.unbounded import operation_of
 from pith_graph.errors import LimitExceeded
 
 if TYPE_CHECKING:  # limits builds the extensions, this one among them
@@ -341,18 +341,15 @@ def query_cost(
 ) -> int:
     """The cost of the operation ``operation_name`` (or the only one) of ``document``; 0 when
     there is no such operation or its variables do not coerce (execution then reports it)."""
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
-    root = schema.query_type
-    if len(chosen) != 1 or root is None:
+    found, root = operation_of(document, operation_name), schema.query_type
+    if found is None or root is None:
         return 0
-    operation = chosen[0]
+    operation, fragments = found
     # The variables as execution coerces them: given values, else the operation's defaults
     # (lists, input objects, enums, null alike); an explicit null stays null.
     given = get_variable_values(schema, operation.variable_definitions or (), dict(variables or {}))
     if isinstance(given, list):  # execution refuses the request: no resolver runs
         return 0
-    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
     return _Counter(schema, fragments, given, limits).cost(root, operation.selection_set, 1)
 
 

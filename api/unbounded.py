@@ -24,7 +24,7 @@ from graphql import (
     get_named_type,
 )
 
-__all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "reads_nothing", "unbounded_reads"]
+__all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "operation_of", "reads_nothing", "unbounded_reads"]
 
 #: Fields whose read is not bounded by the objects they return: the cost bounds the answer,
 #: not the work. On the memory backend their read takes in a whole neighbourhood that a
@@ -113,6 +113,18 @@ class _Reads:
             self.walk(child, node.selection_set)
 
 
+def operation_of(
+    document: DocumentNode, operation_name: str | None
+) -> tuple[OperationDefinitionNode, dict[str, FragmentDefinitionNode]] | None:
+    """The operation ``operation_name`` (or the only one) of ``document`` and its fragments by
+    name, as execution picks it; ``None`` when there is no such single operation."""
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
+    if len(chosen) != 1:
+        return None
+    return chosen[0], {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+
+
 def unbounded_reads(schema: GraphQLSchema, document: DocumentNode, operation_name: str | None) -> set[str]:
     """The fields of the operation ``operation_name`` (or the only one) of ``document`` whose
     read its cost does not bound (:data:`UNBOUNDED_READS`, :data:`UNBOUNDED_WITH`), as
@@ -128,14 +140,12 @@ def unbounded_reads(schema: GraphQLSchema, document: DocumentNode, operation_nam
     >>> sorted(unbounded_reads(schema, parse(query), None))
     ['Paper.relatedPapers']
     """
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
-    root = schema.query_type
-    if len(chosen) != 1 or root is None:
+    found, root = operation_of(document, operation_name), schema.query_type
+    if found is None or root is None:
         return set()
-    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
+    operation, fragments = found
     reads = _Reads(schema, fragments)
-    reads.walk(root, chosen[0].selection_set)
+    reads.walk(root, operation.selection_set)
     return reads.found
 
 
@@ -149,12 +159,11 @@ def reads_nothing(document: DocumentNode, operation_name: str | None) -> bool:
     ...     "{ ...F } fragment F on Query { __typename }", '{ __typename paper(id: "x") { title } }')]
     [True, True, False]
     """
-    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
-    chosen = [o for o in operations if operation_name is None or (o.name and o.name.value == operation_name)]
-    if len(chosen) != 1:
+    found = operation_of(document, operation_name)
+    if found is None:
         return False
-    fragments = {d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)}
-    pending, seen = [chosen[0].selection_set], set()
+    operation, fragments = found
+    pending, seen = [operation.selection_set], set()
     while pending:
         for selection in pending.pop().selections:
             if isinstance(selection, FieldNode):
