@@ -29,8 +29,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
-from pith_graph.errors import StoreError, StoreErrorCode, printable
+from pith_graph.errors import printable
 from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, alias_id, line
+from pith_graph.loader.bulk.recovery import open_unfollowed
 from pith_graph.loader.bulk.spill import read_partition
 from pith_graph.loader.stores.names import settle
 from pith_graph.loader.stores.rules import Outcome, plan_batch
@@ -46,13 +47,7 @@ def new_file(path: Path) -> BinaryIO:
     """``path`` created for writing; a file or link already there is refused, never reused or
     followed (:class:`StoreError` ``write_failed``): one planted in a ``--csv-only`` folder had
     its target overwritten, or its rows read by the importer."""
-    try:
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-    except OSError as err:
-        link = " (a link: never followed)" if os.path.islink(path) else ""
-        raise StoreError(
-            StoreErrorCode.WRITE_FAILED, f"cannot write {printable(str(path))}{link}: {err.strerror or err}"
-        ) from err
+    handle = open_unfollowed(path, os.O_EXCL, 0o644, printable(str(path)))
     return os.fdopen(handle, "wb", buffering=1 << 20)
 
 

@@ -38,6 +38,7 @@ __all__ = [
     "interrupted",
     "locked_work_folder",
     "mark_incomplete",
+    "open_unfollowed",
     "private_file",
     "sweep",
 ]
@@ -117,18 +118,24 @@ def _same_file(handle: int, path: Path) -> bool:
     return (held.st_dev, held.st_ino) == (there.st_dev, there.st_ino)
 
 
+def open_unfollowed(path: Path, flags: int, mode: int, shown: str) -> int:
+    """``os.open(path, O_WRONLY | O_CREAT | flags | O_NOFOLLOW)`` with ``mode``: a link there
+    is refused, never followed; any failure is :class:`StoreError` ``write_failed`` naming
+    the file as ``shown``."""
+    try:
+        return os.open(path, os.O_WRONLY | os.O_CREAT | flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
+    except OSError as err:
+        link = " (a link: never followed)" if os.path.islink(path) else ""
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED, f"cannot write {shown}{link}: {err.strerror or err}"
+        ) from err
+
+
 @contextlib.contextmanager
 def private_file(path: Path) -> Iterator[IO[str]]:
     """``path`` opened for writing, created for its owner alone; a link there is refused
     (:class:`StoreError` ``write_failed``, as any file that cannot be written), never followed."""
-    try:
-        handle = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-    except OSError as err:
-        link = " (a link: never followed)" if os.path.islink(path) else ""
-        raise StoreError(
-            StoreErrorCode.WRITE_FAILED, f"cannot write {path}{link}: {err.strerror or err}"
-        ) from err
-    with os.fdopen(handle, "w") as out:
+    with os.fdopen(open_unfollowed(path, os.O_TRUNC, 0o600, str(path)), "w") as out:
         yield out
 
 
