@@ -11,7 +11,7 @@ from typing import Any
 
 import strawberry
 
-from pith_graph.api.reads.records import PaperFilter, version_key
+from pith_graph.api.reads.records import PaperFilter, of_best_signer, version_key
 from pith_graph.api.reads.words import search_terms
 from pith_graph.errors import BadUserInput
 from pith_graph.loader.format import utc_text
@@ -157,7 +157,7 @@ def named_papers(papers: Iterable[PaperRow], rank: Callable[[str], int]) -> list
     counts once): only its highest-ranked signer's (``rank`` of the bundle's key; 0 is the
     highest), newest version first (:func:`~pith_graph.api.reads.records.version_key`)."""
     unique = {paper.pith_number: paper for paper in papers}
-    return _best_signers(sorted(unique.values(), key=version_key, reverse=True), rank)
+    return of_best_signer(sorted(unique.values(), key=version_key, reverse=True), rank)
 
 
 def named_by_keys(named: Iterable[Sequence[PaperRow]], rank: Callable[[str], int]) -> list[PaperRow]:
@@ -169,13 +169,4 @@ def named_by_keys(named: Iterable[Sequence[PaperRow]], rank: Callable[[str], int
     runs = [papers for papers in named if papers]
     if len(runs) > 1:
         return named_papers((paper for papers in runs for paper in papers), rank)
-    return _best_signers(list(runs[0]) if runs else [], rank)
-
-
-def _best_signers(papers: list[PaperRow], rank: Callable[[str], int]) -> list[PaperRow]:
-    """Those of ``papers`` whose signer ranks highest, in their order."""
-    ranks = {key_id: rank(key_id) for key_id in {paper.bundle_key_id for paper in papers}}
-    if len(ranks) < 2:
-        return papers
-    best = min(ranks.values())
-    return [paper for paper in papers if ranks[paper.bundle_key_id] == best]
+    return of_best_signer(list(runs[0]) if runs else [], rank)

@@ -174,7 +174,7 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def papers_by_identifiers(
         self, keys: Sequence[IdentifierKey], want: PaperSelection = EVERYTHING, ranks: SignerRanks = NO_RANKS
     ) -> dict[IdentifierKey, list[PaperRow]]:
-        return {key: list(of_best_signer(self._named(*key), ranks)) for key in keys}
+        return {key: of_best_signer(self._named(*key), ranks.rank_of) for key in keys}
 
     def _named(self, kind: str, value: str) -> tuple[PaperRow, ...]:
         """The papers ``(kind, value)`` names, newest version first (``version_key``); an

@@ -6,7 +6,7 @@ that compare with ``==``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,6 +65,10 @@ class SignerRanks:
 
     def __bool__(self) -> bool:
         return bool(self.rank)
+
+    def rank_of(self, key_id: str) -> int:
+        """The rank of ``key_id`` (``UNRANKED`` when it is not listed)."""
+        return self.rank.get(key_id, UNRANKED)
 
 
 #: No ranks: a reader returns every paper an identifier names.
@@ -156,13 +160,14 @@ def version_key(record: PaperRow) -> tuple[int, str, str]:
     return (record.source_version, record.built_at, record.pith_number)
 
 
-def of_best_signer(papers: tuple[PaperRow, ...], ranks: SignerRanks) -> tuple[PaperRow, ...]:
-    """Those of ``papers`` signed with a key of the highest rank among theirs, in their order."""
-    if not ranks:
-        return papers
-    rank = ranks.rank
-    best = min((rank.get(paper.bundle_key_id, UNRANKED) for paper in papers), default=UNRANKED)
-    return tuple(paper for paper in papers if rank.get(paper.bundle_key_id, UNRANKED) == best)
+def of_best_signer(papers: Sequence[PaperRow], rank: Callable[[str], int]) -> list[PaperRow]:
+    """Those of ``papers`` whose signer ranks highest (``rank`` of the bundle's key, asked
+    once per key; 0 is the highest), in their order."""
+    ranks = {key_id: rank(key_id) for key_id in {paper.bundle_key_id for paper in papers}}
+    if len(ranks) < 2:
+        return list(papers)
+    best = min(ranks.values())
+    return [paper for paper in papers if ranks[paper.bundle_key_id] == best]
 
 
 @dataclass(frozen=True, slots=True)
