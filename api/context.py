@@ -64,7 +64,6 @@ from pith_graph.api.reads.records import (
 from pith_graph.api.reads.torn import TornRead
 from pith_graph.api.request_loader import RequestLoader
 from pith_graph.errors import QueryTimeout, StoreError
-from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["Context", "KeyInfo"]
@@ -280,8 +279,7 @@ class Context:
 
     def rank(self, key_id: str) -> int:
         """The precedence of the signer of ``key_id`` in the server's keyring."""
-        info = self.keys.get(key_id)
-        return info.rank if info is not None else UNRANKED
+        return self.ranks.rank_of(key_id)
 
     def _batch(
         self,
