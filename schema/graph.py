@@ -20,6 +20,7 @@ __all__ = [
     "LABEL_ATTRIBUTE",
     "NODES",
     "PAPER",
+    "PROPERTY_NAMES",
     "RELATIONSHIPS",
     "SIGNED",
     "SIGNER",
@@ -231,6 +232,11 @@ NODES: dict[str, NodeSpec] = {spec.label: spec for spec in (PAPER, AUTHOR, CATEG
 RELATIONSHIPS: dict[str, RelationshipSpec] = {
     spec.type: spec for spec in (AUTHORED, IN_CATEGORY, IDENTIFIES, SIGNED)
 }
+#: The property names the schema declares for each label and each relationship type: any
+#: other property of a node or relationship of the graph's is an analyst's (or a script's).
+PROPERTY_NAMES: dict[str, frozenset[str]] = {
+    spec.label: frozenset(spec.property_names) for spec in NODES.values()
+} | {spec.type: frozenset(p.name for p in spec.properties) for spec in RELATIONSHIPS.values()}
 
 
 def node_id(label: str, *key: str) -> str:

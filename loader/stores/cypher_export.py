@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pith_graph.loader.stores.cypher import OWN_NEIGHBOUR, OWN_TYPES, keyed
-from pith_graph.schema.graph import NODES, RELATIONSHIPS
+from pith_graph.schema.graph import NODES, PROPERTY_NAMES, RELATIONSHIPS
 
 __all__ = [
     "EXPORT_AUTHORS_OF_PAPERS",
@@ -29,9 +29,6 @@ __all__ = [
     "own_properties",
 ]
 
-_NAMES = {spec.label: frozenset(spec.property_names) for spec in NODES.values()} | {
-    spec.type: frozenset(p.name for p in spec.properties) for spec in RELATIONSHIPS.values()
-}
 #: ``n``'s first label of the graph's own (an analyst may add labels of theirs to a node).
 _LABEL = "head([label IN labels(n) WHERE label IN [{}]])".format(", ".join(f"'{label}'" for label in NODES))
 
@@ -60,7 +57,7 @@ def own_properties(label_or_type: str, props: Mapping[str, Any]) -> dict[str, An
     >>> own_properties("Category", {"code": "cs.LG", "archive": "cs", "myScore": 0.5})
     {'code': 'cs.LG', 'archive': 'cs'}
     """
-    names = _NAMES[label_or_type]
+    names = PROPERTY_NAMES[label_or_type]
     if props.keys() <= names:
         return dict(props)
     return {name: value for name, value in props.items() if name in names}

@@ -14,17 +14,14 @@ from typing import Any
 
 import networkx as nx
 
-from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER, RELATIONSHIPS, TYPE_ATTRIBUTE
+from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER, PROPERTY_NAMES, RELATIONSHIPS, TYPE_ATTRIBUTE
 
 __all__ = ["EdgeExtras", "edge_extras", "rewrite_paper", "with_extras"]
 
 #: A Paper's own attributes: its label and its schema's properties.
-_PAPER_OWN = frozenset((LABEL_ATTRIBUTE, *PAPER.property_names))
+_PAPER_OWN = PROPERTY_NAMES[PAPER.label] | {LABEL_ATTRIBUTE}
 #: Each relationship type's own attributes: its type and its schema's properties.
-_EDGE_OWN = {
-    kind: frozenset((TYPE_ATTRIBUTE, *(p.name for p in spec.properties)))
-    for kind, spec in RELATIONSHIPS.items()
-}
+_EDGE_OWN = {kind: PROPERTY_NAMES[kind] | {TYPE_ATTRIBUTE} for kind in RELATIONSHIPS}
 
 #: (start, end) -> (type, a script's properties on that edge).
 EdgeExtras = dict[tuple[str, str], tuple[str, dict[str, Any]]]

@@ -18,7 +18,7 @@ from pith_graph.loader.stores.names import Spellings
 from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors
 from pith_graph.loader.stores.neo4j_retry import LostCommits
 from pith_graph.loader.stores.rules import StoredPaper, plan_batch
-from pith_graph.schema.graph import PAPER, RELATIONSHIPS
+from pith_graph.schema.graph import PAPER, PROPERTY_NAMES, RELATIONSHIPS
 from pith_graph.schema.rows import AuthorRow
 
 __all__ = ["apply_batch", "read_rows", "remove_papers"]
@@ -26,8 +26,9 @@ __all__ = ["apply_batch", "read_rows", "remove_papers"]
 #: Every property of a Paper, null: what a paper written does not have is removed by
 #: WRITE_PAPERS's ``SET p += row.props``, and only that (an analyst's own properties stay).
 _NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(PAPER.property_names)
-#: Each relationship type's own properties (the rest of an edge's are an analyst's).
-_OWN_EDGE_PROPERTIES = {kind: [p.name for p in spec.properties] for kind, spec in RELATIONSHIPS.items()}
+#: Each relationship type's own properties (the rest of an edge's are an analyst's), as the
+#: lists a Cypher parameter holds.
+_OWN_EDGE_PROPERTIES = {kind: sorted(PROPERTY_NAMES[kind]) for kind in RELATIONSHIPS}
 
 
 def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
@@ -137,7 +138,7 @@ def _write(
     if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
         spellings.remove(paper_author_names(tx, piths))
         extras = [
-            {**r, "props": {k: v for k, v in r["props"].items() if k not in _OWN_EDGE_PROPERTIES[r["type"]]}}
+            {**r, "props": {k: v for k, v in r["props"].items() if k not in PROPERTY_NAMES[r["type"]]}}
             for r in read_rows(tx, cypher.EDGE_EXTRAS, piths=piths, own=_OWN_EDGE_PROPERTIES)
         ]
         detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
