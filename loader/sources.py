@@ -30,6 +30,7 @@ from pith_graph.loader.lines import RawBundle, iter_lines, line_over, too_large
 
 __all__ = [
     "BUNDLE_SUFFIXES",
+    "GZIP_MAGIC",
     "UNSEARCHED",
     "RawBundle",  # from :mod:`~pith_graph.loader.lines`, where most readers of bundles take it
     "expand_paths",
@@ -38,14 +39,15 @@ __all__ = [
 ]
 
 BUNDLE_SUFFIXES = (".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")
-_GZIP_MAGIC = b"\x1f\x8b"
+#: How a gzip stream begins.
+GZIP_MAGIC = b"\x1f\x8b"
 
 
-def not_text_advice(data: bytes) -> str | None:
+def not_text_advice(data: bytes | bytearray) -> str | None:
     """What to say of a file meant as JSON text (a keys file, a saved graph) that is not UTF-8
     text, or ``None`` when it is: gzip-compressed ones (read as JSON, their bytes made
     "str is not valid UTF-8: surrogates not allowed") are named as such."""
-    if data[:2] == _GZIP_MAGIC:
+    if data[:2] == GZIP_MAGIC:
         return "gzip-compressed, not JSON text: decompress it first (gunzip)"
     try:
         data.decode("utf-8")
@@ -244,7 +246,7 @@ def _is_document(data: bytes, limit: int) -> bool:
 def _iter_stdin(stream: BinaryIO, limit: int) -> Iterator[RawBundle | BundleError]:
     buffered = stream if isinstance(stream, io.BufferedReader) else io.BufferedReader(_Prepend(b"", stream))
     source: BinaryIO = buffered
-    if buffered.peek(2)[:2] == _GZIP_MAGIC:
+    if buffered.peek(2)[:2] == GZIP_MAGIC:
         source = inflated(buffered)
     first = source.readline(limit + 3)
     replay = io.BufferedReader(_Prepend(first, source))

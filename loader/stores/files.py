@@ -3,7 +3,8 @@ renamed over them, so a failed write never leaves a truncated file where the pat
 destroys the file that was there.
 
 The memory store writes its graph this way (node-link JSON, a snapshot), one file or several
-together (``load --save --snapshot``: both written, then both renamed into place).
+together (``load --save --snapshot``: both written, then both renamed into place). A file
+named ``*.gz`` is written gzip-compressed, and a gzip-compressed graph file is read inflated.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -18,7 +20,8 @@ from pathlib import Path
 import orjson
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
-from pith_graph.loader.sources import not_text_advice, open_regular
+from pith_graph.loader.gunzip import READ_BYTES, READ_ERRORS, inflated
+from pith_graph.loader.sources import GZIP_MAGIC, not_text_advice, open_regular
 
 __all__ = [
     "json_bytes",
@@ -37,6 +40,15 @@ _SERIAL = itertools.count()
 #: Bytes of a file's name its temporary file keeps: with the dot before and the number after,
 #: the temporary name stays under the 255 bytes a name may have where the file's own fits.
 _PARTIAL_NAME_BYTES = 200
+
+#: The most a gzipped graph file may inflate to, per byte of it, plus :data:`_INFLATED_SLACK`:
+#: a saved graph's JSON compresses 5–7 times; a file made to inflate a thousand times (a gzip
+#: of zeros) is refused before it fills the memory.
+_MOST_INFLATED_PER_BYTE = 100
+_INFLATED_SLACK = 1 << 20
+#: The gzip level a graph file named ``*.gz`` is written at, gzip(1)'s default: node-link
+#: JSON of 30k papers (110 MB) became 17 MB in 2.4 s (level 1: 21 MB in 1.1 s).
+_GZIP_LEVEL = 6
 
 
 def partial_prefix(name: str) -> str:
@@ -63,11 +75,31 @@ def json_bytes(value: object) -> bytes:
         ) from err
 
 
-def read_graph_file(path: str | Path) -> bytes:
-    """The bytes of the graph file at ``path``; :class:`OSError` if it is not a regular
-    file (a FIFO would block, a device may never end; checked on the open file)."""
+def read_graph_file(path: str | Path, size: int = -1) -> bytes | bytearray:
+    """The bytes of the graph file at ``path`` (its first ``size`` bytes, if given), inflated
+    if it is gzip-compressed; :class:`OSError` if it is not a regular file (a FIFO would
+    block, a device may never end; checked on the open file), :class:`UsageError` if it is a
+    broken gzip file or one that inflates more than a graph's JSON could."""
     with open_regular(str(path), advice="") as file:
-        return file.read()
+        if file.read(len(GZIP_MAGIC)) != GZIP_MAGIC:
+            file.seek(0)
+            return file.read(size)
+        file.seek(0)
+        most = _MOST_INFLATED_PER_BYTE * os.fstat(file.fileno()).st_size + _INFLATED_SLACK
+        wanted = most + 1 if size < 0 else min(size, most + 1)
+        data = bytearray()  # grown in place: a join of the pieces would need twice the memory
+        try:
+            reader = inflated(file)
+            while len(data) < wanted and (piece := reader.read(min(READ_BYTES, wanted - len(data)))):
+                data += piece
+        except READ_ERRORS as err:
+            raise UsageError(f"cannot open saved graph {path}: a broken gzip file ({err})") from err
+        if len(data) > most:
+            raise UsageError(
+                f"cannot open saved graph {path}: it inflates more than {_MOST_INFLATED_PER_BYTE} times "
+                "its size, which no graph's JSON does"
+            )
+        return data
 
 
 def read_node_link(path: str | Path) -> object:
@@ -109,6 +141,8 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
 
     def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
         given = target = Path(path)
+        if given.name.endswith(".gz"):
+            data = _gzipped([data] if isinstance(data, bytes) else data)
         try:
             target = through_links(given)
             partial = target.with_name(f"{partial_prefix(target.name)}{os.getpid()}.{next(_SERIAL)}.tmp")
@@ -139,6 +173,15 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
                     left.unlink()
             raise _write_failed(given, target, error, [path for path, _, _ in staged[:done]]) from error
     _sync_folders({target.parent for _, target, _ in staged})
+
+
+def _gzipped(pieces: Sequence[bytes]) -> list[bytes]:
+    """``pieces`` compressed as one gzip member (no name, no time: the same graph makes the
+    same file), a piece at a time, so no joined copy of them is made."""
+    deflate = zlib.compressobj(_GZIP_LEVEL, zlib.DEFLATED, 31)
+    out = [deflate.compress(piece) for piece in pieces]
+    out.append(deflate.flush())
+    return out
 
 
 def through_links(path: Path) -> Path:

@@ -47,7 +47,6 @@ import networkx as nx
 import orjson
 
 from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted
-from pith_graph.loader.sources import open_regular
 from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
 from pith_graph.loader.stores.node_link import first_repeated
@@ -82,8 +81,7 @@ _NAME, _AUTHOR_NAMES = AUTHOR.prop("name"), PAPER.prop("authorNames")
 
 def is_snapshot(path: str | Path) -> bool:
     """Whether ``path`` starts like a snapshot (else: node-link JSON, or something else)."""
-    with open_regular(str(path), advice="") as file:
-        return file.read(len(_MAGIC)) == _MAGIC
+    return read_graph_file(path, len(_MAGIC)) == _MAGIC
 
 
 def _node_id(label: str, data: dict[str, Any]) -> str | None:
