@@ -39,7 +39,7 @@ from pith_graph.api.workers import STARTUP_FAILURE, bind, default_workers, serve
 from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.keyfiles import operator_keyring
-from pith_graph.loader.keyring import Keyring
+from pith_graph.loader.keyring import REVOKED_ALWAYS, Keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER
 
@@ -65,13 +65,41 @@ def freeze_loaded_objects() -> None:
     gc.freeze()
 
 
-#: What ``serve`` logs when it serves stored papers (a saved graph, a database) without
-#: ``--trusted-keys``: ranks come from the server's keyring, not from the graph.
-UNRANKED_WARNING = (
-    "no --trusted-keys: papers signed by keys other than the registry's are served unranked "
-    "(rank null), so where two signers claim one identifier the API cannot prefer the "
-    "higher-ranked one; pass the --trusted-keys files the loads used"
-)
+#: How many key ids a warning of ``serve``'s names.
+_NAMED_KEYS = 3
+
+
+def _named(keys: list[str]) -> str:
+    """``keys`` quoted, the first :data:`_NAMED_KEYS` of them.
+
+    >>> _named(["k1"]), _named(["k1", "k2", "k3", "k4"])
+    ("a key ('k1')", "keys ('k1', 'k2', 'k3', …)")
+    """
+    named = ", ".join(quoted(key) for key in keys[:_NAMED_KEYS])
+    more = ", …" if len(keys) > _NAMED_KEYS else ""
+    return f"{'a key' if len(keys) == 1 else 'keys'} ({named}{more})"
+
+
+def trust_warnings(reader: GraphReader, keyring: Keyring) -> list[str]:
+    """What ``serve`` warns of at start: the graph holds papers signed by keys ``keyring``
+    does not pin (ranks come from the server's keyring, not from the graph: served unranked),
+    or by keys it revokes for all time (served until ``prune`` removes them)."""
+    warnings = []
+    unpinned = reader.unpinned_key_ids(keyring, _NAMED_KEYS + 1)
+    if unpinned:
+        warnings.append(
+            f"the graph holds papers signed by {_named(unpinned)} this server's keyring does not pin: "
+            "they are served unranked (rank null), so where two signers claim one identifier the API "
+            "cannot prefer the higher-ranked one; pass the --trusted-keys files the loads used"
+        )
+    revoked = [key.key_id for key in keyring.revoked() if key.revoked_at == REVOKED_ALWAYS]
+    used = reader.used_key_ids(revoked) if revoked else []
+    if used:
+        warnings.append(
+            f"the graph holds papers signed by {_named(used)} revoked in --revoked-keys: they are "
+            "served as before until pith-graph prune, given the same --revoked-keys, removes them"
+        )
+    return warnings
 
 
 def _prepare(
@@ -80,9 +108,10 @@ def _prepare(
     on_loaded: Callable[[LoadReport], None],
     on_opened: Callable[[str, int, float], None],
     on_warmed: Callable[[float, bool], None],
-) -> OpenReader:
+) -> tuple[OpenReader, list[str]]:
     """Open the saved graph and/or verify and load bundles (memory), or check the database
-    answers (neo4j), here, once; return how a serving process opens its reader."""
+    answers (neo4j), here, once; return how a serving process opens its reader, and what to
+    warn of (:func:`trust_warnings`)."""
     if settings.backend == "memory":
         from pith_graph.api.reads.memory import MemoryReader
         from pith_graph.loader.stores.memory import MemoryStore, open_saved
@@ -123,8 +152,9 @@ def _prepare(
                 f"({type(err).__name__}: {quoted(str(err))}); write it again with pith-graph load"
             ) from err
         on_warmed(time.perf_counter() - started, reused)
+        warnings = trust_warnings(reader, keyring)
         freeze_loaded_objects()
-        return lambda: (reader, run_inline, run_inline)
+        return (lambda: (reader, run_inline, run_inline)), warnings
     if settings.paths:
         raise UsageError(NEO4J_SERVES_ITS_DATABASE)
     from pith_graph.api.reads.neo4j import Neo4jReader
@@ -138,8 +168,12 @@ def _prepare(
             timeout=settings.limits.timeout_seconds,
         )
 
-    connect().close()  # fail now on a bad address or password; each process connects itself
-    return lambda: (connect(), BridgeRunner(), ThreadRunner(1))
+    probe = connect()  # fail now on a bad address or password; each process connects itself
+    try:
+        warnings = trust_warnings(probe, keyring)
+    finally:
+        probe.close()
+    return (lambda: (connect(), BridgeRunner(), ThreadRunner(1))), warnings
 
 
 def _serve_one(
@@ -226,9 +260,9 @@ def serve(
     except OSError as err:
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
     try:
-        open_reader = _prepare(settings, keyring, on_loaded, on_opened, on_warmed)
-        if not settings.trusted_keys and (settings.backend != "memory" or settings.graph is not None):
-            logging.getLogger("pith_graph.api.serve").warning(UNRANKED_WARNING)  # once it can serve
+        open_reader, warnings = _prepare(settings, keyring, on_loaded, on_opened, on_warmed)
+        for warning in warnings:  # once it can serve
+            logging.getLogger("pith_graph.api.serve").warning(warning)
         port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{host}:{port}"

@@ -348,6 +348,22 @@ RETURN key, {signer_row("s", counts)} AS signer
     for counts in COUNTS
 }
 
+#: Up to ``$most`` key ids, sorted, that the graph's signers used and ``$pinned`` lacks
+#: (``serve``'s warning that their papers are served unranked).
+READ_UNPINNED_KEY_IDS = """
+MATCH (s:Signer) WHERE s.signerId IS NOT NULL
+UNWIND s.keyIds AS keyId
+WITH DISTINCT keyId WHERE NOT keyId IN $pinned
+RETURN keyId ORDER BY keyId LIMIT $most
+"""
+#: Which of ``$keys`` the graph's signers used, sorted (``serve``'s warning of revoked keys).
+READ_USED_KEY_IDS = """
+MATCH (s:Signer) WHERE s.signerId IS NOT NULL
+UNWIND s.keyIds AS keyId
+WITH DISTINCT keyId WHERE keyId IN $keys
+RETURN keyId ORDER BY keyId
+"""
+
 
 def _collaboration_path(hops: int, counts: bool) -> str:
     """The shortest chains of at most ``hops`` papers, smallest key sequence first."""

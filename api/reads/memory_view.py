@@ -10,7 +10,7 @@ forgets them.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from typing import Any, TypeVar
 
 import networkx as nx
@@ -129,6 +129,20 @@ class MemoryGraphView:
         data = self._nodes[node]
         count = len(self._succ[node]) if counts else None
         return SignerRecord(data[SIGNER_ID], data[SIGNER_TYPE], tuple(data[KEY_IDS]), count)
+
+    def unpinned_key_ids(self, pinned: Collection[str], most: int) -> list[str]:
+        """As :meth:`~pith_graph.api.reads.reader.GraphReader.unpinned_key_ids`."""
+        return sorted({key for key in self._signers_keys() if key not in pinned})[:most]
+
+    def used_key_ids(self, keys: Collection[str]) -> list[str]:
+        """As :meth:`~pith_graph.api.reads.reader.GraphReader.used_key_ids`."""
+        return sorted({key for key in self._signers_keys() if key in keys})
+
+    def _signers_keys(self) -> Iterator[str]:
+        """The key ids on every Signer node (repeated)."""
+        for data in self._nodes.values():
+            if data.get(LABEL) == SIGNER.label:
+                yield from data[KEY_IDS]
 
     def _node(self, label: str, key: str) -> str | None:
         node = node_id(label, key)

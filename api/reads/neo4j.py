@@ -21,7 +21,7 @@ Driver errors become :class:`~pith_graph.errors.StoreError`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
@@ -95,6 +95,8 @@ ONE_STATEMENT = frozenset(
         "top_authors",
         "co_listed",
         "signers_by_ids",
+        "unpinned_key_ids",
+        "used_key_ids",
         "papers_of_signers",
         "collaboration_path",
         "count_listing",
@@ -365,6 +367,13 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
     def signers_by_ids(self, signer_ids: Sequence[str], counts: bool = True) -> dict[str, SignerRecord]:
         found = self._by_key(cypher.READ_SIGNERS[counts], signer_ids, "signer")
         return {key: signer(row) for key, row in found.items()}
+
+    def unpinned_key_ids(self, pinned: Collection[str], most: int) -> list[str]:
+        rows = self._rows(cypher.READ_UNPINNED_KEY_IDS, pinned=list(pinned), most=most)
+        return [str(row[0]) for row in rows]
+
+    def used_key_ids(self, keys: Collection[str]) -> list[str]:
+        return [str(row[0]) for row in self._rows(cypher.READ_USED_KEY_IDS, keys=list(keys))]
 
     def papers_of_signers(
         self,

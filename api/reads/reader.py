@@ -40,7 +40,7 @@ agree.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from typing import Protocol, runtime_checkable
 
@@ -193,6 +193,14 @@ class GraphReader(DiscoveryReads, Protocol):
 
     def signers_by_ids(self, signer_ids: Sequence[str], counts: bool = True) -> dict[str, SignerRecord]:
         """Signers by id."""
+
+    def unpinned_key_ids(self, pinned: Collection[str], most: int) -> list[str]:
+        """Up to ``most`` key ids, sorted, that the graph's signers used and ``pinned`` lacks:
+        their papers are served unranked (``serve`` warns at start)."""
+
+    def used_key_ids(self, keys: Collection[str]) -> list[str]:
+        """Which of ``keys`` the graph's signers used, sorted (``serve`` warns at start of
+        revoked ones: their papers are served until ``prune`` removes them)."""
 
     def papers_of_signers(
         self,

@@ -43,6 +43,24 @@ def _keys(G: nx.DiGraph, label: str, attribute: str, limit: int = 120) -> list[s
     return [*found[::step], "no such key"]
 
 
+def _key_ids(G: nx.DiGraph) -> list[str]:
+    """The key ids the graph's signers used, sorted."""
+    return sorted({key for _, d in G.nodes(data=True) if d["label"] == "Signer" for key in d["keyIds"]})
+
+
+def test_unpinned_and_used_key_ids_are_of_the_signers_keys(memory_reader: MemoryReader) -> None:
+    """What ``serve`` warns of (tests/api/test_api_serve.py); the Neo4j reader answers alike
+    (test_every_read_answers_alike)."""
+    used = _key_ids(memory_reader.G)
+    assert len(used) >= 2
+    assert memory_reader.unpinned_key_ids(frozenset(), 10) == used
+    assert memory_reader.unpinned_key_ids(frozenset(), 1) == used[:1]
+    assert memory_reader.unpinned_key_ids(frozenset(used[1:]), 10) == used[:1]
+    assert memory_reader.unpinned_key_ids(frozenset(used), 10) == []
+    assert memory_reader.used_key_ids(frozenset([*used[1:], "no such key"])) == used[1:]
+    assert memory_reader.used_key_ids(frozenset()) == []
+
+
 def _calls(G: nx.DiGraph) -> list[Any]:
     papers = _keys(G, "Paper", "pithNumber")
     authors = _keys(G, "Author", "nameKey")
@@ -101,6 +119,11 @@ def _calls(G: nx.DiGraph) -> list[Any]:
         ("top_authors", (categories, 8)),
         ("co_listed", (categories, 5)),
         ("signers_by_ids", (signers,)),
+        ("unpinned_key_ids", (frozenset(), 10)),
+        ("unpinned_key_ids", (frozenset(), 1)),
+        ("unpinned_key_ids", ([_key_ids(G)[0]], 10)),
+        ("used_key_ids", ([*_key_ids(G)[1:], "no such key"],)),
+        ("used_key_ids", ([],)),
         ("papers_of_signers", (signers, 5, None)),
         # By signedBundle: the registry's own (most papers: read from the submittedAt index),
         # the builder's events in its bundles (few: by its edges), both after a position.

@@ -358,25 +358,53 @@ def test_serve_neo4j_refuses_paths() -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_serving_stored_papers_without_trusted_keys_warns_that_they_are_unranked(tmp_path: Path) -> None:
+def test_serving_papers_of_keys_the_server_does_not_pin_or_revokes_warns(tmp_path: Path) -> None:
     """Ranks come from the server's keyring, not from the graph: a saved graph served without
-    ``--trusted-keys`` answers an identifier two signers claim with the newest claim, not the
-    higher-ranked signer's. ``serve`` says so at start (since 0.8.8); with the keys, or when it
-    loads bundles itself (their keys are the ones given), it does not."""
-    write_corpus(tmp_path, 3, seed=2, layout="jsonl", workers=1)  # for its keys file
-    keys = str(tmp_path / "keyring.json")
-    snapshot = str(tmp_path / "g.snapshot")
-    saved = run_cli("load", str(SAMPLES), "--snapshot", snapshot)
-    assert saved.returncode == 0, saved.stderr
-    warning = "no --trusted-keys: papers signed by keys other than the registry's are served unranked"
+    the ``--trusted-keys`` its loads used answers an identifier two signers claim with the
+    newest claim, not the higher-ranked signer's. ``serve`` says so at start, naming keys the
+    graph's signers used and its keyring lacks (since 0.8.9; in 0.8.8 whenever a stored graph
+    was served without ``--trusted-keys``: the samples, all the registry's, too, and never
+    when a keys file lacked one of them); with the keys, or when it loads bundles itself (their
+    keys are the ones given), it does not. Since 0.8.9 it also names keys ``--revoked-keys``
+    revokes for all time whose papers it still serves (until ``prune`` removes them)."""
+    write_corpus(tmp_path / "corpus", 3, seed=2, layout="jsonl", workers=1)
+    keys = tmp_path / "corpus" / "keyring.json"
+    entries = json.loads(keys.read_text())
+    one_key, revoked, rotated = (tmp_path / name for name in ("one-key.json", "revoked.json", "rotated.json"))
+    one_key.write_text(json.dumps(entries[1:]))  # the builder's, no bundle's
+    revoked.write_text(json.dumps([{**entries[0], "revoked": True}]))
+    rotated.write_text(json.dumps([{**entries[0], "revoked_at": "2099-01-01T00:00:00Z"}]))
+    samples, corpus, pruned = (str(tmp_path / f"{name}.snapshot") for name in ("samples", "corpus", "pruned"))
+    for source, snapshot in ((str(SAMPLES), samples), (str(tmp_path / "corpus"), corpus)):
+        saved = run_cli("load", source, "--snapshot", snapshot, "--trusted-keys", str(keys))
+        assert saved.returncode == 0, saved.stderr
+    prune = ("prune", "--backend", "memory", "--graph", corpus, "--revoked-keys", str(revoked))
+    done = run_cli(*prune, "--trusted-keys", str(keys), "--save", pruned, timeout=60)
+    assert done.returncode == 0, done.stderr
+    unpinned = (
+        "the graph holds papers signed by a key ('pith-graph-corpus-2-registry') this server's keyring does "
+        "not pin: they are served unranked (rank null), so where two signers claim one identifier the API "
+        "cannot prefer the higher-ranked one; pass the --trusted-keys files the loads used"
+    )
+    revocation = (
+        "the graph holds papers signed by a key ('pith-graph-corpus-2-registry') revoked in --revoked-keys: "
+        "they are served as before until pith-graph prune, given the same --revoked-keys, removes them"
+    )
+    trusted = ("--trusted-keys", str(keys))
     for options, warned in (
-        (("--graph", snapshot), True),
-        (("--graph", snapshot, "--trusted-keys", keys), False),
-        ((), False),
+        (("--graph", corpus), unpinned),
+        (("--graph", corpus, "--trusted-keys", str(one_key)), unpinned),
+        (("--graph", corpus, *trusted), None),
+        (("--graph", samples), None),
+        ((str(tmp_path / "corpus"), *trusted), None),
+        (("--graph", corpus, *trusted, "--revoked-keys", str(revoked)), revocation),
+        (("--graph", corpus, *trusted, "--revoked-keys", str(rotated)), None),  # its papers are older
+        (("--graph", pruned, *trusted, "--revoked-keys", str(revoked)), None),
     ):
         process, url, output = _start("--workers", "1", *options)
         try:
-            _answers(url)
+            assert httpx.get(f"{url}/healthz", timeout=30).status_code == 200
         finally:
             log = _stop(process, output)
-        assert (warning in log) is warned, (options, log)
+        found = [line for line in log.splitlines() if line.startswith("WARNING pith_graph.api.serve")]
+        assert found == ([f"WARNING pith_graph.api.serve: {warned}"] if warned else []), (options, log)

@@ -8,6 +8,7 @@ The drivers ask the server for WARNING and above only (``notifications_min_sever
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 import secrets
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -23,6 +26,7 @@ import pytest
 
 from pith_graph import load_graph
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
+from pith_graph.loader.keyring import REGISTRY_KEY
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.neo4j_connect import open_driver
 
@@ -52,11 +56,12 @@ def _coauthors() -> tuple[str, str]:
     return names[0], names[1]
 
 
-def test_serve_on_neo4j_does_not_log_the_servers_planner_hints(samples_in_neo4j: Any) -> None:
-    server = samples_in_neo4j
-    first, second = _coauthors()
+@contextmanager
+def _serving(server: Any, *options: str) -> Iterator[tuple[str, list[str]]]:
+    """``serve --backend neo4j`` on ``server``: its URL and its log so far (all of it once
+    the block ends: stopped by SIGTERM, exit 0 checked)."""
     args = [sys.executable, "-m", "pith_graph", "serve", "--backend", "neo4j", "--port", "0"]
-    args += ["--workers", "1", *server.cli_args()[:6]]
+    args += ["--workers", "1", *server.cli_args()[:6], *options]
     if server.password:
         args += ["--password", server.password]
     process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -72,6 +77,17 @@ def test_serve_on_neo4j_does_not_log_the_servers_planner_hints(samples_in_neo4j:
             if found := re.search(r"Uvicorn running on (http://\S+)", line):
                 url = found.group(1)
         assert url is not None, "".join(output)
+        yield url, output
+    finally:
+        process.send_signal(signal.SIGTERM)
+        rest, _ = process.communicate(timeout=30)
+        output.append(rest)
+    assert process.returncode == 0, "".join(output)
+
+
+def test_serve_on_neo4j_does_not_log_the_servers_planner_hints(samples_in_neo4j: Any) -> None:
+    first, second = _coauthors()
+    with _serving(samples_in_neo4j) as (url, output):
         query = "query($a: String!, $b: String!) { collaborationPath(from: $a, to: $b) { paper { title } } }"
         for _ in range(3):  # the resolvers, then the plan
             answer = httpx.post(
@@ -79,12 +95,7 @@ def test_serve_on_neo4j_does_not_log_the_servers_planner_hints(samples_in_neo4j:
             ).json()
             assert "errors" not in answer, answer
             assert len(answer["data"]["collaborationPath"]) == 1, answer  # one paper links them
-    finally:
-        process.send_signal(signal.SIGTERM)
-        rest, _ = process.communicate(timeout=30)
-        output.append(rest)
     log = "".join(output)
-    assert process.returncode == 0, log
     assert "Received notification" not in log, log[:3000]
     assert "cartesian product" not in log, log[:3000]
 
@@ -112,3 +123,27 @@ def test_drivers_hear_no_hints_nor_unknown_names(neo4j_server: Any, caplog: pyte
     assert hint[0]["n"] == 0 and unknown_key[0]["n"] == 0
     heard = [r.getMessage() for r in caplog.records if r.name == "neo4j.notifications"]
     assert heard == [], heard
+
+
+def test_serve_on_neo4j_warns_of_papers_of_revoked_keys_only_when_there_are(
+    samples_in_neo4j: Any, tmp_path: Path
+) -> None:
+    """The samples are the registry's: no warning (0.8.8 warned that they were served
+    unranked, whenever serve was given no --trusted-keys); with the registry's key revoked,
+    serve names it (tests/api/test_api_serve.py runs the memory backend's cases)."""
+    revoked = tmp_path / "revoked.json"
+    entry = {"key_id": REGISTRY_KEY.key_id, "public_key_hex": REGISTRY_KEY.public_key_hex}
+    revoked.write_text(json.dumps([{**entry, "signer_id": "pith.science", "revoked": True}]))
+    warnings = []
+    for options in ((), ("--revoked-keys", str(revoked))):
+        with _serving(samples_in_neo4j, *options) as (url, output):
+            assert httpx.get(f"{url}/healthz", timeout=30).status_code == 200  # serving: stops cleanly
+        warnings.append([line for line in "".join(output).splitlines() if line.startswith("WARNING")])
+    assert warnings == [
+        [],
+        [
+            "WARNING pith_graph.api.serve: the graph holds papers signed by a key ('pith-v1-2026-05') "
+            "revoked in --revoked-keys: they are served as before until pith-graph prune, given the same "
+            "--revoked-keys, removes them"
+        ],
+    ]
