@@ -185,6 +185,23 @@ def _by(first: PinnedKey, second: PinnedKey) -> str:
     )
 
 
+def _check_one_way_named(key: PinnedKey, named: dict[tuple[str, bool], PinnedKey]) -> None:
+    """Refuse ``key`` if it names its signer one way and an earlier key the other: a key
+    pinned without ``signer_id`` speaks for itself, so another key whose ``signer_id`` is its
+    key id would make the two one signer, of one rank and history (in one file: a
+    contributor's key id ``h.example`` joined the signer ``h.example``, taking over its papers)."""
+    by_id = key.signer_id is not None
+    other = named.get((key.signer, not by_id))
+    if other is not None:
+        alone, joining = (other, key) if by_id else (key, other)
+        raise KeyringError(
+            f"key {quoted(alone.key_id)} is pinned without signer_id {_by(alone, joining)}, so it speaks "
+            f"for itself, and key {quoted(joining.key_id)} names it as its signer_id; give the first a "
+            "signer_id, or the second another one"
+        )
+    named.setdefault((key.signer, by_id), key)
+
+
 def _strongest(first: str | None, second: str | None) -> str | None:
     """The stronger of two revocations: always over a time, else the earlier time."""
     if first is None or second is None:
@@ -238,8 +255,11 @@ class Keyring(Mapping[str, PinnedKey]):
         defined: dict[str, PinnedKey] = {}  # each signer's first key: its source and rank
         typed: dict[str, PinnedKey] = {}  # each signer's first key pinning a signer_type
         ids: dict[bytes, PinnedKey] = {}  # each public key's key id
+        named: dict[tuple[str, bool], PinnedKey] = {}  # (signer, by a signer_id?): the first key
         for key in keys:
             known = self._keys.get(key.key_id)
+            if known is None:
+                _check_one_way_named(key, named)
             if (other := ids.setdefault(key.public_key, key)).key_id != key.key_id:
                 raise KeyringError(
                     f"key id {quoted(key.key_id)} pins the key that key id {quoted(other.key_id)} pins "

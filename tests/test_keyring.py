@@ -34,7 +34,7 @@ from pith_graph.loader.keyfiles import MAX_KEYS_FILE_BYTES, load_keyring_file, o
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.verify import verify_bundle
-from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, resign, run_cli
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "keyrings.json").read_text())
 PUBLIC_KEYS = {
@@ -212,6 +212,31 @@ def test_a_key_pinned_without_signer_id_cannot_claim_another_signer() -> None:
         assert f"claims signer {claimed!r}, but key 'low-key' is pinned to 'low-key'" in str(refused)
     own = build_bundle(SPEC, replace(LOW, signer_id=LOW.key_id))
     assert verify_bundle(own, keyring).pith_number == own["pith_number"]
+
+
+@pytest.mark.parametrize("alone_first", [True, False])
+def test_a_key_pinned_without_signer_id_is_no_other_keys_signer(tmp_path: Path, alone_first: bool) -> None:
+    """A key without ``signer_id`` speaks for itself; another entry of the same file whose
+    ``signer_id`` is its key id made the two one signer (since 0.8.9 refused: a contributor's
+    key ``high.example``, pasted into a keys file, took over the signer ``high.example``'s
+    papers, rank and type; a key of another file doing so was already refused)."""
+    alone = {"key_id": "high.example", "key": "evil"}
+    named = {"key_id": "high-key", "key": "high", "signer_id": "high.example", "signer_type": "mirror"}
+    (path,) = _write_files(tmp_path, [[alone, named] if alone_first else [named, alone]])
+    expected = (
+        f"key 'high.example' is pinned without signer_id by {path}, so it speaks for itself, and key "
+        "'high-key' names it as its signer_id; give the first a signer_id, or the second another one"
+    )
+    with pytest.raises(KeyringError) as refused:
+        load_keyring_file(path)
+    assert str(refused.value) == expected
+    done = run_cli("verify", str(SAMPLES), "--trusted-keys", str(path))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.count("\n") == 1 and expected in done.stderr
+    apart = [dict(alone, signer_id="evil.example"), named]  # each its own signer: taken
+    (path,) = _write_files(tmp_path, [apart if alone_first else apart[::-1]], prefix="apart")
+    keyring = load_keyring_file(path)
+    assert keyring.rank("high.example") != keyring.rank("high-key")
 
 
 def test_a_pinned_signer_type_must_be_claimed() -> None:
