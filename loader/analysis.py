@@ -8,6 +8,7 @@ from itertools import combinations
 import networkx as nx
 
 from pith_graph.errors import UsageError, quoted
+from pith_graph.loader.stores.memory_guard import checked_graph
 from pith_graph.schema.graph import AUTHOR, AUTHORED, LABEL_ATTRIBUTE, PAPER, TYPE_ATTRIBUTE
 
 __all__ = ["coauthorship_graph", "papers_of"]
@@ -17,7 +18,8 @@ def papers_of(G: nx.DiGraph, author: str) -> list[str]:
     """Paper node ids of an Author node id (``"Author:<nameKey>"``).
 
     Raises :class:`UsageError` (since 0.8.8) if ``author`` is not an Author node of ``G``: a
-    name, or a typo, used to give ``[]``, as an author with no papers would.
+    name, or a typo, used to give ``[]``, as an author with no papers would; and (since
+    0.8.9) if ``G`` is not a ``DiGraph`` as a load builds (:func:`.memory_guard.checked_graph`).
 
     >>> from pith_graph.loader import SAMPLES, load_graph
     >>> G, _report = load_graph([SAMPLES])
@@ -29,6 +31,7 @@ def papers_of(G: nx.DiGraph, author: str) -> list[str]:
     ...
     pith_graph.errors.UsageError: ...
     """
+    G = checked_graph(G, "G")
     if author not in G or G.nodes[author].get(LABEL_ATTRIBUTE) != AUTHOR.label:
         raise UsageError(
             f"papers_of: {quoted(author)} is not an Author node of the graph "
@@ -42,7 +45,7 @@ def coauthorship_graph(G: nx.DiGraph) -> nx.Graph:
 
     Parameters
     ----------
-    G : the ``DiGraph`` a load produced.
+    G : the ``DiGraph`` a load produced (anything else: :class:`UsageError`, since 0.8.9).
 
     Returns
     -------
@@ -59,6 +62,7 @@ def coauthorship_graph(G: nx.DiGraph) -> nx.Graph:
     >>> C.number_of_nodes() == report.counts.nodes["Author"]
     True
     """
+    G = checked_graph(G, "G")
     weights: Counter[tuple[str, str]] = Counter()
     for paper, label in G.nodes(data=LABEL_ATTRIBUTE):
         if label != PAPER.label:

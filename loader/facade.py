@@ -18,6 +18,7 @@ from pith_graph.loader.pool import MAX_WORKERS
 from pith_graph.loader.report import GraphLoadReport
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.memory_graph import check_structure
+from pith_graph.loader.stores.memory_guard import checked_graph
 
 __all__ = ["SAMPLES", "export_graph", "load_graph", "resolve_keyring"]
 
@@ -80,20 +81,9 @@ def _load_arguments(paths: object, max_bytes: object, workers: object, graph: ob
     if workers is not None and (type(workers) is not int or not 1 <= workers <= MAX_WORKERS):
         raise UsageError(f"workers: expected None or an int from 1 to {MAX_WORKERS}, not {workers!r:.40}")
     if graph is not None:
-        if not isinstance(graph, nx.DiGraph):
-            raise UsageError(f"graph: expected a DiGraph load_graph built, not {_kind(graph)}")
-        if graph.is_multigraph():  # MemoryStore would add to a DiGraph copy, not to it
-            raise UsageError(
-                "graph: a MultiDiGraph (what earlier versions built) cannot be added to in place: "
-                "pass nx.DiGraph(graph) and use the graph load_graph returns"
-            )
-        if nx.is_frozen(graph) or any(type(inner) is not dict for inner in (graph._node, graph._adj)):
-            raise UsageError(  # a view's dicts refused the load's writes half-way; a frozen graph took them
-                "graph: a frozen graph or a view (G.subgraph, nx.restricted_view) cannot be added to: "
-                "pass a graph of its own, G.copy() or nx.DiGraph(view)"
-            )
+        built = checked_graph(graph, "graph", added_to=True)
         try:
-            check_structure(graph)
+            check_structure(built)
         except (ValueError, KeyError, TypeError) as err:
             raise UsageError(f"graph: not one the loader could have built: {err}") from err
     return [str(path) for path in found]

@@ -37,7 +37,7 @@ from pith_graph.loader.stores.memory_graph import (
     fill_authors,
     put,
 )
-from pith_graph.loader.stores.memory_guard import built_or_refused, check_built
+from pith_graph.loader.stores.memory_guard import built_or_refused, check_built, checked_graph
 from pith_graph.loader.stores.names import PendingNames, Spellings
 from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
@@ -106,7 +106,7 @@ class MemoryStore:
     """A :class:`~pith_graph.loader.stores.base.GraphStore` over a networkx ``DiGraph``."""
 
     def __init__(self, graph: nx.DiGraph | None = None) -> None:
-        self.graph: nx.DiGraph = _as_digraph(graph) if graph is not None else nx.DiGraph()
+        self.graph: nx.DiGraph = nx.DiGraph() if graph is None else checked_graph(graph, "graph")
         self._edge_data = EdgeInterner()
         self._bundles: dict[str, str | None] = {}  # bundleSha256 -> bundleKeyId of every paper
         # (sourceKind, sourceId) -> its papers' pith numbers: the precedence rule's lookups

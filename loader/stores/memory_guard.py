@@ -1,7 +1,8 @@
 """What keeps a :class:`~pith_graph.loader.stores.memory.MemoryStore`'s graph one the loader
 could have built: a graph a script edited is neither saved nor written to
 (:func:`check_built`, :func:`built_or_refused`) as if the loader had built it (a write is
-whole even when Ctrl-C comes in the middle of it: :mod:`pith_graph.interrupts`)."""
+whole even when Ctrl-C comes in the middle of it: :mod:`pith_graph.interrupts`); and what
+every function of the Python API that takes a graph takes (:func:`checked_graph`)."""
 
 from __future__ import annotations
 
@@ -10,13 +11,40 @@ from collections.abc import Iterator
 
 import networkx as nx
 
-from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.stores.memory_graph import check_structure
 
-__all__ = ["EDITED", "built_or_refused", "check_built"]
+__all__ = ["EDITED", "built_or_refused", "check_built", "checked_graph"]
 
 #: What checking a graph a script edited may raise (a property missing, of another type).
 _UNBUILT = (ValueError, KeyError, TypeError)
+
+
+def checked_graph(graph: object, name: str, *, added_to: bool = False) -> nx.DiGraph:
+    """``graph``, if it is an ``nx.DiGraph`` as a load builds; else :class:`UsageError`
+    naming the argument ``name`` and what to pass (``None``, a list or an undirected graph
+    were an ``AttributeError`` from inside). A ``MultiDiGraph`` (what earlier versions built)
+    is a ``DiGraph`` to ``isinstance``, refused too; and, ``added_to`` (``load_graph(graph=)``),
+    a frozen graph or a view, which cannot take a load's writes."""
+    if not isinstance(graph, nx.DiGraph):
+        raise UsageError(
+            f"{name}: expected a DiGraph load_graph built, not a value of type {type(graph).__name__}"
+        )
+    if graph.is_multigraph():  # MemoryStore would add to a DiGraph copy, not to it
+        raise UsageError(
+            f"{name}: a MultiDiGraph (what earlier versions built) cannot be added to in place: "
+            f"pass nx.DiGraph({name}) and use the graph load_graph returns"
+            if added_to
+            else f"{name}: a MultiDiGraph (what earlier versions built): pass nx.DiGraph({name})"
+        )
+    if added_to and (
+        nx.is_frozen(graph) or any(type(inner) is not dict for inner in (graph._node, graph._adj))
+    ):
+        raise UsageError(  # a view's dicts refused the load's writes half-way; a frozen graph took them
+            f"{name}: a frozen graph or a view (G.subgraph, nx.restricted_view) cannot be added to: "
+            "pass a graph of its own, G.copy() or nx.DiGraph(view)"
+        )
+    return graph
 
 
 #: What :func:`check_built` says of a graph a script edited.
