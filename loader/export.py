@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -109,7 +109,9 @@ class Selection:
     matter); ``hops`` = 1 exports the author's papers, 2 adds their coauthors' papers, and so
     on. ``submitted_from`` and ``submitted_to`` are dates or date-times, both inclusive (a
     bare ``to`` date includes that whole day). One that cannot be (a bad date, ``hops`` out of
-    range or without an author) raises :class:`~pith_graph.errors.UsageError` when made.
+    range or without an author) raises :class:`~pith_graph.errors.UsageError` when made,
+    naming the dates as ``dates_named`` says: the Python API's parameters, or the command
+    line's ``("from", "to")``.
     """
 
     category: str | None = None
@@ -117,12 +119,17 @@ class Selection:
     hops: int = 1
     submitted_from: str | None = None
     submitted_to: str | None = None
+    dates_named: tuple[str, str] = field(
+        default=("submitted_from", "submitted_to"), compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         for name in ("category", "author", "submitted_from", "submitted_to"):
             if not isinstance(value := getattr(self, name), str | None):
                 raise UsageError(f"{name}: expected a str, not a value of type {type(value).__name__}")
-        if type(self.hops) is not int or not 1 <= self.hops <= MAX_HOPS:
+        if type(self.hops) is not int:
+            raise UsageError(f"hops must be an integer, not {type(self.hops).__name__}")
+        if not 1 <= self.hops <= MAX_HOPS:
             raise UsageError(f"hops must be between 1 and {MAX_HOPS}")
         if self.hops != 1 and self.author is None:
             raise UsageError("hops needs an author")
@@ -138,10 +145,10 @@ class Selection:
         every stored time sorts before: nothing is selected (it used to be no bound)."""
         low = None
         if self.submitted_from is not None:
-            low = _instant(self.submitted_from, "from") or PAST_THE_END
+            low = _instant(self.submitted_from, self.dates_named[0]) or PAST_THE_END
         high = None
         if self.submitted_to is not None:
-            high = _instant(self.submitted_to, "to", end_of_day=True, next_second=True)
+            high = _instant(self.submitted_to, self.dates_named[1], end_of_day=True, next_second=True)
         return low, high
 
 

@@ -133,8 +133,12 @@ def test_the_report_load_graph_returns_is_typed_with_its_counts() -> None:
     [
         ({"submitted_from": 2020}, "submitted_from: expected a str, not a value of type int"),
         ({"category": ["cs.LG"]}, "category: expected a str, not a value of type list"),
-        ({"author": "x", "hops": "2"}, "hops must be between 1 and"),
-        ({"submitted_to": date(2020, 1, 1), "submitted_from": "yesterday"}, "from is not an ISO 8601 date"),
+        ({"author": "x", "hops": "2"}, "hops must be an integer, not str"),
+        ({"author": "x", "hops": 7}, "hops must be between 1 and 6"),
+        (
+            {"submitted_to": date(2020, 1, 1), "submitted_from": "yesterday"},
+            "submitted_from is not an ISO 8601 date",
+        ),
     ],
 )
 def test_export_graph_checks_its_selection_before_connecting(arguments: dict[str, Any], message: str) -> None:

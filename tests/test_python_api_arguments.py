@@ -2,11 +2,14 @@
 (so a script catching :class:`PithGraphError` sees it) naming the parameter and what to pass.
 ``papers_of(None, a)``, ``coauthorship_graph([1, 2])`` or ``MemoryStore([1])`` raised a bare
 ``TypeError`` or ``AttributeError`` from inside; a ``MultiDiGraph`` was read, or copied by
-``MemoryStore`` (which then wrote to the copy)."""
+``MemoryStore`` (which then wrote to the copy); ``export_graph`` named its dates by the command
+line's flags (``from``) and took ``hops="2"`` for a number out of range. The command line's
+own messages are unchanged."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -17,12 +20,16 @@ from pith_graph import (
     PithGraphError,
     UsageError,
     coauthorship_graph,
+    export_graph,
     load_graph,
     papers_of,
 )
+from pith_graph.testing import run_cli
 
 _G = load_graph(SAMPLES, workers=1)[0]
 _AUTHOR = next(node for node, label in _G.nodes(data="label") if label == "Author")
+#: No server listens there: every case must be refused before anything connects.
+_NOWHERE: dict[str, Any] = {"uri": "bolt://127.0.0.1:1", "password": "unused"}
 
 #: (case, call, exception type, the whole message).
 CASES: list[tuple[str, Callable[[], object], type[Exception], str]] = [
@@ -93,6 +100,42 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], str]] = [
         UsageError,
         "graph: a MultiDiGraph (what earlier versions built): pass nx.DiGraph(graph)",
     ),
+    (
+        "export_graph submitted_from not a date",
+        lambda: export_graph(**_NOWHERE, submitted_from="2020"),
+        UsageError,
+        "submitted_from is not an ISO 8601 date or date-time: '2020'",
+    ),
+    (
+        "export_graph submitted_to a week",
+        lambda: export_graph(**_NOWHERE, submitted_to="2020-W01"),
+        UsageError,
+        "submitted_to names a week, not a day: '2020-W01' (add the day: 2020-W01-1 to 2020-W01-7)",
+    ),
+    (
+        "export_graph submitted_from not a str",
+        lambda: export_graph(**_NOWHERE, submitted_from=2020),  # type: ignore[arg-type]
+        UsageError,
+        "submitted_from: expected a str, not a value of type int",
+    ),
+    (
+        "export_graph hops a str",
+        lambda: export_graph(**_NOWHERE, author="a", hops="2"),  # type: ignore[arg-type]
+        UsageError,
+        "hops must be an integer, not str",
+    ),
+    (
+        "export_graph hops a bool",
+        lambda: export_graph(**_NOWHERE, author="a", hops=True),
+        UsageError,
+        "hops must be an integer, not bool",
+    ),
+    (
+        "export_graph hops 7",
+        lambda: export_graph(**_NOWHERE, author="a", hops=7),
+        UsageError,
+        "hops must be between 1 and 6",
+    ),
 ]
 
 
@@ -113,3 +156,20 @@ def test_what_the_helpers_took_they_still_take() -> None:
     assert papers_of(view, _AUTHOR) == papers_of(_G, _AUTHOR) != []
     assert coauthorship_graph(view).number_of_edges() == coauthorship_graph(_G).number_of_edges()
     assert MemoryStore(_G).graph is _G and MemoryStore().graph.number_of_nodes() == 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "line"),
+    [
+        (("--from", "2020"), "from is not an ISO 8601 date or date-time: '2020'"),
+        (
+            ("--to", "2020-W01"),
+            "to names a week, not a day: '2020-W01' (add the day: 2020-W01-1 to 2020-W01-7)",
+        ),
+    ],
+)
+def test_the_command_line_still_names_its_flags(flags: tuple[str, ...], line: str) -> None:
+    """``export`` shares export_graph's checks but names the dates as its flags (``from``)."""
+    result = run_cli("export", *flags, "--uri", "bolt://127.0.0.1:9", "--save", "out.json")
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"pith-graph: error: {line}"

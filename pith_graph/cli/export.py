@@ -44,7 +44,9 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     target = Path(args.save)
     check_save_destination(args.save)
-    selection = Selection(args.category, args.author, args.hops, args.submitted_from, args.submitted_to)
+    selection = Selection(
+        args.category, args.author, args.hops, args.submitted_from, args.submitted_to, ("from", "to")
+    )
     started = time.perf_counter()
     with connect_neo4j(args) as store:
         G = export_subgraph(store, selection)  # checked as a saved graph is read
