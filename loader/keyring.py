@@ -121,8 +121,8 @@ class PinnedKey:
                 else type(self.public_key).__name__
             )
             raise KeyringError(
-                f"PinnedKey {quoted(str(self.key_id))}: public_key must be the Ed25519 key's 32 raw "
-                f"bytes (bytes.fromhex or base64.b64decode of a keys file's text), not {given}"
+                f"public_key: expected the Ed25519 key's 32 raw bytes (bytes.fromhex or base64.b64decode "
+                f"of a keys file's text), not {given} (PinnedKey {quoted(str(self.key_id))})"
             )
         object.__setattr__(self, "verifier", verifying_key(self.public_key))
         object.__setattr__(self, "public_key_hex", self.public_key.hex())

@@ -367,7 +367,7 @@ def test_a_pinned_key_that_is_not_32_bytes_says_so(public_key: object, given: st
     ("'str' object is not an instance of 'bytes'"), a ``ValueError`` for 31 bytes."""
     with pytest.raises(
         KeyringError,
-        match=rf"PinnedKey 'k': public_key must be the Ed25519 key's 32 raw bytes .* not {given}$",
+        match=rf"^public_key: expected the Ed25519 key's 32 raw bytes .* not {given} \(PinnedKey 'k'\)$",
     ):
         PinnedKey("k", public_key, "s")  # type: ignore[arg-type]
 

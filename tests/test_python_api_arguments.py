@@ -16,7 +16,9 @@ import pytest
 
 from pith_graph import (
     SAMPLES,
+    KeyringError,
     MemoryStore,
+    PinnedKey,
     PithGraphError,
     UsageError,
     coauthorship_graph,
@@ -100,6 +102,13 @@ CASES: list[tuple[str, Callable[[], object], type[Exception], str]] = [
         UsageError,
         "graph: a MultiDiGraph (what earlier versions built): pass nx.DiGraph(graph)",
     ),
+    (  # named as a parameter first, as every other refusal of the Python API (trusted_keys[0]: ...)
+        "PinnedKey public_key short",
+        lambda: PinnedKey("k1", b"x" * 31),
+        KeyringError,
+        "public_key: expected the Ed25519 key's 32 raw bytes (bytes.fromhex or base64.b64decode of a "
+        "keys file's text), not 31 bytes (PinnedKey 'k1')",
+    ),
     (
         "export_graph submitted_from not a date",
         lambda: export_graph(**_NOWHERE, submitted_from="2020"),
@@ -147,7 +156,7 @@ def test_a_helper_refuses_wrong_input_naming_its_parameter(
         call()
     assert type(raised.value) is kind
     assert str(raised.value) == message
-    assert raised.value.code == "usage"  # type: ignore[attr-defined]
+    assert raised.value.code == kind.code  # type: ignore[attr-defined]
 
 
 def test_what_the_helpers_took_they_still_take() -> None:
