@@ -268,6 +268,27 @@ def test_central_authors_of_category_is_pagerank(loaded: tuple[Any, nx.DiGraph])
     assert projections_left(server) == []
 
 
+def test_coauthorship_weights_are_the_papers_two_authors_share(tmp_path: Path) -> None:
+    """README: ``coauthorship_graph(G)``, Author–Author, weight = shared papers: every pair of
+    authors of a paper is an edge, weighted by how many papers name both, and every author is
+    a node (a mutation weighing each edge 1 was caught by no test that runs without Neo4j)."""
+    info = write_corpus(tmp_path, 300, seed=SEED, workers=1, layout="jsonl", extra_signer_every=7)
+    store = MemoryStore()
+    report = run(
+        [str(p) for p in info.shards], keyring=resolve_keyring(info.keyring_path), store=store, workers=1
+    )
+    assert report.rejected == 0
+    G = store.graph
+    shared: Counter[frozenset[str]] = Counter()
+    for paper in nodes(G, "Paper"):
+        authors = sorted(a for a in G.predecessors(paper) if G.nodes[a]["label"] == "Author")
+        shared.update(frozenset(pair) for pair in combinations(authors, 2))
+    C = coauthorship_graph(G)
+    assert not C.is_directed() and set(C) == set(nodes(G, "Author"))
+    assert {frozenset((a, b)): w for a, b, w in C.edges(data="weight")} == dict(shared)
+    assert max(shared.values()) >= 2  # some pair shares more than one paper
+
+
 def test_coauthor_communities_are_as_good_as_networkx_louvain(loaded: tuple[Any, nx.DiGraph]) -> None:
     server, G = loaded
     C = coauthorship_graph(G)

@@ -54,6 +54,12 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("max_bytes as bool", {"max_bytes": True}, "max_bytes: expected an int"),
     ("negative workers", {"workers": -1}, "workers: expected None or an int from 1 to 128"),
     ("too many workers", {"workers": 100_000}, "workers: expected None or an int from 1 to 128"),
+    ("one worker past the cap", {"workers": 129}, "workers: expected None or an int from 1 to 128"),
+    (
+        "max_bytes one past the cap",
+        {"max_bytes": (64 << 20) + 1},
+        "max_bytes: expected an int from 1 to 67108864",
+    ),
     ("keys as dicts", {"trusted_keys": [{"key_id": "k"}]}, "trusted_keys: expected PinnedKey values"),
     ("keys as a number", {"trusted_keys": 7}, "trusted_keys: expected a Keyring, a file path"),
     ("graph without properties", {"graph": _graph_without_paper_properties()}, "graph: not one the loader"),

@@ -27,10 +27,10 @@ from hypothesis import strategies as st
 from pith_graph.errors import BundleError
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.identifiers import PITH_B32_LENGTH
-from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
+from pith_graph.loader.keyring import REVOKED_ALWAYS, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.verify import derived_alias, newest_snapshot, stated_bundle_digest, verify_bundle
-from pith_graph.testing.payloads import public_keys
+from pith_graph.testing.payloads import public_keys, resign_receipt
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
 VECTORS = json.loads((Path(__file__).parent / "vectors" / "tamper.json").read_text())
@@ -205,6 +205,49 @@ def test_tampering_is_rejected_with_its_code(case: dict[str, Any]) -> None:
         verify_bundle(bundle, KEYRING)
     assert caught.value.code.value == case["code"], caught.value.message
     assert caught.value.message
+
+
+RECEIPT_SIGNER = SignerIdentity.from_seed(
+    b"tests-receipts", key_id="receipt-key", signer_id="receipts.invalid"
+)
+
+
+def _receipt_by(signer: SignerIdentity) -> dict[str, Any]:
+    """A valid bundle of TRUSTED's whose record_created receipt ``signer`` signed."""
+    bundle = valid_bundle()
+    resign_receipt(bundle["events"][0]["payload"]["receipt"], signer)
+    return resign(bundle, TRUSTED, refresh_canonical=False, sign_receipt=False)
+
+
+@pytest.mark.parametrize(
+    ("revoked_at", "code"),
+    [
+        (None, None),  # pinned: the receipt's signature counts as any other
+        (REVOKED_ALWAYS, "revoked_key"),
+        (SPEC.created_at, "revoked_key"),  # from a time at or before the bundle's built_at
+        ("2999-01-01T00:00:00Z", None),  # from a time after it
+        ("unpinned", "untrusted_key"),
+    ],
+)
+def test_a_receipt_is_checked_against_the_keyring_as_every_signature_is(
+    revoked_at: str | None, code: str | None
+) -> None:
+    """README: ``untrusted_key`` for a signature (bundle, event or receipt) by a key not
+    pinned, ``revoked_key`` for one the keyring revokes. (A mutation that skipped the
+    receipt's key check was caught by no test: a revoked key's receipt was accepted.)"""
+    bundle = _receipt_by(RECEIPT_SIGNER)
+    keys = [PinnedKey(TRUSTED.key_id, TRUSTED.public_key, TRUSTED.signer_id)]
+    if revoked_at != "unpinned":
+        pinned = PinnedKey(RECEIPT_SIGNER.key_id, RECEIPT_SIGNER.public_key, RECEIPT_SIGNER.signer_id)
+        keys.append(dataclasses.replace(pinned, revoked_at=revoked_at))
+    keyring = default_keyring().with_keys(keys)
+    if code is None:
+        assert verify_bundle(bundle, keyring).pith_number == bundle["pith_number"]
+        return
+    with pytest.raises(BundleError) as caught:
+        verify_bundle(bundle, keyring)
+    assert caught.value.code.value == code, caught.value.message
+    assert "receipt" in caught.value.message
 
 
 def test_resign_with_trusted_key_and_no_edit_is_valid() -> None:

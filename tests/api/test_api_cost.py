@@ -119,6 +119,11 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
         pytest.param('{ papersById(ids: ["a", "b", "c"]) { authors { name } } }', None, 3 + 300, id="ids"),
         pytest.param('{ papersById(ids: "a") { authors { name } } }', None, 1 + 100, id="one-id"),
         pytest.param(IDS, {"ids": ["a", "b"]}, 2 + 200, id="ids-variable"),
+        # each identifier is answered, repeats included: each costs
+        pytest.param(IDS, {"ids": ["a", "a", "a"]}, 3 + 300, id="ids-repeated"),
+        pytest.param(
+            '{ papersById(ids: ["a", "a"]) { authors { name } } }', None, 2 + 200, id="ids-repeated-literal"
+        ),
         pytest.param(IDS, {"ids": "a"}, 1 + 100, id="one-id-variable"),  # coerced to a list of one
         pytest.param(IDS, None, 0, id="ids-missing"),  # execution refuses it
         pytest.param(
