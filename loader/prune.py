@@ -9,6 +9,7 @@ that lost to the removed ones are not stored; loading them again restores those 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 from pith_graph.errors import StoreError, StoreErrorCode
@@ -21,14 +22,21 @@ __all__ = ["PRUNE_BATCH", "PruneReport", "prune_revoked"]
 @dataclass(frozen=True, slots=True)
 class PruneReport:
     """What pruning did: the revoked key ids looked for and the pith numbers removed (or,
-    with ``dry_run``, that would be)."""
+    with ``dry_run``, that would be), and how long it took."""
 
     revoked_keys: list[str]
     removed: list[str] = field(default_factory=list)
     dry_run: bool = False
+    seconds: float = 0.0
 
     def as_dict(self) -> dict[str, object]:
-        return {"revoked_keys": self.revoked_keys, "removed": self.removed, "dry_run": self.dry_run}
+        """A JSON-ready summary (what ``--json`` prints), camelCase as every report's keys."""
+        return {
+            "revokedKeys": self.revoked_keys,
+            "removed": self.removed,
+            "dryRun": self.dry_run,
+            "seconds": round(self.seconds, 3),
+        }
 
 
 #: Papers removed per call to the store (in Neo4j, per transaction). The whole of a large
@@ -44,6 +52,7 @@ def prune_revoked(
     revokes for it (``revoked_at`` compares with the paper's ``builtAt``), ``batch_size``
     papers at a time: interrupted, the batches removed stay removed, and pruning again
     removes the rest."""
+    started = time.perf_counter()
     revoked = {key.key_id: key for key in keyring.revoked()}
     removed: set[str] = set()
     before: dict[str, tuple[str, list[str]]] | None = None
@@ -54,14 +63,14 @@ def prune_revoked(
             if any(revoked[key].revoked_for(built_at) for key in key_ids if key in revoked)
         }
         if dry_run:
-            return PruneReport(sorted(revoked), sorted(doomed), dry_run)
+            return PruneReport(sorted(revoked), sorted(doomed), dry_run, time.perf_counter() - started)
         ordered = sorted(doomed)
         gone: list[str] = []
         for start in range(0, len(ordered), batch_size):
             gone += store.remove_papers(ordered[start : start + batch_size], unchanged=doomed)
         removed.update(gone)
         if len(gone) == len(doomed):
-            return PruneReport(sorted(revoked), sorted(removed), dry_run)
+            return PruneReport(sorted(revoked), sorted(removed), dry_run, time.perf_counter() - started)
         if not gone and doomed == before:  # nothing changed them, yet they stay: never loop
             raise StoreError(
                 StoreErrorCode.WRITE_FAILED,

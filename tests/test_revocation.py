@@ -139,7 +139,7 @@ def test_revoked_keys_revokes_the_registry_key_and_another_files_key(corpus: Pat
         "prune", *trust, "--revoked-keys", revocations, "--backend", "memory", "--graph", str(saved), "--json"
     )
     assert pruned.returncode == 0, pruned.stderr
-    assert json.loads(pruned.stdout)["revoked_keys"] == ["a-key", REGISTRY_KEY.key_id]
+    assert json.loads(pruned.stdout)["revokedKeys"] == ["a-key", REGISTRY_KEY.key_id]
     assert len(json.loads(pruned.stdout)["removed"]) == len(SAMPLE_FILES) + 1
     assert list(papers().values()) == ["m-key"]
 
