@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from pith_graph.errors import Source, printable
-from pith_graph.loader.stores.base import GraphCounts, Outcome
+from pith_graph.loader.stores.base import GraphCounts, Outcome, schema_counts
 
 __all__ = ["MAX_KEPT_REJECTIONS", "GraphLoadReport", "LoadReport", "Rejection"]
 
@@ -81,7 +81,13 @@ class LoadReport:
             raise ValueError(f"not an outcome: {outcome!r}")
 
     def as_dict(self) -> dict[str, object]:
-        """A JSON-ready summary (what ``--json`` prints)."""
+        """A JSON-ready summary (what ``--json`` prints). A load's ``nodes`` and ``edges`` count
+        every label and type of the schema, 0 included."""
+        counts = (
+            None
+            if self.counts is None
+            else schema_counts(self.counts.nodes.items(), self.counts.edges.items())
+        )
         return {
             "seen": self.seen,
             "verified": self.verified,
@@ -103,8 +109,8 @@ class LoadReport:
                 for r in self.rejections
             ],
             "rejectionsOmitted": self.rejections_omitted,
-            "nodes": self.counts.nodes if self.counts else None,
-            "edges": self.counts.edges if self.counts else None,
+            "nodes": counts.nodes if counts else None,
+            "edges": counts.edges if counts else None,
             "seconds": round(self.seconds, 3),
         }
 

@@ -1,5 +1,6 @@
 """The ``--json`` reports as a contract for scripts (since 0.8.9): each command's keys, in
-camelCase."""
+camelCase; ``nodes`` and ``edges`` always a map with every label and type of the schema, 0
+included."""
 
 from __future__ import annotations
 
@@ -9,14 +10,38 @@ from typing import Any
 
 import pytest
 
-from pith_graph.loader.facade import SAMPLES
+from pith_graph.loader.bulk import bulk_import
+from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.keyring import REGISTRY_KEY
+from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.schema.graph import NODES, RELATIONSHIPS
 from pith_graph.testing import run_cli
 
-#: Each command's ``--json`` keys.
+SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
+
+_RUN = ["seen", "verified", "rejected", "rejections", "rejectionsOmitted"]
+_LOAD = ["accepted", "inserted", "replaced", "duplicate", "stale", "outranked", "displaced", "nodes", "edges"]
+
+#: Each command's ``--json`` keys (import: a load's, with its steps and whether it built).
 EXPECTED_KEYS: dict[str, set[str]] = {
+    "load": {*_RUN, *_LOAD, "seconds"},
+    "import": {*_RUN, *_LOAD, "seconds", "steps", "built"},
     "prune": {"revokedKeys", "removed", "dryRun", "seconds"},
 }
+
+ZERO_NODES = dict.fromkeys(sorted(NODES), 0)
+ZERO_EDGES = dict.fromkeys(sorted(RELATIONSHIPS), 0)
+SAMPLE_NODES = {"Alias": 18, "Author": 19, "Category": 5, "Paper": 3, "Signer": 1}
+SAMPLE_EDGES = {"AUTHORED": 19, "IDENTIFIES": 18, "IN_CATEGORY": 10, "SIGNED": 3}
+
+
+def _tampered(tmp_path: Path) -> Path:
+    bundle = json.loads(SAMPLE_FILES[0].read_bytes())
+    bundle["events"][1]["payload"]["graph_snapshot"]["paper"]["title"] = "Something else"
+    folder = tmp_path / "tampered"
+    folder.mkdir()
+    (folder / "tampered.json").write_text(json.dumps(bundle))
+    return folder
 
 
 def _json(*args: str, code: int = 0) -> dict[str, Any]:
@@ -28,6 +53,36 @@ def _json(*args: str, code: int = 0) -> dict[str, Any]:
 
 def _camel_case(key: str) -> bool:
     return "_" not in key and key[:1].islower()
+
+
+@pytest.mark.parametrize(
+    ("inputs", "code", "nodes", "edges"),
+    [("samples", 0, SAMPLE_NODES, SAMPLE_EDGES), ("none accepted", 1, ZERO_NODES, ZERO_EDGES)],
+)
+def test_load_counts_every_label_and_type(
+    tmp_path: Path, inputs: str, code: int, nodes: dict[str, int], edges: dict[str, int]
+) -> None:
+    path = SAMPLES if inputs == "samples" else str(_tampered(tmp_path))
+    report = _json("load", path, "--backend", "memory", code=code)
+    assert set(report) == EXPECTED_KEYS["load"]
+    assert (report["nodes"], report["edges"]) == (nodes, edges)
+
+
+def test_an_empty_memory_store_counts_zeros() -> None:
+    counts = MemoryStore().counts()
+    assert (counts.nodes, counts.edges) == (ZERO_NODES, ZERO_EDGES)
+
+
+def test_import_counts_every_label_and_type(tmp_path: Path) -> None:
+    report = bulk_import(
+        [str(_tampered(tmp_path))],
+        keyring=resolve_keyring(None),
+        data=None,
+        csv_only=tmp_path / "csv",
+        workers=1,
+    ).as_dict()
+    assert set(report) == EXPECTED_KEYS["import"]
+    assert (report["nodes"], report["edges"], report["accepted"]) == (ZERO_NODES, ZERO_EDGES, 0)
 
 
 @pytest.mark.parametrize("dry_run", [True, False])

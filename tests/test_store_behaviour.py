@@ -119,6 +119,13 @@ def reference(folder: Path, bundles: Sequence[bytes]) -> GraphExport:
 # -- the sample bundles ----------------------------------------------------------------------
 
 
+def test_an_empty_store_counts_every_label_and_type_as_0(store: GraphStore) -> None:
+    """Since 0.8.9 a zero count is a key (Neo4j left out labels without nodes, memory gave {})."""
+    counts = store.counts()
+    assert counts.nodes == {"Alias": 0, "Author": 0, "Category": 0, "Paper": 0, "Signer": 0}
+    assert counts.edges == {"AUTHORED": 0, "IDENTIFIES": 0, "IN_CATEGORY": 0, "SIGNED": 0}
+
+
 def test_samples_load_into_the_schema(store: GraphStore, samples: Path) -> None:
     report = run([str(samples)], keyring=resolve_keyring(), store=store, workers=1)
     assert outcome(report) == {"inserted": 3, "replaced": 0, "duplicate": 0, "stale": 0, "rejected": 0}

@@ -60,7 +60,7 @@ from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, WorkerConfig, parts
 from pith_graph.loader.pool import cyclic_gc_paused
 from pith_graph.loader.sources import expand_paths
-from pith_graph.loader.stores.base import GraphCounts, sorted_counts
+from pith_graph.loader.stores.base import schema_counts
 from pith_graph.loader.stores.rules import Outcome
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 
@@ -226,10 +226,7 @@ def bulk_import(
             report.stale = outcomes[Outcome.STALE]
             report.duplicate = outcomes[Outcome.DUPLICATE]
             report.outranked = outcomes[Outcome.OUTRANKED]
-            report.counts = GraphCounts(
-                sorted_counts((k, n) for k, n in csv.nodes.items() if n),
-                sorted_counts((k, n) for k, n in csv.edges.items() if n),
-            )
+            report.counts = schema_counts(csv.nodes.items(), csv.edges.items())
             args = [*csv.importer_args(), read_buffer_option(limits.max_bytes)]
             if csv_only is not None:
                 options = [*args, *IMPORTER_OPTIONS]

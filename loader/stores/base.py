@@ -13,6 +13,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.rules import Outcome, SourceKey, StoredPaper
+from pith_graph.schema.graph import NODES, RELATIONSHIPS
 
 __all__ = [
     "AppliedBatch",
@@ -21,6 +22,7 @@ __all__ = [
     "GraphStore",
     "Outcome",
     "Unchanged",
+    "schema_counts",
     "sorted_counts",
 ]
 
@@ -101,3 +103,12 @@ class GraphStore(Protocol):
 def sorted_counts(pairs: Iterable[tuple[str, int]]) -> dict[str, int]:
     """A count dict in key order, for stable output."""
     return dict(sorted(pairs))
+
+
+def schema_counts(nodes: Iterable[tuple[str, int]], edges: Iterable[tuple[str, int]]) -> GraphCounts:
+    """Counts by label and by type with every label and type of the schema present, 0 for
+    none (a zero count is a key, not a missing one), and any other label met kept."""
+    return GraphCounts(
+        sorted_counts({**dict.fromkeys(NODES, 0), **dict(nodes)}.items()),
+        sorted_counts({**dict.fromkeys(RELATIONSHIPS, 0), **dict(edges)}.items()),
+    )

@@ -25,7 +25,7 @@ import networkx as nx
 from pith_graph.errors import UsageError
 from pith_graph.interrupts import interrupts_held
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
-from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, schema_counts
 from pith_graph.loader.stores.files import json_bytes, read_node_link, write_beside
 from pith_graph.loader.stores.memory_extras import edge_extras, rewrite_paper, with_extras
 from pith_graph.loader.stores.memory_graph import (
@@ -178,7 +178,7 @@ class MemoryStore:
     def counts(self) -> GraphCounts:
         nodes = Counter(label for _, label in self.graph.nodes(data=_LABEL))
         edges = Counter(kind for _, _, kind in self.graph.edges(data=_TYPE))
-        return GraphCounts(sorted_counts(nodes.items()), sorted_counts(edges.items()))
+        return schema_counts(nodes.items(), edges.items())
 
     def export(self) -> GraphExport:
         nodes = {node: dict(data) for node, data in self.graph.nodes(data=True)}

@@ -45,7 +45,7 @@ from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher, cypher_export, neo4j_batch, neo4j_connect
-from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, sorted_counts
+from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, schema_counts
 from pith_graph.loader.stores.cypher_export import own_properties
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
 from pith_graph.loader.stores.neo4j_names import upgrade_authors
@@ -313,10 +313,7 @@ class Neo4jStore:
         def read(tx: neo4j.ManagedTransaction) -> GraphCounts:
             nodes = [(label, _single_count(tx, cypher.count_nodes(label))) for label in NODES]
             edges = [(kind, _single_count(tx, cypher.count_edges(kind))) for kind in RELATIONSHIPS]
-            return GraphCounts(
-                sorted_counts((k, n) for k, n in nodes if n),
-                sorted_counts((k, n) for k, n in edges if n),
-            )
+            return schema_counts(nodes, edges)
 
         with self._session("counting nodes and edges") as session:
             return session.execute_read(read)
