@@ -9,7 +9,21 @@ from dataclasses import dataclass, field, fields
 from pith_graph.errors import Source, printable
 from pith_graph.loader.stores.base import GraphCounts, Outcome, schema_counts
 
-__all__ = ["MAX_KEPT_REJECTIONS", "GraphLoadReport", "LoadReport", "Rejection"]
+__all__ = ["LOAD_ONLY_KEYS", "MAX_KEPT_REJECTIONS", "GraphLoadReport", "LoadReport", "Rejection"]
+
+#: What only a load decides: keys of a load's ``--json`` that a verification's leaves out
+#: (since 0.8.9; before, ``verify --json`` gave them as 0, and ``nodes``/``edges`` as null).
+LOAD_ONLY_KEYS = (
+    "accepted",
+    "inserted",
+    "replaced",
+    "duplicate",
+    "stale",
+    "outranked",
+    "displaced",
+    "nodes",
+    "edges",
+)
 
 #: ``--json`` lists the first ones met; ``rejectionsOmitted`` counts the rest (a corpus of
 #: millions of bad lines must not make the report as large as the input).
@@ -81,14 +95,10 @@ class LoadReport:
             raise ValueError(f"not an outcome: {outcome!r}")
 
     def as_dict(self) -> dict[str, object]:
-        """A JSON-ready summary (what ``--json`` prints). A load's ``nodes`` and ``edges`` count
-        every label and type of the schema, 0 included."""
-        counts = (
-            None
-            if self.counts is None
-            else schema_counts(self.counts.nodes.items(), self.counts.edges.items())
-        )
-        return {
+        """A JSON-ready summary (what ``--json`` prints). A verification's (a report without
+        ``counts``: no store) leaves out what only a load decides (:data:`LOAD_ONLY_KEYS`);
+        a load's ``nodes`` and ``edges`` count every label and type of the schema, 0 included."""
+        found: dict[str, object] = {
             "seen": self.seen,
             "verified": self.verified,
             "accepted": self.accepted,
@@ -109,10 +119,16 @@ class LoadReport:
                 for r in self.rejections
             ],
             "rejectionsOmitted": self.rejections_omitted,
-            "nodes": counts.nodes if counts else None,
-            "edges": counts.edges if counts else None,
-            "seconds": round(self.seconds, 3),
         }
+        if self.counts is None:
+            for key in LOAD_ONLY_KEYS:
+                found.pop(key, None)
+        else:
+            counts = schema_counts(self.counts.nodes.items(), self.counts.edges.items())
+            found["nodes"] = counts.nodes
+            found["edges"] = counts.edges
+        found["seconds"] = round(self.seconds, 3)
+        return found
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 """The ``--json`` reports as a contract for scripts (since 0.8.9): each command's keys, in
 camelCase; ``nodes`` and ``edges`` always a map with every label and type of the schema, 0
-included."""
+included; ``verify`` without what only a load decides."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ _LOAD = ["accepted", "inserted", "replaced", "duplicate", "stale", "outranked", 
 
 #: Each command's ``--json`` keys (import: a load's, with its steps and whether it built).
 EXPECTED_KEYS: dict[str, set[str]] = {
+    "verify": {*_RUN, "seconds"},
     "load": {*_RUN, *_LOAD, "seconds"},
     "import": {*_RUN, *_LOAD, "seconds", "steps", "built"},
     "prune": {"revokedKeys", "removed", "dryRun", "seconds"},
@@ -53,6 +54,12 @@ def _json(*args: str, code: int = 0) -> dict[str, Any]:
 
 def _camel_case(key: str) -> bool:
     return "_" not in key and key[:1].islower()
+
+
+def test_verify_reports_no_load_counts() -> None:
+    report = _json("verify", SAMPLES)
+    assert set(report) == EXPECTED_KEYS["verify"]
+    assert (report["seen"], report["verified"], report["rejected"]) == (3, 3, 0)
 
 
 @pytest.mark.parametrize(
