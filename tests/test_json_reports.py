@@ -17,9 +17,11 @@ import pytest
 from pith_graph.loader.bulk import bulk_import
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.keyring import REGISTRY_KEY
+from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
 from pith_graph.testing import run_cli
+from pith_graph.testing.corpus import write_corpus
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 
@@ -155,6 +157,33 @@ def test_an_empty_export_counts_every_label_and_type_as_0() -> None:
 
     report = export_summary(nx.DiGraph(), 0.0)
     assert (report["nodes"], report["edges"], report["totalNodes"]) == (ZERO_NODES, ZERO_EDGES, 0)
+
+
+def test_what_does_not_depend_on_the_batch_size(tmp_path: Path) -> None:
+    """README ("What depends on --batch-size"): the graph, seen/verified/rejected, nodes and
+    edges, accepted + duplicate + stale + outranked = verified, and inserted - displaced
+    (papers added) are the same for any --batch-size; how accepted, replaced and stale split
+    is not (a source's later version in a later batch replaces, in the same batch it wins)."""
+    info = write_corpus(tmp_path / "corpus", 300, layout="jsonl", shard_size=300)
+    keyring = resolve_keyring(str(info.keyring_path))
+    fixed = ("seen", "verified", "rejected", "nodes", "edges")
+    found = []
+    for batch_size in (7, 5000):
+        store = MemoryStore()
+        report = run(
+            [str(info.directory)],
+            keyring=keyring,
+            store=store,
+            workers=1,
+            batch_size=batch_size,
+            exclude=[str(info.keyring_path)],
+        )
+        summary = report.as_dict()
+        assert report.accepted + report.duplicate + report.stale + report.outranked == report.verified
+        nodes = summary["nodes"]
+        assert isinstance(nodes, dict) and report.inserted - report.displaced == nodes["Paper"] > 0
+        found.append(({key: summary[key] for key in fixed}, store.export()))
+    assert found[0] == found[1]
 
 
 def test_every_key_is_camel_case() -> None:
