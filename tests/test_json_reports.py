@@ -4,10 +4,7 @@ included; ``verify`` without what only a load decides."""
 
 from __future__ import annotations
 
-import argparse
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -115,41 +112,6 @@ def test_prune_reports_in_camel_case_with_seconds(tmp_path: Path, dry_run: bool)
         3,
     )
     assert isinstance(report["seconds"], float)
-
-
-def test_export_counts_by_label_and_type(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    import pith_graph.cli.export as cli_export
-    import pith_graph.loader.export as loader_export
-
-    saved = tmp_path / "g.json"
-    assert run_cli("load", SAMPLES, "--save", str(saved)).returncode == 0
-    G = nx.node_link_graph(json.loads(saved.read_bytes()), edges="edges")
-
-    @contextlib.contextmanager
-    def no_server(_args: argparse.Namespace) -> Iterator[None]:
-        yield None
-
-    monkeypatch.setattr(cli_export, "connect_neo4j", no_server)
-    monkeypatch.setattr(loader_export, "export_subgraph", lambda _store, _selection: G)
-    args = argparse.Namespace(
-        category=None,
-        author=None,
-        hops=1,
-        submitted_from=None,
-        submitted_to=None,
-        save=str(tmp_path / "out.json"),
-        json=True,
-    )
-    assert cli_export.cmd_export(args) == 0
-    report = json.loads(capsys.readouterr().out)
-    assert set(report) == EXPECTED_KEYS["export"]
-    assert (report["nodes"], report["edges"]) == (SAMPLE_NODES, SAMPLE_EDGES)
-    assert (report["totalNodes"], report["totalEdges"]) == (
-        sum(SAMPLE_NODES.values()),
-        sum(SAMPLE_EDGES.values()),
-    )
 
 
 def test_an_empty_export_counts_every_label_and_type_as_0() -> None:
