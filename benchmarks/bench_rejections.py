@@ -27,7 +27,7 @@ RICH_PRINT = """
 import sys
 from pith_graph.cli import commands, entry
 
-def print_rejection(console):
+def print_rejection(console, bar=None):  # the signature of commands.print_rejection
     def emit(rejection):
         console.print(f"REJECTED {rejection}")
     return emit

@@ -1,11 +1,15 @@
 """Every benchmark is a script anyone can rerun: each one with a command line answers
 ``--help`` with its usage (exit 0), without a server, a corpus or a traceback; the modules
 the others import (no ``__main__``) import cleanly. Run in this process, as ``python
-benchmarks/NAME.py --help`` would (the libraries they import are loaded once)."""
+benchmarks/NAME.py --help`` would (the libraries they import are loaded once).
+
+The benchmarks that need no server, toolchain or minutes (``SMOKE``) also run end to end at
+their smallest size, each in a process of its own, its results written to a scratch folder."""
 
 from __future__ import annotations
 
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,3 +40,60 @@ def test_a_benchmark_answers_help(
 
 def test_there_are_benchmarks_to_check() -> None:
     assert sum(_runnable(script) for script in SCRIPTS) >= 15
+
+
+# -- end to end, at their smallest size -------------------------------------------------------
+
+#: Runs benchmarks/NAME.py's ``main(argv)`` with the module's ``RESULTS`` (where it writes its
+#: figures) pointed at a scratch folder, so a test run never replaces a real run's results.
+RUNNER = """
+import importlib, sys
+from pathlib import Path
+benchmarks, results, name, *argv = sys.argv[1:]
+sys.path.insert(0, benchmarks)
+module = importlib.import_module(name)
+if hasattr(module, "RESULTS"):
+    module.RESULTS = Path(results)
+sys.exit(module.main(argv))
+"""
+
+#: The benchmarks that run in a few seconds with no server or toolchain, and their smallest
+#: arguments (CORPUS: a 300-bundle corpus). Left out: those needing Neo4j (bench_neo4j,
+#: bench_import, bench_export, bench_facets, bench_listing_facets, bench_serve_import,
+#: bench_server_start, stress_torn_reads, bench_attacker_cost's neo4j), Node and wrk
+#: (bench_peer, bench_workers), cargo (bench_native_floor), valgrind (bench_instructions), a
+#: saved snapshot (bench_serve_memory, bench_snapshot_memory); bench_loader (its end-to-end
+#: child and parallel runs take tens of seconds even on a small corpus) and bench_overhead
+#: (8 s; bench_api's run executes the schema in process too), to keep these under a minute.
+SMOKE = {
+    "bench_rejections": ["--n", "20", "--rounds", "1"],
+    "bench_respell": ["--authors", "10", "--papers", "2", "--rounds", "1", "--spellings", "20"],
+    "bench_answer_size": ["--rounds", "1"],
+    "bench_api": ["--corpus", "CORPUS", "--backends", "memory", "--clients", "1", "--seconds", "0.2"],
+    "bench_frontend": ["--corpus", "CORPUS", "--backends", "memory", "--rounds", "1", "--requests", "2"],
+}
+
+
+@pytest.fixture(scope="module")
+def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from pith_graph.testing.corpus import write_corpus
+
+    folder = tmp_path_factory.mktemp("corpus")
+    write_corpus(folder, 300, seed=1, workers=1)
+    return folder
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", SMOKE)
+def test_a_benchmark_runs_end_to_end(name: str, small_corpus: Path, tmp_path: Path) -> None:
+    argv = [str(small_corpus) if arg == "CORPUS" else arg for arg in SMOKE[name]]
+    command = [sys.executable, "-c", RUNNER, str(ROOT / "benchmarks"), str(tmp_path), name, *argv]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, (
+        f"{name} ended {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    )
+    assert done.stdout.strip()
+
+
+def test_the_smoke_runs_name_benchmarks_that_exist() -> None:
+    assert {script.stem for script in SCRIPTS} >= set(SMOKE)
