@@ -441,6 +441,16 @@ def write_results(
     return rows
 
 
+def corpus(given: Path, n: int, seed: int) -> Path:
+    """``--corpus``: a folder that exists is used as it is; else the corpus is written there,
+    whole before it is used (:func:`~pith_graph.testing.corpus.cached_corpus`)."""
+    from pith_graph.testing.corpus import cached_corpus
+
+    if given.exists():
+        return given
+    return cached_corpus(given, n, seed=seed, say=lambda line: print(line, flush=True))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -470,11 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
 
-    from pith_graph.testing.corpus import write_corpus
-
-    if not (args.corpus / "keyring.json").exists():
-        print(f"writing a {args.n}-bundle corpus to {args.corpus} ...", flush=True)
-        write_corpus(args.corpus, args.n, seed=args.seed)
+    args.corpus = corpus(args.corpus, args.n, args.seed)
     keyring = resolve_keyring(args.corpus / "keyring.json")
     client_counts = [int(c) for c in args.clients.split(",")]
 

@@ -42,7 +42,7 @@ from pith_graph.loader.signatures import SodiumKey
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.verify import verify_bundle
-from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.corpus import cached_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -51,11 +51,7 @@ def corpus(n: int, given: str | None) -> Path:
     if given:
         return Path(given)
     path = ROOT / "benchmarks" / "results" / f"corpus-{n}"
-    if not (path / "keyring.json").exists():
-        print(f"generating {n} bundles into {path} ...", flush=True)
-        info = write_corpus(path, n, seed=7, layout="jsonl.gz")
-        print(f"  {info.bundles_per_second:.0f} bundles/s, {info.total_bytes / 1e6:.0f} MB", flush=True)
-    return path
+    return cached_corpus(path, n, seed=7, say=lambda line: print(line, flush=True))
 
 
 def save(results: dict[str, Any], name: str) -> None:

@@ -47,7 +47,7 @@ from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.rules import Outcome, decide
-from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.corpus import cached_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,12 +61,7 @@ def corpus(n: int, given: str | None) -> Path:
     """A corpus folder (shards + keyring.json): ``--corpus``, or generated once and cached."""
     if given:
         return Path(given)
-    path = RESULTS / f"corpus-{n}"
-    if not (path / "keyring.json").exists():
-        print(f"generating {n} bundles into {path} ...", flush=True)
-        info = write_corpus(path, n, seed=7, layout="jsonl.gz")
-        print(f"  {info.bundles_per_second:.0f} bundles/s, {info.total_bytes / 1e6:.0f} MB", flush=True)
-    return path
+    return cached_corpus(RESULTS / f"corpus-{n}", n, seed=7, say=lambda line: print(line, flush=True))
 
 
 def shards(folder: Path) -> list[Path]:

@@ -17,7 +17,7 @@ from typing import Any
 
 import neo4j
 
-from pith_graph.testing.corpus import write_corpus
+from pith_graph.testing.corpus import cached_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
@@ -101,14 +101,7 @@ def corpus(n: int, seed: int, given: str | None) -> Path:
     """A corpus folder: ``--corpus``, or generated once into benchmarks/results/ (atomically)."""
     if given:
         return Path(given)
-    path = RESULTS / f"corpus-{n}-seed{seed}"
-    if not (path / "keyring.json").exists():
-        say(f"generating {n} bundles into {path} ...")
-        scratch = Path(tempfile.mkdtemp(prefix=".corpus-", dir=RESULTS))
-        info = write_corpus(scratch, n, seed=seed, layout="jsonl.gz")
-        scratch.rename(path)
-        say(f"  {info.total_bytes / 1e6:.0f} MB in {info.elapsed_seconds:.0f} s")
-    return path
+    return cached_corpus(RESULTS / f"corpus-{n}-seed{seed}", n, seed=seed, say=say)
 
 
 class PrivateNeo4j:

@@ -2,10 +2,12 @@
 database that holds papers unless told to, and stops at once (one line) when Neo4j cannot
 be reached; a private Neo4j of bench_peer.py takes free Bolt and HTTP ports and leaves no
 folder behind when it fails to start; bench_workers.py keys its cached snapshot on the
-corpus, not its folder name; bench_listing_facets.py reads the listings its help names."""
+corpus, not its folder name; bench_listing_facets.py reads the listings its help names; a
+corpus generation that was interrupted is never taken for a whole one."""
 
 from __future__ import annotations
 
+import gzip
 import importlib
 import os
 import subprocess
@@ -133,3 +135,51 @@ def test_bench_listing_facets_reads_the_documented_listings(
         facets.main(["bolt://127.0.0.1:1", "/nonexistent/password", "--rounds", "1", "category:math.NT"])
     assert exited.value.code == 2
     assert "expected category=CODE or archive=NAME" in capsys.readouterr().err
+
+
+#: Each script's corpus cache: the module global naming the folder it sits in, and the call.
+CORPUS_CACHES = {
+    "bench_loader": ("ROOT", lambda module, top, n: module.corpus(n, None)),
+    "bench_neo4j": ("RESULTS", lambda module, top, n: module.corpus(n, None)),
+    "peer_servers": ("RESULTS", lambda module, top, n: module.corpus(n, 7, None)),
+    "bench_api": (None, lambda module, top, n: module.corpus(top / "corpus", n, 7)),
+}
+
+
+def _bundles(folder: Path) -> int:
+    return sum(len(gzip.decompress(shard.read_bytes()).splitlines()) for shard in folder.glob("bundles-*"))
+
+
+@pytest.mark.parametrize("name", CORPUS_CACHES)
+def test_an_interrupted_corpus_is_never_reused_as_whole(
+    name: str, bench: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pith_graph.testing import corpus as corpus_module
+
+    module = bench(name)
+    where, cached = CORPUS_CACHES[name]
+    if where:
+        monkeypatch.setattr(module, where, tmp_path)
+    real = corpus_module._signed_chunks
+
+    def one_core(*args: Any) -> Any:
+        return real(*args[:4], 1, *args[5:])
+
+    def interrupted(*args: Any) -> Any:  # Ctrl-C after the first chunk of 200 bundles
+        for number, item in enumerate(one_core(*args)):
+            if number == 1:
+                raise KeyboardInterrupt
+            yield item
+
+    monkeypatch.setattr(corpus_module, "_signed_chunks", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        cached(module, tmp_path, 450)
+    monkeypatch.setattr(corpus_module, "_signed_chunks", one_core)
+    folder = cached(module, tmp_path, 450)
+    assert _bundles(folder) == 450
+    assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no scratch left
+    if name != "bench_api":  # an unfinished folder (keyring.json, no shard) is made again
+        for path in folder.iterdir():
+            path.unlink()
+        (folder / "keyring.json").write_text("[]")
+        assert _bundles(cached(module, tmp_path, 450)) == 450

@@ -8,6 +8,8 @@ separate pith numbers) and ~5% of bundles rebuilt later in the stream (same pith
 later ``built_at``, changed snapshot). ``generate_bundles`` signs them, optionally on several
 processes; ``write_corpus`` writes shards and the ``keyring.json`` that trusts the corpus
 keys, which are derived from the seed so a corpus is reproducible byte for byte.
+``cached_corpus`` keeps one in a folder (the benchmarks' cache): written elsewhere, renamed
+into place when whole.
 
 Run ``python -m pith_graph.testing.corpus DIR -n N`` to write one.
 """
@@ -18,9 +20,11 @@ import argparse
 import gzip
 import multiprocessing
 import os
+import shutil
+import tempfile
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from multiprocessing.pool import AsyncResult
@@ -34,8 +38,10 @@ from pith_graph.testing.papers import generate_papers
 from pith_graph.testing.signer import PaperSpec, build_bundle
 
 __all__ = [
+    "COMPLETE",
     "CorpusInfo",
     "Layout",
+    "cached_corpus",
     "corpus_signers",
     "generate_bundles",
     "generate_papers",
@@ -227,6 +233,41 @@ def write_corpus(
         total_bytes=total,
         elapsed_seconds=time.perf_counter() - started,
     )
+
+
+#: The file :func:`cached_corpus` writes last into a corpus: without it, a folder is unfinished.
+COMPLETE = "corpus-complete.txt"
+
+
+def cached_corpus(
+    path: Path, n: int, *, seed: int, layout: Layout = "jsonl.gz", say: Callable[[str], None] = print
+) -> Path:
+    """``path``, holding the corpus of ``n`` bundles for ``seed``: generated first unless it is
+    there whole (``COMPLETE`` in it). For a cache folder only: one left unfinished (an
+    interrupted run, or one made when a folder with ``keyring.json`` counted as done) is
+    removed.
+
+    It is written into a scratch folder beside ``path`` and renamed into place once whole, so
+    an interrupted run leaves no folder at ``path`` (a hidden scratch one at most).
+    """
+    if (path / COMPLETE).is_file():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    say(f"generating {n} bundles into {path} ...")
+    scratch = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    try:
+        info = write_corpus(scratch, n, seed=seed, layout=layout)
+        (scratch / COMPLETE).write_text(f"{n} bundles, seed {seed}, {layout}\n")
+        if (path / COMPLETE).is_file():  # another run finished it meanwhile
+            return path
+        if path.exists():
+            say(f"  replacing {path}: not marked whole (an interrupted run, or an older cache)")
+            shutil.rmtree(path)
+        scratch.rename(path)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    say(f"  {info.bundles_per_second:.0f} bundles/s, {info.total_bytes / 1e6:.0f} MB")
+    return path
 
 
 def _main(argv: Sequence[str] | None = None) -> None:
