@@ -8,7 +8,7 @@ as the baseline, the same answers fetched by calling the GraphReader directly (a
 executing the schema in-process, to split HTTP from GraphQL). Every measurement is bounded
 by time and by request count.
 
-    python benchmarks/bench_api.py --corpus /tmp/pith-bench/corpus            # writes it if missing
+    python benchmarks/bench_api.py                     # writes benchmarks/results/corpus-100000-seed1 once
     python benchmarks/bench_api.py --corpus DIR --backends memory --seconds 5
 
 Neo4j: the database at ``--neo4j-uri`` (default ``$NEO4J_URI`` or bolt://127.0.0.1:7687) must
@@ -441,21 +441,25 @@ def write_results(
     return rows
 
 
-def corpus(given: Path, n: int, seed: int) -> Path:
-    """``--corpus``: a folder that exists is used as it is; else the corpus is written there,
-    whole before it is used (:func:`~pith_graph.testing.corpus.cached_corpus`)."""
+def corpus(given: Path | None, n: int, seed: int) -> Path:
+    """``--corpus``: a folder that exists is used as it is; else the corpus is written there
+    (by default, benchmarks/results/corpus-N-seedS), whole before it is used
+    (:func:`~pith_graph.testing.corpus.cached_corpus`)."""
     from pith_graph.testing.corpus import cached_corpus
 
-    if given.exists():
+    if given is not None and given.exists():
         return given
-    return cached_corpus(given, n, seed=seed, say=lambda line: print(line, flush=True))
+    path = given or RESULTS / f"corpus-{n}-seed{seed}"
+    return cached_corpus(path, n, seed=seed, say=lambda line: print(line, flush=True))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--corpus", type=Path, default=Path("/tmp/pith-bench/corpus"))
+    parser.add_argument(
+        "--corpus", type=Path, help="a corpus folder (default: benchmarks/results/corpus-N-seedS, made once)"
+    )
     parser.add_argument("-n", type=int, default=100_000, help="bundles, when the corpus is written")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--backends", default="memory,neo4j")

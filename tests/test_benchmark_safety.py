@@ -3,7 +3,8 @@ database that holds papers unless told to, and stops at once (one line) when Neo
 be reached; a private Neo4j of bench_peer.py takes free Bolt and HTTP ports and leaves no
 folder behind when it fails to start; bench_workers.py keys its cached snapshot on the
 corpus, not its folder name; bench_listing_facets.py reads the listings its help names; a
-corpus generation that was interrupted is never taken for a whole one."""
+corpus generation that was interrupted is never taken for a whole one; bench_api.py keeps its
+corpus in benchmarks/results/."""
 
 from __future__ import annotations
 
@@ -183,3 +184,24 @@ def test_an_interrupted_corpus_is_never_reused_as_whole(
             path.unlink()
         (folder / "keyring.json").write_text("[]")
         assert _bundles(cached(module, tmp_path, 450)) == 450
+
+
+def test_bench_api_caches_its_corpus_in_the_results_folder(
+    bench: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    bench_api = bench("bench_api")
+    monkeypatch.setattr(bench_api, "RESULTS", tmp_path)
+    loaded: list[list[str]] = []
+
+    class Loaded(Exception):
+        pass
+
+    def load(paths: list[str], **_: Any) -> None:
+        loaded.append(paths)
+        raise Loaded
+
+    monkeypatch.setattr(bench_api, "run", load)
+    with pytest.raises(Loaded):
+        bench_api.main(["-n", "30", "--backends", "memory"])
+    assert loaded == [[str(tmp_path / "corpus-30-seed1")]]
+    assert _bundles(tmp_path / "corpus-30-seed1") == 30
