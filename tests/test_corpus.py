@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import base64
 import gzip
+import os
+import signal
 import statistics
 import subprocess
 import sys
+import time
 import unicodedata
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -297,3 +300,27 @@ def test_a_generated_corpus_loads_clean_with_its_keyring_inside(tmp_path: Path, 
         assert result.returncode == 0, result.stdout + result.stderr
         report = orjson.loads(result.stdout)
         assert (report["seen"], report["rejected"]) == (30, 0), report
+
+
+def test_ctrl_c_stops_a_generation_on_several_processes_at_once(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole process group) while workers sign: the parent stops the
+    pool and exits at once; no worker dies of it (one that did, mid-result, could leave the
+    pool's result thread waiting on a half-written pipe for ever: a hang seen once)."""
+    folder = tmp_path / "c"
+    command = [sys.executable, "-m", "pith_graph.testing.corpus", str(folder), "-n", "3000", "--workers", "2"]
+    process = subprocess.Popen(
+        command, start_new_session=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not list(folder.glob("bundles-*")) and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)  # the first chunk written: the workers are signing the next ones
+        assert process.poll() is None, "the generation ended before it could be interrupted"
+        os.killpg(process.pid, signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert process.returncode in (-signal.SIGINT, 1, 130), err[-2000:]
+    assert "KeyboardInterrupt" in err and "ForkPoolWorker" not in err, err[-3000:]

@@ -21,10 +21,11 @@ import gzip
 import multiprocessing
 import os
 import shutil
+import signal
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from multiprocessing.pool import AsyncResult
@@ -106,6 +107,14 @@ def _chunks(n: int, seed: int, shard_size: int) -> Iterator[_Chunk]:
         yield chunk
 
 
+def _ignore_interrupts() -> None:
+    """A pool worker's start: Ctrl-C (SIGINT, sent to the whole process group) is the parent's
+    to handle, which stops the pool. A worker that died of it could leave half a result in the
+    pool's pipe, on which the pool's result thread then waited for ever (seen once: a
+    generation interrupted hung ~10 minutes)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def _signed_chunks(
     chunks: Iterator[_Chunk],
     signer: SignerIdentity,
@@ -113,14 +122,14 @@ def _signed_chunks(
     extra_signer_every: int,
     workers: int,
     pack: _Pack = "each",
-) -> Iterator[tuple[_Chunk, list[bytes]]]:
+) -> Generator[tuple[_Chunk, list[bytes]], None, None]:
     """Sign chunks in order on ``workers`` processes, a bounded number in flight."""
     task = partial(_sign_chunk, signer, extra_signer, extra_signer_every, pack)
     if workers <= 1:
         for chunk in chunks:
             yield chunk, task(chunk)
         return
-    with multiprocessing.get_context().Pool(workers) as pool:
+    with multiprocessing.get_context().Pool(workers, initializer=_ignore_interrupts) as pool:
         in_flight: deque[tuple[_Chunk, AsyncResult[list[bytes]]]] = deque()
         for chunk in chunks:
             in_flight.append((chunk, pool.apply_async(task, (chunk,))))
@@ -205,24 +214,27 @@ def write_corpus(
     chunks = _chunks(n, seed, shard_size)
     pack: _Pack = "each" if layout == "files" else layout
     signed = _signed_chunks(chunks, signer, extra, extra_signer_every, workers, pack)
-    for chunk, bundles in signed:
-        shard_number = chunk[0][0] // shard_size
-        stem = directory / f"bundles-{shard_number:05d}"
-        if layout == "files":
-            stem.mkdir(exist_ok=True)
-            for (index, spec), data in zip(chunk, bundles, strict=True):
-                (stem / _file_name(index, spec)).write_bytes(data)
-                total += len(data)
-            if not shards or shards[-1] != stem:
-                shards.append(stem)
-            continue
-        path = stem.with_suffix(".jsonl.gz" if layout == "jsonl.gz" else ".jsonl")
-        if not shards or shards[-1] != path:
-            shards.append(path)
-            path.write_bytes(b"")
-        with path.open("ab") as handle:
-            handle.write(bundles[0])
-        total += len(bundles[0])
+    try:
+        for chunk, bundles in signed:
+            shard_number = chunk[0][0] // shard_size
+            stem = directory / f"bundles-{shard_number:05d}"
+            if layout == "files":
+                stem.mkdir(exist_ok=True)
+                for (index, spec), data in zip(chunk, bundles, strict=True):
+                    (stem / _file_name(index, spec)).write_bytes(data)
+                    total += len(data)
+                if not shards or shards[-1] != stem:
+                    shards.append(stem)
+                continue
+            path = stem.with_suffix(".jsonl.gz" if layout == "jsonl.gz" else ".jsonl")
+            if not shards or shards[-1] != path:
+                shards.append(path)
+                path.write_bytes(b"")
+            with path.open("ab") as handle:
+                handle.write(bundles[0])
+            total += len(bundles[0])
+    finally:
+        signed.close()  # an interrupted write stops the pool now, not when collected
     return CorpusInfo(
         directory=directory,
         bundle_count=n,
