@@ -25,7 +25,8 @@ It expects such a corpus: a generated one of 100k bundles (about 95k papers) has
 categories of 5k-20k papers; below about 12k bundles none has 5,000, and the facets scenario
 then uses the largest category instead (said in the output and the JSON, ``facet_categories``).
 The Neo4j database must hold the same corpus (``pith-graph load DIR --backend neo4j``).
-Results: a table on stdout, JSON in ``benchmarks/results/``.
+Results: a table on stdout, each scenario's p50 over its baseline's p50 beside it (the JSON's
+``p50_over_baseline_p50``), and JSON in ``benchmarks/results/``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,25 @@ FACETS = (
 COUNT = "query($c: String!) { papers(filter: {category: $c}, first: 0) { totalCount } }"
 TYPEAHEAD = "query($p: String!) { authors(prefix: $p, first: 10) { name paperCount } }"
 AUTHOR = "query($n: String!) { author(name: $n) { name paperCount } }"
+
+
+#: Each scenario's baseline, measured in the same rounds: a scenario's name starts with the key.
+BASELINES = {
+    "papers_by_id_500": "baseline: 500 x paper(id:)",
+    "search_relevance_20": "baseline: papers(filter: {title:}) 20",
+    "facets_category": "baseline: totalCount of the category",
+    "typeahead": "baseline: author(name:)",
+}
+
+
+def baseline_ratios(rows: dict[str, Any]) -> dict[str, float]:
+    """Each scenario's p50 over its baseline's p50 (rows as ``bench_backend`` gives them)."""
+    return {
+        name: round(row["p50_ms"] / rows[baseline]["p50_ms"], 2)
+        for name, row in rows.items()
+        for prefix, baseline in BASELINES.items()
+        if name.startswith(prefix) and rows.get(baseline, {}).get("p50_ms")
+    }
 
 
 def _inputs(reader: MemoryReader, rng: random.Random) -> dict[str, Any]:
@@ -220,13 +240,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         found = bench_backend(
             backend, reader, args.neo4j_uri or "", keyring, inputs, args.rounds, args.requests
         )
+        found["p50_over_baseline_p50"] = ratios = baseline_ratios(found["rows"])
         results["backends"][backend] = found
         print(f"\n{backend} (load average at each round: {found['load_average_at_rounds']})")
-        print(f"{'scenario':44s} {'requests':>8s} {'p50 ms':>9s} {'p99 ms':>9s}  round p50 range")
+        print(
+            f"{'scenario':44s} {'requests':>8s} {'p50 ms':>9s} {'p99 ms':>9s}  {'round p50 range':15s}"
+            "  p50 / baseline p50"
+        )
         for name, row in found["rows"].items():
             low, high = row["round_p50_range_ms"]
+            ratio = f"{ratios[name]:.2f}x" if name in ratios else ""
             print(
-                f"{name:44s} {row['requests']:8d} {row['p50_ms']:9.2f} {row['p99_ms']:9.2f}  {low:.2f}-{high:.2f}"
+                f"{name:44s} {row['requests']:8d} {row['p50_ms']:9.2f} {row['p99_ms']:9.2f}"
+                f"  {f'{low:.2f}-{high:.2f}':15s}  {ratio}".rstrip()
             )
     RESULTS.mkdir(parents=True, exist_ok=True)
     out = RESULTS / f"bench_frontend-{time.strftime('%Y%m%d-%H%M%S')}.json"

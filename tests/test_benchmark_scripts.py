@@ -8,6 +8,7 @@ their smallest size, each in a process of its own, its results written to a scra
 
 from __future__ import annotations
 
+import re
 import runpy
 import subprocess
 import sys
@@ -74,6 +75,12 @@ SMOKE = {
 }
 
 
+#: What a run prints, beyond its figures: one line per pattern (re.MULTILINE).
+SMOKE_PRINTS = {
+    "bench_frontend": [rf"^{scenario} .* \d+\.\d\dx$" for scenario in ("papers_by_id_500", "typeahead")],
+}
+
+
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from pith_graph.testing.corpus import write_corpus
@@ -93,6 +100,8 @@ def test_a_benchmark_runs_end_to_end(name: str, small_corpus: Path, tmp_path: Pa
         f"{name} ended {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     )
     assert done.stdout.strip()
+    for pattern in SMOKE_PRINTS.get(name, []):
+        assert re.search(pattern, done.stdout, re.MULTILINE), f"{name}: no line {pattern}:\n{done.stdout}"
 
 
 def test_the_smoke_runs_name_benchmarks_that_exist() -> None:
