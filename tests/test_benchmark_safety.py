@@ -205,3 +205,20 @@ def test_bench_api_caches_its_corpus_in_the_results_folder(
         bench_api.main(["-n", "30", "--backends", "memory"])
     assert loaded == [[str(tmp_path / "corpus-30-seed1")]]
     assert _bundles(tmp_path / "corpus-30-seed1") == 30
+
+
+def test_bench_native_floor_names_the_range_of_its_ratios(bench: Any) -> None:
+    floor = bench("bench_native_floor")
+    phases = {"parse_us": 2.0, "canon_us": 1.0, "hash_us": 1.0, "signatures_us": 4.0, "total_us": 10.0}
+    native = [{**phases, "bundles": 3}, {**phases, "total_us": 8.0, "bundles": 3}]
+    ours = [
+        {"parse_us": 4.0, "digests_us": 3.0, "signatures_us": 4.0, "total_us": 15.0},
+        {"parse_us": 5.0, "digests_us": 2.0, "signatures_us": 5.0, "total_us": 16.0},
+    ]
+    assert floor.ours_vs_native(ours, native) == {
+        "parse": 2.0,
+        "digests": 1.0,
+        "signatures": 1.0,
+        "total": 15.0 / 8.0,
+        "total_range_over_rounds": [1.5, 2.0],  # 15/10 and 16/8, round by round
+    }
