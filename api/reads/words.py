@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from importlib.resources import files
 
 __all__ = ["MAX_SEARCH_TERMS", "TOKEN_PATTERN", "lucene_query", "search_terms", "title_words", "tokens"]
@@ -94,6 +94,14 @@ _PLAIN = "(?<![^O])[LhND]++(?![^O])"
 _TOKEN = re.compile(f"[^LhNDXKMmRkSIHz]*+({_PLAIN}|{_EMOJI}|{_WORD}|{_KEYCAP}|(?:S{_Q})+|I{_Q}|H{_Q})")
 #: One word at a position (the grammar without the separators before it), for :func:`_cut`.
 _WORD_AT = re.compile(_TOKEN.pattern[_TOKEN.pattern.index("(") :])
+# For :func:`_spans`: where a word may start (what the search's prefix does not skip), the
+# classes of which every word holds one, and those after which every word may end.
+_WORD_START = re.compile("[LhNDXKMmRkSIHz]")
+_NEEDED = re.compile("[LhNDKIHSMmRc]")
+_ANCHOR = re.compile("[LhNDKIHSM]")
+# A word from a connector (_) or a ZWJ takes the whole run after it (connectors with extend
+# characters, or ZWJs) and then the same rest, wherever in the run it starts.
+_RUNS = {"X": re.compile("[XEvwzcm]*"), "z": re.compile("z*")}
 _ASCII = bytes(ord(_TABLE[code]) if code < 128 else 79 for code in range(256))  # 79: "O"
 #: The grammar as one string (with the classes it adds and the longest word): saved text
 #: indexes record it, and are built again when it changes.
@@ -140,17 +148,77 @@ def tokens(text: str) -> list[str]:
         classes = text.encode("ascii").translate(_ASCII).decode("ascii")
     else:
         classes = text.translate(_TABLE)
+    for start, end in _spans(classes, text):
+        found.append(_lower(text[start:end]))
+    return found
+
+
+def _spans(classes: str, text: str) -> Iterator[tuple[int, int]]:
+    """Where :func:`tokens` finds its words, in time linear in the text's length.
+
+    The words are those of ``_TOKEN.search`` from the end of the last word, each cut by
+    :func:`_cut` when longer than Lucene's buffer. That search matched the whole rest of a long
+    word (and again from every cut), and retried from every position of a long run that
+    holds no word; here each match sees only a bounded stretch, which gives the same answer:
+
+    * separators are skipped first, as the search's possessive prefix skipped them;
+    * a word never spans an ``O`` (no part of the grammar takes one, and its look-aheads
+      read one as the end of the text), and holds one of :data:`_NEEDED`: a stretch without
+      one holds no word;
+    * a match ending before :data:`_MAX_TOKEN_LENGTH` characters is the same with the text
+      ending just after an :data:`_ANCHOR` beyond them (every way the grammar reaches that
+      character can end a word there, so a path going further makes the word longer than the
+      buffer); and only that a longer word is longer matters, as :func:`_cut` ends it.
+    """
+    size = len(classes)
     position = 0
-    while (match := _TOKEN.search(classes, position)) is not None:
-        start, end = match.span(1)
-        if (
+    other = needed = anchor = -1  # the next O, needed character and anchor found so far
+    runs: dict[str, tuple[int, int, bool]] = {}  # kind -> a run of it, and if a word starts there
+    while (next_start := _WORD_START.search(classes, position)) is not None:
+        start = next_start.start()
+        if other < start:
+            other = classes.find("O", start)
+            other = size if other < 0 else other
+        if needed < start:
+            found = _NEEDED.search(classes, start, other)
+            needed = other if found is None else found.start()
+        if needed >= other:
+            position = other  # no word before the next O
+            continue
+        kind = classes[start]
+        run = runs.get(kind)
+        if run is not None and run[0] <= start < run[1]:
+            if not run[2]:
+                position = start + 1
+                continue
+            if run[1] - start >= _MAX_TOKEN_LENGTH:  # the word goes past the run: too long
+                end = _cut(classes, text, start, size)
+                yield start, end
+                position = end
+                continue
+        stop = start + _MAX_TOKEN_LENGTH + 1
+        if stop >= other:
+            stop = other
+        else:
+            if anchor < stop - 1:
+                found = _ANCHOR.search(classes, stop - 1, other)
+                anchor = other if found is None else found.start()
+            stop = min(anchor + 1, other)
+        match = _WORD_AT.match(classes, start, stop)
+        if kind in _RUNS and (run is None or not run[0] <= start < run[1]):
+            extent = _RUNS[kind].match(classes, start)  # never None: the run may be empty
+            runs[kind] = (start, start if extent is None else extent.end(), match is not None)
+        if match is None:
+            position = start + 1
+            continue
+        end = match.end()
+        if end - start > _MAX_TOKEN_LENGTH or (
             end - start > _MAX_TOKEN_LENGTH // 2
             and len(text[start:end].encode("utf-16-le")) > 2 * _MAX_TOKEN_LENGTH
         ):
-            end = _cut(classes, text, start, end)
-        found.append(_lower(text[start:end]))
+            end = _cut(classes, text, start, size)
+        yield start, end
         position = end
-    return found
 
 
 def title_words(text: str) -> tuple[str, ...]:
