@@ -27,7 +27,8 @@ class PruneReport:
     revoked_keys: list[str]
     removed: list[str] = field(default_factory=list)
     dry_run: bool = False
-    seconds: float = 0.0
+    #: Not compared: two reports of the same pruning are equal however long each took.
+    seconds: float = field(default=0.0, compare=False)
 
     def as_dict(self) -> dict[str, object]:
         """A JSON-ready summary (what ``--json`` prints), camelCase as every report's keys."""
