@@ -19,6 +19,7 @@ whose request ran out of time while queued is dropped unvalidated.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable
@@ -55,9 +56,28 @@ class _Cache:
                 self._entries.popitem(last=False)
 
 
-_VALIDATING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphql-validation")
+def _pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphql-validation")
+
+
+_VALIDATING = _pool()
 _CACHES: dict[int, _Cache] = {}
 _CACHES_LOCK = threading.Lock()
+
+
+def _after_fork_in_child() -> None:
+    """A forked process has none of its parent's threads, but the pool it copied believes
+    its idle worker is there: work sent to it waited for a thread that never came (the first
+    request of a server forked after a validation, as a benchmark or ``gunicorn --preload``
+    forks, took 15 s). The child gets a pool of its own, and locks no thread can be holding."""
+    global _VALIDATING, _CACHES_LOCK
+    _VALIDATING = _pool()
+    _CACHES_LOCK = threading.Lock()
+    for cache in _CACHES.values():
+        cache._lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _cache(maxsize: int) -> _Cache:

@@ -5,6 +5,8 @@ executes on it), and a document seen before is not validated again."""
 from __future__ import annotations
 
 import asyncio
+import multiprocessing
+import os
 import threading
 import uuid
 from typing import Any
@@ -80,3 +82,24 @@ def test_the_loop_keeps_its_turn_while_a_slow_document_is_validated(monkeypatch:
     messages = asyncio.run(validated())
     assert "Cannot query field 'unknownField' on type 'Query'." in messages
     assert turns == [True], "the loop took no turn while a document was validated"
+
+
+def _validate_in_child() -> None:
+    messages = asyncio.run(_execute(_unique("{ %s: unknownField }")))
+    os._exit(0 if messages == ["Cannot query field 'unknownField' on type 'Query'."] else 1)
+
+
+def test_a_process_forked_after_a_validation_validates_at_once() -> None:
+    """A forked process has none of its parent's threads, but the validation pool it copied
+    believed its idle worker was there: the child's first validation waited for it (15 s: the
+    first request of bench_api.py's forked server; a ``gunicorn --preload`` fork alike). The
+    wait is bounded generously: a validation takes milliseconds."""
+    assert asyncio.run(_execute(_unique("{ %s: unknownField }")))  # the parent's pool has its thread
+    child = multiprocessing.get_context("fork").Process(target=_validate_in_child)
+    child.start()
+    child.join(10)
+    if child.is_alive():
+        child.kill()
+        child.join()
+        pytest.fail("the forked process's validation did not answer within 10 s")
+    assert child.exitcode == 0
