@@ -24,7 +24,7 @@ import strawberry
 
 from pith_graph.api.context import Context
 from pith_graph.api.facets import FACETS_DOC, FACETS_FIRST, Facets, facets_of
-from pith_graph.api.fields import resolver
+from pith_graph.api.fields import argument, resolver
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import Page, PaperKey, paper_key
 from pith_graph.errors import BadUserInput
@@ -121,20 +121,31 @@ def decode_cursor(after: str | None) -> PaperKey | None:
     return key
 
 
+_FACETS_FIRST = "Values per facet: null is 10 (the page cap when that is lower); at most the page cap."
+
+
 @strawberry.type(description="Where a page of a connection starts and ends.")
 class PageInfo:
-    has_next_page: bool
+    has_next_page: bool = strawberry.field(description="True when more items follow this page.")
     has_previous_page: bool = strawberry.field(
         description="True when the page was asked for with after (not a check that papers come before it)."
     )
-    start_cursor: str | None
-    end_cursor: str | None
+    start_cursor: str | None = strawberry.field(
+        description="The first edge's cursor; null for an empty page."
+    )
+    end_cursor: str | None = strawberry.field(
+        description="The last edge's cursor (pass it as after for the next page); null for an empty page."
+    )
 
 
 @strawberry.type(description="A paper and its cursor.")
 class PaperEdge:
-    cursor: str
-    node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")]
+    cursor: str = strawberry.field(
+        description="The paper's position in the newest-first order (valid while papers are added); pass as after."
+    )
+    node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")] = strawberry.field(
+        description="The paper."
+    )
 
 
 class _Edge(Protocol):
@@ -154,8 +165,10 @@ class Connection(Generic[E]):
     listing's total and its facets. A subclass names the edge type and its own GraphQL type
     (and may describe ``totalCount`` anew); this base is in no schema."""
 
-    edges: list[E]
-    page_info: PageInfo
+    edges: list[E] = strawberry.field(description="The page's items, each with its cursor.")
+    page_info: PageInfo = strawberry.field(
+        description="Whether more follow, and the page's first and last cursors."
+    )
     counter: strawberry.Private[Callable[[], Awaitable[int]]]
     listing: strawberry.Private[Listing]
 
@@ -168,7 +181,11 @@ class Connection(Generic[E]):
         return await self.counter()
 
     @resolver(FACETS_DOC)
-    def facets(self, info: strawberry.Info[Context, None], first: int | None = FACETS_FIRST) -> Facets:
+    def facets(
+        self,
+        info: strawberry.Info[Context, None],
+        first: Annotated[int | None, argument(_FACETS_FIRST)] = FACETS_FIRST,
+    ) -> Facets:
         return facets_of(self.listing, first, info.context)
 
     @classmethod

@@ -27,8 +27,8 @@ FACETS_DOC = (
 
 @strawberry.type(description="A value of a facet and how many papers of the listing have it.")
 class FacetValue:
-    value: str
-    count: int
+    value: str = strawberry.field(description="The value, e.g. 2019 or cs.LG.")
+    count: int = strawberry.field(description="How many papers of the listing have it.")
 
 
 @strawberry.type(description=FACETS_DOC)

@@ -21,7 +21,7 @@ from pith_graph.api.coded_errors import coded, is_unexpected
 from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped
-from pith_graph.api.fields import resolver, selects
+from pith_graph.api.fields import After, First, argument, resolver, selects
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, named_by_keys, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
@@ -48,6 +48,14 @@ log = logging.getLogger("pith_graph.api.schema")
 T = TypeVar("T")
 #: A connection's fields that need its page (totalCount and facets do not).
 _PAGE_FIELDS = frozenset({"edges", "nodes", "pageInfo"})
+_ID = "A pith number (full or short), pith_short_* value, arXiv id (vN: that version) or DOI."
+_FILTER = "Which papers to list (every field given must match); null: all."
+_SEARCH_AFTER = (
+    "An endCursor or edge cursor of this same search: continue strictly after it; null: from the start."
+)
+_TYPEAHEAD_FIRST = "How many authors: null is 10 (the page cap when that is lower); at most the page cap."
+_HOPS = "The most papers on the path: null is 4; at most 6 unless the server says otherwise."
+_NAME = "A name, matched by name key (case and spacing ignored)."
 
 
 async def _named(info: GraphInfo, identifier: str) -> list[PaperRow]:
@@ -66,7 +74,7 @@ class Query:
         "The paper an identifier names: full or short pith number, pith_short_* value, "
         "arXiv id (without a version: the newest version) or DOI. Null when unknown."
     )
-    async def paper(self, info: GraphInfo, id: str) -> Paper | None:
+    async def paper(self, info: GraphInfo, id: Annotated[str, argument(_ID)]) -> Paper | None:
         papers = await _named(info, id)
         return Paper.from_record(papers[0]) if papers else None
 
@@ -74,7 +82,7 @@ class Query:
         "Every paper an identifier names, newest version first (an arXiv id without "
         f"a version or a DOI names every version; the first {LIST_SIZES['Query.resolve']})."
     )
-    async def resolve(self, info: GraphInfo, id: str) -> list[Paper]:
+    async def resolve(self, info: GraphInfo, id: Annotated[str, argument(_ID)]) -> list[Paper]:
         return [Paper.from_record(record) for record in capped("Query.resolve", await _named(info, id))]
 
     @resolver(
@@ -82,7 +90,11 @@ class Query:
         "an identifier names none (or is blank); a repeated identifier is answered each time. "
         "At most 500 identifiers by default (LIMIT_EXCEEDED beyond), looked up in one read."
     )
-    async def papers_by_id(self, info: GraphInfo, ids: list[str]) -> list[Paper | None]:
+    async def papers_by_id(
+        self,
+        info: GraphInfo,
+        ids: Annotated[list[str], argument("The identifiers, each as paper(id:) takes.")],
+    ) -> list[Paper | None]:
         found = await papers_by_ids(info.context, ids)
         return [Paper.from_record(record) if record is not None else None for record in found]
 
@@ -90,9 +102,9 @@ class Query:
     async def papers(
         self,
         info: GraphInfo,
-        filter: PaperFilterInput | None = None,
-        first: int | None = None,
-        after: str | None = None,
+        filter: Annotated[PaperFilterInput | None, argument(_FILTER)] = None,
+        first: First = None,
+        after: After = None,
     ) -> PaperConnection:
         context = info.context
         where = to_filter(filter)
@@ -115,11 +127,13 @@ class Query:
     async def search(
         self,
         info: GraphInfo,
-        text: str,
-        filter: PaperFilterInput | None = None,
-        first: int | None = None,
-        after: str | None = None,
-        order_by: SearchOrder | None = SearchOrder.RELEVANCE,
+        text: Annotated[str, argument("The words to find (no query syntax).")],
+        filter: Annotated[PaperFilterInput | None, argument(_FILTER)] = None,
+        first: First = None,
+        after: Annotated[str | None, argument(_SEARCH_AFTER)] = None,
+        order_by: Annotated[
+            SearchOrder | None, argument("RELEVANCE (also for null) or NEWEST.")
+        ] = SearchOrder.RELEVANCE,
     ) -> SearchConnection:
         context = info.context
         order = order_by or SearchOrder.RELEVANCE
@@ -142,17 +156,22 @@ class Query:
         "papers first, then by name key. [] when nothing is typed."
     )
     async def authors(
-        self, info: GraphInfo, prefix: str, first: int | None = TYPEAHEAD_FIRST
+        self,
+        info: GraphInfo,
+        prefix: Annotated[str, argument("What was typed so far.")],
+        first: Annotated[int | None, argument(_TYPEAHEAD_FIRST)] = TYPEAHEAD_FIRST,
     ) -> list[Author]:
         return [Author.from_record(r) for r in await authors_by_prefix(info.context, prefix, first)]
 
     @resolver("An author, matched by name key (case and spacing ignored). Null when unknown.")
-    async def author(self, info: GraphInfo, name: str) -> Author | None:
+    async def author(self, info: GraphInfo, name: Annotated[str, argument(_NAME)]) -> Author | None:
         record = await info.context.author.load(author_name_key(text(name, "name")))
         return Author.from_record(record) if record is not None else None
 
     @resolver("A category by code, e.g. cs.LG. Null when unknown.")
-    async def category(self, info: GraphInfo, code: str) -> Category | None:
+    async def category(
+        self, info: GraphInfo, code: Annotated[str, argument("The code, e.g. cs.LG.")]
+    ) -> Category | None:
         record = await info.context.category.load(text(code, "code"))
         return Category.from_record(record) if record is not None else None
 
@@ -163,7 +182,7 @@ class Query:
         return [Category.from_record(r) for r in capped("Query.categories", found)]
 
     @resolver("A signer by id, e.g. pith.science. Null when unknown.")
-    async def signer(self, info: GraphInfo, id: str) -> Signer | None:
+    async def signer(self, info: GraphInfo, id: Annotated[str, argument("The signer id.")]) -> Signer | None:
         record = await info.context.signer.load(text(id, "id"))
         return Signer.from_record(record) if record is not None else None
 
@@ -175,9 +194,9 @@ class Query:
     async def collaboration_path(
         self,
         info: GraphInfo,
-        from_: Annotated[str, strawberry.argument(name="from")],
-        to: str,
-        max_hops: int | None = None,
+        from_: Annotated[str, strawberry.argument(name="from", description=_NAME)],
+        to: Annotated[str, argument(_NAME)],
+        max_hops: Annotated[int | None, argument(_HOPS)] = None,
     ) -> list[PathStep] | None:
         return await _collaboration_path(info, from_, to, max_hops)
 

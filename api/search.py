@@ -118,11 +118,15 @@ def decode_search_cursor(after: str | None, search: str) -> SearchPosition | Non
 
 @strawberry.type(description="A paper found by a search, its score and its cursor.")
 class SearchEdge:
-    node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")]
+    node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")] = strawberry.field(
+        description="The paper."
+    )
     score: float = strawberry.field(
         description="BM25 relevance (higher is better); comparable within one search only."
     )
-    cursor: str
+    cursor: str = strawberry.field(
+        description="The edge's (score, pith number) position in this search; pass as after to this search only."
+    )
 
 
 @strawberry.type(description="A page of search results (Relay cursor connection).")

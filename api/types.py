@@ -6,6 +6,8 @@ request's DataLoaders (:mod:`pith_graph.api.context`), so sibling objects share 
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import strawberry
 from strawberry.types import Info
 
@@ -13,7 +15,7 @@ from pith_graph.api.author_pages import after_key
 from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
-from pith_graph.api.fields import resolver
+from pith_graph.api.fields import After, First, argument, resolver
 from pith_graph.api.limits import page_size
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import (
@@ -43,6 +45,9 @@ __all__ = [
 ]
 
 GraphInfo = Info[Context, None]
+_AUTHORS_FIRST = "How many authors: null or left out is the page cap (100 unless the server says otherwise), also the most."
+_AUTHORS_AFTER = "The nameKey of the last author you have: the page starts after it; null: from the first."
+_SIGNED_BUNDLE = "true: bundles it signed; false: events it signed in another's bundle; null: every paper."
 
 
 def counted(count: int | None) -> int:
@@ -57,7 +62,7 @@ class Alias:
     kind: str = strawberry.field(
         description="arxiv, arxiv_version, doi, pith_short_8, pith_short_12, pith_short_16"
     )
-    value: str
+    value: str = strawberry.field(description="The identifier itself, as its kind writes it.")
 
     @classmethod
     def from_record(cls, record: AliasRecord) -> Alias:
@@ -66,7 +71,7 @@ class Alias:
 
 @strawberry.type(description="A key that signed a paper's bundle, as this server's keyring pins it.")
 class TrustedKey:
-    key_id: str
+    key_id: str = strawberry.field(description="The key id, as the bundle names it.")
     fingerprint: str | None = strawberry.field(
         description="First 16 bytes of SHA-256 of the key, hex; null when this server does not pin the key."
     )
@@ -77,9 +82,9 @@ class TrustedKey:
 
 @strawberry.type(description="A SIGNED edge: who signed which events of a paper, with which keys.")
 class Signature:
-    signer: Signer
-    key_ids: list[str]
-    event_types: list[str]
+    signer: Signer = strawberry.field(description="Who signed.")
+    key_ids: list[str] = strawberry.field(description="The keys it signed with, sorted.")
+    event_types: list[str] = strawberry.field(description="The types of the events it signed ([] for none).")
     signed_bundle: bool = strawberry.field(description="True when this signer signed the bundle itself.")
 
     @classmethod
@@ -95,8 +100,8 @@ class Signature:
 @strawberry.type(description="Why a paper's record is trusted: the verified bundle and its keys.")
 class Verification:
     bundle_sha256: str = strawberry.field(description="SHA-256 of the verified bundle.")
-    state_sha256: str
-    canonical_sha256: str
+    state_sha256: str = strawberry.field(description="SHA-256 of the bundle's state (without this digest).")
+    canonical_sha256: str = strawberry.field(description="SHA-256 of the canonical record.")
     built_at: str = strawberry.field(description="When the bundle was built (the newest bundle wins).")
     key_ids: list[str] = strawberry.field(description="Every key that signed the bundle, sorted.")
     bundle_key_id: str = strawberry.field(
@@ -124,8 +129,8 @@ class Verification:
 class Paper:
     pith_number: str = strawberry.field(description="Full pith number, pith:YYYY:<26 base32 characters>.")
     short_pith_number: str = strawberry.field(description="pith:<first 8 base32 characters>.")
-    title: str
-    abstract_excerpt: str
+    title: str = strawberry.field(description="The title (from the bundle's newest graph snapshot).")
+    abstract_excerpt: str = strawberry.field(description="The abstract's excerpt (from the same snapshot).")
     license: str = strawberry.field(description="License URL.")
     submitted_at: str = strawberry.field(description="Submission time, ISO 8601 UTC.")
     source_kind: str = strawberry.field(description="Source registry, e.g. arxiv.")
@@ -172,7 +177,10 @@ class Paper:
         "how many there are."
     )
     async def authors(
-        self, info: GraphInfo, first: int | None = None, after: str | None = None
+        self,
+        info: GraphInfo,
+        first: Annotated[int | None, argument(_AUTHORS_FIRST)] = None,
+        after: Annotated[str | None, argument(_AUTHORS_AFTER)] = None,
     ) -> list[Author]:
         limits = info.context.limits
         size = page_size(first, limits, first_default("Paper.authors", limits))
@@ -211,7 +219,7 @@ class Paper:
     @resolver(
         "Other papers (not versions of this one) ranked by how many authors they share, then newest first."
     )
-    async def related_papers(self, info: GraphInfo, first: int | None = None) -> list[RelatedPaper]:
+    async def related_papers(self, info: GraphInfo, first: First = None) -> list[RelatedPaper]:
         size = page_size(first, info.context.limits)
         found = await info.context.related(size).load(self.pith_number)
         return [
@@ -245,13 +253,13 @@ class Paper:
 
 @strawberry.type(description="A paper sharing authors with another one.")
 class RelatedPaper:
-    paper: Paper
-    shared_authors: int
+    paper: Paper = strawberry.field(description="The other paper.")
+    shared_authors: int = strawberry.field(description="How many authors the two papers share.")
 
 
 @strawberry.type(description="One way an author's papers spell it.")
 class NameForm:
-    name: str
+    name: str = strawberry.field(description="The spelling.")
     paper_count: int = strawberry.field(description="How many of the author's papers spell it so.")
 
 
@@ -262,7 +270,7 @@ class Author:
         " of it (Paper.authorNames holds each paper's own)."
     )
     name_key: str = strawberry.field(description="The identity: NFKC, case-folded, whitespace collapsed.")
-    paper_count: int
+    paper_count: int = strawberry.field(description="How many papers name the author.")
 
     @classmethod
     def from_record(cls, record: AuthorRecord) -> Author:
@@ -280,8 +288,8 @@ class Author:
     async def papers(
         self,
         info: GraphInfo,
-        first: int | None = None,
-        after: str | None = None,
+        first: First = None,
+        after: After = None,
     ) -> PaperConnection:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
@@ -290,13 +298,13 @@ class Author:
         return paper_connection(page, key, known_count(self.paper_count), listing)
 
     @resolver("People who share papers with the author: most shared first, then by name key.")
-    async def coauthors(self, info: GraphInfo, first: int | None = None) -> list[Coauthor]:
+    async def coauthors(self, info: GraphInfo, first: First = None) -> list[Coauthor]:
         size = page_size(first, info.context.limits)
         found = await info.context.coauthors(size).load(self.name_key)
         return [Coauthor(author=Author.from_record(c.author), shared_papers=c.shared_papers) for c in found]
 
     @resolver("The categories of the author's papers with how many: most first, then by code.")
-    async def categories(self, info: GraphInfo, first: int | None = None) -> list[CategoryCount]:
+    async def categories(self, info: GraphInfo, first: First = None) -> list[CategoryCount]:
         size = page_size(first, info.context.limits)
         found = await info.context.author_categories.load(self.name_key)
         return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found[:size]]
@@ -304,20 +312,20 @@ class Author:
 
 @strawberry.type(description="A coauthor and how many papers the two share.")
 class Coauthor:
-    author: Author
-    shared_papers: int
+    author: Author = strawberry.field(description="The coauthor.")
+    shared_papers: int = strawberry.field(description="How many papers the two share.")
 
 
 @strawberry.type(description="An author and how many papers they have somewhere.")
 class AuthorCount:
-    author: Author
-    count: int
+    author: Author = strawberry.field(description="The author.")
+    count: int = strawberry.field(description="How many of the papers counted name the author.")
 
 
 @strawberry.type(description="A category and how many papers it has somewhere.")
 class CategoryCount:
-    category: Category
-    count: int
+    category: Category = strawberry.field(description="The category.")
+    count: int = strawberry.field(description="How many of the papers counted are listed in it.")
 
 
 @strawberry.type(description="An arXiv category.")
@@ -334,8 +342,8 @@ class Category:
     async def papers(
         self,
         info: GraphInfo,
-        first: int | None = None,
-        after: str | None = None,
+        first: First = None,
+        after: After = None,
     ) -> PaperConnection:
         size = page_size(first, info.context.limits)
         key = decode_cursor(after)
@@ -344,13 +352,13 @@ class Category:
         return paper_connection(page, key, known_count(self.paper_count), listing)
 
     @resolver("Authors with the most papers in the category, then by name key.")
-    async def top_authors(self, info: GraphInfo, first: int | None = None) -> list[AuthorCount]:
+    async def top_authors(self, info: GraphInfo, first: First = None) -> list[AuthorCount]:
         size = page_size(first, info.context.limits)
         found = await info.context.top_authors(size).load(self.code)
         return [AuthorCount(author=Author.from_record(a.author), count=a.count) for a in found]
 
     @resolver("Other categories this category's papers are listed in, with how many papers.")
-    async def co_listed(self, info: GraphInfo, first: int | None = None) -> list[CategoryCount]:
+    async def co_listed(self, info: GraphInfo, first: First = None) -> list[CategoryCount]:
         size = page_size(first, info.context.limits)
         found = await info.context.co_listed(size).load(self.code)
         return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found]
@@ -363,7 +371,7 @@ class Signer:
     key_ids: list[str] = strawberry.field(
         description="Keys this signer used on the papers it signed, sorted."
     )
-    paper_count: int
+    paper_count: int = strawberry.field(description="How many papers it signed the bundle or an event of.")
 
     @classmethod
     def from_record(cls, record: SignerRecord) -> Signer:
@@ -383,9 +391,9 @@ class Signer:
     async def papers(
         self,
         info: GraphInfo,
-        first: int | None = None,
-        after: str | None = None,
-        signed_bundle: bool | None = None,
+        first: First = None,
+        after: After = None,
+        signed_bundle: Annotated[bool | None, argument(_SIGNED_BUNDLE)] = None,
     ) -> PaperConnection:
         context = info.context
         size = page_size(first, context.limits)
@@ -402,6 +410,6 @@ class Signer:
 
 @strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")
 class PathStep:
-    source: Author = strawberry.field(name="from")
-    paper: Paper
-    target: Author = strawberry.field(name="to")
+    source: Author = strawberry.field(name="from", description="The author this hop starts from.")
+    paper: Paper = strawberry.field(description="A paper naming both.")
+    target: Author = strawberry.field(name="to", description="The author this hop reaches.")

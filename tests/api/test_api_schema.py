@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from graphql import GraphQLObjectType
+from graphql.utilities.print_schema import print_input_value
+
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.records import MAX_PATH_HOPS
 from pith_graph.api.schema import build_schema, print_sdl
@@ -17,8 +20,20 @@ def test_printed_sdl_matches_the_checked_in_file() -> None:
     )
 
 
+def _signatures() -> set[str]:
+    """Each object field as the SDL declares it, without descriptions (which, once an
+    argument has one, put each argument on a line of its own)."""
+    found: set[str] = set()
+    for kind in build_schema()._schema.type_map.values():
+        if isinstance(kind, GraphQLObjectType):
+            for name, field in kind.fields.items():
+                args = ", ".join(print_input_value(arg, value) for arg, value in field.args.items())
+                found.add(f"{name}({args}): {field.type}" if args else f"{name}: {field.type}")
+    return found
+
+
 def test_sdl_has_the_fields_frontends_rely_on() -> None:
-    sdl = build_schema().as_str()
+    sdl = _signatures()
     for line in (
         "paper(id: String!): Paper",
         "resolve(id: String!): [Paper!]!",
