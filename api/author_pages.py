@@ -26,7 +26,10 @@ from pith_graph.api.inputs import MAX_TEXT_LENGTH
 from pith_graph.errors import BadUserInput
 from pith_graph.loader.identifiers import author_name_key
 
-__all__ = ["after_key"]
+__all__ = ["AUTHORS_ON", "after_key"]
+
+#: How ``Paper.authors`` pages on: the hint of a ``first`` over the cap (:func:`~pith_graph.api.limits.page_size`).
+AUTHORS_ON = "; a page of authors goes on with the nameKey of its last author as after"
 
 _NAME_KEY = "Pass the nameKey of the last author you have (not its name)."
 

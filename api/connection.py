@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pith_graph.api.types import Paper
 
 __all__ = [
+    "PAPERS_ON",
     "Connection",
     "PageInfo",
     "PaperConnection",
@@ -46,6 +47,8 @@ __all__ = [
     "paper_connection",
 ]
 
+#: How a paper connection pages on: the hint of a ``first`` over the cap (:func:`~pith_graph.api.limits.page_size`).
+PAPERS_ON = "; a page of papers goes on with its endCursor as after"
 _PREFIX = "p1|"
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200

@@ -157,10 +157,11 @@ class RequestLimits:
 DEFAULT_LIMITS = RequestLimits()
 
 
-def page_size(first: int | None, limits: RequestLimits, default: int | None = None) -> int:
+def page_size(first: int | None, limits: RequestLimits, default: int | None = None, on: str = "") -> int:
     """``first`` checked against the page cap (``None``: ``default``, else the default page
     size), held to the cap, as is a ``first`` equal to it: the schema's default (``facets``,
-    ``authors(prefix:)``: 10) made queries without one ``LIMIT_EXCEEDED`` under a cap below it."""
+    ``authors(prefix:)``: 10) made queries without one ``LIMIT_EXCEEDED`` under a cap below it.
+    ``on``: how a list with ``after`` pages on, told after the cap (``"; a page of ..."``)."""
     if first is None or first == default:
         return limits.default_page_size if default is None else min(default, limits.max_page_size)
     if first < 0:
@@ -168,7 +169,7 @@ def page_size(first: int | None, limits: RequestLimits, default: int | None = No
     if first > limits.max_page_size:
         raise LimitExceeded(
             f"first must be at most {limits.max_page_size}.",
-            f"Ask for at most {limits.max_page_size}; a page of papers goes on with its endCursor as after.",
+            f"Ask for at most {limits.max_page_size}{on}.",
         )
     return first
 

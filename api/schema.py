@@ -18,7 +18,7 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from pith_graph.api.coded_errors import coded, is_unexpected
-from pith_graph.api.connection import PaperConnection, decode_cursor, paper_connection
+from pith_graph.api.connection import PAPERS_ON, PaperConnection, decode_cursor, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped
 from pith_graph.api.fields import After, First, argument, resolver, selects
@@ -108,7 +108,7 @@ class Query:
     ) -> PaperConnection:
         context = info.context
         where = to_filter(filter)
-        size = page_size(first, context.limits)
+        size = page_size(first, context.limits, on=PAPERS_ON)
         key = decode_cursor(after)
         page = Page((), False)  # only totalCount or facets asked for: no page to read
         if selects(info, _PAGE_FIELDS):
@@ -138,7 +138,7 @@ class Query:
         context = info.context
         order = order_by or SearchOrder.RELEVANCE
         listing = Listing(to_filter(filter), words(text, "text"))
-        size = page_size(first, context.limits)
+        size = page_size(first, context.limits, on=PAPERS_ON)
         search = fingerprint(listing, order)
         position = decode_search_cursor(after, search)
         page = SearchPage((), False, position.offset if position is not None else 0)

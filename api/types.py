@@ -11,8 +11,8 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
-from pith_graph.api.author_pages import after_key
-from pith_graph.api.connection import PaperConnection, decode_cursor, known_count, paper_connection
+from pith_graph.api.author_pages import AUTHORS_ON, after_key
+from pith_graph.api.connection import PAPERS_ON, PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
 from pith_graph.api.fields import After, First, argument, resolver
@@ -183,7 +183,7 @@ class Paper:
         after: Annotated[str | None, argument(_AUTHORS_AFTER)] = None,
     ) -> list[Author]:
         limits = info.context.limits
-        size = page_size(first, limits, first_default("Paper.authors", limits))
+        size = page_size(first, limits, first_default("Paper.authors", limits), AUTHORS_ON)
         key = None if after is None else after_key(after)
         found = await info.context.author_pages(size, key).load(self.pith_number)
         return [Author.from_record(a) for a in found.authors]
@@ -291,7 +291,7 @@ class Author:
         first: First = None,
         after: After = None,
     ) -> PaperConnection:
-        size = page_size(first, info.context.limits)
+        size = page_size(first, info.context.limits, on=PAPERS_ON)
         key = decode_cursor(after)
         page = await info.context.author_papers(size, key).load(self.name_key)
         listing = Listing(PaperFilter(author=self.name_key))
@@ -345,7 +345,7 @@ class Category:
         first: First = None,
         after: After = None,
     ) -> PaperConnection:
-        size = page_size(first, info.context.limits)
+        size = page_size(first, info.context.limits, on=PAPERS_ON)
         key = decode_cursor(after)
         page = await info.context.category_papers(size, key).load(self.code)
         listing = Listing(PaperFilter(category=self.code))
@@ -396,7 +396,7 @@ class Signer:
         signed_bundle: Annotated[bool | None, argument(_SIGNED_BUNDLE)] = None,
     ) -> PaperConnection:
         context = info.context
-        size = page_size(first, context.limits)
+        size = page_size(first, context.limits, on=PAPERS_ON)
         key = decode_cursor(after)
         page = await context.signer_papers(size, key, signed_bundle).load(self.signer_id)
         listing = Listing(signer=self.signer_id, signed_bundle=signed_bundle)

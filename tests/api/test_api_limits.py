@@ -433,3 +433,40 @@ def test_first_from_zero_and_max_hops_from_one() -> None:
     for call in (lambda: page_size(-1, DEFAULT_LIMITS), lambda: path_hops(0, DEFAULT_LIMITS)):
         with pytest.raises(BadUserInput):
             call()
+
+
+_PAPERS_ON = "Ask for at most 100; a page of papers goes on with its endCursor as after."
+_AUTHORS_ON = "Ask for at most 100; a page of authors goes on with the nameKey of its last author as after."
+_AT_MOST = "Ask for at most 100."
+_ONE = "papers(first: 1) { nodes { %s } }"
+_ANN = 'author(name: "Ann Lee") { %s }'
+
+
+@pytest.mark.parametrize(
+    ("query", "suggestion"),
+    [
+        ("papers(first: 101) { totalCount }", _PAPERS_ON),
+        ('search(text: "learning", first: 101) { totalCount }', _PAPERS_ON),
+        (_ANN % "papers(first: 101) { totalCount }", _PAPERS_ON),
+        (_ONE % "primaryCategory { papers(first: 101) { totalCount } }", _PAPERS_ON),
+        (_ONE % "authors(first: 101) { name }", _AUTHORS_ON),
+        (_ONE % "relatedPapers(first: 101) { sharedAuthors }", _AT_MOST),
+        (_ONE % "primaryCategory { topAuthors(first: 101) { count } }", _AT_MOST),
+        (_ONE % "primaryCategory { coListed(first: 101) { count } }", _AT_MOST),
+        (_ANN % "coauthors(first: 101) { sharedPapers }", _AT_MOST),
+        (_ANN % "categories(first: 101) { count }", _AT_MOST),
+        ("papers { facets(first: 101) { years { value } } }", _AT_MOST),
+        ('authors(prefix: "a", first: 101) { name }', _AT_MOST),
+    ],
+)
+def test_a_first_over_the_cap_says_how_that_list_pages_on(
+    memory_api: Api, query: str, suggestion: str
+) -> None:
+    """The endCursor is the way on for paper connections only; Paper.authors pages by nameKey
+    and the other lists have no after (before 0.8.9 every list was told of the endCursor).
+    Sent twice: the second may run from the document's plan."""
+    for _ in range(2):
+        body = _check(memory_api.client.post("/graphql", json={"query": f"{{ {query} }}"}), "LIMIT_EXCEEDED")
+        error = body["errors"][0]
+        assert error["message"] == "first must be at most 100.", body
+        assert error["extensions"]["suggestion"] == suggestion, body
