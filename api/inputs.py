@@ -58,10 +58,12 @@ class PaperFilterInput:
 
 
 def text(value: str, what: str) -> str:
-    """``value`` stripped; :class:`BadUserInput` when empty or too long."""
+    """``value`` stripped; :class:`BadUserInput` when empty or too long. Only a filter's
+    fields (``filter.…``) may be left out; the other text arguments are required (``String!``)."""
     value = value.strip()
     if not value:
-        raise BadUserInput(f"{what} is empty.", f"Pass a {what} with something in it, or leave it out.")
+        optional = ", or leave it out" if what.startswith("filter.") else ""
+        raise BadUserInput(f"{what} is empty.", f"Pass a {what} with something in it{optional}.")
     if len(value) > MAX_TEXT_LENGTH:
         raise BadUserInput(
             f"{what} is longer than {MAX_TEXT_LENGTH} characters.",

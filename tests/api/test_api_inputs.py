@@ -158,3 +158,42 @@ def test_a_cursor_at_the_largest_offset_pages_on(api: Api) -> None:
     assert written["edges"] == issued["edges"] and written["edges"]
     onwards = api.data(query, after=written["pageInfo"]["endCursor"])["search"]
     assert onwards["edges"] == api.data(query, after=issued["pageInfo"]["endCursor"])["search"]["edges"]
+
+
+@pytest.mark.parametrize(
+    ("query", "message", "suggestion"),
+    [
+        ('author(name: "") { name }', "name is empty.", "Pass a name with something in it."),
+        ('category(code: " ") { code }', "code is empty.", "Pass a code with something in it."),
+        ('search(text: "") { totalCount }', "text is empty.", "Pass a text with something in it."),
+        (
+            'collaborationPath(from: "", to: "Ann Lee") { paper { title } }',
+            "from is empty.",
+            "Pass a from with something in it.",
+        ),
+        (
+            'papers(filter: {category: ""}) { totalCount }',
+            "filter.category is empty.",
+            "Pass a filter.category with something in it, or leave it out.",
+        ),
+        (
+            'search(text: "learning", filter: {submittedFrom: " "}) { totalCount }',
+            "filter.submittedFrom is empty.",
+            "Pass a filter.submittedFrom with something in it, or leave it out.",
+        ),
+        (
+            'papers(filter: {title: ""}) { totalCount }',
+            "filter.title is empty.",
+            "Pass a filter.title with something in it, or leave it out.",
+        ),
+    ],
+)
+def test_an_empty_text_is_told_to_be_left_out_only_when_it_may_be(
+    memory_api: Api, query: str, message: str, suggestion: str
+) -> None:
+    """A required argument (String!) left out is a validation error: before 0.8.9 an empty
+    one was told "or leave it out" as an empty filter field rightly is."""
+    for _ in range(2):  # the second may run from the document's plan
+        (error,) = memory_api.post(f"{{ {query} }}")["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT", error
+        assert (error["message"], error["extensions"]["suggestion"]) == (message, suggestion)
