@@ -19,7 +19,8 @@
   surrogate (``"\\ud83d"``, what ``JSON.stringify`` makes of a text cut inside an emoji) is
   refused too, and the message says so (:func:`json_refusal`).
 * **CORS**: only the origins an operator lists (``PITH_API_CORS_ORIGINS``; none by
-  default) may call the API from a browser; preflights are answered, ``ETag`` is exposed.
+  default) may call the API from a browser; preflights are answered, ``ETag`` and
+  ``Retry-After`` (of the 503 of a connection too many) are exposed.
 """
 
 from __future__ import annotations
@@ -348,6 +349,6 @@ def with_cors(app: ASGIApp, origins: Sequence[str]) -> ASGIApp:
         allow_origins=list(origins),
         allow_methods=["GET", "POST"],
         allow_headers=["content-type", "accept", "if-none-match"],
-        expose_headers=["etag"],
+        expose_headers=["etag", "retry-after"],  # Retry-After: the 503 of a connection too many
         max_age=600,
     )

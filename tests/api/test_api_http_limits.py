@@ -290,6 +290,10 @@ def test_connections_beyond_the_cap_are_answered_503(served_strict: tuple[str, i
         assert "data" not in orjson.loads(body)
         # A page of another origin allowed in may read it (it saw a CORS failure, not the 503).
         assert f"access-control-allow-origin: {ORIGIN}".encode() in head.lower()
+        # and read its Retry-After (since 0.8.9: only ETag was exposed)
+        fields = dict(line.split(": ", 1) for line in head.decode().lower().split("\r\n")[1:])
+        exposed = {h.strip() for h in fields["access-control-expose-headers"].split(",")}
+        assert exposed == {"etag", "retry-after"}, head
         assert orjson.loads(body)["errors"][0]["extensions"]["code"] == "SERVICE_UNAVAILABLE"
         assert _until_closed(extra, limit=5) == b""  # and closed
         kept.pop().close()
