@@ -41,6 +41,34 @@ def test_csv_rows_round_trip_through_a_csv_reader() -> None:
     assert headers["Paper"].startswith("pithNumber:ID(Paper),") and "submittedYear:long" in headers["Paper"]
 
 
+@pytest.mark.parametrize(
+    ("value", "multiline"), [("a\rb", True), ("a\nb", True), ("a\r\nb", True), ("a b\t", False)]
+)
+def test_a_row_holding_any_line_break_is_multi_line(value: str, multiline: bool) -> None:
+    """A lone CR (no LF) is a line break to the importer too: the row goes to the multi-line part."""
+    assert line([value, 7])[1] is multiline
+
+
+def test_a_paper_whose_title_holds_a_lone_cr_is_written_to_the_multi_line_file(tmp_path: Path) -> None:
+    signer = SignerIdentity.from_seed(b"bulk-cr", key_id="cr-key", signer_id="cr.invalid")
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for arxiv_id, title in (("2601.00001", "Carriage\rreturn"), ("2601.00002", "One line")):
+        spec = PaperSpec.example(arxiv_id, title=title)
+        (folder / f"{arxiv_id}.json").write_bytes(orjson.dumps(build_bundle(spec, signer)))
+    keyring = resolve_keyring([PinnedKey(signer.key_id, signer.public_key, signer.signer_id)])
+    report = bulk_import([str(folder)], keyring=keyring, data=None, csv_only=tmp_path / "csv", workers=1)
+    assert (report.accepted, report.rejected) == (2, 0)
+
+    def titles(pattern: str) -> list[str]:
+        (path,) = (tmp_path / "csv").glob(pattern)
+        return [row[2] for row in csv.reader(io.StringIO(path.read_bytes().decode(), newline=""))]
+
+    assert titles("paper.multiline.d*.csv") == ["Carriage\rreturn"]
+    assert titles("paper.d*.csv") == ["One line"]
+    assert any(arg.startswith("--multiline-fields=") for arg in report_args(tmp_path / "csv"))
+
+
 @pytest.mark.parametrize("workers", [1, 2])
 def test_the_files_hold_what_a_load_keeps(
     tmp_path: Path, workers: int, monkeypatch: pytest.MonkeyPatch
