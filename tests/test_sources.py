@@ -97,6 +97,25 @@ def test_a_line_of_exactly_the_limit_is_read_whatever_its_end(tmp_path: Path, en
     assert len(items) == 3
 
 
+@pytest.mark.parametrize("kind", ["json", "json.gz", "stdin"])
+def test_a_document_of_exactly_the_limit_is_read(tmp_path: Path, kind: str) -> None:
+    """A whole-file bundle (of a ``.json.gz``, its inflated bytes count) or a document on
+    stdin of exactly ``--max-bytes`` bytes is read; with a limit one byte less it is
+    ``too_large``, as a line is."""
+    document = b'{\n  "a": "' + b"x" * 86 + b'"\n}\n'  # 100 bytes
+    path = tmp_path / f"edge.{kind}"
+    path.write_bytes(gzip.compress(document) if kind == "json.gz" else document)
+    for limit in (100, 99):
+        items = (
+            _read(["-"], stdin=document, limit=limit) if kind == "stdin" else _read([str(path)], limit=limit)
+        )
+        assert len(items) == 1, (limit, items)
+        if limit == len(document):
+            assert isinstance(items[0], RawBundle) and items[0].data == document, items
+        else:
+            assert isinstance(items[0], BundleError) and items[0].code.value == "too_large", items
+
+
 @pytest.mark.parametrize("blank", [b" " * 500, b"\t \r" * 200, b" " * 101])
 def test_a_blank_line_over_the_limit_is_a_blank_line(tmp_path: Path, blank: bytes) -> None:
     """Blank lines are passed over, however long; the lines after keep their numbers."""
