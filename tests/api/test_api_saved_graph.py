@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import hashlib
+import json
 from array import array
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from pith_graph.cli.options import save_snapshot_with_index
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.stores.memory import MemoryStore, open_saved
 from pith_graph.loader.stores.snapshot import save_snapshot
-from pith_graph.testing import run_cli
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, run_cli
 
 
 @pytest.fixture(scope="module", params=["snapshot", "snapshot-with-index", "node-link"])
@@ -149,6 +151,38 @@ def test_serve_searches_bundles_loaded_over_a_saved_graph(tmp_path: Path) -> Non
         assert len(papers) == 3
         for edge in papers:
             assert edge["node"]["pithNumber"] in _search(url, edge["node"]["title"])
+    finally:
+        log = _stop(process, output)
+    assert process.returncode == 0, log
+
+
+def test_serve_does_not_take_the_saved_index_when_bundles_are_loaded_on_top(tmp_path: Path) -> None:
+    """A newer bundle of a saved paper, loaded over the saved graph, keeps its pith number
+    (same canonical record) but changes its abstract: the saved text index numbers the same
+    papers, yet it is built again, not taken, so the new words are searched, not the old."""
+    signer = SignerIdentity.from_seed(b"saved-index", key_id="si-key", signer_id="si.invalid")
+    keys = tmp_path / "keys.json"
+    keys.write_text(json.dumps([signer.keyring_entry()]))
+    old = PaperSpec.example("2601.00007", abstract_excerpt="Marmosets", abstract_canon_sha256="ab" * 32)
+    new = dataclasses.replace(old, abstract_excerpt="Quokkas", built_at="2026-03-02T10:00:00Z")
+    paths = []
+    for name, spec in (("old", old), ("new", new)):
+        paths.append(tmp_path / f"{name}.json")
+        paths[-1].write_bytes(orjson.dumps(build_bundle(spec, signer)))
+    snapshot = tmp_path / "old.snapshot"
+    loaded = run_cli("load", str(paths[0]), "--snapshot", str(snapshot), "--trusted-keys", str(keys))
+    assert loaded.returncode == 0, loaded.stderr
+    options = ("--graph", str(snapshot), str(paths[1]), "--trusted-keys", str(keys), "--workers", "1")
+    process, url, output = _start(*options)
+    try:
+        warmed = [line for line in output if line.startswith("built the ")]
+        assert warmed and warmed[0].startswith("built the search, ranking and facet indexes in "), output
+        assert "came saved" not in warmed[0], output
+        (number,) = _search(url, "quokkas")
+        assert _search(url, "marmosets") == []
+        query = "query($p: String!) { paper(id: $p) { abstractExcerpt } }"
+        answer = httpx.post(f"{url}/graphql", json={"query": query, "variables": {"p": number}}).json()
+        assert answer["data"]["paper"] == {"abstractExcerpt": "Quokkas"}, answer
     finally:
         log = _stop(process, output)
     assert process.returncode == 0, log
