@@ -131,6 +131,29 @@ def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGrap
     _same(_export(server, Selection(submitted_to=day)), _touched(G, papers))
 
 
+def _middle_half(G: nx.DiGraph, papers: set[str]) -> tuple[str, str, set[str]]:
+    """Bounds around the middle half of ``papers``' submission times, and the papers within
+    them (both ends inclusive): some of ``papers``, not all."""
+    stamps = sorted(G.nodes[p]["submittedAt"] for p in papers)
+    low, high = stamps[len(stamps) // 4], stamps[3 * len(stamps) // 4]
+    within = {p for p in papers if low <= G.nodes[p]["submittedAt"] <= high}
+    assert within and within < papers
+    return low, high, within
+
+
+def test_a_category_and_dates_export_holds_the_category_s_papers_within_the_dates(
+    loaded: tuple[Any, nx.DiGraph, Path],
+) -> None:
+    """As README's ``export --category cs.LG --from 2019-01-01 --to 2020-12-31``: both hold."""
+    server, G, _ = loaded
+    code = "cs.LG"
+    papers = {p for p in _papers(G) if f"Category:{code}" in G.succ[p]}
+    low, high, within = _middle_half(G, papers)
+    assert within < {p for p in _papers(G) if low <= G.nodes[p]["submittedAt"] <= high}
+    selection = Selection(category=code, submitted_from=low, submitted_to=high)
+    _same(_export(server, selection), _touched(G, within))
+
+
 @pytest.mark.parametrize("low", ["9999-12-31T23:59:59.5", "9999-12-31T23:59:59.000001Z"])
 def test_a_from_past_the_last_second_there_is_selects_nothing(
     loaded: tuple[Any, nx.DiGraph, Path], low: str
