@@ -154,6 +154,19 @@ def test_a_category_and_dates_export_holds_the_category_s_papers_within_the_date
     _same(_export(server, selection), _touched(G, within))
 
 
+def test_an_author_hops_and_dates_export_holds_the_hops_papers_within_the_dates(
+    loaded: tuple[Any, nx.DiGraph, Path],
+) -> None:
+    server, G, _ = loaded
+    author = max((n for n, label in G.nodes(data="label") if label == "Author"), key=G.out_degree)
+    mine = set(G.succ[author])
+    coauthors = {a for p in mine for a in G.pred[p] if G.nodes[a]["label"] == "Author"}
+    papers = mine | {p for a in coauthors for p in G.succ[a]}  # two hops
+    low, high, within = _middle_half(G, papers)
+    selection = Selection(author=G.nodes[author]["name"], hops=2, submitted_from=low, submitted_to=high)
+    _same(_export(server, selection), _touched(G, within))
+
+
 @pytest.mark.parametrize("low", ["9999-12-31T23:59:59.5", "9999-12-31T23:59:59.000001Z"])
 def test_a_from_past_the_last_second_there_is_selects_nothing(
     loaded: tuple[Any, nx.DiGraph, Path], low: str
