@@ -37,6 +37,9 @@ BATCH = 25
 #: 4 MiB one paper of 600 authors fits, of 750 does not; in 40 MiB two of 2,500 fit, four not).
 WIDE_BATCH_LIMIT = "4m"
 WIDE, TOO_WIDE = 250, 2000
+#: Changes to ``PaperSpec.example`` that make a newer record of the same version with another
+#: pith number: it displaces the paper of the old record.
+REVISED = {"abstract_excerpt": "A revised abstract.", "built_at": "2026-03-02T10:00:00Z"}
 
 
 @pytest.fixture(scope="module")
@@ -140,14 +143,16 @@ def test_after_sigkill_the_database_is_a_whole_number_of_batches(
     assert 4 <= matched < len(lines) // BATCH
 
 
-def _wide(folder: Path, name: str, papers: dict[int, int]) -> tuple[str, Any]:
+def _wide(folder: Path, name: str, papers: dict[int, int], **changes: Any) -> tuple[str, Any]:
     """Papers ``2603.<number>`` of as many authors as ``papers`` maps each number to, one
-    signer's, as one JSON Lines file ``name`` in ``folder``."""
+    signer's, as one JSON Lines file ``name`` in ``folder`` (``changes`` to each spec)."""
     signer, _ = corpus_signers(7)
     keys = folder / "keyring.json"
     keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
     specs = [
-        PaperSpec.example(f"2603.{number}", authors=[f"W{number} Person {i:05d}" for i in range(authors)])
+        PaperSpec.example(
+            f"2603.{number}", authors=[f"W{number} Person {i:05d}" for i in range(authors)], **changes
+        )
         for number, authors in papers.items()
     ]
     path = folder / name
@@ -174,8 +179,17 @@ def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(  # i
             report = run([path], keyring=keyring, store=db, workers=1, batch_size=4)
         assert (report.inserted, report.rejected) == (4, 0)
         assert "outgrew the transaction memory; applying it in halves" in caplog.text
+        # Newer, revised records of the same versions (other pith numbers), in halves too: each
+        # displaces its old paper, and the report counts all four (both halves' removed papers).
+        rebuilt, _ = _wide(tmp_path, "rebuilt.jsonl", {30000 + k: WIDE for k in range(4)}, **REVISED)
+        caplog.clear()
+        with caplog.at_level(logging.INFO, "pith_graph"):
+            report = run([rebuilt], keyring=keyring, store=db, workers=1, batch_size=4)
+        assert "outgrew the transaction memory; applying it in halves" in caplog.text
+        assert (report.inserted, report.displaced, report.rejected) == (4, 4, 0)
         memory = MemoryStore()
         run([path], keyring=keyring, store=memory, workers=1)
+        run([rebuilt], keyring=keyring, store=memory, workers=1)
         assert db.export() == memory.export()
         # One load: a batch of one paper, then the bundle too large alone.
         with pytest.raises(StoreError) as caught:
