@@ -75,7 +75,7 @@ _TABLE = _ClassTable()
 # m emoji modifier, R regional indicator, E/v/w/z/c extend, X connector (_), B/l/d/q/Q joiners.
 _Q = "[Evwzcm]*"  # extend, format, ZWJ (and emoji modifiers) after a character
 # The same without presentation selectors, inside emoji; a ZWJ before another emoji joins the two.
-_QE = "(?:[Ecm]|z+(?![Mm]))*"
+_QE = "(?:[Ecm]|z(?![Mm]))*"
 # A Hebrew letter keeps a single quote after it, and a double quote between two of them.
 _AL = f"(?:L{_Q}|h{_Q}(?:q{_Q}|Q{_Q}(?=h))?)"
 _NU = f"[ND]{_Q}"

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import random
 import re
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -124,3 +126,27 @@ def test_a_long_word_is_read_a_bounded_number_of_times(text: str, monkeypatch: p
     monkeypatch.setattr(words, "_WORD_AT", _Counting(words._WORD_AT, read))
     tokens(text)
     assert sum(read) <= 4 * len(text)
+
+
+#: The emoji/keycap tail of the grammar before 0.8.9: ``z+`` inside ``(...)*``, which tries
+#: every way to cut a run of joiners when what follows fails (2^n: a keycap base, 25 ZWJs and
+#: a letter took 2 s, 60 of them would take years; one author name could hang a load).
+_QE_BEFORE = "(?:[Ecm]|z+(?![Mm]))*"
+
+
+def test_a_run_of_joiners_after_a_keycap_base_splits_as_before_in_linear_time() -> None:
+    before = re.compile(words._TOKEN.pattern.replace(words._QE, _QE_BEFORE))
+    assert before.pattern != words._TOKEN.pattern
+    for base in ("*", "#", "1", "\U0001f600", "a"):
+        for joiners in range(13):
+            for tail in ("", "\u00e9" * 5, "\u20e3", "\U0001f600", "\ufe0f\u20e3x"):
+                text = base + "\u200d" * joiners + tail
+                classes = text.translate(words._TABLE)
+                expected, position = [], 0
+                while (match := before.search(classes, position)) is not None:
+                    expected.append(words._lower(text[match.start(1) : match.end(1)]))
+                    position = match.end(1)
+                assert tokens(text) == expected, text
+    # The same shapes, long: a bounded wait, not a timing (it ran for ever before).
+    code = "from pith_graph.api.reads.words import tokens; tokens('*' + '\\u200d' * 60 + '\\u00e9' * 145)"
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
