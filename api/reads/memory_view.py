@@ -10,7 +10,7 @@ forgets them.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, TypeVar
 
 import networkx as nx
@@ -138,11 +138,15 @@ class MemoryGraphView:
         """As :meth:`~pith_graph.api.reads.reader.GraphReader.used_key_ids`."""
         return sorted({key for key in self._signers_keys() if key in keys})
 
-    def _signers_keys(self) -> Iterator[str]:
-        """The key ids on every Signer node (repeated)."""
-        for data in self._nodes.values():
-            if data.get(LABEL) == SIGNER.label:
-                yield from data[KEY_IDS]
+    def _signers_keys(self) -> frozenset[str]:
+        """The key ids on every Signer node: one scan of the nodes, kept (``serve`` asks twice)."""
+
+        def build() -> frozenset[str]:
+            signers = (data for data in self._nodes.values() if data.get(LABEL) == SIGNER.label)
+            return frozenset(key for data in signers for key in data[KEY_IDS])
+
+        found: frozenset[str] = self._index("signer keys", build)
+        return found
 
     def _node(self, label: str, key: str) -> str | None:
         node = node_id(label, key)
