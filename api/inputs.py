@@ -13,7 +13,7 @@ import strawberry
 
 from pith_graph.api.reads.records import PaperFilter, of_best_signer, version_key
 from pith_graph.api.reads.words import search_terms
-from pith_graph.errors import BadUserInput
+from pith_graph.errors import BadUserInput, with_article
 from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
@@ -63,7 +63,7 @@ def text(value: str, what: str) -> str:
     value = value.strip()
     if not value:
         optional = ", or leave it out" if what.startswith("filter.") else ""
-        raise BadUserInput(f"{what} is empty.", f"Pass a {what} with something in it{optional}.")
+        raise BadUserInput(f"{what} is empty.", f"Pass {with_article(what)} with something in it{optional}.")
     if len(value) > MAX_TEXT_LENGTH:
         raise BadUserInput(
             f"{what} is longer than {MAX_TEXT_LENGTH} characters.",

@@ -46,6 +46,7 @@ __all__ = [
     "UsageError",
     "printable",
     "quoted",
+    "with_article",
 ]
 
 
@@ -134,6 +135,24 @@ def quoted(value: object, *, ascii_only: bool = False) -> str:
         return render(value)
     cut = render(value[:QUOTED_CHARACTERS])
     return f"{cut[:-1]}…{cut[-1]} ({len(value)} characters)"
+
+
+#: Words whose first vowel letter is said as a consonant ("a uniqueness constraint").
+_SAID_WITH_A = ("uni", "use", "usu", "uti", "one", "eu")
+
+
+def with_article(word: str) -> str:
+    """``word`` after "a" or "an", chosen by how it starts (quotes, dots and case aside):
+    messages name an argument or a label they did not choose the spelling of.
+
+    >>> with_article("id"), with_article("name"), with_article("'IN_CATEGORY'")
+    ('an id', 'a name', "an 'IN_CATEGORY'")
+    >>> with_article("filter.archive"), with_article("uniqueness constraint")
+    ('a filter.archive', 'a uniqueness constraint')
+    """
+    start = word.lstrip("'\"`.").lower()
+    vowel = start[:1] in ("a", "e", "i", "o", "u") and not start.startswith(_SAID_WITH_A)
+    return f"{'an' if vowel else 'a'} {word}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -266,3 +266,13 @@ def test_a_saved_graph_that_is_no_regular_file_is_refused(tmp_path: Path, name: 
         UsageError, match=r"^cannot open saved graph .*: not a regular file \(a FIFO, device or socket\)$"
     ):
         open_graph(path)
+
+
+def test_a_short_row_is_named_with_the_article_its_type_takes(tmp_path: Path) -> None:
+    """ "an 'IN_CATEGORY' row", not "a 'IN_CATEGORY' row" (before 0.9.0 always "a")."""
+    G, _ = load_graph([SAMPLES])
+    path = tmp_path / "graph.snapshot"
+    save_snapshot(G, path)
+    _rewritten(path, lambda data: data["edges"]["IN_CATEGORY"]["rows"][0].pop(), version=3)
+    with pytest.raises(UsageError, match=r"an 'IN_CATEGORY' row does not have \d+ values"):
+        open_graph(path)

@@ -27,7 +27,7 @@ from typing import Any
 import neo4j
 from neo4j.exceptions import Neo4jError
 
-from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.errors import StoreError, StoreErrorCode, with_article
 from pith_graph.loader.stores import cypher_schema as cypher
 from pith_graph.schema.database import RETIRED_INDEXES, IndexSpec, constraints, indexes
 
@@ -104,7 +104,7 @@ def schema_problems(rows: Iterable[Mapping[str, Any]]) -> tuple[list[str], list[
             continue
         if have is not None:
             errors.append(
-                f"{name} is not the graph's {_described(want)} but a {_described(have)}: "
+                f"{name} is not the graph's {_described(want)} but {with_article(_described(have))}: "
                 f"{_drop(name, have)}, then run pith-graph schema"
             )
             continue

@@ -46,7 +46,7 @@ from typing import Any, NamedTuple
 import networkx as nx
 import orjson
 
-from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted
+from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted, with_article
 from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
 from pith_graph.loader.stores.node_link import first_repeated
@@ -311,7 +311,7 @@ def _nodes(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, dict[str
         keys = [names.index(key) for key in NODES[label].key]
         width = len(names)
         if any(len(row) != width for row in rows):
-            raise ValueError(f"a {quoted(label)} row does not have {width} values")
+            raise ValueError(f"{with_article(quoted(label))} row does not have {width} values")
         if len(keys) == 1:  # most labels: the id is the label and one key
             prefix, at = label + ":", keys[0]
             made = [prefix + row[at] for row in rows]
@@ -344,7 +344,7 @@ def _edges(data: dict[str, Any], ids: list[str]) -> Iterator[tuple[str, str, Edg
         rows = group["rows"]
         width = len(names) + 2
         if any(len(row) != width for row in rows):
-            raise ValueError(f"a {quoted(kind)} row does not have {width} values")
+            raise ValueError(f"{with_article(quoted(kind))} row does not have {width} values")
         place = _placer(TYPE_ATTRIBUTE, kind, names, group["at"])
         plain = shared({TYPE_ATTRIBUTE: kind})
         for row in rows:

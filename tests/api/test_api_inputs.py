@@ -166,6 +166,7 @@ def test_a_cursor_at_the_largest_offset_pages_on(api: Api) -> None:
         ('author(name: "") { name }', "name is empty.", "Pass a name with something in it."),
         ('category(code: " ") { code }', "code is empty.", "Pass a code with something in it."),
         ('search(text: "") { totalCount }', "text is empty.", "Pass a text with something in it."),
+        ('signer(id: "") { signerId }', "id is empty.", "Pass an id with something in it."),
         (
             'collaborationPath(from: "", to: "Ann Lee") { paper { title } }',
             "from is empty.",
