@@ -1,11 +1,11 @@
 """Every field of the schema as a plan resolves it (see :mod:`pith_graph.api.plan.specs`).
 
 The answers are the resolvers' (:mod:`pith_graph.api.schema`, :mod:`pith_graph.api.types`):
-the same reader calls, the same argument checks (:mod:`pith_graph.api.inputs`,
-:mod:`pith_graph.api.limits`) and the same errors, which make the plan give way to the
-resolvers (a test runs both on every field). A field missing here makes documents that ask
-for it run on the resolvers only: so far the discovery fields (``search``, ``papersById``,
-``authors``, ``facets``), whose reads are one call per request anyway.
+the same reader calls, argument checks (:mod:`pith_graph.api.inputs`, :mod:`pith_graph.api.limits`)
+and errors, on which the plan gives way and the resolvers answer (a test runs both on every
+field): no message raised here reaches a client, so ``page_size`` needs no ``on=`` here. A field
+missing here makes documents that ask for it run on the resolvers only: so far the discovery
+fields (``search``, ``papersById``, ``authors``, ``facets``), whose reads are one call per request anyway.
 """
 
 from __future__ import annotations
