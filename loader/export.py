@@ -27,7 +27,7 @@ from typing import Any
 import neo4j
 import networkx as nx
 
-from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError, quoted
 from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.stores import cypher_export as cypher
@@ -61,7 +61,9 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
     bound past the last second there is (``9999-12-31``), which every time stays before."""
     if _WEEK.fullmatch(text):  # date.fromisoformat takes a week for its Monday: --to dropped 6 days
         week = text.partition("T")[0]
-        raise UsageError(f"{what} names a week, not a day: {text!r} (add the day: {week}-1 to {week}-7)")
+        raise UsageError(
+            f"{what} names a week, not a day: {quoted(text)} (add the day: {week}-1 to {week}-7)"
+        )
     try:
         day: date | None = date.fromisoformat(text)
     except ValueError:
@@ -76,9 +78,9 @@ def _instant(text: str, what: str, *, end_of_day: bool = False, next_second: boo
             moment = moment.replace(tzinfo=UTC)
         stored = utc_text(moment)  # also refuses a moment outside the years 1 to 9999 in UTC
     except ValueError as err:
-        raise UsageError(f"{what} is not an ISO 8601 date or date-time: {text!r}") from err
+        raise UsageError(f"{what} is not an ISO 8601 date or date-time: {quoted(text)}") from err
     except OverflowError as err:  # an offset takes it past year 1 or 9999 in UTC
-        raise UsageError(f"{what} is outside the years 1 to 9999 in UTC: {text!r}") from err
+        raise UsageError(f"{what} is outside the years 1 to 9999 in UTC: {quoted(text)}") from err
     step = (
         timedelta(days=1)
         if bare and end_of_day

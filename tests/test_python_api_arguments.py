@@ -175,10 +175,17 @@ def test_what_the_helpers_took_they_still_take() -> None:
             ("--to", "2020-W01"),
             "to names a week, not a day: '2020-W01' (add the day: 2020-W01-1 to 2020-W01-7)",
         ),
+        (("--from", "\x1b[31m2020"), "from is not an ISO 8601 date or date-time: '\\x1b[31m2020'"),
+        (
+            ("--to", "\x1b[2J" + "2" * 5000),
+            "to is not an ISO 8601 date or date-time: '\\x1b[2J" + "2" * 96 + "…' (5004 characters)",
+        ),
     ],
 )
 def test_the_command_line_still_names_its_flags(flags: tuple[str, ...], line: str) -> None:
-    """``export`` shares export_graph's checks but names the dates as its flags (``from``)."""
+    """``export`` shares export_graph's checks but names the dates as its flags (``from``),
+    quoted as every message quotes a value: escaped, and cut to its first 100 characters
+    (before 0.9.0 a date of 5,000 characters came back whole)."""
     result = run_cli("export", *flags, "--uri", "bolt://127.0.0.1:9", "--save", "out.json")
     assert result.returncode == 2
     assert result.stderr.strip() == f"pith-graph: error: {line}"
