@@ -1124,3 +1124,34 @@ def test_pruning_removes_in_batches_and_an_interrupted_prune_is_finished_by_the_
     assert len(left) == 1 and labelled(store.export(), "Author").keys() >= {"Author:shared author"}
     assert len(prune_revoked(store, revoking, batch_size=2).removed) == 1
     assert store.export() == MemoryStore().export()
+
+
+class _LoadedMeanwhile:
+    """``store``, where ``bundles`` are loaded once pruning has read what to remove and before
+    it removes them (in Neo4j, two transactions: a concurrent load can commit between them)."""
+
+    def __init__(self, store: GraphStore, folder: Path, bundles: Sequence[bytes]) -> None:
+        self.store, self.folder, self.bundles = store, folder, bundles
+
+    def papers_signed_with(self, key_ids: Sequence[str]) -> list[tuple[str, str, list[str]]]:
+        found = self.store.papers_signed_with(key_ids)
+        if self.bundles:
+            load(self.store, self.folder, self.bundles, keyring=copies_keyring())
+            self.bundles = ()
+        return found
+
+    def remove_papers(self, pith_numbers: Sequence[str], unchanged: Any = None) -> list[str]:
+        return self.store.remove_papers(pith_numbers, unchanged)
+
+
+def test_a_paper_a_load_takes_from_a_revoked_key_while_pruning_runs_stays(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    """THIEF's copy is doomed when pruning reads it; the genuine bundle replaces it before
+    pruning removes it: the genuine paper stays, as after either order alone (removing the
+    pith numbers it had read, whatever bundle they held by then, took the genuine paper)."""
+    genuine = bundle(spec())
+    load(store, tmp_path, [re_signed(genuine, THIEF)], keyring=copies_keyring())
+    racing = _LoadedMeanwhile(store, tmp_path, [genuine])
+    assert prune_revoked(cast(GraphStore, racing), copies_keyring(revoked=THIEF.key_id)).removed == []
+    assert store.export() == reference(tmp_path, [genuine])
