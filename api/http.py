@@ -8,8 +8,8 @@
 * **ETags**: a ``GET /graphql`` answer carries a strong ``ETag`` (a digest of the body) and
   the operator's ``Cache-Control`` (``PITH_API_CACHE_CONTROL``, default ``no-cache``: reuse
   after revalidating); ``If-None-Match`` with that tag gets ``304 Not Modified``, no body.
-  An answer with ``errors`` (or another status than 200) is ``no-store``, with no tag: some
-  errors pass (``TIMEOUT``, ``SERVICE_UNAVAILABLE``, ``INTERNAL_SERVER_ERROR``, a limit the
+  An answer with ``errors`` (or another status than 200, whatever its body: a 304 stands
+  only for a 200) is ``no-store``, with no tag: some errors pass (``TIMEOUT``, ``SERVICE_UNAVAILABLE``, ``INTERNAL_SERVER_ERROR``, a limit the
   operator raises), and none is worth keeping. ``HEAD`` is a ``GET`` without the body.
 * **Methods and media types**: ``/graphql`` takes ``GET``, ``HEAD`` and ``POST`` (a 405
   says so in ``Allow``); a ``POST`` body must be ``application/json`` (the media type

@@ -8,10 +8,14 @@ from typing import Any
 
 import httpx
 import pytest
-from apitest import Api, corpus, memory_api, memory_reader, served  # noqa: F401 (fixtures)
+from apitest import Api, ThreadServer, corpus, memory_api, memory_reader, served  # noqa: F401 (fixtures)
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
 from pith_graph.api.app import create_app
-from pith_graph.api.http import GRAPHQL_RESPONSE
+from pith_graph.api.http import GRAPHQL_RESPONSE, ETags
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import UsageError
@@ -160,6 +164,22 @@ def test_graphiql_is_served_only_when_on(memory_reader: MemoryReader, graphiql: 
         assert (page.status_code == 200) is graphiql
         assert asset.status_code == (200 if graphiql else 404)
         assert api.data("{ __typename }") == {"__typename": "Query"}
+
+
+async def _unavailable(request: Request) -> Response:
+    """A 503 in JSON without ``errors`` (the API's own non-200 answers all have them, so only
+    an app like this tells the status from the body)."""
+    return Response(b'{"data":null}', 503, {"cache-control": "max-age=60"}, "application/json")
+
+
+def test_an_answer_of_another_status_than_200_is_neither_tagged_nor_kept() -> None:
+    """``no-store`` and no tag whatever its body says: a 304 stands only for a 200 (RFC 9110),
+    so ``If-None-Match: *`` on a 503 must not turn it into "Not Modified"."""
+    app = ETags(Starlette(routes=[Route("/graphql", _unavailable)]), "public, max-age=60")
+    with ThreadServer(app) as server:
+        response = httpx.get(f"{server.url}/graphql", headers={"if-none-match": "*"}, timeout=30)
+    assert response.status_code == 503, response.headers
+    assert "etag" not in response.headers and response.headers["cache-control"] == "no-store"
 
 
 def test_the_default_cache_control_revalidates(memory_api: Api) -> None:
