@@ -28,12 +28,12 @@ from pith_graph.loader.keyring import (
     REVOKED_ALWAYS,
     Keyring,
     PinnedKey,
+    check_revoked_at,
     default_keyring,
     fingerprint_b32,
     fingerprint_hex,
 )
 from pith_graph.loader.parse import strict_json
-from pith_graph.loader.shape import is_utc_time
 from pith_graph.loader.sources import not_text_advice, open_regular
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 
@@ -77,22 +77,13 @@ def _optional_string(value: object, name: str, where: str) -> str | None:
     raise KeyringError(f"{where}: {name} must be a string, not {quoted(value)}")
 
 
-def _check_time(revoked_at: object, where: str) -> None:
-    if not isinstance(revoked_at, str) or not is_utc_time(revoked_at):
-        raise KeyringError(
-            f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z "
-            "(a time there is: years from 0001, a day of its month, hours to 23, minutes and seconds to 59), "
-            f"not {quoted(revoked_at)}"
-        )
-
-
 def _revocation(entry: Mapping[str, Any], where: str) -> str | None:
     revoked, revoked_at = entry.get("revoked", False), entry.get("revoked_at")
     if not isinstance(revoked, bool):
         raise KeyringError(f"{where}: revoked must be true or false")
     if revoked_at is None:
         return REVOKED_ALWAYS if revoked else None
-    _check_time(revoked_at, where)
+    check_revoked_at(revoked_at, where)
     if "revoked" in entry and not revoked:
         raise KeyringError(f"{where}: revoked is false but revoked_at is given: say which one is meant")
     # Both given: the stronger, as for a key revoked twice (true over any time).
@@ -178,7 +169,7 @@ def check_pinned_key(key: PinnedKey, where: str) -> None:
     _checked_ids(key.key_id, key.signer_id, key.signer_type, where)
     _not_the_registrys_type(key, where)
     if key.revoked_at is not None and key.revoked_at != REVOKED_ALWAYS:
-        _check_time(key.revoked_at, where)
+        check_revoked_at(key.revoked_at, where)
 
 
 def parse_keyring(data: Any, origin: str) -> list[PinnedKey]:

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field, replace
 
 from pith_graph.errors import KeyringError, quoted
 from pith_graph.loader.canon import b32_of_digest
+from pith_graph.loader.shape import is_utc_time
 from pith_graph.loader.signatures import Verifier, verifying_key
 
 __all__ = [
@@ -53,6 +54,7 @@ __all__ = [
     "UNRANKED",
     "Keyring",
     "PinnedKey",
+    "check_revoked_at",
     "default_keyring",
     "fingerprint_b32",
     "fingerprint_hex",
@@ -87,6 +89,18 @@ def instant(stamp: str) -> tuple[str, int]:
     """
     whole, fraction = stamp[:19], stamp[20:].removesuffix("Z") if stamp[19:20] == "." else ""
     return whole, int(fraction.ljust(9, "0")[:9]) if fraction.isdigit() else 0
+
+
+def check_revoked_at(revoked_at: object, where: str) -> None:
+    """:class:`KeyringError` naming ``where`` unless ``revoked_at`` is an ISO 8601 UTC time
+    that names a time there is: other text would be compared as text and revoke nothing
+    (``"yesterday"`` sorts after every time) or something else (``"2026-11-30"``)."""
+    if not isinstance(revoked_at, str) or not is_utc_time(revoked_at):
+        raise KeyringError(
+            f"{where}: revoked_at must be an ISO 8601 UTC time like 2026-11-30T00:00:00Z "
+            "(a time there is: years from 0001, a day of its month, hours to 23, minutes and seconds to 59), "
+            f"not {quoted(revoked_at)}"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,7 +260,9 @@ class Keyring(Mapping[str, PinnedKey]):
     ``Keyring([a, b]).rank(b.key_id)`` is 1 unless ``b`` speaks for ``a``'s signer. Raises
     :class:`KeyringError` when one key id is pinned to two keys or two signers, one key under
     two key ids (revoking one id would leave the other trusted), when a key joins a signer
-    another source defined, or when one signer is pinned two signer types.
+    another source defined, when one signer is pinned two signer types, or when a
+    ``revoked_at`` is neither ``None``, ``""`` nor an ISO 8601 UTC time (since 0.9.0: a
+    keyring built in code took ``"yesterday"`` and revoked nothing).
     """
 
     def __init__(self, keys: Iterable[PinnedKey] = ()) -> None:
@@ -257,6 +273,8 @@ class Keyring(Mapping[str, PinnedKey]):
         ids: dict[bytes, PinnedKey] = {}  # each public key's key id
         named: dict[tuple[str, bool], PinnedKey] = {}  # (signer, by a signer_id?): the first key
         for key in keys:
+            if key.revoked_at is not None and key.revoked_at != REVOKED_ALWAYS:  # as a keys file's
+                check_revoked_at(key.revoked_at, f"key {quoted(key.key_id)}")
             known = self._keys.get(key.key_id)
             if known is None:
                 _check_one_way_named(key, named)

@@ -28,7 +28,7 @@ import pytest
 
 from pith_graph.cli import build_parser
 from pith_graph.cli.options import keyring_from
-from pith_graph.errors import BundleError, KeyringError
+from pith_graph.errors import BundleError, KeyringError, quoted
 from pith_graph.loader.facade import SAMPLES, load_graph
 from pith_graph.loader.keyfiles import MAX_KEYS_FILE_BYTES, load_keyring_file, operator_keyring
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
@@ -136,7 +136,28 @@ def test_keys_given_in_code_are_checked_as_a_file_entry_is(case: dict[str, Any],
     )
     with pytest.raises(KeyringError) as caught:
         load_graph("no-such-folder", trusted_keys=Keyring([key]) if as_keyring else [key])
-    assert str(caught.value) == case["error"].format(k1="trusted_keys")  # before any path is read
+    expected = case["error"].format(k1="trusted_keys")  # before any path is read
+    if as_keyring and case["id"].startswith("revoked-at"):  # since 0.9.0 the Keyring refuses it
+        expected = expected.replace("trusted_keys[0]", f"key {quoted(key.key_id)}", 1)
+    assert str(caught.value) == expected
+
+
+@pytest.mark.parametrize("revoked_at", ["yesterday", "2026-11-30", "2026-02-30T00:00:00Z", True])
+def test_a_keyring_built_in_code_refuses_a_revocation_that_names_no_time(revoked_at: Any) -> None:
+    """``run``, ``verify_bundle``, ``build_rows`` and ``prune_revoked`` take a ``Keyring`` as
+    it is (``load_graph`` checks the keys it is given, a keys file its entries): before 0.9.0
+    ``Keyring([PinnedKey(..., revoked_at="yesterday")])`` was taken, and verify_bundle
+    accepted every bundle of that key (the time was compared as text, after every time)."""
+    key = PinnedKey(HIGH.key_id, HIGH.public_key, HIGH.signer_id, revoked_at)
+    for build in (lambda: Keyring([key]), lambda: default_keyring().with_keys([key])):
+        with pytest.raises(KeyringError) as caught:
+            build()
+        assert caught.value.code == "keyring"
+        assert str(caught.value).startswith("key 'high-key': revoked_at must be an ISO 8601 UTC time like ")
+        assert str(caught.value).endswith(f"not {quoted(revoked_at)}")
+    always = Keyring([replace(key, revoked_at="")])  # "": revoked for all time, as REVOKED_ALWAYS
+    with pytest.raises(BundleError, match="revoked"):
+        verify_bundle(build_bundle(SPEC, HIGH), always)
 
 
 def test_a_keyring_given_in_code_is_the_whole_keyring_and_keys_are_added_to_the_registry() -> None:
