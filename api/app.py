@@ -38,6 +38,7 @@ from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.cost import query_cost
 from pith_graph.api.guard import Guard, when_gone
 from pith_graph.api.health import HealthCheck
+from pith_graph.api.hosts import with_hosts
 from pith_graph.api.http import (
     ALLOWED_METHODS,
     ETags,
@@ -359,6 +360,7 @@ def create_app(
     on_shutdown: Callable[[], None] | None = None,
     cors_origins: Sequence[str] = (),
     cache_control: str = "no-cache",
+    allowed_hosts: Sequence[str] = ("*",),
 ) -> ASGIApp:
     """The ASGI app serving ``reader``. ``ping_run`` runs the health check's pings (default:
     ``run``; give Neo4j a thread of its own, see :mod:`pith_graph.api.health`). ``threads``
@@ -366,7 +368,9 @@ def create_app(
     CPU work; see :mod:`pith_graph.api.loops`).
     ``on_shutdown`` runs once the server has stopped accepting requests (close the reader
     and the runners' threads there). Browsers on
-    ``cors_origins`` may call it; ``GET /graphql`` answers carry ``cache_control``."""
+    ``cors_origins`` may call it; ``GET /graphql`` answers carry ``cache_control``; requests
+    for a host not in ``allowed_hosts`` are refused (:mod:`pith_graph.api.hosts`; ``serve``
+    gives its settings', by default loopback's names on loopback)."""
     limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
     view = GraphQLView(reader, limits, keys, run, graphiql=graphiql, threads=threads)
@@ -397,6 +401,5 @@ def create_app(
     if graphiql:
         routes.append(Route("/graphiql/{name}", _graphiql_asset, methods=["GET", "HEAD"]))
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _unserved, 405: _unserved})
-    return with_cors(
-        Guard(ETags(app, cache_control), limits.max_body_bytes, limits.body_timeout_seconds), cors_origins
-    )
+    guarded = Guard(ETags(app, cache_control), limits.max_body_bytes, limits.body_timeout_seconds)
+    return with_hosts(with_cors(guarded, cors_origins), allowed_hosts)

@@ -212,6 +212,7 @@ def _serve_one(
         on_shutdown=shutdown,
         cors_origins=settings.cors_origins,
         cache_control=settings.cache_control,
+        allowed_hosts=settings.hosts_answered,
     )
     config = uvicorn.Config(
         app,
@@ -261,6 +262,12 @@ def serve(
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
     try:
         open_reader, warnings = _prepare(settings, keyring, on_loaded, on_opened, on_warmed)
+        if settings.hosts_answered == ("*",) and settings.allowed_hosts is None:
+            warnings.append(
+                f"serving on {settings.host} answers requests for any Host: a page whose DNS name is "
+                "pointed at this machine reads the API as its own origin (DNS rebinding); set "
+                "PITH_API_ALLOWED_HOSTS to the names clients use (* to answer any, without this warning)"
+            )
         for warning in warnings:  # once it can serve
             logging.getLogger("pith_graph.api.serve").warning(warning)
         port = sock.getsockname()[1]

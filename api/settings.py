@@ -41,6 +41,9 @@ variable                               meaning                       default
 ``PITH_API_CORS_ORIGINS``              browser origins allowed       (none)
                                        (comma-separated, or ``*``)
 ``PITH_API_CACHE_CONTROL``             ``Cache-Control`` of GETs     ``no-cache``
+``PITH_API_ALLOWED_HOSTS``             ``Host`` names answered       (bound to loopback:
+                                       (comma-separated, ``*`` for   its names; else any)
+                                       any; ``api.hosts``)
 ``NEO4J_URI`` ...                      as for ``pith-graph load``
 ``NEO4J_PASSWORD_FILE``                Neo4j password in a file      (``neo4j_auth.py``)
 =====================================  ============================  ===================
@@ -59,6 +62,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pith_graph import numbers
+from pith_graph.api.hosts import allowed_entry, default_allowed_hosts
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.protocols import DEFAULT_MAX_HEAD_BYTES, DEFAULT_SEND_TIMEOUT
 from pith_graph.errors import UsageError
@@ -172,6 +176,8 @@ class ServerSettings:
     workers: int | None = None
     #: Origins whose pages may call the API (CORS), e.g. ``https://app.example.org``.
     cors_origins: tuple[str, ...] = ()
+    #: Hosts a request may name (``api.hosts``; ``None``: by ``host``, :attr:`hosts_answered`).
+    allowed_hosts: tuple[str, ...] | None = None
     #: ``Cache-Control`` of ``GET /graphql`` answers (which carry an ``ETag``).
     cache_control: str = "no-cache"
     #: Memory backend: verification processes for the load (``None``: one per core).
@@ -215,6 +221,13 @@ class ServerSettings:
                     f"PITH_API_CORS_ORIGINS: {origin!r} is not an origin a browser sends "
                     f"(host in lower case, no default port): write {sent!r}"
                 )
+        if self.allowed_hosts is not None and not self.allowed_hosts:
+            raise UsageError("PITH_API_ALLOWED_HOSTS is empty: name the hosts clients ask for, or * for any")
+        for entry in self.allowed_hosts or ():
+            try:
+                allowed_entry(entry)
+            except ValueError as err:
+                raise UsageError(f"PITH_API_ALLOWED_HOSTS: {err}") from err
         if not self.cache_control.isascii() or not self.cache_control.isprintable():
             raise UsageError("PITH_API_CACHE_CONTROL must be printable ASCII")
         if self.max_header_bytes < 1024:
@@ -223,6 +236,12 @@ class ServerSettings:
             raise UsageError("PITH_API_SEND_TIMEOUT_SECONDS must be a positive number of seconds")
         if self.max_connections < 1:
             raise UsageError("PITH_API_MAX_CONNECTIONS must be at least 1")
+
+    @property
+    def hosts_answered(self) -> tuple[str, ...]:
+        """The hosts requests may name: ``allowed_hosts``, else by the interface listened on
+        (:func:`~pith_graph.api.hosts.default_allowed_hosts`)."""
+        return self.allowed_hosts if self.allowed_hosts is not None else default_allowed_hosts(self.host)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> ServerSettings:
@@ -267,6 +286,10 @@ class ServerSettings:
         if "PITH_API_CORS_ORIGINS" in env:
             values["cors_origins"] = tuple(
                 o.strip() for o in env["PITH_API_CORS_ORIGINS"].split(",") if o.strip()
+            )
+        if "PITH_API_ALLOWED_HOSTS" in env:
+            values["allowed_hosts"] = tuple(
+                h.strip() for h in env["PITH_API_ALLOWED_HOSTS"].split(",") if h.strip()
             )
         if "PITH_API_CACHE_CONTROL" in env:
             values["cache_control"] = env["PITH_API_CACHE_CONTROL"].strip()

@@ -102,6 +102,13 @@ class Api:
         return result
 
 
+def address_of(url: str) -> tuple[str, int]:
+    """The host and port of ``url`` (a server's, as :func:`~pith_graph.testing.serving.serving` gives it)."""
+    found = httpx.URL(url)
+    assert found.host and found.port
+    return found.host, found.port
+
+
 @contextmanager
 def served(app: Any, backend: str, reader: GraphReader) -> Iterator[Api]:
     """Serve ``app`` on a real uvicorn for the duration of the block."""

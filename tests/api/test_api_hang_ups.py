@@ -63,7 +63,7 @@ def slow(memory_reader: MemoryReader, corpus: Any) -> Iterator[tuple[SlowFirstRe
 
 def _post(address: tuple[str, int], query: str) -> socket.socket:
     body = orjson.dumps({"query": query})
-    head = f"POST /graphql HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    head = f"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
     sock = socket.create_connection(address, timeout=30)
     sock.sendall(head.encode() + body)
     return sock

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 import httpx
 import orjson
 import pytest
-from apitest import ThreadServer, address, corpus, memory_reader  # noqa: F401 (fixtures)
+from apitest import ThreadServer, address, address_of, corpus, memory_reader  # noqa: F401 (fixtures)
 
 from pith_graph.api.app import create_app
 from pith_graph.api.limits import RequestLimits
@@ -46,16 +46,10 @@ ENV = {
 }
 
 
-def _address(url: str) -> tuple[str, int]:
-    address = httpx.URL(url)
-    assert address.host and address.port
-    return address.host, address.port
-
-
 @pytest.fixture(scope="module")
 def served_cli() -> Iterator[tuple[str, int]]:
     with serving(["--port", "0", "--workers", "1"], ENV, stop_timeout=30) as url:
-        yield _address(url)
+        yield address_of(url)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +62,7 @@ def served_strict() -> Iterator[tuple[str, int]]:
         "PITH_API_CORS_ORIGINS": ORIGIN,
     }
     with serving(["--port", "0", "--workers", "1"], env, stop_timeout=30) as url:
-        yield _address(url)
+        yield address_of(url)
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +123,7 @@ def _send_until_refused(sock: socket.socket, start: bytes, most: int) -> int | N
 def test_an_endless_header_is_cut_off_long_before_the_header_deadline(address: tuple[str, int]) -> None:
     started = time.monotonic()
     with socket.create_connection(address, timeout=30) as sock:
-        sent = _send_until_refused(sock, b"GET /graphql HTTP/1.1\r\nHost: test\r\nX-A: ", 256 << 20)
+        sent = _send_until_refused(sock, b"GET /graphql HTTP/1.1\r\nHost: localhost\r\nX-A: ", 256 << 20)
     assert sent is not None and sent < 16 << 20  # the old code took all 256 MiB
     assert time.monotonic() - started < SLACK
 
@@ -156,7 +150,9 @@ def test_a_long_but_legal_get_query_is_answered(address: tuple[str, int]) -> Non
     # commas are insignificant in GraphQL: a long document within the token limit
     padded = "{ categories { code } " + "__typename," * 30 + "," * (HEAD_BYTES - 1300) + " }"
     url = "/graphql?query=" + urllib.parse.quote(padded, safe=",")
-    request = f"GET {url} HTTP/1.1\r\nHost: test\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    request = (
+        f"GET {url} HTTP/1.1\r\nHost: localhost\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+    )
     assert HEAD_BYTES - 1000 < len(request) <= HEAD_BYTES
     # in two parts, as a network may deliver it (h11 refused a head over 16 KiB in parts)
     head, _, body = _exchange(address, request.encode(), split=20000).partition(b"\r\n\r\n")
@@ -183,7 +179,7 @@ def test_an_answer_not_taken_in_time_is_dropped(address: tuple[str, int]) -> Non
     built = time.monotonic() - started  # the server starts sending only once it has the answer
     assert whole.status_code == 200 and len(whole.content) > 500_000  # a reader that reads gets it all
     body = orjson.dumps({"query": LARGE})
-    request = b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+    request = b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
     request += b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
     sock = _reluctant_reader(address)
     sock.sendall(request)
@@ -254,7 +250,7 @@ def test_the_send_deadline_drops_a_stalled_reader_not_a_slow_steady_one(
 def _get_healthz(sock: socket.socket, origin: str | None = None, accept: str | None = None) -> bytes:
     sent = b"" if origin is None else f"Origin: {origin}\r\n".encode()
     sent += b"" if accept is None else f"Accept: {accept}\r\n".encode()
-    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: test\r\n" + sent + b"\r\n")
+    sock.sendall(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n" + sent + b"\r\n")
     received = b""
     while b"\r\n\r\n" not in received or not received.endswith(b"}"):
         chunk = sock.recv(65536)

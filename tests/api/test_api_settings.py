@@ -43,6 +43,9 @@ READS: list[tuple[str, str, str, object]] = [
     ("PITH_API_MAX_CONNECTIONS", "9", "max_connections", 9),
     ("PITH_API_CORS_ORIGINS", "https://a.example", "cors_origins", ("https://a.example",)),
     ("PITH_API_CACHE_CONTROL", "public, max-age=60", "cache_control", "public, max-age=60"),
+    ("PITH_API_ALLOWED_HOSTS", "api.example.org", "allowed_hosts", ("api.example.org",)),
+    ("PITH_API_ALLOWED_HOSTS", " *.pith.example , [::1] ,", "allowed_hosts", ("*.pith.example", "[::1]")),
+    ("PITH_API_ALLOWED_HOSTS", "*", "allowed_hosts", ("*",)),
     ("PITH_API_GRAPHIQL", "0", "graphiql", False),
     ("PITH_API_GRAPHIQL", "off", "graphiql", False),
     ("PITH_API_MAX_DEPTH", "7", "limits.max_depth", 7),
@@ -126,6 +129,23 @@ BAD: list[Any] = [
                 "http://app.example.org:0",
             ],
             "PITH_API_CACHE_CONTROL": ["max-age=60\x07", "public, max-âge=60"],
+            "PITH_API_ALLOWED_HOSTS": [
+                "",
+                " , ",
+                "https://api.example.org",
+                "api.example.org/graphql",
+                "api.example.org:8000",  # ports are not compared
+                "[::1]:8000",
+                "::1/128",
+                "[::g]",
+                ".example.org",  # Django's spelling: *.example.org here
+                "*example.org",
+                "*.127.0.0.1",
+                "127.1",  # as no browser sends it
+                "300.1.1.1",
+                "exa mple.org",
+                "-api.example.org",
+            ],
             "PITH_API_MAX_DEPTH": ["abc", "0", "2.5"],
             "PITH_API_MAX_ALIASES": ["abc", "0"],
             "PITH_API_MAX_TOKENS": ["abc", "-5"],
@@ -269,6 +289,19 @@ def test_the_defaults_the_readme_gives_in_its_text_are_the_code_s() -> None:
     assert stated(r"`PITH_API_CACHE_CONTROL` \(default `([^`]+)`") == DEFAULT.cache_control
     assert stated(r"\| (\d+) \| `PITH_API_MAX_CONNECTIONS` \|") == str(DEFAULT.max_connections)
     assert f"serve on {DEFAULT.host}:{DEFAULT.port} (--host, --port)" in readme
+
+
+def test_the_hosts_answered_follow_the_interface_unless_listed() -> None:
+    """Unset: loopback's names on loopback (and its own address), any host elsewhere."""
+    names = ("localhost", "127.0.0.1", "[::1]")
+    assert DEFAULT.hosts_answered == names
+    assert ServerSettings.from_env({"PITH_API_HOST": "::1"}).hosts_answered == names
+    assert ServerSettings.from_env({"PITH_API_HOST": "localhost"}).hosts_answered == names
+    assert ServerSettings.from_env({"PITH_API_HOST": "127.0.0.2"}).hosts_answered == (*names, "127.0.0.2")
+    for host in ("0.0.0.0", "::", "192.0.2.7", "api.example.org"):
+        assert ServerSettings.from_env({"PITH_API_HOST": host}).hosts_answered == ("*",), host
+    listed = {"PITH_API_HOST": "0.0.0.0", "PITH_API_ALLOWED_HOSTS": "api.example.org"}
+    assert ServerSettings.from_env(listed).hosts_answered == ("api.example.org",)
 
 
 def test_an_origin_a_browser_does_not_send_is_refused_with_the_one_it_does() -> None:

@@ -70,7 +70,7 @@ def _until_closed(sock: socket.socket, limit: float = 30) -> tuple[bytes, float]
 
 def _post_head(length: int) -> bytes:
     return (
-        b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+        b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         b"Content-Length: " + str(length).encode() + b"\r\n\r\n"
     )
 
@@ -132,7 +132,7 @@ def test_half_a_body_gets_408_in_the_media_type_asked_for(
 
 
 def test_half_a_get_body_is_not_left_open(address: tuple[str, int]) -> None:
-    request = b"GET /healthz HTTP/1.1\r\nHost: test\r\nContent-Length: 100\r\n\r\nab"
+    request = b"GET /healthz HTTP/1.1\r\nHost: localhost\r\nContent-Length: 100\r\n\r\nab"
     received, seconds = _until_closed(_connect(address, request))
     assert received.startswith(b"HTTP/1.1 408 ")
     assert seconds < BOUND + SLACK
@@ -182,7 +182,7 @@ def test_line_breaks_between_requests_buy_no_time(address: tuple[str, int], paus
     """llhttp skips line breaks before a request line, and uvicorn stopped its keep-alive
     timer at any byte: one CRLF after an answer held the connection for ever (256 such held
     every slot, /healthz 503). The header deadline now runs from them."""
-    sock = _connect(address, b"GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n")
+    sock = _connect(address, b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
     sock.settimeout(30)
     assert _answer(sock).startswith(b"HTTP/1.1 200 ")
     started = time.monotonic()
@@ -204,7 +204,7 @@ def test_trailer_fields_are_bounded_as_a_head_is(address: tuple[str, int], paddi
     40 MB of them grew the server by 1 GB (uvicorn added each to the request's headers), and
     the request was answered. Past the head's bound (64 KiB, and a read) the connection is
     closed; a trailer within it is dropped, and the request answered."""
-    head = b"POST /graphql HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+    head = b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
     body = (
         QUERY[:-1] + b', "padding": "' + b"p" * padding + b'"}'
     )  # a large body earns its framing no trailers
@@ -237,7 +237,9 @@ def test_h11_trailer_fields_past_the_heads_bound_are_refused_however_they_arrive
     up to a read over the head's bound. Fed all at once here, past the bound they are a
     protocol error (uvicorn answers 400 and closes); within it, the request ends."""
     field = b"X-Pad: " + b"a" * 93 + b"\r\n"  # 102 bytes, on the wire and as counted
-    request = b"POST /graphql HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
+    request = (
+        b"POST /graphql HTTP/1.1\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n"
+    )
     count = trailers // len(field)
     connection = BoundedH11Connection(DEFAULT_MAX_HEAD_BYTES)
     connection.receive_data(request + field * count + b"\r\n")
