@@ -40,6 +40,7 @@ from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.keyfiles import operator_keyring
 from pith_graph.loader.keyring import REVOKED_ALWAYS, Keyring
+from pith_graph.loader.parse import InputLimits
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER
 
@@ -129,7 +130,9 @@ def _prepare(
                 list(settings.paths) or [SAMPLES],
                 keyring=keyring,
                 store=store,
+                limits=InputLimits(max_bytes=settings.max_bytes),
                 workers=settings.load_workers,
+                clock_skew=settings.clock_skew,
                 exclude=(*settings.registry_keys, *settings.trusted_keys, *settings.revoked_keys),
             )
             on_loaded(report)

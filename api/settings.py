@@ -66,7 +66,10 @@ from pith_graph.api.hosts import allowed_entry, default_allowed_hosts
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.protocols import DEFAULT_MAX_HEAD_BYTES, DEFAULT_SEND_TIMEOUT
 from pith_graph.errors import UsageError
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT
 from pith_graph.loader.stores.neo4j_auth import resolve_password
+from pith_graph.loader.trust import check_clock_skew
+from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 
 __all__ = ["NEO4J_SERVES_ITS_DATABASE", "ServerSettings"]
 
@@ -182,6 +185,10 @@ class ServerSettings:
     cache_control: str = "no-cache"
     #: Memory backend: verification processes for the load (``None``: one per core).
     load_workers: int | None = None
+    #: Memory backend: the largest bundle the load accepts (``--max-bytes``, as ``load``'s).
+    max_bytes: int = DEFAULT_MAX_BYTES
+    #: Memory backend: how far ahead of this clock a bundle's times may lie (``--clock-skew``).
+    clock_skew: float = DEFAULT_CLOCK_SKEW
     #: Bytes of a request line and headers together (beyond: 414 or 431, ``api.protocols``).
     max_header_bytes: int = DEFAULT_MAX_HEAD_BYTES
     #: Seconds in which a client must take some of an answer its socket could not take at once.
@@ -202,6 +209,9 @@ class ServerSettings:
             )
         if self.load_workers is not None and self.load_workers < 1:
             raise UsageError("--load-workers must be at least 1")
+        if not 1 <= self.max_bytes <= MAX_BYTES_LIMIT:
+            raise UsageError(f"--max-bytes must be positive and at most {MAX_BYTES_LIMIT} (64 MiB)")
+        check_clock_skew(self.clock_skew)
         if self.memory_threads < 1:
             raise UsageError("PITH_API_MEMORY_THREADS must be at least 1")
         if self.heavy_executions < 1:

@@ -106,6 +106,12 @@ def test_input_options_out_of_range_are_usage_errors(
             "--load-workers must be from 1 to 128, not 0",
             id="serve-load-workers",
         ),
+        pytest.param(  # since 0.9.0 serve verifies under load's --max-bytes and --clock-skew
+            ("serve", "--port", "0", "--max-bytes", "0"), f"{BYTES_RULE}, not 0", id="serve-max-bytes"
+        ),
+        pytest.param(
+            ("serve", "--port", "0", "--clock-skew", "nan"), f"{SKEW_RULE}, not nan", id="serve-skew"
+        ),
         pytest.param(
             ("import", SAMPLES, "--csv-only", "{tmp}/csv", "--clock-skew", "inf"),
             f"{SKEW_RULE}, not inf",

@@ -41,6 +41,7 @@ __all__ = [
     "Parser",
     "add_input_options",
     "add_neo4j_options",
+    "add_verification_options",
     "check_arguments",
     "check_save_destination",
     "connect_neo4j",
@@ -79,13 +80,26 @@ INTEGER, DECIMAL = _typed(numbers.integer), _typed(numbers.decimal)
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool = True) -> None:
-    """Bundle paths, trusted keys, size limit, workers and ``--json``."""
+    """Bundle paths, the verification options, workers and ``--json``."""
     parser.add_argument(
         "paths",
         nargs="+" if paths_required else "*",
         metavar="PATH",
         help="bundle files, folders (recursive), JSON Lines, .gz, or - for stdin",
     )
+    add_verification_options(parser)
+    parser.add_argument(
+        "--workers",
+        type=INTEGER,
+        default=None,
+        help="verification processes (default: one per core, at most 128)",
+    )
+    parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
+
+
+def add_verification_options(parser: argparse.ArgumentParser) -> None:
+    """What decides whether a bundle verifies: the trust options, ``--max-bytes`` and
+    ``--clock-skew`` (``verify``, ``load``, ``import`` and ``serve`` alike)."""
     add_trust_options(parser)
     parser.add_argument(
         "--max-bytes",
@@ -94,19 +108,12 @@ def add_input_options(parser: argparse.ArgumentParser, *, paths_required: bool =
         help="largest bundle accepted, in bytes (default 1 MiB, at most 64 MiB)",
     )
     parser.add_argument(
-        "--workers",
-        type=INTEGER,
-        default=None,
-        help="verification processes (default: one per core, at most 128)",
-    )
-    parser.add_argument(
         "--clock-skew",
         type=DECIMAL,
         default=DEFAULT_CLOCK_SKEW,
         metavar="SECONDS",
         help="how far ahead of this clock a bundle's times may lie (default 300, at most 100 years)",
     )
-    parser.add_argument("--json", action="store_true", help="print a JSON report on stdout")
 
 
 def add_trust_options(parser: argparse.ArgumentParser) -> None:

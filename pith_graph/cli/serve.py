@@ -7,7 +7,12 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.cli import terminal
-from pith_graph.cli.options import INTEGER, add_neo4j_options, add_trust_options, refuse_neo4j_options
+from pith_graph.cli.options import (
+    INTEGER,
+    add_neo4j_options,
+    add_verification_options,
+    refuse_neo4j_options,
+)
 from pith_graph.schema.graph import PAPER
 
 if TYPE_CHECKING:
@@ -56,7 +61,7 @@ def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
     )
     serve.add_argument("--host", default=None, help="interface (default 127.0.0.1, PITH_API_HOST)")
     serve.add_argument("--port", type=INTEGER, default=None, help="port (default 8000, PITH_API_PORT)")
-    add_trust_options(serve)
+    add_verification_options(serve)  # the load verifies as pith-graph load does
     serve.add_argument(
         "--workers",
         type=INTEGER,
@@ -90,6 +95,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         revoked_keys=tuple(args.revoked_keys) or None,
         workers=args.workers,
         load_workers=args.load_workers,
+        max_bytes=args.max_bytes,
+        clock_skew=args.clock_skew,
         neo4j_uri=args.uri,
         neo4j_user=args.user,
         neo4j_password=args.password,

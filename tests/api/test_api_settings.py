@@ -221,6 +221,14 @@ def test_load_workers_are_at_least_one() -> None:
         ServerSettings(load_workers=0)
 
 
+def test_the_loads_verification_limits_are_checked_as_loads_are() -> None:
+    assert ServerSettings(max_bytes=64 << 20, clock_skew=0).max_bytes == 64 << 20
+    with pytest.raises(UsageError, match="--max-bytes must be positive and at most 67108864"):
+        ServerSettings(max_bytes=(64 << 20) + 1)
+    with pytest.raises(UsageError, match="clock skew must be from 0"):
+        ServerSettings(clock_skew=float("inf"))
+
+
 def test_serve_with_a_bad_limit_exits_2_with_one_line(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "PITH_API_MAX_DEPTH": "abc", "HOME": str(tmp_path)}
     result = run_cli("serve", "--port", "0", env=env, inherit_env=False)
