@@ -620,6 +620,25 @@ def test_connection_options_with_the_memory_backend_are_refused(
     assert quiet.returncode == 0, quiet.stderr  # the variable alone is no option given
 
 
+@pytest.mark.parametrize(
+    ("extra", "given"),
+    [
+        pytest.param(("--max-bytes", "2000000"), "--max-bytes", id="max-bytes"),
+        pytest.param(("--clock-skew", "60", "--load-workers", "2"), "--load-workers, --clock-skew", id="two"),
+    ],
+)
+def test_load_options_with_the_neo4j_backend_are_refused(extra: tuple[str, ...], given: str) -> None:
+    """Since 0.9.0 ``serve`` takes load's ``--max-bytes`` and ``--clock-skew`` for the bundles
+    it loads; with ``--backend neo4j`` it loads none, and the option (as ``--load-workers``)
+    was ignored: the user believed a limit in force. Refused before connecting."""
+    done = _cli("serve", "--backend", "neo4j", *NEO4J_NOWHERE, "--port", "0", *extra)
+    _one_line_usage_error(
+        done,
+        f"{given}: for the memory backend only "
+        "(--backend neo4j serves what the database holds: load bundles with pith-graph load)",
+    )
+
+
 @pytest.mark.parametrize("kind", ["fifo", "device"])
 @pytest.mark.parametrize("option", ["--save", "--snapshot"])
 def test_a_save_over_something_not_a_regular_file_is_refused(tmp_path: Path, kind: str, option: str) -> None:

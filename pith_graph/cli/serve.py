@@ -13,6 +13,9 @@ from pith_graph.cli.options import (
     add_verification_options,
     refuse_neo4j_options,
 )
+from pith_graph.errors import UsageError
+from pith_graph.loader.parse import DEFAULT_MAX_BYTES
+from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 from pith_graph.schema.graph import PAPER
 
 if TYPE_CHECKING:
@@ -78,6 +81,24 @@ def add_serve_command(commands: argparse._SubParsersAction[Any]) -> None:
     serve.set_defaults(handler=cmd_serve)
 
 
+def _refuse_load_options(args: argparse.Namespace, backend: str) -> None:
+    """:class:`UsageError` for the options of serve's load given with the neo4j backend,
+    which loads no bundles: ignored, they would have the user believe a limit was in force."""
+    given = [
+        option
+        for option, value, default in (
+            ("--load-workers", args.load_workers, None),
+            ("--max-bytes", args.max_bytes, DEFAULT_MAX_BYTES),
+            ("--clock-skew", args.clock_skew, DEFAULT_CLOCK_SKEW),
+        )
+        if value != default
+    ]
+    if given and backend == "neo4j":
+        from pith_graph.api.settings import NEO4J_SERVES_ITS_DATABASE
+
+        raise UsageError(f"{', '.join(given)}: for the memory backend only ({NEO4J_SERVES_ITS_DATABASE})")
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the server; returns the exit code once it has stopped."""
     from pith_graph.api.serve import serve  # the API's dependencies load only for serve
@@ -104,6 +125,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         neo4j_database=args.database,
     )
     refuse_neo4j_options(args, settings.backend)  # the backend may come from PITH_API_BACKEND
+    _refuse_load_options(args, settings.backend)
 
     def loaded(report: LoadReport) -> None:
         for rejection in report.rejections:
