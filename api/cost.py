@@ -12,8 +12,9 @@ of the objects the answer holds (the executions count them as well, see
 * a page (``papers``, ``search``, ``Author.papers``, ...) or ``facets`` is one object: its
   ``first`` sizes its lists (``edges`` and ``nodes``, each facet's values,
   :data:`PAGE_ITEMS`);
-* ``collaborationPath`` has ``maxHops`` (default 4), ``papersById`` as many items as
-  identifiers (at most ``max_batch_ids``);
+* ``collaborationPath`` has ``maxHops`` (default 4), ``papersById`` and ``nodes`` as many
+  items as identifiers (at most ``max_batch_ids``); a ``Node`` costs what its costliest
+  type's selection would;
 * every other list answers with at most :data:`LIST_SIZES` items (the first ones, in the
   list's order: :func:`capped`);
 * introspection's lists (``__schema { types }``, ``fields``, ``args``, ...) have their
@@ -187,7 +188,8 @@ def _is_list(field: GraphQLField) -> bool:
 
 
 def _is_object_list(field: GraphQLField) -> bool:
-    return _is_list(field) and isinstance(get_named_type(field.type), GraphQLObjectType)
+    named = get_named_type(field.type)
+    return _is_list(field) and (isinstance(named, GraphQLObjectType) or is_abstract_type(named))
 
 
 def _clamp(value: Any, default: int, cap: int) -> int:
@@ -261,9 +263,11 @@ class _Counter:
             return introspection_sizes(self.schema).get(key, len(self.schema.type_map))
         return LIST_SIZES.get(key, UNLISTED_SIZE)
 
-    def _type(self, condition: Any, parent: GraphQLObjectType) -> GraphQLObjectType:
+    def _type(self, condition: Any, parent: GraphQLObjectType) -> GraphQLObjectType | None:
+        """The type a fragment's selection applies to on ``parent``: ``parent`` itself, or
+        ``None`` for a fragment on another object type (on a ``Node``, only its own type's)."""
         found = self.schema.get_type(condition.name.value) if condition is not None else parent
-        return found if isinstance(found, GraphQLObjectType) else parent
+        return None if isinstance(found, GraphQLObjectType) and found is not parent else parent
 
     def cost(
         self, parent: GraphQLObjectType, selections: SelectionSetNode, above: int, page: int | None = None
@@ -280,7 +284,7 @@ class _Counter:
         for selection in selections.selections:
             if isinstance(selection, InlineFragmentNode):
                 on = self._type(selection.type_condition, parent)
-                total += self._each(on, selection.selection_set, page)
+                total += self._each(on, selection.selection_set, page) if on is not None else 0
             elif isinstance(selection, FragmentSpreadNode):
                 total += self._fragment(selection.name.value, parent, page)
             elif isinstance(selection, FieldNode):
@@ -305,6 +309,9 @@ class _Counter:
         child = get_named_type(field.type)
         if node.selection_set is not None and isinstance(child, GraphQLObjectType):
             total += here * self._each(child, node.selection_set, inner)
+        elif node.selection_set is not None and is_abstract_type(child):  # a Node: its costliest type
+            kinds = self.schema.get_possible_types(child)
+            total += here * max((self._each(kind, node.selection_set, inner) for kind in kinds), default=0)
         return total
 
     def _fragment(self, name: str, parent: GraphQLObjectType, page: int | None) -> int:
@@ -317,6 +324,8 @@ class _Counter:
         if fragment is None:
             return 0
         on = self._type(fragment.type_condition, parent)
+        if on is None:
+            return 0
         key = (name, on.name, page)
         known = self._memo.get(key)
         if known is not None:

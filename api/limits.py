@@ -30,7 +30,7 @@ limit                       default   enforced by
                                       (``api.reads.deadline``), and Neo4j's
                                       transaction timeout
 ``max_path_hops``           6         ``collaborationPath(maxHops:)``
-``max_batch_ids``           500       ``papersById(ids:)``
+``max_batch_ids``           500       ``papersById(ids:)``, ``nodes(ids:)``
 ``max_answer_bytes``        33554432  both executions, before an answer is encoded
                                       (:mod:`pith_graph.api.answer_size`)
 ==========================  ========  ==============================================

@@ -3,21 +3,28 @@
 An identifier answers only with its highest-ranked signer's papers (a lower-ranked signer
 may claim an alias, such as a journal DOI, that a higher-ranked one's paper carries), newest
 version first; ``paper`` and ``papersById`` share that rule
-(:func:`~pith_graph.api.inputs.named_by_keys`).
+(:func:`~pith_graph.api.inputs.named_by_keys`). Global ids (``node``, ``nodes``) name one
+object each, looked up by its key (:mod:`pith_graph.api.node_ids`).
 """
 
 from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from strawberry.dataloader import DataLoader
 
 from pith_graph.api.context import Context
 from pith_graph.api.ids import ParsedId, parse_identifier
 from pith_graph.api.inputs import MAX_TEXT_LENGTH, named_by_keys
 from pith_graph.api.limits import page_size
+from pith_graph.api.node_ids import parse_node_id
 from pith_graph.api.reads.folding import typed_keys
 from pith_graph.api.reads.records import EVERYTHING, AuthorRecord, IdentifierKey
 from pith_graph.errors import BadUserInput, LimitExceeded
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["TYPEAHEAD_FIRST", "authors_by_prefix", "papers_by_ids"]
+__all__ = ["TYPEAHEAD_FIRST", "authors_by_prefix", "nodes_by_ids", "papers_by_ids"]
 
 #: Authors a typeahead answers with when ``first`` is not given.
 TYPEAHEAD_FIRST = 10
@@ -31,17 +38,43 @@ def _parsed(identifier: str) -> ParsedId | None:
         return None
 
 
-async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | None]:
-    """The paper each identifier names (as ``paper(id:)``), aligned with ``ids``: None where
-    it names none. One reader call for the whole list; each key's paper is chosen once,
-    however many identifiers name it, the request's time checked between keys; an
-    identifier's paper is then the best of its keys'."""
+def _at_most(context: Context, ids: list[str]) -> None:
+    """``LIMIT_EXCEEDED`` for more ids than one call looks up (``max_batch_ids``)."""
     limit = context.limits.max_batch_ids
     if len(ids) > limit:
         raise LimitExceeded(
             f"ids holds {len(ids)} identifiers; at most {limit} are looked up at once.",
             f"Split the list into calls of {limit} or fewer.",
         )
+
+
+async def nodes_by_ids(context: Context, ids: list[str]) -> list[tuple[str, Any] | None]:
+    """The type and record each global id names, aligned with ``ids``: None where it names
+    nothing (not an id, or an object this graph does not hold). The request's DataLoaders
+    look them up: one reader call per type, however many ids (and other fields) ask."""
+    _at_most(context, ids)
+    loaders: dict[str, DataLoader[str, Any]] = {
+        "Paper": context.paper,
+        "Author": context.author,
+        "Category": context.category,
+        "Signer": context.signer,
+    }
+    parsed = [parse_node_id(text) for text in ids]
+    found = await asyncio.gather(*(loaders[kind].load(key) for kind, key in filter(None, parsed)))
+    records = iter(found)
+    answers: list[tuple[str, Any] | None] = []
+    for named in parsed:
+        record = next(records) if named is not None else None
+        answers.append((named[0], record) if named is not None and record is not None else None)
+    return answers
+
+
+async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | None]:
+    """The paper each identifier names (as ``paper(id:)``), aligned with ``ids``: None where
+    it names none. One reader call for the whole list; each key's paper is chosen once,
+    however many identifiers name it, the request's time checked between keys; an
+    identifier's paper is then the best of its keys'."""
+    _at_most(context, ids)
     parsed = [_parsed(identifier) for identifier in ids]
     keys: list[IdentifierKey] = list(dict.fromkeys(key for found in parsed if found for key in found.keys))
     read = context.reader.papers_by_identifiers

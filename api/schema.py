@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Iterable, Sized
+from collections.abc import Awaitable, Callable, Iterable, Sized
 from typing import Annotated, Any, TypeVar
 
 import strawberry
-from graphql import GraphQLError, GraphQLObjectType, get_named_type
+from graphql import GraphQLError, GraphQLObjectType, get_named_type, is_abstract_type
 from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
@@ -25,7 +25,8 @@ from pith_graph.api.fields import After, First, argument, resolver, selects
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, named_by_keys, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
-from pith_graph.api.lookups import TYPEAHEAD_FIRST, authors_by_prefix, papers_by_ids
+from pith_graph.api.lookups import TYPEAHEAD_FIRST, authors_by_prefix, nodes_by_ids, papers_by_ids
+from pith_graph.api.node_ids import Node
 from pith_graph.api.plan import PLAN_SAFE_EXTENSIONS, PlanRecorder, Plans, run_plan
 from pith_graph.api.reads.discovery import Listing, SearchPage
 from pith_graph.api.reads.records import Page
@@ -56,6 +57,17 @@ _SEARCH_AFTER = (
 _TYPEAHEAD_FIRST = "How many authors: null is 10 (the page cap when that is lower); at most the page cap."
 _HOPS = "The most papers on the path: null is 4; at most 6 unless the server says otherwise."
 _NAME = "A name, matched by name key (case and spacing ignored)."
+_NODES: dict[str, Callable[[Any], Node]] = {
+    "Paper": Paper.from_record,
+    "Author": Author.from_record,
+    "Category": Category.from_record,
+    "Signer": Signer.from_record,
+}
+
+
+async def _nodes(info: GraphInfo, ids: list[str]) -> list[Node | None]:
+    found = await nodes_by_ids(info.context, ids)
+    return [_NODES[named[0]](named[1]) if named is not None else None for named in found]
 
 
 async def _named(info: GraphInfo, identifier: str) -> list[PaperRow]:
@@ -97,6 +109,25 @@ class Query:
     ) -> list[Paper | None]:
         found = await papers_by_ids(info.context, ids)
         return [Paper.from_record(record) if record is not None else None for record in found]
+
+    @resolver(
+        "The paper, author, category or signer whose id (Node.id) this is; null when the graph "
+        "holds none or the text is no id (since 0.9.0)."
+    )
+    async def node(
+        self, info: GraphInfo, id: Annotated[strawberry.ID, argument("A Node.id.")]
+    ) -> Node | None:
+        return (await _nodes(info, [id]))[0]
+
+    @resolver(
+        "The object each id names, as node(id:) answers, in the order given (a repeated id is "
+        "answered each time): at most 500 ids by default (LIMIT_EXCEEDED beyond), looked up in "
+        "one read per type (since 0.9.0)."
+    )
+    async def nodes(
+        self, info: GraphInfo, ids: Annotated[list[strawberry.ID], argument("Ids, each a Node.id.")]
+    ) -> list[Node | None]:
+        return await _nodes(info, list(ids))
 
     @resolver("Papers, newest first, optionally filtered.")
     async def papers(
@@ -257,7 +288,9 @@ class AbortableExecution(SettledExecution, StrawberryGraphQLCoreExecutionContext
         context = self.context_value
         if isinstance(context, Context) and isinstance(result, Sized):
             named = get_named_type(return_type)
-            if isinstance(named, GraphQLObjectType) and not named.name.startswith("__"):
+            if (
+                isinstance(named, GraphQLObjectType) or is_abstract_type(named)
+            ) and not named.name.startswith("__"):
                 if context.abort.signal.aborted:
                     return []  # the answer is the abort's error: complete nothing more
                 try:

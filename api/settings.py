@@ -26,7 +26,8 @@ variable                               meaning                       default
                                        (beyond: 503)
 ``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
 ``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
-``PITH_API_MAX_BATCH_IDS``             ids per ``papersById``        500
+``PITH_API_MAX_BATCH_IDS``             ids per ``papersById``,       500
+                                       ``nodes``
 ``PITH_API_MAX_ANSWER_BYTES``          bytes of an answer's JSON     33554432
 ``PITH_API_WORKERS``                   serving processes             one per core
 ``PITH_API_MEMORY_THREADS``            memory backend: threads       4

@@ -17,6 +17,7 @@ from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
 from pith_graph.api.fields import After, First, argument, resolver
 from pith_graph.api.limits import page_size
+from pith_graph.api.node_ids import Node
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import (
     AliasRecord,
@@ -126,7 +127,7 @@ class Verification:
 
 
 @strawberry.type(description="One arXiv version of a paper, as recorded by a verified bundle.")
-class Paper:
+class Paper(Node):
     pith_number: str = strawberry.field(description="Full pith number, pith:YYYY:<26 base32 characters>.")
     short_pith_number: str = strawberry.field(description="pith:<first 8 base32 characters>.")
     title: str = strawberry.field(description="The title (from the bundle's newest graph snapshot).")
@@ -264,7 +265,7 @@ class NameForm:
 
 
 @strawberry.type(description="A person named on papers, identified by a normalised name key.")
-class Author:
+class Author(Node):
     name: str = strawberry.field(
         description="Display form of the name: the smallest (by code point) of its papers' spellings"
         " of it (Paper.authorNames holds each paper's own)."
@@ -329,7 +330,7 @@ class CategoryCount:
 
 
 @strawberry.type(description="An arXiv category.")
-class Category:
+class Category(Node):
     code: str = strawberry.field(description="e.g. cs.LG")
     archive: str = strawberry.field(description="The archive part of the code, e.g. cs")
     paper_count: int = strawberry.field(description="Papers listed in the category (primary or cross-list).")
@@ -365,7 +366,7 @@ class Category:
 
 
 @strawberry.type(description="Whoever signed events or bundles.")
-class Signer:
+class Signer(Node):
     signer_id: str = strawberry.field(description="e.g. pith.science")
     signer_type: str = strawberry.field(description="e.g. pith_registry")
     key_ids: list[str] = strawberry.field(

@@ -22,6 +22,7 @@ from graphql import (
     OperationDefinitionNode,
     SelectionSetNode,
     get_named_type,
+    is_abstract_type,
 )
 
 __all__ = ["UNBOUNDED_READS", "UNBOUNDED_WITH", "operation_of", "reads_nothing", "unbounded_reads"]
@@ -111,6 +112,9 @@ class _Reads:
         child = get_named_type(field.type)
         if node.selection_set is not None and isinstance(child, GraphQLObjectType):
             self.walk(child, node.selection_set)
+        elif node.selection_set is not None and is_abstract_type(child):  # a Node: every type it may be
+            for kind in self.schema.get_possible_types(child):
+                self.walk(kind, node.selection_set)
 
 
 def operation_of(

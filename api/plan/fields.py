@@ -4,8 +4,8 @@ The answers are the resolvers' (:mod:`pith_graph.api.schema`, :mod:`pith_graph.a
 the same reader calls, argument checks (:mod:`pith_graph.api.inputs`, :mod:`pith_graph.api.limits`)
 and errors, on which the plan gives way and the resolvers answer (a test runs both on every
 field): no message raised here reaches a client, so ``page_size`` needs no ``on=`` here. A field
-missing here makes documents that ask for it run on the resolvers only: so far the discovery
-fields (``search``, ``papersById``, ``authors``, ``facets``), whose reads are one call per request anyway.
+missing here makes documents that ask for it run on the resolvers only: so far the discovery fields
+(``search``, ``papersById``, ``authors``, ``facets``) and ``node``/``nodes``: one read call each.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from pith_graph.api.cost import READ_SIZES, capped, first_default
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import filter_from_arguments, named_by_keys, text
 from pith_graph.api.limits import page_size, path_hops
+from pith_graph.api.node_ids import NODE_KEYS, id_of
 from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
@@ -271,12 +272,9 @@ def _trusted(verification: Verification) -> list[dict[str, Any]]:
     ]
 
 
-_attribute = attrgetter
-_entry = itemgetter
-
-
-_LIST = list
+_attribute, _entry, _LIST = attrgetter, itemgetter, list
 FIELDS: dict[tuple[str, str], Spec] = {
+    **{(kind, "id"): value(id_of(kind), *(["pithNumber"] if kind == "Paper" else [])) for kind in NODE_KEYS},
     ("Query", "paper"): load(_paper, embeds=True),
     ("Query", "resolve"): load(_resolve, embeds=True),
     ("Query", "papers"): load(_papers, embeds=True),

@@ -126,6 +126,20 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
         ),
         pytest.param(IDS, {"ids": "a"}, 1 + 100, id="one-id-variable"),  # coerced to a list of one
         pytest.param(IDS, None, 0, id="ids-missing"),  # execution refuses it
+        # a Node costs what its costliest type's selection may
+        pytest.param(
+            '{ node(id: "a") { ... on Paper { authors { name } } ... on Author { coauthors { sharedPapers } } } }',
+            None,
+            100,
+            id="node",
+        ),
+        pytest.param(
+            '{ nodes(ids: ["a", "b"]) { id ... on Author { papers { nodes { title } } } ...N } } '
+            "fragment N on Node { ... on Category { topAuthors(first: 30) { count } } }",
+            None,
+            2 + 2 * 30,
+            id="nodes",
+        ),
         pytest.param(
             "{ papers(first: 3) { __typename nodes { authors { name } } } }", None, 3 + 300, id="typename"
         ),

@@ -87,12 +87,12 @@ def examples(memory_reader: MemoryReader) -> Examples:
 
 
 PAPER_FIELDS = """
-  pithNumber shortPithNumber title abstractExcerpt license submittedAt sourceKind sourceId sourceVersion
-  primaryCategory { code archive paperCount }
+  id pithNumber shortPithNumber title abstractExcerpt license submittedAt sourceKind sourceId sourceVersion
+  primaryCategory { id code archive paperCount }
   categories { code }
-  authors { name nameKey paperCount }
+  authors { id name nameKey paperCount }
   aliases { kind value }
-  signers { signerId signerType keyIds paperCount }
+  signers { id signerId signerType keyIds paperCount }
   versions { pithNumber sourceVersion }
   relatedPapers(first: 5) { sharedAuthors paper { pithNumber } }
   verification {
@@ -205,6 +205,12 @@ QUERIES: list[Any] = [
         "same: collaborationPath(from: $a, to: $a) { paper { pithNumber } } }",
         lambda e: {"a": e.far_authors[0], "b": e.far_authors[1]},
         id="collaboration-path",
+    ),
+    pytest.param(
+        '{ a: node(id: "UGFwZXI6bm9wZQ") { id } b: nodes(ids: ["", "Q2F0ZWdvcnk6Y3MuTEc", "bm9wZTp4"]) { '
+        "__typename id ... on Category { code paperCount papers(first: 2) { nodes { id title } } } } }",
+        lambda e: {},
+        id="nodes",
     ),
     pytest.param(
         '{ a: paper(id: "nope") { title } b: resolve(id: "10.1/none") { title } '

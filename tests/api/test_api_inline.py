@@ -46,6 +46,7 @@ INLINE = [
     "{ papers(first: 5) { nodes { categories { code } primaryCategory { code } } } }",
     '{ paper(id: "x") { aliases { value } } }',
     '{ paper(id: "x") { versions { title } signers { signerId } verification { signatures { keyIds } } } }',
+    '{ nodes(ids: ["x", "y"]) { id ... on Paper { title authors(first: 2) { name } } } }',
 ]
 TWO_OPERATIONS = 'query A { paper(id: "x") { title } } query B { categories { code } }'
 #: Cheap documents whose reads their cost does not bound, with the fields that say so.
@@ -64,6 +65,11 @@ REFUSED = [
         {"Paper.relatedPapers"},
     ),
     (TWO_OPERATIONS, {"Query.categories"}),  # operation B
+    ('{ node(id: "x") { ... on Author { coauthors(first: 1) { sharedPapers } } } }', {"Author.coauthors"}),
+    (  # a fragment on the interface, its inline fragment on one of the types
+        '{ nodes(ids: ["x"]) { ...N } } fragment N on Node { ... on Category { coListed(first: 1) { count } } }',
+        {"Category.coListed"},
+    ),
 ]
 
 

@@ -192,7 +192,7 @@ ONE_READ = [
 
 
 #: How a query asks for a field that has no plan (a document that does gets none).
-_UNPLANNED = ("search(", "papersById", "facets", "authors(prefix")
+_UNPLANNED = ("search(", "papersById", "facets", "authors(prefix", "node(", "nodes(")
 
 
 @pytest.mark.parametrize(
@@ -301,6 +301,8 @@ def test_documents_without_a_plan_run_on_the_resolvers(backend: Backend, query: 
 RESOLVERS_ONLY: frozenset[tuple[str, str]] = frozenset(
     {
         ("Query", "papersById"),
+        ("Query", "node"),
+        ("Query", "nodes"),
         ("Query", "search"),
         ("Query", "authors"),
         ("PaperConnection", "facets"),
