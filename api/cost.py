@@ -100,6 +100,7 @@ LIST_SIZES: dict[str, int] = {
     "Paper.signers": 10,
     "Paper.versions": 50,
     "Paper.authorNames": 100,  # a paper's spellings, in its order (authors pages through them all)
+    "Paper.byline": 100,  # the same, each with its Author: as Paper.authors' default page
     "Author.nameForms": 20,  # its papers' spellings: a signer may spell an author many ways
     "Verification.keys": 10,
     "Verification.signatures": 10,
@@ -111,7 +112,7 @@ LIST_SIZES: dict[str, int] = {
 READ_SIZES: dict[str, int] = {
     "categories_of_papers": LIST_SIZES["Paper.categories"],
     "aliases_of_papers": LIST_SIZES["Paper.aliases"],
-    "author_names_of_papers": LIST_SIZES["Paper.authorNames"],
+    "author_names_of_papers": max(LIST_SIZES["Paper.authorNames"], LIST_SIZES["Paper.byline"]),
     "name_forms_of_authors": LIST_SIZES["Author.nameForms"],
     "signatures_of_papers": max(LIST_SIZES["Paper.signers"], LIST_SIZES["Verification.signatures"]),
     "versions_of_papers": LIST_SIZES["Paper.versions"],

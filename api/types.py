@@ -12,6 +12,7 @@ import strawberry
 from strawberry.types import Info
 
 from pith_graph.api.author_pages import AUTHORS_ON, after_key
+from pith_graph.api.bylines import BYLINE, Byline, byline_of
 from pith_graph.api.connection import PAPERS_ON, PaperConnection, decode_cursor, known_count, paper_connection
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
@@ -195,6 +196,8 @@ class Paper(Node):
     )
     async def author_names(self, info: GraphInfo) -> list[str]:
         return capped("Paper.authorNames", await info.context.author_names_of.load(self.pith_number))
+
+    byline: list[Byline] = strawberry.field(resolver=byline_of, description=BYLINE)
 
     @resolver("How many authors the paper has (a page of authors may list fewer).")
     async def author_count(self, info: GraphInfo) -> int:

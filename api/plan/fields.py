@@ -25,6 +25,7 @@ from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import filter_from_arguments, named_by_keys, text
 from pith_graph.api.limits import page_size, path_hops
 from pith_graph.api.node_ids import NODE_KEYS, id_of
+from pith_graph.api.plan.bylines import BYLINE_FIELDS
 from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
@@ -275,6 +276,7 @@ def _trusted(verification: Verification) -> list[dict[str, Any]]:
 _attribute, _entry, _LIST = attrgetter, itemgetter, list
 FIELDS: dict[tuple[str, str], Spec] = {
     **{(kind, "id"): value(id_of(kind), *(["pithNumber"] if kind == "Paper" else [])) for kind in NODE_KEYS},
+    **BYLINE_FIELDS,
     ("Query", "paper"): load(_paper, embeds=True),
     ("Query", "resolve"): load(_resolve, embeds=True),
     ("Query", "papers"): load(_papers, embeds=True),

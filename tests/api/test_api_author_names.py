@@ -83,6 +83,23 @@ def test_a_long_list_is_its_first_hundred_and_no_author_is_an_empty_one(api: Api
     assert _paper(api, "2403.20004") == {"authorCount": 0, "authorNames": [], "authors": []}
 
 
+BYLINE = "query($id: String!) { paper(id: $id) { byline { position name author { name nameKey } } } }"
+
+
+def test_the_byline_links_each_printed_name_to_its_author(api: Api) -> None:
+    """Since 0.9.0: the printed line, in its order and spelling, each name with its Author."""
+    byline = api.data(BYLINE, id="2403.20001")["paper"]["byline"]
+    assert byline == [
+        {"position": 1, "name": "Zoë Smith", "author": {"name": "ZOË SMITH", "nameKey": "zoë smith"}},
+        {"position": 2, "name": "ann lee", "author": {"name": "ann lee", "nameKey": "ann lee"}},
+        {"position": 3, "name": "Bo Chen", "author": {"name": "Bo Chen", "nameKey": "bo chen"}},
+    ]
+    assert api.data(BYLINE, id="2403.20001") == {"paper": {"byline": byline}}  # its plan answers alike
+    many = api.data(BYLINE, id="2403.20003")["paper"]["byline"]
+    assert [(b["position"], b["name"]) for b in many] == list(enumerate(MANY[:100], start=1))
+    assert api.data(BYLINE, id="2403.20004") == {"paper": {"byline": []}}
+
+
 FORMS = "query($name: String!) { author(name: $name) { name paperCount nameForms { name paperCount } } }"
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from apitest import Api, loaded_neo4j, served_as_serve_does, signed_jsonl
-from test_api_author_names import _paper
+from test_api_author_names import BYLINE, _paper
 
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.reader import GraphReader
@@ -56,3 +56,7 @@ def test_a_paper_written_before_0_8_lists_its_authors_by_name(old_api: Api) -> N
     paper = _paper(old_api, OLD_PAPER)
     assert paper["authorNames"] == BY_NAME == [a["name"] for a in paper["authors"]]
     assert paper["authorNames"] != LISTED  # what 0.8 would store: the paper's own order
+    byline = old_api.data(BYLINE, id=OLD_PAPER)["paper"]["byline"]  # each name finds its author
+    assert [(b["position"], b["name"], b["author"]["name"]) for b in byline] == [
+        (place, name, name) for place, name in enumerate(BY_NAME, start=1)
+    ]

@@ -126,6 +126,12 @@ HEAVY = _aliases(30, "papers(first: 100) { nodes { authors { papers(first: 100) 
         ),
         pytest.param(IDS, {"ids": "a"}, 1 + 100, id="one-id-variable"),  # coerced to a list of one
         pytest.param(IDS, None, 0, id="ids-missing"),  # execution refuses it
+        pytest.param(  # a byline is as long as a whole page of authors
+            "{ papers(first: 2) { nodes { byline { name author { name } } } } }",
+            None,
+            2 + 2 * 100,
+            id="byline",
+        ),
         # a Node costs what its costliest type's selection may
         pytest.param(
             '{ node(id: "a") { ... on Paper { authors { name } } ... on Author { coauthors { sharedPapers } } } }',

@@ -92,6 +92,7 @@ PAPER_FIELDS = """
   categories { code }
   authors { id name nameKey paperCount }
   aliases { kind value }
+  byline { position name author { id nameKey paperCount } }
   signers { id signerId signerType keyIds paperCount }
   versions { pithNumber sourceVersion }
   relatedPapers(first: 5) { sharedAuthors paper { pithNumber } }
