@@ -189,9 +189,10 @@ class GraphQLView(GraphQL[Context, None]):
         deadline a little later answers anyway. Then end the request's reads (its
         transaction and lane, see :class:`Context`)."""
         context = kwargs.get("context")
-        limit = self.limits.timeout_seconds
+        limit, deadline = self.limits.timeout_seconds, None
         if isinstance(context, Context):  # its time may have begun before (GAVE_WAY)
-            limit = max(0.0, context.deadline - time.monotonic())
+            deadline = context.deadline  # it waits for a thread until then at most
+            limit = max(0.0, deadline - time.monotonic())
         threads, cost = self.threads, None
         if threads is not None:
             cost, cpu_only = self._cost_before(kwargs.get("request_data"))
@@ -199,7 +200,9 @@ class GraphQLView(GraphQL[Context, None]):
                 threads = threads.cpu  # no reads to wait on the loop for: off it
         try:
             async with asyncio.timeout(limit + HARD_DEADLINE_MARGIN):
-                return await run_execution(threads, lambda: self._execute_in_time(kwargs), cost)
+                return await run_execution(
+                    threads, lambda: self._execute_in_time(kwargs), cost, deadline=deadline
+                )
         except TimeoutError:
             return self.timed_out()
 

@@ -21,9 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from concurrent.futures import Future
-from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import partial
 from typing import Any, TypeVar
@@ -36,9 +35,7 @@ from pith_graph.api.closing import end_in_background
 from pith_graph.api.cost import READ_SIZES
 from pith_graph.api.lanes import Lane, Runner, ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits, out_of_time, over_budget
-from pith_graph.api.loops import note_deadline
 from pith_graph.api.reads.deadline import CURRENT as READS_UNTIL
-from pith_graph.api.reads.deadline import Deadline
 from pith_graph.api.reads.discovery import Facet, FacetCount, Listing
 from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
@@ -122,15 +119,13 @@ class Context:
         #: When the request's time is up (``time.monotonic()``), for work that cannot be aborted.
         #: (``deadline``: the request's own, when it began before this context.)
         self.deadline = time.monotonic() + limits.timeout_seconds if deadline is None else deadline
-        note_deadline(self.deadline)  # its execution waits for a thread until then at most
-        self._reads_until = Deadline(self.deadline, partial(out_of_time, limits))
-        self.run: Runner
+        self._given: Runner | None = None  # the runner given, unless it is one of ours (run)
         if self._lanes is not None:  # (unreachable: what the request's plan met)
-            self.reader, self.run = reader.for_request(unreachable=unreachable), self._on_lane
+            self.reader = reader.for_request(unreachable=unreachable)
         elif self._turn is not None:
-            self.reader, self.run = reader.for_request(bridged=True, unreachable=unreachable), self._bridged
+            self.reader = reader.for_request(bridged=True, unreachable=unreachable)
         else:
-            self.reader, self.run = reader, self._inline if run is run_inline else run
+            self.reader, self._given = reader, None if run is run_inline else run
         #: Objects in lists the answer holds so far (see :meth:`produced`).
         self.objects = 0
         #: Whether a reader call raised TornRead: the answer, coded without its cause, is
@@ -138,23 +133,25 @@ class Context:
         self.torn = False
         self._loaders: dict[Hashable, RequestLoader[Any, Any]] = {}
 
-    @contextmanager
-    def _noting_torn(self) -> Iterator[None]:
-        """Note a TornRead from the reader call made within (each of the runners below)."""
-        try:
-            yield
-        except TornRead:
-            self.torn = True
-            raise
+    @property
+    def run(self) -> Runner:
+        """How reader calls run (a property: a bound method kept would make each context a cycle)."""
+        if self._given is not None:
+            return self._given
+        if self._lanes is not None:
+            return self._on_lane
+        return self._bridged if self._turn is not None else self._inline
 
     async def _inline(self, fn: Callable[..., T], /, *args: Any) -> T:
         """A call run here, under the request's deadline (:mod:`~pith_graph.api.reads.deadline`:
         the memory reader's long loops stop soon after it with the time-out error, which then
         aborts the request, as the timer would have: the loop running it was too busy)."""
-        token = READS_UNTIL.set(self._reads_until)
+        token = READS_UNTIL.set(self)  # a Due: its check_time
         try:
-            with self._noting_torn():
-                return fn(*args)
+            return fn(*args)
+        except TornRead:
+            self.torn = True
+            raise
         except QueryTimeout as late:
             self.abort.abort(late)
             raise
@@ -175,8 +172,11 @@ class Context:
             raise asyncio.CancelledError("the request has ended")
         call = lane.submit(fn, *args)
         self._calls.append(call)
-        with self._noting_torn():
+        try:
             return await asyncio.wrap_future(call)
+        except TornRead:
+            self.torn = True
+            raise
 
     async def _bridged(self, fn: Callable[..., T], /, *args: Any) -> T:
         assert self._turn is not None
@@ -185,8 +185,11 @@ class Context:
         async with self._turn:
             if self._closed:  # closed while this waited: its close comes after
                 raise asyncio.CancelledError("the request has ended")
-            with self._noting_torn():
+            try:
                 return await run_bridged(fn, *args)
+            except TornRead:
+                self.torn = True
+                raise
 
     async def _close_bridged(self) -> None:
         assert self._turn is not None

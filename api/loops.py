@@ -26,7 +26,6 @@ import bisect
 import concurrent.futures
 import threading
 import time
-import weakref
 from collections import deque
 from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
@@ -38,7 +37,6 @@ __all__ = [
     "LoopGate",
     "LoopThreads",
     "loop_time",
-    "note_deadline",
     "run_execution",
 ]
 
@@ -55,26 +53,6 @@ T = TypeVar("T")
 INLINE_COST = 200
 #: Heavy executions at once per process, unless said (``PITH_API_HEAVY_EXECUTIONS``).
 HEAVY_EXECUTIONS = 2
-
-#: The deadline (``time.monotonic()``) of the request each task serves, see :func:`note_deadline`.
-_DEADLINES: weakref.WeakKeyDictionary[asyncio.Task[Any], float] = weakref.WeakKeyDictionary()
-
-
-def note_deadline(deadline: float) -> None:
-    """Note ``deadline`` as the deadline of the request the running task serves (the
-    request's :class:`~pith_graph.api.context.Context` does): its execution waits for a slot
-    until then at most. Outside a task, nothing is noted."""
-    try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no running event loop
-        return
-    if task is not None:
-        _DEADLINES[task] = deadline
-
-
-def _noted_deadline() -> float | None:
-    task = asyncio.current_task()
-    return None if task is None else _DEADLINES.get(task)
 
 
 class Admission:
@@ -302,13 +280,12 @@ async def run_execution(
     ``threads``, or when its ``cost`` is at most :data:`INLINE_COST` and ``bounded()`` says
     that cost bounds its reads (see :func:`~pith_graph.api.unbounded.unbounded_reads`); else on
     the ``threads``, light (that cost, reads unbounded) or heavy (more, or ``cost`` not known),
-    once admitted by ``deadline`` (default: the one :func:`note_deadline` noted for the
-    request; ``TimeoutError`` past it, without running). ``cost`` and ``bounded`` are asked
-    only when there are threads, ``bounded`` only for a cheap execution."""
+    once admitted by ``deadline`` (the request's, ``time.monotonic()``; ``TimeoutError`` past
+    it, without running; ``None``: no limit). ``cost`` and ``bounded`` are asked only when
+    there are threads, ``bounded`` only for a cheap execution."""
     if threads is None:
         return await make()
     cheap = cost is not None and cost() <= INLINE_COST
     if cheap and bounded is not None and bounded():
         return await make()
-    when = deadline if deadline is not None else _noted_deadline()
-    return await threads.run(make, heavy=not cheap, deadline=when)
+    return await threads.run(make, heavy=not cheap, deadline=deadline)

@@ -131,6 +131,7 @@ async def answer_from_plan(view: PlannedView, scope: Scope, receive: Receive, se
                 ),
                 lambda: plan_cost(plan, schema, context, variables),
                 lambda: plan.reads_bounded,
+                context.deadline,  # it waits for a thread until then at most
             )
     except (TimeoutError, QueryTimeout):  # the plan saw the time run out: no time for the view
         await _send_json(send, await view.process_result(None, view.timed_out()), media_type)

@@ -5,9 +5,9 @@ The executions check the request's time before every reader call and every list
 backend is pure CPU in one Python frame: ``relatedPapers`` over a batch of papers whose
 authors share many papers is ids × authors × their papers, seconds or minutes that nothing
 could stop, holding its execution thread long after the request was answered
-``TIMEOUT``. So the request's :class:`~pith_graph.api.context.Context` makes its deadline
-current around each reader call (:data:`CURRENT`, a :class:`~contextvars.ContextVar` set
-and reset in the frame that calls the reader, so on whatever thread that is), and the
+``TIMEOUT``. So the request's :class:`~pith_graph.api.context.Context` makes itself the current deadline
+(a :class:`Due`) around each reader call (:data:`CURRENT`, a :class:`~contextvars.ContextVar`
+set and reset in the frame that calls the reader, so on whatever thread that is), and the
 reader's loops whose work grows with the data count it on a :class:`Steps`, which looks at
 the clock once every :data:`STEP` units of work and raises the request's time-out error once
 the deadline has passed. Outside a request (start-up, tools, tests) there is no deadline and
@@ -20,9 +20,9 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator
 from contextvars import ContextVar
 from heapq import nlargest, nsmallest
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
-__all__ = ["CURRENT", "STEP", "Deadline", "Steps", "ranked"]
+__all__ = ["CURRENT", "STEP", "Deadline", "Due", "Steps", "ranked"]
 
 T = TypeVar("T")
 
@@ -35,6 +35,14 @@ STEP = 4096
 _SORTED_AT_ONCE = 4 * STEP
 
 
+class Due(Protocol):
+    """A request's time limit, as a reader call sees it (a request's
+    :class:`~pith_graph.api.context.Context` is one: no object made per request for it)."""
+
+    def check_time(self) -> None:
+        """Raise the request's time-out error once its time is up."""
+
+
 class Deadline:
     """When a request's time is up (``time.monotonic()``), and the error to raise then."""
 
@@ -44,7 +52,7 @@ class Deadline:
         self.at = at
         self.error = error
 
-    def check(self) -> None:
+    def check_time(self) -> None:
         """Raise the request's time-out error once its time is up."""
         if time.monotonic() > self.at:
             raise self.error()
@@ -53,7 +61,7 @@ class Deadline:
 #: The deadline of the reader call running in this context (``None``: none). Set it around a
 #: call and reset it after (``token = CURRENT.set(deadline)`` ... ``CURRENT.reset(token)``),
 #: in the frame that makes the call.
-CURRENT: ContextVar[Deadline | None] = ContextVar("pith_graph_read_deadline", default=None)
+CURRENT: ContextVar[Due | None] = ContextVar("pith_graph_read_deadline", default=None)
 
 
 class Steps:
@@ -82,7 +90,7 @@ class Steps:
     def check(self) -> int:
         """Look at the clock now; :data:`STEP`, the units until the next look."""
         if self._deadline is not None:
-            self._deadline.check()
+            self._deadline.check_time()
         return STEP
 
     def iterate(self, items: Iterable[T]) -> Iterator[T]:
