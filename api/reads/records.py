@@ -77,7 +77,10 @@ _RANKS: dict[int, tuple[object, SignerRanks]] = {}
 
 
 def ranks_of(keys: Mapping[str, Any]) -> SignerRanks:
-    """The ranks of ``keys`` (key id → anything with a ``rank``), made once per mapping."""
+    """The ranks of ``keys`` (key id → anything with a ``rank``), made once per mapping
+    (none, whatever the mapping: :data:`NO_RANKS`)."""
+    if not keys:
+        return NO_RANKS
     found = _RANKS.get(id(keys))
     if found is None or found[0] is not keys:
         if len(_RANKS) > 16:  # servers have one keyring; tests make many
