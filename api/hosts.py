@@ -120,11 +120,26 @@ def default_allowed_hosts(bound: str) -> tuple[str, ...]:
     try:
         address = ipaddress.ip_address(host.removeprefix("[").removesuffix("]"))
     except ValueError:
-        return ("*",)  # a name: which addresses it stands for is the resolver's business
+        return _named_interface(host)
     if not address.is_loopback:
         return ("*",)
     own = _bracketed(str(address)) if address.version == 6 else str(address)
     return LOOPBACK_HOSTS if own in LOOPBACK_HOSTS else (*LOOPBACK_HOSTS, own)
+
+
+def _named_interface(name: str) -> tuple[str, ...]:
+    """The hosts answered on an interface given by name: loopback's names and that name when
+    every address it resolves to is loopback (``--host vm`` with ``127.0.0.1 vm`` in
+    ``/etc/hosts`` answered any host, open to DNS rebinding); else, or if it does not resolve
+    (the server cannot listen there anyway), any host. Asked once, at start."""
+    try:
+        found = {info[4][0] for info in socket.getaddrinfo(name, None, proto=socket.IPPROTO_TCP)}
+        loopback = bool(found) and all(
+            ipaddress.ip_address(str(a).partition("%")[0]).is_loopback for a in found
+        )
+    except (OSError, UnicodeError, ValueError):
+        loopback = False
+    return (*LOOPBACK_HOSTS, name) if loopback else ("*",)
 
 
 def request_host(value: str) -> str | None:

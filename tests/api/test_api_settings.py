@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from pith_graph.api import hosts
 from pith_graph.api import settings as settings_module
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import UsageError
@@ -310,6 +311,31 @@ def test_the_hosts_answered_follow_the_interface_unless_listed() -> None:
         assert ServerSettings.from_env({"PITH_API_HOST": host}).hosts_answered == ("*",), host
     listed = {"PITH_API_HOST": "0.0.0.0", "PITH_API_ALLOWED_HOSTS": "api.example.org"}
     assert ServerSettings.from_env(listed).hosts_answered == ("api.example.org",)
+
+
+@pytest.mark.parametrize(
+    ("addresses", "answered"),
+    [
+        pytest.param(["127.0.0.1", "::1"], ("localhost", "127.0.0.1", "[::1]", "vm.test"), id="loopback"),
+        pytest.param(["127.0.0.1", "192.0.2.7"], ("*",), id="also-elsewhere"),
+        pytest.param(OSError("no such name"), ("*",), id="unresolved"),
+    ],
+)
+def test_an_interface_named_answers_as_the_addresses_it_resolves_to(
+    monkeypatch: pytest.MonkeyPatch, addresses: list[str] | OSError, answered: tuple[str, ...]
+) -> None:
+    """``--host vm`` (``127.0.0.1 vm`` in /etc/hosts) answered any Host, open to DNS rebinding
+    as 0.0.0.0 is: a name resolving to loopback alone now answers as loopback does, and for
+    itself. (The resolver is the system's; a stand-in gives the name its addresses.)"""
+
+    def getaddrinfo(name: str, *_args: object, **_kwargs: object) -> list[tuple[object, ...]]:
+        assert name == "vm.test"
+        if isinstance(addresses, OSError):
+            raise addresses
+        return [(None, None, None, "", (address, 0)) for address in addresses]
+
+    monkeypatch.setattr(hosts.socket, "getaddrinfo", getaddrinfo)
+    assert ServerSettings.from_env({"PITH_API_HOST": "VM.test."}).hosts_answered == answered
 
 
 def test_an_origin_a_browser_does_not_send_is_refused_with_the_one_it_does() -> None:
