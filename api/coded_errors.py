@@ -4,7 +4,8 @@ An :class:`~pith_graph.errors.ApiError` (the API's branch of the one exception t
 its code and suggestion. Codes given to errors that are not raised as ``ApiError``: ``GRAPHQL_PARSE_FAILED`` (syntax),
 ``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable's
 value that cannot be coerced), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
-type), ``SERVICE_UNAVAILABLE`` (the database cannot be reached; or the server stopped while the
+type), ``MISDIRECTED_REQUEST`` (a ``Host`` the server does not answer for: :mod:`pith_graph.api.hosts`),
+``SERVICE_UNAVAILABLE`` (the database cannot be reached; or the server stopped while the
 request ran, ``Guard``'s 503), ``LIMIT_EXCEEDED`` (a read the
 database refuses for the memory it needs) and
 ``INTERNAL_SERVER_ERROR``: anything unexpected, whose message and details are replaced by a
