@@ -55,6 +55,12 @@ class PaperFilterInput:
     title: str | None = strawberry.field(
         default=None, description="Title holds every word of this text (as search does)."
     )
+    latest_versions: bool | None = strawberry.field(
+        default=False,
+        description="Only the newest version of each arXiv id, the one paper(id:) answers for the id "
+        "without a version: no paper of the id has a greater sourceVersion (then builtAt, then "
+        "pithNumber). False or null: every version (since 0.9.0).",
+    )
 
 
 def text(value: str, what: str) -> str:
@@ -133,6 +139,7 @@ def to_filter(given: PaperFilterInput | None) -> PaperFilter:
         else None,
         license=text(given.license, "filter.license") if given.license is not None else None,
         title_terms=words(given.title, "filter.title") if given.title is not None else (),
+        latest_versions=bool(given.latest_versions),
     )
 
 
@@ -144,6 +151,7 @@ _FILTER_FIELDS = {
     "submittedBefore": "submitted_before",
     "license": "license",
     "title": "title",
+    "latestVersions": "latest_versions",
 }
 
 

@@ -61,8 +61,11 @@ class SearchOrder(Enum):
 
 
 def fingerprint(listing: Listing, order: SearchOrder) -> str:
-    """A short digest of what a search asks (words, filter, order)."""
-    return hashlib.sha256(repr((order.value, listing)).encode()).hexdigest()[:16]
+    """A short digest of what a search asks (words, filter, order). ``latestVersions`` is
+    not in the filter's ``repr``, so a search without it has the digest it had before 0.9.0
+    (its cursors stay valid across the upgrade); with it, the digest differs."""
+    asked = repr((order.value, listing)) + (" latestVersions" if listing.where.latest_versions else "")
+    return hashlib.sha256(asked.encode()).hexdigest()[:16]
 
 
 def _encode(search: str, position: SearchPosition) -> str:

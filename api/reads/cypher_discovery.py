@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from pith_graph.api.reads.cypher_parts import KEYED, KEYED_AUTHOR
+from pith_graph.api.reads.cypher_parts import KEYED, KEYED_AUTHOR, LATEST
 from pith_graph.api.reads.discovery import FACETS
 
 __all__ = [
@@ -64,6 +64,7 @@ FILTER_CHECKS = {
     "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
     "signer": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer})"
     " WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle }",
+    "latest": LATEST,
 }
 
 #: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p`` (for authors

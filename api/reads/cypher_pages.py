@@ -18,6 +18,7 @@ from pith_graph.api.reads.cypher_parts import (
     AFTER,
     EMBEDS,
     KEYED,
+    LATEST,
     NEWEST_BOUND,
     NEWEST_FIRST,
     Embed,
@@ -96,6 +97,7 @@ _FILTERS = {
     "category": "($category IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) })",
     "archive": "($archive IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) })",
     "author": "($author IS NULL OR EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) })",
+    "latest": f"(NOT $latest OR {LATEST})",
 }
 
 

@@ -12,6 +12,7 @@ __all__ = [
     "EMBEDS",
     "KEYED",
     "KEYED_AUTHOR",
+    "LATEST",
     "NEWEST_BOUND",
     "NEWEST_FIRST",
     "STAMP",
@@ -134,3 +135,15 @@ KEYED_AUTHOR = "size({a}.nameKey) > 0"
 
 #: Above every ``submittedAt``: an index range from the newest paper on (or after the cursor).
 NEWEST_BOUND = "coalesce($afterAt, '\\uffff')"
+
+#: The paper ``p`` is the newest version of its source (``latestVersions``): no paper of the
+#: graph with its ``sourceKind`` and ``sourceId`` has a greater ``(sourceVersion, builtAt,
+#: pithNumber)``, the order in which ``paper(id:)`` picks an arXiv id's newest version; a null
+#: ``sourceVersion`` is latest. ``v.sourceVersion >= p.sourceVersion``, implied by the rest, is
+#: what makes the planner seek the ``(sourceId, sourceVersion)`` index per paper: without it,
+#: counting every paper scanned that whole index for each (6–8 s at 2,900 papers, not 50–170 ms).
+LATEST = (
+    "NOT EXISTS { MATCH (v:Paper) WHERE v.sourceId = p.sourceId AND v.sourceVersion >= p.sourceVersion"
+    " AND v.sourceKind = p.sourceKind AND size(v.pithNumber) > 0 AND (v.sourceVersion > p.sourceVersion"
+    " OR (v.builtAt > p.builtAt OR (v.builtAt = p.builtAt AND v.pithNumber > p.pithNumber))) }"
+)

@@ -130,6 +130,7 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
             ("all keys", self._all_keys),
             ("short pith numbers", lambda: self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])),
             ("versions", self._versions),
+            ("latest versions", self._latest),
             ("named (aliases of several)", named),
             ("title keys", lambda: self._title_keys(("",))),
             ("category keys", categories),
@@ -236,6 +237,9 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
             anchored = True
         if where.archive is not None and anchored:
             checks.append(member(self._archive_keys(where.archive)))
+        if where.latest_versions:
+            latest = self._latest()
+            checks.append(lambda key: key[1] in latest)
         if (where.submitted_from, where.submitted_before, where.license) != (None, None, None):
             checks.append(lambda key: where.admits(self._paper(key[1])))  # type: ignore[arg-type]
         if not checks:

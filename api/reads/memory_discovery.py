@@ -15,7 +15,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from heapq import nsmallest
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -169,7 +169,9 @@ class MemoryDiscoveryReads(MemoryGraphView):
             pools.append(self._archive_keys(where.archive))
         if listing.signer is not None:
             pools.append(self._signer_keys(listing.signer, listing.signed_bundle))
-        sets = [{pith for _, pith in pool} for pool in sorted(pools, key=len)]
+        sets: list[Collection[str]] = [{pith for _, pith in pool} for pool in sorted(pools, key=len)]
+        if where.latest_versions:
+            sets.append(self._latest())
         start, before, license = where.submitted_from, where.submitted_before, where.license
         if not sets and (start, before, license) == (None, None, None):
             return None

@@ -50,6 +50,7 @@ SUBMITTED_AT = PAPER.prop("submittedAt")
 SOURCE_KIND = PAPER.prop("sourceKind")
 SOURCE_ID = PAPER.prop("sourceId")
 SOURCE_VERSION = PAPER.prop("sourceVersion")
+BUILT_AT = PAPER.prop("builtAt")
 NAME_KEY = AUTHOR.prop("nameKey")
 NAME = AUTHOR.prop("name")
 NAME_FOLDED = AUTHOR.prop("nameFolded")
@@ -308,4 +309,21 @@ class MemoryGraphView:
             return {source: [pith for _, pith in sorted(papers)] for source, papers in found.items()}
 
         result: dict[str, list[str]] = self._index("versions", build)
+        return result
+
+    def _latest(self) -> frozenset[str]:
+        """The pith number of each source's newest version, as ``paper(id:)`` picks it for
+        an arXiv id without a version (greatest ``version_key``): built once."""
+
+        def build() -> frozenset[str]:
+            newest: dict[str, tuple[int, str, str]] = {}
+            for _, data in self._paper_nodes():
+                key = (data[SOURCE_VERSION], data[BUILT_AT], data[PITH_NUMBER])
+                source = source_key(data[SOURCE_KIND], data[SOURCE_ID])
+                found = newest.get(source)
+                if found is None or key > found:
+                    newest[source] = key
+            return frozenset(pith for _, _, pith in newest.values())
+
+        result: frozenset[str] = self._index("latest versions", build)
         return result

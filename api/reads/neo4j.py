@@ -245,6 +245,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
             "from": where.submitted_from,
             "before": where.submitted_before,
             "license": where.license,
+            "latest": where.latest_versions,
         }
         return start, parameters
 

@@ -76,7 +76,8 @@ def _checks(listing: Listing) -> frozenset[str]:
         "author": where.author,
         "signer": listing.signer,
     }
-    return frozenset(name for name, value in given.items() if value is not None)
+    found = {name for name, value in given.items() if value is not None}
+    return frozenset(found | {"latest"} if where.latest_versions else found)
 
 
 def _parameters(listing: Listing) -> dict[str, Any]:

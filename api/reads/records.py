@@ -7,7 +7,7 @@ that compare with ``==``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pith_graph.loader.keyring import UNRANKED
@@ -189,7 +189,10 @@ class PaperFilter:
     ``archive``: listed in a category of this archive; ``author``: an author *name key*
     (see :func:`pith_graph.loader.identifiers.author_name_key`); ``submitted_from`` (inclusive) and
     ``submitted_before`` (exclusive): ISO 8601 UTC texts compared as text; ``license``:
-    exact; ``title_terms``: every word (see :func:`search_terms`) is in the title.
+    exact; ``title_terms``: every word (see :func:`search_terms`) is in the title;
+    ``latest_versions``: only the newest version of its source: no paper with its ``sourceKind`` and
+    ``sourceId`` has a greater :func:`version_key` (the paper ``paper(id:)`` answers for the
+    arXiv id without a version).
     """
 
     category: str | None = None
@@ -199,6 +202,9 @@ class PaperFilter:
     submitted_before: str | None = None
     license: str | None = None
     title_terms: tuple[str, ...] = ()
+    #: Left out of ``repr``: a search's cursor fingerprint (:func:`pith_graph.api.search.fingerprint`)
+    #: of a filter without it stays what it was before 0.9.0.
+    latest_versions: bool = field(default=False, repr=False)
 
     def admits(self, paper: PaperRow) -> bool:
         """The conditions on the paper's own properties (not category, author or title)."""

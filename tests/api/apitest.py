@@ -193,6 +193,20 @@ def loaded_neo4j(
             cleanup.close()
 
 
+@contextmanager
+def served_both(request: pytest.FixtureRequest, bundles: tuple[Path, Keyring]) -> Iterator[tuple[Api, Api]]:
+    """``bundles`` (a file and its keyring) served over HTTP by the memory and the Neo4j
+    backend (loaded into the session's Neo4j as :func:`loaded_neo4j` does)."""
+    memory = memory_reader_of(bundles)
+    with loaded_neo4j(request, bundles, timeout=30) as neo4j:
+        neo4j_app = create_app(neo4j, keyring=bundles[1], run=BridgeRunner(), backend="neo4j")
+        with (
+            served(create_app(memory, keyring=bundles[1]), "memory", memory) as on_memory,
+            served(neo4j_app, "neo4j", neo4j) as on_neo4j,
+        ):
+            yield on_memory, on_neo4j
+
+
 def load_vectors(name: str) -> list[dict[str, Any]]:
     """A JSON test-vector file of this folder."""
     data: list[dict[str, Any]] = json.loads((Path(__file__).parent / "vectors" / name).read_text("utf-8"))

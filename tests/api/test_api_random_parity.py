@@ -169,6 +169,7 @@ class Generator:
             "submittedBefore": lambda: self.pick(p.dates if self.chance(0.95) else p.bad_dates),
             "license": lambda: self.pick(p.licenses),
             "title": lambda: " ".join(self.rng.sample(p.words, self.rng.randint(1, 2))),
+            "latestVersions": lambda: self.pick([True, False, None]),
         }
         chosen = self.rng.sample(sorted(makers), self.rng.randint(1, 2))
         return {name: makers[name]() for name in chosen}

@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from apitest import Api, loaded_neo4j, memory_reader_of, served, signed_jsonl
+from apitest import Api, served_both, signed_jsonl
 from test_lucene_fidelity import _lucene_tokens
 
-from pith_graph.api.app import create_app
-from pith_graph.api.bridge import BridgeRunner
 from pith_graph.api.reads.words import tokens
 from pith_graph.loader.keyring import Keyring
 from pith_graph.testing.signer import PaperSpec
@@ -85,14 +83,8 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Keyring]:
 @pytest.fixture(scope="module")
 def both(request: pytest.FixtureRequest, hostile: tuple[Path, Keyring]) -> Iterator[tuple[Api, Api]]:
     """The corpus served by the memory and the Neo4j backend."""
-    memory = memory_reader_of(hostile)
-    with loaded_neo4j(request, hostile, timeout=30) as neo4j:
-        neo4j_app = create_app(neo4j, keyring=hostile[1], run=BridgeRunner(), backend="neo4j")
-        with (
-            served(create_app(memory, keyring=hostile[1]), "memory", memory) as on_memory,
-            served(neo4j_app, "neo4j", neo4j) as on_neo4j,
-        ):
-            yield on_memory, on_neo4j
+    with served_both(request, hostile) as found:
+        yield found
 
 
 PAPER = "pithNumber title license categories { code } authors { nameKey name }"

@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from typing import Any
 
 import networkx as nx
 import pytest
@@ -199,17 +200,29 @@ def _name_key(name: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", name).casefold().split())
 
 
-def _passes(G: nx.MultiDiGraph, paper: str, filter_: dict[str, str]) -> bool:
+def _is_newest_version(G: nx.MultiDiGraph, paper: str) -> bool:
+    """No paper of its arXiv id has a greater version, then build, then pith number."""
+    data = G.nodes[paper]
+    rank = [
+        (d["sourceVersion"], d["builtAt"], d["pithNumber"])
+        for d in (G.nodes[p] for p in _label(G, "Paper"))
+        if (d["sourceKind"], d["sourceId"]) == (data["sourceKind"], data["sourceId"])
+    ]
+    return max(rank) == (data["sourceVersion"], data["builtAt"], data["pithNumber"])
+
+
+def _passes(G: nx.MultiDiGraph, paper: str, filter_: dict[str, Any]) -> bool:
     """``PaperFilter`` as the schema documents it (title aside)."""
     data = G.nodes[paper]
     categories = [G.nodes[c] for c in _categories_of(G, paper)]
-    checks: dict[str, Callable[[str], bool]] = {
+    checks: dict[str, Callable[[Any], bool]] = {
         "category": lambda code: code in {c["code"] for c in categories},
         "archive": lambda archive: archive in {c["archive"] for c in categories},
         "author": lambda name: _name_key(name) in {G.nodes[a]["nameKey"] for a in _authors_of(G, paper)},
         "license": lambda url: data["license"] == url,
         "submittedFrom": lambda day: data["submittedAt"] >= day,
         "submittedBefore": lambda day: data["submittedAt"] < day,
+        "latestVersions": lambda latest: not latest or _is_newest_version(G, paper),
     }
     return all(checks[key](value) for key, value in filter_.items())
 
@@ -235,13 +248,15 @@ def test_facets_count_every_filtered_paper(api: Api, G: nx.MultiDiGraph) -> None
     hub = max(_label(G, "Author"), key=lambda a: (G.out_degree(a), a))
     licenses = Counter(G.nodes[p]["license"] for p in papers)
     middle = sorted(G.nodes[p]["submittedAt"] for p in papers)[len(papers) // 2]  # a paper's own time
-    cases: list[tuple[dict[str, str], int]] = [
+    cases: list[tuple[dict[str, Any], int]] = [
         ({}, 3),
         ({"archive": "math"}, 4),
         ({"author": "  " + G.nodes[hub]["name"].upper().replace(" ", "   ")}, 5),
         ({"license": licenses.most_common()[1][0], "submittedBefore": middle[:10]}, 10),
         ({"archive": "cs", "category": "stat.ML", "submittedFrom": "2012-01-01"}, FIRST),
         ({"submittedFrom": middle, "submittedBefore": "2026-06-01"}, 1),
+        ({"latestVersions": True}, 5),  # since 0.9.0
+        ({"latestVersions": True, "archive": "cs", "submittedFrom": "2012-01-01"}, FIRST),
     ]
     cuts_in_a_tie = 0
     for filter_, first in cases:
