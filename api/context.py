@@ -284,7 +284,7 @@ class Context:
         """The precedence of the signer of ``key_id`` in the server's keyring."""
         return self.ranks.rank_of(key_id)
 
-    def _batch(
+    def batch(
         self,
         name: Hashable,
         fetch: Callable[[list[K]], Mapping[K, V]],
@@ -306,16 +306,16 @@ class Context:
 
     @property
     def paper(self) -> DataLoader[str, PaperRow | None]:
-        return self._batch("paper", self.reader.papers_by_ids, lambda: None)
+        return self.batch("paper", self.reader.papers_by_ids, lambda: None)
 
     @property
     def identifier(self) -> DataLoader[IdentifierKey, list[PaperRow]]:
         named = partial(self.reader.papers_by_identifiers, want=EVERYTHING, ranks=self.ranks)
-        return self._batch("identifier", named, list)
+        return self.batch("identifier", named, list)
 
     def author_pages(self, first: int, after: str | None) -> DataLoader[str, AuthorPage]:
         """Pages of papers' authors (``first`` 0: their number only)."""
-        return self._batch(
+        return self.batch(
             ("author_pages", first, after),
             lambda keys: self.reader.author_pages(keys, first, after),
             lambda: AuthorPage((), 0),
@@ -326,90 +326,90 @@ class Context:
     @property
     def categories_of(self) -> DataLoader[str, list[CategoryLink]]:
         first = READ_SIZES["categories_of_papers"]
-        return self._batch("categories_of", lambda keys: self.reader.categories_of_papers(keys, first), list)
+        return self.batch("categories_of", lambda keys: self.reader.categories_of_papers(keys, first), list)
 
     @property
     def aliases_of(self) -> DataLoader[str, list[AliasRecord]]:
         first = READ_SIZES["aliases_of_papers"]
-        return self._batch("aliases_of", lambda keys: self.reader.aliases_of_papers(keys, first), list)
+        return self.batch("aliases_of", lambda keys: self.reader.aliases_of_papers(keys, first), list)
 
     @property
     def author_names_of(self) -> DataLoader[str, list[str]]:
         first = READ_SIZES["author_names_of_papers"]
-        return self._batch(
+        return self.batch(
             "author_names_of", lambda keys: self.reader.author_names_of_papers(keys, first), list
         )
 
     @property
     def signatures_of(self) -> DataLoader[str, list[SignatureRecord]]:
         first = READ_SIZES["signatures_of_papers"]
-        return self._batch("signatures_of", lambda keys: self.reader.signatures_of_papers(keys, first), list)
+        return self.batch("signatures_of", lambda keys: self.reader.signatures_of_papers(keys, first), list)
 
     @property
     def versions_of(self) -> DataLoader[str, list[PaperRow]]:
         first = READ_SIZES["versions_of_papers"]
-        return self._batch("versions_of", lambda keys: self.reader.versions_of_papers(keys, first), list)
+        return self.batch("versions_of", lambda keys: self.reader.versions_of_papers(keys, first), list)
 
     def related(self, first: int) -> DataLoader[str, list[RelatedPaper]]:
-        return self._batch(("related", first), lambda keys: self.reader.related_papers(keys, first), list)
+        return self.batch(("related", first), lambda keys: self.reader.related_papers(keys, first), list)
 
     # -- authors -------------------------------------------------------------------------
 
     @property
     def author(self) -> DataLoader[str, AuthorRecord | None]:
-        return self._batch("author", self.reader.authors_by_keys, lambda: None)
+        return self.batch("author", self.reader.authors_by_keys, lambda: None)
 
     def author_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
-        return self._batch(
+        return self.batch(
             ("author_papers", first, after),
             lambda keys: self.reader.papers_of_authors(keys, first, after),
             _empty_page,
         )
 
     def coauthors(self, first: int) -> DataLoader[str, list[Coauthor]]:
-        return self._batch(("coauthors", first), lambda keys: self.reader.coauthors(keys, first), list)
+        return self.batch(("coauthors", first), lambda keys: self.reader.coauthors(keys, first), list)
 
     @property
     def author_categories(self) -> DataLoader[str, list[CategoryCount]]:
-        return self._batch("author_categories", self.reader.author_categories, list)
+        return self.batch("author_categories", self.reader.author_categories, list)
 
     @property
     def name_forms_of(self) -> DataLoader[str, list[NameFormRecord]]:
         first = READ_SIZES["name_forms_of_authors"]
-        return self._batch("name_forms_of", lambda keys: self.reader.name_forms_of_authors(keys, first), list)
+        return self.batch("name_forms_of", lambda keys: self.reader.name_forms_of_authors(keys, first), list)
 
     # -- categories ----------------------------------------------------------------------
 
     @property
     def category(self) -> DataLoader[str, CategoryRecord | None]:
-        return self._batch("category", self.reader.categories_by_codes, lambda: None)
+        return self.batch("category", self.reader.categories_by_codes, lambda: None)
 
     def category_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
-        return self._batch(
+        return self.batch(
             ("category_papers", first, after),
             lambda keys: self.reader.papers_of_categories(keys, first, after),
             _empty_page,
         )
 
     def top_authors(self, first: int) -> DataLoader[str, list[AuthorCount]]:
-        return self._batch(("top_authors", first), lambda keys: self.reader.top_authors(keys, first), list)
+        return self.batch(("top_authors", first), lambda keys: self.reader.top_authors(keys, first), list)
 
     def co_listed(self, first: int) -> DataLoader[str, list[CategoryCount]]:
-        return self._batch(("co_listed", first), lambda keys: self.reader.co_listed(keys, first), list)
+        return self.batch(("co_listed", first), lambda keys: self.reader.co_listed(keys, first), list)
 
     # -- signers -------------------------------------------------------------------------
 
     @property
     def signer(self) -> DataLoader[str, SignerRecord | None]:
-        return self._batch("signer", self.reader.signers_by_ids, lambda: None)
+        return self.batch("signer", self.reader.signers_by_ids, lambda: None)
 
     def facets(self, listing: Listing, first: int) -> DataLoader[Facet, list[FacetCount]]:
-        return self._batch(
+        return self.batch(
             ("facets", listing, first), lambda keys: self.reader.facet_counts(listing, keys, first), list
         )
 
     def signer_papers(self, first: int, after: PaperKey | None, bundle: bool | None) -> DataLoader[str, Page]:
-        return self._batch(
+        return self.batch(
             ("signer_papers", first, after, bundle),
             lambda keys: self.reader.papers_of_signers(keys, first, after, signed_bundle=bundle),
             _empty_page,

@@ -18,7 +18,7 @@ __all__ = ["BYLINE_FIELDS"]
 def _bylines(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
     keys = [paper.pith_number for paper in sources]
     found = step.batch.keyed("author_names_of_papers", (READ_SIZES["author_names_of_papers"],), keys)
-    return lambda: [bylines(key, found()[key]) for key in keys]
+    return lambda: [bylines(found()[key]) for key in keys]
 
 
 def _authors(step: Step, sources: list[Byline]) -> Callable[[], list[Any]]:

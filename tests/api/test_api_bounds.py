@@ -327,3 +327,21 @@ def test_the_time_limit_holds_in_process(backend: GraphReader, wide: tuple[Path,
     assert has_plan
     assert resolvers == planned == (None, ["TIMEOUT"])
     assert time.monotonic() - started < 2 * (limit + SLACK)
+
+
+def test_the_time_limit_holds_inside_bylines(backend: GraphReader, wide: tuple[Path, Keyring]) -> None:
+    """500 ids of the crowded paper, each byline's 100 names with their authors: 50,000
+    authors, seconds of work. The authors used to be resolved one field each after every
+    byline of the level was made, with no check of the time among them (the attacker's 240
+    ids, with a 1 s limit, answered TIMEOUT after 4.4 s); they are now made with their
+    byline, the time checked for each paper. Both executions (papersById has a plan)."""
+    limit = 0.5
+    limits = RequestLimits(timeout_seconds=limit, max_cost=10**12)
+    authors = "byline { author { name paperCount } }"
+    with served(_app(backend, wide[1], limits), "x", backend) as api:
+        node = api.data(f'{{ paper(id: "{CROWDED}") {{ id }} }}')["paper"]["id"]
+        nodes = f"{{ nodes(ids: {[node] * 500!r}) {{ ... on Paper {{ {authors} }} }} }}".replace("'", '"')
+        by_ids = f"{{ papersById(ids: {[CROWDED] * 500!r}) {{ {authors} }} }}".replace("'", '"')
+        for body, seconds in [*_twice(api, nodes), *_twice(api, by_ids)]:
+            assert [error["extensions"]["code"] for error in body["errors"]] == ["TIMEOUT"], body
+            assert seconds < limit + SLACK, f"TIMEOUT after {seconds:.1f} s"
