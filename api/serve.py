@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from typing import Any
 
 import uvicorn
@@ -265,7 +266,8 @@ def serve(
         raise UsageError(f"cannot listen on {settings.host}:{settings.port}: {err.strerror}") from err
     try:
         open_reader, warnings = _prepare(settings, keyring, on_loaded, on_opened, on_warmed)
-        if settings.hosts_answered == ("*",) and settings.allowed_hosts is None:
+        hosts = settings.hosts_answered  # once: a name listened on is resolved to decide them
+        if hosts == ("*",) and settings.allowed_hosts is None:
             warnings.append(
                 f"serving on {settings.host} answers requests for any Host: a page whose DNS name is "
                 "pointed at this machine reads the API as its own origin (DNS rebinding); set "
@@ -273,6 +275,7 @@ def serve(
             )
         for warning in warnings:  # once it can serve
             logging.getLogger("pith_graph.api.serve").warning(warning)
+        settings = replace(settings, allowed_hosts=hosts)  # each serving process answers those
         port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{host}:{port}"
