@@ -51,6 +51,10 @@ _NAME = re.compile(rf"{_LABEL}(?:\.{_LABEL})*")
 _NUMBER = re.compile(r"[0-9]+|0x[0-9a-f]*")
 
 
+#: What an entry of ``PITH_API_ALLOWED_HOSTS`` is, as its refusals say.
+_ENTRY = "no scheme, path or port; * for any host, *.example.org for the subdomains of example.org"
+
+
 def _bracketed(address: str) -> str:
     """An IPv6 address in brackets, in its short form (:class:`ValueError` if it is none)."""
     return f"[{ipaddress.IPv6Address(address).compressed}]"
@@ -72,6 +76,8 @@ def allowed_entry(entry: str) -> str:
         return text
     wildcard = text.startswith("*.")
     name = text.removeprefix("*.")
+    if "/" in name:  # a URL's colon is not a port's: say what an entry is
+        raise ValueError(f"{quoted(entry)} is not a host name or an IP address ({_ENTRY})")
     if (name.startswith("[") and "]:" in name) or (not name.startswith("[") and name.count(":") == 1):
         host = text.rpartition(":")[0]
         raise ValueError(f"{quoted(entry)} names a port: ports are not compared, write {quoted(host)}")
@@ -87,10 +93,7 @@ def allowed_entry(entry: str) -> str:
         raise ValueError(f"{quoted(entry)}: write '*{name}' for its subdomains (and {quoted(name[1:])})")
     name = name.removesuffix(".")
     if not _NAME.fullmatch(name):
-        raise ValueError(
-            f"{quoted(entry)} is not a host name or an IP address (no scheme, path or port; "
-            "* for any host, *.example.org for the subdomains of example.org)"
-        )
+        raise ValueError(f"{quoted(entry)} is not a host name or an IP address ({_ENTRY})")
     if _NUMBER.fullmatch(name.rpartition(".")[2]):  # an IPv4 address, however written
         try:
             address = socket.inet_ntoa(socket.inet_aton(name))

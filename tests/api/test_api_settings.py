@@ -338,6 +338,18 @@ def test_an_interface_named_answers_as_the_addresses_it_resolves_to(
     assert ServerSettings.from_env({"PITH_API_HOST": "VM.test."}).hosts_answered == answered
 
 
+@pytest.mark.parametrize("entry", ["https://api.example.org", "api.example.org/graphql", "http://x:8000/"])
+def test_a_url_for_a_host_is_told_what_an_entry_is(entry: str) -> None:
+    """A URL's colon was read as a port's: ``https://api.example.org`` was told it "names a
+    port" and to write ``'https'``."""
+    with pytest.raises(UsageError) as raised:
+        ServerSettings.from_env({"PITH_API_ALLOWED_HOSTS": entry})
+    assert str(raised.value).startswith(
+        f"PITH_API_ALLOWED_HOSTS: '{entry}' is not a host name or an IP address"
+    )
+    assert "(no scheme, path or port;" in str(raised.value)
+
+
 def test_an_origin_a_browser_does_not_send_is_refused_with_the_one_it_does() -> None:
     with pytest.raises(UsageError) as raised:
         ServerSettings.from_env({"PITH_API_CORS_ORIGINS": "https://a.example, https://App.Example.org:443"})
