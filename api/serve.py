@@ -181,10 +181,10 @@ def _prepare(
 
 
 def _serve_one(
-    settings: ServerSettings, keyring: Keyring, open_reader: OpenReader, listener: Callable[[], socket.socket]
+    settings: ServerSettings, keyring: Keyring, open_reader: OpenReader, sock: socket.socket
 ) -> int:
-    """Serve on ``listener()`` in this process until stopped; 0, or 3 if it never started."""
-    sock = listener()
+    """Serve on the listening socket ``sock`` in this process until stopped; 0, or 3 if it
+    never started."""
     reader, runner, ping_runner = open_reader()
     # The memory backend's executions are CPU work: off the event loop (api.loops); made
     # here, in the serving process (threads do not survive a fork).
@@ -279,14 +279,21 @@ def serve(
         port = sock.getsockname()[1]
         host = f"[{settings.host}]" if ":" in settings.host else settings.host
         url = f"http://{host}:{port}"
-        logging.getLogger("uvicorn.error").info(
-            "Uvicorn running on %s (Press CTRL+C to quit), %d worker%s", url, workers, "s"[: workers > 1]
-        )
-        on_listening(f"{url}/graphql")
+
+        def announce() -> None:  # once a socket listens on the port
+            logging.getLogger("uvicorn.error").info(
+                "Uvicorn running on %s (Press CTRL+C to quit), %d worker%s", url, workers, "s"[: workers > 1]
+            )
+            on_listening(f"{url}/graphql")
+
         if workers == 1:
-            return _serve_one(settings, keyring, open_reader, lambda: sock)
+            announce()
+            return _serve_one(settings, keyring, open_reader, sock)
         return serve_in_workers(
-            workers, lambda: _serve_one(settings, keyring, open_reader, lambda: bind(settings.host, port))
+            workers,
+            lambda: bind(settings.host, port),
+            lambda listener: _serve_one(settings, keyring, open_reader, listener),
+            on_listening=announce,
         )
     finally:
         sock.close()

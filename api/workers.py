@@ -3,7 +3,8 @@
 :func:`serve_in_workers` forks ``count`` workers from the process that reserved the port
 (and, for the memory backend, loaded the graph and froze it out of the garbage collector's
 reach: the workers share its pages copy-on-write, nothing is loaded twice). Each worker
-listens on that port with a socket of its own (``SO_REUSEPORT``: the kernel spreads new
+listens on that port with a socket of its own, made listening by the supervisor just before
+the worker is forked (``SO_REUSEPORT``: the kernel spreads new
 connections over the workers by their addresses, where one shared socket lets whichever
 worker wakes first take a whole burst of them) and serves them with its own event loop.
 
@@ -77,7 +78,13 @@ def _die_with(parent: int) -> None:
         os._exit(0)
 
 
-def _fork(serve_one: Callable[[], int]) -> int:
+#: Blocked while a worker is forked (see :func:`serve_in_workers`).
+_STOPS = {signal.SIGTERM, signal.SIGINT}
+
+
+def _fork(listener: socket.socket, serve_one: Callable[[socket.socket], int]) -> int:
+    """Fork a worker that serves on ``listener``; its pid. Called with :data:`_STOPS`
+    blocked: the worker takes their default action before it unblocks them."""
     parent = os.getpid()
     pid = os.fork()
     if pid:
@@ -85,10 +92,11 @@ def _fork(serve_one: Callable[[], int]) -> int:
     code = 1
     try:
         os.setpgid(0, 0)
-        for sig in (signal.SIGTERM, signal.SIGINT):
+        for sig in _STOPS:
             signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # one sent meanwhile ends it now
         _die_with(parent)
-        code = serve_one()
+        code = serve_one(listener)
     except BaseException:
         traceback.print_exc()
     finally:
@@ -98,9 +106,22 @@ def _fork(serve_one: Callable[[], int]) -> int:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
-def serve_in_workers(count: int, serve_one: Callable[[], int]) -> int:
-    """Run ``serve_one`` (it serves until SIGTERM, returns an exit code) in ``count`` forked
-    workers until they are stopped; 0 when they all stopped cleanly."""
+def serve_in_workers(
+    count: int,
+    listen: Callable[[], socket.socket],
+    serve_one: Callable[[socket.socket], int],
+    on_listening: Callable[[], None] = lambda: None,
+) -> int:
+    """Run ``serve_one(listen())`` (it serves on that listening socket until SIGTERM, returns
+    an exit code) in ``count`` forked workers until they are stopped; 0 when they all stopped
+    cleanly. ``on_listening`` is called once the first ``count`` sockets listen.
+
+    Each socket is made here, listening before its worker is forked (a connection made while
+    the worker starts waits in its queue; a worker that bound its own after the "running"
+    line left a client that believed it refused, as CI saw), and closed here once forked.
+    SIGTERM and SIGINT are blocked from just before a fork until its worker is noted, so a
+    stop that lands meanwhile reaches that worker too (one forked after the stop was handled
+    served on, unstopped, and the supervisor waited for it)."""
     workers: dict[int, float] = {}  # pid -> when it started
     stopping = False
 
@@ -109,16 +130,31 @@ def serve_in_workers(count: int, serve_one: Callable[[], int]) -> int:
         if stopping:
             return
         stopping = True
-        log.info("stopping %d workers", len(workers))
+        log.info("stopping %d worker%s", len(workers), "s"[: len(workers) != 1])
         for pid in list(workers):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGTERM)
 
+    def start() -> None:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+        try:
+            listener = listen()
+            try:
+                pid = _fork(listener, serve_one)
+            finally:
+                listener.close()  # the worker's now: it stops listening when the worker ends
+            workers[pid] = time.monotonic()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
     previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGTERM, signal.SIGINT)}
     try:
         for _ in range(count):
-            workers[_fork(serve_one)] = time.monotonic()
-        log.info("started %d workers: %s", count, " ".join(map(str, workers)))
+            if not stopping:
+                start()
+        if not stopping:
+            log.info("started %d workers: %s", count, " ".join(map(str, workers)))
+            on_listening()
         code = 0
         while workers:
             try:
@@ -139,7 +175,14 @@ def serve_in_workers(count: int, serve_one: Callable[[], int]) -> int:
                 continue
             log.error("worker %d exited with %d; starting another", pid, exit_code)
             time.sleep(max(0.0, 1.0 - (time.monotonic() - started)))
-            workers[_fork(serve_one)] = time.monotonic()
+            if stopping:  # a stop during the pause
+                continue
+            try:
+                start()
+            except OSError as err:
+                log.error("cannot listen for another worker (%s); stopping", err.strerror)
+                stop(signal.SIGTERM, None)
+                code = 1
         return code
     finally:
         for sig, handler in previous.items():
