@@ -27,7 +27,8 @@ def serving(
     """Run ``pith-graph serve ARGS`` (pass ``--port 0``; or ``command`` that execs it, such as
     ``scripts/run``) with ``env`` added to this process's environment; yield its base URL
     (``http://127.0.0.1:PORT``) once it listens, its lines so far in ``output``; stop it with
-    SIGTERM on leaving. Fails with the server's output if it exits before listening."""
+    SIGTERM on leaving. Fails with the server's output if it exits before listening, or does
+    not stop within ``stop_timeout`` seconds (then it is killed)."""
     process = subprocess.Popen(
         [*command, *args],
         env={**os.environ, **(env or {})},
@@ -46,4 +47,15 @@ def serving(
         yield found.group(1)
     finally:
         process.send_signal(signal.SIGTERM)
-        process.communicate(timeout=stop_timeout)
+        try:
+            rest, _ = process.communicate(timeout=stop_timeout)
+        except subprocess.TimeoutExpired:
+            # Killed and reaped here: a Popen left running was collected by a later test,
+            # whose run then failed on its ResourceWarnings (CI), far from the cause.
+            process.kill()
+            rest, _ = process.communicate()
+            raise AssertionError(
+                f"pith-graph serve did not stop within {stop_timeout:g} s of SIGTERM:\n"
+                + "".join(output)
+                + rest
+            ) from None
