@@ -25,9 +25,11 @@ def test_a_server_that_ignores_sigterm_is_killed_and_leaves_nothing_to_collect()
     """Before, the harness raised TimeoutExpired and left the process running: the Popen was
     collected in a later test, whose run failed on its ResourceWarnings (CI)."""
     started = time.monotonic()
-    with pytest.raises(AssertionError, match="did not stop within 1 s of SIGTERM") as caught:
-        with serving([], stop_timeout=1, command=[sys.executable, "-c", DEAF]):
-            pass
+    with (
+        pytest.raises(AssertionError, match="did not stop within 1 s of SIGTERM") as caught,
+        serving([], stop_timeout=1, command=[sys.executable, "-c", DEAF]),
+    ):
+        pass
     assert "Uvicorn running on http://127.0.0.1:1" in str(caught.value)  # what it printed
     assert time.monotonic() - started < 60
     with warnings.catch_warnings(record=True) as seen:

@@ -37,8 +37,8 @@ def serving(
         text=True,
     )
     assert process.stdout is not None
+    output = [] if output is None else output
     try:
-        output = [] if output is None else output
         while not (found := _RUNNING.search(output[-1] if output else "")):
             line = process.stdout.readline()
             if not line:
@@ -48,7 +48,7 @@ def serving(
     finally:
         process.send_signal(signal.SIGTERM)
         try:
-            rest, _ = process.communicate(timeout=stop_timeout)
+            process.communicate(timeout=stop_timeout)
         except subprocess.TimeoutExpired:
             # Killed and reaped here: a Popen left running was collected by a later test,
             # whose run then failed on its ResourceWarnings (CI), far from the cause.
