@@ -18,13 +18,13 @@ out would cost more than it saves), and relation hints are ignored: a later call
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from itertools import islice
 
 from pith_graph.api.reads.author_page import author_order, author_page
 from pith_graph.api.reads.memory_discovery import MemoryDiscoveryReads
+from pith_graph.api.reads.memory_listings import MemoryListings
 from pith_graph.api.reads.memory_rankings import MemoryRankings
 from pith_graph.api.reads.memory_view import (
     EVENT_TYPES,
@@ -37,7 +37,6 @@ from pith_graph.api.reads.memory_view import (
     SHORT_PITH_NUMBER,
     SIGNED_BUNDLE,
     VALUE,
-    Key,
     source_key,
 )
 from pith_graph.api.reads.records import (
@@ -51,7 +50,6 @@ from pith_graph.api.reads.records import (
     IdentifierKey,
     NameFormRecord,
     Page,
-    PaperFilter,
     PaperKey,
     PaperSelection,
     SignatureRecord,
@@ -70,7 +68,7 @@ AUTHOR_NAMES = PAPER.prop("authorNames")
 NAME_FORMS, NAME_FORM_COUNTS = AUTHOR.prop("nameForms"), AUTHOR.prop("nameFormCounts")
 
 
-class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
+class MemoryReader(MemoryRankings, MemoryListings, MemoryDiscoveryReads):
     """Batched reads over a ``DiGraph`` written by :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
 
     def ping(self) -> None:
@@ -202,77 +200,6 @@ class MemoryReader(MemoryRankings, MemoryDiscoveryReads):
     def _newest(self, piths: Iterable[str]) -> tuple[PaperRow, ...]:
         found = (paper for paper in map(self._paper, piths) if paper is not None)
         return tuple(sorted(found, key=version_key, reverse=True))
-
-    # -- listings ------------------------------------------------------------------------
-
-    def _candidates(self, where: PaperFilter) -> list[Key]:
-        if where.title_terms:
-            return self._title_keys(where.title_terms)
-        if where.author is not None:
-            return self._author_keys(where.author)
-        if where.category is not None:
-            return self._category_keys(where.category)
-        if where.archive is not None:
-            return self._archive_keys(where.archive)
-        return self._all_keys()
-
-    def _predicate(self, where: PaperFilter) -> Callable[[Key], bool] | None:
-        """The checks the candidate list does not already guarantee (None: nothing)."""
-        checks: list[Callable[[Key], bool]] = []
-        anchored = False
-
-        def member(keys: list[Key]) -> Callable[[Key], bool]:
-            pool = {pith for _, pith in keys}
-            return lambda key: key[1] in pool
-
-        if where.title_terms:
-            anchored = True
-        if where.author is not None:
-            if anchored:
-                checks.append(member(self._author_keys(where.author)))
-            anchored = True
-        if where.category is not None:
-            if anchored:
-                checks.append(member(self._category_keys(where.category)))
-            anchored = True
-        if where.archive is not None and anchored:
-            checks.append(member(self._archive_keys(where.archive)))
-        if where.latest_versions:
-            latest = self._latest()
-            checks.append(lambda key: key[1] in latest)
-        if (where.submitted_from, where.submitted_before, where.license) != (None, None, None):
-            checks.append(lambda key: where.admits(self._paper(key[1])))  # type: ignore[arg-type]
-        if not checks:
-            return None
-        return lambda key: all(check(key) for check in checks)
-
-    def _page(
-        self, keys: list[Key], first: int, after: PaperKey | None, keep: Callable[[Key], bool] | None
-    ) -> Page:
-        start = len(keys) if after is None else bisect_left(keys, (after.submitted_at, after.pith_number))
-        if keep is None:  # the page is a slice
-            low = max(0, start - first - 1)
-            picked = keys[low:start]
-            picked.reverse()
-            return Page(tuple(self._papers_of(picked[:first])), len(picked) > first)
-        found: list[Key] = []
-        index = start - 1
-        while index >= 0 and len(found) <= first:
-            key = keys[index]
-            if keep(key):
-                found.append(key)
-            index -= 1
-        return Page(tuple(self._papers_of(found[:first])), len(found) > first)
-
-    def list_papers(
-        self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
-    ) -> Page:
-        return self._page(self._candidates(where), first, after, self._predicate(where))
-
-    def count_papers(self, where: PaperFilter) -> int:
-        keys = self._candidates(where)
-        keep = self._predicate(where)
-        return len(keys) if keep is None else sum(1 for key in keys if keep(key))
 
     # -- papers' relations ---------------------------------------------------------------
 

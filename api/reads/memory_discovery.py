@@ -71,7 +71,7 @@ CORPUS_KEPT = 1000
 class MemoryDiscoveryReads(MemoryGraphView):
     """Batch lookups, ranked search, facets and typeahead over the networkx graph."""
 
-    if TYPE_CHECKING:  # provided by MemoryReader
+    if TYPE_CHECKING:  # provided by MemoryListings
 
         def _candidates(self, where: PaperFilter) -> list[Key]: ...
         def _predicate(self, where: PaperFilter) -> Callable[[Key], bool] | None: ...
