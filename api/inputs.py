@@ -13,12 +13,13 @@ import strawberry
 
 from pith_graph.api.reads.records import PaperFilter, of_best_signer, version_key
 from pith_graph.api.reads.words import search_terms
-from pith_graph.errors import BadUserInput, with_article
+from pith_graph.errors import BadUserInput, LimitExceeded, with_article
 from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
 __all__ = [
+    "MAX_FILTER_CATEGORIES",
     "MAX_TEXT_LENGTH",
     "PaperFilterInput",
     "filter_from_arguments",
@@ -31,7 +32,20 @@ __all__ = [
 ]
 
 MAX_TEXT_LENGTH = 500
+#: The most codes ``filter.categories`` and ``filter.excludeCategories`` may each hold, repeats
+#: counted (since 0.9.1): more is ``LIMIT_EXCEEDED``, as more ids than ``nodes(ids:)`` takes.
+MAX_FILTER_CATEGORIES = 50
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def _codes_field(which: str, unset: str) -> Any:
+    """A filter's list of category codes (since 0.9.1); ``unset``: what means no condition."""
+    return strawberry.field(
+        default=None,
+        description=f"Listed in {which} of the categories with these codes (primary or cross-list), "
+        f'e.g. ["cs.LG", "stat.ML"]: at most {MAX_FILTER_CATEGORIES} codes, repeats ignored. {unset}: '
+        "no condition (since 0.9.1).",
+    )
 
 
 @strawberry.input(name="PaperFilter", description="Which papers to list; every field given must match.")
@@ -61,6 +75,11 @@ class PaperFilterInput:
         "without a version: no paper of the id has a greater sourceVersion (then builtAt, then "
         "pithNumber). False or null: every version (since 0.9.0).",
     )
+    categories: list[str] | None = _codes_field(
+        "at least one",
+        "With category, both must hold. An empty list is refused (it would match nothing); null",
+    )
+    exclude_categories: list[str] | None = _codes_field("none", "An empty list or null")
 
 
 def text(value: str, what: str) -> str:
@@ -120,6 +139,26 @@ def words(value: str, what: str) -> tuple[str, ...]:
     return terms
 
 
+def _codes(given: list[str] | None, name: str, *, empty: bool) -> tuple[str, ...]:
+    """The category codes of ``filter.<name>``, each checked as ``filter.category`` is,
+    sorted and without repeats; ``empty``: whether an empty list is taken (as no codes).
+    :class:`LimitExceeded` over :data:`MAX_FILTER_CATEGORIES` codes."""
+    if given is None:
+        return ()
+    what = f"filter.{name}"
+    if len(given) > MAX_FILTER_CATEGORIES:
+        raise LimitExceeded(
+            f"{what} holds {len(given)} codes; at most {MAX_FILTER_CATEGORIES} are matched at once.",
+            f"Pass at most {MAX_FILTER_CATEGORIES} category codes (an archive: filter.archive).",
+        )
+    if not given and not empty:
+        raise BadUserInput(
+            f"{what} is an empty list: it would match no paper.",
+            f"Pass at least one category code, or leave {what} out (or null) to list papers of any.",
+        )
+    return tuple(sorted({text(code, f"{what}[{index}]") for index, code in enumerate(given)}))
+
+
 def to_filter(given: PaperFilterInput | None) -> PaperFilter:
     """The reader's filter for the GraphQL input, validated."""
     if given is None:
@@ -140,6 +179,8 @@ def to_filter(given: PaperFilterInput | None) -> PaperFilter:
         license=text(given.license, "filter.license") if given.license is not None else None,
         title_terms=words(given.title, "filter.title") if given.title is not None else (),
         latest_versions=bool(given.latest_versions),
+        categories=_codes(given.categories, "categories", empty=False),
+        exclude_categories=_codes(given.exclude_categories, "excludeCategories", empty=True),
     )
 
 
@@ -152,6 +193,8 @@ _FILTER_FIELDS = {
     "license": "license",
     "title": "title",
     "latestVersions": "latest_versions",
+    "categories": "categories",
+    "excludeCategories": "exclude_categories",
 }
 
 

@@ -15,6 +15,7 @@ import pytest
 
 import pith_graph.api.settings as settings_module
 from pith_graph.api.cost import LIST_SIZES
+from pith_graph.api.inputs import MAX_FILTER_CATEGORIES
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.settings import ServerSettings
 from pith_graph.cli import build_parser
@@ -195,6 +196,14 @@ def test_the_waits_for_neo4j_are_the_code_s() -> None:
     assert read.retry == 0 and "at once, reads are not retried" in flat
     assert f"(a connection attempt gives up after {read.connect:g} s," in flat
     assert f"a connection from the pool, connecting included, after {read.acquire:g} s" in flat
+
+
+def test_the_category_lists_limit_is_the_code_s() -> None:
+    """``PaperFilter.categories`` and ``excludeCategories`` (since 0.9.1): a fixed limit, no variable."""
+    table = _section("| limit | default | variable |", "\n\n")
+    row = "| codes in `PaperFilter.categories`, and in `excludeCategories`, each (since 0.9.1; `LIMIT_EXCEEDED`) |"
+    assert f"{row} {MAX_FILTER_CATEGORIES} | none (fixed) |" in table
+    assert f"holds at most {MAX_FILTER_CATEGORIES} codes (`LIMIT_EXCEEDED`" in " ".join(README.split())
 
 
 def test_the_list_sizes_table_gives_the_code_s_sizes() -> None:

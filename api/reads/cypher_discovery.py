@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from pith_graph.api.reads.cypher_parts import KEYED, KEYED_AUTHOR, LATEST
+from pith_graph.api.reads.cypher_parts import IN_CATEGORIES, KEYED, KEYED_AUTHOR, LATEST
 from pith_graph.api.reads.discovery import FACETS
 
 __all__ = [
@@ -51,6 +51,7 @@ LISTING_STARTS = {
     "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper)",
     "signer": "MATCH (:Signer {signerId: $signer})-[r:SIGNED]->(p:Paper)\n"
     "WITH p WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle",
+    "categories": "MATCH (c:Category)<-[:IN_CATEGORY]-(p:Paper) WHERE c.code IN $categories WITH DISTINCT p",
     "archive": "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p",
     "all": "MATCH (p:Paper)",
 }
@@ -65,6 +66,8 @@ FILTER_CHECKS = {
     "signer": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer})"
     " WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle }",
     "latest": LATEST,
+    "categories": IN_CATEGORIES,
+    "excluded": "NOT " + IN_CATEGORIES.replace("$categories", "$excluded"),
 }
 
 #: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p`` (for authors
@@ -213,7 +216,7 @@ RETURN size(hits) AS found, ranks
 """
 
 # Skipped checks: the one the start already guarantees.
-_IMPLIED = {"author": "author", "category": "category", "signer": "signer", "archive": "archive"}
+_IMPLIED = {s: s for s in ("author", "category", "categories", "signer", "archive")}
 
 
 #: Starts that find their papers by the label or a full-text index: they check the key.

@@ -17,6 +17,7 @@ from __future__ import annotations
 from pith_graph.api.reads.cypher_parts import (
     AFTER,
     EMBEDS,
+    IN_CATEGORIES,
     KEYED,
     LATEST,
     NEWEST_BOUND,
@@ -97,6 +98,8 @@ _FILTERS = {
     "category": "($category IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) })",
     "archive": "($archive IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) })",
     "author": "($author IS NULL OR EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) })",
+    "categories": f"($categories IS NULL OR {IN_CATEGORIES})",
+    "excluded": f"($excluded IS NULL OR NOT {IN_CATEGORIES.replace('$categories', '$excluded')})",
     "latest": f"(NOT $latest OR {LATEST})",
 }
 
@@ -120,7 +123,23 @@ _STARTS = {
 
 
 #: The filters a paper meets by its edges, checked again as each paper of a page is read.
-_EDGE_FILTERS = " AND ".join(_FILTERS[name] for name in ("category", "archive", "author"))
+_EDGE_FILTERS = " AND ".join(
+    _FILTERS[name] for name in ("category", "archive", "author", "categories", "excluded")
+)
+#: start -> (its categories ``n``, the papers they reach, a paper one of them): those that
+#: reach papers through several categories, so their size is their categories' degrees.
+_CATEGORY_SETS = {
+    "archive": (
+        "(n:Category {archive: $archive})",
+        "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p",
+        "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }",
+    ),
+    "categories": (
+        "(n:Category) WHERE n.code IN $categories",
+        "MATCH (c:Category)<-[:IN_CATEGORY]-(p:Paper) WHERE c.code IN $categories WITH DISTINCT p",
+        IN_CATEGORIES,
+    ),
+}
 
 
 def _listing(start: str, embed: Embed) -> str:
@@ -133,10 +152,9 @@ def _listing(start: str, embed: Embed) -> str:
     scan = f"MATCH (p:Paper)\nWHERE p.submittedAt <= {{newest}} AND {KEYED} AND {{checks}}"
     if start == "all":
         return f"{scan.format(newest=NEWEST_BOUND, checks=checks)}\nWITH p {NEWEST_FIRST}\n{project}"
-    if start == "archive":
-        node = "MATCH (n:Category {archive: $archive}) WITH sum(COUNT { (n)<-[:IN_CATEGORY]-() }) AS size"
-        walk = "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p"
-        member = "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }"
+    if start in _CATEGORY_SETS:
+        found, walk, member = _CATEGORY_SETS[start]
+        node = f"MATCH {found} WITH sum(COUNT {{ (n)<-[:IN_CATEGORY]-() }}) AS size"
         carried = "size, papers"
     else:
         found, step, member = _STARTS[start]
@@ -164,7 +182,8 @@ _MATCHES = {
     "title": "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p",
     "author": "MATCH (:Author {nameKey: $author})-[:AUTHORED]->(p:Paper) WITH p",
     "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper) WITH p",
-    "archive": "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p",
+    "categories": _CATEGORY_SETS["categories"][1],
+    "archive": _CATEGORY_SETS["archive"][1],
     "all": "MATCH (p:Paper) WITH p",
 }
 #: (start, embed) -> statement returning one page (``paper`` rows, newest first): sorted and

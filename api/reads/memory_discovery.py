@@ -75,6 +75,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
 
         def _candidates(self, where: PaperFilter) -> list[Key]: ...
         def _predicate(self, where: PaperFilter) -> Callable[[Key], bool] | None: ...
+        def _in_categories(self, codes: tuple[str, ...], inside: bool = True) -> Callable[[Key], bool]: ...
 
     def refresh(self) -> None:
         super().refresh()
@@ -172,8 +173,11 @@ class MemoryDiscoveryReads(MemoryGraphView):
         sets: list[Collection[str]] = [{pith for _, pith in pool} for pool in sorted(pools, key=len)]
         if where.latest_versions:
             sets.append(self._latest())
+        edges = [self._in_categories(where.categories)] if where.categories else []
+        if where.exclude_categories:
+            edges.append(self._in_categories(where.exclude_categories, inside=False))
         start, before, license = where.submitted_from, where.submitted_before, where.license
-        if not sets and (start, before, license) == (None, None, None):
+        if not sets and not edges and (start, before, license) == (None, None, None):
             return None
         nodes = self.G.nodes
 
@@ -182,6 +186,8 @@ class MemoryDiscoveryReads(MemoryGraphView):
             if (start is not None and at < start) or (before is not None and at >= before):
                 return False
             if not all(pith in members for members in sets):
+                return False
+            if not all(edge(key) for edge in edges):
                 return False
             return license is None or nodes[f"{PAPER.label}:{pith}"][_LICENSE] == license
 

@@ -1,21 +1,60 @@
 """The in-memory reader's listings: ``papers(filter:)`` and its count, pages of newest-first
 key lists. A filter's candidates are the key list of its most selective condition (title
-words, then author, category, archive; else every paper); the other conditions are checked
-on each key as the page is walked back from its cursor."""
+words, then author, category, categories, archive; else every paper); the other conditions
+are checked on each key as the page is walked back from its cursor.
+
+``categories`` of several codes start from the union of their key lists, merged (each is
+kept) and kept for the last :data:`UNIONS_KEPT` sets of codes asked; as a check, and for
+``excludeCategories``, a paper is looked up in a set of the codes' papers, made per request
+from their kept lists (as a check of ``category`` or ``author`` is)."""
 
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import OrderedDict
 from collections.abc import Callable
+from heapq import merge
+from itertools import groupby
 
 from pith_graph.api.reads.memory_view import Key, MemoryGraphView
 from pith_graph.api.reads.records import EVERYTHING, Page, PaperFilter, PaperKey, PaperSelection
 
 __all__ = ["MemoryListings"]
 
+#: Unions of several categories' papers kept (``filter.categories``): a client choosing a new
+#: set of codes each request must not grow the reader's memory without bound.
+UNIONS_KEPT = 32
+
 
 class MemoryListings(MemoryGraphView):
     """Pages and counts of ``papers(filter:)`` over the networkx graph."""
+
+    def refresh(self) -> None:
+        super().refresh()
+        self._unions: OrderedDict[tuple[str, ...], list[Key]] = OrderedDict()
+
+    def _any_category_keys(self, codes: tuple[str, ...]) -> list[Key]:
+        """The ascending keys of the papers listed in any of ``codes``."""
+        if len(codes) == 1:
+            return self._category_keys(codes[0])
+        found = self._unions.get(codes)
+        if found is None:
+            merged = merge(*(self._category_keys(code) for code in codes))
+            found = self._unions[codes] = [key for key, _ in groupby(merged)]
+            if len(self._unions) > UNIONS_KEPT:
+                self._unions.popitem(last=False)
+        else:
+            self._unions.move_to_end(codes)
+        return found
+
+    def _in_categories(self, codes: tuple[str, ...], inside: bool = True) -> Callable[[Key], bool]:
+        """Whether a paper is listed in any of ``codes`` (``inside``) or in none of them: a set
+        of their papers, made from their kept lists (a paper's category edges, looked up per
+        paper, took 4–5 µs a paper: 88 ms to count 19k papers against 2 codes)."""
+        pool = {pith for code in codes for _, pith in self._category_keys(code)}
+        if inside:
+            return lambda key: key[1] in pool
+        return lambda key: key[1] not in pool
 
     def _candidates(self, where: PaperFilter) -> list[Key]:
         if where.title_terms:
@@ -24,6 +63,8 @@ class MemoryListings(MemoryGraphView):
             return self._author_keys(where.author)
         if where.category is not None:
             return self._category_keys(where.category)
+        if where.categories:
+            return self._any_category_keys(where.categories)
         if where.archive is not None:
             return self._archive_keys(where.archive)
         return self._all_keys()
@@ -47,6 +88,12 @@ class MemoryListings(MemoryGraphView):
             if anchored:
                 checks.append(member(self._category_keys(where.category)))
             anchored = True
+        if where.categories:
+            if anchored:
+                checks.append(self._in_categories(where.categories))
+            anchored = True
+        if where.exclude_categories:
+            checks.append(self._in_categories(where.exclude_categories, inside=False))
         if where.archive is not None and anchored:
             checks.append(member(self._archive_keys(where.archive)))
         if where.latest_versions:

@@ -232,6 +232,8 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
             start = "author"
         elif where.category is not None:
             start = "category"
+        elif where.categories:
+            start = "categories"
         elif where.archive is not None:
             start = "archive"
         else:
@@ -246,6 +248,8 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
             "before": where.submitted_before,
             "license": where.license,
             "latest": where.latest_versions,
+            "categories": list(where.categories) or None,
+            "excluded": list(where.exclude_categories) or None,
         }
         return start, parameters
 

@@ -56,6 +56,7 @@ def _start(listing: Listing) -> str:
     for start, value in (
         ("author", where.author),
         ("category", where.category),
+        ("categories", where.categories or None),
         ("signer", listing.signer),
         ("archive", where.archive),
     ):
@@ -75,6 +76,8 @@ def _checks(listing: Listing) -> frozenset[str]:
         "archive": where.archive,
         "author": where.author,
         "signer": listing.signer,
+        "categories": where.categories or None,
+        "excluded": where.exclude_categories or None,
     }
     found = {name for name, value in given.items() if value is not None}
     return frozenset(found | {"latest"} if where.latest_versions else found)
@@ -98,6 +101,8 @@ def _parameters(listing: Listing) -> dict[str, Any]:
         "from": where.submitted_from,
         "before": where.submitted_before,
         "license": where.license,
+        "categories": list(where.categories),
+        "excluded": list(where.exclude_categories),
     }
 
 

@@ -192,7 +192,9 @@ class PaperFilter:
     exact; ``title_terms``: every word (see :func:`search_terms`) is in the title;
     ``latest_versions``: only the newest version of its source: no paper with its ``sourceKind`` and
     ``sourceId`` has a greater :func:`version_key` (the paper ``paper(id:)`` answers for the
-    arXiv id without a version).
+    arXiv id without a version); ``categories``: listed in at least one of these codes,
+    ``exclude_categories``: in none of them (primary or cross-list, as ``category``; each
+    sorted and without repeats; empty: no condition).
     """
 
     category: str | None = None
@@ -205,6 +207,9 @@ class PaperFilter:
     #: Left out of ``repr``: a search's cursor fingerprint (:func:`pith_graph.api.search.fingerprint`)
     #: of a filter without it stays what it was before 0.9.0.
     latest_versions: bool = field(default=False, repr=False)
+    #: Left out of ``repr`` too (since 0.9.1): the fingerprint names them only when given.
+    categories: tuple[str, ...] = field(default=(), repr=False)
+    exclude_categories: tuple[str, ...] = field(default=(), repr=False)
 
     def admits(self, paper: PaperRow) -> bool:
         """The conditions on the paper's own properties (not category, author or title)."""

@@ -19,7 +19,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,6 +205,55 @@ def served_both(request: pytest.FixtureRequest, bundles: tuple[Path, Keyring]) -
             served(neo4j_app, "neo4j", neo4j) as on_neo4j,
         ):
             yield on_memory, on_neo4j
+
+
+#: A page of ``papers`` and of ``search`` (``@``: the page's selection) for :func:`walk_alike`.
+PAPERS_QUERY = (
+    "query($f: PaperFilter, $n: Int, $a: String) { papers(filter: $f, first: $n, after: $a) { @ } }"
+)
+SEARCH_QUERY = (
+    "query($t: String!, $f: PaperFilter, $o: SearchOrder, $n: Int, $a: String) {"
+    " search(text: $t, filter: $f, orderBy: $o, first: $n, after: $a) { @ } }"
+)
+
+
+def both_fixture(name: str, specs: Callable[[], list[PaperSpec]], seed: int) -> Any:
+    """A module fixture: ``specs()``, signed into a folder named ``name``, served by the memory
+    and the Neo4j backend (:func:`served_both`)."""
+
+    @pytest.fixture(scope="module")
+    def both(
+        request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[tuple[Api, Api]]:
+        with served_both(request, signed_jsonl(tmp_path_factory.mktemp(name), specs(), seed=seed)) as found:
+            yield found
+
+    return both
+
+
+def alike(both: tuple[Api, Api], query: str, **variables: Any) -> dict[str, Any]:
+    """The data of ``query`` on both backends (:func:`served_both`), which must be equal."""
+    on_memory, on_neo4j = both
+    answer = on_memory.data(query, **variables)
+    assert on_neo4j.data(query, **variables) == answer, (query, variables)
+    return answer
+
+
+def walk_alike(
+    both: tuple[Api, Api], query: str, field: str, size: int, page: str, **variables: Any
+) -> list[dict[str, Any]]:
+    """Every node of the connection ``field`` of ``query`` (its ``@`` replaced by ``page``, which
+    selects ``edges { node }`` and ``pageInfo``; ``$n`` the page size, ``$a`` the cursor),
+    ``size`` a page, following the cursors: :func:`alike` at each page."""
+    nodes: list[dict[str, Any]] = []
+    after = None
+    while True:
+        found = alike(both, query.replace("@", page), n=size, a=after, **variables)[field]
+        nodes += [edge["node"] for edge in found["edges"]]
+        assert len(found["edges"]) <= size
+        if not found["pageInfo"]["hasNextPage"]:
+            return nodes
+        after = found["pageInfo"]["endCursor"]
 
 
 def load_vectors(name: str) -> list[dict[str, Any]]:

@@ -9,11 +9,10 @@ walked by their cursors, must answer only the newest versions, and answer alike.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from apitest import Api, served_both, signed_jsonl
+from apitest import PAPERS_QUERY, SEARCH_QUERY, Api, alike, both_fixture, walk_alike
 
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import PaperFilter
@@ -60,15 +59,8 @@ def _specs() -> list[PaperSpec]:
     ]
 
 
-@pytest.fixture(scope="module")
-def both(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[tuple[Api, Api]]:
-    """The corpus, signed, served by the memory and the Neo4j backend."""
-    bundles = signed_jsonl(tmp_path_factory.mktemp("versions"), _specs(), seed=23)
-    with served_both(request, bundles) as found:
-        yield found
-
+#: The corpus, signed, served by the memory and the Neo4j backend.
+both = both_fixture("versions", _specs, 23)
 
 PAPER = "pithNumber sourceId sourceVersion"
 FACETS = (
@@ -76,11 +68,7 @@ FACETS = (
     " licenses { value count } authors { value count } }"
 )
 PAGE = f"edges {{ cursor node {{ {PAPER} }} }} pageInfo {{ hasNextPage endCursor }}"
-PAPERS = "query($f: PaperFilter, $n: Int, $a: String) { papers(filter: $f, first: $n, after: $a) { @ } }"
-SEARCH = (
-    "query($t: String!, $f: PaperFilter, $o: SearchOrder, $n: Int, $a: String) {"
-    " search(text: $t, filter: $f, orderBy: $o, first: $n, after: $a) { @ } }"
-)
+PAPERS, SEARCH = PAPERS_QUERY, SEARCH_QUERY
 #: The filters the flag is combined with (each also without it).
 FILTERS: list[dict[str, Any]] = [
     {},
@@ -95,25 +83,11 @@ FILTERS: list[dict[str, Any]] = [
 ]
 
 
-def _both(both: tuple[Api, Api], query: str, **variables: Any) -> dict[str, Any]:
-    """The answer of both backends, which must be equal."""
-    on_memory, on_neo4j = both
-    answer = on_memory.data(query, **variables)
-    assert on_neo4j.data(query, **variables) == answer, (query, variables)
-    return answer
+_both = alike
 
 
 def _walk(both: tuple[Api, Api], query: str, field: str, size: int, **variables: Any) -> list[dict[str, Any]]:
-    """Every node of a listing, ``size`` a page, following the cursors."""
-    nodes: list[dict[str, Any]] = []
-    after = None
-    while True:
-        found = _both(both, query.replace("@", PAGE), n=size, a=after, **variables)[field]
-        nodes += [edge["node"] for edge in found["edges"]]
-        assert len(found["edges"]) <= size
-        if not found["pageInfo"]["hasNextPage"]:
-            return nodes
-        after = found["pageInfo"]["endCursor"]
+    return walk_alike(both, query, field, size, PAGE, **variables)
 
 
 def _newest_only(nodes: list[dict[str, Any]]) -> None:

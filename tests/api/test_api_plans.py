@@ -137,6 +137,12 @@ MORE = [
         lambda e: {"f": {"category": e.big_category, "submittedFrom": "2016-01-01"}},
         id="filter-variable",
     ),
+    pytest.param(  # since 0.9.1
+        "query($f: PaperFilter) { papers(filter: $f, first: 4) { totalCount nodes { pithNumber } "
+        "facets(first: 3) { categories { value count } } } }",
+        lambda e: {"f": {"categories": [e.big_category, "math.PR"], "excludeCategories": ["cs.LG"]}},
+        id="category-lists",
+    ),
     pytest.param(
         "query($id: String!, $after: String) { paper(id: $id) { authorCount a: authors(first: 1) "
         '{ nameKey } b: authors(first: 2, after: $after) { nameKey name paperCount } c: authors(after: "zzz") '
@@ -248,6 +254,14 @@ FAILING = [
     ),
     pytest.param(
         '{ papers(filter: {submittedFrom: "yesterday"}) { nodes { title } } }', "BAD_USER_INPUT", id="date"
+    ),
+    pytest.param(
+        "{ papers(filter: {categories: []}) { nodes { title } } }", "BAD_USER_INPUT", id="no-categories"
+    ),
+    pytest.param(
+        "{ papers(filter: {excludeCategories: [" + ", ".join(['"cs.LG"'] * 51) + "]}) { nodes { title } } }",
+        "LIMIT_EXCEEDED",
+        id="too-many-categories",
     ),
 ]
 

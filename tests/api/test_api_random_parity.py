@@ -170,6 +170,10 @@ class Generator:
             "license": lambda: self.pick(p.licenses),
             "title": lambda: " ".join(self.rng.sample(p.words, self.rng.randint(1, 2))),
             "latestVersions": lambda: self.pick([True, False, None]),
+            "categories": lambda: self.rng.sample(
+                p.codes, self.rng.randint(0 if self.chance(0.05) else 1, 3)
+            ),
+            "excludeCategories": lambda: self.rng.sample(p.codes, self.rng.randint(0, 3)),
         }
         chosen = self.rng.sample(sorted(makers), self.rng.randint(1, 2))
         return {name: makers[name]() for name in chosen}

@@ -108,10 +108,12 @@ def test_no_input_is_ever_part_of_a_statement(
                 every = dict.fromkeys(("category", "archive", "author", "license", "title"), MARKED)
                 found = api.data("query($m: String!) { search(text: $m) { totalCount } }", m=TOKEN)
                 assert found["search"]["totalCount"] == 3  # the marker is in the data, and is found
+                listed = {"categories": [MARKED, "cs.LG"], "excludeCategories": [MARKED]}  # since 0.9.1
                 for query in QUERIES:
-                    variables = {"m": MARKED, "ms": [MARKED], "f": every}
-                    declared = {name for name in variables if f"${name}:" in query}
-                    api.post(query, {name: variables[name] for name in declared})
+                    for where in (every, listed, {**every, **listed}):
+                        variables = {"m": MARKED, "ms": [MARKED], "f": where}
+                        declared = {name for name in variables if f"${name}:" in query}
+                        api.post(query, {name: variables[name] for name in declared})
                 named = api.data(f'{{ author(name: "{TOKEN} Ada 1") {{ name papers {{ totalCount }} }} }}')
                 assert named["author"]["papers"]["totalCount"] == 1
         finally:

@@ -223,6 +223,8 @@ def _passes(G: nx.MultiDiGraph, paper: str, filter_: dict[str, Any]) -> bool:
         "submittedFrom": lambda day: data["submittedAt"] >= day,
         "submittedBefore": lambda day: data["submittedAt"] < day,
         "latestVersions": lambda latest: not latest or _is_newest_version(G, paper),
+        "categories": lambda codes: bool(set(codes) & {c["code"] for c in categories}),  # since 0.9.1
+        "excludeCategories": lambda codes: not set(codes) & {c["code"] for c in categories},
     }
     return all(checks[key](value) for key, value in filter_.items())
 
@@ -257,6 +259,16 @@ def test_facets_count_every_filtered_paper(api: Api, G: nx.MultiDiGraph) -> None
         ({"submittedFrom": middle, "submittedBefore": "2026-06-01"}, 1),
         ({"latestVersions": True}, 5),  # since 0.9.0
         ({"latestVersions": True, "archive": "cs", "submittedFrom": "2012-01-01"}, FIRST),
+        ({"categories": ["math.PR", "stat.ML", "hep-th"]}, 6),  # since 0.9.1
+        ({"excludeCategories": ["cs.LG", "math.CO"], "archive": "cs"}, FIRST),
+        (
+            {
+                "categories": ["cs.AI", "stat.ML"],
+                "excludeCategories": ["cs.LG"],
+                "submittedFrom": "2012-01-01",
+            },
+            7,
+        ),
     ]
     cuts_in_a_tie = 0
     for filter_, first in cases:
