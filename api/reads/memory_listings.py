@@ -10,6 +10,7 @@ from their kept lists (as a check of ``category`` or ``author`` is)."""
 
 from __future__ import annotations
 
+import threading
 from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Callable
@@ -32,19 +33,23 @@ class MemoryListings(MemoryGraphView):
     def refresh(self) -> None:
         super().refresh()
         self._unions: OrderedDict[tuple[str, ...], list[Key]] = OrderedDict()
+        self._unions_lock = threading.Lock()  # executions run on several threads
 
     def _any_category_keys(self, codes: tuple[str, ...]) -> list[Key]:
         """The ascending keys of the papers listed in any of ``codes``."""
         if len(codes) == 1:
             return self._category_keys(codes[0])
-        found = self._unions.get(codes)
-        if found is None:
-            merged = merge(*(self._category_keys(code) for code in codes))
-            found = self._unions[codes] = [key for key, _ in groupby(merged)]
+        with self._unions_lock:
+            found = self._unions.get(codes)
+            if found is not None:
+                self._unions.move_to_end(codes)
+                return found
+        merged = merge(*(self._category_keys(code) for code in codes))
+        found = [key for key, _ in groupby(merged)]
+        with self._unions_lock:
+            self._unions[codes] = found
             if len(self._unions) > UNIONS_KEPT:
                 self._unions.popitem(last=False)
-        else:
-            self._unions.move_to_end(codes)
         return found
 
     def _in_categories(self, codes: tuple[str, ...], inside: bool = True) -> Callable[[Key], bool]:
