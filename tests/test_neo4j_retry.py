@@ -41,6 +41,17 @@ def test_retries_stop_at_the_window_not_a_back_off_later(monkeypatch: pytest.Mon
     assert WINDOW <= elapsed < WINDOW + 1.5, elapsed  # the old loop slept 5 s past its window
 
 
+class _OnRecord(logging.Handler):
+    """Sets ``event`` at the first warning logged (the write's "trying again in")."""
+
+    def __init__(self, event: threading.Event) -> None:
+        super().__init__(logging.WARNING)
+        self.event = event
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.event.set()
+
+
 def test_an_interrupt_ends_the_wait_for_the_next_attempt_and_spares_later_writes(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -59,13 +70,21 @@ def test_an_interrupt_ends_the_wait_for_the_next_attempt_and_spares_later_writes
             except StoreError as error:
                 failed.append(error)
 
+        waiting = threading.Event()  # its first attempt failed (at once): it waits to try again
+        handler = _OnRecord(waiting)
+        logging.getLogger(store_module.__name__).addHandler(handler)
         writing = threading.Thread(target=write)
-        writing.start()
-        time.sleep(0.5)  # its first attempt failed at once: it waits to try again
+        try:
+            writing.start()
+            # (a fixed sleep here let a busy host interrupt before the write had begun: a later
+            # write, which retried for its whole window)
+            assert waiting.wait(30), "the write did not fail and wait to try again"
+        finally:
+            logging.getLogger(store_module.__name__).removeHandler(handler)
         started = time.monotonic()
         store.interrupt()
         writing.join(WINDOW)
-        assert not writing.is_alive() and time.monotonic() - started < 0.5
+        assert not writing.is_alive() and time.monotonic() - started < WINDOW / 2  # not at the deadline
         [error] = failed
         assert isinstance(error, StoreError) and error.code is StoreErrorCode.WRITE_FAILED
         assert "interrupted before it was tried again" in str(error), error

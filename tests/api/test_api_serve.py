@@ -48,6 +48,25 @@ def _alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
+def _under_way(sock: socket.socket, host: str, length: int, start: bytes) -> None:
+    """Send a POST's head (``Content-Length: length``) and the ``start`` of its body, and return
+    once the request has reached the application: the head asks ``Expect: 100-continue``, and
+    the server sends ``100 Continue`` when the application first reads the body. (A fixed wait
+    here let a SIGTERM find the request not yet read on a busy host, and the server closed it
+    unanswered, as it may a connection that has sent no whole request.)"""
+    head = (
+        f"POST /graphql HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {length}\r\nExpect: 100-continue\r\n\r\n"
+    )
+    sock.sendall(head.encode() + start)
+    interim = b""
+    while not interim.endswith(b"\r\n\r\n"):
+        chunk = sock.recv(1)
+        assert chunk, f"closed before the request was read: {interim!r}"
+        interim += chunk
+    assert interim == b"HTTP/1.1 100 Continue\r\n\r\n", interim
+
+
 def _start(*options: str) -> tuple[subprocess.Popen[str], str, list[str]]:
     process = subprocess.Popen(
         [sys.executable, "-m", "pith_graph", "serve", "--port", "0", "--load-workers", "1", *options],
@@ -200,9 +219,7 @@ def test_a_request_under_way_at_sigterm_is_answered_before_the_server_stops(work
         body = json.dumps({"query": QUERY}).encode()
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=10) as sock:
-            head = f"POST /graphql HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            sock.sendall(head.encode() + f"Content-Length: {len(body)}\r\n\r\n".encode() + body[:10])
-            time.sleep(0.3)  # the request has reached the application
+            _under_way(sock, host, len(body), body[:10])
             process.send_signal(signal.SIGTERM)
             deadline = time.monotonic() + 10
             while time.monotonic() < deadline:  # until the listening sockets are closed
@@ -244,9 +261,7 @@ def test_a_request_that_does_not_finish_holds_the_stop_back_10_s_at_most(
         _answers(url)
         host, port = url.removeprefix("http://").split(":")
         with socket.create_connection((host, int(port)), timeout=30) as sock:
-            head = f"POST /graphql HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            sock.sendall(head.encode() + b"Content-Length: 100\r\n\r\n" + b'{"query": ')
-            time.sleep(0.3)  # the request has reached the application
+            _under_way(sock, host, 100, b'{"query": ')
             process.send_signal(signal.SIGTERM)
             started = time.monotonic()
             with pytest.raises(subprocess.TimeoutExpired):
