@@ -6,6 +6,7 @@ and errors, on which the plan gives way and the resolvers answer (a test runs bo
 field): no message raised here reaches a client, so ``page_size`` needs no ``on=`` here. A field
 missing here makes documents that ask for it run on the resolvers only: so far the discovery fields
 (``search``, ``papersById``, ``authors``, ``facets``) and ``node``/``nodes``: one read call each.
+Paper connections (``papers`` and its pages, edges, cursors) are in :mod:`~pith_graph.api.plan.connections`.
 """
 
 from __future__ import annotations
@@ -17,42 +18,23 @@ from operator import attrgetter, itemgetter
 from typing import Any
 
 from pith_graph.api.author_pages import after_key
-from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.connection import cursor_of, decode_cursor
 from pith_graph.api.context import KeyInfo
 from pith_graph.api.cost import READ_SIZES, capped, first_default
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.inputs import filter_from_arguments, named_by_keys, text
+from pith_graph.api.inputs import named_by_keys, text
 from pith_graph.api.limits import page_size, path_hops
 from pith_graph.api.node_ids import NODE_KEYS, id_of
 from pith_graph.api.plan.bylines import BYLINE_FIELDS
+from pith_graph.api.plan.connections import CONNECTION_FIELDS, page_of, papers
 from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
-from pith_graph.api.reads.discovery import Listing
-from pith_graph.api.reads.records import CategoryRecord, Page, PaperFilter, PaperKey
+from pith_graph.api.reads.records import CategoryRecord
 from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["FIELDS", "Connection", "Edge", "Verification"]
+__all__ = ["FIELDS", "Verification"]
 
 _VERIFIED = ("bundleSha256", "stateSha256", "canonicalSha256", "builtAt", "keyIds", "bundleKeyId")
-
-
-@dataclass(frozen=True, slots=True)
-class Connection:
-    """A ``PaperConnection``: a page, where it starts, and its total (known, or counted
-    with ``where``: a filter, or a signer's listing)."""
-
-    page: Page
-    after: PaperKey | None
-    count: int | None = None
-    where: PaperFilter | Listing | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Edge:
-    cursor: str
-    node: PaperRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,18 +67,6 @@ def _paper(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
 def _resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     named = _named(step, sources)
     return lambda: [capped("Query.resolve", named())]
-
-
-def _listing(step: Step, where: PaperFilter, after: str | None) -> tuple[PaperKey | None, Callable[[], Page]]:
-    size = page_size(step.args.get("first"), step.context.limits)
-    key = decode_cursor(after)
-    return key, step.batch.call("list_papers", where, size, key, step.want)
-
-
-def _papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
-    where = filter_from_arguments(step.args.get("filter"))
-    key, page = _listing(step, where, step.args.get("after"))
-    return lambda: [Connection(page(), key, None, where)]
 
 
 def _by_key(method: str, key: Callable[[dict[str, Any]], str]) -> Callable[..., Any]:
@@ -194,24 +164,6 @@ def _author_count(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]
     return lambda: [found()[k].total for k in keys]
 
 
-def _page_of(method: str, key: str) -> Callable[..., Any]:
-    """A ``papers`` connection of each source (its total: its paper count, or its listing's)."""
-
-    def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
-        size = page_size(step.args.get("first"), step.context.limits)
-        after = decode_cursor(step.args.get("after"))
-        keys = [getattr(source, key) for source in sources]
-        bundle = step.args.get("signedBundle")  # a signer's papers(signedBundle:): counted
-        extra = (size, after, step.want) if bundle is None else (size, after, step.want, bundle)
-        found = step.batch.keyed(method, extra, keys)
-        if bundle is None:
-            return lambda: [Connection(found()[getattr(s, key)], after, s.paper_count) for s in sources]
-        listings = [(k, Listing(signer=k, signed_bundle=bundle)) for k in keys]
-        return lambda: [Connection(found()[k], after, where=listing) for k, listing in listings]
-
-    return resolve
-
-
 def _primary(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     links = _of("categories_of_papers", lambda found: found, "pith_number", "size", "counts")(step, sources)
 
@@ -227,38 +179,10 @@ def _primary(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     return primary
 
 
-def _total(step: Step, sources: list[Connection]) -> Callable[[], list[Any]]:
-    """A connection's total: known (a record's paper count) or counted with its filter or listing."""
-    pending: list[int | Callable[[], Any]] = []
-    for source in sources:
-        if source.count is not None:
-            pending.append(source.count)
-        elif source.where is not None:
-            method = "count_papers" if isinstance(source.where, PaperFilter) else "count_listing"
-            pending.append(step.batch.call(method, source.where))
-        else:
-            raise RuntimeError("a connection whose total was not fetched")
-    return lambda: [n if isinstance(n, int) else n() for n in pending]
-
-
 def _verification(step: Step, sources: list[PaperRow]) -> Callable[[], list[Any]]:
     keys = step.context.keys
     found = [Verification(paper, keys) for paper in sources]
     return lambda: found
-
-
-def _edges(connection: Connection) -> list[Edge]:
-    return [Edge(cursor_of(paper), paper) for paper in connection.page.items]
-
-
-def _page_info(connection: Connection) -> PageInfoObject:
-    items = connection.page.items
-    return PageInfoObject(
-        has_next_page=connection.page.has_next,
-        has_previous_page=connection.after is not None,
-        start_cursor=cursor_of(items[0]) if items else None,
-        end_cursor=cursor_of(items[-1]) if items else None,
-    )
 
 
 def _trusted(verification: Verification) -> list[dict[str, Any]]:
@@ -279,7 +203,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
     **BYLINE_FIELDS,
     ("Query", "paper"): load(_paper, embeds=True),
     ("Query", "resolve"): load(_resolve, embeds=True),
-    ("Query", "papers"): load(_papers, embeds=True),
+    ("Query", "papers"): load(papers, embeds=True),
     ("Query", "author"): load(
         _by_key("authors_by_keys", lambda args: author_name_key(text(args["name"], "name")))
     ),
@@ -372,7 +296,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Author", "name"): value(_attribute("name")),
     ("Author", "nameKey"): value(_attribute("name_key")),
     ("Author", "paperCount"): value(_attribute("paper_count"), counts=True),
-    ("Author", "papers"): load(_page_of("papers_of_authors", "name_key"), embeds=True),
+    ("Author", "papers"): load(page_of("papers_of_authors", "name_key"), embeds=True),
     ("Author", "nameForms"): load(
         _of("name_forms_of_authors", partial(capped, "Author.nameForms"), "name_key", "size")
     ),
@@ -392,7 +316,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Category", "code"): value(_attribute("code")),
     ("Category", "archive"): value(_attribute("archive")),
     ("Category", "paperCount"): value(_attribute("paper_count"), counts=True),
-    ("Category", "papers"): load(_page_of("papers_of_categories", "code"), embeds=True),
+    ("Category", "papers"): load(page_of("papers_of_categories", "code"), embeds=True),
     ("Category", "topAuthors"): load(_of("top_authors", _LIST, "code", "first", "counts")),
     ("Category", "coListed"): load(_of("co_listed", _LIST, "code", "first", "counts")),
     # Signer (a SignerRecord)
@@ -400,18 +324,8 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Signer", "signerType"): value(_attribute("signer_type")),
     ("Signer", "keyIds"): value(lambda s: list(s.key_ids)),
     ("Signer", "paperCount"): value(_attribute("paper_count"), counts=True),
-    ("Signer", "papers"): load(_page_of("papers_of_signers", "signer_id"), embeds=True),
-    # connections
-    ("PaperConnection", "edges"): value(_edges),
-    ("PaperConnection", "nodes"): value(lambda connection: list(connection.page.items)),
-    ("PaperConnection", "pageInfo"): value(_page_info),
-    ("PaperConnection", "totalCount"): load(_total),
-    ("PaperEdge", "cursor"): value(_attribute("cursor")),
-    ("PaperEdge", "node"): value(_attribute("node")),
-    ("PageInfo", "hasNextPage"): value(_attribute("has_next_page")),
-    ("PageInfo", "hasPreviousPage"): value(_attribute("has_previous_page")),
-    ("PageInfo", "startCursor"): value(_attribute("start_cursor")),
-    ("PageInfo", "endCursor"): value(_attribute("end_cursor")),
+    ("Signer", "papers"): load(page_of("papers_of_signers", "signer_id"), embeds=True),
+    **CONNECTION_FIELDS,
     ("RelatedPaper", "paper"): value(_attribute("paper")),
     ("RelatedPaper", "sharedAuthors"): value(_attribute("shared_authors")),
     ("PathStep", "from"): value(_attribute("source")),

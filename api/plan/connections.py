@@ -1,0 +1,113 @@
+"""Paper connections as a plan resolves them (see :mod:`pith_graph.api.plan.fields`):
+``Query.papers`` and the ``papers`` of an author, a category or a signer, each a
+:class:`Connection` (a page, where it starts, how its total is known), and the fields of
+``PaperConnection``, ``PaperEdge`` and ``PageInfo``. As the resolvers
+(:mod:`pith_graph.api.connection`) answer them: the same reader calls, cursors and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import attrgetter
+from typing import Any
+
+from pith_graph.api.connection import PageInfo as PageInfoObject
+from pith_graph.api.connection import cursor_of, decode_cursor
+from pith_graph.api.inputs import filter_from_arguments
+from pith_graph.api.limits import page_size
+from pith_graph.api.plan.specs import Spec, Step, load, value
+from pith_graph.api.reads.discovery import Listing
+from pith_graph.api.reads.records import Page, PaperFilter, PaperKey
+from pith_graph.schema.rows import PaperRow
+
+__all__ = ["CONNECTION_FIELDS", "Connection", "Edge", "page_of", "papers"]
+
+
+@dataclass(frozen=True, slots=True)
+class Connection:
+    """A ``PaperConnection``: a page, where it starts, and its total (known, or counted
+    with ``where``: a filter, or a signer's listing)."""
+
+    page: Page
+    after: PaperKey | None
+    count: int | None = None
+    where: PaperFilter | Listing | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    cursor: str
+    node: PaperRow
+
+
+def _listing(step: Step, where: PaperFilter, after: str | None) -> tuple[PaperKey | None, Callable[[], Page]]:
+    size = page_size(step.args.get("first"), step.context.limits)
+    key = decode_cursor(after)
+    return key, step.batch.call("list_papers", where, size, key, step.want)
+
+
+def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    where = filter_from_arguments(step.args.get("filter"))
+    key, page = _listing(step, where, step.args.get("after"))
+    return lambda: [Connection(page(), key, None, where)]
+
+
+def page_of(method: str, key: str) -> Callable[..., Any]:
+    """A ``papers`` connection of each source (its total: its paper count, or its listing's)."""
+
+    def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        size = page_size(step.args.get("first"), step.context.limits)
+        after = decode_cursor(step.args.get("after"))
+        keys = [getattr(source, key) for source in sources]
+        bundle = step.args.get("signedBundle")  # a signer's papers(signedBundle:): counted
+        extra = (size, after, step.want) if bundle is None else (size, after, step.want, bundle)
+        found = step.batch.keyed(method, extra, keys)
+        if bundle is None:
+            return lambda: [Connection(found()[getattr(s, key)], after, s.paper_count) for s in sources]
+        listings = [(k, Listing(signer=k, signed_bundle=bundle)) for k in keys]
+        return lambda: [Connection(found()[k], after, where=listing) for k, listing in listings]
+
+    return resolve
+
+
+def _total(step: Step, sources: list[Connection]) -> Callable[[], list[Any]]:
+    """A connection's total: known (a record's paper count) or counted with its filter or listing."""
+    pending: list[int | Callable[[], Any]] = []
+    for source in sources:
+        if source.count is not None:
+            pending.append(source.count)
+        elif source.where is not None:
+            method = "count_papers" if isinstance(source.where, PaperFilter) else "count_listing"
+            pending.append(step.batch.call(method, source.where))
+        else:
+            raise RuntimeError("a connection whose total was not fetched")
+    return lambda: [n if isinstance(n, int) else n() for n in pending]
+
+
+def _edges(connection: Connection) -> list[Edge]:
+    return [Edge(cursor_of(paper), paper) for paper in connection.page.items]
+
+
+def _page_info(connection: Connection) -> PageInfoObject:
+    items = connection.page.items
+    return PageInfoObject(
+        has_next_page=connection.page.has_next,
+        has_previous_page=connection.after is not None,
+        start_cursor=cursor_of(items[0]) if items else None,
+        end_cursor=cursor_of(items[-1]) if items else None,
+    )
+
+
+_attribute = attrgetter
+CONNECTION_FIELDS: dict[tuple[str, str], Spec] = {
+    ("PaperConnection", "edges"): value(_edges),
+    ("PaperConnection", "nodes"): value(lambda connection: list(connection.page.items)),
+    ("PaperConnection", "pageInfo"): value(_page_info),
+    ("PaperConnection", "totalCount"): load(_total),
+    ("PaperEdge", "cursor"): value(_attribute("cursor")),
+    ("PaperEdge", "node"): value(_attribute("node")),
+    ("PageInfo", "hasNextPage"): value(_attribute("has_next_page")),
+    ("PageInfo", "hasPreviousPage"): value(_attribute("has_previous_page")),
+    ("PageInfo", "startCursor"): value(_attribute("start_cursor")),
+    ("PageInfo", "endCursor"): value(_attribute("end_cursor")),
+}
