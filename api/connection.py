@@ -7,7 +7,9 @@ than the canonical encoding (unpadded base64url, as issued), another version, or
 no paper can have (a submission time as bundles write it, ``YYYY-MM-DDTHH:MM:SS[.f]Z``, and
 a pith number of that year). Every paper listing (``papers``, an author's, a category's, a
 signer's) has the one newest-first order, so a cursor of one is a position in each; search
-cursors are of their own (:mod:`pith_graph.api.search`). Cursors carry no MAC: one a client
+cursors are of their own (:mod:`pith_graph.api.search`). ``papers(orderBy: OLDEST)`` (since
+0.9.1) hands out cursors of its own prefix (``o1|``, where newest-first ones have ``p1|``,
+as 0.9.0 issued them): a cursor of one order passed to the other is refused, not paged on. Cursors carry no MAC: one a client
 writes well-formed is a position it could reach by paging anyway, and it reveals nothing
 (its answer is the listing's papers after it, as ``submittedBefore`` would list them).
 """
@@ -18,6 +20,7 @@ import base64
 import binascii
 import re
 from collections.abc import Awaitable, Callable
+from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
 
 import strawberry
@@ -26,7 +29,7 @@ from pith_graph.api.context import Context
 from pith_graph.api.facets import FACETS_DOC, FACETS_FIRST, Facets, facets_of
 from pith_graph.api.fields import argument, resolver
 from pith_graph.api.reads.discovery import Listing
-from pith_graph.api.reads.records import Page, PaperKey, paper_key
+from pith_graph.api.reads.records import ListingOrder, Page, PaperKey, paper_key
 from pith_graph.errors import BadUserInput
 from pith_graph.schema.rows import PaperRow
 
@@ -39,17 +42,20 @@ __all__ = [
     "PageInfo",
     "PaperConnection",
     "PaperEdge",
+    "PaperOrder",
     "cursor_of",
     "decode_cursor",
     "encode_cursor",
     "is_place",
     "known_count",
+    "listing_order",
     "paper_connection",
 ]
 
 #: How a paper connection pages on: the hint of a ``first`` over the cap (:func:`~pith_graph.api.limits.page_size`).
 PAPERS_ON = "; a page of papers goes on with its endCursor as after"
-_PREFIX = "p1|"
+#: order -> the prefix of its cursors.
+_PREFIXES: dict[ListingOrder, str] = {"newest": "p1|", "oldest": "o1|"}
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200
 #: A paper's position as the loader lets papers have it: its submission time (the bundles'
@@ -57,7 +63,7 @@ _MAX_CURSOR_LENGTH = 200
 #: the calendar: a database loaded before 0.8.2 may hold a paper at 2019-02-29, and ordering
 #: is by text (its cursors page on).
 _KEY = r"([0-9]{4})-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]{1,9})?Z\|pith:\1:[A-Z2-7]{26}"
-_POSITION = re.compile(r"p1\|" + _KEY)
+_POSITION = re.compile(r"[po]1\|" + _KEY)
 _PLACE = re.compile(_KEY)
 
 
@@ -72,28 +78,49 @@ def is_place(submitted_at: str, pith_number: str) -> bool:
     return _PLACE.fullmatch(f"{submitted_at}|{pith_number}") is not None
 
 
-def encode_cursor(key: PaperKey) -> str:
-    """The opaque cursor of a keyset position.
+@strawberry.enum(description="The order of papers(filter:) (since 0.9.1).")
+class PaperOrder(Enum):
+    NEWEST = strawberry.enum_value(
+        "newest", description="Newest first: submittedAt, then pith number, both descending."
+    )
+    OLDEST = strawberry.enum_value(
+        "oldest", description="Oldest first: submittedAt, then pith number, both ascending (NEWEST reversed)."
+    )
+
+
+def listing_order(order: PaperOrder | str | None) -> ListingOrder:
+    """The reader's order of an ``orderBy`` (as strawberry or graphql-core gives it; null: newest).
+
+    >>> listing_order(PaperOrder.OLDEST), listing_order("oldest"), listing_order(None)
+    ('oldest', 'oldest', 'newest')
+    """
+    return "oldest" if order in (PaperOrder.OLDEST, "oldest") else "newest"
+
+
+def encode_cursor(key: PaperKey, order: ListingOrder = "newest") -> str:
+    """The opaque cursor of a keyset position in an ``order``.
 
     >>> key = PaperKey("2019-07-30T23:20:50Z", "pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ")
-    >>> _decode(encode_cursor(key)) == key
+    >>> _decode(encode_cursor(key)) == ("newest", key)
+    True
+    >>> _decode(encode_cursor(key, "oldest")) == ("oldest", key)
     True
     >>> _decode("not a cursor") is None
     True
     >>> _decode(base64.b64encode(b"p1|x|y").decode()) is None  # well-formed, but no position
     True
     """
-    raw = f"{_PREFIX}{key.submitted_at}|{key.pith_number}".encode()
+    raw = f"{_PREFIXES[order]}{key.submitted_at}|{key.pith_number}".encode()
     return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
 
 
-def cursor_of(paper: PaperRow) -> str:
-    """The cursor of a paper's place: ``encode_cursor(paper_key(paper))``, without the key."""
-    raw = f"{_PREFIX}{paper.submitted_at}|{paper.pith_number}".encode()
+def cursor_of(paper: PaperRow, order: ListingOrder = "newest") -> str:
+    """The cursor of a paper's place: ``encode_cursor(paper_key(paper), order)``, without the key."""
+    raw = f"{_PREFIXES[order]}{paper.submitted_at}|{paper.pith_number}".encode()
     return binascii.b2a_base64(raw, newline=False).translate(_URLSAFE).rstrip(b"=").decode("ascii")
 
 
-def _decode(cursor: str) -> PaperKey | None:
+def _decode(cursor: str) -> tuple[ListingOrder, PaperKey] | None:
     if not cursor or len(cursor) > _MAX_CURSOR_LENGTH or not cursor.isascii():
         return None
     try:
@@ -102,9 +129,10 @@ def _decode(cursor: str) -> PaperKey | None:
         return None
     if not _POSITION.fullmatch(raw):
         return None
-    submitted_at, pith_number = raw[len(_PREFIX) :].split("|")
+    order: ListingOrder = "oldest" if raw.startswith(_PREFIXES["oldest"]) else "newest"
+    submitted_at, pith_number = raw[len(_PREFIXES[order]) :].split("|")
     key = PaperKey(submitted_at, pith_number)
-    return key if encode_cursor(key) == cursor else None  # only the encoding issued
+    return (order, key) if encode_cursor(key, order) == cursor else None  # only the encoding issued
 
 
 def paper_type() -> Any:
@@ -114,13 +142,20 @@ def paper_type() -> Any:
     return Paper
 
 
-def decode_cursor(after: str | None) -> PaperKey | None:
-    """The keyset position of an ``after`` cursor; :class:`BadUserInput` when it is none."""
+def decode_cursor(after: str | None, order: ListingOrder = "newest") -> PaperKey | None:
+    """The keyset position of an ``after`` cursor of a listing in ``order``;
+    :class:`BadUserInput` when it is none, or a cursor of the other order."""
     if after is None:
         return None
-    key = _decode(after)
-    if key is None:
+    found = _decode(after)
+    if found is None:
         raise BadUserInput("after is not a cursor this API issued.", "Pass an endCursor or edge cursor.")
+    issued, key = found
+    if issued != order:
+        raise BadUserInput(
+            f"after is a cursor of a listing {issued} first; this one lists {order} first.",
+            "Page on with the orderBy that handed the cursor out, or start again without after.",
+        )
     return key
 
 
@@ -144,7 +179,7 @@ class PageInfo:
 @strawberry.type(description="A paper and its cursor.")
 class PaperEdge:
     cursor: str = strawberry.field(
-        description="The paper's position in the newest-first order (valid while papers are added); pass as after."
+        description="The paper's position in its listing's order (valid while papers are added); pass as after."
     )
     node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")] = strawberry.field(
         description="The paper."
@@ -214,17 +249,23 @@ class Connection(Generic[E]):
         )
 
 
-@strawberry.type(description="A page of papers, newest first (Relay cursor connection).")
+@strawberry.type(
+    description="A page of papers, newest first unless asked otherwise (Relay cursor connection)."
+)
 class PaperConnection(Connection[PaperEdge]):
     pass
 
 
 def paper_connection(
-    page: Page, after: PaperKey | None, counter: Callable[[], Awaitable[int]], listing: Listing
+    page: Page,
+    after: PaperKey | None,
+    counter: Callable[[], Awaitable[int]],
+    listing: Listing,
+    order: ListingOrder = "newest",
 ) -> PaperConnection:
-    """A connection over a reader page."""
+    """A connection over a reader page (in ``order``: its cursors say which)."""
     edges = [
-        PaperEdge(cursor=encode_cursor(paper_key(record)), node=paper_type().from_record(record))
+        PaperEdge(cursor=encode_cursor(paper_key(record), order), node=paper_type().from_record(record))
         for record in page.items
     ]
     return PaperConnection.of(edges, page.has_next, after is not None, counter, listing)

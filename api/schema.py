@@ -18,7 +18,14 @@ from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from pith_graph.api.coded_errors import coded, is_unexpected
-from pith_graph.api.connection import PAPERS_ON, PaperConnection, decode_cursor, paper_connection
+from pith_graph.api.connection import (
+    PAPERS_ON,
+    PaperConnection,
+    PaperOrder,
+    decode_cursor,
+    listing_order,
+    paper_connection,
+)
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped
 from pith_graph.api.fields import After, First, argument, resolver, selects
@@ -29,7 +36,7 @@ from pith_graph.api.lookups import TYPEAHEAD_FIRST, authors_by_prefix, nodes_by_
 from pith_graph.api.node_ids import Node
 from pith_graph.api.plan import PLAN_SAFE_EXTENSIONS, PlanRecorder, Plans, run_plan
 from pith_graph.api.reads.discovery import Listing, SearchPage
-from pith_graph.api.reads.records import Page
+from pith_graph.api.reads.records import EVERYTHING, Page
 from pith_graph.api.search import (
     SearchConnection,
     SearchOrder,
@@ -129,26 +136,31 @@ class Query:
     ) -> list[Node | None]:
         return await _nodes(info, list(ids))
 
-    @resolver("Papers, newest first, optionally filtered.")
+    @resolver("Papers, newest first (or oldest first: orderBy: OLDEST, since 0.9.1), optionally filtered.")
     async def papers(
         self,
         info: GraphInfo,
         filter: Annotated[PaperFilterInput | None, argument(_FILTER)] = None,
         first: First = None,
         after: After = None,
+        order_by: Annotated[
+            PaperOrder | None,
+            argument("NEWEST (also for null) or OLDEST; after must be a cursor of the same order."),
+        ] = PaperOrder.NEWEST,
     ) -> PaperConnection:
         context = info.context
         where = to_filter(filter)
         size = page_size(first, context.limits, on=PAPERS_ON)
-        key = decode_cursor(after)
+        order = listing_order(order_by)
+        key = decode_cursor(after, order)
         page = Page((), False)  # only totalCount or facets asked for: no page to read
         if selects(info, _PAGE_FIELDS):
-            page = await context.run(context.reader.list_papers, where, size, key)
+            page = await context.run(context.reader.list_papers, where, size, key, EVERYTHING, order)
 
         async def count() -> int:
             return await context.run(context.reader.count_papers, where)
 
-        return paper_connection(page, key, count, Listing(where))
+        return paper_connection(page, key, count, Listing(where), order)
 
     @resolver(
         "Papers holding every word of the text in their title or abstract excerpt (words as "

@@ -12,12 +12,12 @@ from operator import attrgetter
 from typing import Any
 
 from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.connection import cursor_of, decode_cursor
+from pith_graph.api.connection import cursor_of, decode_cursor, listing_order
 from pith_graph.api.inputs import filter_from_arguments
 from pith_graph.api.limits import page_size
 from pith_graph.api.plan.specs import Spec, Step, load, value
 from pith_graph.api.reads.discovery import Listing
-from pith_graph.api.reads.records import Page, PaperFilter, PaperKey
+from pith_graph.api.reads.records import ListingOrder, Page, PaperFilter, PaperKey
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["CONNECTION_FIELDS", "Connection", "Edge", "page_of", "papers"]
@@ -32,6 +32,7 @@ class Connection:
     after: PaperKey | None
     count: int | None = None
     where: PaperFilter | Listing | None = None
+    order: ListingOrder = "newest"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,16 +41,14 @@ class Edge:
     node: PaperRow
 
 
-def _listing(step: Step, where: PaperFilter, after: str | None) -> tuple[PaperKey | None, Callable[[], Page]]:
-    size = page_size(step.args.get("first"), step.context.limits)
-    key = decode_cursor(after)
-    return key, step.batch.call("list_papers", where, size, key, step.want)
-
-
 def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+    """``Query.papers``: a page in its ``orderBy`` (graphql-core gives the enum's value)."""
     where = filter_from_arguments(step.args.get("filter"))
-    key, page = _listing(step, where, step.args.get("after"))
-    return lambda: [Connection(page(), key, None, where)]
+    order = listing_order(step.args.get("orderBy"))
+    size = page_size(step.args.get("first"), step.context.limits)
+    key = decode_cursor(step.args.get("after"), order)
+    page = step.batch.call("list_papers", where, size, key, step.want, order)
+    return lambda: [Connection(page(), key, None, where, order)]
 
 
 def page_of(method: str, key: str) -> Callable[..., Any]:
@@ -85,16 +84,17 @@ def _total(step: Step, sources: list[Connection]) -> Callable[[], list[Any]]:
 
 
 def _edges(connection: Connection) -> list[Edge]:
-    return [Edge(cursor_of(paper), paper) for paper in connection.page.items]
+    order = connection.order
+    return [Edge(cursor_of(paper, order), paper) for paper in connection.page.items]
 
 
 def _page_info(connection: Connection) -> PageInfoObject:
-    items = connection.page.items
+    items, order = connection.page.items, connection.order
     return PageInfoObject(
         has_next_page=connection.page.has_next,
         has_previous_page=connection.after is not None,
-        start_cursor=cursor_of(items[0]) if items else None,
-        end_cursor=cursor_of(items[-1]) if items else None,
+        start_cursor=cursor_of(items[0], order) if items else None,
+        end_cursor=cursor_of(items[-1], order) if items else None,
     )
 
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 from pith_graph.api.reads.cypher_parts import (
     AFTER,
+    AFTER_OLDEST,
     EMBEDS,
     IN_CATEGORIES,
     KEYED,
     LATEST,
     NEWEST_BOUND,
     NEWEST_FIRST,
+    OLDEST_BOUND,
+    OLDEST_FIRST,
     Embed,
     paper_row,
     stamp_before,
@@ -31,6 +34,7 @@ __all__ = [
     "READ_COUNT_ALL_PAPERS",
     "READ_COUNT_PAPERS",
     "READ_LIST_PAPERS",
+    "READ_LIST_PAPERS_OLDEST",
     "READ_PAPERS_OF_AUTHORS",
     "READ_PAPERS_OF_CATEGORIES",
     "READ_PAPERS_OF_SIGNERS",
@@ -142,16 +146,26 @@ _CATEGORY_SETS = {
 }
 
 
-def _listing(start: str, embed: Embed) -> str:
+#: order -> (after the cursor, sort and limit, the index range's bound from the cursor, its
+#: comparison, the bound of an empty range, the bound's name): newest first reads the
+#: submittedAt index backwards from above every value, oldest first forwards from below.
+_ORDERS = {
+    "newest": (AFTER, NEWEST_FIRST, NEWEST_BOUND, "<=", "''", "newest"),
+    "oldest": (AFTER_OLDEST, OLDEST_FIRST, OLDEST_BOUND, ">=", "'\\uffff'", "oldest"),
+}
+
+
+def _listing(start: str, embed: Embed, order: str = "newest") -> str:
+    after, sort, bound, compare, empty, name = _ORDERS[order]
     row = paper_row("p", embed, member=_EDGE_FILTERS)
     project = f"WITH {stamp_before('p')}\nRETURN {row} AS paper\n"
-    checks = f"{AFTER}\n  AND {_filter(start)}"
+    checks = f"{after}\n  AND {_filter(start)}"
     if start == "title":
         match = "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p"
-        return f"{match}\nWHERE {KEYED} AND {checks}\nWITH p {NEWEST_FIRST}\n{project}"
-    scan = f"MATCH (p:Paper)\nWHERE p.submittedAt <= {{newest}} AND {KEYED} AND {{checks}}"
+        return f"{match}\nWHERE {KEYED} AND {checks}\nWITH p {sort}\n{project}"
+    scan = f"MATCH (p:Paper)\nWHERE p.submittedAt {compare} {{bound}} AND {KEYED} AND {{checks}}"
     if start == "all":
-        return f"{scan.format(newest=NEWEST_BOUND, checks=checks)}\nWITH p {NEWEST_FIRST}\n{project}"
+        return f"{scan.format(bound=bound, checks=checks)}\nWITH p {sort}\n{project}"
     if start in _CATEGORY_SETS:
         found, walk, member = _CATEGORY_SETS[start]
         node = f"MATCH {found} WITH sum(COUNT {{ (n)<-[:IN_CATEGORY]-() }}) AS size"
@@ -163,18 +177,18 @@ def _listing(start: str, embed: Embed) -> str:
         carried = "n, size, papers"
     return f"""{node}, COUNT {{ (:Paper) }} AS papers
 CALL ({carried}) {{
-  WITH {carried}, CASE WHEN size * size > $limit * papers THEN {NEWEST_BOUND} ELSE '' END AS newest
-  {scan.format(newest="newest", checks=f"{member} AND {checks}")}
-  WITH p {NEWEST_FIRST}
+  WITH {carried}, CASE WHEN size * size > $limit * papers THEN {bound} ELSE {empty} END AS {name}
+  {scan.format(bound=name, checks=f"{member} AND {checks}")}
+  WITH p {sort}
   RETURN p
   UNION
   WITH {carried} WHERE size * size <= $limit * papers
   {walk}
   WHERE {checks}
-  WITH p {NEWEST_FIRST}
+  WITH p {sort}
   RETURN p
 }}
-WITH p {NEWEST_FIRST}
+WITH p {sort}
 {project}"""
 
 
@@ -189,6 +203,10 @@ _MATCHES = {
 #: (start, embed) -> statement returning one page (``paper`` rows, newest first): sorted and
 #: limited first, then projected.
 READ_LIST_PAPERS = {(start, embed): _listing(start, embed) for start in _MATCHES for embed in EMBEDS}
+#: The same, oldest first (``papers(orderBy: OLDEST)``).
+READ_LIST_PAPERS_OLDEST = {
+    (start, embed): _listing(start, embed, "oldest") for start in _MATCHES for embed in EMBEDS
+}
 #: The starts that find papers by their label or a full-text index: they check the key.
 _UNKEYED = ("title", "all")
 #: start -> statement counting the papers (one ``n`` row).

@@ -1,6 +1,6 @@
 """What the read statements share: how a paper, an author, a category or a signer is
 projected (lists, see :mod:`pith_graph.api.reads.cypher`), the variants of those projections,
-and the keyset condition and order of newest-first pages."""
+and the keyset condition and order of newest-first pages (and of oldest-first ones)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from itertools import product
 
 __all__ = [
     "AFTER",
+    "AFTER_OLDEST",
     "COUNTS",
     "EMBEDS",
     "IN_CATEGORIES",
@@ -16,6 +17,8 @@ __all__ = [
     "LATEST",
     "NEWEST_BOUND",
     "NEWEST_FIRST",
+    "OLDEST_BOUND",
+    "OLDEST_FIRST",
     "STAMP",
     "Embed",
     "author_page",
@@ -136,6 +139,16 @@ KEYED_AUTHOR = "size({a}.nameKey) > 0"
 
 #: Above every ``submittedAt``: an index range from the newest paper on (or after the cursor).
 NEWEST_BOUND = "coalesce($afterAt, '\\uffff')"
+
+#: The oldest-first counterparts (``papers(orderBy: OLDEST)``): strictly after the cursor in
+#: ascending order, ascending, and below every ``submittedAt``, so the same range index is
+#: read forwards from the oldest paper on (or from the cursor).
+AFTER_OLDEST = (
+    "($afterAt IS NULL OR p.submittedAt > $afterAt"
+    " OR (p.submittedAt = $afterAt AND p.pithNumber > $afterPith))"
+)
+OLDEST_FIRST = "ORDER BY p.submittedAt, p.pithNumber LIMIT $limit"
+OLDEST_BOUND = "coalesce($afterAt, '')"
 
 #: The paper ``p`` is the newest version of its source (``latestVersions``): no paper of the
 #: graph with its ``sourceKind`` and ``sourceId`` has a greater ``(sourceVersion, builtAt,

@@ -1,5 +1,5 @@
-"""The in-memory reader's listings: ``papers(filter:)`` and its count, pages of newest-first
-key lists. A filter's candidates are the key list of its most selective condition (title
+"""The in-memory reader's listings: ``papers(filter:)`` and its count, pages of ascending
+key lists walked back (newest first) or forwards (``oldest``). A filter's candidates are the key list of its most selective condition (title
 words, then author, category, categories, archive; else every paper); the other conditions
 are checked on each key as the page is walked back from its cursor.
 
@@ -11,14 +11,21 @@ from their kept lists (as a check of ``category`` or ``author`` is)."""
 from __future__ import annotations
 
 import threading
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable
 from heapq import merge
 from itertools import groupby
 
 from pith_graph.api.reads.memory_view import Key, MemoryGraphView
-from pith_graph.api.reads.records import EVERYTHING, Page, PaperFilter, PaperKey, PaperSelection
+from pith_graph.api.reads.records import (
+    EVERYTHING,
+    ListingOrder,
+    Page,
+    PaperFilter,
+    PaperKey,
+    PaperSelection,
+)
 
 __all__ = ["MemoryListings"]
 
@@ -111,8 +118,15 @@ class MemoryListings(MemoryGraphView):
         return lambda key: all(check(key) for check in checks)
 
     def _page(
-        self, keys: list[Key], first: int, after: PaperKey | None, keep: Callable[[Key], bool] | None
+        self,
+        keys: list[Key],
+        first: int,
+        after: PaperKey | None,
+        keep: Callable[[Key], bool] | None,
+        order: ListingOrder = "newest",
     ) -> Page:
+        if order == "oldest":
+            return self._oldest_page(keys, first, after, keep)
         start = len(keys) if after is None else bisect_left(keys, (after.submitted_at, after.pith_number))
         if keep is None:  # the page is a slice
             low = max(0, start - first - 1)
@@ -128,10 +142,31 @@ class MemoryListings(MemoryGraphView):
             index -= 1
         return Page(tuple(self._papers_of(found[:first])), len(found) > first)
 
-    def list_papers(
-        self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+    def _oldest_page(
+        self, keys: list[Key], first: int, after: PaperKey | None, keep: Callable[[Key], bool] | None
     ) -> Page:
-        return self._page(self._candidates(where), first, after, self._predicate(where))
+        """:meth:`_page` oldest first: the ascending keys walked forwards, from past ``after``."""
+        start = 0 if after is None else bisect_right(keys, (after.submitted_at, after.pith_number))
+        if keep is None:
+            picked = keys[start : start + first + 1]
+        else:
+            picked = []
+            for index in range(start, len(keys)):
+                if len(picked) > first:
+                    break
+                if keep(keys[index]):
+                    picked.append(keys[index])
+        return Page(tuple(self._papers_of(picked[:first])), len(picked) > first)
+
+    def list_papers(
+        self,
+        where: PaperFilter,
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
+    ) -> Page:
+        return self._page(self._candidates(where), first, after, self._predicate(where), order)
 
     def count_papers(self, where: PaperFilter) -> int:
         keys = self._candidates(where)

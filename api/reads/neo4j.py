@@ -44,6 +44,7 @@ from pith_graph.api.reads.records import (
     CategoryLink,
     CategoryRecord,
     IdentifierKey,
+    ListingOrder,
     NameFormRecord,
     Page,
     PaperFilter,
@@ -254,13 +255,19 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         return start, parameters
 
     def list_papers(
-        self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+        self,
+        where: PaperFilter,
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> Page:
         start, parameters = self._listing(where)
         embed, params, decode = self._papers(want)
-        statement = cypher.READ_LIST_PAPERS[(start, embed)]
+        oldest = order == "oldest"
+        statement = (cypher.READ_LIST_PAPERS_OLDEST if oldest else cypher.READ_LIST_PAPERS)[(start, embed)]
         rows = self._rows(statement, limit=first + 1, **after_parameters(after), **parameters, **params)
-        return self._page([row["paper"] for row in rows], first, decode)
+        return self._page([row["paper"] for row in rows], first, decode, oldest)
 
     def count_papers(self, where: PaperFilter) -> int:
         if where == PaperFilter():

@@ -213,9 +213,9 @@ class Neo4jBase:
                 return {key: found[key] for key in keys}
         return None
 
-    def _page(self, rows: Sequence[Sequence[Any]], first: int, decode: _Decode) -> Page:
+    def _page(self, rows: Sequence[Sequence[Any]], first: int, decode: _Decode, oldest: bool = False) -> Page:
         papers = [decode(row) for row in rows]
-        papers.sort(key=lambda p: (p.submitted_at, p.pith_number), reverse=True)
+        papers.sort(key=lambda p: (p.submitted_at, p.pith_number), reverse=not oldest)
         return Page(tuple(papers[:first]), len(papers) > first)
 
     def _pages(

@@ -57,6 +57,7 @@ from pith_graph.api.reads.records import (
     CategoryRecord,
     Coauthor,
     IdentifierKey,
+    ListingOrder,
     NameFormRecord,
     Page,
     PaperFilter,
@@ -100,9 +101,14 @@ class GraphReader(DiscoveryReads, Protocol):
         with none given, all). Only those are read whole."""
 
     def list_papers(
-        self, where: PaperFilter, first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+        self,
+        where: PaperFilter,
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> Page:
-        """A page of the papers ``where`` admits, newest first, after ``after``."""
+        """A page of the papers ``where`` admits, newest first (or ``oldest`` first), after ``after``."""
 
     def count_papers(self, where: PaperFilter) -> int:
         """How many papers ``where`` admits."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.graph import PAPER
@@ -30,6 +30,7 @@ __all__ = [
     "CategoryRecord",
     "Coauthor",
     "IdentifierKey",
+    "ListingOrder",
     "NameFormRecord",
     "Page",
     "PaperFilter",
@@ -138,6 +139,11 @@ class PaperSelection:
 
 #: Every property, no relations: what a caller that does not know its selection asks for.
 EVERYTHING = PaperSelection()
+
+
+#: The order of a listing of papers: ``newest`` first (submittedAt, then pith number, both
+#: descending: every listing's) or ``oldest`` first (both ascending: ``papers(orderBy: OLDEST)``).
+ListingOrder = Literal["newest", "oldest"]
 
 
 @dataclass(frozen=True, slots=True, order=True)

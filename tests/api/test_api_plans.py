@@ -28,6 +28,7 @@ from graphql import GraphQLObjectType, parse
 from test_api_e2e import PAPER_FIELDS, QUERIES, Examples, examples  # noqa: F401 (fixture)
 
 from pith_graph.api.app import key_infos
+from pith_graph.api.connection import encode_cursor
 from pith_graph.api.context import Context, KeyInfo
 from pith_graph.api.lanes import ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
@@ -36,6 +37,7 @@ from pith_graph.api.plan.compile import compile_plan
 from pith_graph.api.plan.fields import FIELDS
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.reader import GraphReader
+from pith_graph.api.reads.records import PaperKey
 from pith_graph.api.schema import PithSchema, build_schema
 from pith_graph.loader.identifiers import author_name_key
 
@@ -110,6 +112,10 @@ def _alike(backend: Backend, query: str, variables: dict[str, Any], *, planned: 
     return expected
 
 
+#: Cursors of each order at a place in the middle of the corpus's years (no paper's: a page
+#: starts after it all the same).
+_MIDDLE = PaperKey("2016-06-01T00:00:00Z", "pith:2016:" + "A" * 26)
+_OLDEST_CURSOR, _NEWEST_CURSOR = encode_cursor(_MIDDLE, "oldest"), encode_cursor(_MIDDLE)
 MORE = [
     pytest.param(
         "query Q($id: String!, $first: Int = 3) { __typename p: paper(id: $id) { __typename ...Core "
@@ -142,6 +148,14 @@ MORE = [
         "facets(first: 3) { categories { value count } } } }",
         lambda e: {"f": {"categories": [e.big_category, "math.PR"], "excludeCategories": ["cs.LG"]}},
         id="category-lists",
+    ),
+    pytest.param(  # since 0.9.1: oldest first, from a cursor of that order and from the start
+        "query($f: PaperFilter, $o: PaperOrder, $after: String) { a: papers(filter: $f, first: 4, orderBy: $o, "
+        "after: $after) { totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } "
+        "edges { cursor node { pithNumber submittedAt } } } b: papers(orderBy: OLDEST, first: 3) "
+        "{ edges { cursor } nodes { pithNumber } } c: papers(orderBy: NEWEST, first: 2) { pageInfo { endCursor } } }",
+        lambda e: {"f": {"archive": e.big_category.split(".")[0]}, "o": "OLDEST", "after": _OLDEST_CURSOR},
+        id="oldest-first",
     ),
     pytest.param(
         "query($id: String!, $after: String) { paper(id: $id) { authorCount a: authors(first: 1) "
@@ -238,6 +252,16 @@ def test_a_plan_knows_when_its_root_calls_are_its_only_reads(query: str, alone: 
 
 
 FAILING = [
+    pytest.param(
+        f'{{ papers(first: 2, after: "{_OLDEST_CURSOR}") {{ nodes {{ title }} }} }}',
+        "BAD_USER_INPUT",
+        id="oldest-cursor-newest-first",
+    ),
+    pytest.param(
+        f'{{ papers(orderBy: OLDEST, after: "{_NEWEST_CURSOR}") {{ nodes {{ title }} }} }}',
+        "BAD_USER_INPUT",
+        id="newest-cursor-oldest-first",
+    ),
     pytest.param('{ papers(first: 2, after: "forged") { nodes { title } } }', "BAD_USER_INPUT", id="cursor"),
     pytest.param("{ papers(first: -1) { nodes { title } } }", "BAD_USER_INPUT", id="negative-first"),
     pytest.param("{ a: papers(first: 1000) { nodes { title } } }", "LIMIT_EXCEEDED", id="page-cap"),

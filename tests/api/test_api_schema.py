@@ -37,7 +37,8 @@ def test_sdl_has_the_fields_frontends_rely_on() -> None:
     for line in (
         "paper(id: String!): Paper",
         "resolve(id: String!): [Paper!]!",
-        "papers(filter: PaperFilter = null, first: Int = null, after: String = null): PaperConnection!",
+        "papers(filter: PaperFilter = null, first: Int = null, after: String = null, "
+        "orderBy: PaperOrder = NEWEST): PaperConnection!",
         "search(text: String!, filter: PaperFilter = null, first: Int = null, after: String = null, "
         "orderBy: SearchOrder = RELEVANCE): SearchConnection!",
         "papersById(ids: [String!]!): [Paper]!",
