@@ -4,20 +4,18 @@ words, then author, category, categories, archive; else every paper); the other 
 are checked on each key as the page is walked back from its cursor.
 
 ``categories`` of several codes start from the union of their key lists, merged (each is
-kept) and kept for the last :data:`UNIONS_KEPT` sets of codes asked; as a check, and for
+kept, if a category of the graph) and kept for the last :data:`RECENT_KEPT` sets of codes asked; as a check, and for
 ``excludeCategories``, a paper is looked up in a set of the codes' papers, made per request
 from their kept lists (as a check of ``category`` or ``author`` is)."""
 
 from __future__ import annotations
 
-import threading
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Callable
 from heapq import merge
 from itertools import groupby
 
-from pith_graph.api.reads.memory_view import Key, MemoryGraphView
+from pith_graph.api.reads.memory_view import RECENT_KEPT, Key, MemoryGraphView, Recent
 from pith_graph.api.reads.records import (
     EVERYTHING,
     ListingOrder,
@@ -29,35 +27,24 @@ from pith_graph.api.reads.records import (
 
 __all__ = ["MemoryListings"]
 
-#: Unions of several categories' papers kept (``filter.categories``): a client choosing a new
-#: set of codes each request must not grow the reader's memory without bound.
-UNIONS_KEPT = 32
-
 
 class MemoryListings(MemoryGraphView):
     """Pages and counts of ``papers(filter:)`` over the networkx graph."""
 
     def refresh(self) -> None:
         super().refresh()
-        self._unions: OrderedDict[tuple[str, ...], list[Key]] = OrderedDict()
-        self._unions_lock = threading.Lock()  # executions run on several threads
+        self._unions: Recent[list[Key]] = Recent(RECENT_KEPT)
 
     def _any_category_keys(self, codes: tuple[str, ...]) -> list[Key]:
         """The ascending keys of the papers listed in any of ``codes``."""
         if len(codes) == 1:
             return self._category_keys(codes[0])
-        with self._unions_lock:
-            found = self._unions.get(codes)
-            if found is not None:
-                self._unions.move_to_end(codes)
-                return found
-        merged = merge(*(self._category_keys(code) for code in codes))
-        found = [key for key, _ in groupby(merged)]
-        with self._unions_lock:
-            self._unions[codes] = found
-            if len(self._unions) > UNIONS_KEPT:
-                self._unions.popitem(last=False)
-        return found
+
+        def union() -> list[Key]:
+            merged = merge(*(self._category_keys(code) for code in codes))
+            return [key for key, _ in groupby(merged)]
+
+        return self._unions.get_or_make("\x00".join(codes), union)
 
     def _in_categories(self, codes: tuple[str, ...], inside: bool = True) -> Callable[[Key], bool]:
         """Whether a paper is listed in any of ``codes`` (``inside``) or in none of them: a set

@@ -9,9 +9,10 @@ forgets them.
 
 from __future__ import annotations
 
-from collections import defaultdict
+import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import networkx as nx
 
@@ -36,9 +37,12 @@ from pith_graph.schema.graph import (
 )
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["KEPT_OVER", "Key", "Link", "MemoryGraphView", "source_key"]
+__all__ = ["KEPT_OVER", "NO_KEYS", "RECENT_KEPT", "Key", "Link", "MemoryGraphView", "Recent", "source_key"]
 
 T = TypeVar("T")
+#: A key list of nothing: what a lookup of a category, author, signer or archive the graph
+#: does not hold answers, shared and never kept (never changed by its readers).
+NO_KEYS: list[tuple[str, str]] = []
 
 # Schema names the reader uses (checked at import).
 LABEL = LABEL_ATTRIBUTE
@@ -79,6 +83,39 @@ def source_key(kind: str, source_id: str) -> str:
     return f"{kind}\x00{source_id}"
 
 
+#: Key lists of combinations (several title words, several categories) kept, the most
+#: recently asked: a client choosing new ones each request must not grow memory without bound.
+RECENT_KEPT = 32
+
+
+class Recent(Generic[T]):
+    """The last ``size`` values made, by key; safe to share between threads (executions run
+    on several: a ``move_to_end`` after another thread's ``popitem`` raised KeyError)."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._kept: OrderedDict[str, T] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def get_or_make(self, key: str, make: Callable[[], T]) -> T:
+        """The value kept for ``key``, else ``make()`` (outside the lock), then kept."""
+        with self._lock:
+            found = self._kept.get(key)
+            if found is not None:
+                self._kept.move_to_end(key)
+                return found
+        made = make()
+        with self._lock:
+            self._kept[key] = made
+            self._kept.move_to_end(key)
+            while len(self._kept) > self._size:
+                self._kept.popitem(last=False)
+        return made
+
+
 class MemoryGraphView:
     """Records and cached indexes over a ``DiGraph`` written by
     :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
@@ -98,6 +135,8 @@ class MemoryGraphView:
         self._indexes: dict[str, Any] = {}
         self._lists: dict[tuple[str, str], list[Key]] = {}
         self._rankings: dict[tuple[str, str], list[Any]] = {}
+        # a client may name new combinations each request: the last few are kept
+        self._recent_titles: Recent[list[Key]] = Recent(RECENT_KEPT)
 
     # -- nodes ---------------------------------------------------------------------------
 
@@ -184,40 +223,54 @@ class MemoryGraphView:
             found = self._indexes[name] = build()
         return found
 
+    def _sorted_from(self, papers: Iterable[str]) -> list[Key]:
+        """An ascending (submittedAt, pithNumber) list of ``papers``."""
+        nodes = self._nodes
+        return sorted((nodes[paper][SUBMITTED_AT], nodes[paper][PITH_NUMBER]) for paper in papers)
+
     def _sorted_keys(self, kind: str, key: str, papers: Callable[[], Iterable[str]]) -> list[Key]:
-        """An ascending (submittedAt, pithNumber) list of ``papers``, cached under (kind, key)."""
+        """:meth:`_sorted_from` ``papers()``, cached under (kind, key): only keys of the graph's
+        own nodes (or words), so the cache is bounded by the graph."""
         found = self._lists.get((kind, key))
         if found is None:
-            nodes = self._nodes
-            found = sorted((nodes[paper][SUBMITTED_AT], nodes[paper][PITH_NUMBER]) for paper in papers())
-            self._lists[(kind, key)] = found
+            found = self._lists[(kind, key)] = self._sorted_from(papers())
         return found
+
+    def _node_keys(
+        self, kind: str, label: str, key: str, papers: Callable[[str], Iterable[str]]
+    ) -> list[Key]:
+        """:meth:`_sorted_keys` of the node ``label``/``key``'s ``papers``; :data:`NO_KEYS`,
+        not kept, for a key no node has: a client naming new ones each request (100 a filter
+        since 0.9.1) grew the kept lists without bound (70 KB a request, measured)."""
+        node = self._node(label, key)
+        if node is None:
+            return NO_KEYS
+        return self._sorted_keys(kind, key, lambda: papers(node))
 
     def _all_keys(self) -> list[Key]:
         return self._sorted_keys("all", "", lambda: (n for n, _ in self._paper_nodes()))
 
     def _category_keys(self, code: str) -> list[Key]:
-        node = self._node(CATEGORY.label, code)
-        return self._sorted_keys("category", code, lambda: self._pred[node] if node else ())
+        return self._node_keys("category", CATEGORY.label, code, lambda node: self._pred[node])
 
     def _author_keys(self, name_key: str) -> list[Key]:
-        node = self._node(AUTHOR.label, name_key)
-        return self._sorted_keys("author", name_key, lambda: self._succ[node] if node else ())
+        return self._node_keys("author", AUTHOR.label, name_key, lambda node: self._succ[node])
 
     def _signer_keys(self, signer_id: str, signed_bundle: bool | None = None) -> list[Key]:
         """The papers the signer signed anything of; with ``signed_bundle``, those whose
         SIGNED edge's ``signedBundle`` is that."""
-        node = self._node(SIGNER.label, signer_id)
         if signed_bundle is None:
-            return self._sorted_keys("signer", signer_id, lambda: self._succ[node] if node else ())
+            return self._node_keys("signer", SIGNER.label, signer_id, lambda node: self._succ[node])
 
-        def papers() -> Iterable[str]:
-            links = self._succ[node].items() if node else ()
-            return (paper for paper, edge in links if edge[SIGNED_BUNDLE] == signed_bundle)
+        def papers(node: str) -> Iterable[str]:
+            return (paper for paper, edge in self._succ[node].items() if edge[SIGNED_BUNDLE] == signed_bundle)
 
-        return self._sorted_keys(f"signer {signed_bundle}", signer_id, papers)
+        return self._node_keys(f"signer {signed_bundle}", SIGNER.label, signer_id, papers)
 
     def _archive_keys(self, archive: str) -> list[Key]:
+        if archive not in self._archives():
+            return NO_KEYS
+
         def papers() -> set[str]:
             found: set[str] = set()
             for code in self._archives().get(archive, ()):
@@ -233,8 +286,9 @@ class MemoryGraphView:
             return []
         if len(postings) == 1:
             return self._sorted_keys(TITLE, terms[0], lambda: postings[0])
-        return self._sorted_keys(  # intersected only when not yet kept: a pass over the longer
-            "titles", "\x00".join(sorted(terms)), lambda: set(postings[0]).intersection(*postings[1:])
+        return self._recent_titles.get_or_make(  # intersected only when not kept: a pass over the longer
+            "\x00".join(sorted(terms)),
+            lambda: self._sorted_from(set(postings[0]).intersection(*postings[1:])),
         )
 
     def _build_title_index(self) -> dict[str, tuple[str, ...]]:
