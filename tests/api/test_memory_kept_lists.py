@@ -35,7 +35,9 @@ def test_values_the_graph_does_not_hold_are_not_kept() -> None:
         ):
             assert reader.count_papers(where) == 0
         assert reader.papers_of_signers([f"signer-{i}"], 5, None)[f"signer-{i}"].items == ()
-        assert reader.papers_of_signers([f"signer-{i}"], 5, None, signed_bundle=True)[f"signer-{i}"].items == ()
+        assert (
+            reader.papers_of_signers([f"signer-{i}"], 5, None, signed_bundle=True)[f"signer-{i}"].items == ()
+        )
     assert reader._lists == kept
     excluded = PaperFilter(exclude_categories=("nothing.here",))  # excludes nothing
     assert reader.count_papers(excluded) == reader.count_papers(PaperFilter())
