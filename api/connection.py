@@ -9,7 +9,9 @@ a pith number of that year). Every paper listing (``papers``, an author's, a cat
 signer's) has the one newest-first order, so a cursor of one is a position in each; search
 cursors are of their own (:mod:`pith_graph.api.search`). ``papers(orderBy: OLDEST)`` (since
 0.9.1) hands out cursors of its own prefix (``o1|``, where newest-first ones have ``p1|``,
-as 0.9.0 issued them): a cursor of one order passed to the other is refused, not paged on. Cursors carry no MAC: one a client
+as 0.9.0 issued them): a cursor of one order passed to the other is refused, not paged on.
+``papers(last:, before:)`` (since 0.9.2, :class:`Paging`) pages back from the same cursors,
+read as the other order's page after them, reversed. Cursors carry no MAC: one a client
 writes well-formed is a position it could reach by paging anyway, and it reveals nothing
 (its answer is the listing's papers after it, as ``submittedBefore`` would list them).
 """
@@ -20,6 +22,7 @@ import base64
 import binascii
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
 
@@ -28,18 +31,21 @@ import strawberry
 from pith_graph.api.context import Context
 from pith_graph.api.facets import FACETS_DOC, FACETS_FIRST, Facets, facets_of
 from pith_graph.api.fields import argument, resolver
+from pith_graph.api.limits import RequestLimits, page_size
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import ListingOrder, Page, PaperKey, paper_key
-from pith_graph.errors import BadUserInput
+from pith_graph.errors import BadUserInput, LimitExceeded
 from pith_graph.schema.rows import PaperRow
 
 if TYPE_CHECKING:
     from pith_graph.api.types import Paper
 
 __all__ = [
+    "PAPERS_BACK",
     "PAPERS_ON",
     "Connection",
     "PageInfo",
+    "Paging",
     "PaperConnection",
     "PaperEdge",
     "PaperOrder",
@@ -49,11 +55,15 @@ __all__ = [
     "is_place",
     "known_count",
     "listing_order",
+    "paged_connection",
+    "paging",
     "paper_connection",
 ]
 
 #: How a paper connection pages on: the hint of a ``first`` over the cap (:func:`~pith_graph.api.limits.page_size`).
 PAPERS_ON = "; a page of papers goes on with its endCursor as after"
+#: How it pages back: the hint of a ``last`` over the cap.
+PAPERS_BACK = "; a page of papers goes back with its startCursor as before"
 #: order -> the prefix of its cursors.
 _PREFIXES: dict[ListingOrder, str] = {"newest": "p1|", "oldest": "o1|"}
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
@@ -142,21 +152,88 @@ def paper_type() -> Any:
     return Paper
 
 
-def decode_cursor(after: str | None, order: ListingOrder = "newest") -> PaperKey | None:
-    """The keyset position of an ``after`` cursor of a listing in ``order``;
-    :class:`BadUserInput` when it is none, or a cursor of the other order."""
+def decode_cursor(after: str | None, order: ListingOrder = "newest", name: str = "after") -> PaperKey | None:
+    """The keyset position of an ``after`` cursor (or the argument ``name``: ``before``) of a
+    listing in ``order``; :class:`BadUserInput` when it is none, or a cursor of the other order."""
     if after is None:
         return None
     found = _decode(after)
     if found is None:
-        raise BadUserInput("after is not a cursor this API issued.", "Pass an endCursor or edge cursor.")
+        hint = (
+            "Pass an endCursor or edge cursor." if name == "after" else "Pass a startCursor or edge cursor."
+        )
+        raise BadUserInput(f"{name} is not a cursor this API issued.", hint)
     issued, key = found
     if issued != order:
         raise BadUserInput(
-            f"after is a cursor of a listing {issued} first; this one lists {order} first.",
-            "Page on with the orderBy that handed the cursor out, or start again without after.",
+            f"{name} is a cursor of a listing {issued} first; this one lists {order} first.",
+            f"Page on with the orderBy that handed the cursor out, or start again without {name}.",
         )
     return key
+
+
+_BOTH_WAYS = (
+    "papers pages forwards (first, after) or backwards (last, before), not both in one page.",
+    "Ask for the page after a cursor with first and after, the page before one with last and before.",
+)
+
+
+def _last(last: int | None, limits: RequestLimits) -> int:
+    """``last`` checked as :func:`~pith_graph.api.limits.page_size` checks ``first``."""
+    if last is not None and last < 0:
+        raise BadUserInput("last must not be negative.", "Pass a number from 0 up.")
+    if last is not None and last > limits.max_page_size:
+        cap = limits.max_page_size
+        raise LimitExceeded(f"last must be at most {cap}.", f"Ask for at most {cap}{PAPERS_BACK}.")
+    return page_size(last, limits)
+
+
+def _other(order: ListingOrder) -> ListingOrder:
+    return "oldest" if order == "newest" else "newest"
+
+
+@dataclass(frozen=True, slots=True)
+class Paging:
+    """How a page of a listing in ``order`` is read: ``size`` papers after the cursor ``key``
+    or, ``backward`` (``last``/``before``, since 0.9.2), the last ``size`` before it. A page
+    backward is the other order's page after the same place, reversed: the readers have it."""
+
+    size: int
+    key: PaperKey | None
+    order: ListingOrder
+    backward: bool = False
+
+    @property
+    def read_order(self) -> ListingOrder:
+        """The order the reader lists the page in."""
+        return _other(self.order) if self.backward else self.order
+
+    def turn(self, page: Page) -> tuple[Page, bool]:
+        """The reader's ``page`` as the listing shows it (its order; ``has_next``: hasNextPage),
+        and hasPreviousPage. Forwards: more follow, and whether a cursor was given. Backward:
+        more come before (hasPreviousPage), and hasNextPage when ``before`` was given (the
+        mirror of ``after``'s hasPreviousPage: not a check that papers follow)."""
+        if not self.backward:
+            return page, self.key is not None
+        return Page(page.items[::-1], self.key is not None), page.has_next
+
+
+def paging(
+    limits: RequestLimits,
+    order: ListingOrder,
+    first: int | None,
+    after: str | None,
+    last: int | None = None,
+    before: str | None = None,
+) -> Paging:
+    """The :class:`Paging` of ``Query.papers``' arguments: forwards unless ``last`` or
+    ``before`` is given; mixing ``first``/``after`` with them is refused (``BAD_USER_INPUT``).
+    The size is checked before the cursor, each as ``first`` and ``after`` are."""
+    if last is None and before is None:
+        return Paging(page_size(first, limits, on=PAPERS_ON), decode_cursor(after, order), order)
+    if first is not None or after is not None:
+        raise BadUserInput(*_BOTH_WAYS)
+    return Paging(_last(last, limits), decode_cursor(before, order, "before"), order, True)
 
 
 _FACETS_FIRST = "Values per facet: null is 10 (the page cap when that is lower); at most the page cap."
@@ -164,12 +241,17 @@ _FACETS_FIRST = "Values per facet: null is 10 (the page cap when that is lower);
 
 @strawberry.type(description="Where a page of a connection starts and ends.")
 class PageInfo:
-    has_next_page: bool = strawberry.field(description="True when more items follow this page.")
+    has_next_page: bool = strawberry.field(
+        description="True when more items follow this page; for papers(before:) (since 0.9.2): true, "
+        "as a cursor was given (not a check that papers follow it)."
+    )
     has_previous_page: bool = strawberry.field(
-        description="True when the page was asked for with after (not a check that papers come before it)."
+        description="True when the page was asked for with after (not a check that papers come before "
+        "it); for papers(last:) or papers(before:) (since 0.9.2): true when more papers come before it."
     )
     start_cursor: str | None = strawberry.field(
-        description="The first edge's cursor; null for an empty page."
+        description="The first edge's cursor (for papers, pass it as before for the page before, since "
+        "0.9.2); null for an empty page."
     )
     end_cursor: str | None = strawberry.field(
         description="The last edge's cursor (pass it as after for the next page); null for an empty page."
@@ -264,11 +346,22 @@ def paper_connection(
     order: ListingOrder = "newest",
 ) -> PaperConnection:
     """A connection over a reader page (in ``order``: its cursors say which)."""
-    edges = [
+    return PaperConnection.of(_edges(page, order), page.has_next, after is not None, counter, listing)
+
+
+def _edges(page: Page, order: ListingOrder) -> list[PaperEdge]:
+    return [
         PaperEdge(cursor=encode_cursor(paper_key(record), order), node=paper_type().from_record(record))
         for record in page.items
     ]
-    return PaperConnection.of(edges, page.has_next, after is not None, counter, listing)
+
+
+def paged_connection(
+    page: Page, paging: Paging, counter: Callable[[], Awaitable[int]], listing: Listing
+) -> PaperConnection:
+    """A connection over the reader page a :class:`Paging` read (in its listing's order)."""
+    shown, has_previous = paging.turn(page)
+    return PaperConnection.of(_edges(shown, paging.order), shown.has_next, has_previous, counter, listing)
 
 
 def known_count(value: int) -> Callable[[], Awaitable[int]]:

@@ -11,7 +11,7 @@ of the objects the answer holds (the executions count them as well, see
   ``Paper.authors`` (:data:`WHOLE_PAGE_BY_DEFAULT`), else the default page size (20);
 * a page (``papers``, ``search``, ``Author.papers``, ...) or ``facets`` is one object: its
   ``first`` sizes its lists (``edges`` and ``nodes``, each facet's values,
-  :data:`PAGE_ITEMS`);
+  :data:`PAGE_ITEMS`), or ``last`` (``papers``' backward pages, since 0.9.2) as ``first``;
 * ``collaborationPath`` has ``maxHops`` (default 4), ``papersById`` and ``nodes`` as many
   items as identifiers (at most ``max_batch_ids``); a ``Node`` costs what its costliest
   type's selection would;
@@ -202,6 +202,16 @@ def _clamp(value: Any, default: int, cap: int) -> int:
     return max(0, min(value, cap))
 
 
+def _larger(first: Any, last: Any) -> Any:
+    """The size that counts of ``first`` and ``last`` (either null: the other; both given, which
+    execution refuses: the larger)."""
+    if last is None:
+        return first
+    if first is None or not isinstance(first, int) or not isinstance(last, int):
+        return last
+    return max(first, last)
+
+
 #: The introspection fields of the query type, which its ``fields`` do not hold.
 _ROOT_META = {"__schema": SchemaMetaFieldDef, "__type": TypeMetaFieldDef}
 
@@ -249,8 +259,8 @@ class _Counter:
         """How many items the field returns per parent, given its coerced ``arguments`` (for
         a page or facets: how many its lists hold); ``None`` for a single value."""
         limits = self.limits
-        if "first" in field.args:
-            return self._first(key, field, arguments.get("first"))
+        if "first" in field.args:  # last (papers, since 0.9.2) sizes a page as first does
+            return self._first(key, field, _larger(arguments.get("first"), arguments.get("last")))
         if "maxHops" in field.args:
             return _clamp(arguments.get("maxHops"), limits.default_path_hops, limits.max_path_hops)
         if "ids" in field.args:  # papersById: one answer per identifier (coerced to a list)

@@ -8,7 +8,7 @@ from typing import Annotated, Any, TypeVar, cast
 import strawberry
 from strawberry.types.nodes import SelectedField, Selection
 
-__all__ = ["AFTER", "FIRST", "After", "First", "argument", "resolver", "selects"]
+__all__ = ["AFTER", "FIRST", "After", "Before", "First", "Last", "argument", "resolver", "selects"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -20,6 +20,15 @@ FIRST = (
 AFTER = (
     "An endCursor or edge cursor of an earlier page of this listing: continue after it; null: from the start."
 )
+LAST = (
+    "Backward paging (since 0.9.2): the last N papers before the cursor before (without before: the "
+    "listing's last N), shown in the listing's own order; null with before: 20; capped as first is. "
+    "Not with first or after."
+)
+BEFORE = (
+    "Backward paging (since 0.9.2): a startCursor or edge cursor of this same listing and orderBy: "
+    "the page ends just before it; null: at the listing's end. Not with first or after."
+)
 
 
 def argument(description: str) -> Any:
@@ -30,6 +39,9 @@ def argument(description: str) -> Any:
 #: ``first`` of a page or ranked list (default 20) and ``after`` of a page of papers.
 First = Annotated[int | None, argument(FIRST)]
 After = Annotated[str | None, argument(AFTER)]
+#: ``last`` and ``before`` of ``Query.papers`` (since 0.9.2).
+Last = Annotated[int | None, argument(LAST)]
+Before = Annotated[str | None, argument(BEFORE)]
 
 
 def resolver(description: str) -> Callable[[F], F]:

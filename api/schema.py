@@ -22,13 +22,13 @@ from pith_graph.api.connection import (
     PAPERS_ON,
     PaperConnection,
     PaperOrder,
-    decode_cursor,
     listing_order,
-    paper_connection,
+    paged_connection,
+    paging,
 )
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped
-from pith_graph.api.fields import After, First, argument, resolver, selects
+from pith_graph.api.fields import After, Before, First, Last, argument, resolver, selects
 from pith_graph.api.ids import parse_identifier
 from pith_graph.api.inputs import PaperFilterInput, named_by_keys, text, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
@@ -145,22 +145,23 @@ class Query:
         after: After = None,
         order_by: Annotated[
             PaperOrder | None,
-            argument("NEWEST (also for null) or OLDEST; after must be a cursor of the same order."),
+            argument("NEWEST (also for null) or OLDEST; after and before: cursors of the same order."),
         ] = PaperOrder.NEWEST,
+        last: Last = None,
+        before: Before = None,
     ) -> PaperConnection:
         context = info.context
         where = to_filter(filter)
-        size = page_size(first, context.limits, on=PAPERS_ON)
-        order = listing_order(order_by)
-        key = decode_cursor(after, order)
+        paged = paging(context.limits, listing_order(order_by), first, after, last, before)
         page = Page((), False)  # only totalCount or facets asked for: no page to read
         if selects(info, _PAGE_FIELDS):
-            page = await context.run(context.reader.list_papers, where, size, key, EVERYTHING, order)
+            read = (where, paged.size, paged.key, EVERYTHING, paged.read_order)
+            page = await context.run(context.reader.list_papers, *read)
 
         async def count() -> int:
             return await context.run(context.reader.count_papers, where)
 
-        return paper_connection(page, key, count, Listing(where), order)
+        return paged_connection(page, paged, count, Listing(where))
 
     @resolver(
         "Papers holding every word of the text in their title or abstract excerpt (words as "

@@ -158,7 +158,7 @@ def compile_plan(schema: GraphQLSchema, document: DocumentNode, operation_name: 
 
 
 #: The arguments that size a list in the cost (:mod:`pith_graph.api.cost`).
-_SIZING = frozenset({"first", "maxHops", "ids"})
+_SIZING = frozenset({"first", "last", "maxHops", "ids"})
 
 
 def _sized_by_variables(document: DocumentNode) -> bool:

@@ -12,12 +12,12 @@ from operator import attrgetter
 from typing import Any
 
 from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.connection import cursor_of, decode_cursor, listing_order
+from pith_graph.api.connection import cursor_of, decode_cursor, listing_order, paging
 from pith_graph.api.inputs import filter_from_arguments
 from pith_graph.api.limits import page_size
 from pith_graph.api.plan.specs import Spec, Step, load, value
 from pith_graph.api.reads.discovery import Listing
-from pith_graph.api.reads.records import ListingOrder, Page, PaperFilter, PaperKey
+from pith_graph.api.reads.records import ListingOrder, Page, PaperFilter
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["CONNECTION_FIELDS", "Connection", "Edge", "page_of", "papers"]
@@ -28,8 +28,8 @@ class Connection:
     """A ``PaperConnection``: a page, where it starts, and its total (known, or counted
     with ``where``: a filter, or a signer's listing)."""
 
-    page: Page
-    after: PaperKey | None
+    page: Page  # in the listing's order; has_next: hasNextPage
+    has_previous: bool
     count: int | None = None
     where: PaperFilter | Listing | None = None
     order: ListingOrder = "newest"
@@ -42,13 +42,21 @@ class Edge:
 
 
 def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
-    """``Query.papers``: a page in its ``orderBy`` (graphql-core gives the enum's value)."""
+    """``Query.papers``: a page in its ``orderBy`` (graphql-core gives the enum's value),
+    forwards or backward (:func:`~pith_graph.api.connection.paging`, as the resolver pages)."""
     where = filter_from_arguments(step.args.get("filter"))
-    order = listing_order(step.args.get("orderBy"))
-    size = page_size(step.args.get("first"), step.context.limits)
-    key = decode_cursor(step.args.get("after"), order)
-    page = step.batch.call("list_papers", where, size, key, step.want, order)
-    return lambda: [Connection(page(), key, None, where, order)]
+    args = step.args
+    order = listing_order(args.get("orderBy"))
+    paged = paging(
+        step.context.limits, order, args.get("first"), args.get("after"), args.get("last"), args.get("before")
+    )
+    page = step.batch.call("list_papers", where, paged.size, paged.key, step.want, paged.read_order)
+
+    def connection() -> list[Any]:
+        shown, has_previous = paged.turn(page())
+        return [Connection(shown, has_previous, None, where, order)]
+
+    return connection
 
 
 def page_of(method: str, key: str) -> Callable[..., Any]:
@@ -57,14 +65,15 @@ def page_of(method: str, key: str) -> Callable[..., Any]:
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         size = page_size(step.args.get("first"), step.context.limits)
         after = decode_cursor(step.args.get("after"))
+        since = after is not None
         keys = [getattr(source, key) for source in sources]
         bundle = step.args.get("signedBundle")  # a signer's papers(signedBundle:): counted
         extra = (size, after, step.want) if bundle is None else (size, after, step.want, bundle)
         found = step.batch.keyed(method, extra, keys)
         if bundle is None:
-            return lambda: [Connection(found()[getattr(s, key)], after, s.paper_count) for s in sources]
+            return lambda: [Connection(found()[getattr(s, key)], since, s.paper_count) for s in sources]
         listings = [(k, Listing(signer=k, signed_bundle=bundle)) for k in keys]
-        return lambda: [Connection(found()[k], after, where=listing) for k, listing in listings]
+        return lambda: [Connection(found()[k], since, where=listing) for k, listing in listings]
 
     return resolve
 
@@ -92,7 +101,7 @@ def _page_info(connection: Connection) -> PageInfoObject:
     items, order = connection.page.items, connection.order
     return PageInfoObject(
         has_next_page=connection.page.has_next,
-        has_previous_page=connection.after is not None,
+        has_previous_page=connection.has_previous,
         start_cursor=cursor_of(items[0], order) if items else None,
         end_cursor=cursor_of(items[-1], order) if items else None,
     )

@@ -157,6 +157,21 @@ MORE = [
         lambda e: {"f": {"archive": e.big_category.split(".")[0]}, "o": "OLDEST", "after": _OLDEST_CURSOR},
         id="oldest-first",
     ),
+    pytest.param(  # since 0.9.2: backward, before a cursor of either order and from the end
+        "query($f: PaperFilter, $o: PaperOrder, $before: String, $n: Int) { a: papers(filter: $f, last: $n, "
+        "orderBy: $o, before: $before) { totalCount pageInfo { hasNextPage hasPreviousPage startCursor "
+        "endCursor } edges { cursor node { pithNumber submittedAt } } } b: papers(last: 3) { edges { cursor } "
+        "nodes { pithNumber } pageInfo { hasNextPage hasPreviousPage } } c: papers(orderBy: OLDEST, "
+        f'before: "{_OLDEST_CURSOR}") {{ pageInfo {{ startCursor hasPreviousPage }} nodes {{ pithNumber }} }} '
+        f'd: papers(last: 2, before: "{_NEWEST_CURSOR}", first: null) {{ nodes {{ title }} }} }}',
+        lambda e: {
+            "f": {"archive": e.big_category.split(".")[0]},
+            "o": "NEWEST",
+            "before": _NEWEST_CURSOR,
+            "n": 4,
+        },
+        id="backward",
+    ),
     pytest.param(
         "query($id: String!, $after: String) { paper(id: $id) { authorCount a: authors(first: 1) "
         '{ nameKey } b: authors(first: 2, after: $after) { nameKey name paperCount } c: authors(after: "zzz") '
@@ -261,6 +276,17 @@ FAILING = [
         f'{{ papers(orderBy: OLDEST, after: "{_NEWEST_CURSOR}") {{ nodes {{ title }} }} }}',
         "BAD_USER_INPUT",
         id="newest-cursor-oldest-first",
+    ),
+    *(  # since 0.9.2: backward pages
+        pytest.param(f"{{ papers({arguments}) {{ nodes {{ title }} }} }}", code, id=name)
+        for name, arguments, code in (
+            ("oldest-cursor-before-newest-first", f'last: 2, before: "{_OLDEST_CURSOR}"', "BAD_USER_INPUT"),
+            ("before", 'last: 2, before: "forged"', "BAD_USER_INPUT"),
+            ("first-and-last", "first: 2, last: 2", "BAD_USER_INPUT"),
+            ("after-and-before", f'after: "{_NEWEST_CURSOR}", before: "{_NEWEST_CURSOR}"', "BAD_USER_INPUT"),
+            ("negative-last", "last: -1", "BAD_USER_INPUT"),
+            ("page-cap-last", "last: 1000", "LIMIT_EXCEEDED"),
+        )
     ),
     pytest.param('{ papers(first: 2, after: "forged") { nodes { title } } }', "BAD_USER_INPUT", id="cursor"),
     pytest.param("{ papers(first: -1) { nodes { title } } }", "BAD_USER_INPUT", id="negative-first"),

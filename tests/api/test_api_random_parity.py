@@ -182,6 +182,8 @@ class Generator:
         p = self.pools
         if name == "first":
             return self.first()
+        if name in ("last", "before"):  # papers' backward paging (since 0.9.2): now and then
+            return None if self.chance(0.7) else self.first() if name == "last" else self.cursor()
         if name == "after" and owner == "Paper":
             return self.pick([*p.keys, "", "Upper Case", "zzz", "a" * 501, None, None])
         if name == "after":
@@ -250,7 +252,7 @@ class Generator:
 
     def size(self, field: str, values: dict[str, Any]) -> int:
         """The size the cost counts for a list field (roughly, where the limits would refuse)."""
-        first = values.get("first")
+        first = values.get("first") if values.get("last") is None else values.get("last")
         if isinstance(first, int) and first >= 0:
             return first
         if field == "papersById":

@@ -38,7 +38,7 @@ def test_sdl_has_the_fields_frontends_rely_on() -> None:
         "paper(id: String!): Paper",
         "resolve(id: String!): [Paper!]!",
         "papers(filter: PaperFilter = null, first: Int = null, after: String = null, "
-        "orderBy: PaperOrder = NEWEST): PaperConnection!",
+        "orderBy: PaperOrder = NEWEST, last: Int = null, before: String = null): PaperConnection!",
         "search(text: String!, filter: PaperFilter = null, first: Int = null, after: String = null, "
         "orderBy: SearchOrder = RELEVANCE): SearchConnection!",
         "papersById(ids: [String!]!): [Paper]!",
