@@ -51,6 +51,7 @@ from pith_graph.api.http import (
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopGate, LoopThreads, loop_time, run_execution
+from pith_graph.api.persisted import DEFAULT_PERSISTED_QUERIES, PersistedQueries, PersistedQueryRequests
 from pith_graph.api.plan.run import TORN_RETRIES
 from pith_graph.api.planned import GAVE_WAY, answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
@@ -364,6 +365,7 @@ def create_app(
     cors_origins: Sequence[str] = (),
     cache_control: str = "no-cache",
     allowed_hosts: Sequence[str] = ("*",),
+    persisted_queries: int = DEFAULT_PERSISTED_QUERIES,
 ) -> ASGIApp:
     """The ASGI app serving ``reader``. ``ping_run`` runs the health check's pings (default:
     ``run``; give Neo4j a thread of its own, see :mod:`pith_graph.api.health`). ``threads``
@@ -373,7 +375,8 @@ def create_app(
     and the runners' threads there). Browsers on
     ``cors_origins`` may call it; ``GET /graphql`` answers carry ``cache_control``; requests
     for a host not in ``allowed_hosts`` are refused (:mod:`pith_graph.api.hosts`; ``serve``
-    gives its settings', by default loopback's names on loopback)."""
+    gives its settings', by default loopback's names on loopback); it keeps up to
+    ``persisted_queries`` automatic persisted queries (0: none, :mod:`~pith_graph.api.persisted`)."""
     limits = limits if limits is not None else RequestLimits()
     keys = key_infos(keyring) if keyring is not None else {}
     view = GraphQLView(reader, limits, keys, run, graphiql=graphiql, threads=threads)
@@ -404,5 +407,7 @@ def create_app(
     if graphiql:
         routes.append(Route("/graphiql/{name}", _graphiql_asset, methods=["GET", "HEAD"]))
     app = Starlette(routes=routes, lifespan=lifespan, exception_handlers={404: _unserved, 405: _unserved})
-    guarded = Guard(ETags(app, cache_control), limits.max_body_bytes, limits.body_timeout_seconds)
+    store = PersistedQueries(persisted_queries) if persisted_queries > 0 else None
+    resolved = PersistedQueryRequests(app, store)  # inside ETags: its answers are tagged (or no-store)
+    guarded = Guard(ETags(resolved, cache_control), limits.max_body_bytes, limits.body_timeout_seconds)
     return with_hosts(with_cors(guarded, cors_origins), allowed_hosts)

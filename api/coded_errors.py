@@ -5,6 +5,8 @@ its code and suggestion. Codes given to errors that are not raised as ``ApiError
 ``GRAPHQL_VALIDATION_FAILED`` (unknown field, wrong type), ``BAD_USER_INPUT`` (a variable's
 value that cannot be coerced), ``BAD_REQUEST`` (not a GraphQL request: malformed JSON, wrong content
 type), ``MISDIRECTED_REQUEST`` (a ``Host`` the server does not answer for: :mod:`pith_graph.api.hosts`),
+``PERSISTED_QUERY_NOT_FOUND`` and ``PERSISTED_QUERY_NOT_SUPPORTED`` (automatic persisted
+queries: a hash not kept, or APQ off; :mod:`pith_graph.api.persisted`),
 ``SERVICE_UNAVAILABLE`` (the database cannot be reached; or the server stopped while the
 request ran, ``Guard``'s 503), ``LIMIT_EXCEEDED`` (a read the
 database refuses for the memory it needs) and

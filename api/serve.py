@@ -217,6 +217,7 @@ def _serve_one(
         cors_origins=settings.cors_origins,
         cache_control=settings.cache_control,
         allowed_hosts=settings.hosts_answered,
+        persisted_queries=settings.persisted_queries,
     )
     config = uvicorn.Config(
         app,

@@ -45,6 +45,9 @@ variable                               meaning                       default
 ``PITH_API_ALLOWED_HOSTS``             ``Host`` names answered       (bound to loopback:
                                        (comma-separated, ``*`` for   its names; else any)
                                        any; ``api.hosts``)
+``PITH_API_PERSISTED_QUERIES``         automatic persisted queries   1000
+                                       kept per process (``0``: APQ
+                                       off; ``api.persisted``)
 ``NEO4J_URI`` ...                      as for ``pith-graph load``
 ``NEO4J_PASSWORD_FILE``                Neo4j password in a file      (``neo4j_auth.py``)
 =====================================  ============================  ===================
@@ -65,6 +68,7 @@ from typing import Any, Literal
 from pith_graph import numbers
 from pith_graph.api.hosts import allowed_entry, default_allowed_hosts
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.persisted import DEFAULT_PERSISTED_QUERIES, MAX_PERSISTED_QUERIES
 from pith_graph.api.protocols import DEFAULT_MAX_HEAD_BYTES, DEFAULT_SEND_TIMEOUT
 from pith_graph.errors import UsageError
 from pith_graph.loader.parse import DEFAULT_MAX_BYTES, MAX_BYTES_LIMIT
@@ -196,6 +200,8 @@ class ServerSettings:
     send_timeout_seconds: float = DEFAULT_SEND_TIMEOUT
     #: Connections a serving process holds open; a request beyond them is answered 503.
     max_connections: int = 256
+    #: Automatic persisted queries a serving process keeps (``api.persisted``; 0: APQ off).
+    persisted_queries: int = DEFAULT_PERSISTED_QUERIES
 
     def __post_init__(self) -> None:
         if self.backend not in ("memory", "neo4j"):
@@ -247,6 +253,10 @@ class ServerSettings:
             raise UsageError("PITH_API_SEND_TIMEOUT_SECONDS must be a positive number of seconds")
         if self.max_connections < 1:
             raise UsageError("PITH_API_MAX_CONNECTIONS must be at least 1")
+        if not 0 <= self.persisted_queries <= MAX_PERSISTED_QUERIES:
+            raise UsageError(
+                f"PITH_API_PERSISTED_QUERIES must be from 0 (off) to {MAX_PERSISTED_QUERIES}, not {self.persisted_queries}"
+            )
 
     @property
     def hosts_answered(self) -> tuple[str, ...]:
@@ -302,6 +312,8 @@ class ServerSettings:
             values["allowed_hosts"] = tuple(
                 h.strip() for h in env["PITH_API_ALLOWED_HOSTS"].split(",") if h.strip()
             )
+        if "PITH_API_PERSISTED_QUERIES" in env:
+            values["persisted_queries"] = number("PITH_API_PERSISTED_QUERIES", int)
         if "PITH_API_CACHE_CONTROL" in env:
             values["cache_control"] = env["PITH_API_CACHE_CONTROL"].strip()
         for variable, (name, kind) in _CONNECTION_VARIABLES.items():

@@ -42,6 +42,8 @@ READS: list[tuple[str, str, str, object]] = [
     ("PITH_API_MAX_HEADER_BYTES", "32768", "max_header_bytes", 32768),
     ("PITH_API_SEND_TIMEOUT_SECONDS", "2.5", "send_timeout_seconds", 2.5),
     ("PITH_API_MAX_CONNECTIONS", "9", "max_connections", 9),
+    ("PITH_API_PERSISTED_QUERIES", "0", "persisted_queries", 0),  # APQ off
+    ("PITH_API_PERSISTED_QUERIES", "50", "persisted_queries", 50),
     ("PITH_API_CORS_ORIGINS", "https://a.example", "cors_origins", ("https://a.example",)),
     ("PITH_API_CACHE_CONTROL", "public, max-age=60", "cache_control", "public, max-age=60"),
     ("PITH_API_ALLOWED_HOSTS", "api.example.org", "allowed_hosts", ("api.example.org",)),
@@ -116,6 +118,7 @@ BAD: list[Any] = [
             "PITH_API_MAX_HEADER_BYTES": ["64KiB", "100"],
             "PITH_API_SEND_TIMEOUT_SECONDS": ["0", "nan", "inf", "1e400", "\uff15"],  # ５
             "PITH_API_MAX_CONNECTIONS": ["0", "1.5"],
+            "PITH_API_PERSISTED_QUERIES": ["-1", "1.5", "100001", "many"],
             "PITH_API_CORS_ORIGINS": [
                 "https://a.example/path",
                 # never sent by a browser, so never matched (accepted before 0.8.8)
@@ -273,6 +276,7 @@ def test_the_settings_docstring_gives_the_defaults() -> None:
         "PITH_API_MEMORY_THREADS": DEFAULT.memory_threads,
         "PITH_API_GRAPHIQL": int(DEFAULT.graphiql),
         "PITH_API_CACHE_CONTROL": DEFAULT.cache_control,
+        "PITH_API_PERSISTED_QUERIES": DEFAULT.persisted_queries,
     }
     for variable, _, setting, _ in READS:
         if setting.startswith("limits."):
@@ -296,6 +300,7 @@ def test_the_defaults_the_readme_gives_in_its_text_are_the_code_s() -> None:
     assert stated(r"`PITH_API_HEAVY_EXECUTIONS` \((\d+)\)") == str(DEFAULT.heavy_executions)
     assert stated(r"`PITH_API_NEO4J_EXECUTIONS` \((\d+)\)") == str(DEFAULT.neo4j_executions)
     assert stated(r"`PITH_API_CACHE_CONTROL` \(default `([^`]+)`") == DEFAULT.cache_control
+    assert stated(r"`PITH_API_PERSISTED_QUERIES` \(default ([\d,]+)") == f"{DEFAULT.persisted_queries:,}"
     assert stated(r"\| (\d+) \| `PITH_API_MAX_CONNECTIONS` \|") == str(DEFAULT.max_connections)
     assert f"serve on {DEFAULT.host}:{DEFAULT.port} (--host, --port)" in readme
 
