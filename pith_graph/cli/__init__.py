@@ -61,6 +61,23 @@ EXIT_BROKEN_PIPE = 141
 EXIT_INTERNAL = 70
 
 
+#: What the Neo4j driver imports at its own import when installed (the ``analysis`` extra
+#: brings numpy and pandas) for what no command uses: ``Result.to_df`` and numpy or pandas
+#: values as query parameters. They took 2.3 s of the 3 s that importing the driver took, so
+#: every command that touches Neo4j (``load``, ``schema``, ``serve``, ``prune``) started 2 s
+#: later, and each ``serve`` worker held ~60 MB more (README, Command line).
+_DRIVER_EXTRAS = ("numpy", "pandas", "pyarrow")
+
+
+def _without_driver_extras() -> None:
+    """Make the driver's optional imports fail, as if not installed, in this process only
+    (:func:`entry` calls it: a script importing pith-graph keeps them). Commands import no
+    numpy, scipy or pandas of their own (tests/test_cli_imports.py runs each kind)."""
+    for name in _DRIVER_EXTRAS:
+        if name not in sys.modules:
+            sys.modules[name] = None  # type: ignore[assignment]  # import raises ImportError
+
+
 def _command_adders() -> list[Callable[[Any], None]]:
     """Each command's ``add_*`` function, its module imported (most of a second, the first
     time: :func:`entry` holds Ctrl-C meanwhile)."""
@@ -294,6 +311,7 @@ def entry() -> NoReturn:
     _tolerant(sys.stderr)
     sys.stdout = typing.cast(TextIO, _Stdout(real))
     try:
+        _without_driver_extras()
         with interrupts_held():  # (a native module interrupted as it initialises may crash)
             _command_adders()  # the imports, native modules among them
         code = main()
