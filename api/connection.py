@@ -261,7 +261,7 @@ class PageInfo:
 @strawberry.type(description="A paper and its cursor.")
 class PaperEdge:
     cursor: str = strawberry.field(
-        description="The paper's position in its listing's order (valid while papers are added); pass as after."
+        description="The paper's position in its listing's order (valid while papers are added); pass as after, or as before for the papers before it (Query.papers, since 0.9.2)."
     )
     node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")] = strawberry.field(
         description="The paper."
