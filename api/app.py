@@ -51,7 +51,12 @@ from pith_graph.api.http import (
 from pith_graph.api.lanes import Runner, run_inline
 from pith_graph.api.limits import SPREAD_FACTOR, DocumentShape, RequestLimits, out_of_time, parser_bounds
 from pith_graph.api.loops import LoopGate, LoopThreads, loop_time, run_execution
-from pith_graph.api.persisted import DEFAULT_PERSISTED_QUERIES, PersistedQueries, PersistedQueryRequests
+from pith_graph.api.persisted import (
+    DEFAULT_PERSISTED_QUERIES,
+    PersistedQueries,
+    PersistedQueryRequests,
+    PersistedRequestAdapter,
+)
 from pith_graph.api.plan.run import TORN_RETRIES
 from pith_graph.api.planned import GAVE_WAY, answer_from_plan
 from pith_graph.api.reads.reader import GraphReader
@@ -99,6 +104,8 @@ def _not_allowed(allowed: str) -> dict[str, Any]:
 
 class GraphQLView(GraphQL[Context, None]):
     """strawberry's ASGI view with our context, time limit, error codes and GraphiQL page."""
+
+    request_adapter_class = PersistedRequestAdapter  # a GET's persisted query (api/persisted.py)
 
     def __init__(
         self,
