@@ -41,18 +41,15 @@ from pith_graph.api.reads.reader import GraphReader
 from pith_graph.api.reads.records import (
     EVERYTHING,
     AliasRecord,
-    AuthorCount,
     AuthorPage,
     AuthorRecord,
     CategoryCount,
     CategoryLink,
     CategoryRecord,
-    Coauthor,
     IdentifierKey,
     NameFormRecord,
     Page,
     PaperKey,
-    RelatedPaper,
     SignatureRecord,
     SignerRanks,
     SignerRecord,
@@ -350,8 +347,11 @@ class Context:
         first = READ_SIZES["versions_of_papers"]
         return self.batch("versions_of", lambda keys: self.reader.versions_of_papers(keys, first), list)
 
-    def related(self, first: int) -> DataLoader[str, list[RelatedPaper]]:
-        return self.batch(("related", first), lambda keys: self.reader.related_papers(keys, first), list)
+    def ranked(self, method: str, first: int, after: str | None) -> DataLoader[str, list[Any]]:
+        """A page of a ranked list: ``reader.<method>`` (``related_papers``, ``coauthors``,
+        ``top_authors``, ``co_listed``), the first ``first`` after ``after`` (since 0.9.2)."""
+        read = getattr(self.reader, method)
+        return self.batch((method, first, after), lambda keys: read(keys, first, after=after), list)
 
     # -- authors -------------------------------------------------------------------------
 
@@ -365,9 +365,6 @@ class Context:
             lambda keys: self.reader.papers_of_authors(keys, first, after),
             _empty_page,
         )
-
-    def coauthors(self, first: int) -> DataLoader[str, list[Coauthor]]:
-        return self.batch(("coauthors", first), lambda keys: self.reader.coauthors(keys, first), list)
 
     @property
     def author_categories(self) -> DataLoader[str, list[CategoryCount]]:
@@ -390,12 +387,6 @@ class Context:
             lambda keys: self.reader.papers_of_categories(keys, first, after),
             _empty_page,
         )
-
-    def top_authors(self, first: int) -> DataLoader[str, list[AuthorCount]]:
-        return self.batch(("top_authors", first), lambda keys: self.reader.top_authors(keys, first), list)
-
-    def co_listed(self, first: int) -> DataLoader[str, list[CategoryCount]]:
-        return self.batch(("co_listed", first), lambda keys: self.reader.co_listed(keys, first), list)
 
     # -- signers -------------------------------------------------------------------------
 

@@ -19,9 +19,18 @@ from pith_graph.api.cost import LIST_SIZES, capped, first_default
 from pith_graph.api.fields import After, First, argument, resolver
 from pith_graph.api.limits import page_size
 from pith_graph.api.node_ids import Node
+from pith_graph.api.plain_types import Alias, NameForm, TrustedKey
+from pith_graph.api.rank_pages import (
+    AfterCode,
+    AfterKey,
+    AfterPith,
+    after_code,
+    after_pith_number,
+    categories_after,
+    coauthor_after,
+)
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import (
-    AliasRecord,
     AuthorRecord,
     CategoryRecord,
     PaperFilter,
@@ -57,29 +66,6 @@ def counted(count: int | None) -> int:
     if count is None:
         raise RuntimeError("a record without its paper count reached a field that shows it")
     return count
-
-
-@strawberry.type(description="An identifier of a paper: arXiv id, DOI, pith short forms.")
-class Alias:
-    kind: str = strawberry.field(
-        description="arxiv, arxiv_version, doi, pith_short_8, pith_short_12, pith_short_16"
-    )
-    value: str = strawberry.field(description="The identifier itself, as its kind writes it.")
-
-    @classmethod
-    def from_record(cls, record: AliasRecord) -> Alias:
-        return cls(kind=record.kind, value=record.value)
-
-
-@strawberry.type(description="A key that signed a paper's bundle, as this server's keyring pins it.")
-class TrustedKey:
-    key_id: str = strawberry.field(description="The key id, as the bundle names it.")
-    fingerprint: str | None = strawberry.field(
-        description="First 16 bytes of SHA-256 of the key, hex; null when this server does not pin the key."
-    )
-    signer_id: str | None = strawberry.field(
-        description="The signer this key speaks for (its signer id, or without one the key id itself); null when this server does not pin the key."
-    )
 
 
 @strawberry.type(description="A SIGNED edge: who signed which events of a paper, with which keys.")
@@ -223,9 +209,13 @@ class Paper(Node):
     @resolver(
         "Other papers (not versions of this one) ranked by how many authors they share, then newest first."
     )
-    async def related_papers(self, info: GraphInfo, first: First = None) -> list[RelatedPaper]:
+    async def related_papers(
+        self, info: GraphInfo, first: First = None, after: AfterPith = None
+    ) -> list[RelatedPaper]:
         size = page_size(first, info.context.limits)
-        found = await info.context.related(size).load(self.pith_number)
+        found = await info.context.ranked("related_papers", size, after_pith_number(after)).load(
+            self.pith_number
+        )
         return [
             RelatedPaper(paper=Paper.from_record(r.paper), shared_authors=r.shared_authors) for r in found
         ]
@@ -259,12 +249,6 @@ class Paper(Node):
 class RelatedPaper:
     paper: Paper = strawberry.field(description="The other paper.")
     shared_authors: int = strawberry.field(description="How many authors the two papers share.")
-
-
-@strawberry.type(description="One way an author's papers spell it.")
-class NameForm:
-    name: str = strawberry.field(description="The spelling.")
-    paper_count: int = strawberry.field(description="How many of the author's papers spell it so.")
 
 
 @strawberry.type(description="A person named on papers, identified by a normalised name key.")
@@ -302,15 +286,17 @@ class Author(Node):
         return paper_connection(page, key, known_count(self.paper_count), listing)
 
     @resolver("People who share papers with the author: most shared first, then by name key.")
-    async def coauthors(self, info: GraphInfo, first: First = None) -> list[Coauthor]:
+    async def coauthors(self, info: GraphInfo, first: First = None, after: AfterKey = None) -> list[Coauthor]:
         size = page_size(first, info.context.limits)
-        found = await info.context.coauthors(size).load(self.name_key)
+        found = await info.context.ranked("coauthors", size, coauthor_after(after)).load(self.name_key)
         return [Coauthor(author=Author.from_record(c.author), shared_papers=c.shared_papers) for c in found]
 
     @resolver("The categories of the author's papers with how many: most first, then by code.")
-    async def categories(self, info: GraphInfo, first: First = None) -> list[CategoryCount]:
+    async def categories(
+        self, info: GraphInfo, first: First = None, after: AfterCode = None
+    ) -> list[CategoryCount]:
         size = page_size(first, info.context.limits)
-        found = await info.context.author_categories.load(self.name_key)
+        found = categories_after(await info.context.author_categories.load(self.name_key), after_code(after))
         return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found[:size]]
 
 
@@ -356,15 +342,19 @@ class Category(Node):
         return paper_connection(page, key, known_count(self.paper_count), listing)
 
     @resolver("Authors with the most papers in the category, then by name key.")
-    async def top_authors(self, info: GraphInfo, first: First = None) -> list[AuthorCount]:
+    async def top_authors(
+        self, info: GraphInfo, first: First = None, after: AfterKey = None
+    ) -> list[AuthorCount]:
         size = page_size(first, info.context.limits)
-        found = await info.context.top_authors(size).load(self.code)
+        found = await info.context.ranked("top_authors", size, coauthor_after(after)).load(self.code)
         return [AuthorCount(author=Author.from_record(a.author), count=a.count) for a in found]
 
     @resolver("Other categories this category's papers are listed in, with how many papers.")
-    async def co_listed(self, info: GraphInfo, first: First = None) -> list[CategoryCount]:
+    async def co_listed(
+        self, info: GraphInfo, first: First = None, after: AfterCode = None
+    ) -> list[CategoryCount]:
         size = page_size(first, info.context.limits)
-        found = await info.context.co_listed(size).load(self.code)
+        found = await info.context.ranked("co_listed", size, after_code(after)).load(self.code)
         return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found]
 
 

@@ -75,6 +75,7 @@ GRAPHQL_VARIABLES: dict[int, dict[str, Any]] = {
         "variables": {"id": "doi:10.48550/arXiv.1907.13257", "after": None},
         "pages": 1,
     },
+    3: {"variables": {"after": None}},  # a ranked list (coauthors) with after: its first page
 }
 
 

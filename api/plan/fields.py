@@ -27,6 +27,7 @@ from pith_graph.api.node_ids import NODE_KEYS, id_of
 from pith_graph.api.plan.bylines import BYLINE_FIELDS
 from pith_graph.api.plan.connections import CONNECTION_FIELDS, page_of, papers
 from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
+from pith_graph.api.rank_pages import after_code, after_pith_number, categories_after, coauthor_after
 from pith_graph.api.reads.records import CategoryRecord
 from pith_graph.errors import NotFound
 from pith_graph.loader.identifiers import author_name_key
@@ -107,12 +108,20 @@ def _path(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
 # -- relations of papers, authors, categories, signers ----------------------------------------
 
 
+_AFTERS: dict[str, Callable[[str | None], str | None]] = {
+    "after_name": coauthor_after,
+    "after_pith": after_pith_number,
+    "after_code": after_code,
+}
+
+
 def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Callable[..., Any]:
     """A field answered by ``reader.<method>(keys of the sources, *extra)`` then ``pick``:
     ``"first"`` the field's page size, ``"size"`` the most of each source's list the method
     reads (:data:`~pith_graph.api.cost.READ_SIZES`: one read of a paper's categories serves
     its categories and its primary one, of its signatures its signers and its verification's
-    signatures), ``"want"`` the step's selection, ``"counts"`` whether counts are shown."""
+    signatures), ``"want"`` the step's selection, ``"counts"`` whether counts are shown,
+    ``"after_name"``/``"after_pith"`` a ranked list's ``after`` (:mod:`~pith_graph.api.rank_pages`)."""
 
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         arguments: list[Any] = []
@@ -121,6 +130,8 @@ def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Calla
                 arguments.append(READ_SIZES[method])
             elif name == "first":
                 arguments.append(page_size(step.args.get("first"), step.context.limits))
+            elif name in _AFTERS:
+                arguments.append(_AFTERS[name](step.args.get("after")))
             else:
                 arguments.append(step.want if name == "want" else step.hint.counts)
         keys = [getattr(source, key) for source in sources]
@@ -128,6 +139,17 @@ def _of(method: str, pick: Callable[[Any], Any], key: str, *extra: str) -> Calla
         return lambda: [pick(found()[k]) for k in keys]
 
     return resolve
+
+
+def _categories_after(resolve: Resolve) -> Resolve:
+    """``Author.categories`` after the category ``after`` (see :mod:`~pith_graph.api.rank_pages`)."""
+
+    def after(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        code = after_code(step.args.get("after"))
+        found = resolve(step, sources)
+        return lambda: [categories_after(items, code) for items in found()]
+
+    return after
 
 
 def _first(resolve: Resolve, key: str) -> Resolve:
@@ -258,7 +280,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
         embeds=True,
     ),
     ("Paper", "relatedPapers"): load(
-        _of("related_papers", _LIST, "pith_number", "first", "want"), embeds=True
+        _of("related_papers", _LIST, "pith_number", "first", "want", "after_pith"), embeds=True
     ),
     ("Paper", "verification"): Spec(_verification, frozenset(_VERIFIED)),
     ("Verification", "bundleSha256"): value(lambda v: v.paper.bundle_sha256),
@@ -302,9 +324,9 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ),
     ("NameForm", "name"): value(_attribute("name")),
     ("NameForm", "paperCount"): value(_attribute("paper_count")),
-    ("Author", "coauthors"): load(_of("coauthors", _LIST, "name_key", "first", "counts")),
+    ("Author", "coauthors"): load(_of("coauthors", _LIST, "name_key", "first", "counts", "after_name")),
     ("Author", "categories"): load(
-        _first(_of("author_categories", _LIST, "name_key", "counts"), "Author.categories")
+        _first(_categories_after(_of("author_categories", _LIST, "name_key", "counts")), "Author.categories")
     ),
     ("Coauthor", "author"): value(_attribute("author")),
     ("Coauthor", "sharedPapers"): value(_attribute("shared_papers")),
@@ -317,8 +339,8 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Category", "archive"): value(_attribute("archive")),
     ("Category", "paperCount"): value(_attribute("paper_count"), counts=True),
     ("Category", "papers"): load(page_of("papers_of_categories", "code"), embeds=True),
-    ("Category", "topAuthors"): load(_of("top_authors", _LIST, "code", "first", "counts")),
-    ("Category", "coListed"): load(_of("co_listed", _LIST, "code", "first", "counts")),
+    ("Category", "topAuthors"): load(_of("top_authors", _LIST, "code", "first", "counts", "after_name")),
+    ("Category", "coListed"): load(_of("co_listed", _LIST, "code", "first", "counts", "after_code")),
     # Signer (a SignerRecord)
     ("Signer", "signerId"): value(_attribute("signer_id")),
     ("Signer", "signerType"): value(_attribute("signer_type")),

@@ -55,6 +55,12 @@ from pith_graph.api.reads.cypher_parts import (
     signer_row,
     stamp_before,
 )
+from pith_graph.api.reads.cypher_ranked import (
+    READ_CO_LISTED_AFTER,
+    READ_COAUTHORS_AFTER,
+    READ_RELATED_PAPERS_AFTER,
+    READ_TOP_AUTHORS_AFTER,
+)
 
 __all__ = [
     "EMBEDS",
@@ -67,10 +73,12 @@ __all__ = [
     "READ_CATEGORIES",
     "READ_CATEGORIES_OF_PAPERS",
     "READ_COAUTHORS",
+    "READ_COAUTHORS_AFTER",
     "READ_COLLABORATION_PATH",
     "READ_COUNT_ALL_PAPERS",
     "READ_COUNT_PAPERS",
     "READ_CO_LISTED",
+    "READ_CO_LISTED_AFTER",
     "READ_LIST_PAPERS",
     "READ_LIST_PAPERS_OLDEST",
     "READ_NAME_FORMS",
@@ -81,10 +89,12 @@ __all__ = [
     "READ_PAPERS_OF_SIGNERS",
     "READ_PAPERS_OF_SIGNERS_BY_BUNDLE",
     "READ_RELATED_PAPERS",
+    "READ_RELATED_PAPERS_AFTER",
     "READ_RESOLVE_IDENTIFIERS",
     "READ_SIGNATURES_OF_PAPERS",
     "READ_SIGNERS",
     "READ_TOP_AUTHORS",
+    "READ_TOP_AUTHORS_AFTER",
     "READ_VERSIONS_OF_PAPERS",
     "Embed",
 ]

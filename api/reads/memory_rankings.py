@@ -11,9 +11,9 @@ a build cut short would be built again, and cut again, by every request that wan
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from pith_graph.api.reads.deadline import STEP, Steps, ranked
 from pith_graph.api.reads.memory_view import CODE, LABEL, NAME_KEY, PITH_NUMBER, TYPE, MemoryGraphView
@@ -30,18 +30,49 @@ from pith_graph.schema.graph import AUTHOR, CATEGORY, IN_CATEGORY, PAPER, node_i
 
 __all__ = ["MemoryRankings"]
 
+T = TypeVar("T")
+
+
+def _after(
+    steps: Steps, items: Collection[T], rank: Callable[[T], Any], at: Any, *, reverse: bool = False
+) -> list[T]:
+    """The ``items`` ranked after the position ``at`` (by ``rank``, ascending or ``reverse``);
+    none when ``at`` counts 0, which ranks after every item: each counts at least one."""
+    if at[0] == 0:
+        return []
+    each = items if len(items) <= STEP else steps.iterate(items)
+    return [item for item in each if (rank(item) < at if reverse else rank(item) > at)]
+
+
 _IN_CATEGORY = IN_CATEGORY.type
+
+
+def _by_count(item: CategoryCount) -> tuple[int, str]:
+    return (-item.count, item.category.code)
+
+
+def _page(ranking: list[T], rank: Callable[[T], tuple[int, str]], first: int, after: str | None) -> list[T]:
+    """The first ``first`` of a kept ranking (of a category: built in full) after the item
+    whose key is ``after`` (one not in it: after all)."""
+    if after is None:
+        return ranking[:first]
+    at = next((rank(item) for item in ranking if rank(item)[1] == after), (0, after))
+    return [item for item in ranking if rank(item) > at][:first] if at[0] else []
 
 
 class MemoryRankings(MemoryGraphView):
     """Rankings and paths over the graph (the ``GraphReader`` methods that count)."""
 
     def coauthors(
-        self, name_keys: Sequence[str], first: int, counts: bool = True
+        self, name_keys: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[Coauthor]]:
         result = {}
         nodes = self._nodes
         steps, left = Steps(), STEP
+
+        def rank(item: tuple[str, int]) -> tuple[int, str]:
+            return (-item[1], nodes[item[0]][NAME_KEY])
+
         for key in name_keys:
             node = self._node(AUTHOR.label, key)
             shared: Counter[str] = Counter()
@@ -53,7 +84,12 @@ class MemoryRankings(MemoryGraphView):
                         left = steps.check()
                     shared.update(authors)
                 del shared[node]
-            top = ranked(steps, first, shared.items(), lambda item: (-item[1], nodes[item[0]][NAME_KEY]))
+            items: Collection[tuple[str, int]] = shared.items()
+            if after is not None:  # after where that author ranks (0: after all, see rank_pages)
+                other = self._node(AUTHOR.label, after)
+                at = (-shared.get(other, 0), after) if other is not None else (0, after)
+                items = _after(steps, items, rank, at)
+            top = ranked(steps, first, items, rank)
             result[key] = [Coauthor(self._author(other, counts), count) for other, count in top]
         return result
 
@@ -88,8 +124,11 @@ class MemoryRankings(MemoryGraphView):
         return found
 
     def top_authors(
-        self, codes: Sequence[str], first: int, counts: bool = True
+        self, codes: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[AuthorCount]]:
+        def rank(a: AuthorCount) -> tuple[int, str]:
+            return (-a.count, a.author.name_key)
+
         def build(category: str) -> list[AuthorCount]:
             found: Counter[str] = Counter()
             for paper in self._pred[category]:
@@ -99,14 +138,14 @@ class MemoryRankings(MemoryGraphView):
 
         result = {}
         for code in codes:
-            ranked = self._ranking("top", code, build)[:first]
+            ranked = _page(self._ranking("top", code, build), rank, first, after)
             if not counts:
                 ranked = [AuthorCount(replace(a.author, paper_count=None), a.count) for a in ranked]
             result[code] = ranked
         return result
 
     def co_listed(
-        self, codes: Sequence[str], first: int, counts: bool = True
+        self, codes: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[CategoryCount]]:
         def build(category: str) -> list[CategoryCount]:
             found: Counter[str] = Counter()
@@ -117,15 +156,22 @@ class MemoryRankings(MemoryGraphView):
 
         result = {}
         for code in codes:
-            ranked = self._ranking("co", code, build)[:first]
+            ranked = _page(self._ranking("co", code, build), _by_count, first, after)
             if not counts:
                 ranked = [CategoryCount(replace(c.category, paper_count=None), c.count) for c in ranked]
             result[code] = ranked
         return result
 
     def related_papers(
-        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
+        self,
+        pith_numbers: Sequence[str],
+        first: int,
+        want: PaperSelection = EVERYTHING,
+        after: str | None = None,
     ) -> dict[str, list[RelatedPaper]]:
+        def rank(r: RelatedPaper) -> tuple[int, str, str]:
+            return (r.shared_authors, r.paper.submitted_at, r.paper.pith_number)
+
         result: dict[str, list[RelatedPaper]] = {}
         succ = self._succ
         steps, left = Steps(), STEP
@@ -148,19 +194,18 @@ class MemoryRankings(MemoryGraphView):
                 left = steps.check()
             # A record made per related paper: a long list is counted as it is made.
             items = shared.items() if len(shared) <= STEP else steps.iterate(shared.items())
-            related = []
+            related: list[RelatedPaper] = []
+            at: tuple[int, str, str] | None = None
             for node, count in items:
                 other = self._paper(self._nodes[node][PITH_NUMBER])
                 assert other is not None
                 if (other.source_kind, other.source_id) != (record.source_kind, record.source_id):
                     related.append(RelatedPaper(other, count))
-            result[pith] = ranked(
-                steps,
-                first,
-                related,
-                lambda r: (r.shared_authors, r.paper.submitted_at, r.paper.pith_number),
-                reverse=True,
-            )
+                    if other.pith_number == after:
+                        at = rank(related[-1])
+            if after is not None:  # after where that paper ranks (0: after all, see rank_pages)
+                related = _after(steps, related, rank, at or (0, "", after), reverse=True)
+            result[pith] = ranked(steps, first, related, rank, reverse=True)
         return result
 
     # -- paths ---------------------------------------------------------------------------

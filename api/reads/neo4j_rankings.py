@@ -4,6 +4,7 @@ categories, top authors, co-listed categories, collaboration paths."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_base import Neo4jBase
@@ -25,20 +26,42 @@ class Neo4jRankings(Neo4jBase):
     """Rankings and paths (the ``GraphReader`` methods that count)."""
 
     def related_papers(
-        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
+        self,
+        pith_numbers: Sequence[str],
+        first: int,
+        want: PaperSelection = EVERYTHING,
+        after: str | None = None,
     ) -> dict[str, list[RelatedPaper]]:
         embed, params, decode = self._papers(want)
-        statement = cypher.READ_RELATED_PAPERS[embed]
-        found = self._of_papers(statement, pith_numbers, "related", first=first, **params)
+        if after is not None:  # a later page (see pith_graph.api.rank_pages)
+            params["after"] = after
+        statements = cypher.READ_RELATED_PAPERS if after is None else cypher.READ_RELATED_PAPERS_AFTER
+        found = self._of_papers(statements[embed], pith_numbers, "related", first=first, **params)
         return {
             key: [RelatedPaper(decode(row[0]), int(row[1])) for row in found.get(key, [])]
             for key in pith_numbers
         }
 
+    def _ranked(
+        self,
+        statements: tuple[dict[bool, str], dict[bool, str]],
+        counts: bool,
+        after: str | None,
+        keys: Sequence[str],
+        column: str,
+        first: int,
+    ) -> dict[Any, Any]:
+        """A first page (``statements[0]``) or a later one, after ``after`` (``statements[1]``,
+        see :mod:`pith_graph.api.rank_pages`)."""
+        if after is None:
+            return self._by_key(statements[0][counts], keys, column, first=first)
+        return self._by_key(statements[1][counts], keys, "ranked", first=first, after=after)
+
     def coauthors(
-        self, name_keys: Sequence[str], first: int, counts: bool = True
+        self, name_keys: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[Coauthor]]:
-        found = self._by_key(cypher.READ_COAUTHORS[counts], name_keys, "coauthors", first=first)
+        statements = (cypher.READ_COAUTHORS, cypher.READ_COAUTHORS_AFTER)
+        found = self._ranked(statements, counts, after, name_keys, "coauthors", first=first)
         return {
             key: [Coauthor(author(row[0]), int(row[1])) for row in found.get(key, [])] for key in name_keys
         }
@@ -56,17 +79,19 @@ class Neo4jRankings(Neo4jBase):
         }
 
     def top_authors(
-        self, codes: Sequence[str], first: int, counts: bool = True
+        self, codes: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[AuthorCount]]:
-        found = self._by_key(cypher.READ_TOP_AUTHORS[counts], codes, "authors", first=first)
+        statements = (cypher.READ_TOP_AUTHORS, cypher.READ_TOP_AUTHORS_AFTER)
+        found = self._ranked(statements, counts, after, codes, "authors", first=first)
         return {
             key: [AuthorCount(author(row[0]), int(row[1])) for row in found.get(key, [])] for key in codes
         }
 
     def co_listed(
-        self, codes: Sequence[str], first: int, counts: bool = True
+        self, codes: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[CategoryCount]]:
-        found = self._by_key(cypher.READ_CO_LISTED[counts], codes, "categories", first=first)
+        statements = (cypher.READ_CO_LISTED, cypher.READ_CO_LISTED_AFTER)
+        found = self._ranked(statements, counts, after, codes, "categories", first=first)
         return {
             key: [CategoryCount(category(row[0]), int(row[1])) for row in found.get(key, [])] for key in codes
         }

@@ -151,10 +151,15 @@ class GraphReader(DiscoveryReads, Protocol):
         version then pith number."""
 
     def related_papers(
-        self, pith_numbers: Sequence[str], first: int, want: PaperSelection = EVERYTHING
+        self,
+        pith_numbers: Sequence[str],
+        first: int,
+        want: PaperSelection = EVERYTHING,
+        after: str | None = None,
     ) -> dict[str, list[RelatedPaper]]:
         """Papers sharing authors with each paper (not its own versions): most shared
-        authors first, then newest first; at most ``first`` each."""
+        authors first, then newest first; at most ``first`` each, those ranked after the
+        paper whose pith number is ``after`` (see :mod:`pith_graph.api.rank_pages`)."""
 
     def papers_of_authors(
         self,
@@ -166,9 +171,10 @@ class GraphReader(DiscoveryReads, Protocol):
         """A newest-first page of each author's papers."""
 
     def coauthors(
-        self, name_keys: Sequence[str], first: int, counts: bool = True
+        self, name_keys: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[Coauthor]]:
-        """Each author's coauthors: most shared papers first, then by name key."""
+        """Each author's coauthors: most shared papers first, then by name key; at most
+        ``first``, those ranked after the author whose name key is ``after``."""
 
     def author_categories(
         self, name_keys: Sequence[str], counts: bool = True
@@ -187,15 +193,16 @@ class GraphReader(DiscoveryReads, Protocol):
         """A newest-first page of the papers listed in each category."""
 
     def top_authors(
-        self, codes: Sequence[str], first: int, counts: bool = True
+        self, codes: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[AuthorCount]]:
-        """Authors with the most papers in each category, then by name key."""
+        """Authors with the most papers in each category, then by name key; at most
+        ``first``, those ranked after the author whose name key is ``after``."""
 
     def co_listed(
-        self, codes: Sequence[str], first: int, counts: bool = True
+        self, codes: Sequence[str], first: int, counts: bool = True, after: str | None = None
     ) -> dict[str, list[CategoryCount]]:
         """Other categories the papers of each category are listed in, with how many papers:
-        most first, then by code."""
+        most first, then by code; at most ``first``, those ranked after the code ``after``."""
 
     def signers_by_ids(self, signer_ids: Sequence[str], counts: bool = True) -> dict[str, SignerRecord]:
         """Signers by id."""

@@ -275,9 +275,9 @@ class Overanswering(MemoryReader):
     believes the reader, the count made while answering does not need to."""
 
     def related_papers(
-        self, pith_numbers: Any, first: int, want: PaperSelection = EVERYTHING
+        self, pith_numbers: Any, first: int, want: PaperSelection = EVERYTHING, after: str | None = None
     ) -> dict[str, list[RelatedPaper]]:
-        return super().related_papers(pith_numbers, 100, want)
+        return super().related_papers(pith_numbers, 100, want, after)
 
 
 def test_an_answer_outgrowing_the_cost_limit_is_stopped(

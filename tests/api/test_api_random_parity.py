@@ -184,8 +184,16 @@ class Generator:
             return self.first()
         if name in ("last", "before"):  # papers' backward paging (since 0.9.2): now and then
             return None if self.chance(0.7) else self.first() if name == "last" else self.cursor()
-        if name == "after" and owner == "Paper":
+        if name == "after" and (owner, field) in (
+            ("Paper", "authors"),
+            ("Author", "coauthors"),
+            ("Category", "topAuthors"),
+        ):
             return self.pick([*p.keys, "", "Upper Case", "zzz", "a" * 501, None, None])
+        if name == "after" and field == "relatedPapers":  # ranked lists page on (since 0.9.2)
+            return self.pick([*p.ids[:40], "pith:AAAAAAAA", "", None, None, None])
+        if name == "after" and field in ("categories", "coListed"):
+            return self.pick([*p.codes, "a" * 501, None, None, None])
         if name == "after":
             return self.cursor()
         if name == "id":

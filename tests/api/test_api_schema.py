@@ -50,11 +50,11 @@ def test_sdl_has_the_fields_frontends_rely_on() -> None:
         "signer(id: String!): Signer",
         "collaborationPath(from: String!, to: String!, maxHops: Int = null): [PathStep!]",
         "totalCount: Int!",
-        "coauthors(first: Int = null): [Coauthor!]!",
-        "coListed(first: Int = null): [CategoryCount!]!",
-        "topAuthors(first: Int = null): [AuthorCount!]!",
+        "coauthors(first: Int = null, after: String = null): [Coauthor!]!",
+        "coListed(first: Int = null, after: String = null): [CategoryCount!]!",
+        "topAuthors(first: Int = null, after: String = null): [AuthorCount!]!",
         "verification: Verification!",
-        "relatedPapers(first: Int = null): [RelatedPaper!]!",
+        "relatedPapers(first: Int = null, after: String = null): [RelatedPaper!]!",
     ):
         assert line in sdl, line
 

@@ -71,6 +71,8 @@ def test_the_statements_read_papers_and_their_stamps() -> None:
     names = {name.split("[")[0] for name in STATEMENTS}
     assert names == {name.split("[")[0] for name in EVERY}
     assert {"READ_PAPERS", "READ_LIST_PAPERS", "READ_PAPERS_OF_CATEGORIES", "READ_ALIASES_OF_PAPERS"} <= names
+    # a later page of related papers (since 0.9.2) reads the paper's and each page paper's stamp
+    assert {"READ_RELATED_PAPERS", "READ_RELATED_PAPERS_AFTER"} <= names
     starts = {name.split("'")[1] for name in STATEMENTS if name.startswith("READ_LIST_PAPERS")}
     assert starts == {"title", "author", "category", "categories", "archive", "all"}
     oldest = {name.split("[")[1] for name in STATEMENTS if name.startswith("READ_LIST_PAPERS_OLDEST")}
