@@ -22,11 +22,11 @@ many it has. Here: what ``after`` may be.
 
 from __future__ import annotations
 
-from pith_graph.api.inputs import MAX_TEXT_LENGTH
 from pith_graph.errors import BadUserInput
 from pith_graph.loader.identifiers import author_name_key
+from pith_graph.schema.database import MAX_INDEXED_BYTES
 
-__all__ = ["AUTHORS_ON", "after_key"]
+__all__ = ["AUTHORS_ON", "TOO_LONG", "after_key", "too_long"]
 
 #: How ``Paper.authors`` pages on: the hint of a ``first`` over the cap (:func:`~pith_graph.api.limits.page_size`).
 AUTHORS_ON = "; a page of authors goes on with the nameKey of its last author as after"
@@ -34,10 +34,22 @@ AUTHORS_ON = "; a page of authors goes on with the nameKey of its last author as
 _NAME_KEY = "Pass the nameKey of the last author you have (not its name)."
 
 
+#: The refusal of an ``after`` longer than any key or code the graph can hold.
+TOO_LONG = f"after is longer than any key the graph holds ({MAX_INDEXED_BYTES} bytes of UTF-8)."
+
+
+def too_long(value: str) -> bool:
+    """Whether ``value`` is longer than any name key or code the loader takes (Neo4j
+    indexes at most :data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes)."""
+    return len(value) > MAX_INDEXED_BYTES or len(value.encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES
+
+
 def after_key(value: str) -> str:
     """``after`` checked to be a possible name key (as the loader makes them: NFKC,
-    case-folded, whitespace collapsed, not empty, at most :data:`MAX_TEXT_LENGTH`
-    characters as every text argument); :class:`BadUserInput` otherwise.
+    case-folded, whitespace collapsed, not empty, no longer than any key the graph holds:
+    :data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes of UTF-8, as the loader
+    takes them; 500 characters, every text argument's cap, before 0.9.2: a longer key the
+    graph listed could not be paged past); :class:`BadUserInput` otherwise.
 
     >>> after_key("zoë smith")
     'zoë smith'
@@ -46,8 +58,8 @@ def after_key(value: str) -> str:
     ...
     pith_graph.errors.BadUserInput: after is not a name key: 'Zoë Smith'.
     """
-    if len(value) > MAX_TEXT_LENGTH:
-        raise BadUserInput(f"after is longer than {MAX_TEXT_LENGTH} characters.", _NAME_KEY)
+    if too_long(value):
+        raise BadUserInput(TOO_LONG, _NAME_KEY)
     if not value.strip():
         raise BadUserInput("after is empty.", _NAME_KEY)
     if author_name_key(value) != value:

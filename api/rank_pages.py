@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pith_graph.api.author_pages import after_key
+from pith_graph.api.author_pages import TOO_LONG, after_key, too_long
 from pith_graph.api.fields import argument
 from pith_graph.api.inputs import MAX_TEXT_LENGTH
 from pith_graph.api.reads.records import CategoryCount
@@ -90,11 +90,11 @@ def after_pith_number(value: str | None) -> str | None:
 
 def after_code(value: str | None) -> str | None:
     """``after`` of a list of categories: a category code (any text: one no category has is
-    a position too, after all); not empty, not longer than text arguments may be."""
+    a position too, after all); not empty, not longer than any code the graph holds."""
     if value is not None and not value.strip():
         raise BadUserInput("after is empty.", "Pass the code of the last category you have.")
-    if value is not None and len(value) > MAX_TEXT_LENGTH:
-        raise BadUserInput(f"after is longer than {MAX_TEXT_LENGTH} characters.", "Pass a category code.")
+    if value is not None and too_long(value):
+        raise BadUserInput(TOO_LONG, "Pass a category code.")
     return value
 
 

@@ -227,7 +227,14 @@ def test_every_paper_of_a_listing_pages_from_the_same_after(pages: Api) -> None:
 @pytest.mark.parametrize(
     ("after", "message"),
     [
-        pytest.param("x" * 501, "after is longer than 500 characters.", id="too-long"),
+        pytest.param(
+            "x" * 4097, "after is longer than any key the graph holds (4096 bytes of UTF-8).", id="too-long"
+        ),
+        pytest.param(
+            "é" * 2049,
+            "after is longer than any key the graph holds (4096 bytes of UTF-8).",
+            id="too-many-bytes",
+        ),
         pytest.param("Ann Lee", "after is not a name key: 'Ann Lee'.", id="a-name"),
         pytest.param("ann  lee", "after is not a name key: 'ann  lee'.", id="doubled-space"),
         pytest.param(" ann lee", "after is not a name key: ' ann lee'.", id="leading-space"),
@@ -242,6 +249,14 @@ def test_an_after_that_is_no_name_key_is_bad_user_input(pages: Api, after: str, 
     assert (error["extensions"]["code"], error["message"]) == ("BAD_USER_INPUT", message)
     assert error["extensions"]["suggestion"] == "Pass the nameKey of the last author you have (not its name)."
     assert error["path"] == ["paper", "authors"]
+
+
+def test_an_after_as_long_as_a_name_key_the_graph_holds_is_a_position(pages: Api) -> None:
+    """A 600-character name key loads and is listed; after refused it past 500 characters."""
+    body = _both(pages, PAGE, id=CROWDED, after="z" * 600)
+    assert "errors" not in body, body["errors"]
+    names = [author["name"] for author in body["data"]["paper"]["authors"]]
+    assert names and all(name > "z" for name in names)  # those after that position, by name
 
 
 def test_after_costs_nothing_more() -> None:
