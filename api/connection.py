@@ -34,7 +34,7 @@ from pith_graph.api.fields import argument, resolver
 from pith_graph.api.limits import RequestLimits, page_size
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import ListingOrder, Page, PaperKey, paper_key
-from pith_graph.errors import BadUserInput, LimitExceeded
+from pith_graph.errors import BadUserInput
 from pith_graph.schema.rows import PaperRow
 
 if TYPE_CHECKING:
@@ -178,16 +178,6 @@ _BOTH_WAYS = (
 )
 
 
-def _last(last: int | None, limits: RequestLimits) -> int:
-    """``last`` checked as :func:`~pith_graph.api.limits.page_size` checks ``first``."""
-    if last is not None and last < 0:
-        raise BadUserInput("last must not be negative.", "Pass a number from 0 up.")
-    if last is not None and last > limits.max_page_size:
-        cap = limits.max_page_size
-        raise LimitExceeded(f"last must be at most {cap}.", f"Ask for at most {cap}{PAPERS_BACK}.")
-    return page_size(last, limits)
-
-
 def _other(order: ListingOrder) -> ListingOrder:
     return "oldest" if order == "newest" else "newest"
 
@@ -233,7 +223,8 @@ def paging(
         return Paging(page_size(first, limits, on=PAPERS_ON), decode_cursor(after, order), order)
     if first is not None or after is not None:
         raise BadUserInput(*_BOTH_WAYS)
-    return Paging(_last(last, limits), decode_cursor(before, order, "before"), order, True)
+    size = page_size(last, limits, on=PAPERS_BACK, name="last")
+    return Paging(size, decode_cursor(before, order, "before"), order, True)
 
 
 _FACETS_FIRST = "Values per facet: null is 10 (the page cap when that is lower); at most the page cap."

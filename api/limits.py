@@ -157,20 +157,19 @@ class RequestLimits:
 DEFAULT_LIMITS = RequestLimits()
 
 
-def page_size(first: int | None, limits: RequestLimits, default: int | None = None, on: str = "") -> int:
+def page_size(
+    first: int | None, limits: RequestLimits, default: int | None = None, on: str = "", name: str = "first"
+) -> int:
     """``first`` checked against the page cap (``None``: ``default``, else the default page
     size), held to the cap, as is a ``first`` equal to it: the schema's default (``facets``,
     ``authors(prefix:)``: 10) made queries without one ``LIMIT_EXCEEDED`` under a cap below it.
-    ``on``: how a list with ``after`` pages on, told after the cap (``"; a page of ..."``)."""
+    ``on``: how a list pages on, told after the cap; ``name``: the argument (or ``last``)."""
     if first is None or first == default:
         return limits.default_page_size if default is None else min(default, limits.max_page_size)
     if first < 0:
-        raise BadUserInput("first must not be negative.", "Pass a number from 0 up.")
-    if first > limits.max_page_size:
-        raise LimitExceeded(
-            f"first must be at most {limits.max_page_size}.",
-            f"Ask for at most {limits.max_page_size}{on}.",
-        )
+        raise BadUserInput(f"{name} must not be negative.", "Pass a number from 0 up.")
+    if first > (cap := limits.max_page_size):
+        raise LimitExceeded(f"{name} must be at most {cap}.", f"Ask for at most {cap}{on}.")
     return first
 
 

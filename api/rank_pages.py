@@ -1,5 +1,6 @@
-"""Ranked lists page by page, since 0.9.2: ``Author.coauthors(first:, after:)`` and
-``Paper.relatedPapers(first:, after:)``, keyset paging as ``Paper.authors`` does.
+"""Ranked lists page by page, since 0.9.2: ``Author.coauthors``, ``Author.categories``,
+``Category.topAuthors``, ``Category.coListed`` and ``Paper.relatedPapers`` take
+``(first:, after:)``, keyset paging as ``Paper.authors`` does.
 
 A ranked list is ordered by a count, most first, then by the item's key (an author's name
 key; a related paper: newest first, then pith number). ``after`` names the last item a
