@@ -31,7 +31,7 @@ from typing import Annotated
 from pith_graph.api.author_pages import TOO_LONG, after_key, too_long
 from pith_graph.api.fields import argument
 from pith_graph.api.inputs import MAX_TEXT_LENGTH
-from pith_graph.api.reads.records import CategoryCount
+from pith_graph.api.reads.records import CategoryCount, category_rank, ranked_after
 from pith_graph.errors import BadUserInput
 
 __all__ = [
@@ -41,7 +41,6 @@ __all__ = [
     "after_code",
     "after_pith_number",
     "categories_after",
-    "category_rank",
     "coauthor_after",
 ]
 
@@ -99,14 +98,6 @@ def after_code(value: str | None) -> str | None:
     return value
 
 
-def category_rank(item: CategoryCount) -> tuple[int, str]:
-    """Where a counted category ranks: most papers first, then by code."""
-    return (-item.count, item.category.code)
-
-
 def categories_after(found: list[CategoryCount], after: str | None) -> list[CategoryCount]:
     """``Author.categories`` (whole lists, from both readers) after the category ``after``."""
-    if after is None:
-        return found
-    at = next((category_rank(c) for c in found if c.category.code == after), (0, after))
-    return [c for c in found if category_rank(c) > at] if at[0] else []
+    return found if after is None else ranked_after(found, category_rank, after)

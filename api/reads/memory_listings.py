@@ -11,7 +11,7 @@ from their kept lists (as a check of ``category`` or ``author`` is)."""
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from heapq import merge
 from itertools import groupby
 
@@ -26,6 +26,15 @@ from pith_graph.api.reads.records import (
 )
 
 __all__ = ["MemoryListings"]
+
+
+def _member(keys: Iterable[Key], inside: bool = True) -> Callable[[Key], bool]:
+    """Whether a paper is one of ``keys`` (``inside``) or none of them, by a set of their
+    pith numbers."""
+    pool = {pith for _, pith in keys}
+    if inside:
+        return lambda key: key[1] in pool
+    return lambda key: key[1] not in pool
 
 
 class MemoryListings(MemoryGraphView):
@@ -50,10 +59,7 @@ class MemoryListings(MemoryGraphView):
         """Whether a paper is listed in any of ``codes`` (``inside``) or in none of them: a set
         of their papers, made from their kept lists (a paper's category edges, looked up per
         paper, took 4–5 µs a paper: 88 ms to count 19k papers against 2 codes)."""
-        pool = {pith for code in codes for _, pith in self._category_keys(code)}
-        if inside:
-            return lambda key: key[1] in pool
-        return lambda key: key[1] not in pool
+        return _member((key for code in codes for key in self._category_keys(code)), inside)
 
     def _candidates(self, where: PaperFilter) -> list[Key]:
         if where.title_terms:
@@ -73,19 +79,15 @@ class MemoryListings(MemoryGraphView):
         checks: list[Callable[[Key], bool]] = []
         anchored = False
 
-        def member(keys: list[Key]) -> Callable[[Key], bool]:
-            pool = {pith for _, pith in keys}
-            return lambda key: key[1] in pool
-
         if where.title_terms:
             anchored = True
         if where.author is not None:
             if anchored:
-                checks.append(member(self._author_keys(where.author)))
+                checks.append(_member(self._author_keys(where.author)))
             anchored = True
         if where.category is not None:
             if anchored:
-                checks.append(member(self._category_keys(where.category)))
+                checks.append(_member(self._category_keys(where.category)))
             anchored = True
         if where.categories:
             if anchored:
@@ -94,7 +96,7 @@ class MemoryListings(MemoryGraphView):
         if where.exclude_categories:
             checks.append(self._in_categories(where.exclude_categories, inside=False))
         if where.archive is not None and anchored:
-            checks.append(member(self._archive_keys(where.archive)))
+            checks.append(_member(self._archive_keys(where.archive)))
         if where.latest_versions:
             latest = self._latest()
             checks.append(lambda key: key[1] in latest)

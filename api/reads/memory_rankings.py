@@ -25,6 +25,8 @@ from pith_graph.api.reads.records import (
     PaperSelection,
     PathStep,
     RelatedPaper,
+    category_rank,
+    ranked_after,
 )
 from pith_graph.schema.graph import AUTHOR, CATEGORY, IN_CATEGORY, PAPER, node_id
 
@@ -47,17 +49,10 @@ def _after(
 _IN_CATEGORY = IN_CATEGORY.type
 
 
-def _by_count(item: CategoryCount) -> tuple[int, str]:
-    return (-item.count, item.category.code)
-
-
 def _page(ranking: list[T], rank: Callable[[T], tuple[int, str]], first: int, after: str | None) -> list[T]:
     """The first ``first`` of a kept ranking (of a category: built in full) after the item
     whose key is ``after`` (one not in it: after all)."""
-    if after is None:
-        return ranking[:first]
-    at = next((rank(item) for item in ranking if rank(item)[1] == after), (0, after))
-    return [item for item in ranking if rank(item) > at][:first] if at[0] else []
+    return ranking[:first] if after is None else ranked_after(ranking, rank, after)[:first]
 
 
 class MemoryRankings(MemoryGraphView):
@@ -156,7 +151,7 @@ class MemoryRankings(MemoryGraphView):
 
         result = {}
         for code in codes:
-            ranked = _page(self._ranking("co", code, build), _by_count, first, after)
+            ranked = _page(self._ranking("co", code, build), category_rank, first, after)
             if not counts:
                 ranked = [CategoryCount(replace(c.category, paper_count=None), c.count) for c in ranked]
             result[code] = ranked

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.schema.graph import PAPER
@@ -41,8 +41,10 @@ __all__ = [
     "SignatureRecord",
     "SignerRanks",
     "SignerRecord",
+    "category_rank",
     "of_best_signer",
     "paper_key",
+    "ranked_after",
     "ranks_of",
     "version_key",
 ]
@@ -310,6 +312,24 @@ class AuthorCount:
 class CategoryCount:
     category: CategoryRecord
     count: int
+
+
+def category_rank(item: CategoryCount) -> tuple[int, str]:
+    """Where a counted category ranks: most papers first, then by code."""
+    return (-item.count, item.category.code)
+
+
+_T = TypeVar("_T")
+
+
+def ranked_after(ranking: Sequence[_T], rank: Callable[[_T], tuple[int, str]], after: str | None) -> list[_T]:
+    """The items of a ``ranking`` (ordered by ``rank``: a negated count, then a key) after the
+    item whose key is ``after``; none when no item has that key, which ranks after all (it
+    counts 0). ``after`` None: the whole ranking."""
+    if after is None:
+        return list(ranking)
+    at = next((rank(item) for item in ranking if rank(item)[1] == after), (0, after))
+    return [item for item in ranking if rank(item) > at] if at[0] else []
 
 
 @dataclass(frozen=True, slots=True)
