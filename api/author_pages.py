@@ -26,7 +26,7 @@ from pith_graph.errors import BadUserInput
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.database import MAX_INDEXED_BYTES
 
-__all__ = ["AUTHORS_ON", "TOO_LONG", "after_key", "too_long"]
+__all__ = ["AUTHORS_ON", "TOO_LONG", "after_key", "longer_than_keys", "too_long"]
 
 #: How ``Paper.authors`` pages on: the hint of a ``first`` over the cap (:func:`~pith_graph.api.limits.page_size`).
 AUTHORS_ON = "; a page of authors goes on with the nameKey of its last author as after"
@@ -34,8 +34,15 @@ AUTHORS_ON = "; a page of authors goes on with the nameKey of its last author as
 _NAME_KEY = "Pass the nameKey of the last author you have (not its name)."
 
 
+def longer_than_keys(what: str) -> str:
+    """The refusal of an argument ``what`` longer than any key or code the graph can hold
+    (:func:`too_long`): ``after`` since 0.9.2, every argument that names a key since 0.9.3
+    (:func:`~pith_graph.api.inputs.key_text`)."""
+    return f"{what} is longer than any key the graph holds ({MAX_INDEXED_BYTES} bytes of UTF-8)."
+
+
 #: The refusal of an ``after`` longer than any key or code the graph can hold.
-TOO_LONG = f"after is longer than any key the graph holds ({MAX_INDEXED_BYTES} bytes of UTF-8)."
+TOO_LONG = longer_than_keys("after")
 
 
 def too_long(value: str) -> bool:

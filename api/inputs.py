@@ -11,19 +11,23 @@ from typing import Any
 
 import strawberry
 
+from pith_graph.api.author_pages import longer_than_keys, too_long
 from pith_graph.api.reads.records import PaperFilter, of_best_signer, version_key
 from pith_graph.api.reads.words import search_terms
 from pith_graph.errors import BadUserInput, LimitExceeded, with_article
 from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
+from pith_graph.schema.database import MAX_INDEXED_BYTES
 from pith_graph.schema.rows import PaperRow
 
 __all__ = [
     "MAX_FILTER_CATEGORIES",
     "MAX_TEXT_LENGTH",
     "PaperFilterInput",
+    "author_key",
     "filter_from_arguments",
     "instant",
+    "key_text",
     "named_by_keys",
     "named_papers",
     "text",
@@ -36,6 +40,10 @@ MAX_TEXT_LENGTH = 500
 #: counted (since 0.9.1): more is ``LIMIT_EXCEEDED``, as more ids than ``nodes(ids:)`` takes.
 MAX_FILTER_CATEGORIES = 50
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+#: How many characters of a name :func:`_key_surely_too_long` makes a key of at a time, and
+#: how many characters more than its part of the whole key one may hold (a letter and three
+#: marks compose into one at most: U+1F82).
+_CHUNK, _SEAM = 256, 3
 
 
 def _codes_field(which: str, unset: str) -> Any:
@@ -82,19 +90,81 @@ class PaperFilterInput:
     exclude_categories: list[str] | None = _codes_field("none", "An empty list or null")
 
 
-def text(value: str, what: str) -> str:
-    """``value`` stripped; :class:`BadUserInput` when empty or too long. Only a filter's
-    fields (``filter.…``) may be left out; the other text arguments are required (``String!``)."""
+def _stripped(value: str, what: str) -> str:
+    """``value`` stripped; :class:`BadUserInput` when empty. Only a filter's fields
+    (``filter.…``) may be left out; the other text arguments are required (``String!``)."""
     value = value.strip()
     if not value:
         optional = ", or leave it out" if what.startswith("filter.") else ""
         raise BadUserInput(f"{what} is empty.", f"Pass {with_article(what)} with something in it{optional}.")
+    return value
+
+
+def text(value: str, what: str) -> str:
+    """Free text (search words, ``filter.title``, a date), stripped; :class:`BadUserInput` when
+    empty or longer than :data:`MAX_TEXT_LENGTH` characters. It names no key, so nothing the
+    graph holds needs more: a search keeps its first words (``MAX_SEARCH_TERMS``), a date is a
+    few characters (so is ``authors(prefix:)``, typed words: its own check in
+    :mod:`~pith_graph.api.lookups`). Arguments that name a key take :func:`key_text` or
+    :func:`author_key`, up to 4,096 bytes of UTF-8 since 0.9.3."""
+    value = _stripped(value, what)
     if len(value) > MAX_TEXT_LENGTH:
         raise BadUserInput(
             f"{what} is longer than {MAX_TEXT_LENGTH} characters.",
             f"Shorten it to {MAX_TEXT_LENGTH} characters.",
         )
     return value
+
+
+def key_text(value: str, what: str) -> str:
+    """An argument that names a key the graph holds (a category code, an archive, a license
+    URL, a signer id), stripped; :class:`BadUserInput` when empty or longer than any key the
+    loader takes: :data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes of UTF-8 (what
+    Neo4j indexes; :func:`~pith_graph.api.author_pages.too_long`, as ``after``). Since 0.9.3:
+    it was :func:`text`'s 500 characters, so a key the API listed could not be looked up."""
+    value = _stripped(value, what)
+    if too_long(value):
+        raise BadUserInput(
+            longer_than_keys(what),
+            f"Pass {with_article(what)} of at most {MAX_INDEXED_BYTES} bytes of UTF-8: "
+            "no key, code, license or signer id the graph holds is longer.",
+        )
+    return value
+
+
+def _key_surely_too_long(name: str) -> bool:
+    """Whether the name key of ``name`` surely holds more than
+    :data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes, told by making the keys of
+    :data:`_CHUNK` characters at a time and stopping once they are too long together: NFKC
+    writes up to 18 characters for one (U+FDFA), so making the key of a 64 KB name whole took
+    60 ms of the event loop. Each chunk's key holds at most :data:`_SEAM` characters more than
+    its part of the whole key (marks or Hangul jamo a chunk starts with that compose with the
+    previous chunk's last letter; spacing collapses the same or more), and a key holds at least
+    a byte a character."""
+    total = 0
+    for start in range(0, len(name), _CHUNK) if len(name) > _CHUNK else ():
+        total += len(author_name_key(name[start : start + _CHUNK])) - _SEAM
+        if total > MAX_INDEXED_BYTES:
+            return True
+    return False
+
+
+def author_key(value: str, what: str) -> str:
+    """The name key of the author name ``value`` (:func:`author_name_key`: NFKC, case-folded,
+    spacing collapsed); :class:`BadUserInput` when the name is empty or its key is longer than
+    any key the graph holds, as :func:`key_text` (no author has such a key: refused rather than
+    answered as unknown, so a caller learns the name can never match). The bound is on the
+    key, what the graph holds, not on the name: full-width letters or runs of spaces make a
+    name longer than its key (the name is bounded by the request: ``max_body_bytes`` and the
+    parser's source length). Since 0.9.3; before, names of more than 500 characters."""
+    name = _stripped(value, what)
+    if _key_surely_too_long(name) or too_long(key := author_name_key(name)):
+        raise BadUserInput(
+            longer_than_keys(f"{what}'s name key"),
+            f"Pass a name whose name key (NFKC, case-folded, spacing collapsed: Author.nameKey) holds "
+            f"at most {MAX_INDEXED_BYTES} bytes of UTF-8: no author's is longer.",
+        )
+    return key
 
 
 def instant(value: str, what: str) -> str:
@@ -156,27 +226,24 @@ def _codes(given: list[str] | None, name: str, *, empty: bool) -> tuple[str, ...
             f"{what} is an empty list: it would match no paper.",
             f"Pass at least one category code, or leave {what} out (or null) to list papers of any.",
         )
-    return tuple(sorted({text(code, f"{what}[{index}]") for index, code in enumerate(given)}))
+    return tuple(sorted({key_text(code, f"{what}[{index}]") for index, code in enumerate(given)}))
 
 
 def to_filter(given: PaperFilterInput | None) -> PaperFilter:
     """The reader's filter for the GraphQL input, validated."""
     if given is None:
         return PaperFilter()
-    author = None
-    if given.author is not None:
-        author = author_name_key(text(given.author, "filter.author"))
     return PaperFilter(
-        category=text(given.category, "filter.category") if given.category is not None else None,
-        archive=text(given.archive, "filter.archive") if given.archive is not None else None,
-        author=author,
+        category=key_text(given.category, "filter.category") if given.category is not None else None,
+        archive=key_text(given.archive, "filter.archive") if given.archive is not None else None,
+        author=author_key(given.author, "filter.author") if given.author is not None else None,
         submitted_from=instant(given.submitted_from, "filter.submittedFrom")
         if given.submitted_from is not None
         else None,
         submitted_before=instant(given.submitted_before, "filter.submittedBefore")
         if given.submitted_before is not None
         else None,
-        license=text(given.license, "filter.license") if given.license is not None else None,
+        license=key_text(given.license, "filter.license") if given.license is not None else None,
         title_terms=words(given.title, "filter.title") if given.title is not None else (),
         latest_versions=bool(given.latest_versions),
         categories=_codes(given.categories, "categories", empty=False),

@@ -93,7 +93,10 @@ async def papers_by_ids(context: Context, ids: list[str]) -> list[PaperRow | Non
 
 async def authors_by_prefix(context: Context, prefix: str, first: int | None) -> list[AuthorRecord]:
     """Authors with, for every word typed, a name word starting with it (case, accents and
-    spacing ignored): most papers first, then by name key. ``[]`` when nothing is typed."""
+    spacing ignored): most papers first, then by name key. ``[]`` when nothing is typed.
+    ``prefix`` keeps :data:`~pith_graph.api.inputs.MAX_TEXT_LENGTH` characters (not a key's
+    4,096 bytes, as ``author(name:)`` since 0.9.3): it is the start of words typed, each
+    matched against the start of a name word, not a key looked up."""
     size = page_size(first, context.limits, TYPEAHEAD_FIRST)
     if len(prefix) > MAX_TEXT_LENGTH:
         raise BadUserInput(

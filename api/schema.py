@@ -30,7 +30,7 @@ from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped
 from pith_graph.api.fields import After, Before, First, Last, argument, resolver, selects
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.inputs import PaperFilterInput, named_by_keys, text, to_filter, words
+from pith_graph.api.inputs import PaperFilterInput, author_key, key_text, named_by_keys, to_filter, words
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
 from pith_graph.api.lookups import TYPEAHEAD_FIRST, authors_by_prefix, nodes_by_ids, papers_by_ids
 from pith_graph.api.node_ids import Node
@@ -47,7 +47,6 @@ from pith_graph.api.search import (
 from pith_graph.api.settled import SettledExecution, error_order
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
 from pith_graph.errors import ApiError, NotFound, QueryTimeout
-from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl"]
@@ -209,14 +208,14 @@ class Query:
 
     @resolver("An author, matched by name key (case and spacing ignored). Null when unknown.")
     async def author(self, info: GraphInfo, name: Annotated[str, argument(_NAME)]) -> Author | None:
-        record = await info.context.author.load(author_name_key(text(name, "name")))
+        record = await info.context.author.load(author_key(name, "name"))
         return Author.from_record(record) if record is not None else None
 
     @resolver("A category by code, e.g. cs.LG. Null when unknown.")
     async def category(
         self, info: GraphInfo, code: Annotated[str, argument("The code, e.g. cs.LG.")]
     ) -> Category | None:
-        record = await info.context.category.load(text(code, "code"))
+        record = await info.context.category.load(key_text(code, "code"))
         return Category.from_record(record) if record is not None else None
 
     @resolver(f"Every category, by code (the first {LIST_SIZES['Query.categories']}).")
@@ -227,7 +226,7 @@ class Query:
 
     @resolver("A signer by id, e.g. pith.science. Null when unknown.")
     async def signer(self, info: GraphInfo, id: Annotated[str, argument("The signer id.")]) -> Signer | None:
-        record = await info.context.signer.load(text(id, "id"))
+        record = await info.context.signer.load(key_text(id, "id"))
         return Signer.from_record(record) if record is not None else None
 
     @resolver(
@@ -250,7 +249,7 @@ async def _collaboration_path(
 ) -> list[PathStep] | None:
     context = info.context
     hops = path_hops(max_hops, context.limits)
-    keys = [author_name_key(text(from_, "from")), author_name_key(text(to, "to"))]
+    keys = [author_key(from_, "from"), author_key(to, "to")]
     found = await context.author.load_many(keys)
     for name, record in zip((from_, to), found, strict=True):
         if record is None:

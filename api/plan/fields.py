@@ -21,7 +21,7 @@ from pith_graph.api.author_pages import after_key
 from pith_graph.api.context import KeyInfo
 from pith_graph.api.cost import READ_SIZES, capped, first_default
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.inputs import named_by_keys, text
+from pith_graph.api.inputs import author_key, key_text, named_by_keys
 from pith_graph.api.limits import page_size, path_hops
 from pith_graph.api.node_ids import NODE_KEYS, id_of
 from pith_graph.api.plan.bylines import BYLINE_FIELDS
@@ -30,7 +30,6 @@ from pith_graph.api.plan.specs import Resolve, Spec, Step, load, value
 from pith_graph.api.rank_pages import after_code, after_pith_number, categories_after, coauthor_after
 from pith_graph.api.reads.records import CategoryRecord
 from pith_graph.errors import NotFound
-from pith_graph.loader.identifiers import author_name_key
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["FIELDS", "Verification"]
@@ -90,7 +89,7 @@ def _path(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     args = step.args
     hops = path_hops(args.get("maxHops"), step.context.limits)
     names = (args["from"], args["to"])
-    keys = [author_name_key(text(names[0], "from")), author_name_key(text(names[1], "to"))]
+    keys = [author_key(names[0], "from"), author_key(names[1], "to")]
     known = step.batch.keyed("authors_by_keys", (False,), keys)
     path = step.batch.call("collaboration_path", keys[0], keys[1], hops, step.want, step.hint.counts)
 
@@ -226,12 +225,10 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Query", "paper"): load(_paper, embeds=True),
     ("Query", "resolve"): load(_resolve, embeds=True),
     ("Query", "papers"): load(papers, embeds=True),
-    ("Query", "author"): load(
-        _by_key("authors_by_keys", lambda args: author_name_key(text(args["name"], "name")))
-    ),
-    ("Query", "category"): load(_by_key("categories_by_codes", lambda args: text(args["code"], "code"))),
+    ("Query", "author"): load(_by_key("authors_by_keys", lambda args: author_key(args["name"], "name"))),
+    ("Query", "category"): load(_by_key("categories_by_codes", lambda args: key_text(args["code"], "code"))),
     ("Query", "categories"): load(_categories),
-    ("Query", "signer"): load(_by_key("signers_by_ids", lambda args: text(args["id"], "id"))),
+    ("Query", "signer"): load(_by_key("signers_by_ids", lambda args: key_text(args["id"], "id"))),
     ("Query", "collaborationPath"): load(_path),
     # Paper (a PaperRow)
     **{

@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -229,6 +229,24 @@ def both_fixture(name: str, specs: Callable[[], list[PaperSpec]], seed: int) -> 
             yield found
 
     return both
+
+
+def each_backend_fixture(name: str, specs: Callable[[], list[PaperSpec]], seed: int) -> Any:
+    """A module fixture parametrized over ``memory`` and ``neo4j``: ``specs()``, signed into a
+    folder named ``name``, loaded into that backend and served as ``pith-graph serve`` does."""
+
+    @pytest.fixture(scope="module", params=["memory", pytest.param("neo4j", marks=pytest.mark.neo4j)])
+    def each(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+        bundles = signed_jsonl(tmp_path_factory.mktemp(name), specs(), seed=seed)
+        with ExitStack() as stack:
+            reader: GraphReader = (
+                memory_reader_of(bundles)
+                if request.param == "memory"
+                else stack.enter_context(loaded_neo4j(request, bundles, timeout=30))
+            )
+            yield stack.enter_context(served_as_serve_does(reader, keyring=bundles[1]))
+
+    return each
 
 
 def alike(both: tuple[Api, Api], query: str, **variables: Any) -> dict[str, Any]:

@@ -232,7 +232,9 @@ def test_an_empty_or_blank_list_is_refused(memory_api: Api) -> None:
     assert _code(memory_api, {"categories": []}) == "BAD_USER_INPUT"
     assert _code(memory_api, {"categories": ["cs.LG", "  "]}) == "BAD_USER_INPUT"
     assert _code(memory_api, {"excludeCategories": [""]}) == "BAD_USER_INPUT"
-    assert _code(memory_api, {"categories": ["x" * 501]}) == "BAD_USER_INPUT"
+    assert _code(memory_api, {"categories": ["x" * 4097]}) == "BAD_USER_INPUT"
+    assert _code(memory_api, {"excludeCategories": ["é" * 2049]}) == "BAD_USER_INPUT"  # 4,098 bytes
+    assert "errors" not in memory_api.post(LISTED, {"f": {"categories": ["x" * 4096]}})  # 501 before 0.9.3
 
 
 def test_more_codes_than_the_limit_are_refused(memory_api: Api) -> None:

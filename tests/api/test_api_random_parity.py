@@ -112,10 +112,11 @@ class Pools:
         authors = nodes["Author"]
         self.names = [a["name"] for a in authors] + [a["nameKey"] for a in authors]
         self.names += [a["name"].upper().replace(" ", "  ") for a in authors[:20]] + ["Nobody Here", ""]
+        self.names += ["a" * 600, "é" * 2049, "ﷺ" * 228]  # since 0.9.3: a key; too long; its key too long
         self.keys = [a["nameKey"] for a in authors]
         words = sorted({w for a in authors for w in a["nameFolded"].split()})
         self.prefixes = [w[: random.Random(w).randint(1, 4)] for w in words] + ["", " ", "zz", "ERD", "a b"]
-        self.codes = [c["code"] for c in nodes["Category"]] + ["cs.XX", "CS.LG", ""]
+        self.codes = [c["code"] for c in nodes["Category"]] + ["cs.XX", "CS.LG", "", "c" * 601, "é" * 2049]
         self.archives = [*sorted({c["archive"] for c in nodes["Category"]}), "nope"]
         self.licenses = [*sorted({p["license"] for p in papers}), "http://x.org/none"]
         self.dates = [p["submittedAt"] for p in papers] + [p["submittedAt"][:10] for p in papers]
@@ -189,11 +190,11 @@ class Generator:
             ("Author", "coauthors"),
             ("Category", "topAuthors"),
         ):
-            return self.pick([*p.keys, "", "Upper Case", "zzz", "a" * 501, None, None])
+            return self.pick([*p.keys, "", "Upper Case", "zzz", "a" * 501, "a" * 4097, None, None])
         if name == "after" and field == "relatedPapers":  # ranked lists page on (since 0.9.2)
             return self.pick([*p.ids[:40], "pith:AAAAAAAA", "", None, None, None])
         if name == "after" and field in ("categories", "coListed"):
-            return self.pick([*p.codes, "a" * 501, None, None, None])
+            return self.pick([*p.codes, "a" * 501, "a" * 4097, None, None, None])
         if name == "after":
             return self.cursor()
         if name == "id":
