@@ -44,6 +44,7 @@ __all__ = [
     "PAPERS_BACK",
     "PAPERS_ON",
     "Connection",
+    "OrderBy",
     "PageInfo",
     "Paging",
     "PaperConnection",
@@ -88,7 +89,10 @@ def is_place(submitted_at: str, pith_number: str) -> bool:
     return _PLACE.fullmatch(f"{submitted_at}|{pith_number}") is not None
 
 
-@strawberry.enum(description="The order of papers(filter:) (since 0.9.1).")
+@strawberry.enum(
+    description="The order of papers(filter:) (since 0.9.1) and of an author's, a category's and a "
+    "signer's papers (since 0.9.3)."
+)
 class PaperOrder(Enum):
     NEWEST = strawberry.enum_value(
         "newest", description="Newest first: submittedAt, then pith number, both descending."
@@ -96,6 +100,13 @@ class PaperOrder(Enum):
     OLDEST = strawberry.enum_value(
         "oldest", description="Oldest first: submittedAt, then pith number, both ascending (NEWEST reversed)."
     )
+
+
+#: ``orderBy`` of an author's, a category's and a signer's ``papers`` (since 0.9.3; those
+#: page forwards only, so only ``after`` holds a cursor).
+OrderBy = Annotated[
+    PaperOrder | None, argument("NEWEST (also for null) or OLDEST; after must be a cursor of the same order.")
+]
 
 
 def listing_order(order: PaperOrder | str | None) -> ListingOrder:

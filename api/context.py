@@ -47,6 +47,7 @@ from pith_graph.api.reads.records import (
     CategoryLink,
     CategoryRecord,
     IdentifierKey,
+    ListingOrder,
     NameFormRecord,
     Page,
     PaperKey,
@@ -359,10 +360,10 @@ class Context:
     def author(self) -> DataLoader[str, AuthorRecord | None]:
         return self.batch("author", self.reader.authors_by_keys, lambda: None)
 
-    def author_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
+    def author_papers(self, first: int, after: PaperKey | None, order: ListingOrder) -> DataLoader[str, Page]:
         return self.batch(
-            ("author_papers", first, after),
-            lambda keys: self.reader.papers_of_authors(keys, first, after),
+            ("author_papers", first, after, order),
+            lambda keys: self.reader.papers_of_authors(keys, first, after, EVERYTHING, order),
             _empty_page,
         )
 
@@ -381,10 +382,12 @@ class Context:
     def category(self) -> DataLoader[str, CategoryRecord | None]:
         return self.batch("category", self.reader.categories_by_codes, lambda: None)
 
-    def category_papers(self, first: int, after: PaperKey | None) -> DataLoader[str, Page]:
+    def category_papers(
+        self, first: int, after: PaperKey | None, order: ListingOrder
+    ) -> DataLoader[str, Page]:
         return self.batch(
-            ("category_papers", first, after),
-            lambda keys: self.reader.papers_of_categories(keys, first, after),
+            ("category_papers", first, after, order),
+            lambda keys: self.reader.papers_of_categories(keys, first, after, EVERYTHING, order),
             _empty_page,
         )
 
@@ -399,10 +402,12 @@ class Context:
             ("facets", listing, first), lambda keys: self.reader.facet_counts(listing, keys, first), list
         )
 
-    def signer_papers(self, first: int, after: PaperKey | None, bundle: bool | None) -> DataLoader[str, Page]:
+    def signer_papers(
+        self, first: int, after: PaperKey | None, bundle: bool | None, order: ListingOrder
+    ) -> DataLoader[str, Page]:
         return self.batch(
-            ("signer_papers", first, after, bundle),
-            lambda keys: self.reader.papers_of_signers(keys, first, after, signed_bundle=bundle),
+            ("signer_papers", first, after, bundle, order),
+            lambda keys: self.reader.papers_of_signers(keys, first, after, EVERYTHING, bundle, order),
             _empty_page,
         )
 

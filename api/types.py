@@ -13,7 +13,15 @@ from strawberry.types import Info
 
 from pith_graph.api.author_pages import AUTHORS_ON, after_key
 from pith_graph.api.bylines import BYLINE, Byline, byline_of
-from pith_graph.api.connection import PAPERS_ON, PaperConnection, decode_cursor, known_count, paper_connection
+from pith_graph.api.connection import (
+    OrderBy,
+    PaperConnection,
+    PaperOrder,
+    known_count,
+    listing_order,
+    paged_connection,
+    paging,
+)
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
 from pith_graph.api.fields import After, First, argument, resolver
@@ -272,18 +280,14 @@ class Author(Node):
         found = await info.context.name_forms_of.load(self.name_key)
         return [NameForm(name=f.name, paper_count=f.paper_count) for f in capped("Author.nameForms", found)]
 
-    @resolver("The author's papers, newest first.")
+    @resolver("The author's papers, newest first (or oldest first: orderBy: OLDEST, since 0.9.3).")
     async def papers(
-        self,
-        info: GraphInfo,
-        first: First = None,
-        after: After = None,
+        self, info: GraphInfo, first: First = None, after: After = None, order_by: OrderBy = PaperOrder.NEWEST
     ) -> PaperConnection:
-        size = page_size(first, info.context.limits, on=PAPERS_ON)
-        key = decode_cursor(after)
-        page = await info.context.author_papers(size, key).load(self.name_key)
+        paged = paging(info.context.limits, listing_order(order_by), first, after)
+        page = await info.context.author_papers(paged.size, paged.key, paged.order).load(self.name_key)
         listing = Listing(PaperFilter(author=self.name_key))
-        return paper_connection(page, key, known_count(self.paper_count), listing)
+        return paged_connection(page, paged, known_count(self.paper_count), listing)
 
     @resolver("People who share papers with the author: most shared first, then by name key.")
     async def coauthors(self, info: GraphInfo, first: First = None, after: AfterKey = None) -> list[Coauthor]:
@@ -328,18 +332,14 @@ class Category(Node):
     def from_record(cls, record: CategoryRecord) -> Category:
         return cls(code=record.code, archive=record.archive, paper_count=counted(record.paper_count))
 
-    @resolver("Papers listed in the category, newest first.")
+    @resolver("Papers listed in the category, newest first (or oldest first: orderBy: OLDEST, since 0.9.3).")
     async def papers(
-        self,
-        info: GraphInfo,
-        first: First = None,
-        after: After = None,
+        self, info: GraphInfo, first: First = None, after: After = None, order_by: OrderBy = PaperOrder.NEWEST
     ) -> PaperConnection:
-        size = page_size(first, info.context.limits, on=PAPERS_ON)
-        key = decode_cursor(after)
-        page = await info.context.category_papers(size, key).load(self.code)
+        paged = paging(info.context.limits, listing_order(order_by), first, after)
+        page = await info.context.category_papers(paged.size, paged.key, paged.order).load(self.code)
         listing = Listing(PaperFilter(category=self.code))
-        return paper_connection(page, key, known_count(self.paper_count), listing)
+        return paged_connection(page, paged, known_count(self.paper_count), listing)
 
     @resolver("Authors with the most papers in the category, then by name key.")
     async def top_authors(
@@ -377,7 +377,8 @@ class Signer(Node):
         )
 
     @resolver(
-        "Papers with a bundle or an event the signer signed, newest first (paperCount counts them). "
+        "Papers with a bundle or an event the signer signed, newest first (or oldest first: orderBy: "
+        "OLDEST, since 0.9.3; paperCount counts them). "
         "An event copied into another signer's bundle counts too: signedBundle true lists only the "
         "papers whose bundle it signed (what it published), false only those it signed events of "
         "in another signer's bundle (counted when asked for: a scan of the signer's papers)."
@@ -388,18 +389,20 @@ class Signer(Node):
         first: First = None,
         after: After = None,
         signed_bundle: Annotated[bool | None, argument(_SIGNED_BUNDLE)] = None,
+        order_by: OrderBy = PaperOrder.NEWEST,
     ) -> PaperConnection:
         context = info.context
-        size = page_size(first, context.limits, on=PAPERS_ON)
-        key = decode_cursor(after)
-        page = await context.signer_papers(size, key, signed_bundle).load(self.signer_id)
+        paged = paging(context.limits, listing_order(order_by), first, after)
+        page = await context.signer_papers(paged.size, paged.key, signed_bundle, paged.order).load(
+            self.signer_id
+        )
         listing = Listing(signer=self.signer_id, signed_bundle=signed_bundle)
 
         async def count() -> int:
             return await context.run(context.reader.count_listing, listing)
 
         counter = known_count(self.paper_count) if signed_bundle is None else count
-        return paper_connection(page, key, counter, listing)
+        return paged_connection(page, paged, counter, listing)
 
 
 @strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")

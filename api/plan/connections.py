@@ -59,21 +59,26 @@ def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     return connection
 
 
-def page_of(method: str, key: str) -> Callable[..., Any]:
-    """A ``papers`` connection of each source (its total: its paper count, or its listing's)."""
+def page_of(method: str, key: str, bundled: bool = False) -> Callable[..., Any]:
+    """A ``papers`` connection of each source in its ``orderBy`` (since 0.9.3; its total: its
+    paper count, or its listing's). ``bundled``: the reader takes a signer's ``signedBundle``."""
 
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
+        order = listing_order(step.args.get("orderBy"))
         size = page_size(step.args.get("first"), step.context.limits)
-        after = decode_cursor(step.args.get("after"))
+        after = decode_cursor(step.args.get("after"), order)
         since = after is not None
         keys = [getattr(source, key) for source in sources]
         bundle = step.args.get("signedBundle")  # a signer's papers(signedBundle:): counted
-        extra = (size, after, step.want) if bundle is None else (size, after, step.want, bundle)
-        found = step.batch.keyed(method, extra, keys)
+        found = step.batch.keyed(
+            method, (size, after, step.want, *((bundle,) if bundled else ()), order), keys
+        )
         if bundle is None:
-            return lambda: [Connection(found()[getattr(s, key)], since, s.paper_count) for s in sources]
+            return lambda: [
+                Connection(found()[getattr(s, key)], since, s.paper_count, order=order) for s in sources
+            ]
         listings = [(k, Listing(signer=k, signed_bundle=bundle)) for k in keys]
-        return lambda: [Connection(found()[k], since, where=listing) for k, listing in listings]
+        return lambda: [Connection(found()[k], since, where=listing, order=order) for k, listing in listings]
 
     return resolve
 

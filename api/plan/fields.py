@@ -343,7 +343,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
     ("Signer", "signerType"): value(_attribute("signer_type")),
     ("Signer", "keyIds"): value(lambda s: list(s.key_ids)),
     ("Signer", "paperCount"): value(_attribute("paper_count"), counts=True),
-    ("Signer", "papers"): load(page_of("papers_of_signers", "signer_id"), embeds=True),
+    ("Signer", "papers"): load(page_of("papers_of_signers", "signer_id", bundled=True), embeds=True),
     **CONNECTION_FIELDS,
     ("RelatedPaper", "paper"): value(_attribute("paper")),
     ("RelatedPaper", "sharedAuthors"): value(_attribute("shared_authors")),

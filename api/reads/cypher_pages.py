@@ -1,5 +1,6 @@
 """Newest-first pages and listings: the papers of an author, a category or a signer, and
-``papers(filter:)``, sorted and limited before they are projected.
+``papers(filter:)``, sorted and limited before they are projected (each also oldest first:
+``orderBy: OLDEST``, the index read forwards).
 
 Each reads its papers the cheaper of two ways. A node holding few papers has them all read
 (by its edges) and sorted; one holding a large share of all papers (its degree squared above
@@ -36,30 +37,45 @@ __all__ = [
     "READ_LIST_PAPERS",
     "READ_LIST_PAPERS_OLDEST",
     "READ_PAPERS_OF_AUTHORS",
+    "READ_PAPERS_OF_AUTHORS_OLDEST",
     "READ_PAPERS_OF_CATEGORIES",
+    "READ_PAPERS_OF_CATEGORIES_OLDEST",
     "READ_PAPERS_OF_SIGNERS",
     "READ_PAPERS_OF_SIGNERS_BY_BUNDLE",
+    "READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST",
+    "READ_PAPERS_OF_SIGNERS_OLDEST",
 ]
 
 
-def _page_of(start: str, step: str, member: str, embed: Embed) -> str:
-    """A newest-first page of the papers ``step`` reaches from the ``start`` node ``n`` of
-    each key: by its edges, or newest first on the index keeping its papers (``member``)."""
+#: order -> (after the cursor, sort and limit, the index range's bound from the cursor, its
+#: comparison, the bound of an empty range, the bound's name): newest first reads the
+#: submittedAt index backwards from above every value, oldest first forwards from below.
+_ORDERS = {
+    "newest": (AFTER, NEWEST_FIRST, NEWEST_BOUND, "<=", "''", "newest"),
+    "oldest": (AFTER_OLDEST, OLDEST_FIRST, OLDEST_BOUND, ">=", "'\\uffff'", "oldest"),
+}
+
+
+def _page_of(start: str, step: str, member: str, embed: Embed, order: str = "newest") -> str:
+    """A newest-first (or ``oldest``-first) page of the papers ``step`` reaches from the
+    ``start`` node ``n`` of each key: by its edges, or in that order on the index keeping its
+    papers (``member``)."""
+    after, sort, bound, compare, empty, name = _ORDERS[order]
     return f"""
 UNWIND $keys AS key
 MATCH {start}
 WITH key, n, COUNT {{ {step.replace("(p:Paper)", "()")} }} AS size, COUNT {{ (:Paper) }} AS papers
 CALL (n, size, papers) {{
-  WITH n, CASE WHEN size * size > $limit * papers THEN {NEWEST_BOUND} ELSE '' END AS newest
+  WITH n, CASE WHEN size * size > $limit * papers THEN {bound} ELSE {empty} END AS {name}
   MATCH (p:Paper)
-  WHERE p.submittedAt <= newest AND {AFTER} AND {member}
-  WITH p {NEWEST_FIRST}
+  WHERE p.submittedAt {compare} {name} AND {after} AND {member}
+  WITH p {sort}
   RETURN p
   UNION
   WITH n WHERE size * size <= $limit * papers
   MATCH {step}
-  WHERE {AFTER}
-  WITH p {NEWEST_FIRST}
+  WHERE {after}
+  WITH p {sort}
   RETURN p
 }}
 WITH key, n, {stamp_before("p")}
@@ -67,29 +83,34 @@ RETURN key, collect({paper_row("p", embed, member=f"EXISTS {{ {member} }}")}) AS
 """
 
 
-READ_PAPERS_OF_AUTHORS = {
-    e: _page_of("(n:Author {nameKey: key})", "(n)-[:AUTHORED]->(p:Paper)", "(n)-[:AUTHORED]->(p)", e)
-    for e in EMBEDS
-}
-READ_PAPERS_OF_CATEGORIES = {
-    e: _page_of("(n:Category {code: key})", "(n)<-[:IN_CATEGORY]-(p:Paper)", "(p)-[:IN_CATEGORY]->(n)", e)
-    for e in EMBEDS
-}
-READ_PAPERS_OF_SIGNERS = {
-    e: _page_of("(n:Signer {signerId: key})", "(n)-[:SIGNED]->(p:Paper)", "(n)-[:SIGNED]->(p)", e)
-    for e in EMBEDS
-}
-#: The papers whose SIGNED edge from the signer has ``signedBundle = $signedBundle``; its size
-#: (which way a page is read) counts those edges, reading each of the signer's.
-READ_PAPERS_OF_SIGNERS_BY_BUNDLE = {
-    e: _page_of(
+#: page -> (its node ``n`` by ``key``, the papers it reaches, how a paper is one of them).
+_KEYED_PAGES = {
+    "authors": ("(n:Author {nameKey: key})", "(n)-[:AUTHORED]->(p:Paper)", "(n)-[:AUTHORED]->(p)"),
+    "categories": ("(n:Category {code: key})", "(n)<-[:IN_CATEGORY]-(p:Paper)", "(p)-[:IN_CATEGORY]->(n)"),
+    "signers": ("(n:Signer {signerId: key})", "(n)-[:SIGNED]->(p:Paper)", "(n)-[:SIGNED]->(p)"),
+    # The papers whose SIGNED edge from the signer has ``signedBundle = $signedBundle``; its
+    # size (which way a page is read) counts those edges, reading each of the signer's.
+    "signers_by_bundle": (
         "(n:Signer {signerId: key})",
         "(n)-[:SIGNED {signedBundle: $signedBundle}]->(p:Paper)",
         "(n)-[:SIGNED {signedBundle: $signedBundle}]->(p)",
-        e,
-    )
-    for e in EMBEDS
+    ),
 }
+
+
+def _pages_of(page: str, order: str = "newest") -> dict[Embed, str]:
+    return {e: _page_of(*_KEYED_PAGES[page], e, order) for e in EMBEDS}
+
+
+READ_PAPERS_OF_AUTHORS = _pages_of("authors")
+READ_PAPERS_OF_CATEGORIES = _pages_of("categories")
+READ_PAPERS_OF_SIGNERS = _pages_of("signers")
+READ_PAPERS_OF_SIGNERS_BY_BUNDLE = _pages_of("signers_by_bundle")
+#: The same, oldest first (their ``papers(orderBy: OLDEST)``, since 0.9.3).
+READ_PAPERS_OF_AUTHORS_OLDEST = _pages_of("authors", "oldest")
+READ_PAPERS_OF_CATEGORIES_OLDEST = _pages_of("categories", "oldest")
+READ_PAPERS_OF_SIGNERS_OLDEST = _pages_of("signers", "oldest")
+READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST = _pages_of("signers_by_bundle", "oldest")
 
 # -- listings -------------------------------------------------------------------------------
 
@@ -143,15 +164,6 @@ _CATEGORY_SETS = {
         "MATCH (c:Category)<-[:IN_CATEGORY]-(p:Paper) WHERE c.code IN $categories WITH DISTINCT p",
         IN_CATEGORIES,
     ),
-}
-
-
-#: order -> (after the cursor, sort and limit, the index range's bound from the cursor, its
-#: comparison, the bound of an empty range, the bound's name): newest first reads the
-#: submittedAt index backwards from above every value, oldest first forwards from below.
-_ORDERS = {
-    "newest": (AFTER, NEWEST_FIRST, NEWEST_BOUND, "<=", "''", "newest"),
-    "oldest": (AFTER_OLDEST, OLDEST_FIRST, OLDEST_BOUND, ">=", "'\\uffff'", "oldest"),
 }
 
 

@@ -48,6 +48,7 @@ from pith_graph.api.reads.records import (
     CategoryLink,
     CategoryRecord,
     IdentifierKey,
+    ListingOrder,
     NameFormRecord,
     Page,
     PaperKey,
@@ -314,8 +315,9 @@ class MemoryReader(MemoryRankings, MemoryListings, MemoryDiscoveryReads):
         first: int,
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        return {key: self._page(self._author_keys(key), first, after, None) for key in name_keys}
+        return {key: self._page(self._author_keys(key), first, after, None, order) for key in name_keys}
 
     def categories_by_codes(self, codes: Sequence[str], counts: bool = True) -> dict[str, CategoryRecord]:
         return self._records(CATEGORY.label, codes, lambda node: self._category(node, counts))
@@ -325,9 +327,14 @@ class MemoryReader(MemoryRankings, MemoryListings, MemoryDiscoveryReads):
         return sorted(categories, key=lambda c: c.code)
 
     def papers_of_categories(
-        self, codes: Sequence[str], first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+        self,
+        codes: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        return {code: self._page(self._category_keys(code), first, after, None) for code in codes}
+        return {code: self._page(self._category_keys(code), first, after, None, order) for code in codes}
 
     def signers_by_ids(self, signer_ids: Sequence[str], counts: bool = True) -> dict[str, SignerRecord]:
         return self._records(SIGNER.label, signer_ids, lambda node: self._signer(node, counts))
@@ -339,7 +346,9 @@ class MemoryReader(MemoryRankings, MemoryListings, MemoryDiscoveryReads):
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
         signed_bundle: bool | None = None,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
+        pages = self._page
         return {
-            sid: self._page(self._signer_keys(sid, signed_bundle), first, after, None) for sid in signer_ids
+            sid: pages(self._signer_keys(sid, signed_bundle), first, after, None, order) for sid in signer_ids
         }

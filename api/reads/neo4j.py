@@ -356,8 +356,10 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         first: int,
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        return self._pages(cypher.READ_PAPERS_OF_AUTHORS, name_keys, first, after, want)
+        statements = (cypher.READ_PAPERS_OF_AUTHORS, cypher.READ_PAPERS_OF_AUTHORS_OLDEST)
+        return self._pages(statements, name_keys, first, after, want, order)
 
     # -- categories ----------------------------------------------------------------------
 
@@ -370,9 +372,15 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         return sorted(categories, key=lambda c: c.code)
 
     def papers_of_categories(
-        self, codes: Sequence[str], first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+        self,
+        codes: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        return self._pages(cypher.READ_PAPERS_OF_CATEGORIES, codes, first, after, want)
+        statements = (cypher.READ_PAPERS_OF_CATEGORIES, cypher.READ_PAPERS_OF_CATEGORIES_OLDEST)
+        return self._pages(statements, codes, first, after, want, order)
 
     # -- signers -------------------------------------------------------------------------
 
@@ -394,8 +402,10 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
         signed_bundle: bool | None = None,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
         if signed_bundle is None:
-            return self._pages(cypher.READ_PAPERS_OF_SIGNERS, signer_ids, first, after, want)
-        statements = cypher.READ_PAPERS_OF_SIGNERS_BY_BUNDLE
-        return self._pages(statements, signer_ids, first, after, want, signedBundle=signed_bundle)
+            statements = (cypher.READ_PAPERS_OF_SIGNERS, cypher.READ_PAPERS_OF_SIGNERS_OLDEST)
+            return self._pages(statements, signer_ids, first, after, want, order)
+        statements = (cypher.READ_PAPERS_OF_SIGNERS_BY_BUNDLE, cypher.READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST)
+        return self._pages(statements, signer_ids, first, after, want, order, signedBundle=signed_bundle)

@@ -13,7 +13,14 @@ import neo4j
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
 from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
-from pith_graph.api.reads.records import AuthorPage, CategoryLink, Page, PaperKey, PaperSelection
+from pith_graph.api.reads.records import (
+    AuthorPage,
+    CategoryLink,
+    ListingOrder,
+    Page,
+    PaperKey,
+    PaperSelection,
+)
 from pith_graph.api.reads.torn import TornRead
 from pith_graph.schema.rows import PaperRow
 
@@ -220,15 +227,25 @@ class Neo4jBase:
 
     def _pages(
         self,
-        statements: Mapping[cypher.Embed, str],
+        statements: tuple[Mapping[cypher.Embed, str], Mapping[cypher.Embed, str]],
         keys: Sequence[str],
         first: int,
         after: PaperKey | None,
         want: PaperSelection,
+        order: ListingOrder,
         **extra: Any,
     ) -> dict[str, Page]:
+        """A page of each of ``keys`` in ``order``, by its statement of ``statements``
+        (newest first, oldest first)."""
+        oldest = order == "oldest"
         embed, params, decode = self._papers(want)
         found = self._by_key(
-            statements[embed], keys, "papers", limit=first + 1, **after_parameters(after), **params, **extra
+            statements[oldest][embed],
+            keys,
+            "papers",
+            limit=first + 1,
+            **after_parameters(after),
+            **params,
+            **extra,
         )
-        return {key: self._page(found.get(key, []), first, decode) for key in keys}
+        return {key: self._page(found.get(key, []), first, decode, oldest) for key in keys}

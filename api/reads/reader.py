@@ -167,8 +167,9 @@ class GraphReader(DiscoveryReads, Protocol):
         first: int,
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        """A newest-first page of each author's papers."""
+        """A newest-first (or ``oldest``-first) page of each author's papers."""
 
     def coauthors(
         self, name_keys: Sequence[str], first: int, counts: bool = True, after: str | None = None
@@ -188,9 +189,14 @@ class GraphReader(DiscoveryReads, Protocol):
         """Every category by code."""
 
     def papers_of_categories(
-        self, codes: Sequence[str], first: int, after: PaperKey | None, want: PaperSelection = EVERYTHING
+        self,
+        codes: Sequence[str],
+        first: int,
+        after: PaperKey | None,
+        want: PaperSelection = EVERYTHING,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        """A newest-first page of the papers listed in each category."""
+        """A newest-first (or ``oldest``-first) page of the papers listed in each category."""
 
     def top_authors(
         self, codes: Sequence[str], first: int, counts: bool = True, after: str | None = None
@@ -222,8 +228,9 @@ class GraphReader(DiscoveryReads, Protocol):
         after: PaperKey | None,
         want: PaperSelection = EVERYTHING,
         signed_bundle: bool | None = None,
+        order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        """A newest-first page of the papers each signer signed (with ``signed_bundle``: those
+        """A newest-first (or ``oldest``-first) page of the papers each signer signed (with ``signed_bundle``: those
         whose SIGNED edge from it has that ``signedBundle``; true: the bundles it signed)."""
 
     def collaboration_path(

@@ -262,11 +262,14 @@ def walk_alike(
 ) -> list[dict[str, Any]]:
     """Every node of the connection ``field`` of ``query`` (its ``@`` replaced by ``page``, which
     selects ``edges { node }`` and ``pageInfo``; ``$n`` the page size, ``$a`` the cursor),
-    ``size`` a page, following the cursors: :func:`alike` at each page."""
+    ``size`` a page, following the cursors: :func:`alike` at each page. A nested connection's
+    ``field`` is its path, e.g. ``author.papers``."""
     nodes: list[dict[str, Any]] = []
     after = None
     while True:
-        found = alike(both, query.replace("@", page), n=size, a=after, **variables)[field]
+        found = alike(both, query.replace("@", page), n=size, a=after, **variables)
+        for name in field.split("."):
+            found = found[name]
         nodes += [edge["node"] for edge in found["edges"]]
         assert len(found["edges"]) <= size
         if not found["pageInfo"]["hasNextPage"]:

@@ -157,6 +157,17 @@ MORE = [
         lambda e: {"f": {"archive": e.big_category.split(".")[0]}, "o": "OLDEST", "after": _OLDEST_CURSOR},
         id="oldest-first",
     ),
+    pytest.param(  # since 0.9.3: an author's, a category's, a signer's papers oldest first
+        "query($n: String!, $c: String!, $after: String, $o: PaperOrder) { author(name: $n) { a: papers(first: 3, "
+        "orderBy: OLDEST) { totalCount pageInfo { hasNextPage hasPreviousPage startCursor endCursor } edges { cursor "
+        "node { pithNumber submittedAt } } } b: papers(first: 2, orderBy: $o) { pageInfo { endCursor } } } "
+        "category(code: $c) { papers(first: 4, orderBy: OLDEST, after: $after) { totalCount pageInfo { hasNextPage "
+        "hasPreviousPage endCursor } edges { cursor node { pithNumber } } } } s: signer(id: "
+        '"corpus.pith-graph.invalid") { a: papers(first: 2, orderBy: OLDEST) { edges { cursor } totalCount } '
+        "b: papers(first: 2, orderBy: OLDEST, signedBundle: true) { nodes { pithNumber } totalCount } } }",
+        lambda e: {"n": e.hub_author, "c": e.big_category, "after": _OLDEST_CURSOR, "o": None},
+        id="nested-oldest-first",
+    ),
     pytest.param(  # since 0.9.2: backward, before a cursor of either order and from the end
         "query($f: PaperFilter, $o: PaperOrder, $before: String, $n: Int) { a: papers(filter: $f, last: $n, "
         "orderBy: $o, before: $before) { totalCount pageInfo { hasNextPage hasPreviousPage startCursor "
@@ -276,6 +287,24 @@ FAILING = [
         f'{{ papers(orderBy: OLDEST, after: "{_NEWEST_CURSOR}") {{ nodes {{ title }} }} }}',
         "BAD_USER_INPUT",
         id="newest-cursor-oldest-first",
+    ),
+    *(  # since 0.9.3: nested papers take orderBy, and a cursor of its order only
+        pytest.param(
+            f"{{ {parent} {{ papers({arguments}) {{ nodes {{ title }} }} }} }}", "BAD_USER_INPUT", id=name
+        )
+        for name, parent, arguments in (
+            ("nested-oldest-cursor", 'author(name: "ann lee")', f'after: "{_OLDEST_CURSOR}"'),
+            (
+                "nested-newest-cursor",
+                'category(code: "cs.LG")',
+                f'orderBy: OLDEST, after: "{_NEWEST_CURSOR}"',
+            ),
+            (
+                "signer-newest-cursor",
+                'signer(id: "pith.science")',
+                f'orderBy: OLDEST, after: "{_NEWEST_CURSOR}"',
+            ),
+        )
     ),
     *(  # since 0.9.2: backward pages
         pytest.param(f"{{ papers({arguments}) {{ nodes {{ title }} }} }}", code, id=name)

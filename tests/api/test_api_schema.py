@@ -55,6 +55,10 @@ def test_sdl_has_the_fields_frontends_rely_on() -> None:
         "topAuthors(first: Int = null, after: String = null): [AuthorCount!]!",
         "verification: Verification!",
         "relatedPapers(first: Int = null, after: String = null): [RelatedPaper!]!",
+        # An author's and a category's papers, and a signer's (since 0.9.3: orderBy).
+        "papers(first: Int = null, after: String = null, orderBy: PaperOrder = NEWEST): PaperConnection!",
+        "papers(first: Int = null, after: String = null, signedBundle: Boolean = null, "
+        "orderBy: PaperOrder = NEWEST): PaperConnection!",
     ):
         assert line in sdl, line
 
