@@ -212,8 +212,12 @@ class Generator:
             return " ".join(self.rng.sample(p.words, self.rng.randint(1, 3)))
         if name == "filter":
             return self.filter()
-        if name == "orderBy":
+        if name == "orderBy" and field == "search":
             return self.pick(["RELEVANCE", "NEWEST", None, "SIDEWAYS"] if self.chance(0.97) else ['"NEWEST"'])
+        if name == "orderBy":  # PaperOrder: Query.papers (0.9.1) and the nested papers (0.9.3)
+            return self.pick(
+                ["NEWEST", "OLDEST", None, None] if self.chance(0.9) else ["RELEVANCE", "SIDEWAYS"]
+            )
         if name == "maxHops":
             return self.pick([None, 1, 2, 3, 6, 0, 7])
         if name == "signedBundle":
@@ -314,7 +318,10 @@ class Generator:
             values = self.values_of("Query", field)
             target = get_named_type(definition.type)
             size = self.size(field, values) if _listed(definition.type) else 1
-            inner = self.selection(target, 1, depth, size) if isinstance(target, GraphQLObjectType) else ""
+            if isinstance(target, GraphQLObjectType):
+                inner = self.selection(target, 1, depth, size)
+            else:  # node, nodes: the Node interface (an empty selection would be refused)
+                inner = "__typename id" + (" ... on Paper { title }" if self.chance(0.5) else "")
             self.aliases += 1
             roots.append(f"r{self.aliases}: {field}{self.arguments('Query', field, values)} {{ {inner} }}")
         if self.chance(0.02):  # over the alias limit
