@@ -11,7 +11,8 @@ cursors are of their own (:mod:`pith_graph.api.search`). ``papers(orderBy: OLDES
 0.9.1) hands out cursors of its own prefix (``o1|``, where newest-first ones have ``p1|``,
 as 0.9.0 issued them): a cursor of one order passed to the other is refused, not paged on.
 ``papers(last:, before:)`` (since 0.9.2, :class:`Paging`) pages back from the same cursors,
-read as the other order's page after them, reversed. Cursors carry no MAC: one a client
+read as the other order's page after them, reversed; its ``hasNextPage`` is read since
+0.9.3 (:class:`Reach`: whether the listing has papers from the cursor on). Cursors carry no MAC: one a client
 writes well-formed is a position it could reach by paging anyway, and it reveals nothing
 (its answer is the listing's papers after it, as ``submittedBefore`` would list them).
 """
@@ -33,7 +34,7 @@ from pith_graph.api.facets import FACETS_DOC, FACETS_FIRST, Facets, facets_of
 from pith_graph.api.fields import argument, resolver
 from pith_graph.api.limits import RequestLimits, page_size
 from pith_graph.api.reads.discovery import Listing
-from pith_graph.api.reads.records import ListingOrder, Page, PaperKey, paper_key
+from pith_graph.api.reads.records import ListingOrder, Page, PaperFilter, PaperKey, PaperSelection, paper_key
 from pith_graph.errors import BadUserInput
 from pith_graph.schema.rows import PaperRow
 
@@ -50,6 +51,7 @@ __all__ = [
     "PaperConnection",
     "PaperEdge",
     "PaperOrder",
+    "Reach",
     "cursor_of",
     "decode_cursor",
     "encode_cursor",
@@ -193,6 +195,33 @@ def _other(order: ListingOrder) -> ListingOrder:
     return "oldest" if order == "newest" else "newest"
 
 
+#: What a :class:`Reach` reads of its one paper: its place (the reader's core properties).
+_PLACE_ONLY = PaperSelection(frozenset())
+
+
+@dataclass(frozen=True, slots=True)
+class Reach:
+    """Whether a listing (``where``) has a paper at ``key`` or beyond it on one side: its end
+    on that side, the first paper of ``read``'s order (one LIMIT 1 read, :meth:`call`), is
+    not strictly after ``key`` in that order. ``papers(before:)``'s hasNextPage (since 0.9.3):
+    a paper at or after the cursor's place, the cursor's own paper if still listed."""
+
+    where: PaperFilter
+    read: ListingOrder
+    key: PaperKey
+
+    def call(self) -> tuple[Any, ...]:
+        """The arguments of the reader's ``list_papers`` that reads the end."""
+        return (self.where, 1, None, _PLACE_ONLY, self.read)
+
+    def holds(self, end: Page) -> bool:
+        """Whether the end read (:meth:`call`'s page) is at ``key`` or beyond it."""
+        if not end.items:
+            return False
+        place = paper_key(end.items[0])
+        return place >= self.key if self.read == "newest" else place <= self.key
+
+
 @dataclass(frozen=True, slots=True)
 class Paging:
     """How a page of a listing in ``order`` is read: ``size`` papers after the cursor ``key``
@@ -209,14 +238,19 @@ class Paging:
         """The order the reader lists the page in."""
         return _other(self.order) if self.backward else self.order
 
-    def turn(self, page: Page) -> tuple[Page, bool]:
-        """The reader's ``page`` as the listing shows it (its order; ``has_next``: hasNextPage),
-        and hasPreviousPage. Forwards: more follow, and whether a cursor was given. Backward:
-        more come before (hasPreviousPage), and hasNextPage when ``before`` was given (the
-        mirror of ``after``'s hasPreviousPage: not a check that papers follow)."""
+    def turn(self, page: Page, where: PaperFilter) -> tuple[Page, bool | Reach, bool]:
+        """The reader's ``page`` as the listing shows it (its order), hasNextPage and
+        hasPreviousPage. Forwards: more follow; whether ``after`` was given (not a check that
+        papers come before it). Backward: the :class:`Reach` of the listing from ``before``
+        on (since 0.9.3; none without ``before``: the listing's end); more come before."""
         if not self.backward:
-            return page, self.key is not None
-        return Page(page.items[::-1], self.key is not None), page.has_next
+            return page, page.has_next, self.key is not None
+        reach = self.reach(where)
+        return Page(page.items[::-1], False), False if reach is None else reach, page.has_next
+
+    def reach(self, where: PaperFilter) -> Reach | None:
+        """What hasNextPage reads of a page before a cursor (none for other pages)."""
+        return Reach(where, self.read_order, self.key) if self.backward and self.key is not None else None
 
 
 def paging(
@@ -241,15 +275,32 @@ def paging(
 _FACETS_FIRST = "Values per facet: null is 10 (the page cap when that is lower); at most the page cap."
 
 
+async def _reached(side: bool | Reach, context: Context) -> bool:
+    if isinstance(side, bool):
+        return side
+    return side.holds(await context.run(context.reader.list_papers, *side.call()))
+
+
+async def _has_next(root: PageInfo, info: strawberry.Info[Context, None]) -> bool:
+    return await _reached(root.next, info.context)
+
+
+def _has_previous(root: PageInfo) -> bool:
+    return root.previous
+
+
 @strawberry.type(description="Where a page of a connection starts and ends.")
 class PageInfo:
     has_next_page: bool = strawberry.field(
-        description="True when more items follow this page; for papers(before:) (since 0.9.2): true, "
-        "as a cursor was given (not a check that papers follow it)."
+        resolver=_has_next,
+        description="True when more items follow this page; for papers(before:): true when the listing "
+        "has a paper at or after before's place (since 0.9.3; 0.9.2 answered true whenever before was "
+        "given).",
     )
     has_previous_page: bool = strawberry.field(
+        resolver=_has_previous,
         description="True when the page was asked for with after (not a check that papers come before "
-        "it); for papers(last:) or papers(before:) (since 0.9.2): true when more papers come before it."
+        "it); for papers(last:) or papers(before:) (since 0.9.2): true when more papers come before it.",
     )
     start_cursor: str | None = strawberry.field(
         description="The first edge's cursor (for papers, pass it as before for the page before, since "
@@ -258,6 +309,9 @@ class PageInfo:
     end_cursor: str | None = strawberry.field(
         description="The last edge's cursor (pass it as after for the next page); null for an empty page."
     )
+    #: hasNextPage: known, or read when asked for (:class:`Reach`); hasPreviousPage.
+    next: strawberry.Private[bool | Reach]
+    previous: strawberry.Private[bool]
 
 
 @strawberry.type(description="A paper and its cursor.")
@@ -314,7 +368,7 @@ class Connection(Generic[E]):
     def of(
         cls,
         edges: list[E],
-        has_next: bool,
+        has_next: bool | Reach,
         has_previous: bool,
         counter: Callable[[], Awaitable[int]],
         listing: Listing,
@@ -323,8 +377,8 @@ class Connection(Generic[E]):
         return cls(
             edges=edges,
             page_info=PageInfo(
-                has_next_page=has_next,
-                has_previous_page=has_previous,
+                next=has_next,
+                previous=has_previous,
                 start_cursor=edges[0].cursor if edges else None,
                 end_cursor=edges[-1].cursor if edges else None,
             ),
@@ -361,9 +415,10 @@ def _edges(page: Page, order: ListingOrder) -> list[PaperEdge]:
 def paged_connection(
     page: Page, paging: Paging, counter: Callable[[], Awaitable[int]], listing: Listing
 ) -> PaperConnection:
-    """A connection over the reader page a :class:`Paging` read (in its listing's order)."""
-    shown, has_previous = paging.turn(page)
-    return PaperConnection.of(_edges(shown, paging.order), shown.has_next, has_previous, counter, listing)
+    """A connection over the reader page a :class:`Paging` read of ``listing`` (in its order)."""
+    shown, has_next, has_previous = paging.turn(page, listing.where)
+    edges = _edges(shown, paging.order)
+    return PaperConnection.of(edges, has_next, has_previous, counter, listing)
 
 
 def known_count(value: int) -> Callable[[], Awaitable[int]]:

@@ -12,7 +12,7 @@ from operator import attrgetter
 from typing import Any
 
 from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.connection import cursor_of, decode_cursor, listing_order, paging
+from pith_graph.api.connection import Reach, cursor_of, decode_cursor, listing_order, paging
 from pith_graph.api.inputs import filter_from_arguments
 from pith_graph.api.limits import page_size
 from pith_graph.api.plan.specs import Spec, Step, load, value
@@ -25,10 +25,11 @@ __all__ = ["CONNECTION_FIELDS", "Connection", "Edge", "page_of", "papers"]
 
 @dataclass(frozen=True, slots=True)
 class Connection:
-    """A ``PaperConnection``: a page, where it starts, and its total (known, or counted
-    with ``where``: a filter, or a signer's listing)."""
+    """A ``PaperConnection``: a page, whether more follow and come before, and its total
+    (known, or counted with ``where``: a filter, or a signer's listing)."""
 
-    page: Page  # in the listing's order; has_next: hasNextPage
+    page: Page  # in the listing's order
+    has_next: bool
     has_previous: bool
     count: int | None = None
     where: PaperFilter | Listing | None = None
@@ -43,7 +44,9 @@ class Edge:
 
 def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     """``Query.papers``: a page in its ``orderBy`` (graphql-core gives the enum's value),
-    forwards or backward (:func:`~pith_graph.api.connection.paging`, as the resolver pages)."""
+    forwards or backward (:func:`~pith_graph.api.connection.paging`, as the resolver pages).
+    A page before a cursor reads its hasNextPage's :class:`~pith_graph.api.connection.Reach`
+    in the same batch, asked for or not (a step does not see its selection: one LIMIT 1 read)."""
     where = filter_from_arguments(step.args.get("filter"))
     args = step.args
     order = listing_order(args.get("orderBy"))
@@ -51,10 +54,14 @@ def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         step.context.limits, order, args.get("first"), args.get("after"), args.get("last"), args.get("before")
     )
     page = step.batch.call("list_papers", where, paged.size, paged.key, step.want, paged.read_order)
+    reach = paged.reach(where)
+    ends = [] if reach is None else [step.batch.call("list_papers", *reach.call())]
 
     def connection() -> list[Any]:
-        shown, has_previous = paged.turn(page())
-        return [Connection(shown, has_previous, None, where, order)]
+        shown, has_next, has_previous = paged.turn(page(), where)
+        if isinstance(has_next, Reach):
+            has_next = has_next.holds(ends[0]())
+        return [Connection(shown, has_next, has_previous, None, where, order)]
 
     return connection
 
@@ -74,13 +81,18 @@ def page_of(method: str, key: str, bundled: bool = False) -> Callable[..., Any]:
             method, (size, after, step.want, *((bundle,) if bundled else ()), order), keys
         )
         if bundle is None:
-            return lambda: [
-                Connection(found()[getattr(s, key)], since, s.paper_count, order=order) for s in sources
-            ]
+            return lambda: [_known(found()[getattr(s, key)], since, order, s.paper_count) for s in sources]
         listings = [(k, Listing(signer=k, signed_bundle=bundle)) for k in keys]
-        return lambda: [Connection(found()[k], since, where=listing, order=order) for k, listing in listings]
+        return lambda: [_known(found()[k], since, order, where=listing) for k, listing in listings]
 
     return resolve
+
+
+def _known(
+    page: Page, since: bool, order: ListingOrder, count: int | None = None, where: Listing | None = None
+) -> Connection:
+    """The connection of an owner's page: whether more follow known, hasPreviousPage ``since``."""
+    return Connection(page, page.has_next, since, count, where, order)
 
 
 def _total(step: Step, sources: list[Connection]) -> Callable[[], list[Any]]:
@@ -105,8 +117,8 @@ def _edges(connection: Connection) -> list[Edge]:
 def _page_info(connection: Connection) -> PageInfoObject:
     items, order = connection.page.items, connection.order
     return PageInfoObject(
-        has_next_page=connection.page.has_next,
-        has_previous_page=connection.has_previous,
+        next=connection.has_next,
+        previous=connection.has_previous,
         start_cursor=cursor_of(items[0], order) if items else None,
         end_cursor=cursor_of(items[-1], order) if items else None,
     )
@@ -120,8 +132,8 @@ CONNECTION_FIELDS: dict[tuple[str, str], Spec] = {
     ("PaperConnection", "totalCount"): load(_total),
     ("PaperEdge", "cursor"): value(_attribute("cursor")),
     ("PaperEdge", "node"): value(_attribute("node")),
-    ("PageInfo", "hasNextPage"): value(_attribute("has_next_page")),
-    ("PageInfo", "hasPreviousPage"): value(_attribute("has_previous_page")),
+    ("PageInfo", "hasNextPage"): value(_attribute("next")),
+    ("PageInfo", "hasPreviousPage"): value(_attribute("previous")),
     ("PageInfo", "startCursor"): value(_attribute("start_cursor")),
     ("PageInfo", "endCursor"): value(_attribute("end_cursor")),
 }

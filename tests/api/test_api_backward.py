@@ -198,3 +198,42 @@ def test_only_papers_pages_back(memory_api: Api) -> None:
     ):
         error = memory_api.post(query, {})["errors"][0]
         assert error["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED", error
+
+
+#: hasNextPage alone, answered by the plan (the second time a text is sent) and by the
+#: resolvers (a directive: no plan).
+ENDS = [
+    "query($f: PaperFilter, $b: String, $o: PaperOrder) "
+    f"{{ papers(filter: $f, last: 1, before: $b, orderBy: $o) {{ pageInfo {{ hasNextPage{skip} }} }} }}"
+    for skip in ("", " startCursor @include(if: false)")
+]
+
+
+#: Listings leaving some papers out: first versions (one left at the listing's start), a category.
+_LEAVING = (
+    {"latestVersions": True},
+    {"latestVersions": True, "submittedBefore": "2024-03-02"},
+    {"category": "cs.LG"},
+)
+
+
+@pytest.mark.neo4j
+def test_has_next_page_before_a_cursor_is_whether_papers_follow(both: tuple[Api, Api]) -> None:
+    """Since 0.9.3, hasNextPage of a page before a cursor says whether the listing has a paper
+    at or after the cursor's place: false for a cursor of a paper the filter does not list
+    (latestVersions: a first version; a category) with none of the listing after it."""
+    seen = set()
+    for order in ("NEWEST", "OLDEST"):
+        every = [edge["cursor"] for edge in _forward(both, 50, order, {})]
+        place = {cursor: index for index, cursor in enumerate(every)}
+        for where in ({}, *_LEAVING):
+            listed = [place[edge["cursor"]] for edge in _forward(both, 50, order, where)]
+            for cursor in every:
+                expected = any(index >= place[cursor] for index in listed)
+                seen.add(("latestVersions" in where, expected, place[cursor] in listed))
+                for query in ENDS:  # the plan answers the first from its second time on
+                    answer = alike(both, query, f=where, b=cursor, o=order)["papers"]["pageInfo"]
+                    assert answer["hasNextPage"] is expected, (where, place[cursor], listed)
+    # A first version left with none of the listing after it, and a paper of another category;
+    # not listed with papers after it; listed.
+    assert {(True, False, False), (False, False, False), (True, True, False), (False, True, True)} <= seen
