@@ -432,3 +432,56 @@ def test_a_level_of_later_pages_is_one_statement_and_a_first_page_the_old_one(
         )
         assert set(cypher.READ_COAUTHORS.values()) & set(statements)
         assert not any(s in _LATER for s in statements)
+
+
+#: field -> (a level of many subjects, their key, what their list shows).
+_LEVEL_OF = {
+    "coauthors": (
+        "papers(first: 100) { nodes { authors(first: 20)",
+        "nameKey",
+        "author { nameKey } sharedPapers",
+    ),
+    "relatedPapers": ("papers(first: 100) { nodes", "pithNumber", "paper { pithNumber } sharedAuthors"),
+    "topAuthors": ("categories", "code", "author { nameKey } count"),
+    "coListed": ("categories", "code", "category { code } count"),
+}
+#: field -> the level's query: each subject's ``key`` and its ``list`` after ``$a``.
+_LEVELS = {
+    field: f"query($a: String) {{ {level} {{ key: {key} list: {field}(first: 5, after: $a) {{ {shown} }} }}"
+    + " }" * (level.count("{") + 1)
+    for field, (level, key, shown) in _LEVEL_OF.items()
+}
+
+
+@pytest.mark.parametrize("field", list(_LEVELS))
+def test_a_level_of_lists_after_one_item_is_each_list_after_it(
+    ranks: Api, piths: dict[tuple[str, int], tuple[str, str]], field: str
+) -> None:
+    """Many subjects' later pages in one level (on Neo4j one statement, which since 0.9.3
+    counts the after item once for all of them): each is its own list after the item."""
+    query, item = _LEVELS[field], LISTS[field][2]
+    specs = {piths[(s.arxiv_id, s.version)][0]: s for s in SPECS}
+    oracles: dict[str, Callable[[str], list[tuple[str, int]]]] = {
+        "coauthors": _coauthors,
+        "relatedPapers": lambda pith: _related(specs[pith], piths),
+        "topAuthors": _top_authors,
+        "coListed": _co_listed,
+    }
+    oracle = oracles[field]
+    subjects = [key for key, _ in _subjects(field, piths)]
+    itself = "nobody at all" if field == "topAuthors" else subjects[0]  # in no list of its own
+    afters = [oracle(subjects[0])[2][0], oracle(subjects[-1])[0][0], itself]
+    listed = 0
+    for after in afters:
+        data: Any = _both(ranks, query, a=after)["data"]
+        found = data["categories"] if field in ("topAuthors", "coListed") else data["papers"]["nodes"]
+        if field == "coauthors":
+            found = [author for node in found for author in node["authors"]]
+        assert len({subject["key"] for subject in found}) > 5
+        for subject in found:
+            ranking = oracle(subject["key"])
+            keys = [key for key, _ in ranking]
+            expected = ranking[keys.index(after) + 1 :][:5] if after in keys else []
+            assert [item(i) for i in subject["list"]] == expected, (field, subject["key"], after)
+            listed += bool(expected)
+    assert listed > 10
