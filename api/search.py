@@ -7,7 +7,7 @@ filter and order): a cursor of another search is refused (``BAD_USER_INPUT``) in
 silently paging something else. It also carries the paper's rank, which lets the Neo4j
 reader ask Lucene for just enough hits. An offset alone would shift under added papers; a
 keyset alone could not be checked against its search. As with paper cursors
-(:mod:`pith_graph.api.connection`), only the encoding issued is taken, naming a place a
+(:mod:`pith_graph.api.cursors`), only the encoding issued is taken, naming a place a
 paper can have.
 """
 
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
-from pith_graph.api.connection import Connection, is_place
+from pith_graph.api.connection import Connection
+from pith_graph.api.cursors import is_place
 from pith_graph.api.fields import resolver
 from pith_graph.api.reads.discovery import Listing, SearchPage, SearchPosition
 from pith_graph.errors import BadUserInput

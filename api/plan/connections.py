@@ -12,7 +12,8 @@ from operator import attrgetter
 from typing import Any
 
 from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.connection import Reach, cursor_of, decode_cursor, listing_order, paging
+from pith_graph.api.connection import Reach, listing_order, paging
+from pith_graph.api.cursors import cursor_of, decode_cursor
 from pith_graph.api.inputs import filter_from_arguments
 from pith_graph.api.limits import page_size
 from pith_graph.api.plan.specs import Spec, Step, load, value

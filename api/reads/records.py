@@ -153,7 +153,7 @@ class PaperKey:
     """A paper's place in the newest-first order: ``(submittedAt, pithNumber)``.
 
     Keyset pages start after one; the GraphQL layer encodes it as an opaque cursor
-    (:mod:`pith_graph.api.connection`).
+    (:mod:`pith_graph.api.cursors`).
     """
 
     submitted_at: str

@@ -19,7 +19,7 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_corpus,
 )
 
-from pith_graph.api.connection import decode_cursor, encode_cursor
+from pith_graph.api.cursors import decode_cursor, encode_cursor
 from pith_graph.api.reads.records import PaperKey
 from pith_graph.errors import BadUserInput
 

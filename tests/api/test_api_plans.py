@@ -28,8 +28,8 @@ from graphql import GraphQLObjectType, parse
 from test_api_e2e import PAPER_FIELDS, QUERIES, Examples, examples  # noqa: F401 (fixture)
 
 from pith_graph.api.app import key_infos
-from pith_graph.api.connection import encode_cursor
 from pith_graph.api.context import Context, KeyInfo
+from pith_graph.api.cursors import encode_cursor
 from pith_graph.api.lanes import ThreadRunner, run_inline
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.plan import Plans, run_plan

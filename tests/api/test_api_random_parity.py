@@ -39,7 +39,7 @@ from graphql import (
 
 from pith_graph.api.app import create_app
 from pith_graph.api.bridge import BridgeRunner
-from pith_graph.api.connection import encode_cursor
+from pith_graph.api.cursors import encode_cursor
 from pith_graph.api.reads.records import PaperKey
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
