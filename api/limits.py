@@ -66,10 +66,11 @@ from graphql import (
     ValidationContext,
 )
 from graphql.language import Visitor, visit
-from strawberry.extensions import AddValidationRules, ParserCache, SchemaExtension
+from strawberry.extensions import AddValidationRules, SchemaExtension
 
 from pith_graph.api.coded_errors import CodedErrors, OperationNameRequired
 from pith_graph.api.cost import CostLimit
+from pith_graph.api.documents import DOCUMENTS, DocumentCache
 from pith_graph.api.fragment_order import dependency_order
 from pith_graph.api.overlaps import SameNameLimit, budgeted
 from pith_graph.api.reads.records import MAX_PATH_HOPS
@@ -404,16 +405,16 @@ class ValidationRules(AddValidationRules):
 def schema_extensions(limits: RequestLimits) -> list[Callable[[], SchemaExtension]]:
     """Factories of the schema's extensions (one instance each per request), outermost first:
     error codes, parser limits (fields, fragments spread; fields of one response name,
-    :mod:`.overlaps`), validation limits, the parse and validation caches (validating off the
-    loop, :mod:`.validation`), then the cost limit (counted with the request's variables: not
-    cached). The validation rules are built once here, so the validation cache knows them."""
+    :mod:`.overlaps`), validation limits, the parse and validation caches (bounded by memory
+    too, :mod:`.documents`; validating off the loop, :mod:`.validation`), then the cost limit
+    (counted with the request's variables: not cached). The rules are built once here."""
     rules: list[type[ASTValidationRule]] = [shape_rule(limits)]  # (introspection depth: graphql's own)
     return [
         CodedErrors,
         partial(ParserLimits, limits.max_tokens),
         SameNameLimit,
         partial(ValidationRules, rules),
-        partial(ParserCache, maxsize=256),
-        partial(OffLoopValidation, maxsize=256),
+        partial(DocumentCache, DOCUMENTS),
+        partial(OffLoopValidation, DOCUMENTS),
         partial(CostLimit, limits),
     ]

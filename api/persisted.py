@@ -45,12 +45,8 @@ answers carry the ``ETag`` and ``Cache-Control`` of any ``GET`` (:class:`~.http.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import re
-import sys
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl
@@ -61,7 +57,9 @@ from starlette.datastructures import QueryParams
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pith_graph.api.coded_errors import error_body
+from pith_graph.api.documents import text_digest
 from pith_graph.api.http import accept_of, coded_refusal, is_json_request, replay
+from pith_graph.api.lru import BoundedLRU, memory_of
 
 __all__ = [
     "BYTES_PER_QUERY",
@@ -101,6 +99,7 @@ class PersistedQueries:
     the BMP takes 4 bytes a character, so its UTF-8 length let 16 MiB hold 64 MiB), the least
     recently used going first; safe to share between threads.
 
+    >>> import hashlib
     >>> store = PersistedQueries(2)
     >>> for text in ("{ a }", "{ b }", "{ c }"):
     ...     store.put(hashlib.sha256(text.encode()).hexdigest(), text)
@@ -113,48 +112,36 @@ class PersistedQueries:
             raise ValueError("a store of persisted queries holds at least one")
         self.max_queries = max_queries
         self.max_bytes = max_queries * BYTES_PER_QUERY if max_bytes is None else max_bytes
-        self._queries: OrderedDict[str, tuple[str, int]] = OrderedDict()
-        self._lock = threading.Lock()
-        self.bytes = 0  # of the texts kept
+        self._queries: BoundedLRU[str, str] = BoundedLRU(max_queries, self.max_bytes)
 
     def __len__(self) -> int:
         return len(self._queries)
 
+    @property
+    def bytes(self) -> int:
+        """Of the texts kept."""
+        return self._queries.bytes
+
     def get(self, sha256: str) -> str | None:
         """The text of ``sha256``, now the most recently used; ``None`` if not kept."""
-        with self._lock:
-            found = self._queries.get(sha256)
-            if found is None:
-                return None
-            self._queries.move_to_end(sha256)
-            return found[0]
+        return self._queries.get(sha256)
 
     def put(self, sha256: str, query: str) -> None:
         """Keep ``query`` under ``sha256`` (its digest: the caller checked), pushing out the
         least recently used past either bound; a text larger than all the bytes is not kept."""
-        size = sys.getsizeof(query)
-        if size > self.max_bytes:
-            return
-        with self._lock:
-            old = self._queries.pop(sha256, None)
-            if old is not None:
-                self.bytes -= old[1]
-            self._queries[sha256] = (query, size)
-            self.bytes += size
-            while len(self._queries) > self.max_queries or self.bytes > self.max_bytes:
-                _, (_, dropped) = self._queries.popitem(last=False)
-                self.bytes -= dropped
+        self._queries.put(sha256, query, memory_of(query))
 
 
 def sha256_of(query: str) -> str:
     """The hex SHA-256 of a query's UTF-8 text, as clients compute it.
 
+    >>> import hashlib
     >>> sha256_of("abc")
     'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad'
     >>> sha256_of('{ author(name: "Zoë") { name } }') == hashlib.sha256('{ author(name: "Zoë") { name } }'.encode()).hexdigest()
     True
     """
-    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()
+    return text_digest(query).hex()
 
 
 class _Refused(Exception):

@@ -9,8 +9,7 @@ aborted.``). Run on the event loop that also serves ``/healthz`` and every other
 (the Neo4j backend executes there), a few such requests at once stalled all of them for
 seconds. On a thread, the loop keeps its turn (the interpreter switches threads every few
 milliseconds), and a request that runs out of time is answered at its deadline. A cached
-document (the same text again, :class:`~strawberry.extensions.ParserCache` handing back the
-same document) is answered from the cache on the loop, as before. The threads are two of
+document (the same text again) is answered from the cache on the loop, as before. The threads are two of
 their own (one GIL: more would not validate faster), so slow documents queue behind each
 other, not in front of the loop's other uses of its default executor (name lookups); one
 whose request ran out of time while queued is dropped unvalidated.
@@ -21,39 +20,18 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Hashable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from graphql import GraphQLError
+from graphql import DocumentNode, GraphQLError
 from strawberry.extensions import SchemaExtension
 from strawberry.schema.schema import validate_document
 
+from pith_graph.api.documents import BYTES_PER_DOCUMENT, document_bytes, document_key
+from pith_graph.api.lru import BoundedLRU
+
 __all__ = ["OffLoopValidation"]
-
-
-class _Cache:
-    """A least-recently-used map shared by the requests of every thread."""
-
-    def __init__(self, maxsize: int) -> None:
-        self.maxsize = maxsize
-        self._entries: OrderedDict[Hashable, list[GraphQLError]] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, key: Hashable) -> list[GraphQLError] | None:
-        with self._lock:
-            found = self._entries.get(key)
-            if found is not None:
-                self._entries.move_to_end(key)
-            return found
-
-    def put(self, key: Hashable, errors: list[GraphQLError]) -> None:
-        with self._lock:
-            self._entries[key] = errors
-            self._entries.move_to_end(key)
-            while len(self._entries) > self.maxsize:
-                self._entries.popitem(last=False)
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -61,34 +39,49 @@ def _pool() -> ThreadPoolExecutor:
 
 
 _VALIDATING = _pool()
-_CACHES: dict[int, _Cache] = {}
+_CACHES: dict[int, BoundedLRU[Hashable, list[GraphQLError]]] = {}
 _CACHES_LOCK = threading.Lock()
+#: An entry without errors: its key (a digest and a tuple) and its list.
+_ENTRY_BYTES = 200
+#: An error beside the document its nodes keep (measured: 690 bytes).
+_ERROR_BYTES = 1024
+
+
+def entry_bytes(document: DocumentNode, errors: list[GraphQLError]) -> int:
+    """The memory an entry keeps: errors keep the document (their nodes), none keep nothing."""
+    if not errors:
+        return _ENTRY_BYTES
+    return _ENTRY_BYTES + document_bytes(document) + _ERROR_BYTES * len(errors)
 
 
 def _after_fork_in_child() -> None:
     """A forked process has none of its parent's threads, but the pool it copied believes
     its idle worker is there: work sent to it waited for a thread that never came (the first
     request of a server forked after a validation, as a benchmark or ``gunicorn --preload``
-    forks, took 15 s). The child gets a pool of its own, and locks no thread can be holding."""
+    forks, took 15 s). The child gets a pool of its own, and locks no thread can be holding
+    (the caches' own: :mod:`.lru`)."""
     global _VALIDATING, _CACHES_LOCK
     _VALIDATING = _pool()
     _CACHES_LOCK = threading.Lock()
-    for cache in _CACHES.values():
-        cache._lock = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-def _cache(maxsize: int) -> _Cache:
+def _cache(maxsize: int) -> BoundedLRU[Hashable, list[GraphQLError]]:
     with _CACHES_LOCK:
-        return _CACHES.setdefault(maxsize, _Cache(maxsize))
+        found = _CACHES.get(maxsize)
+        if found is None:
+            found = _CACHES[maxsize] = BoundedLRU(maxsize, maxsize * BYTES_PER_DOCUMENT)
+        return found
 
 
 class OffLoopValidation(SchemaExtension):
-    """Validate each document once (a cache of ``maxsize`` documents, shared by every request
-    whose extension has that size), on a worker thread; strawberry then skips its own
-    validation (it validates only when no extension has set ``pre_execution_errors``)."""
+    """Validate each document once (a cache of ``maxsize`` documents and as many times
+    :data:`~.documents.BYTES_PER_DOCUMENT` bytes, :func:`entry_bytes`, shared by every request
+    whose extension has that size; keyed by the digest of the text, :func:`~.documents.document_key`,
+    and the rules), on a worker thread; strawberry then skips its own validation (it validates
+    only when no extension has set ``pre_execution_errors``)."""
 
     def __init__(self, maxsize: int) -> None:
         self._cache = _cache(maxsize)
@@ -98,7 +91,8 @@ class OffLoopValidation(SchemaExtension):
         document, rules = context.graphql_document, tuple(context.validation_rules)
         schema: Any = context.schema._schema
         assert document is not None  # parsed: strawberry validates only a document it has
-        key = (document, rules)
+        assert context.query is not None  # ... parsed from the query (api/documents.py)
+        key = (document_key(context.query, context.parse_options), rules)
         errors = self._cache.get(key)
         if errors is None:
             loop = asyncio.get_running_loop()
@@ -109,7 +103,7 @@ class OffLoopValidation(SchemaExtension):
                 document,
                 rules,
             )
-            self._cache.put(key, found)
+            self._cache.put(key, found, entry_bytes(document, found))
             errors = found
         context.pre_execution_errors = errors
         yield

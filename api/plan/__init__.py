@@ -23,13 +23,14 @@ must run, so its presence turns plans off (add it to the list when it is safe).
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 from graphql import DocumentNode, GraphQLSchema
 from strawberry.extensions import SchemaExtension
 
+from pith_graph.api.documents import BYTES_PER_DOCUMENT, DOCUMENTS, document_bytes, text_digest
+from pith_graph.api.lru import BoundedLRU
 from pith_graph.api.plan.compile import Plan, Unplannable, compile_plan
 from pith_graph.api.plan.run import plan_cost, run_plan
 
@@ -46,7 +47,7 @@ PLAN_SAFE_EXTENSIONS = frozenset(
         "SameNameLimit",
         "AddValidationRules",
         "ValidationRules",
-        "ParserCache",
+        "DocumentCache",
         "OffLoopValidation",
         "PlanRecorder",
         "CostLimit",
@@ -54,30 +55,39 @@ PLAN_SAFE_EXTENSIONS = frozenset(
 )
 
 
+#: A document that cannot be planned: its key and ``None``.
+_UNPLANNED_BYTES = 200
+
+
+def _key(query: str, operation_name: str | None) -> Hashable:
+    return text_digest(query), operation_name
+
+
 class Plans:
-    """Plans by (query text, operation name); the least recently used go past ``maxsize``.
+    """Plans by (the digest of the query text, operation name): at most ``maxsize`` and
+    ``max_bytes`` bytes of them (a plan keeps its document: :func:`.documents.document_bytes`
+    and half as much again for the plan, measured at a third), the least recently used
+    going first.
 
     A document that cannot be planned is remembered too (as ``None``), so it is compiled once.
     """
 
-    def __init__(self, schema: GraphQLSchema, maxsize: int = 256) -> None:
+    def __init__(self, schema: GraphQLSchema, maxsize: int = DOCUMENTS, max_bytes: int | None = None) -> None:
         self.schema = schema
         self.maxsize = maxsize
-        self._plans: OrderedDict[tuple[str, str | None], Plan | None] = OrderedDict()
+        bound = maxsize * BYTES_PER_DOCUMENT if max_bytes is None else max_bytes
+        self._plans: BoundedLRU[Hashable, Plan | None] = BoundedLRU(maxsize, bound)
         #: Requests a plan answered, and those it left to the resolvers (see plan.run).
         self.answered = 0
         self.gave_way = 0
 
     def get(self, query: str, operation_name: str | None) -> Plan | None:
-        key = (query, operation_name)
-        plan = self._plans.get(key)
-        if plan is not None:
-            self._plans.move_to_end(key)
-        return plan
+        return self._plans.get(_key(query, operation_name))
 
     def learn_once(self, query: str, operation_name: str | None, document: DocumentNode) -> None:
         """Compile the plan of a document that passed parsing and validation, unless known."""
-        if (query, operation_name) in self._plans:
+        key = _key(query, operation_name)
+        if key in self._plans:
             return
         plan: Plan | None = None
         try:
@@ -86,9 +96,8 @@ class Plans:
             log.debug("no plan (%s) for %.200r", reason, query)
         except Exception:  # a bug here must not fail the request: the resolvers answer
             log.warning("compiling a plan failed; the resolvers answer %.200r", query, exc_info=True)
-        self._plans[(query, operation_name)] = plan
-        while len(self._plans) > self.maxsize:
-            self._plans.popitem(last=False)
+        size = _UNPLANNED_BYTES if plan is None else document_bytes(document) * 3 // 2
+        self._plans.put(key, plan, size)
 
 
 class PlanRecorder(SchemaExtension):
