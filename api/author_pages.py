@@ -45,10 +45,16 @@ def longer_than_keys(what: str) -> str:
 TOO_LONG = longer_than_keys("after")
 
 
+def key_bytes(value: str) -> int:
+    """The bytes of ``value`` in UTF-8, what Neo4j's index limit counts (a lone surrogate,
+    which JSON may escape, as 3)."""
+    return len(value.encode("utf-8", "surrogatepass"))
+
+
 def too_long(value: str) -> bool:
     """Whether ``value`` is longer than any name key or code the loader takes (Neo4j
     indexes at most :data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes)."""
-    return len(value) > MAX_INDEXED_BYTES or len(value.encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES
+    return len(value) > MAX_INDEXED_BYTES or key_bytes(value) > MAX_INDEXED_BYTES
 
 
 def after_key(value: str) -> str:

@@ -9,15 +9,17 @@ from __future__ import annotations
 import gc
 import uuid
 from functools import partial
+from typing import Any
 
 import pytest
 import strawberry
 from apitest import Api, corpus, memory_api, memory_reader  # noqa: F401 (fixtures)
-from graphql import DocumentNode
+from graphql import DocumentNode, GraphQLError
 
 import pith_graph.api.documents as documents
 from pith_graph.api.documents import BYTES_PER_DOCUMENT, DOCUMENTS, DocumentCache, document_bytes
-from pith_graph.api.lru import BoundedLRU
+from pith_graph.api.lru import BoundedLRU, memory_of
+from pith_graph.api.plan.compile import FieldPlan
 
 #: The bytes of one cache. Documents are kept by the parse cache, by validation errors (which
 #: point into them) and by plans, each counted a document's bytes (a plan half as much again):
@@ -108,3 +110,64 @@ def test_the_bytes_bound_evicts_the_least_recently_used_first() -> None:
     assert [key for key in "abcd" if key in cache] == ["a", "c", "d"] and cache.bytes == 90
     cache.put("e", 5, 70)  # c goes, then a (read after c was put)
     assert [key for key in "acde" if key in cache] == ["d", "e"] and cache.bytes == 100
+
+
+def _post(api: Api, query: str, operation: str) -> dict[str, Any]:
+    response = api.client.post("/graphql", json={"query": query, "operationName": operation})
+    assert response.status_code == 200, response.text[:500]
+    answer: dict[str, Any] = response.json()
+    return answer
+
+
+def test_validation_errors_quoting_the_document_are_counted_with_their_messages(memory_api: Api) -> None:
+    """A fragment spread into 100 operations that uses a variable none defines is refused with
+    100 errors, each quoting the variable's name: a 32,000-character name makes 3.2 MB of
+    messages from a 32 KB request. Counted 1 KiB an error, 10 of them stayed in the validation
+    cache (32 MB, and a review grew a server by 185 MB with 100); counted with their messages,
+    the cache's bytes hold."""
+    marker = uuid.uuid4().hex
+    for i in range(10):
+        variable = f"v{marker}{i}" + "v" * 32_000
+        operations = " ".join(f"query o{n} {{ ...F }}" for n in range(101))
+        query = f"fragment F on Query {{ paper(id: ${variable}) {{ id }} }} {operations}"
+        answer = _post(memory_api, query, "o0")
+        assert answer["errors"][0]["extensions"]["code"] == "GRAPHQL_VALIDATION_FAILED"
+    gc.collect()
+    kept = sum(
+        memory_of(found.message)
+        for found in gc.get_objects()
+        if isinstance(found, GraphQLError) and marker in found.message
+    )
+    assert kept <= CACHE, f"{kept / 2**20:.0f} MiB of messages kept"  # 32 MiB before, 13 now
+
+
+def _spread_fragments(marker: str) -> str:
+    """1,600 characters whose fragments, spread into one another, plan 7,110 fields."""
+    paper = "id pithNumber shortPithNumber title abstractExcerpt license submittedAt authorCount authorNames"
+    levels = ["fragment L0 on Paper { ...S }"]
+    for k in range(1, 4):
+        inner = f"papers(first: 1) {{ nodes {{ ...L{k - 1} }} }}"
+        levels.append(
+            f"fragment L{k} on Paper {{ ...S primaryCategory {{ {inner} }} versions {{ __typename }} "
+            f"authors(first: 1) {{ {inner} }} }}"
+        )
+    roots = " ".join(f'a{i}: paper(id: "x") {{ ...L3 }}' for i in range(30))
+    return f"# {marker}\nquery Q {{ {roots} }} fragment S on Paper {{ {paper} }} " + " ".join(levels)
+
+
+def test_plans_are_counted_by_the_fields_they_plan(memory_api: Api) -> None:
+    """Fragments are planned where they are spread: a plan of 1,600 characters held 7,110 field
+    plans (2.75 MB) and was counted as its document and half again (506 KB): 12 of them stayed
+    in the plan cache (a review grew a server by 98 MB with 300)."""
+
+    def field_plans() -> int:
+        gc.collect()
+        return sum(isinstance(found, FieldPlan) for found in gc.get_objects())
+
+    before = field_plans()
+    for i in range(12):
+        answer = _post(memory_api, _spread_fragments(f"{uuid.uuid4().hex} {i}"), "Q")
+        assert answer == {"data": {f"a{n}": None for n in range(30)}}
+    grown = field_plans() - before
+    # 387 bytes a field plan, measured: 32 MiB before (12 plans kept), 13 MiB now
+    assert grown * 387 <= CACHE, f"{grown} field plans kept"
