@@ -25,10 +25,13 @@ from pith_graph.api.reads.records import ListingOrder, PaperKey
 from pith_graph.errors import BadUserInput
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["cursor_of", "decode_cursor", "encode_cursor", "is_place"]
+__all__ = ["SEARCH_PREFIX", "cursor_of", "decode_cursor", "encode_cursor", "is_place"]
 
 #: order -> the prefix of its cursors.
 _PREFIXES: dict[ListingOrder, str] = {"newest": "p1|", "oldest": "o1|"}
+#: The prefix of search cursors (:mod:`pith_graph.api.search`), and how they start encoded.
+SEARCH_PREFIX = "s1"
+_SEARCH_START = base64.urlsafe_b64encode(f"{SEARCH_PREFIX}|".encode()).decode("ascii")
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200
 #: A paper's position as the loader lets papers have it: its submission time (the bundles'
@@ -95,6 +98,12 @@ def decode_cursor(after: str | None, order: ListingOrder = "newest", name: str =
     if after is None:
         return None
     found = _decode(after)
+    if found is None and after.startswith(_SEARCH_START):  # since 0.9.3: "not issued" misled
+        raise BadUserInput(
+            f"{name} is a cursor of a search; a listing of papers takes its own cursors.",
+            f"Pass {'an endCursor' if name == 'after' else 'a startCursor'} or edge cursor of this "
+            "listing (a search's cursors page that search on).",
+        )
     if found is None:
         hint = (
             "Pass an endCursor or edge cursor." if name == "after" else "Pass a startCursor or edge cursor."

@@ -21,8 +21,11 @@ from pith_graph.schema.database import MAX_INDEXED_BYTES
 from pith_graph.schema.rows import PaperRow
 
 __all__ = [
+    "KEY_LIMIT",
     "MAX_FILTER_CATEGORIES",
     "MAX_TEXT_LENGTH",
+    "NAME_LIMIT",
+    "TEXT_LIMIT",
     "PaperFilterInput",
     "author_key",
     "filter_from_arguments",
@@ -46,6 +49,11 @@ _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 _CHUNK, _SEAM = 256, 3
 _SEAM_BYTES = 4 * _SEAM
 
+#: What the descriptions of text arguments say of their length (since 0.9.3).
+KEY_LIMIT = f"At most {MAX_INDEXED_BYTES:,} bytes of UTF-8, as the graph's keys (since 0.9.3)."
+NAME_LIMIT = f"Its name key holds at most {MAX_INDEXED_BYTES:,} bytes of UTF-8 (since 0.9.3)."
+TEXT_LIMIT = f"At most {MAX_TEXT_LENGTH} characters."
+
 
 def _codes_field(which: str, unset: str) -> Any:
     """A filter's list of category codes (since 0.9.1); ``unset``: what means no condition."""
@@ -53,20 +61,22 @@ def _codes_field(which: str, unset: str) -> Any:
         default=None,
         description=f"Listed in {which} of the categories with these codes (primary or cross-list), "
         f'e.g. ["cs.LG", "stat.ML"]: at most {MAX_FILTER_CATEGORIES} codes, repeats ignored. {unset}: '
-        "no condition (since 0.9.1).",
+        f"no condition (since 0.9.1). Each code: {KEY_LIMIT[0].lower()}{KEY_LIMIT[1:]}",
     )
 
 
 @strawberry.input(name="PaperFilter", description="Which papers to list; every field given must match.")
 class PaperFilterInput:
     category: str | None = strawberry.field(
-        default=None, description="Listed in the category with this code (primary or cross-list), e.g. cs.LG."
+        default=None,
+        description=f"Listed in the category with this code (primary or cross-list), e.g. cs.LG. {KEY_LIMIT}",
     )
     archive: str | None = strawberry.field(
-        default=None, description="Listed in a category of this archive, e.g. cs."
+        default=None, description=f"Listed in a category of this archive, e.g. cs. {KEY_LIMIT}"
     )
     author: str | None = strawberry.field(
-        default=None, description="By this author (matched by name key: case and spacing ignored)."
+        default=None,
+        description=f"By this author (matched by name key: case and spacing ignored). {NAME_LIMIT}",
     )
     submitted_from: str | None = strawberry.field(
         default=None, description="Submitted at or after this ISO 8601 date or UTC date-time."
@@ -74,9 +84,9 @@ class PaperFilterInput:
     submitted_before: str | None = strawberry.field(
         default=None, description="Submitted before this ISO 8601 date or UTC date-time."
     )
-    license: str | None = strawberry.field(default=None, description="Exactly this license URL.")
+    license: str | None = strawberry.field(default=None, description=f"Exactly this license URL. {KEY_LIMIT}")
     title: str | None = strawberry.field(
-        default=None, description="Title holds every word of this text (as search does)."
+        default=None, description=f"Title holds every word of this text (as search does). {TEXT_LIMIT}"
     )
     latest_versions: bool | None = strawberry.field(
         default=False,

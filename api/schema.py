@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Sized
-from typing import Annotated, Any, TypeVar
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any
 
 import strawberry
-from graphql import GraphQLError, GraphQLObjectType, get_named_type, is_abstract_type
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
+from graphql import GraphQLError
 from strawberry.types import ExecutionContext, ExecutionResult
 from strawberry.types.graphql import OperationType
 
@@ -28,9 +27,20 @@ from pith_graph.api.connection import (
 )
 from pith_graph.api.context import Context
 from pith_graph.api.cost import LIST_SIZES, capped
+from pith_graph.api.execution import AbortableExecution
 from pith_graph.api.fields import After, Before, First, Last, argument, resolver, selects
 from pith_graph.api.ids import parse_identifier
-from pith_graph.api.inputs import PaperFilterInput, author_key, key_text, named_by_keys, to_filter, words
+from pith_graph.api.inputs import (
+    KEY_LIMIT,
+    NAME_LIMIT,
+    TEXT_LIMIT,
+    PaperFilterInput,
+    author_key,
+    key_text,
+    named_by_keys,
+    to_filter,
+    words,
+)
 from pith_graph.api.limits import DEFAULT_LIMITS, RequestLimits, page_size, path_hops, schema_extensions
 from pith_graph.api.lookups import TYPEAHEAD_FIRST, authors_by_prefix, nodes_by_ids, papers_by_ids
 from pith_graph.api.node_ids import Node
@@ -44,15 +54,14 @@ from pith_graph.api.search import (
     fingerprint,
     search_connection,
 )
-from pith_graph.api.settled import SettledExecution, error_order
+from pith_graph.api.settled import error_order
 from pith_graph.api.types import Author, Category, GraphInfo, Paper, PathStep, Signer
-from pith_graph.errors import ApiError, NotFound, QueryTimeout
+from pith_graph.errors import NotFound, QueryTimeout
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["PaperFilterInput", "PithSchema", "Query", "build_schema", "print_sdl"]
 
 log = logging.getLogger("pith_graph.api.schema")
-T = TypeVar("T")
 #: A connection's fields that need its page (totalCount and facets do not).
 _PAGE_FIELDS = frozenset({"edges", "nodes", "pageInfo"})
 _ID = "A pith number (full or short), pith_short_* value, arXiv id (vN: that version) or DOI."
@@ -62,7 +71,7 @@ _SEARCH_AFTER = (
 )
 _TYPEAHEAD_FIRST = "How many authors: null is 10 (the page cap when that is lower); at most the page cap."
 _HOPS = "The most papers on the path: null is 4; at most 6 unless the server says otherwise."
-_NAME = "A name, matched by name key (case and spacing ignored)."
+_NAME = f"A name, matched by name key (case and spacing ignored). {NAME_LIMIT}"
 _NODES: dict[str, Callable[[Any], Node]] = {
     "Paper": Paper.from_record,
     "Author": Author.from_record,
@@ -170,7 +179,7 @@ class Query:
     async def search(
         self,
         info: GraphInfo,
-        text: Annotated[str, argument("The words to find (no query syntax).")],
+        text: Annotated[str, argument(f"The words to find (no query syntax). {TEXT_LIMIT}")],
         filter: Annotated[PaperFilterInput | None, argument(_FILTER)] = None,
         first: First = None,
         after: Annotated[str | None, argument(_SEARCH_AFTER)] = None,
@@ -213,7 +222,7 @@ class Query:
 
     @resolver("A category by code, e.g. cs.LG. Null when unknown.")
     async def category(
-        self, info: GraphInfo, code: Annotated[str, argument("The code, e.g. cs.LG.")]
+        self, info: GraphInfo, code: Annotated[str, argument(f"The code, e.g. cs.LG. {KEY_LIMIT}")]
     ) -> Category | None:
         record = await info.context.category.load(key_text(code, "code"))
         return Category.from_record(record) if record is not None else None
@@ -225,7 +234,9 @@ class Query:
         return [Category.from_record(r) for r in capped("Query.categories", found)]
 
     @resolver("A signer by id, e.g. pith.science. Null when unknown.")
-    async def signer(self, info: GraphInfo, id: Annotated[str, argument("The signer id.")]) -> Signer | None:
+    async def signer(
+        self, info: GraphInfo, id: Annotated[str, argument(f"The signer id. {KEY_LIMIT}")]
+    ) -> Signer | None:
         record = await info.context.signer.load(key_text(id, "id"))
         return Signer.from_record(record) if record is not None else None
 
@@ -265,64 +276,6 @@ async def _collaboration_path(
         )
         for step in steps
     ]
-
-
-class AbortableExecution(SettledExecution, StrawberryGraphQLCoreExecutionContext):
-    """graphql-core's executor, given the request's abort signal (see :class:`Context`), its
-    answers with errors the same whatever the timing (:class:`SettledExecution`)."""
-
-    @classmethod
-    def build(
-        cls,
-        schema: Any,
-        document: Any,
-        root_value: Any = None,
-        context_value: Any = None,
-        *args: Any,
-        **kwargs: Any,
-    ) -> Any:
-        if kwargs.get("abort_signal") is None and isinstance(context_value, Context):
-            kwargs["abort_signal"] = context_value.abort.signal
-        return super().build(schema, document, root_value, context_value, *args, **kwargs)
-
-    def complete_list_value(
-        self,
-        return_type: Any,
-        field_details_list: Any,
-        info: Any,
-        path: Any,
-        result: Any,
-        position_context: Any,
-    ) -> Any:
-        """Count a list of objects into the request's answer (:meth:`Context.produced`) before
-        completing it: over the budget or out of time, the request is aborted with that error,
-        so the time limit holds inside a level too, and no answer outgrows the cost limit."""
-        context = self.context_value
-        if isinstance(context, Context) and isinstance(result, Sized):
-            named = get_named_type(return_type)
-            if (
-                isinstance(named, GraphQLObjectType) or is_abstract_type(named)
-            ) and not named.name.startswith("__"):
-                if context.abort.signal.aborted:
-                    return []  # the answer is the abort's error: complete nothing more
-                try:
-                    context.produced(len(result))
-                except ApiError as stop:
-                    context.abort.abort(stop)
-                    raise
-        return super().complete_list_value(
-            return_type, field_details_list, info, path, result, position_context
-        )
-
-    async def with_abort_signal(self, awaitable: Awaitable[T]) -> T:
-        """Await the resolver, instead of racing every resolver against the signal in a task
-        of its own (a quarter of the cost of a large query), or raising the abort's error
-        from each one still running (a located error apiece, for thousands of them). Once
-        aborted, execution winds down by itself: the request's DataLoaders answer nothing
-        more and lists complete empty (:meth:`complete_list_value`), while graphql-core
-        rejects the operation with the abort's reason. A resolver that hangs is still
-        bounded: by the statement timeout on Neo4j and by the view's hard deadline."""
-        return await awaitable
 
 
 class PithSchema(strawberry.Schema):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Annotated
 import strawberry
 
 from pith_graph.api.connection import Connection
-from pith_graph.api.cursors import is_place
+from pith_graph.api.cursors import SEARCH_PREFIX, is_place
 from pith_graph.api.fields import resolver
 from pith_graph.api.reads.discovery import Listing, SearchPage, SearchPosition
 from pith_graph.errors import BadUserInput
@@ -41,7 +41,6 @@ __all__ = [
     "search_connection",
 ]
 
-_PREFIX = "s1"
 #: What to do about a search cursor that is not one this API issued.
 _SEARCH_CURSOR = "Pass an endCursor of a search, as it was issued."
 _MAX_CURSOR_LENGTH = 300
@@ -78,7 +77,7 @@ def fingerprint(listing: Listing, order: SearchOrder) -> str:
 def _encode(search: str, position: SearchPosition) -> str:
     raw = "|".join(
         (
-            _PREFIX,
+            SEARCH_PREFIX,
             search,
             repr(position.score),
             position.submitted_at,
@@ -105,7 +104,7 @@ def decode_search_cursor(after: str | None, search: str) -> SearchPosition | Non
             parts = raw.split("|")
         except (binascii.Error, ValueError):
             parts = []
-    if len(parts) != 6 or parts[0] != _PREFIX:
+    if len(parts) != 6 or parts[0] != SEARCH_PREFIX:
         raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR)
     if parts[1] != search:
         raise BadUserInput(

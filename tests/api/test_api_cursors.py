@@ -75,6 +75,21 @@ def test_a_forged_cursor_is_bad_user_input(api: Api, query: str, cursor: str) ->
         assert error["message"] == "after is not a cursor this API issued."
 
 
+@pytest.mark.parametrize("query", LISTINGS)
+def test_a_search_cursor_given_to_a_listing_is_named_as_one(api: Api, query: str) -> None:
+    """A search's cursor is one this API issued: refused as "not a cursor this API issued"
+    (0.9.2), a client looked for a corrupted cursor; it is named for what it is (since 0.9.3)."""
+    search = api.data('{ search(text: "learning", first: 1) { edges { cursor } } }')
+    cursor = search["search"]["edges"][0]["cursor"]
+    for _ in range(2):
+        (error,) = api.post(query, {"a": cursor})["errors"]
+        assert error["extensions"]["code"] == "BAD_USER_INPUT", error
+        assert error["message"] == "after is a cursor of a search; a listing of papers takes its own cursors."
+        assert error["extensions"]["suggestion"].startswith(
+            "Pass an endCursor or edge cursor of this listing"
+        )
+
+
 def test_a_well_formed_position_is_a_cursor() -> None:
     """Without a MAC a client may write a position; it is one its listing could have issued."""
     assert decode_cursor(encode_cursor(POSITION)) == POSITION
