@@ -3,12 +3,13 @@ and how a page is read (:class:`Paging`), with cursors of :mod:`pith_graph.api.c
 
 ``papers(last:, before:)`` (since 0.9.2, :class:`Paging`) pages back from the same cursors,
 read as the other order's page after them, reversed; its ``hasNextPage`` is read since 0.9.3
-(:class:`Reach`: whether the listing has papers from the cursor on).
+(:class:`Reach`: whether the listing has papers from the cursor on), as is the
+``hasPreviousPage`` of a page after a cursor (papers up to it), each only when asked for.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
@@ -32,6 +33,7 @@ __all__ = [
     "PAPERS_ON",
     "Connection",
     "OrderBy",
+    "Owned",
     "PageInfo",
     "Paging",
     "PaperConnection",
@@ -102,19 +104,37 @@ _PLACE_ONLY = PaperSelection(frozenset())
 
 
 @dataclass(frozen=True, slots=True)
+class Owned:
+    """An owner's papers as the reader lists them (``method``: ``papers_of_authors``, ...,
+    given owner keys; ``extra``: its arguments between the selection and the order, a
+    signer's ``signedBundle``)."""
+
+    method: str
+    key: str
+    extra: tuple[Hashable, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Reach:
     """Whether a listing (``where``) has a paper at ``key`` or beyond it on one side: its end
     on that side, the first paper of ``read``'s order (one LIMIT 1 read, :meth:`call`), is
-    not strictly after ``key`` in that order. ``papers(before:)``'s hasNextPage (since 0.9.3):
-    a paper at or after the cursor's place, the cursor's own paper if still listed."""
+    not strictly after ``key`` in that order (since 0.9.3). ``papers(before:)``'s hasNextPage:
+    a paper at or after the cursor's place; ``papers(after:)``'s hasPreviousPage: one at or
+    before it (the cursor's own paper if still listed, either way). An :class:`Owned` listing
+    (an author's, a category's, a signer's papers) is read by its owner's batched method."""
 
-    where: PaperFilter
+    where: PaperFilter | Owned
     read: ListingOrder
     key: PaperKey
 
     def call(self) -> tuple[Any, ...]:
-        """The arguments of the reader's ``list_papers`` that reads the end."""
+        """The arguments of the reader's ``list_papers`` that reads the end of a filter's listing."""
         return (self.where, 1, None, _PLACE_ONLY, self.read)
+
+    def owned(self, owned: Owned) -> tuple[str, tuple[Hashable, ...]]:
+        """The reader's method that reads the end of ``owned``'s listing (given owner keys),
+        and its arguments after them."""
+        return owned.method, (1, None, _PLACE_ONLY, *owned.extra, self.read)
 
     def holds(self, end: Page) -> bool:
         """Whether the end read (:meth:`call`'s page) is at ``key`` or beyond it."""
@@ -140,19 +160,25 @@ class Paging:
         """The order the reader lists the page in."""
         return _other(self.order) if self.backward else self.order
 
-    def turn(self, page: Page, where: PaperFilter) -> tuple[Page, bool | Reach, bool]:
-        """The reader's ``page`` as the listing shows it (its order), hasNextPage and
-        hasPreviousPage. Forwards: more follow; whether ``after`` was given (not a check that
-        papers come before it). Backward: the :class:`Reach` of the listing from ``before``
-        on (since 0.9.3; none without ``before``: the listing's end); more come before."""
-        if not self.backward:
-            return page, page.has_next, self.key is not None
+    def turn(self, page: Page, where: PaperFilter | Owned) -> tuple[Page, bool | Reach, bool | Reach]:
+        """The reader's ``page`` as the listing ``where`` shows it (its order), hasNextPage and
+        hasPreviousPage; since 0.9.3 the side toward the cursor is the listing's
+        :class:`Reach` from it on (none without a cursor: the listing's end). Forwards: more
+        follow; ``after``'s reach. Backward: ``before``'s reach; more come before."""
         reach = self.reach(where)
+        if not self.backward:
+            return page, page.has_next, False if reach is None else reach
         return Page(page.items[::-1], False), False if reach is None else reach, page.has_next
 
-    def reach(self, where: PaperFilter) -> Reach | None:
-        """What hasNextPage reads of a page before a cursor (none for other pages)."""
-        return Reach(where, self.read_order, self.key) if self.backward and self.key is not None else None
+    def reach(self, where: PaperFilter | Owned) -> Reach | None:
+        """What the side toward the cursor reads: hasNextPage of a page before it,
+        hasPreviousPage of one after it (none without a cursor)."""
+        return None if self.key is None else Reach(where, self.read_order, self.key)
+
+    @property
+    def toward(self) -> str:
+        """The PageInfo field :meth:`reach` answers."""
+        return "hasNextPage" if self.backward else "hasPreviousPage"
 
 
 def paging(
@@ -180,15 +206,24 @@ _FACETS_FIRST = "Values per facet: null is 10 (the page cap when that is lower);
 async def _reached(side: bool | Reach, context: Context) -> bool:
     if isinstance(side, bool):
         return side
-    return side.holds(await context.run(context.reader.list_papers, *side.call()))
+    if isinstance(side.where, PaperFilter):
+        return side.holds(await context.run(context.reader.list_papers, *side.call()))
+    method, extra = side.owned(side.where)
+    read = getattr(context.reader, method)
+    ends = context.batch(("reach", method, extra), lambda keys: read(keys, *extra), _no_page)
+    return side.holds(await ends.load(side.where.key))
+
+
+def _no_page() -> Page:
+    return Page((), False)
 
 
 async def _has_next(root: PageInfo, info: strawberry.Info[Context, None]) -> bool:
     return await _reached(root.next, info.context)
 
 
-def _has_previous(root: PageInfo) -> bool:
-    return root.previous
+async def _has_previous(root: PageInfo, info: strawberry.Info[Context, None]) -> bool:
+    return await _reached(root.previous, info.context)
 
 
 @strawberry.type(description="Where a page of a connection starts and ends.")
@@ -201,8 +236,10 @@ class PageInfo:
     )
     has_previous_page: bool = strawberry.field(
         resolver=_has_previous,
-        description="True when the page was asked for with after (not a check that papers come before "
-        "it); for papers(last:) or papers(before:) (since 0.9.2): true when more papers come before it.",
+        description="With after: true when the listing has a paper at or before after's place (since "
+        "0.9.3; 0.9.2 answered true whenever after was given); for "
+        "papers(last:) or papers(before:) (since 0.9.2): true when more papers come before it; "
+        "otherwise false.",
     )
     start_cursor: str | None = strawberry.field(
         description="The first edge's cursor (for papers, pass it as before for the page before, since "
@@ -211,9 +248,9 @@ class PageInfo:
     end_cursor: str | None = strawberry.field(
         description="The last edge's cursor (pass it as after for the next page); null for an empty page."
     )
-    #: hasNextPage: known, or read when asked for (:class:`Reach`); hasPreviousPage.
+    #: hasNextPage and hasPreviousPage: known, or read when asked for (:class:`Reach`).
     next: strawberry.Private[bool | Reach]
-    previous: strawberry.Private[bool]
+    previous: strawberry.Private[bool | Reach]
 
 
 @strawberry.type(description="A paper and its cursor.")
@@ -271,7 +308,7 @@ class Connection(Generic[E]):
         cls,
         edges: list[E],
         has_next: bool | Reach,
-        has_previous: bool,
+        has_previous: bool | Reach,
         counter: Callable[[], Awaitable[int]],
         listing: Listing,
     ) -> Self:
@@ -315,10 +352,15 @@ def _edges(page: Page, order: ListingOrder) -> list[PaperEdge]:
 
 
 def paged_connection(
-    page: Page, paging: Paging, counter: Callable[[], Awaitable[int]], listing: Listing
+    page: Page,
+    paging: Paging,
+    counter: Callable[[], Awaitable[int]],
+    listing: Listing,
+    owned: Owned | None = None,
 ) -> PaperConnection:
-    """A connection over the reader page a :class:`Paging` read of ``listing`` (in its order)."""
-    shown, has_next, has_previous = paging.turn(page, listing.where)
+    """A connection over the reader page a :class:`Paging` read of ``listing`` (in its order;
+    ``owned``: the listing is an owner's papers, its reader method reads its end)."""
+    shown, has_next, has_previous = paging.turn(page, listing.where if owned is None else owned)
     edges = _edges(shown, paging.order)
     return PaperConnection.of(edges, has_next, has_previous, counter, listing)
 

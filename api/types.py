@@ -15,6 +15,7 @@ from pith_graph.api.author_pages import AUTHORS_ON, after_key
 from pith_graph.api.bylines import BYLINE, Byline, byline_of
 from pith_graph.api.connection import (
     OrderBy,
+    Owned,
     PaperConnection,
     PaperOrder,
     known_count,
@@ -287,7 +288,8 @@ class Author(Node):
         paged = paging(info.context.limits, listing_order(order_by), first, after)
         page = await info.context.author_papers(paged.size, paged.key, paged.order).load(self.name_key)
         listing = Listing(PaperFilter(author=self.name_key))
-        return paged_connection(page, paged, known_count(self.paper_count), listing)
+        owned = Owned("papers_of_authors", self.name_key)
+        return paged_connection(page, paged, known_count(self.paper_count), listing, owned)
 
     @resolver("People who share papers with the author: most shared first, then by name key.")
     async def coauthors(self, info: GraphInfo, first: First = None, after: AfterKey = None) -> list[Coauthor]:
@@ -339,7 +341,8 @@ class Category(Node):
         paged = paging(info.context.limits, listing_order(order_by), first, after)
         page = await info.context.category_papers(paged.size, paged.key, paged.order).load(self.code)
         listing = Listing(PaperFilter(category=self.code))
-        return paged_connection(page, paged, known_count(self.paper_count), listing)
+        owned = Owned("papers_of_categories", self.code)
+        return paged_connection(page, paged, known_count(self.paper_count), listing, owned)
 
     @resolver("Authors with the most papers in the category, then by name key.")
     async def top_authors(
@@ -402,7 +405,8 @@ class Signer(Node):
             return await context.run(context.reader.count_listing, listing)
 
         counter = known_count(self.paper_count) if signed_bundle is None else count
-        return paged_connection(page, paged, counter, listing)
+        owned = Owned("papers_of_signers", self.signer_id, (signed_bundle,))
+        return paged_connection(page, paged, counter, listing, owned)
 
 
 @strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any
 
+from pith_graph.api.connection import Owned, Paging, Reach, listing_order, paging
 from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.connection import Reach, listing_order, paging
 from pith_graph.api.cursors import cursor_of, decode_cursor
 from pith_graph.api.inputs import filter_from_arguments
 from pith_graph.api.limits import page_size
@@ -46,8 +46,9 @@ class Edge:
 def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     """``Query.papers``: a page in its ``orderBy`` (graphql-core gives the enum's value),
     forwards or backward (:func:`~pith_graph.api.connection.paging`, as the resolver pages).
-    A page before a cursor reads its hasNextPage's :class:`~pith_graph.api.connection.Reach`
-    in the same batch, asked for or not (a step does not see its selection: one LIMIT 1 read)."""
+    The side toward a cursor (hasNextPage before it, hasPreviousPage after it) reads its
+    :class:`~pith_graph.api.connection.Reach` in the same batch when the selection asks for
+    it (:attr:`~pith_graph.api.plan.specs.Hint.page_info`; one LIMIT 1 read)."""
     where = filter_from_arguments(step.args.get("filter"))
     args = step.args
     order = listing_order(args.get("orderBy"))
@@ -55,45 +56,66 @@ def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         step.context.limits, order, args.get("first"), args.get("after"), args.get("last"), args.get("before")
     )
     page = step.batch.call("list_papers", where, paged.size, paged.key, step.want, paged.read_order)
-    reach = paged.reach(where)
-    ends = [] if reach is None else [step.batch.call("list_papers", *reach.call())]
+    end = _end(step, paged.reach(where), paged.toward)
 
     def connection() -> list[Any]:
         shown, has_next, has_previous = paged.turn(page(), where)
-        if isinstance(has_next, Reach):
-            has_next = has_next.holds(ends[0]())
-        return [Connection(shown, has_next, has_previous, None, where, order)]
+        ended = None if end is None else end()
+        return [
+            Connection(shown, _settled(has_next, ended), _settled(has_previous, ended), None, where, order)
+        ]
 
     return connection
 
 
 def page_of(method: str, key: str, bundled: bool = False) -> Callable[..., Any]:
     """A ``papers`` connection of each source in its ``orderBy`` (since 0.9.3; its total: its
-    paper count, or its listing's). ``bundled``: the reader takes a signer's ``signedBundle``."""
+    paper count, or its listing's). ``bundled``: the reader takes a signer's ``signedBundle``.
+    A page after a cursor reads its hasPreviousPage's Reach when asked for: the end of every
+    source's listing in one batched call (``method``, one paper each)."""
 
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
         order = listing_order(step.args.get("orderBy"))
         size = page_size(step.args.get("first"), step.context.limits)
-        after = decode_cursor(step.args.get("after"), order)
-        since = after is not None
+        paged = Paging(size, decode_cursor(step.args.get("after"), order), order)
         keys = [getattr(source, key) for source in sources]
         bundle = step.args.get("signedBundle")  # a signer's papers(signedBundle:): counted
-        found = step.batch.keyed(
-            method, (size, after, step.want, *((bundle,) if bundled else ()), order), keys
-        )
-        if bundle is None:
-            return lambda: [_known(found()[getattr(s, key)], since, order, s.paper_count) for s in sources]
-        listings = [(k, Listing(signer=k, signed_bundle=bundle)) for k in keys]
-        return lambda: [_known(found()[k], since, order, where=listing) for k, listing in listings]
+        extra = (bundle,) if bundled else ()
+        found = step.batch.keyed(method, (size, paged.key, step.want, *extra, order), keys)
+        owners = [Owned(method, k, extra) for k in keys]
+        reach = paged.reach(owners[0]) if owners else None
+        ends = None
+        if reach is not None and paged.toward in step.hint.page_info:
+            ends = step.batch.keyed(*reach.owned(owners[0]), keys)
+        counts = [source.paper_count if bundle is None else None for source in sources]
+        listings = [None if bundle is None else Listing(signer=k, signed_bundle=bundle) for k in keys]
+
+        def connections() -> list[Any]:
+            made = []
+            for owner, count, listing in zip(owners, counts, listings, strict=True):
+                end = None if ends is None else ends().get(owner.key)
+                page, has_next, has_previous = paged.turn(found()[owner.key], owner)
+                sides = _settled(has_next, end), _settled(has_previous, end)
+                made.append(Connection(page, *sides, count, listing, order))
+            return made
+
+        return connections
 
     return resolve
 
 
-def _known(
-    page: Page, since: bool, order: ListingOrder, count: int | None = None, where: Listing | None = None
-) -> Connection:
-    """The connection of an owner's page: whether more follow known, hasPreviousPage ``since``."""
-    return Connection(page, page.has_next, since, count, where, order)
+def _end(step: Step, reach: Reach | None, field: str) -> Callable[[], Page] | None:
+    """The read of ``reach`` in the step's batch, when the selection asks for ``field``."""
+    if reach is None or field not in step.hint.page_info:
+        return None
+    return step.batch.call("list_papers", *reach.call())
+
+
+def _settled(side: bool | Reach, end: Page | None) -> bool:
+    """A side of a page: known, or its reach's read ``end`` (not asked for: false, never shown)."""
+    if isinstance(side, bool):
+        return side
+    return end is not None and side.holds(end)
 
 
 def _total(step: Step, sources: list[Connection]) -> Callable[[], list[Any]]:

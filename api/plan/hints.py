@@ -62,9 +62,10 @@ def _most(flag: bool | None, other: bool | None) -> bool | None:
 def hint_of(sub: SelectionPlan) -> Hint:
     plans = list(_reachable(sub))
     counts = any(shows_counts(plan) for plan in plans if plan.type_name in COUNTED)
+    shown = frozenset(field.name for plan in _page_infos(sub) for field in plan.fields)
     papers = [plan for plan in plans if plan.type_name == "Paper"]
     if not papers:
-        return Hint(EVERYTHING, counts)
+        return Hint(EVERYTHING, counts, shown)
     properties: set[str] = set()
     authors: bool | None = None
     categories: bool | None = None
@@ -81,7 +82,14 @@ def hint_of(sub: SelectionPlan) -> Hint:
                 authors = _most(authors, shows_counts(item.sub))
             elif relation == "categories":
                 categories = _most(categories, shows_counts(item.sub))
-    return Hint(PaperSelection(frozenset(properties), authors, categories), counts)
+    return Hint(PaperSelection(frozenset(properties), authors, categories), counts, shown)
+
+
+def _page_infos(sub: SelectionPlan) -> Iterator[SelectionPlan]:
+    """The selections of a connection's ``pageInfo`` (under any alias; fragments inlined)."""
+    for item in sub.fields:
+        if item.name == "pageInfo" and item.sub is not None:
+            yield item.sub
 
 
 def root_reads_only(root: SelectionPlan) -> bool:

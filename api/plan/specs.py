@@ -32,11 +32,14 @@ _CATEGORIES = READ_SIZES["categories_of_papers"]
 
 @dataclass(frozen=True, slots=True)
 class Hint:
-    """What the objects a field returns will be asked for: their papers' selection, and
-    whether their (authors', categories', signers') paper counts are read."""
+    """What the objects a field returns will be asked for: their papers' selection,
+    whether their (authors', categories', signers') paper counts are read, and (since
+    0.9.3) which fields of a connection's ``pageInfo`` are (a read that answers only
+    ``hasNextPage`` or ``hasPreviousPage`` is made when asked for)."""
 
     want: PaperSelection = EVERYTHING
     counts: bool = True
+    page_info: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)
