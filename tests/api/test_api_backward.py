@@ -164,7 +164,7 @@ def test_before_is_checked_as_after_is(memory_api: Api) -> None:
     assert found is not None
     for cursor, order, told in (
         ("forged", None, "before is not a cursor this API issued."),
-        (found, None, "before is not a cursor this API issued."),
+        (found, None, "before is a cursor of a search; a listing of papers takes its own cursors."),
         (oldest, None, "before is a cursor of a listing oldest first; this one lists newest first."),
         (newest, "OLDEST", "before is a cursor of a listing newest first; this one lists oldest first."),
     ):
