@@ -72,9 +72,9 @@ def after_key(value: str) -> str:
     pith_graph.errors.BadUserInput: after is not a name key: 'Zoë Smith'.
     """
     if too_long(value):
-        raise BadUserInput(TOO_LONG, _NAME_KEY)
+        raise BadUserInput(TOO_LONG, _NAME_KEY, argument="after")
     if not value.strip():
-        raise BadUserInput("after is empty.", _NAME_KEY)
+        raise BadUserInput("after is empty.", _NAME_KEY, argument="after")
     if author_name_key(value) != value:
-        raise BadUserInput(f"after is not a name key: {value!r}.", _NAME_KEY)
+        raise BadUserInput(f"after is not a name key: {value!r}.", _NAME_KEY, argument="after")
     return value

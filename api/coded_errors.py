@@ -12,6 +12,19 @@ request ran, ``Guard``'s 503), ``LIMIT_EXCEEDED`` (a read the
 database refuses for the memory it needs) and
 ``INTERNAL_SERVER_ERROR``: anything unexpected, whose message and details are replaced by a
 fixed text (the original is logged, never sent).
+
+Since 0.9.3 an error about one argument's value names it in ``extensions.argument``, as the
+client wrote it, so a form can mark the input without reading the message: ``first``,
+``after``, ``before``, ``last``, ``name``, ``code``, ``id``, ``text``, ``from``, ``to``,
+``maxHops``, ``prefix``, ``ids``, a filter's field (``filter.author``) or one of its codes by
+its index in the list as given (``filter.categories[1]``). Every ``BAD_USER_INPUT`` an
+:class:`~pith_graph.errors.ApiError` raises has it (its ``argument``), and so has a
+``LIMIT_EXCEEDED`` about one value (``first`` over the page cap, ``maxHops``, more ``ids``
+or ``filter.categories`` than are taken); also graphql-core's refusal of an argument's value
+at execution (``Argument 'filter' has invalid value at .categories[0]``: ``filter.categories[0]``).
+``path`` and ``locations`` still point at the field. An error about no one argument (a
+variable's value, cost and document limits, ``first`` with ``last``, an unknown field) has no
+``argument`` key (not ``null``).
 """
 
 from __future__ import annotations
@@ -68,6 +81,8 @@ _ABORTED_VALIDATION = (
 _BAD_INPUT_MESSAGES = re.compile(
     r"Variable '\$[^']*' has invalid value|Variable values are nested too deeply|Argument '[^']*' has invalid value"
 )
+#: graphql-core's refusal of one argument's value: its name, and where in it (`` at .categories[0]``).
+_REFUSED_ARGUMENT = re.compile(r"Argument '([^']*)' has invalid value(?: at ((?:\.\w+|\[\d+\])+))?:")
 
 
 def _with_code(
@@ -151,7 +166,10 @@ def coded(error: GraphQLError) -> GraphQLError:
     if isinstance(error, GraphQLSyntaxError) or error.message.startswith("Syntax Error"):
         return _with_code(error, "GRAPHQL_PARSE_FAILED")
     if _BAD_INPUT_MESSAGES.match(error.message):
-        return _with_code(error, "BAD_USER_INPUT", extra={"suggestion": _BAD_INPUT_SUGGESTION})
+        extra = {"suggestion": _BAD_INPUT_SUGGESTION}
+        if refused := _REFUSED_ARGUMENT.match(error.message):
+            extra["argument"] = refused.group(1) + (refused.group(2) or "")
+        return _with_code(error, "BAD_USER_INPUT", extra=extra)
     return _with_code(error, "GRAPHQL_VALIDATION_FAILED")
 
 

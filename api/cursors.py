@@ -103,16 +103,18 @@ def decode_cursor(after: str | None, order: ListingOrder = "newest", name: str =
             f"{name} is a cursor of a search; a listing of papers takes its own cursors.",
             f"Pass {'an endCursor' if name == 'after' else 'a startCursor'} or edge cursor of this "
             "listing (a search's cursors page that search on).",
+            argument=name,
         )
     if found is None:
         hint = (
             "Pass an endCursor or edge cursor." if name == "after" else "Pass a startCursor or edge cursor."
         )
-        raise BadUserInput(f"{name} is not a cursor this API issued.", hint)
+        raise BadUserInput(f"{name} is not a cursor this API issued.", hint, argument=name)
     issued, key = found
     if issued != order:
         raise BadUserInput(
             f"{name} is a cursor of a listing {issued} first; this one lists {order} first.",
             f"Page on with the orderBy that handed the cursor out, or start again without {name}.",
+            argument=name,
         )
     return key

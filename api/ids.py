@@ -83,7 +83,8 @@ def _doi(text: str) -> ParsedId | None:
 def parse_identifier(text: str) -> ParsedId | None:
     """The keys an identifier names, or ``None`` when it is no identifier we know.
 
-    Raises :class:`~pith_graph.api.coded_errors.BadUserInput` for an empty or overlong text.
+    Raises :class:`~pith_graph.errors.BadUserInput` for an empty or overlong text (its
+    ``argument``: ``id``, what ``paper`` and ``resolve`` take; ``papersById`` takes blanks).
 
     >>> parse_identifier("pith:2019:br75oiuy7wdyhpo53k7wunq4nz").keys
     (('pithNumber', 'pith:2019:BR75OIUY7WDYHPO53K7WUNQ4NZ'),)
@@ -96,11 +97,12 @@ def parse_identifier(text: str) -> ParsedId | None:
     """
     text = text.strip()
     if not text:
-        raise BadUserInput("The identifier is empty.", "Pass a pith number, arXiv id or DOI.")
+        raise BadUserInput("The identifier is empty.", "Pass a pith number, arXiv id or DOI.", argument="id")
     if len(text) > MAX_IDENTIFIER_LENGTH:
         raise BadUserInput(
             f"The identifier is longer than {MAX_IDENTIFIER_LENGTH} characters.",
             "Pass a pith number, arXiv id or DOI.",
+            argument="id",
         )
     upper = text.upper()
     if match := _FULL.fullmatch(upper):

@@ -107,7 +107,9 @@ def _stripped(value: str, what: str) -> str:
     value = value.strip()
     if not value:
         optional = ", or leave it out" if what.startswith("filter.") else ""
-        raise BadUserInput(f"{what} is empty.", f"Pass {with_article(what)} with something in it{optional}.")
+        raise BadUserInput(
+            f"{what} is empty.", f"Pass {with_article(what)} with something in it{optional}.", argument=what
+        )
     return value
 
 
@@ -123,6 +125,7 @@ def text(value: str, what: str) -> str:
         raise BadUserInput(
             f"{what} is longer than {MAX_TEXT_LENGTH} characters.",
             f"Shorten it to {MAX_TEXT_LENGTH} characters.",
+            argument=what,
         )
     return value
 
@@ -139,6 +142,7 @@ def key_text(value: str, what: str) -> str:
             longer_than_keys(what),
             f"Pass {with_article(what)} of at most {MAX_INDEXED_BYTES} bytes of UTF-8: "
             "no key, code, license or signer id the graph holds is longer.",
+            argument=what,
         )
     return value
 
@@ -177,6 +181,7 @@ def author_key(value: str, what: str) -> str:
             longer_than_keys(f"{what}'s name key"),
             f"Pass a name whose name key (NFKC, case-folded, spacing collapsed: Author.nameKey) holds "
             f"at most {MAX_INDEXED_BYTES} bytes of UTF-8: no author's is longer.",
+            argument=what,
         )
     return key
 
@@ -200,6 +205,7 @@ def instant(value: str, what: str) -> str:
         raise BadUserInput(
             f"{what} is not an ISO 8601 date or date-time: {given!r}.",
             "Write e.g. 2020-01-31 or 2020-01-31T12:00:00Z.",
+            argument=what,
         ) from err
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
@@ -209,6 +215,7 @@ def instant(value: str, what: str) -> str:
         raise BadUserInput(
             f"{what} is outside the years 1 to 9999 in UTC: {given!r}.",
             "Write a date-time from 0001-01-01T00:00:00Z to 9999-12-31T23:59:59Z.",
+            argument=what,
         ) from err
 
 
@@ -219,6 +226,7 @@ def words(value: str, what: str) -> tuple[str, ...]:
         raise BadUserInput(
             f"{what} has no words to search for.",
             "Pass letters or digits: punctuation alone is not searched.",
+            argument=what,
         )
     return terms
 
@@ -234,11 +242,13 @@ def _codes(given: list[str] | None, name: str, *, empty: bool) -> tuple[str, ...
         raise LimitExceeded(
             f"{what} holds {len(given)} codes; at most {MAX_FILTER_CATEGORIES} are matched at once.",
             f"Pass at most {MAX_FILTER_CATEGORIES} category codes (an archive: filter.archive).",
+            argument=what,
         )
     if not given and not empty:
         raise BadUserInput(
             f"{what} is an empty list: it would match no paper.",
             f"Pass at least one category code, or leave {what} out (or null) to list papers of any.",
+            argument=what,
         )
     return tuple(sorted({key_text(code, f"{what}[{index}]") for index, code in enumerate(given)}))
 

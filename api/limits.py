@@ -168,9 +168,9 @@ def page_size(
     if first is None or first == default:
         return limits.default_page_size if default is None else min(default, limits.max_page_size)
     if first < 0:
-        raise BadUserInput(f"{name} must not be negative.", "Pass a number from 0 up.")
+        raise BadUserInput(f"{name} must not be negative.", "Pass a number from 0 up.", argument=name)
     if first > (cap := limits.max_page_size):
-        raise LimitExceeded(f"{name} must be at most {cap}.", f"Ask for at most {cap}{on}.")
+        raise LimitExceeded(f"{name} must be at most {cap}.", f"Ask for at most {cap}{on}.", argument=name)
     return first
 
 
@@ -197,9 +197,12 @@ def path_hops(max_hops: int | None, limits: RequestLimits) -> int:
     if max_hops is None:
         return limits.default_path_hops
     if max_hops < 1:
-        raise BadUserInput("maxHops must be at least 1.", "Pass a number from 1 up, or leave it out.")
-    if max_hops > (most := limits.max_path_hops):
-        raise LimitExceeded(f"maxHops must be at most {most}.", f"Ask for {most} hops at most.")
+        hint = "Pass a number from 1 up, or leave it out."
+        raise BadUserInput("maxHops must be at least 1.", hint, argument="maxHops")
+    if max_hops > (cap := limits.max_path_hops):
+        raise LimitExceeded(
+            f"maxHops must be at most {cap}.", f"Ask for {cap} hops at most.", argument="maxHops"
+        )
     return max_hops
 
 
@@ -252,9 +255,8 @@ def _local(selection_set: SelectionSetNode) -> _Local:
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """A selection's size with its fragments spread where they are used: ``fields`` (each
-    spread counting its fragment's again), ``aliases`` and ``depth`` as the limits count
-    them."""
+    """A selection's size with its fragments spread where they are used: ``fields`` (each spread counting its
+    fragment's again), ``aliases`` and ``depth`` as the limits count them."""
 
     fields: int
     aliases: int
@@ -311,12 +313,11 @@ def _too_many_fields(limit: int) -> LimitExceeded:
 
 
 class ParserLimits(SchemaExtension):
-    """Bounds the parser: lexical tokens, comments and the source length; then refuses a
-    document whose fields, its fragments spread, number over :data:`SPREAD_FACTOR` times the
-    token limit, before any validation rule (graphql's own among them) walks it: the check
-    is linear in the document (:class:`DocumentShape`), run for every request. A document
-    of several operations without an operation name is refused here too
-    (:class:`OperationNameRequired`)."""
+    """Bounds the parser: lexical tokens, comments and the source length; then refuses a document whose
+    fields, its fragments spread, number over :data:`SPREAD_FACTOR` times the token limit, before any
+    validation rule (graphql's own among them) walks it: the check is linear in the document
+    (:class:`DocumentShape`), run for every request. A document of several operations without an operation
+    name is refused here too (:class:`OperationNameRequired`)."""
 
     def __init__(self, max_tokens: int) -> None:
         self.max_tokens = max_tokens
@@ -393,8 +394,7 @@ def shape_rule(limits: RequestLimits) -> type[ASTValidationRule]:
 
 
 class ValidationRules(AddValidationRules):
-    """graphql's rules (the overlapping-fields rule on a budget, :func:`.overlaps.budgeted`)
-    and these."""
+    """graphql's rules (the overlapping-fields rule on a budget, :func:`.overlaps.budgeted`) and these."""
 
     def on_operation(self) -> Iterator[None]:
         context = self.execution_context

@@ -45,6 +45,7 @@ def _at_most(context: Context, ids: list[str]) -> None:
         raise LimitExceeded(
             f"ids holds {len(ids)} identifiers; at most {limit} are looked up at once.",
             f"Split the list into calls of {limit} or fewer.",
+            argument="ids",
         )
 
 
@@ -102,6 +103,7 @@ async def authors_by_prefix(context: Context, prefix: str, first: int | None) ->
         raise BadUserInput(
             f"prefix is longer than {MAX_TEXT_LENGTH} characters.",
             f"Shorten it to {MAX_TEXT_LENGTH} characters.",
+            argument="prefix",
         )
     keys = typed_keys(prefix)
     if not keys or size == 0:

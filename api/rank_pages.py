@@ -84,7 +84,7 @@ def after_pith_number(value: str | None) -> str | None:
         return None
     if _PITH.fullmatch(value) is None:
         shown = value if len(value) <= MAX_TEXT_LENGTH else value[:40] + "..."
-        raise BadUserInput(f"after is not a pith number: {shown!r}.", _PITH_HINT)
+        raise BadUserInput(f"after is not a pith number: {shown!r}.", _PITH_HINT, argument="after")
     return value
 
 
@@ -92,9 +92,11 @@ def after_code(value: str | None) -> str | None:
     """``after`` of a list of categories: a category code (any text: one no category has is
     a position too, after all); not empty, not longer than any code the graph holds."""
     if value is not None and not value.strip():
-        raise BadUserInput("after is empty.", "Pass the code of the last category you have.")
+        raise BadUserInput(
+            "after is empty.", "Pass the code of the last category you have.", argument="after"
+        )
     if value is not None and too_long(value):
-        raise BadUserInput(TOO_LONG, "Pass a category code.")
+        raise BadUserInput(TOO_LONG, "Pass a category code.", argument="after")
     return value
 
 

@@ -88,6 +88,10 @@ def _encode(search: str, position: SearchPosition) -> str:
     return base64.urlsafe_b64encode(raw.encode()).decode("ascii").rstrip("=")
 
 
+def _not_issued() -> BadUserInput:
+    return BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR, argument="after")
+
+
 def decode_search_cursor(after: str | None, search: str) -> SearchPosition | None:
     """The position of an ``after`` cursor of the search ``search`` (a :func:`fingerprint`).
 
@@ -105,23 +109,24 @@ def decode_search_cursor(after: str | None, search: str) -> SearchPosition | Non
         except (binascii.Error, ValueError):
             parts = []
     if len(parts) != 6 or parts[0] != SEARCH_PREFIX:
-        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR)
+        raise _not_issued()
     if parts[1] != search:
         raise BadUserInput(
             "after is a cursor of another search.",
             "Page on with the same text, filter and orderBy, or start again without after.",
+            argument="after",
         )
     try:
         score, offset = float(parts[2]), int(parts[5])
     except ValueError as err:
-        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR) from err
+        raise _not_issued() from err
     # An edited cursor must not reach a reader: the offset sizes Neo4j's fetch (a 64-bit
     # integer), and no score is infinite or NaN.
     if not is_place(parts[3], parts[4]) or not 0 <= offset <= _MAX_OFFSET or not math.isfinite(score):
-        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR)
+        raise _not_issued()
     position = SearchPosition(score, parts[3], parts[4], offset)
     if _encode(search, position) != after:  # "+3", "1_0", other digits, padding: not as issued
-        raise BadUserInput("after is not a search cursor this API issued.", _SEARCH_CURSOR)
+        raise _not_issued()
     return position
 
 

@@ -9,7 +9,8 @@
     │   └── KeyringError           a ``--trusted-keys`` file that cannot be used; "keyring"
     ├── StoreError                 a graph store failed; ``code`` is a StoreErrorCode
     └── ApiError                   a GraphQL request the API refuses; ``code`` goes to
-        │                          ``extensions.code``, with a ``suggestion``
+        │                          ``extensions.code``, with a ``suggestion`` (and the
+        │                          ``argument`` refused, when one is: since 0.9.3)
         ├── NotFound               NOT_FOUND         a named thing does not exist
         ├── BadUserInput           BAD_USER_INPUT    an argument is malformed
         ├── LimitExceeded          LIMIT_EXCEEDED    over a request limit
@@ -251,21 +252,33 @@ class StoreError(PithGraphError):
 
 class ApiError(PithGraphError):
     """A request the API refuses: ``message`` for people, ``code`` for programs, and how to
-    fix it (``suggestion``)."""
+    fix it (``suggestion``); ``argument``: the one argument whose value is refused, as the
+    client wrote it (``first``, ``filter.categories[1]``), when the error is about one
+    (since 0.9.3)."""
 
     code = "BAD_USER_INPUT"
 
-    def __init__(self, message: str, suggestion: str | None = None) -> None:
+    def __init__(self, message: str, suggestion: str | None = None, *, argument: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.suggestion = suggestion
+        self.argument = argument
 
     @property
     def extensions(self) -> dict[str, Any]:
-        """``extensions`` of the GraphQL error: the code and, when there is one, the suggestion."""
+        """``extensions`` of the GraphQL error: the code and, when there are, the suggestion and
+        the argument (no ``argument`` key, not ``null``, for an error about no one argument).
+
+        >>> BadUserInput("first must not be negative.", "Pass a number from 0 up.", argument="first").extensions
+        {'code': 'BAD_USER_INPUT', 'suggestion': 'Pass a number from 0 up.', 'argument': 'first'}
+        >>> LimitExceeded("The query costs 30303000, over the limit of 25000.").extensions
+        {'code': 'LIMIT_EXCEEDED'}
+        """
         found: dict[str, Any] = {"code": self.code}
         if self.suggestion:
             found["suggestion"] = self.suggestion
+        if self.argument is not None:
+            found["argument"] = self.argument
         return found
 
 
