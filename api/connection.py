@@ -89,10 +89,16 @@ def paper_type() -> Any:
     return Paper
 
 
-_BOTH_WAYS = (
-    "papers pages forwards (first, after) or backwards (last, before), not both in one page.",
-    "Ask for the page after a cursor with first and after, the page before one with last and before.",
+_BOTH_WAYS = "papers pages forwards (first, after) or backwards (last, before), not both in one page"
+#: What to do, also for a client that merges a query's variables into the next page's
+#: (Apollo's fetchMore keeps first when asked for last and before).
+_ONE_WAY = (
+    "Ask for the page after a cursor with first and after, the page before one with last and "
+    "before; set the other direction's arguments to null (a client that merges variables keeps them)."
 )
+
+
+_ARGUMENTS = ("first", "after", "last", "before")
 
 
 def _other(order: ListingOrder) -> ListingOrder:
@@ -195,7 +201,12 @@ def paging(
     if last is None and before is None:
         return Paging(page_size(first, limits, on=PAPERS_ON), decode_cursor(after, order), order)
     if first is not None or after is not None:
-        raise BadUserInput(*_BOTH_WAYS)
+        given = [
+            name
+            for name, value in zip(_ARGUMENTS, (first, after, last, before), strict=True)
+            if value is not None
+        ]
+        raise BadUserInput(f"{_BOTH_WAYS}: {', '.join(given[:-1])} and {given[-1]} were given.", _ONE_WAY)
     size = page_size(last, limits, on=PAPERS_BACK, name="last")
     return Paging(size, decode_cursor(before, order, "before"), order, True)
 
