@@ -167,7 +167,10 @@ def coded(error: GraphQLError) -> GraphQLError:
         return _with_code(error, "GRAPHQL_PARSE_FAILED")
     if _BAD_INPUT_MESSAGES.match(error.message):
         extra = {"suggestion": _BAD_INPUT_SUGGESTION}
-        if refused := _REFUSED_ARGUMENT.match(error.message):
+        refused = _REFUSED_ARGUMENT.match(error.message)
+        # An argument that is a variable as a whole (a directive's if: $b sent null) names
+        # none: the variable may stand for several; one inside a literal names its place.
+        if refused and (refused.group(2) or "variable '$" not in error.message):
             extra["argument"] = refused.group(1) + (refused.group(2) or "")
         return _with_code(error, "BAD_USER_INPUT", extra=extra)
     return _with_code(error, "GRAPHQL_VALIDATION_FAILED")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, Self, TypeVar
 
 import strawberry
@@ -218,11 +219,18 @@ async def _reached(side: bool | Reach, context: Context) -> bool:
     if isinstance(side, bool):
         return side
     if isinstance(side.where, PaperFilter):
-        return side.holds(await context.run(context.reader.list_papers, *side.call()))
+        # Through a loader: the same end asked for again (aliased hasPreviousPage fields, 30 of
+        # them cost 30 reads before) is read once.
+        ends = context.batch(("reach", "list_papers"), partial(_list_ends, context.reader), _no_page)
+        return side.holds(await ends.load(side.call()))
     method, extra = side.owned(side.where)
     read = getattr(context.reader, method)
-    ends = context.batch(("reach", method, extra), lambda keys: read(keys, *extra), _no_page)
-    return side.holds(await ends.load(side.where.key))
+    owners = context.batch(("reach", method, extra), lambda keys: read(keys, *extra), _no_page)
+    return side.holds(await owners.load(side.where.key))
+
+
+def _list_ends(reader: Any, calls: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Page]:
+    return {call: reader.list_papers(*call) for call in calls}
 
 
 def _no_page() -> Page:

@@ -31,7 +31,6 @@ __all__ = ["SEARCH_PREFIX", "cursor_of", "decode_cursor", "encode_cursor", "is_p
 _PREFIXES: dict[ListingOrder, str] = {"newest": "p1|", "oldest": "o1|"}
 #: The prefix of search cursors (:mod:`pith_graph.api.search`), and how they start encoded.
 SEARCH_PREFIX = "s1"
-_SEARCH_START = base64.urlsafe_b64encode(f"{SEARCH_PREFIX}|".encode()).decode("ascii")
 _URLSAFE = bytes.maketrans(b"+/", b"-_")
 _MAX_CURSOR_LENGTH = 200
 #: A paper's position as the loader lets papers have it: its submission time (the bundles'
@@ -92,13 +91,29 @@ def _decode(cursor: str) -> tuple[ListingOrder, PaperKey] | None:
     return (order, key) if encode_cursor(key, order) == cursor else None  # only the encoding issued
 
 
+def _of_a_search(cursor: str) -> bool:
+    """Whether ``cursor`` has a search cursor's shape: its prefix and six parts
+    (:mod:`pith_graph.api.search` checks the rest), not only its first characters.
+
+    >>> _of_a_search(base64.urlsafe_b64encode(b"s1|f|1.0|t|p|3").decode()), _of_a_search("czF8garbage")
+    (True, False)
+    """
+    if len(cursor) > 300 or not cursor.isascii():
+        return False
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    return raw.startswith(f"{SEARCH_PREFIX}|") and raw.count("|") == 5
+
+
 def decode_cursor(after: str | None, order: ListingOrder = "newest", name: str = "after") -> PaperKey | None:
     """The keyset position of an ``after`` cursor (or the argument ``name``: ``before``) of a
     listing in ``order``; :class:`BadUserInput` when it is none, or a cursor of the other order."""
     if after is None:
         return None
     found = _decode(after)
-    if found is None and after.startswith(_SEARCH_START):  # since 0.9.3: "not issued" misled
+    if found is None and _of_a_search(after):  # since 0.9.3: "not issued" misled
         raise BadUserInput(
             f"{name} is a cursor of a search; a listing of papers takes its own cursors.",
             f"Pass {'an endCursor' if name == 'after' else 'a startCursor'} or edge cursor of this "

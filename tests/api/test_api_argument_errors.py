@@ -17,7 +17,7 @@ from apitest import Api, _neo4j_api, api, corpus, memory_api, memory_reader, neo
 
 _SENT = itertools.count()
 _LONG_KEY = "x" * 5000  # longer than any key the graph holds (4,096 bytes)
-_NODES = "{ nodes { title } }"  # what "@" in a query below stands for
+_NODES = "{ nodes { title } }"  # what "@ }" in a query below stands for (with its "}")
 _TOO_MANY = "[" + ", ".join(['"cs.LG"'] * 51) + "]"
 _IDS = "[" + ", ".join(['"x"'] * 501) + "]"
 
@@ -105,6 +105,12 @@ UNNAMED: list[tuple[str, dict[str, Any], str]] = [
     ("{ nope }", {}, "GRAPHQL_VALIDATION_FAILED"),
     ("{ papers(first: 2, last: 2) @ }", {}, "BAD_USER_INPUT"),  # two arguments
     ("query($n: Int) { papers(first: $n) @ }", {"n": "two"}, "BAD_USER_INPUT"),  # a variable
+    # a variable's null refused where it stands for a non-null argument (a directive's if)
+    (
+        "query($b: Boolean = true) { papers(first: 1) @include(if: $b) { nodes { title } } }",
+        {"b": None},
+        "BAD_USER_INPUT",
+    ),
     (
         "{ "
         + " ".join(
@@ -121,7 +127,7 @@ UNNAMED: list[tuple[str, dict[str, Any], str]] = [
 
 def _errors(api: Api, query: str, variables: dict[str, Any]) -> list[dict[str, Any]]:
     """The errors of ``query``, answered by the resolvers and then by its plan, alike."""
-    text = f"{query.replace('@', _NODES)} # {next(_SENT)}"
+    text = f"{query.replace('@ }', _NODES + ' }')} # {next(_SENT)}"
     first = api.post(text, variables)
     assert api.post(text, variables) == first, query
     errors: list[dict[str, Any]] = first["errors"]

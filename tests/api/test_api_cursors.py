@@ -42,6 +42,9 @@ FORGED = [
     pytest.param(_encoded(f"p1|2019-07-30T23:20:50Z|pith:2019:{BODY[:-1]}"), id="short-pith"),
     pytest.param(encode_cursor(POSITION) + "==", id="padded"),
     pytest.param(encode_cursor(POSITION) + "!!", id="junk-the-decoder-skips"),
+    # a search cursor's first characters (base64 of "s1|") are no search cursor (0.9.3 said one)
+    pytest.param("czF8garbage", id="a-search-cursors-start"),
+    pytest.param("czF8", id="a-search-cursors-prefix"),
 ]
 LISTINGS = [
     pytest.param("query($a: String) { papers(first: 2, after: $a) { nodes { title } } }", id="papers"),

@@ -103,6 +103,11 @@ SHAPES = [
         "{ papers(first: 1, after: %s) { pageInfo { hasNextPage endCursor } p: pageInfo { ...P } } }"
         + _FRAGMENT,
     ),
+    (  # the same side asked for under five aliases is read once (the resolvers read it each time)
+        "{ papers(first: 0, after: %s) { totalCount pageInfo { endCursor } } }",
+        "{ papers(first: 0, after: %s) { totalCount pageInfo { h1: hasPreviousPage h2: hasPreviousPage "
+        "h3: hasPreviousPage } p: pageInfo { hasPreviousPage } q: pageInfo { hasPreviousPage } } }",
+    ),
     (
         '{ author(name: "ann lee") { papers(first: 1, after: %s) { pageInfo { hasNextPage } } } }',
         '{ author(name: "ann lee") { papers(first: 1, after: %s) { pageInfo { ... on PageInfo '
