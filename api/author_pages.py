@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from pith_graph.errors import BadUserInput
 from pith_graph.loader.identifiers import author_name_key
-from pith_graph.schema.database import MAX_INDEXED_BYTES
+from pith_graph.schema.database import MAX_INDEXED_BYTES, indexed_bytes
 
 __all__ = ["AUTHORS_ON", "TOO_LONG", "after_key", "longer_than_keys", "too_long"]
 
@@ -45,16 +45,10 @@ def longer_than_keys(what: str) -> str:
 TOO_LONG = longer_than_keys("after")
 
 
-def key_bytes(value: str) -> int:
-    """The bytes of ``value`` in UTF-8, what Neo4j's index limit counts (a lone surrogate,
-    which JSON may escape, as 3)."""
-    return len(value.encode("utf-8", "surrogatepass"))
-
-
 def too_long(value: str) -> bool:
     """Whether ``value`` is longer than any name key or code the loader takes (Neo4j
     indexes at most :data:`~pith_graph.schema.database.MAX_INDEXED_BYTES` bytes)."""
-    return len(value) > MAX_INDEXED_BYTES or key_bytes(value) > MAX_INDEXED_BYTES
+    return len(value) > MAX_INDEXED_BYTES or indexed_bytes(value) > MAX_INDEXED_BYTES
 
 
 def after_key(value: str) -> str:

@@ -11,13 +11,13 @@ from typing import Any
 
 import strawberry
 
-from pith_graph.api.author_pages import key_bytes, longer_than_keys, too_long
+from pith_graph.api.author_pages import longer_than_keys, too_long
 from pith_graph.api.reads.records import PaperFilter, of_best_signer, version_key
 from pith_graph.api.reads.words import search_terms
 from pith_graph.errors import BadUserInput, LimitExceeded, with_article
 from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
-from pith_graph.schema.database import MAX_INDEXED_BYTES
+from pith_graph.schema.database import MAX_INDEXED_BYTES, indexed_bytes
 from pith_graph.schema.rows import PaperRow
 
 __all__ = [
@@ -161,7 +161,7 @@ def _key_surely_too_long(name: str) -> bool:
     whose key fits holds at most some 2,050 two-byte marks: 6 ms)."""
     total = 0
     for start in range(0, len(name), _CHUNK) if len(name) > _CHUNK else ():
-        total += key_bytes(author_name_key(name[start : start + _CHUNK])) - _SEAM_BYTES
+        total += indexed_bytes(author_name_key(name[start : start + _CHUNK])) - _SEAM_BYTES
         if total > MAX_INDEXED_BYTES:
             return True
     return False

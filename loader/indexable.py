@@ -21,7 +21,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.errors import BundleError, RejectCode
-from pith_graph.schema.database import MAX_INDEXED_BYTES, indexed_groups
+from pith_graph.schema.database import MAX_INDEXED_BYTES, indexed_bytes, indexed_groups
 from pith_graph.schema.graph import NODES
 from pith_graph.schema.rows import AliasRow, AuthorRow, CategoryLinkRow, PaperRow, SignatureRow, snake_case
 
@@ -124,7 +124,7 @@ def _size(row: Sequence[Any], positions: tuple[int, ...]) -> int:
     strings = [row[i] for i in positions]
     if sum(map(len, strings)) <= _SURELY_SHORT:
         return 0
-    return sum(len(value.encode("utf-8", "surrogatepass")) for value in strings)
+    return sum(map(indexed_bytes, strings))
 
 
 def oversized_entry(rows: PaperRows) -> str | None:

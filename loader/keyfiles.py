@@ -35,7 +35,7 @@ from pith_graph.loader.keyring import (
 )
 from pith_graph.loader.parse import strict_json
 from pith_graph.loader.sources import not_text_advice, open_regular
-from pith_graph.schema.database import MAX_INDEXED_BYTES
+from pith_graph.schema.database import MAX_INDEXED_BYTES, indexed_bytes
 
 __all__ = [
     "check_pinned_key",
@@ -151,7 +151,7 @@ def _checked_ids(
     if signer_id is not None:
         _check_id("signer_id", signer_id, where)
     signer = ("signer_id", signer_id) if signer_id is not None else ("key_id (its signer)", key_id)
-    if len(signer[1].encode("utf-8", "surrogatepass")) > MAX_INDEXED_BYTES:
+    if indexed_bytes(signer[1]) > MAX_INDEXED_BYTES:
         raise KeyringError(  # Signer.signerId is a uniqueness constraint's key (loader/indexable.py)
             f"{where}: {signer[0]} is longer than {MAX_INDEXED_BYTES} bytes of UTF-8, which Neo4j cannot index"
         )

@@ -20,6 +20,7 @@ __all__ = [
     "ConstraintSpec",
     "IndexSpec",
     "constraints",
+    "indexed_bytes",
     "indexed_groups",
     "indexes",
 ]
@@ -107,6 +108,12 @@ def indexes() -> list[IndexSpec]:
 #: Neo4j 5.26 counts 3 bytes more per string of an entry: one string of 8,164 bytes is its
 #: largest, two of 8,161 together (measured), so even a composite entry stays far within.
 MAX_INDEXED_BYTES = 4096
+
+
+def indexed_bytes(value: str) -> int:
+    """The bytes of ``value`` that :data:`MAX_INDEXED_BYTES` bounds: its UTF-8 (a lone
+    surrogate, which JSON may escape, as 3 bytes)."""
+    return len(value.encode("utf-8", "surrogatepass"))
 
 
 def indexed_groups() -> dict[str, tuple[tuple[str, ...], ...]]:
