@@ -584,7 +584,7 @@ def _as_written_before_0_8(store: GraphStore) -> None:
 
 
 def test_a_graph_written_before_0_8_takes_updates(store: GraphStore, tmp_path: Path) -> None:
-    """Papers without authorNames (README *Changed in 0.8.0*): one replaced or removed counts
+    """Papers without authorNames (CHANGELOG.md, 0.8.0): one replaced or removed counts
     as spelling each author as the author is named then; both stores end alike."""
     first = spec("2402.00011", authors=("ANN LEE", "Bo Chen"), title="First")
     other = spec("2402.00012", authors=("Ann Lee",), title="Other")

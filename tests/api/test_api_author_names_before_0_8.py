@@ -1,5 +1,5 @@
-"""``Paper.authorNames`` of a graph written before 0.8, which holds none (README *Changed in
-0.8.0*): each backend answers the paper's authors' names, by name, over HTTP."""
+"""``Paper.authorNames`` of a graph written before 0.8, which holds none (CHANGELOG.md,
+0.8.0; README: "A paper loaded before 0.8"): each backend answers the paper's authors' names, by name, over HTTP."""
 
 from __future__ import annotations
 
