@@ -1,7 +1,8 @@
 """Relay cursor connections over reader pages: their edges, page info, totals and facets,
 and how a page is read (:class:`Paging`), with cursors of :mod:`pith_graph.api.cursors`.
 
-``papers(last:, before:)`` (since 0.9.2, :class:`Paging`) pages back from the same cursors,
+``papers(last:, before:)`` (``Query.papers`` since 0.9.2, an author's, a category's and a
+signer's since 0.9.4; :class:`Paging`) pages back from the same cursors,
 read as the other order's page after them, reversed; its ``hasNextPage`` is read since 0.9.3
 (:class:`Reach`: whether the listing has papers from the cursor on), as is the
 ``hasPreviousPage`` of a page after a cursor (papers up to it), each only when asked for.
@@ -43,6 +44,7 @@ __all__ = [
     "Reach",
     "known_count",
     "listing_order",
+    "owned_papers",
     "paged_connection",
     "paging",
     "paper_connection",
@@ -67,10 +69,11 @@ class PaperOrder(Enum):
     )
 
 
-#: ``orderBy`` of an author's, a category's and a signer's ``papers`` (since 0.9.3; those
-#: page forwards only, so only ``after`` holds a cursor).
+#: ``orderBy`` of a paper listing: ``Query.papers`` (since 0.9.1) and an author's, a
+#: category's and a signer's ``papers`` (since 0.9.3; paging back too since 0.9.4).
 OrderBy = Annotated[
-    PaperOrder | None, argument("NEWEST (also for null) or OLDEST; after must be a cursor of the same order.")
+    PaperOrder | None,
+    argument("NEWEST (also for null) or OLDEST; after and before: cursors of the same order."),
 ]
 
 
@@ -223,10 +226,7 @@ async def _reached(side: bool | Reach, context: Context) -> bool:
         # them cost 30 reads before) is read once.
         ends = context.batch(("reach", "list_papers"), partial(_list_ends, context.reader), _no_page)
         return side.holds(await ends.load(side.call()))
-    method, extra = side.owned(side.where)
-    read = getattr(context.reader, method)
-    owners = context.batch(("reach", method, extra), lambda keys: read(keys, *extra), _no_page)
-    return side.holds(await owners.load(side.where.key))
+    return side.holds(await context.owned(*side.owned(side.where)).load(side.where.key))
 
 
 def _list_ends(reader: Any, calls: list[tuple[Any, ...]]) -> dict[tuple[Any, ...], Page]:
@@ -275,7 +275,7 @@ class PageInfo:
 @strawberry.type(description="A paper and its cursor.")
 class PaperEdge:
     cursor: str = strawberry.field(
-        description="The paper's position in its listing's order (valid while papers are added); pass as after, or as before for the papers before it (Query.papers, since 0.9.2)."
+        description="The paper's position in its listing's order (valid while papers are added); pass as after, or as before for the papers before it (Query.papers since 0.9.2; an author's, a category's and a signer's papers since 0.9.4)."
     )
     node: Annotated[Paper, strawberry.lazy("pith_graph.api.types")] = strawberry.field(
         description="The paper."
@@ -382,6 +382,23 @@ def paged_connection(
     shown, has_next, has_previous = paging.turn(page, listing.where if owned is None else owned)
     edges = _edges(shown, paging.order)
     return PaperConnection.of(edges, has_next, has_previous, counter, listing)
+
+
+async def owned_papers(
+    context: Context,
+    owned: Owned,
+    counter: Callable[[], Awaitable[int]],
+    listing: Listing,
+    order_by: PaperOrder | None,
+    pages: tuple[int | None, str | None, int | None, str | None],
+) -> PaperConnection:
+    """An author's, a category's or a signer's ``papers`` (``pages``: its first, after, last
+    and before; backward since 0.9.4, as ``Query.papers`` pages): the page every owner of the
+    level asking for the same one gets from one call of ``owned.method``, turned by :class:`Paging`."""
+    paged = paging(context.limits, listing_order(order_by), *pages)
+    rest = (*owned.extra, paged.read_order)
+    page = await context.owned_page(owned.method, paged.size, paged.key, rest).load(owned.key)
+    return paged_connection(page, paged, counter, listing, owned)
 
 
 def known_count(value: int) -> Callable[[], Awaitable[int]]:

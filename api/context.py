@@ -47,7 +47,6 @@ from pith_graph.api.reads.records import (
     CategoryLink,
     CategoryRecord,
     IdentifierKey,
-    ListingOrder,
     NameFormRecord,
     Page,
     PaperKey,
@@ -360,13 +359,6 @@ class Context:
     def author(self) -> DataLoader[str, AuthorRecord | None]:
         return self.batch("author", self.reader.authors_by_keys, lambda: None)
 
-    def author_papers(self, first: int, after: PaperKey | None, order: ListingOrder) -> DataLoader[str, Page]:
-        return self.batch(
-            ("author_papers", first, after, order),
-            lambda keys: self.reader.papers_of_authors(keys, first, after, EVERYTHING, order),
-            _empty_page,
-        )
-
     @property
     def author_categories(self) -> DataLoader[str, list[CategoryCount]]:
         return self.batch("author_categories", self.reader.author_categories, list)
@@ -382,33 +374,28 @@ class Context:
     def category(self) -> DataLoader[str, CategoryRecord | None]:
         return self.batch("category", self.reader.categories_by_codes, lambda: None)
 
-    def category_papers(
-        self, first: int, after: PaperKey | None, order: ListingOrder
-    ) -> DataLoader[str, Page]:
-        return self.batch(
-            ("category_papers", first, after, order),
-            lambda keys: self.reader.papers_of_categories(keys, first, after, EVERYTHING, order),
-            _empty_page,
-        )
-
     # -- signers -------------------------------------------------------------------------
 
     @property
     def signer(self) -> DataLoader[str, SignerRecord | None]:
         return self.batch("signer", self.reader.signers_by_ids, lambda: None)
 
+    def owned(self, method: str, args: tuple[Hashable, ...]) -> DataLoader[str, Page]:
+        """Owners' papers (since 0.9.4 one loader for them all): ``reader.<method>``
+        (``papers_of_authors``, ``papers_of_categories``, ``papers_of_signers``) with ``args``
+        after the owner keys, a page or a listing's end; the owners asking for it, in one call."""
+        read = getattr(self.reader, method)
+        return self.batch((method, args), lambda keys: read(keys, *args), _empty_page)
+
+    def owned_page(
+        self, method: str, first: int, after: PaperKey | None, rest: tuple[Hashable, ...]
+    ) -> DataLoader[str, Page]:
+        """A page of :meth:`owned` with every field of its papers (``rest``: the arguments after them)."""
+        return self.owned(method, (first, after, EVERYTHING, *rest))
+
     def facets(self, listing: Listing, first: int) -> DataLoader[Facet, list[FacetCount]]:
         return self.batch(
             ("facets", listing, first), lambda keys: self.reader.facet_counts(listing, keys, first), list
-        )
-
-    def signer_papers(
-        self, first: int, after: PaperKey | None, bundle: bool | None, order: ListingOrder
-    ) -> DataLoader[str, Page]:
-        return self.batch(
-            ("signer_papers", first, after, bundle, order),
-            lambda keys: self.reader.papers_of_signers(keys, first, after, EVERYTHING, bundle, order),
-            _empty_page,
         )
 
 

@@ -6,9 +6,27 @@ from collections.abc import Callable
 from typing import Annotated, Any, TypeVar, cast
 
 import strawberry
+from strawberry.types import Info
 from strawberry.types.nodes import SelectedField, Selection
 
-__all__ = ["AFTER", "FIRST", "After", "Before", "First", "Last", "argument", "resolver", "selects"]
+from pith_graph.api.context import Context
+
+__all__ = [
+    "AFTER",
+    "FIRST",
+    "After",
+    "Before",
+    "First",
+    "GraphInfo",
+    "Last",
+    "argument",
+    "counted",
+    "resolver",
+    "selects",
+]
+
+#: The ``info`` of a resolver of this schema.
+GraphInfo = Info[Context, None]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -21,12 +39,14 @@ AFTER = (
     "An endCursor or edge cursor of an earlier page of this listing: continue after it; null: from the start."
 )
 LAST = (
-    "Backward paging (since 0.9.2): the last N papers before the cursor before (without before: the "
+    "Backward paging (Query.papers since 0.9.2; an author's, a category's and a signer's papers "
+    "since 0.9.4): the last N papers before the cursor before (without before: the "
     "listing's last N), shown in the listing's own order; null with before: 20; capped as first is. "
     "Not with first or after."
 )
 BEFORE = (
-    "Backward paging (since 0.9.2): a startCursor or edge cursor of this same listing and orderBy: "
+    "Backward paging (Query.papers since 0.9.2; an author's, a category's and a signer's papers "
+    "since 0.9.4): a startCursor or edge cursor of this same listing and orderBy: "
     "the page ends just before it; null: at the listing's end. Not with first or after."
 )
 
@@ -39,9 +59,16 @@ def argument(description: str) -> Any:
 #: ``first`` of a page or ranked list (default 20) and ``after`` of a page of papers.
 First = Annotated[int | None, argument(FIRST)]
 After = Annotated[str | None, argument(AFTER)]
-#: ``last`` and ``before`` of ``Query.papers`` (since 0.9.2).
+#: ``last`` and ``before`` of ``Query.papers`` (since 0.9.2) and of the nested ``papers`` (since 0.9.4).
 Last = Annotated[int | None, argument(LAST)]
 Before = Annotated[str | None, argument(BEFORE)]
+
+
+def counted(count: int | None) -> int:
+    """A record's paper count, which the resolvers always ask the reader for."""
+    if count is None:
+        raise RuntimeError("a record without its paper count reached a field that shows it")
+    return count
 
 
 def resolver(description: str) -> Callable[[F], F]:

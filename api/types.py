@@ -9,23 +9,12 @@ from __future__ import annotations
 from typing import Annotated
 
 import strawberry
-from strawberry.types import Info
 
 from pith_graph.api.author_pages import AUTHORS_ON, after_key
 from pith_graph.api.bylines import BYLINE, Byline, byline_of
-from pith_graph.api.connection import (
-    OrderBy,
-    Owned,
-    PaperConnection,
-    PaperOrder,
-    known_count,
-    listing_order,
-    paged_connection,
-    paging,
-)
-from pith_graph.api.context import Context
+from pith_graph.api.connection import OrderBy, Owned, PaperConnection, PaperOrder, known_count, owned_papers
 from pith_graph.api.cost import LIST_SIZES, capped, first_default
-from pith_graph.api.fields import After, First, argument, resolver
+from pith_graph.api.fields import After, Before, First, GraphInfo, Last, argument, counted, resolver
 from pith_graph.api.limits import page_size
 from pith_graph.api.node_ids import Node
 from pith_graph.api.plain_types import Alias, NameForm, TrustedKey
@@ -39,13 +28,8 @@ from pith_graph.api.rank_pages import (
     coauthor_after,
 )
 from pith_graph.api.reads.discovery import Listing
-from pith_graph.api.reads.records import (
-    AuthorRecord,
-    CategoryRecord,
-    PaperFilter,
-    SignatureRecord,
-    SignerRecord,
-)
+from pith_graph.api.reads.records import AuthorRecord, CategoryRecord, PaperFilter
+from pith_graph.api.signer_types import Signature, Signer, Verification
 from pith_graph.schema.rows import PaperRow
 
 __all__ = [
@@ -55,6 +39,7 @@ __all__ = [
     "Category",
     "CategoryCount",
     "Coauthor",
+    "GraphInfo",
     "Paper",
     "PathStep",
     "RelatedPaper",
@@ -64,62 +49,8 @@ __all__ = [
     "Verification",
 ]
 
-GraphInfo = Info[Context, None]
 _AUTHORS_FIRST = "How many authors: null or left out is the page cap (100 unless the server says otherwise), also the most."
 _AUTHORS_AFTER = "The nameKey of the last author you have: the page starts after it; null: from the first."
-_SIGNED_BUNDLE = "true: bundles it signed; false: events it signed in another's bundle; null: every paper."
-
-
-def counted(count: int | None) -> int:
-    """A record's paper count, which the resolvers always ask the reader for."""
-    if count is None:
-        raise RuntimeError("a record without its paper count reached a field that shows it")
-    return count
-
-
-@strawberry.type(description="A SIGNED edge: who signed which events of a paper, with which keys.")
-class Signature:
-    signer: Signer = strawberry.field(description="Who signed.")
-    key_ids: list[str] = strawberry.field(description="The keys it signed with, sorted.")
-    event_types: list[str] = strawberry.field(description="The types of the events it signed ([] for none).")
-    signed_bundle: bool = strawberry.field(description="True when this signer signed the bundle itself.")
-
-    @classmethod
-    def from_record(cls, record: SignatureRecord) -> Signature:
-        return cls(
-            signer=Signer.from_record(record.signer),
-            key_ids=list(record.key_ids),
-            event_types=list(record.event_types),
-            signed_bundle=record.signed_bundle,
-        )
-
-
-@strawberry.type(description="Why a paper's record is trusted: the verified bundle and its keys.")
-class Verification:
-    bundle_sha256: str = strawberry.field(description="SHA-256 of the verified bundle.")
-    state_sha256: str = strawberry.field(description="SHA-256 of the bundle's state (without this digest).")
-    canonical_sha256: str = strawberry.field(description="SHA-256 of the canonical record.")
-    built_at: str = strawberry.field(description="When the bundle was built (the newest bundle wins).")
-    key_ids: list[str] = strawberry.field(description="Every key that signed the bundle, sorted.")
-    bundle_key_id: str = strawberry.field(
-        description="The key that signed the bundle itself: its signer's rank decides conflicts."
-    )
-    rank: int | None = strawberry.field(
-        description="The precedence of that key's signer in this server's keyring (0 is the "
-        "highest: the registry); null when this server does not pin the key."
-    )
-    fingerprints: list[str] = strawberry.field(
-        description="The fingerprints of keyIds, in the same order, for the keys this server pins."
-    )
-    keys: list[TrustedKey] = strawberry.field(
-        description=f"The keys of keyIds as this server pins them (the first {LIST_SIZES['Verification.keys']})."
-    )
-    pith_number: strawberry.Private[str]
-
-    @resolver(f"Who signed the paper's events and bundle (at most {LIST_SIZES['Verification.signatures']}).")
-    async def signatures(self, info: GraphInfo) -> list[Signature]:
-        found = await info.context.signatures_of.load(self.pith_number)
-        return [Signature.from_record(record) for record in capped("Verification.signatures", found)]
 
 
 @strawberry.type(description="One arXiv version of a paper, as recorded by a verified bundle.")
@@ -260,6 +191,26 @@ class RelatedPaper:
     shared_authors: int = strawberry.field(description="How many authors the two papers share.")
 
 
+async def _owned_papers(
+    root: Author | Category,
+    info: GraphInfo,
+    first: First = None,
+    after: After = None,
+    order_by: OrderBy = PaperOrder.NEWEST,
+    last: Last = None,
+    before: Before = None,
+) -> PaperConnection:
+    """``papers`` of an author or a category: a page of ``Query.papers(filter: {author:})``'s
+    (``{category:}``'s) listing, read with the level's other owners."""
+    if isinstance(root, Author):
+        owned, where = Owned("papers_of_authors", root.name_key), PaperFilter(author=root.name_key)
+    else:
+        owned, where = Owned("papers_of_categories", root.code), PaperFilter(category=root.code)
+    count = known_count(root.paper_count)
+    pages = (first, after, last, before)
+    return await owned_papers(info.context, owned, count, Listing(where), order_by, pages)
+
+
 @strawberry.type(description="A person named on papers, identified by a normalised name key.")
 class Author(Node):
     name: str = strawberry.field(
@@ -281,15 +232,11 @@ class Author(Node):
         found = await info.context.name_forms_of.load(self.name_key)
         return [NameForm(name=f.name, paper_count=f.paper_count) for f in capped("Author.nameForms", found)]
 
-    @resolver("The author's papers, newest first (or oldest first: orderBy: OLDEST, since 0.9.3).")
-    async def papers(
-        self, info: GraphInfo, first: First = None, after: After = None, order_by: OrderBy = PaperOrder.NEWEST
-    ) -> PaperConnection:
-        paged = paging(info.context.limits, listing_order(order_by), first, after)
-        page = await info.context.author_papers(paged.size, paged.key, paged.order).load(self.name_key)
-        listing = Listing(PaperFilter(author=self.name_key))
-        owned = Owned("papers_of_authors", self.name_key)
-        return paged_connection(page, paged, known_count(self.paper_count), listing, owned)
+    papers: PaperConnection = strawberry.field(
+        resolver=_owned_papers,
+        description="The author's papers, newest first (or oldest first: orderBy: OLDEST, since "
+        "0.9.3); last and before page back (since 0.9.4).",
+    )
 
     @resolver("People who share papers with the author: most shared first, then by name key.")
     async def coauthors(self, info: GraphInfo, first: First = None, after: AfterKey = None) -> list[Coauthor]:
@@ -334,15 +281,11 @@ class Category(Node):
     def from_record(cls, record: CategoryRecord) -> Category:
         return cls(code=record.code, archive=record.archive, paper_count=counted(record.paper_count))
 
-    @resolver("Papers listed in the category, newest first (or oldest first: orderBy: OLDEST, since 0.9.3).")
-    async def papers(
-        self, info: GraphInfo, first: First = None, after: After = None, order_by: OrderBy = PaperOrder.NEWEST
-    ) -> PaperConnection:
-        paged = paging(info.context.limits, listing_order(order_by), first, after)
-        page = await info.context.category_papers(paged.size, paged.key, paged.order).load(self.code)
-        listing = Listing(PaperFilter(category=self.code))
-        owned = Owned("papers_of_categories", self.code)
-        return paged_connection(page, paged, known_count(self.paper_count), listing, owned)
+    papers: PaperConnection = strawberry.field(
+        resolver=_owned_papers,
+        description="Papers listed in the category, newest first (or oldest first: orderBy: OLDEST, "
+        "since 0.9.3); last and before page back (since 0.9.4).",
+    )
 
     @resolver("Authors with the most papers in the category, then by name key.")
     async def top_authors(
@@ -359,54 +302,6 @@ class Category(Node):
         size = page_size(first, info.context.limits)
         found = await info.context.ranked("co_listed", size, after_code(after)).load(self.code)
         return [CategoryCount(category=Category.from_record(c.category), count=c.count) for c in found]
-
-
-@strawberry.type(description="Whoever signed events or bundles.")
-class Signer(Node):
-    signer_id: str = strawberry.field(description="e.g. pith.science")
-    signer_type: str = strawberry.field(description="e.g. pith_registry")
-    key_ids: list[str] = strawberry.field(
-        description="Keys this signer used on the papers it signed, sorted."
-    )
-    paper_count: int = strawberry.field(description="How many papers it signed the bundle or an event of.")
-
-    @classmethod
-    def from_record(cls, record: SignerRecord) -> Signer:
-        return cls(
-            signer_id=record.signer_id,
-            signer_type=record.signer_type,
-            key_ids=list(record.key_ids),
-            paper_count=counted(record.paper_count),
-        )
-
-    @resolver(
-        "Papers with a bundle or an event the signer signed, newest first (or oldest first: orderBy: "
-        "OLDEST, since 0.9.3; paperCount counts them). "
-        "An event copied into another signer's bundle counts too: signedBundle true lists only the "
-        "papers whose bundle it signed (what it published), false only those it signed events of "
-        "in another signer's bundle (counted when asked for: a scan of the signer's papers)."
-    )
-    async def papers(
-        self,
-        info: GraphInfo,
-        first: First = None,
-        after: After = None,
-        signed_bundle: Annotated[bool | None, argument(_SIGNED_BUNDLE)] = None,
-        order_by: OrderBy = PaperOrder.NEWEST,
-    ) -> PaperConnection:
-        context = info.context
-        paged = paging(context.limits, listing_order(order_by), first, after)
-        page = await context.signer_papers(paged.size, paged.key, signed_bundle, paged.order).load(
-            self.signer_id
-        )
-        listing = Listing(signer=self.signer_id, signed_bundle=signed_bundle)
-
-        async def count() -> int:
-            return await context.run(context.reader.count_listing, listing)
-
-        counter = known_count(self.paper_count) if signed_bundle is None else count
-        owned = Owned("papers_of_signers", self.signer_id, (signed_bundle,))
-        return paged_connection(page, paged, counter, listing, owned)
 
 
 @strawberry.type(description="One hop of a collaboration path: two authors named on one paper.")

@@ -13,9 +13,8 @@ from typing import Any
 
 from pith_graph.api.connection import Owned, Paging, Reach, listing_order, paging
 from pith_graph.api.connection import PageInfo as PageInfoObject
-from pith_graph.api.cursors import cursor_of, decode_cursor
+from pith_graph.api.cursors import cursor_of
 from pith_graph.api.inputs import filter_from_arguments
-from pith_graph.api.limits import page_size
 from pith_graph.api.plan.specs import Spec, Step, load, value
 from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.records import ListingOrder, Page, PaperFilter
@@ -50,11 +49,7 @@ def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     :class:`~pith_graph.api.connection.Reach` in the same batch when the selection asks for
     it (:attr:`~pith_graph.api.plan.specs.Hint.page_info`; one LIMIT 1 read)."""
     where = filter_from_arguments(step.args.get("filter"))
-    args = step.args
-    order = listing_order(args.get("orderBy"))
-    paged = paging(
-        step.context.limits, order, args.get("first"), args.get("after"), args.get("last"), args.get("before")
-    )
+    order, paged = _paging(step)
     page = step.batch.call("list_papers", where, paged.size, paged.key, step.want, paged.read_order)
     end = _end(step, paged.reach(where), paged.toward)
 
@@ -68,20 +63,28 @@ def papers(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
     return connection
 
 
+def _paging(step: Step) -> tuple[ListingOrder, Paging]:
+    """The order and :class:`~pith_graph.api.connection.Paging` of a ``papers`` field's
+    arguments, as its resolver reads them (the same checks, in the same order)."""
+    args = step.args
+    order = listing_order(args.get("orderBy"))
+    first, after, last, before = (args.get(name) for name in ("first", "after", "last", "before"))
+    return order, paging(step.context.limits, order, first, after, last, before)
+
+
 def page_of(method: str, key: str, bundled: bool = False) -> Callable[..., Any]:
     """A ``papers`` connection of each source in its ``orderBy`` (since 0.9.3; its total: its
-    paper count, or its listing's). ``bundled``: the reader takes a signer's ``signedBundle``.
-    A page after a cursor reads its hasPreviousPage's Reach when asked for: the end of every
-    source's listing in one batched call (``method``, one paper each)."""
+    paper count, or its listing's), forwards or backward (since 0.9.4: the other order's page,
+    reversed). ``bundled``: the reader takes a signer's ``signedBundle``. The side toward a
+    cursor (hasPreviousPage after it, hasNextPage before it) reads its Reach when asked for:
+    the end of every source's listing in one batched call (``method``, one paper each)."""
 
     def resolve(step: Step, sources: list[Any]) -> Callable[[], list[Any]]:
-        order = listing_order(step.args.get("orderBy"))
-        size = page_size(step.args.get("first"), step.context.limits)
-        paged = Paging(size, decode_cursor(step.args.get("after"), order), order)
+        order, paged = _paging(step)
         keys = [getattr(source, key) for source in sources]
         bundle = step.args.get("signedBundle")  # a signer's papers(signedBundle:): counted
         extra = (bundle,) if bundled else ()
-        found = step.batch.keyed(method, (size, paged.key, step.want, *extra, order), keys)
+        found = step.batch.keyed(method, (paged.size, paged.key, step.want, *extra, paged.read_order), keys)
         owners = [Owned(method, k, extra) for k in keys]
         reach = paged.reach(owners[0]) if owners else None
         ends = None

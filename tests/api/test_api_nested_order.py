@@ -258,16 +258,19 @@ def test_the_parents_pages_are_read_in_one_statement_each(both: tuple[Api, Api])
 
 
 def test_order_by_is_no_size_in_the_cost() -> None:
-    """``orderBy`` changes no cost: a nested page costs its ``first`` either way."""
+    """``orderBy`` changes no cost: a nested page costs its ``first`` either way, or its
+    ``last`` (a page back, since 0.9.4) as ``first``."""
     schema = build_schema()._schema
     query = (
-        "{ papers(first: 5) { nodes { authors(first: 10) { papers(first: 30@) { nodes { title } } } } } "
-        'category(code: "cs.LG") { papers(first: 7@) { nodes { title } } } '
-        'signer(id: "pith.science") { papers(first: 9@, signedBundle: false) { nodes { title } } } }'
+        "{ papers(first: 5) { nodes { authors(first: 10) { papers(#: 30@) { nodes { title } } } } } "
+        'category(code: "cs.LG") { papers(#: 7@) { nodes { title } } } '
+        'signer(id: "pith.science") { papers(#: 9@, signedBundle: false) { nodes { title } } } }'
     )
     costs = {
-        order: query_cost(schema, parse(query.replace("@", order)), None, None, RequestLimits())
+        (size, order): query_cost(
+            schema, parse(query.replace("#", size).replace("@", order)), None, None, RequestLimits()
+        )
+        for size in ("first", "last")
         for order in ("", ", orderBy: OLDEST", ", orderBy: NEWEST", ", orderBy: null")
     }
-    assert set(costs.values()) == {costs[""]}, costs
-    assert costs[""] == 5 + 5 * 10 + 50 * 30 + 7 + 9, costs
+    assert set(costs.values()) == {5 + 5 * 10 + 50 * 30 + 7 + 9}, costs

@@ -55,10 +55,12 @@ def test_sdl_has_the_fields_frontends_rely_on() -> None:
         "topAuthors(first: Int = null, after: String = null): [AuthorCount!]!",
         "verification: Verification!",
         "relatedPapers(first: Int = null, after: String = null): [RelatedPaper!]!",
-        # An author's and a category's papers, and a signer's (since 0.9.3: orderBy).
-        "papers(first: Int = null, after: String = null, orderBy: PaperOrder = NEWEST): PaperConnection!",
+        # An author's and a category's papers, and a signer's (since 0.9.3: orderBy; since
+        # 0.9.4: last, before).
+        "papers(first: Int = null, after: String = null, orderBy: PaperOrder = NEWEST, "
+        "last: Int = null, before: String = null): PaperConnection!",
         "papers(first: Int = null, after: String = null, signedBundle: Boolean = null, "
-        "orderBy: PaperOrder = NEWEST): PaperConnection!",
+        "orderBy: PaperOrder = NEWEST, last: Int = null, before: String = null): PaperConnection!",
     ):
         assert line in sdl, line
 
