@@ -1,4 +1,4 @@
-"""Errors name the argument they refuse, machine-readably (since 0.9.3): ``extensions.argument``
+"""Errors name the argument they refuse, machine-readably (since 0.9.4): ``extensions.argument``
 is the argument as the client wrote it (``first``, ``filter.categories[1]``), a nested field's
 included, so a form can mark the input without reading the message; an error about no one
 argument has no ``argument`` key.

@@ -132,7 +132,7 @@ def test_a_page_is_forwards_or_backward_not_both(memory_api: Api) -> None:
     ):
         error = _refused(memory_api, **mixed)
         assert error["extensions"]["code"] == "BAD_USER_INPUT", error
-        assert error["message"] == (  # since 0.9.3 it says which were given
+        assert error["message"] == (  # since 0.9.4 it says which were given
             "papers pages forwards (first, after) or backwards (last, before), not both in one page: "
             f"{given} were given."
         ), error

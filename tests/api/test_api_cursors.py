@@ -81,7 +81,7 @@ def test_a_forged_cursor_is_bad_user_input(api: Api, query: str, cursor: str) ->
 @pytest.mark.parametrize("query", LISTINGS)
 def test_a_search_cursor_given_to_a_listing_is_named_as_one(api: Api, query: str) -> None:
     """A search's cursor is one this API issued: refused as "not a cursor this API issued"
-    (0.9.2), a client looked for a corrupted cursor; it is named for what it is (since 0.9.3)."""
+    (0.9.3 and earlier), a client looked for a corrupted cursor; it is named for what it is (since 0.9.4)."""
     search = api.data('{ search(text: "learning", first: 1) { edges { cursor } } }')
     cursor = search["search"]["edges"][0]["cursor"]
     for _ in range(2):

@@ -1,4 +1,4 @@
-"""hasPreviousPage of a page after a cursor (since 0.9.3): whether the listing has a paper at
+"""hasPreviousPage of a page after a cursor (since 0.9.4): whether the listing has a paper at
 or before the cursor's place, read only when asked for; and a stored plan reads hasNextPage
 before a cursor only when asked for too.
 
