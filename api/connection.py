@@ -256,9 +256,9 @@ class PageInfo:
     has_previous_page: bool = strawberry.field(
         resolver=_has_previous,
         description="With after: true when the listing has a paper at or before after's place (since "
-        "0.9.3; 0.9.2 answered true whenever after was given); for "
-        "papers(last:) or papers(before:) (since 0.9.2): true when more papers come before it; "
-        "otherwise false.",
+        "0.9.4; 0.9.3 answered true whenever after was given); for papers(last:) or papers(before:) "
+        "(Query.papers since 0.9.2; an author's, a category's, a signer's since 0.9.4): true when more "
+        "papers come before it; otherwise false.",
     )
     start_cursor: str | None = strawberry.field(
         description="The first edge's cursor (for papers, pass it as before for the page before, since "

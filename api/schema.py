@@ -262,9 +262,10 @@ async def _collaboration_path(
     hops = path_hops(max_hops, context.limits)
     keys = [author_key(from_, "from"), author_key(to, "to")]
     found = await context.author.load_many(keys)
-    for name, record in zip((from_, to), found, strict=True):
+    for which, name, record in zip(("from", "to"), (from_, to), found, strict=True):
         if record is None:
-            raise NotFound(f"No author is named {name.strip()!r}.", "Look the name up with author(name:).")
+            suggestion = "Look the name up with author(name:)."
+            raise NotFound(f"No author is named {name.strip()!r}.", suggestion, argument=which)
     steps = await context.run(context.reader.collaboration_path, keys[0], keys[1], hops)
     if steps is None:
         return None

@@ -71,6 +71,19 @@ REFUSED: list[tuple[str, dict[str, Any], str, str]] = [
     ('{ authors(prefix: "a", first: 1000) { name } }', {}, "LIMIT_EXCEEDED", "first"),
     ("{ papersById(ids: " + _IDS + ") { title } }", {}, "LIMIT_EXCEEDED", "ids"),
     ("{ nodes(ids: " + _IDS + ") { id } }", {}, "LIMIT_EXCEEDED", "ids"),
+    # an unknown author: the first of the two the path names (since 0.9.4)
+    (
+        '{ collaborationPath(from: "No Such Person", to: "Nobody") { paper { title } } }',
+        {},
+        "NOT_FOUND",
+        "from",
+    ),
+    (
+        'query($t: String!) { collaborationPath(from: "Ann Lee", to: $t) { paper { title } } }',
+        {"t": "Nobody"},
+        "NOT_FOUND",
+        "to",
+    ),
     ("{ papers(first: 1) { facets(first: 1000) { categories { value } } } }", {}, "LIMIT_EXCEEDED", "first"),
     # graphql-core's refusal of a value at execution: a variable whose default let it stand
     # for a non-null code, sent null
@@ -121,7 +134,6 @@ UNNAMED: list[tuple[str, dict[str, Any], str]] = [
         {},
         "LIMIT_EXCEEDED",  # the cost
     ),
-    ('{ collaborationPath(from: "No Such Person", to: "Nobody") { paper { title } } }', {}, "NOT_FOUND"),
 ]
 
 
