@@ -32,6 +32,7 @@ from pith_graph.loader.format import utc_text
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.stores import cypher_export as cypher
 from pith_graph.loader.stores.cypher_export import own_properties
+from pith_graph.loader.stores.latest import IS_LATEST
 from pith_graph.loader.stores.memory_graph import EdgeInterner, put
 from pith_graph.loader.stores.memory_guard import check_built
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -231,6 +232,14 @@ def _papers(tx: neo4j.ManagedTransaction, G: nx.DiGraph, piths: Iterable[str], c
             raise _Changed(f"{len(part) - read} of the papers listed were gone when read")
 
 
+def _advice(G: nx.DiGraph) -> str:
+    """What a refusal of ``G`` tells to do: a paper without ``isLatest`` is one written before
+    0.9.4 (``pith-graph schema`` gives it one), not an analyst's edit."""
+    if any(data.get(LABEL_ATTRIBUTE) == "Paper" and IS_LATEST not in data for data in G._node.values()):
+        return "; the database was written before 0.9.4: run pith-graph schema (or a load) first"
+    return "; fix it in the database"
+
+
 def export_subgraph(
     store: Neo4jStore,
     selection: Selection | None = None,
@@ -263,7 +272,7 @@ def export_subgraph(
         shared = EdgeInterner()
         put(G, (), [(start, end, shared(data)) for start, end, data in G.edges(data=True)])
         # a file serve --graph would refuse is never written (an analyst's SET a.paperCount = '7')
-        check_built(G, _HAND_EDITED, "; fix it in the database")
+        check_built(G, _HAND_EDITED, _advice(G))
         return G
     raise StoreError(
         StoreErrorCode.UNAVAILABLE,

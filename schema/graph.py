@@ -127,6 +127,12 @@ PAPER = NodeSpec(
             " Author; absent when it names none",
             required=False,
         ),
+        _p(
+            "isLatest",
+            "boolean",
+            "true for the newest version of its source: no paper of the graph with its sourceKind"
+            " and sourceId has a greater (sourceVersion, builtAt, pithNumber); kept by every write",
+        ),
     ),
     "One arXiv version of a paper, as recorded by a verified bundle.",
 )

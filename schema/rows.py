@@ -56,7 +56,8 @@ def snake_case(name: str) -> str:
 
 class PaperRow(NamedTuple):
     """The properties of a ``Paper`` node (see :data:`~pith_graph.schema.graph.PAPER`) but
-    ``authorNames``, which the stores write from the paper's author rows."""
+    ``authorNames`` and ``isLatest``, which the stores write from the paper's author rows and its
+    source's other papers."""
 
     pith_number: str
     short_pith_number: str
@@ -178,8 +179,9 @@ def _lists(specs: Sequence[PropertySpec]) -> frozenset[int]:
     return frozenset(index for index, spec in enumerate(specs) if spec.type.startswith("list"))
 
 
-#: Written by the stores from :class:`~pith_graph.loader.rows.PaperRows`' authors, not rows.
-_PAPER_DERIVED = ("authorNames",)
+#: Written by the stores (from :class:`~pith_graph.loader.rows.PaperRows`' authors, from the
+#: source's other papers), not rows.
+_PAPER_DERIVED = ("authorNames", "isLatest")
 _PAPER_SPECS = tuple(spec for spec in PAPER.properties if spec.name not in _PAPER_DERIVED)
 _PAPER_NAMES = _bind(PaperRow, _PAPER_SPECS)
 _PAPER_LISTS = _lists(_PAPER_SPECS)
@@ -192,5 +194,5 @@ _CATEGORY_NAMES = _bind(CategoryLinkRow, CATEGORY.properties + IN_CATEGORY.prope
 _IN_CATEGORY_NAMES = tuple(spec.name for spec in IN_CATEGORY.properties)
 _SIGNER_KEY = tuple(spec for spec in SIGNER.properties if spec.name != "keyIds")
 _SIGNED_NAMES = _bind(SignatureRow, _SIGNER_KEY + SIGNED.properties)[2:]
-#: The Paper properties a :class:`PaperRow` holds, in its field order (all but ``authorNames``).
+#: The Paper properties a :class:`PaperRow` holds, in its field order (all but ``authorNames``, ``isLatest``).
 PAPER_ROW_PROPERTIES = _PAPER_NAMES

@@ -73,6 +73,7 @@ def test_the_readme_has_the_cookbook_queries() -> None:
         "category_over_time",
         "cross_listed_together",
         "versions_of_arxiv_id",
+        "newest_versions_by_year",
         "papers_signed_by_key",
         # with GDS and APOC
         "central_authors_of_category",
@@ -169,6 +170,23 @@ def test_cross_listed_together(loaded: tuple[Any, nx.DiGraph]) -> None:
     expected = [{"category": a, "other": b, "papers": n} for (a, b), n in ranked]
     assert len(expected) == 10
     assert query(server, "cross_listed_together") == expected
+
+
+def test_newest_versions_by_year(loaded: tuple[Any, nx.DiGraph]) -> None:
+    """Each id once, by its newest version (``isLatest``): the memory graph's newest per source."""
+    server, G = loaded
+    sources: defaultdict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for data in nodes(G, "Paper").values():
+        sources[data["sourceKind"], data["sourceId"]].append(data)
+    newest = {
+        source: max(papers, key=lambda p: (p["sourceVersion"], p["builtAt"], p["pithNumber"]))
+        for source, papers in sources.items()
+    }
+    assert len(newest) < len(nodes(G, "Paper"))  # some ids have several versions
+    years = Counter(data["submittedYear"] for data in newest.values())
+    assert query(server, "newest_versions_by_year") == [
+        {"year": year, "papers": n} for year, n in sorted(years.items())
+    ]
 
 
 def test_versions_of_arxiv_id(loaded: tuple[Any, nx.DiGraph]) -> None:

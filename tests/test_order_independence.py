@@ -228,6 +228,20 @@ def describe(seed: int, how: Arrival | str) -> str:
 
 # -- the memory store: many orders -------------------------------------------------------------
 
+
+def check_latest(export: GraphExport, *, context: str) -> None:
+    """Each source's newest paper, and it alone, is marked ``isLatest`` (since 0.9.4): the
+    exports compared below then hold it the same in every order, store and import."""
+    sources: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for node in export.nodes.values():
+        if node["label"] == "Paper":
+            sources.setdefault((node["sourceKind"], node["sourceId"]), []).append(node)
+    assert any(len(papers) > 1 for papers in sources.values()), context
+    for papers in sources.values():
+        newest = max(papers, key=lambda p: (p["sourceVersion"], p["builtAt"], p["pithNumber"]))
+        assert [p["isLatest"] for p in papers] == [p is newest for p in papers], context
+
+
 SEEDS = tuple(range(1, 9))
 ORDERS = 8
 
@@ -239,6 +253,7 @@ def test_every_order_and_batching_ends_in_the_same_graph(seed: int, tmp_path: Pa
     load(reference, tmp_path, bundles, one_batch(len(bundles)))
     expected = reference.export()
     check_names(expected, bundles, context=describe(seed, "one batch"))
+    check_latest(expected, context=describe(seed, "one batch"))
     rng = random.Random(f"orders-{seed}")
     for _ in range(ORDERS):
         how = arrival(rng, len(bundles))

@@ -38,11 +38,13 @@ __all__ = [
     "ARRAY_DELIMITER",
     "EDGE_TARGETS",
     "NODE_TARGETS",
+    "PAPER_COLUMNS",
     "TARGETS",
     "Target",
     "alias_id",
     "encode",
     "line",
+    "with_latest",
 ]
 
 ARRAY_DELIMITER = "\x1f"
@@ -81,6 +83,24 @@ def _node_target(spec: NodeSpec) -> Target:
 def _edge_target(spec: RelationshipSpec) -> Target:
     columns = [f":START_ID({spec.start})", f":END_ID({spec.end})", *_columns(spec.properties)]
     return Target(spec.type.lower(), "--relationships", spec.type, ",".join(columns))
+
+
+#: The Paper properties a spilled Paper row holds (pass one), in the header's order: all but
+#: ``isLatest``, the last column, which pass two appends (:func:`with_latest`) once it has
+#: decided the source's papers.
+PAPER_COLUMNS = PAPER.property_names[:-1]
+if PAPER.property_names[-1] != "isLatest":
+    raise TypeError("the bulk import appends isLatest to Paper rows: it must be the last property")
+
+
+def with_latest(row: bytes, latest: bool) -> bytes:
+    """A spilled Paper row (one line, however many line breaks its values hold: the last byte
+    ends it) with its ``isLatest`` appended.
+
+    >>> with_latest(b'"pith:1",3\\n', True)
+    b'"pith:1",3,true\\n'
+    """
+    return row[:-1] + (b",true\n" if latest else b",false\n")
 
 
 NODE_TARGETS = tuple(_node_target(spec) for spec in (PAPER, AUTHOR, CATEGORY, ALIAS, SIGNER))

@@ -30,7 +30,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from pith_graph.errors import printable
-from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, alias_id, line
+from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, alias_id, line, with_latest
 from pith_graph.loader.bulk.recovery import open_unfollowed
 from pith_graph.loader.bulk.spill import read_partition
 from pith_graph.loader.stores.names import settle
@@ -134,11 +134,18 @@ def _decide(
     records = list(read_partition(spill, part))
     plan = plan_batch(records, [], rank)
     csv.outcomes.update(plan.outcomes)
+    newest: dict[tuple[str, str], tuple[int, str, str]] = {}  # a partition holds whole sources
+    for record in plan.write:
+        place = (record.source_version, record.built_at, record.pith_number)
+        newest[record.source] = max(place, newest.get(record.source, place))
     for record in plan.write:
         csv.nodes["Paper"] += 1
+        latest = newest[record.source][2] == record.pith_number  # (stores.latest's order)
         for slot, segment in enumerate(record.segments):
             if segment:
                 target = slot // 2
+                if target == 0:
+                    segment = with_latest(segment, latest)
                 csv.write(0 if target == 0 else len(NODE_TARGETS) + target - 1, bool(slot % 2), segment)
         for edge, rows in zip(EDGE_TARGETS, record.nodes, strict=True):
             csv.edges[edge.label] += len(rows)

@@ -23,11 +23,10 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from pith_graph.errors import BundleError, Source
-from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, alias_id, line
+from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, PAPER_COLUMNS, alias_id, line
 from pith_graph.loader.pipeline import Rejection, WorkerConfig, process_one
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.sources import RawBundle
-from pith_graph.schema.graph import PAPER
 
 __all__ = ["SLOTS", "SpillHandler", "SpillRecord", "partition_of", "read_partition"]
 
@@ -63,7 +62,7 @@ def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
         parts[2 * target + multiline].append(encoded)
 
     properties = rows.paper_properties()
-    add(0, [properties.get(name) for name in PAPER.property_names])  # None: no property
+    add(0, [properties.get(name) for name in PAPER_COLUMNS])  # None: no property; isLatest: pass two
     for author in rows.authors:
         add(1, [author.name_key, pith])
     for category in rows.categories:

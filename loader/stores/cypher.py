@@ -14,7 +14,7 @@ Sections:
   removed and delete the removed ones (first reading an analyst's properties on the edges of
   those replaced); merge and lock authors and categories; write each paper with its aliases and
   edges in one pass, then set those properties back; delete the nodes left without an edge; refresh
-  ``Signer.keyIds``, and ``Author.paperCount`` and ``name``;
+  ``Signer.keyIds``, ``Author.paperCount`` and ``name``, and the touched sources' ``Paper.isLatest``;
 * store reads: digests, counts, clear (exports: :mod:`~pith_graph.loader.stores.cypher_export`).
 
 The API's read statements live with their reader (:mod:`pith_graph.api.reads.cypher`).
@@ -40,8 +40,15 @@ def keyed(var: str, label: str, *, filled: tuple[str, ...] = ()) -> str:
     >>> keyed("c", "Category")
     'c.code IS NOT NULL AND c.archive IS NOT NULL'
     """
+    filled = (*filled, *_DERIVED_SINCE.get(label, ()))
     required = [prop.name for prop in NODES[label].properties if prop.required and prop.name not in filled]
     return " AND ".join(f"{var}.{name} IS NOT NULL" for name in required)
+
+
+#: Properties every write keeps that a database written before they existed lacks until its
+#: upgrade (``pith-graph schema``, every load): not what tells the graph's nodes from an
+#: analyst's (a prune or an export before the upgrade passed over every paper).
+_DERIVED_SINCE = {"Paper": ("isLatest",)}
 
 
 __all__ = [
@@ -63,12 +70,15 @@ __all__ = [
     "OWN_TYPES",
     "PAPERS_SIGNED_WITH",
     "PAPER_AUTHOR_NAMES",
+    "PAPER_SOURCES",
     "PING",
     "REFRESH_AUTHORS",
+    "REFRESH_LATEST",
     "REFRESH_SIGNER_KEYS",
     "RESTORE_EDGE_EXTRAS",
     "SET_AUTHOR_NAMES",
     "SET_SIGNER_KEYS",
+    "SOURCE_PAPERS",
     "STORED_PAPERS",
     "WRITE_PAPERS",
     "count_edges",
@@ -311,6 +321,43 @@ SET_AUTHOR_NAMES = """
 UNWIND $rows AS row
 MATCH (a:Author {nameKey: row[0]})
 SET a.name = row[1], a.nameFolded = row[2], a.nameForms = row[3], a.nameFormCounts = row[4]
+"""
+
+#: The graph's papers of a source (``source``: ``[sourceKind, sourceId]``) that
+#: ``Paper.isLatest`` ranks: those with a key, a version and a build time (the API's
+#: ``latestVersions`` compared the same papers, before 0.9.4, per read).
+SOURCE_PAPERS = (
+    "MATCH (p:Paper {sourceId: source[1]}) WHERE p.sourceKind = source[0] AND size(p.pithNumber) > 0"
+    " AND p.sourceVersion IS NOT NULL AND p.builtAt IS NOT NULL"
+)
+
+#: ``Paper.isLatest`` of every paper of each source of $sources (``[sourceKind, sourceId]``,
+#: sorted): true for the greatest ``(sourceVersion, builtAt, pithNumber)``, false for the rest
+#: (written only where it changes). The source's lock alias (LOCK_SOURCES) is locked first: a
+#: load holds it already; a removal (prune) and the upgrade take it here, so two writes of one
+#: source's papers never decide its newest from each other's uncommitted state. Strings compare
+#: as in memory: ``builtAt`` and ``pithNumber`` are ASCII.
+REFRESH_LATEST = f"""
+UNWIND $sources AS source
+OPTIONAL MATCH (lock:Alias {{kind: source[0], value: source[1]}})
+SET lock._lock = true REMOVE lock._lock
+WITH DISTINCT source
+CALL (source) {{
+  {SOURCE_PAPERS}
+  WITH p ORDER BY p.sourceVersion DESC, p.builtAt DESC, p.pithNumber DESC
+  WITH collect(p) AS papers
+  UNWIND range(0, size(papers) - 1) AS at
+  WITH papers[at] AS p, at = 0 AS latest
+  WHERE p.isLatest IS NULL OR p.isLatest <> latest
+  SET p.isLatest = latest
+}}
+"""
+
+#: The sources of the papers of $piths (to remove: their sources' isLatest is refreshed after).
+PAPER_SOURCES = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+RETURN DISTINCT [p.sourceKind, p.sourceId] AS source
 """
 
 # --- store reads --------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pith_graph.loader.stores.cypher import keyed
 
-__all__ = ["AUTHORS_TO_UPGRADE", "DOIS_TO_FOLD", "FOLD_DOIS", "SET_AUTHORS"]
+__all__ = ["AUTHORS_TO_UPGRADE", "DOIS_TO_FOLD", "FOLD_DOIS", "SET_AUTHORS", "SOURCES_WITHOUT_LATEST"]
 
 #: Authors written before ``nameFolded`` and ``paperCount`` existed (the loader fills them in:
 #: :meth:`~pith_graph.loader.stores.neo4j.Neo4jStore.ensure_schema`), $limit at a time.
@@ -40,4 +40,19 @@ FOREACH (p IN papers |
   MERGE (folded:Alias {kind: 'doi', value: row[1]})
   MERGE (folded)-[:IDENTIFIES]->(p))
 DETACH DELETE old
+"""
+
+#: Sources (``[sourceKind, sourceId]``) with a paper written before ``Paper.isLatest`` existed
+#: (0.9.4), from $after on (a sourceId; null: the first), in sourceId order on the
+#: ``(sourceId, sourceVersion)`` index: each read goes on where the last stopped, so one pass
+#: over the index brings a database up to date (``cypher.REFRESH_LATEST`` writes each $limit),
+#: and finds nothing to do, once it is.
+SOURCES_WITHOUT_LATEST = """
+MATCH (p:Paper)
+WHERE p.sourceId >= coalesce($after, '') AND p.sourceVersion IS NOT NULL AND p.isLatest IS NULL
+  AND size(p.pithNumber) > 0 AND p.sourceKind IS NOT NULL AND p.builtAt IS NOT NULL
+WITH DISTINCT p.sourceId AS id, p.sourceKind AS kind
+ORDER BY id
+RETURN [kind, id] AS source
+LIMIT $limit
 """

@@ -27,9 +27,9 @@ from pith_graph.interrupts import interrupts_held
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, schema_counts
 from pith_graph.loader.stores.files import json_bytes, read_node_link, write_beside
-from pith_graph.loader.stores.memory_extras import edge_extras, rewrite_paper, with_extras
+from pith_graph.loader.stores.latest import fill_latest, mark_latest
+from pith_graph.loader.stores.memory_extras import edge_extras, paper_properties, rewrite_paper, with_extras
 from pith_graph.loader.stores.memory_graph import (
-    INTERNED,
     EdgeData,
     EdgeInterner,
     check_structure,
@@ -82,18 +82,6 @@ _SIGNER_TYPE = SIGNER.prop("signerType")
 _KEY_IDS = SIGNER.prop("keyIds")
 
 
-#: Paper properties with few distinct values, interned (one string object per value).
-_INTERNED = tuple(name for name in INTERNED[PAPER.label] if name != _PAPER_KEY_IDS)
-
-
-def _paper_properties(rows: PaperRows) -> dict[str, Any]:
-    props = rows.paper_properties()
-    for name in _INTERNED:
-        props[name] = sys.intern(props[name])
-    props[_PAPER_KEY_IDS] = [sys.intern(key) for key in props[_PAPER_KEY_IDS]]
-    return props
-
-
 def _as_digraph(graph: nx.DiGraph | nx.MultiDiGraph) -> nx.DiGraph:
     if not graph.is_directed():
         raise UsageError("pith-graph's graph is directed (an nx.DiGraph)")
@@ -117,6 +105,7 @@ class MemoryStore:
         self._names = PendingNames()  # a batch's spellings, counted into names at its end
         with built_or_refused(self.graph):  # (a graph a script edited: hand_edited, not a KeyError)
             fill_authors(self.graph)
+            fill_latest(self.graph)
             for _node, data in self.graph.nodes(data=True):
                 if data.get(_LABEL) == PAPER.label:
                     self._bundles[data[_BUNDLE_SHA256]] = data.get(_BUNDLE_KEY_ID)
@@ -217,11 +206,15 @@ class MemoryStore:
         """Remove papers, then write papers, Ctrl-C held (:mod:`pith_graph.interrupts`); authors renamed at the end."""
         with interrupts_held():
             self._spell_as_named_now([*remove, *(rows.pith_number for rows in write)])
+            nodes = self.graph._node
+            sources = {rows.source for rows in write} | {self._stored(pith).source for pith in remove}
             try:
                 for pith in remove:
                     self._remove(pith)
                 for rows in write:
                     self._write(rows)
+                for source in sources:  # each source's papers: their isLatest (stores.latest)
+                    mark_latest(nodes, self._by_source.get(source, ()))
             finally:
                 self._names.settle_into(self._author)
 
@@ -289,7 +282,7 @@ class MemoryStore:
         spellings = Spellings()
         new: list[tuple[str, dict[str, Any]]] = []
         edges: list[tuple[str, str, EdgeData]] = []
-        props = _paper_properties(rows)
+        props = paper_properties(rows)
         old = nodes.get(paper)
         kept = edge_extras(graph, paper) if old is not None else {}  # a script's, as Neo4j keeps them
         if old is not None:
@@ -404,6 +397,7 @@ def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:
     try:
         if _is_snapshot(path):
             snapshot = read_snapshot(path)
+            fill_latest(snapshot.graph)  # (saved before 0.9.4)
             (check_structure if checked else check_types)(snapshot.graph)
             return snapshot
         data = read_node_link(path)
@@ -411,6 +405,7 @@ def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:
             raise TypeError("expected a node-link JSON object, its graph attributes a map")
         graph = _as_digraph(from_node_link(data))
         fill_authors(graph)  # what older files lack, before it is checked
+        fill_latest(graph)
         check_structure(graph)
         store = MemoryStore(graph)
         store.compact()

@@ -9,14 +9,35 @@ script's properties has a plain dict of its own, as the script's annotated copy 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import networkx as nx
 
+from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.stores.latest import IS_LATEST
+from pith_graph.loader.stores.memory_graph import INTERNED
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER, PROPERTY_NAMES, RELATIONSHIPS, TYPE_ATTRIBUTE
 
-__all__ = ["EdgeExtras", "edge_extras", "rewrite_paper", "with_extras"]
+__all__ = ["EdgeExtras", "edge_extras", "paper_properties", "rewrite_paper", "with_extras"]
+
+_KEY_IDS = PAPER.prop("keyIds")
+#: Paper properties with few distinct values, interned (one string object per value).
+_INTERNED = tuple(name for name in INTERNED[PAPER.label] if name != _KEY_IDS)
+
+
+def paper_properties(rows: PaperRows) -> dict[str, Any]:
+    """The Paper node's properties as the in-memory store holds them: few-valued strings
+    interned, and ``isLatest`` last (false until its source's papers are marked:
+    :func:`~pith_graph.loader.stores.latest.mark_latest`), so every paper's are in one order."""
+    props = rows.paper_properties()
+    for name in _INTERNED:
+        props[name] = sys.intern(props[name])
+    props[_KEY_IDS] = [sys.intern(key) for key in props[_KEY_IDS]]
+    props[IS_LATEST] = False
+    return props
+
 
 #: A Paper's own attributes: its label and its schema's properties.
 _PAPER_OWN = PROPERTY_NAMES[PAPER.label] | {LABEL_ATTRIBUTE}

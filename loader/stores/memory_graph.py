@@ -33,6 +33,8 @@ import networkx as nx
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.shape import ALIAS_KIND, SOURCE_VERSIONS
+from pith_graph.loader.stores.latest import bad_latest
+from pith_graph.loader.stores.names import bad_forms
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -323,7 +325,8 @@ def check_structure(graph: nx.DiGraph) -> None:
     its ``authorNames`` (when it has them) one per Author of its AUTHORED edges;
     no Author, Category, Alias or Signer without a paper; an Author's ``paperCount`` at least
     its AUTHORED edges, its ``nameForms`` counting its ``paperCount`` papers, a Signer's ``keyIds`` at least the keys of its SIGNED edges (an
-    export of a part keeps the database's). Linear: two passes
+    export of a part keeps the database's); no Paper marked ``isLatest`` with a newer version of
+    its source beside it (:mod:`.latest`). Linear: three passes
     over the nodes, one over the edges. Raises :class:`ValueError` naming the first problem."""
     check_types(graph)
     nodes: dict[str, dict[str, Any]] = graph._node
@@ -359,13 +362,15 @@ def check_structure(graph: nx.DiGraph) -> None:
         elif label == AUTHOR.label and data[_PAPER_COUNT] < len(succ[node]):
             problem = f"paperCount {data[_PAPER_COUNT]} is below its {len(succ[node])} AUTHORED edges"
         elif label == AUTHOR.label and (_NAME_FORMS in data or _NAME_FORM_COUNTS in data):
-            problem = _bad_forms(data)
+            problem = bad_forms(data)
         elif label == SIGNER.label and not keys[node] <= set(data[_KEY_IDS]):
             problem = f"keyIds {data[_KEY_IDS]!r:.60} lack keys of its SIGNED edges"
         else:
             continue
         if problem is not None:
             raise ValueError(f"node {node!r:.80}: {problem}")
+    if (latest := bad_latest(graph)) is not None:
+        raise ValueError(f"node {latest[0]!r:.80}: {latest[1]}")
 
 
 class _Authors(dict[str, str]):
@@ -382,19 +387,6 @@ class _Authors(dict[str, str]):
         if len(edges) != len(names) or set(edges) != {self[name] for name in names}:
             return f"its authorNames {names!r:.60} are not the Authors of its AUTHORED edges"
         return None
-
-
-def _bad_forms(data: Mapping[str, Any]) -> str | None:
-    """What is wrong with an Author's ``nameForms`` and ``nameFormCounts`` (loader.stores.names)."""
-    forms, counts = data.get(_NAME_FORMS), data.get(_NAME_FORM_COUNTS)
-    if forms is None or counts is None or len(forms) != len(counts) or len(forms) < 2:
-        return "nameForms and nameFormCounts are not two lists of one length, at least 2"
-    if list(forms) != sorted(set(forms)) or forms[0] != data[_NAME]:
-        return "nameForms are not distinct and in order, name the first"
-    # An export of a part keeps the database's counts; one written to since, its forms.
-    if min(counts) < 1 or sum(counts) < data[_PAPER_COUNT]:
-        return "nameFormCounts are not counts of its paperCount papers"
-    return None
 
 
 def _bad_paper_links(

@@ -24,7 +24,7 @@ Settled(name='Zoë Smith', forms=None, counts=None)
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pith_graph.api.reads.folding import folded_name
@@ -35,6 +35,7 @@ __all__ = [
     "PendingNames",
     "Settled",
     "Spellings",
+    "bad_forms",
     "folded_words",
     "settle",
     "stored_spellings",
@@ -172,3 +173,16 @@ def _rename(data: dict[str, Any], key: str, settled: Settled) -> None:
         data.pop(_FORM_COUNTS, None)
     else:
         data[_FORMS], data[_FORM_COUNTS] = forms, counts
+
+
+def bad_forms(data: Mapping[str, Any]) -> str | None:
+    """What is wrong with an Author's ``nameForms`` and ``nameFormCounts`` (``None``: nothing)."""
+    forms, counts = data.get(_FORMS), data.get(_FORM_COUNTS)
+    if forms is None or counts is None or len(forms) != len(counts) or len(forms) < 2:
+        return "nameForms and nameFormCounts are not two lists of one length, at least 2"
+    if list(forms) != sorted(set(forms)) or forms[0] != data[_NAME]:
+        return "nameForms are not distinct and in order, name the first"
+    # An export of a part keeps the database's counts; one written to since, its forms.
+    if min(counts) < 1 or sum(counts) < data[_COUNT]:
+        return "nameFormCounts are not counts of its paperCount papers"
+    return None

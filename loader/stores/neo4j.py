@@ -48,6 +48,7 @@ from pith_graph.loader.stores import cypher, cypher_export, neo4j_batch, neo4j_c
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, schema_counts
 from pith_graph.loader.stores.cypher_export import own_properties
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
+from pith_graph.loader.stores.neo4j_latest import upgrade_latest
 from pith_graph.loader.stores.neo4j_names import upgrade_authors
 from pith_graph.loader.stores.neo4j_retry import (
     LOST_COMMIT_RETRY,
@@ -131,6 +132,7 @@ class Neo4jStore:
             ensure_schema(session, INDEX_WAIT_SECONDS)
             upgrade_authors(session)
             fold_doi_aliases(session)
+            upgrade_latest(session)
 
     def known_bundle_digests(self) -> set[str]:
         found = self._rows("reading stored bundle digests", cypher.KNOWN_BUNDLE_DIGESTS)

@@ -24,8 +24,11 @@ from pith_graph.schema.rows import AuthorRow
 __all__ = ["apply_batch", "read_rows", "remove_papers"]
 
 #: Every property of a Paper, null: what a paper written does not have is removed by
-#: WRITE_PAPERS's ``SET p += row.props``, and only that (an analyst's own properties stay).
-_NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(PAPER.property_names)
+#: WRITE_PAPERS's ``SET p += row.props``, and only that (an analyst's own properties stay);
+#: but ``isLatest``, which REFRESH_LATEST then writes where it changes.
+_NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(
+    name for name in PAPER.property_names if name != "isLatest"
+)
 #: Each relationship type's own properties (the rest of an edge's are an analyst's), as the
 #: lists a Cypher parameter holds.
 _OWN_EDGE_PROPERTIES = {kind: sorted(PROPERTY_NAMES[kind]) for kind in RELATIONSHIPS}
@@ -58,7 +61,7 @@ def apply_batch(
     plan = plan_batch(batch, stored, rank)
     if plan.write or plan.remove:
         held = {paper.pith_number for paper in stored}
-        _write(tx, plan.write, plan.remove, locks, held)
+        _write(tx, plan.write, plan.remove, locks, held, [list(source) for source in sources])
     elif locks:
         _run(tx, cypher.DELETE_ORPHANS, ids=locks)  # lock aliases of outranked sources
     return commits.decide(batch, stored, plan)
@@ -75,7 +78,8 @@ def remove_papers(
     }
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
-        _write(tx, [], remove, [], set(remove))
+        sources = sorted(r["source"] for r in tx.run(cypher.PAPER_SOURCES, piths=remove))
+        _write(tx, [], remove, [], set(remove), sources)
     return commits.decide_removal(found, remove)
 
 
@@ -85,10 +89,12 @@ def _write(
     remove: list[str],
     locks: list[str],
     held: set[str],
+    sources: list[list[str]],
 ) -> None:
     """Write the winning rows of a batch (one per paper) and delete the ``remove`` papers in
     the current transaction; ``locks`` are the batch's lock aliases (deleted if unused),
-    ``held`` the pith numbers stored before (only those have edges to detach)."""
+    ``held`` the pith numbers stored before (only those have edges to detach), ``sources``
+    those of every paper written or removed (their papers' ``isLatest`` is refreshed)."""
     signer_types: dict[str, str] = {}
     batch_keys: dict[str, set[str]] = {}
     authors: dict[str, AuthorRow] = {}
@@ -169,3 +175,4 @@ def _write(
         cypher.SET_SIGNER_KEYS,
         rows=[{"signerId": r["signerId"], "keyIds": sorted(r["keys"])} for r in kept],
     )
+    _run(tx, cypher.REFRESH_LATEST, sources=sources)
