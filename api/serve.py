@@ -104,6 +104,13 @@ def trust_warnings(reader: GraphReader, keyring: Keyring) -> list[str]:
     return warnings
 
 
+#: ``serve``'s warning of a Neo4j database written before 0.9.4 (:meth:`Neo4jReader.outdated`).
+OUTDATED = (
+    "the database holds papers written before 0.9.4, without Paper.isLatest: latestVersions leaves "
+    "them out until pith-graph schema (or a load) gives them theirs"
+)
+
+
 def _prepare(
     settings: ServerSettings,
     keyring: Keyring,
@@ -175,6 +182,8 @@ def _prepare(
     probe = connect()  # fail now on a bad address or password; each process connects itself
     try:
         warnings = trust_warnings(probe, keyring)
+        if probe.outdated():
+            warnings.append(OUTDATED)
     finally:
         probe.close()
     return (lambda: (connect(), BridgeRunner(), ThreadRunner(1))), warnings

@@ -383,6 +383,13 @@ UNWIND s.keyIds AS keyId
 WITH DISTINCT keyId WHERE keyId IN $keys
 RETURN keyId ORDER BY keyId
 """
+#: A paper written before ``Paper.isLatest`` (0.9.4), if any: ``serve``'s warning that
+#: ``latestVersions`` leaves it out until ``pith-graph schema`` (one read of the
+#: ``(sourceId, sourceVersion)`` index when there is none, as the upgrade's own).
+READ_OUTDATED_PAPER = """
+MATCH (p:Paper) WHERE p.sourceId >= '' AND p.sourceVersion IS NOT NULL AND p.isLatest IS NULL
+RETURN p.pithNumber LIMIT 1
+"""
 
 
 def _collaboration_path(hops: int, counts: bool) -> str:

@@ -395,6 +395,10 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
     def used_key_ids(self, keys: Collection[str]) -> list[str]:
         return [str(row[0]) for row in self._rows(cypher.READ_USED_KEY_IDS, keys=list(keys))]
 
+    def outdated(self) -> bool:
+        """Whether the database holds a paper written before ``Paper.isLatest`` (0.9.4)."""
+        return bool(self._rows(cypher.READ_OUTDATED_PAPER))
+
     def papers_of_signers(
         self,
         signer_ids: Sequence[str],

@@ -147,3 +147,30 @@ def test_serve_on_neo4j_warns_of_papers_of_revoked_keys_only_when_there_are(
             "--revoked-keys, removes them"
         ],
     ]
+
+
+def test_serve_on_neo4j_warns_of_papers_written_before_is_latest(samples_in_neo4j: Any) -> None:
+    """A database written before 0.9.4 has papers without ``Paper.isLatest``, which
+    ``latestVersions`` leaves out: serve says so, and says nothing once ``pith-graph schema``
+    (here ``ensure_schema``, what it runs) gave them theirs."""
+    store = samples_in_neo4j.connect()
+    warnings = []
+    try:
+        with store.driver.session(database=store.database) as session:
+            session.run("MATCH (p:Paper) REMOVE p.isLatest").consume()
+        for upgrade in (False, True):
+            if upgrade:
+                store.ensure_schema()
+            with _serving(samples_in_neo4j) as (url, output):
+                assert httpx.get(f"{url}/healthz", timeout=30).status_code == 200
+            warnings.append([line for line in "".join(output).splitlines() if line.startswith("WARNING")])
+    finally:
+        store.close()
+    assert warnings == [
+        [
+            "WARNING pith_graph.api.serve: the database holds papers written before 0.9.4, without "
+            "Paper.isLatest: latestVersions leaves them out until pith-graph schema (or a load) gives "
+            "them theirs"
+        ],
+        [],
+    ]
