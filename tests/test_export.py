@@ -15,7 +15,7 @@ import pytest
 
 import pith_graph.loader.export as export_module
 from pith_graph import export_graph
-from pith_graph.errors import StoreError, UsageError
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.export import PAST_THE_END, Selection, export_subgraph
 from pith_graph.loader.facade import load_graph
 from pith_graph.loader.stores.memory import MemoryStore
@@ -301,6 +301,63 @@ def test_an_export_the_database_changes_under_starts_again(
         with pytest.raises(StoreError, match=r"changed under the export 5 times \(1 of the papers listed"):
             export_subgraph(store)
         assert len(calls) == export_module.EXPORT_ATTEMPTS
+    finally:
+        store.clear()
+        store.close()
+
+
+def test_an_export_a_prune_moves_a_newest_version_under_starts_again(
+    neo4j_server: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Chunks are read one after another and each sees what has committed: a source's
+    newest paper read, then removed by a prune (which marks the version before it latest),
+    then that version read, gave a graph of two latest papers of one source, refused as one
+    the database's own edits had made ("hand_edited: … fix it in the database"). The export
+    reads again instead and gives the graph after the prune."""
+    store: Neo4jStore = neo4j_server.connect()
+    try:
+        store.clear()
+        info = write_corpus(tmp_path, 300, seed=7, workers=1, layout="jsonl")
+        done = run_cli(
+            *("load", *map(str, info.shards), "--trusted-keys", str(info.keyring_path)),
+            *("--backend", "neo4j", *neo4j_server.cli_args()),
+        )
+        assert done.returncode == 0, done.stderr
+        whole = export_subgraph(store)
+        versions: dict[tuple[str, str], list[tuple[int, str]]] = {}
+        for node, data in whole.nodes(data=True):
+            if data["label"] == "Paper":
+                versions.setdefault((data["sourceKind"], data["sourceId"]), []).append(
+                    (data["sourceVersion"], node)
+                )
+        newest, older = (
+            node.split(":", 1)[1]
+            for _, node in sorted(next(v for v in versions.values() if len(v) > 1))[::-1][:2]
+        )
+        real = export_module._chunks
+        removed: list[str] = []
+
+        def newest_then_a_prune(items: list[str], size: int) -> Iterator[list[str]]:
+            if newest not in items:  # read again after the prune: as it is
+                yield from real(items, size)
+                return
+            yield [newest]  # read first, latest
+            removed.extend(store.remove_papers([newest]))  # its older version is latest now
+            yield from real([pith for pith in items if pith != newest], size)
+
+        monkeypatch.setattr(export_module, "_chunks", newest_then_a_prune)
+        G = export_subgraph(store)
+        assert removed == [newest]
+        assert f"Paper:{newest}" not in G and G.nodes[f"Paper:{older}"]["isLatest"] is True
+        assert sum(1 for _, latest in G.nodes(data="isLatest") if latest) == len(versions)
+        monkeypatch.setattr(export_module, "_chunks", real)
+        untouched = next(v for v in versions.values() if len(v) > 1 and (max(v)[1] != f"Paper:{newest}"))
+        with store.driver.session() as session:  # an analyst's edit: it stays, read after read
+            edit = "MATCH (p:Paper {pithNumber: $p}) SET p.isLatest = true"
+            session.run(edit, p=min(untouched)[1].split(":", 1)[1]).consume()
+        with pytest.raises(StoreError) as refused:
+            export_subgraph(store)
+        assert refused.value.code is StoreErrorCode.HAND_EDITED and "isLatest is true" in str(refused.value)
     finally:
         store.clear()
         store.close()
