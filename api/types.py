@@ -64,6 +64,11 @@ class Paper(Node):
     source_kind: str = strawberry.field(description="Source registry, e.g. arxiv.")
     source_id: str = strawberry.field(description="Source identifier without version, e.g. 1907.13257.")
     source_version: int = strawberry.field(description="Source version number (arXiv vN).")
+    is_latest: bool = strawberry.field(
+        description="Whether this is the newest version of its arXiv id in the graph (greatest"
+        " sourceVersion, then builtAt, then pithNumber: the paper paper(id:) answers for the id"
+        " without a version): exactly the papers latestVersions: true lists (since 0.9.4)."
+    )
     record: strawberry.Private[PaperRow]
 
     @classmethod
@@ -78,6 +83,7 @@ class Paper(Node):
             source_kind=record.source_kind,
             source_id=record.source_id,
             source_version=record.source_version,
+            is_latest=record.is_latest,
             record=record,
         )
 

@@ -57,7 +57,9 @@ def snake_case(name: str) -> str:
 class PaperRow(NamedTuple):
     """The properties of a ``Paper`` node (see :data:`~pith_graph.schema.graph.PAPER`) but
     ``authorNames`` and ``isLatest``, which the stores write from the paper's author rows and its
-    source's other papers."""
+    source's other papers; then ``is_latest``, which a reader fills as its ``latestVersions``
+    answers it (since 0.9.4; a row the loader builds leaves it ``False``, and neither
+    :meth:`properties` nor a store writes it)."""
 
     pith_number: str
     short_pith_number: str
@@ -76,17 +78,25 @@ class PaperRow(NamedTuple):
     built_at: str
     key_ids: tuple[str, ...]
     bundle_key_id: str
+    is_latest: bool = False
 
     def properties(self) -> dict[str, Any]:
         """The node's properties, named as the schema names them (lists as lists)."""
         return _properties(_PAPER_NAMES, self, _PAPER_LISTS)
 
     @classmethod
-    def from_properties(cls, props: Mapping[str, Any]) -> PaperRow:
-        """From a node's properties (either store)."""
+    def from_properties(cls, props: Mapping[str, Any], is_latest: bool | None = None) -> PaperRow:
+        """From a node's properties (either store); ``is_latest`` None: its ``isLatest``
+        (absent, as in a database written before 0.9.4: ``False``)."""
+        latest = props.get("isLatest") is True if is_latest is None else is_latest
         return cls._make(
-            tuple(props[name]) if index in _PAPER_LISTS else props[name]
-            for index, name in enumerate(_PAPER_NAMES)
+            [
+                *(
+                    tuple(props[name]) if index in _PAPER_LISTS else props[name]
+                    for index, name in enumerate(_PAPER_NAMES)
+                ),
+                latest,
+            ]
         )
 
 
@@ -165,10 +175,11 @@ def _properties(names: Sequence[str], row: Sequence[Any], lists: frozenset[int])
     }
 
 
-def _bind(row: type, specs: Sequence[PropertySpec]) -> tuple[str, ...]:
-    """The schema names of ``row``'s fields; raises if they are not the specs' properties."""
+def _bind(row: type, specs: Sequence[PropertySpec], read: tuple[str, ...] = ()) -> tuple[str, ...]:
+    """The schema names of ``row``'s fields but the ``read`` last ones (a reader's, not
+    written); raises if they are not the specs' properties."""
     names = tuple(spec.name for spec in specs)
-    fields: tuple[str, ...] = row._fields  # type: ignore[attr-defined]
+    fields: tuple[str, ...] = row._fields[: len(row._fields) - len(read)]  # type: ignore[attr-defined]
     expected = tuple(snake_case(name) for name in names)
     if fields != expected:
         raise TypeError(f"{row.__name__} fields {fields} are not the schema's {expected}")
@@ -183,7 +194,7 @@ def _lists(specs: Sequence[PropertySpec]) -> frozenset[int]:
 #: source's other papers), not rows.
 _PAPER_DERIVED = ("authorNames", "isLatest")
 _PAPER_SPECS = tuple(spec for spec in PAPER.properties if spec.name not in _PAPER_DERIVED)
-_PAPER_NAMES = _bind(PaperRow, _PAPER_SPECS)
+_PAPER_NAMES = _bind(PaperRow, _PAPER_SPECS, ("is_latest",))
 _PAPER_LISTS = _lists(_PAPER_SPECS)
 _AUTHOR_DERIVED = ("paperCount", "nameForms", "nameFormCounts")
 _AUTHOR_NAMES = _bind(

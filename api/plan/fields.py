@@ -243,6 +243,7 @@ FIELDS: dict[tuple[str, str], Spec] = {
             ("sourceKind", "source_kind"),
             ("sourceId", "source_id"),
             ("sourceVersion", "source_version"),
+            ("isLatest", "is_latest"),  # since 0.9.4
         )
     },
     ("Paper", "primaryCategory"): load(_primary, "primaryCategory"),

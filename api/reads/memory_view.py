@@ -146,7 +146,9 @@ class MemoryGraphView:
             data = self._nodes.get(node_id(PAPER.label, pith_number))
             if data is None or data.get(LABEL) != PAPER.label:
                 return None
-            record = self._papers[pith_number] = PaperRow.from_properties(data)
+            # is_latest as latestVersions answers here (_latest), not the node's isLatest
+            latest = pith_number in self._latest()
+            record = self._papers[pith_number] = PaperRow.from_properties(data, latest)
         return record
 
     def _papers_of(self, keys: Iterable[Key]) -> list[PaperRow]:

@@ -36,12 +36,16 @@ __all__ = [
     "signer",
 ]
 
-_NAMES = PAPER_ROW_PROPERTIES  # PaperRow's field order
+#: ``Paper.isLatest``, read as ``PaperRow.is_latest`` (since 0.9.4): absent (a paper written
+#: before 0.9.4) it is false, as ``latestVersions`` (``cypher_parts.LATEST``) takes it; so it is
+#: no torn read's sign.
+_LATEST = PAPER.prop("isLatest")
+_NAMES = (*PAPER_ROW_PROPERTIES, _LATEST)  # PaperRow's field order
 _EMPTY = {
     spec.name: () if spec.type.startswith("list") else 0 if spec.type == "integer" else ""
     for spec in PAPER.properties
-    if spec.name in _NAMES
-}
+    if spec.name in PAPER_ROW_PROPERTIES
+} | {_LATEST: False}
 #: Read with every paper: which state of it a statement saw (``cypher_parts.STAMP``).
 _STAMPED = frozenset({"bundleSha256", "bundleKeyId"})
 _LISTS = frozenset(spec.name for spec in PAPER.properties if spec.type.startswith("list"))
@@ -64,8 +68,11 @@ def paper_decoder(props: tuple[str, ...]) -> Callable[[Sequence[Any]], PaperRow]
     pick = itemgetter(*(index[name] if name in index else len(props) + at for at, name in enumerate(_NAMES)))
     lists = [at for at, name in enumerate(_NAMES) if name in _LISTS and name in index]
     make = PaperRow._make
+    latest = props.index(_LATEST) if _LATEST in index else None  # the last one: schema order
 
     def decode(values: Sequence[Any]) -> PaperRow:
+        if latest is not None:
+            values = [*values[:latest], values[latest] is True, *values[latest + 1 :]]
         _whole(values, "paper")  # pithNumber comes first: it is the schema's first property
         fields = pick([*values, *empties])
         if lists:  # lists come as lists: rows hold tuples
@@ -92,7 +99,7 @@ def _whole(row: Sequence[Any], label: str) -> None:
 
 def paper(props: Mapping[str, Any]) -> PaperRow:
     """A paper from its property map (a search's ``p {.*}``): every property, or torn."""
-    _whole([props.get(name) for name in _NAMES], "paper")
+    _whole([props.get(name) for name in PAPER_ROW_PROPERTIES], "paper")
     return PaperRow.from_properties(props)
 
 

@@ -92,8 +92,9 @@ def ranks_of(keys: Mapping[str, Any]) -> SignerRanks:
     return found[1]
 
 
-#: Every property of a ``Paper`` a reader reads (schema names: a PaperRow's).
-ALL_PAPER_PROPERTIES = frozenset(PAPER_ROW_PROPERTIES)
+#: Every property of a ``Paper`` a reader reads (schema names: a PaperRow's, and ``isLatest``,
+#: its ``is_latest``: since 0.9.4).
+ALL_PAPER_PROPERTIES = frozenset((*PAPER_ROW_PROPERTIES, PAPER.prop("isLatest")))
 #: The properties every paper a reader returns carries, whatever was selected: its key,
 #: its place in the newest-first order, its versions, its signer's rank, its primary category.
 CORE_PAPER_PROPERTIES = frozenset(

@@ -19,7 +19,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +41,7 @@ from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing.corpus import corpus_signers, generate_bundles
-from pith_graph.testing.signer import PaperSpec, build_bundle
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 
 class ThreadServer:
@@ -144,6 +144,18 @@ def api_of(store: Any, keyring: Keyring) -> Iterator[Api]:
     finally:
         if runner is not None:
             runner.close()
+
+
+def load_signed(
+    store: Any, folder: Path, specs: Sequence[PaperSpec], signer: SignerIdentity, keyring: Keyring
+) -> None:
+    """``specs`` signed by ``signer`` into a new ``folder``, loaded into ``store`` (a
+    MemoryStore or a Neo4jStore) with ``keyring``: every one accepted."""
+    folder.mkdir()
+    path = folder / "bundles.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, signer)) + b"\n" for spec in specs))
+    report = run([str(path)], keyring=keyring, store=store, workers=1)
+    assert report.accepted == len(specs), report.rejections
 
 
 def signed_jsonl(folder: Path, specs: list[PaperSpec], seed: int) -> tuple[Path, Keyring]:

@@ -13,12 +13,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import orjson
-from apitest import Api, api_of
+from apitest import Api, api_of, load_signed
 
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import PinnedKey
-from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle
@@ -81,11 +79,7 @@ def _listed(listing: str, specs: Sequence[PaperSpec]) -> list[tuple[str, str]]:
 
 
 def _load(store: GraphStore, folder: Path, specs: Sequence[PaperSpec]) -> None:
-    folder.mkdir()
-    path = folder / "bundles.jsonl"
-    path.write_bytes(b"".join(orjson.dumps(build_bundle(spec, SIGNER)) + b"\n" for spec in specs))
-    report = run([str(path)], keyring=KEYRING, store=store, workers=1)
-    assert report.accepted == len(specs), report.rejections
+    load_signed(store, folder, specs, SIGNER, KEYRING)
 
 
 def _page(api: Api, listing: str, after: str | None) -> tuple[list[str], dict[str, Any]]:

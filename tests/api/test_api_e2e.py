@@ -87,14 +87,14 @@ def examples(memory_reader: MemoryReader) -> Examples:
 
 
 PAPER_FIELDS = """
-  id pithNumber shortPithNumber title abstractExcerpt license submittedAt sourceKind sourceId sourceVersion
+  id pithNumber shortPithNumber title abstractExcerpt license submittedAt sourceKind sourceId sourceVersion isLatest
   primaryCategory { id code archive paperCount }
   categories { code }
   authors { id name nameKey paperCount }
   aliases { kind value }
   byline { position name author { id nameKey paperCount } }
   signers { id signerId signerType keyIds paperCount }
-  versions { pithNumber sourceVersion }
+  versions { pithNumber sourceVersion isLatest }
   relatedPapers(first: 5) { sharedAuthors paper { pithNumber } }
   verification {
     bundleSha256 stateSha256 canonicalSha256 builtAt keyIds fingerprints
