@@ -22,6 +22,7 @@ from pith_graph.api.reads.records import (
     SignerRecord,
 )
 from pith_graph.api.reads.words import title_words
+from pith_graph.loader.stores.latest import version_key
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -369,12 +370,14 @@ class MemoryGraphView:
 
     def _latest(self) -> frozenset[str]:
         """The pith number of each source's newest version, as ``paper(id:)`` picks it for
-        an arXiv id without a version (greatest ``version_key``): built once."""
+        an arXiv id without a version (greatest ``version_key``, the order writes mark
+        ``Paper.isLatest`` by): built once, from the papers this graph holds (a saved export
+        of a part marks none of a source whose newer version it left out)."""
 
         def build() -> frozenset[str]:
             newest: dict[str, tuple[int, str, str]] = {}
             for _, data in self._paper_nodes():
-                key = (data[SOURCE_VERSION], data[BUILT_AT], data[PITH_NUMBER])
+                key = version_key(data)
                 source = source_key(data[SOURCE_KIND], data[SOURCE_ID])
                 found = newest.get(source)
                 if found is None or key > found:

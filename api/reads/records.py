@@ -168,7 +168,8 @@ def paper_key(record: PaperRow) -> PaperKey:
 
 def version_key(record: PaperRow) -> tuple[int, str, str]:
     """A paper's place among the papers an identifier names, newest version first (sort
-    with ``reverse=True``): its version, then its build, then its pith number."""
+    with ``reverse=True``): its version, then its build, then its pith number, the order
+    writes keep ``Paper.isLatest`` by (:func:`pith_graph.loader.stores.latest.version_key`)."""
     return (record.source_version, record.built_at, record.pith_number)
 
 
