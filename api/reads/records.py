@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from pith_graph.loader.keyring import UNRANKED
+from pith_graph.loader.stores.latest import row_version_key
 from pith_graph.schema.graph import PAPER
 from pith_graph.schema.rows import PAPER_ROW_PROPERTIES, PaperRow
 
@@ -166,11 +167,10 @@ def paper_key(record: PaperRow) -> PaperKey:
     return PaperKey(record.submitted_at, record.pith_number)
 
 
-def version_key(record: PaperRow) -> tuple[int, str, str]:
-    """A paper's place among the papers an identifier names, newest version first (sort
-    with ``reverse=True``): its version, then its build, then its pith number, the order
-    writes keep ``Paper.isLatest`` by (:func:`pith_graph.loader.stores.latest.version_key`)."""
-    return (record.source_version, record.built_at, record.pith_number)
+#: A paper's place among the papers an identifier names, newest version first (sort with
+#: ``reverse=True``): its version, then its build, then its pith number, the order writes keep
+#: ``Paper.isLatest`` by (:mod:`pith_graph.loader.stores.latest`).
+version_key = row_version_key
 
 
 def of_best_signer(papers: Sequence[PaperRow], rank: Callable[[str], int]) -> list[PaperRow]:

@@ -33,6 +33,7 @@ from pith_graph.errors import printable
 from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, NODE_TARGETS, TARGETS, alias_id, line, with_latest
 from pith_graph.loader.bulk.recovery import open_unfollowed
 from pith_graph.loader.bulk.spill import read_partition
+from pith_graph.loader.stores.latest import row_version_key
 from pith_graph.loader.stores.names import settle
 from pith_graph.loader.stores.rules import Outcome, plan_batch
 from pith_graph.loader.workers import in_processes
@@ -136,11 +137,11 @@ def _decide(
     csv.outcomes.update(plan.outcomes)
     newest: dict[tuple[str, str], tuple[int, str, str]] = {}  # a partition holds whole sources
     for record in plan.write:
-        place = (record.source_version, record.built_at, record.pith_number)
+        place = row_version_key(record)
         newest[record.source] = max(place, newest.get(record.source, place))
     for record in plan.write:
         csv.nodes["Paper"] += 1
-        latest = newest[record.source][2] == record.pith_number  # (stores.latest's order)
+        latest = newest[record.source][2] == record.pith_number
         for slot, segment in enumerate(record.segments):
             if segment:
                 target = slot // 2

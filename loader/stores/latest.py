@@ -17,13 +17,21 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import networkx as nx
 
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER, node_id
 
-__all__ = ["IS_LATEST", "bad_latest", "fill_latest", "mark_latest", "version_key"]
+__all__ = [
+    "IS_LATEST",
+    "Versioned",
+    "bad_latest",
+    "fill_latest",
+    "mark_latest",
+    "row_version_key",
+    "version_key",
+]
 
 IS_LATEST = PAPER.prop("isLatest")
 _KIND, _ID = PAPER.prop("sourceKind"), PAPER.prop("sourceId")
@@ -33,6 +41,22 @@ _VERSION, _BUILT, _PITH = PAPER.prop("sourceVersion"), PAPER.prop("builtAt"), PA
 def version_key(data: Mapping[str, Any]) -> tuple[int, str, str]:
     """A paper's place among its source's versions: the newest has the greatest."""
     return (data[_VERSION], data[_BUILT], data[_PITH])
+
+
+class Versioned(Protocol):
+    """A paper as a row or a bundle holds it (``PaperRow``, the bulk import's records)."""
+
+    @property
+    def source_version(self) -> int: ...
+    @property
+    def built_at(self) -> str: ...
+    @property
+    def pith_number(self) -> str: ...
+
+
+def row_version_key(row: Versioned) -> tuple[int, str, str]:
+    """:func:`version_key` of a row or bundle, read from its fields."""
+    return (row.source_version, row.built_at, row.pith_number)
 
 
 def mark_latest(nodes: Mapping[str, dict[str, Any]], piths: Iterable[str]) -> None:

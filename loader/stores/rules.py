@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
 from pith_graph.loader.keyring import UNRANKED, instant
+from pith_graph.loader.stores.latest import Versioned
 
 __all__ = [
     "BatchPlan",
@@ -60,20 +61,14 @@ SourceKey = tuple[str, str]
 VersionKey = tuple[str, str, int]
 
 
-class Candidate(Protocol):
+class Candidate(Versioned, Protocol):
     """What the rules read of a bundle: :class:`~pith_graph.loader.rows.PaperRows`, or the
-    bulk importer's compact record of one."""
+    bulk importer's compact record of one (its pith number, version and build: :class:`Versioned`)."""
 
-    @property
-    def pith_number(self) -> str: ...
-    @property
-    def built_at(self) -> str: ...
     @property
     def bundle_sha256(self) -> str: ...
     @property
     def source(self) -> SourceKey: ...
-    @property
-    def source_version(self) -> int: ...
     @property
     def bundle_key_id(self) -> str: ...
 
