@@ -22,6 +22,7 @@ from pith_graph.schema.rows import PaperRow
 
 __all__ = [
     "KEY_LIMIT",
+    "MAX_FILTER_AUTHORS",
     "MAX_FILTER_CATEGORIES",
     "MAX_TEXT_LENGTH",
     "NAME_LIMIT",
@@ -42,6 +43,9 @@ MAX_TEXT_LENGTH = 500
 #: The most codes ``filter.categories`` and ``filter.excludeCategories`` may each hold, repeats
 #: counted (since 0.9.1): more is ``LIMIT_EXCEEDED``, as more ids than ``nodes(ids:)`` takes.
 MAX_FILTER_CATEGORIES = 50
+#: The most names ``filter.allAuthors`` may hold, repeats counted (since 0.9.5): more is
+#: ``LIMIT_EXCEEDED``, as more codes than :data:`MAX_FILTER_CATEGORIES`.
+MAX_FILTER_AUTHORS = 10
 _DATE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 #: How many characters of a name :func:`_key_surely_too_long` makes a key of at a time, and
 #: how many characters more than its part of the whole key one may hold (a letter and three
@@ -99,6 +103,14 @@ class PaperFilterInput:
         "With category, both must hold. An empty list is refused (it would match nothing); null",
     )
     exclude_categories: list[str] | None = _codes_field("none", "An empty list or null")
+    all_authors: list[str] | None = strawberry.field(
+        default=None,
+        description="By every one of these authors (matched by name key, as author: case and spacing "
+        f'ignored), e.g. ["Ann Lee", "Bo Chen"]: papers they wrote together. At most {MAX_FILTER_AUTHORS} '
+        "names, repeats ignored; with author, that author is one more required. An unknown name "
+        "matches no paper. An empty list is refused (it would be ambiguous); null: no condition "
+        f"(since 0.9.5). Each name: {NAME_LIMIT[0].lower()}{NAME_LIMIT[1:]}",
+    )
 
 
 def _stripped(value: str, what: str) -> str:
@@ -253,14 +265,45 @@ def _codes(given: list[str] | None, name: str, *, empty: bool) -> tuple[str, ...
     return tuple(sorted({key_text(code, f"{what}[{index}]") for index, code in enumerate(given)}))
 
 
+def _author_keys(given: PaperFilterInput) -> tuple[str | None, tuple[str, ...]]:
+    """``filter.author`` and ``filter.allAuthors`` as the name keys every paper must have an
+    author of, in :class:`PaperFilter`'s one form: one key as ``author`` (so
+    ``allAuthors: ["x"]`` is ``author: "x"``), two or more sorted as ``all_authors``.
+    :class:`LimitExceeded` over :data:`MAX_FILTER_AUTHORS` names (repeats counted, as the
+    lists of codes), :class:`BadUserInput` for an empty list (which is it: nobody required,
+    or no paper?) and for each name as ``filter.author``."""
+    keys = {author_key(given.author, "filter.author")} if given.author is not None else set()
+    names, what = given.all_authors, "filter.allAuthors"
+    if names is not None:
+        if len(names) > MAX_FILTER_AUTHORS:
+            raise LimitExceeded(
+                f"{what} holds {len(names)} names; at most {MAX_FILTER_AUTHORS} are matched at once.",
+                f"Pass at most {MAX_FILTER_AUTHORS} author names.",
+                argument=what,
+            )
+        if not names:
+            raise BadUserInput(
+                f"{what} is an empty list: it is unclear whether it asks for no author or no paper.",
+                f"Pass at least one author name, or leave {what} out (or null) to list papers of anyone.",
+                argument=what,
+            )
+        keys.update(author_key(name, f"{what}[{index}]") for index, name in enumerate(names))
+    if len(keys) < 2:
+        return (next(iter(keys)) if keys else None), ()
+    return None, tuple(sorted(keys))
+
+
 def to_filter(given: PaperFilterInput | None) -> PaperFilter:
     """The reader's filter for the GraphQL input, validated."""
     if given is None:
         return PaperFilter()
+    category = key_text(given.category, "filter.category") if given.category is not None else None
+    archive = key_text(given.archive, "filter.archive") if given.archive is not None else None
+    author, all_authors = _author_keys(given)  # category and archive checked first, as before
     return PaperFilter(
-        category=key_text(given.category, "filter.category") if given.category is not None else None,
-        archive=key_text(given.archive, "filter.archive") if given.archive is not None else None,
-        author=author_key(given.author, "filter.author") if given.author is not None else None,
+        category=category,
+        archive=archive,
+        author=author,
         submitted_from=instant(given.submitted_from, "filter.submittedFrom")
         if given.submitted_from is not None
         else None,
@@ -272,6 +315,7 @@ def to_filter(given: PaperFilterInput | None) -> PaperFilter:
         latest_versions=bool(given.latest_versions),
         categories=_codes(given.categories, "categories", empty=False),
         exclude_categories=_codes(given.exclude_categories, "excludeCategories", empty=True),
+        all_authors=all_authors,
     )
 
 
@@ -286,6 +330,7 @@ _FILTER_FIELDS = {
     "latestVersions": "latest_versions",
     "categories": "categories",
     "excludeCategories": "exclude_categories",
+    "allAuthors": "all_authors",
 }
 
 

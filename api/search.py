@@ -62,15 +62,17 @@ class SearchOrder(Enum):
 
 def fingerprint(listing: Listing, order: SearchOrder) -> str:
     """A short digest of what a search asks (words, filter, order). ``latestVersions``,
-    ``categories`` and ``excludeCategories`` are not in the filter's ``repr``, so a search
-    without them has the digest it had before 0.9.0 (its cursors stay valid across the
-    upgrades); with them, the digest differs."""
+    ``categories``, ``excludeCategories`` and ``allAuthors`` are not in the filter's ``repr``,
+    so a search without them has the digest it had before 0.9.0 (its cursors stay valid
+    across the upgrades); with them, the digest differs."""
     where = listing.where
     asked = repr((order.value, listing)) + (" latestVersions" if where.latest_versions else "")
     if where.categories:
         asked += f" categories={where.categories!r}"
     if where.exclude_categories:
         asked += f" excludeCategories={where.exclude_categories!r}"
+    if where.all_authors:
+        asked += f" allAuthors={where.all_authors!r}"
     return hashlib.sha256(asked.encode()).hexdigest()[:16]
 
 

@@ -26,7 +26,15 @@ from __future__ import annotations
 from collections.abc import Iterable
 from functools import cache
 
-from pith_graph.api.reads.cypher_parts import IN_CATEGORIES, KEYED, KEYED_AUTHOR, LATEST
+from pith_graph.api.reads.cypher_parts import (
+    ALL_OTHERS,
+    BY_ALL_AUTHORS,
+    IN_CATEGORIES,
+    KEYED,
+    KEYED_AUTHOR,
+    LATEST,
+    RAREST_AUTHOR,
+)
 from pith_graph.api.reads.discovery import FACETS
 
 __all__ = [
@@ -48,6 +56,7 @@ LISTING_STARTS = {
     "text": "CALL db.index.fulltext.queryNodes($textIndex, $lucene) YIELD node AS p, score",
     "title": "CALL db.index.fulltext.queryNodes($titleIndex, $titleLucene) YIELD node AS p",
     "author": "MATCH (:Author {nameKey: $author})-[:AUTHORED]->(p:Paper)",
+    "authors": f"{RAREST_AUTHOR}\nMATCH (n)-[:AUTHORED]->(p:Paper) WHERE {ALL_OTHERS}",
     "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper)",
     "signer": "MATCH (:Signer {signerId: $signer})-[r:SIGNED]->(p:Paper)\n"
     "WITH p WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle",
@@ -63,6 +72,7 @@ FILTER_CHECKS = {
     "category": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) }",
     "archive": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }",
     "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
+    "authors": BY_ALL_AUTHORS,
     "signer": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer})"
     " WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle }",
     "latest": LATEST,
@@ -216,7 +226,7 @@ RETURN size(hits) AS found, ranks
 """
 
 # Skipped checks: the one the start already guarantees.
-_IMPLIED = {s: s for s in ("author", "category", "categories", "signer", "archive")}
+_IMPLIED = {s: s for s in ("author", "authors", "category", "categories", "signer", "archive")}
 
 
 #: Starts that find their papers by the label or a full-text index: they check the key.

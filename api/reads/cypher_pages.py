@@ -18,6 +18,8 @@ from __future__ import annotations
 from pith_graph.api.reads.cypher_parts import (
     AFTER,
     AFTER_OLDEST,
+    ALL_OTHERS,
+    BY_ALL_AUTHORS,
     EMBEDS,
     IN_CATEGORIES,
     KEYED,
@@ -26,6 +28,7 @@ from pith_graph.api.reads.cypher_parts import (
     NEWEST_FIRST,
     OLDEST_BOUND,
     OLDEST_FIRST,
+    RAREST_AUTHOR,
     Embed,
     paper_row,
     stamp_before,
@@ -123,6 +126,7 @@ _FILTERS = {
     "category": "($category IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) })",
     "archive": "($archive IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) })",
     "author": "($author IS NULL OR EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) })",
+    "authors": f"($authors IS NULL OR {BY_ALL_AUTHORS})",
     "categories": f"($categories IS NULL OR {IN_CATEGORIES})",
     "excluded": f"($excluded IS NULL OR NOT {IN_CATEGORIES.replace('$categories', '$excluded')})",
     "latest": f"(NOT $latest OR {LATEST})",
@@ -130,8 +134,10 @@ _FILTERS = {
 
 
 def _filter(start: str) -> str:
-    """Every filter but the one the starting point already guarantees."""
-    return "\n  AND ".join(check for name, check in _FILTERS.items() if name != start)
+    """Every filter but the one the starting point already guarantees (``authors``: the
+    rarest author's papers, each checked for the ``others``)."""
+    checks = [check for name, check in _FILTERS.items() if name != start]
+    return "\n  AND ".join([*checks, ALL_OTHERS] if start == "authors" else checks)
 
 
 # start -> (its node ``n``, the papers it reaches, how a paper is one of them). Like pages,
@@ -144,12 +150,13 @@ _STARTS = {
         "(n)<-[:IN_CATEGORY]-(p:Paper)",
         "(p)-[:IN_CATEGORY]->(n)",
     ),
+    "authors": (RAREST_AUTHOR, "(n)-[:AUTHORED]->(p:Paper)", "(n)-[:AUTHORED]->(p)"),
 }
 
 
 #: The filters a paper meets by its edges, checked again as each paper of a page is read.
 _EDGE_FILTERS = " AND ".join(
-    _FILTERS[name] for name in ("category", "archive", "author", "categories", "excluded")
+    _FILTERS[name] for name in ("category", "archive", "author", "authors", "categories", "excluded")
 )
 #: start -> (its categories ``n``, the papers they reach, a paper one of them): those that
 #: reach papers through several categories, so their size is their categories' degrees.
@@ -187,6 +194,8 @@ def _listing(start: str, embed: Embed, order: str = "newest") -> str:
         node = f"MATCH {found} WITH n, COUNT {{ {step.replace('(p:Paper)', '()')} }} AS size"
         walk = f"MATCH {step}"
         carried = "n, size, papers"
+        if start == "authors":  # the rarest author, its size and the others
+            node, carried = found, "n, others, size, papers"
     return f"""{node}, COUNT {{ (:Paper) }} AS papers
 CALL ({carried}) {{
   WITH {carried}, CASE WHEN size * size > $limit * papers THEN {bound} ELSE {empty} END AS {name}
@@ -207,6 +216,7 @@ WITH p {sort}
 _MATCHES = {
     "title": "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p",
     "author": "MATCH (:Author {nameKey: $author})-[:AUTHORED]->(p:Paper) WITH p",
+    "authors": f"{RAREST_AUTHOR}\nMATCH (n)-[:AUTHORED]->(p:Paper) WITH p, others",
     "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper) WITH p",
     "categories": _CATEGORY_SETS["categories"][1],
     "archive": _CATEGORY_SETS["archive"][1],

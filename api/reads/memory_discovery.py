@@ -164,6 +164,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
             pools.append(self._title_keys(where.title_terms))
         if where.author is not None:
             pools.append(self._author_keys(where.author))
+        pools += [self._author_keys(key) for key in where.all_authors]
         if where.category is not None:
             pools.append(self._category_keys(where.category))
         if where.archive is not None:

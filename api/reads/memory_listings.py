@@ -1,6 +1,7 @@
 """The in-memory reader's listings: ``papers(filter:)`` and its count, pages of ascending
 key lists walked back (newest first) or forwards (``oldest``). A filter's candidates are the key list of its most selective condition (title
-words, then author, category, categories, archive; else every paper); the other conditions
+words, then author (of several required, the one with fewest papers), category, categories,
+archive; else every paper); the other conditions
 are checked on each key as the page is walked back from its cursor.
 
 ``categories`` of several codes start from the union of their key lists, merged (each is
@@ -61,9 +62,15 @@ class MemoryListings(MemoryGraphView):
         paper, took 4–5 µs a paper: 88 ms to count 19k papers against 2 codes)."""
         return _member((key for code in codes for key in self._category_keys(code)), inside)
 
+    def _rarest_first(self, name_keys: tuple[str, ...]) -> list[list[Key]]:
+        """The key lists of the authors ``name_keys`` (``allAuthors``), fewest papers first."""
+        return sorted((self._author_keys(key) for key in name_keys), key=len)
+
     def _candidates(self, where: PaperFilter) -> list[Key]:
         if where.title_terms:
             return self._title_keys(where.title_terms)
+        if where.all_authors:
+            return self._rarest_first(where.all_authors)[0]
         if where.author is not None:
             return self._author_keys(where.author)
         if where.category is not None:
@@ -80,6 +87,10 @@ class MemoryListings(MemoryGraphView):
         anchored = False
 
         if where.title_terms:
+            anchored = True
+        if where.all_authors:
+            lists = self._rarest_first(where.all_authors)
+            checks += [_member(keys) for keys in (lists if anchored else lists[1:])]
             anchored = True
         if where.author is not None:
             if anchored:

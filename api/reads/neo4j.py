@@ -229,6 +229,8 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
     def _listing(self, where: PaperFilter) -> tuple[str, dict[str, Any]]:
         if where.title_terms:
             start = "title"
+        elif where.all_authors:
+            start = "authors"
         elif where.author is not None:
             start = "author"
         elif where.category is not None:
@@ -243,6 +245,7 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
             "index": TITLE_INDEX,
             "lucene": lucene_query(where.title_terms),
             "author": where.author,
+            "authors": list(where.all_authors) or None,
             "category": where.category,
             "archive": where.archive,
             "from": where.submitted_from,

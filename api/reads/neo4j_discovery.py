@@ -54,6 +54,7 @@ def _start(listing: Listing) -> str:
     if where.title_terms:
         return "title"
     for start, value in (
+        ("authors", where.all_authors or None),
         ("author", where.author),
         ("category", where.category),
         ("categories", where.categories or None),
@@ -75,6 +76,7 @@ def _checks(listing: Listing) -> frozenset[str]:
         "category": where.category,
         "archive": where.archive,
         "author": where.author,
+        "authors": where.all_authors or None,
         "signer": listing.signer,
         "categories": where.categories or None,
         "excluded": where.exclude_categories or None,
@@ -94,6 +96,7 @@ def _parameters(listing: Listing) -> dict[str, Any]:
         "titleIndex": TITLE_INDEX,
         "titleLucene": lucene_query(where.title_terms),
         "author": where.author,
+        "authors": list(where.all_authors),
         "category": where.category,
         "archive": where.archive,
         "signer": listing.signer,

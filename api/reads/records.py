@@ -204,7 +204,10 @@ class PaperFilter:
     ``sourceId`` has a greater :func:`version_key` (the paper ``paper(id:)`` answers for the
     arXiv id without a version); ``categories``: listed in at least one of these codes,
     ``exclude_categories``: in none of them (primary or cross-list, as ``category``; each
-    sorted and without repeats; empty: no condition).
+    sorted and without repeats; empty: no condition); ``all_authors``: by every one of these
+    author name keys (since 0.9.5), two or more, sorted and without repeats, ``author`` then
+    ``None`` (one required author is ``author`` alone: :func:`~pith_graph.api.inputs.to_filter`
+    keeps a filter in that one form, so equal listings are equal filters).
     """
 
     category: str | None = None
@@ -220,6 +223,8 @@ class PaperFilter:
     #: Left out of ``repr`` too (since 0.9.1): the fingerprint names them only when given.
     categories: tuple[str, ...] = field(default=(), repr=False)
     exclude_categories: tuple[str, ...] = field(default=(), repr=False)
+    #: Left out of ``repr`` too (since 0.9.5), as the lists of codes.
+    all_authors: tuple[str, ...] = field(default=(), repr=False)
 
     def admits(self, paper: PaperRow) -> bool:
         """The conditions on the paper's own properties (not category, author or title)."""
