@@ -65,7 +65,7 @@ __all__ = [
     "load_graph",
     "papers_of",
 ]
-__version__ = "0.9.4"
+__version__ = "0.9.5"
 
 
 def _imported_on_first_use(namespace: dict[str, typing.Any], module: str, names: frozenset[str]) -> None:
