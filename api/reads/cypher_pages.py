@@ -174,6 +174,16 @@ _CATEGORY_SETS = {
 }
 
 
+#: start -> when its listing scans the submittedAt index rather than walk its start's papers,
+#: where that is not when the start holds a large share of the papers (see _page_of). Several
+#: authors: when the papers they all share, estimated as the rarest one's times each other's
+#: share of all papers, are a large share of the rarest one's, i.e. when ``size`` times that
+#: estimate is above ``$limit`` times the papers (the rarest one's size alone would have two
+#: prolific authors who wrote few papers together scan the whole index for a page of none). A
+#: pair who write together often is estimated low, so walked: bounded by the rarest one's papers.
+_SCAN_WHEN = {"authors": "size * size * shared > $limit * papers ^ (size(others) + 1)"}
+
+
 def _listing(start: str, embed: Embed, order: str = "newest") -> str:
     after, sort, bound, compare, empty, name = _ORDERS[order]
     row = paper_row("p", embed, member=_EDGE_FILTERS)
@@ -195,15 +205,16 @@ def _listing(start: str, embed: Embed, order: str = "newest") -> str:
         walk = f"MATCH {step}"
         carried = "n, size, papers"
         if start == "authors":  # the rarest author, its size and the others
-            node, carried = found, "n, others, size, papers"
+            node, carried = found, "n, others, shared, size, papers"
+    scans = _SCAN_WHEN.get(start, "size * size > $limit * papers")
     return f"""{node}, COUNT {{ (:Paper) }} AS papers
 CALL ({carried}) {{
-  WITH {carried}, CASE WHEN size * size > $limit * papers THEN {bound} ELSE {empty} END AS {name}
+  WITH {carried}, CASE WHEN {scans} THEN {bound} ELSE {empty} END AS {name}
   {scan.format(bound=name, checks=f"{member} AND {checks}")}
   WITH p {sort}
   RETURN p
   UNION
-  WITH {carried} WHERE size * size <= $limit * papers
+  WITH {carried} WHERE NOT ({scans})
   {walk}
   WHERE {checks}
   WITH p {sort}
