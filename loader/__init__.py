@@ -18,6 +18,7 @@ from pith_graph.errors import (
 )
 from pith_graph.loader.analysis import coauthorship_graph, papers_of
 from pith_graph.loader.facade import SAMPLES, export_graph, load_graph, resolve_keyring
+from pith_graph.loader.graphml import save_graphml
 from pith_graph.loader.keyfiles import load_keyring_file
 from pith_graph.loader.keyring import REGISTRY_KEY, Keyring, PinnedKey, default_keyring
 from pith_graph.loader.parse import InputLimits, parse_bundle
@@ -61,5 +62,6 @@ __all__ = [
     "parse_bundle",
     "resolve_keyring",
     "run",
+    "save_graphml",
     "verify_bundle",
 ]

@@ -8,6 +8,7 @@ from itertools import combinations
 import networkx as nx
 
 from pith_graph.errors import UsageError, quoted
+from pith_graph.loader.stores.latest import IS_LATEST
 from pith_graph.loader.stores.memory_guard import checked_graph
 from pith_graph.schema.graph import AUTHOR, AUTHORED, LABEL_ATTRIBUTE, PAPER, TYPE_ATTRIBUTE
 
@@ -40,19 +41,22 @@ def papers_of(G: nx.DiGraph, author: str) -> list[str]:
     return [paper for _a, paper, kind in G.out_edges(author, data=TYPE_ATTRIBUTE) if kind == AUTHORED.type]
 
 
-def coauthorship_graph(G: nx.DiGraph) -> nx.Graph:
+def coauthorship_graph(G: nx.DiGraph, *, latest_versions: bool = False) -> nx.Graph:
     """Project the paper graph onto authors: an edge per pair of coauthors.
 
     Parameters
     ----------
     G : the ``DiGraph`` a load produced (anything else: :class:`UsageError`, since 0.8.9).
+    latest_versions : count works, not versions (since 0.9.5; the name of GraphQL's
+        ``PaperFilter.latestVersions``): only the papers whose ``isLatest`` is true, the newest
+        version of each arXiv id, with that version's authors; an author named only on older
+        versions is left out. False (the default): every version is a paper of its own, as in
+        the graph, so v1 and v2 of one id count twice.
 
     Returns
     -------
     An undirected ``nx.Graph`` whose nodes are the Author node ids (with their ``name`` and
-    ``nameKey``) and whose edge ``weight`` is the number of papers the two share. Each arXiv
-    version is a paper of its own (as in the graph), so v1 and v2 of one id count twice; to
-    count works, keep one Paper per ``sourceId`` in ``G`` first.
+    ``nameKey``) and whose edge ``weight`` is the number of papers the two share.
 
     Examples
     --------
@@ -61,19 +65,26 @@ def coauthorship_graph(G: nx.DiGraph) -> nx.Graph:
     >>> C = coauthorship_graph(G)
     >>> C.number_of_nodes() == report.counts.nodes["Author"]
     True
+    >>> works = coauthorship_graph(G, latest_versions=True)
+    >>> all(works[a][b]["weight"] <= C[a][b]["weight"] for a, b in works.edges)
+    True
     """
     G = checked_graph(G, "G")
+    if type(latest_versions) is not bool:
+        raise UsageError(f"latest_versions: expected a bool, not {type(latest_versions).__name__}")
     weights: Counter[tuple[str, str]] = Counter()
-    for paper, label in G.nodes(data=LABEL_ATTRIBUTE):
-        if label != PAPER.label:
+    named: set[str] = set()
+    for paper, data in G.nodes(data=True):
+        if data.get(LABEL_ATTRIBUTE) != PAPER.label or (latest_versions and data.get(IS_LATEST) is not True):
             continue
         authors = sorted(
             start for start, _p, kind in G.in_edges(paper, data=TYPE_ATTRIBUTE) if kind == AUTHORED.type
         )
+        named.update(authors)
         weights.update(combinations(authors, 2))
     C = nx.Graph()
     for node, data in G.nodes(data=True):
-        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label:
+        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label and (not latest_versions or node in named):
             C.add_node(node, **{name: data[name] for name in AUTHOR.property_names if name in data})
     C.add_weighted_edges_from((a, b, w) for (a, b), w in weights.items())
     return C

@@ -7,7 +7,8 @@ types: see :mod:`pith_graph.loader.stores.memory`), so the export of a whole
 database equals ``load --save`` of the bundles loaded into it.
 
 A :class:`Selection` picks papers — of a category, of an author and the coauthors within
-``hops``, submitted in a date range (all that are given must hold) — and the export holds
+``hops``, submitted in a date range, the newest version of each source id (``Paper.isLatest``)
+only (all that are given must hold) — and the export holds
 those papers and everything they touch: their authors, categories, aliases and signers, with
 the edges between them. Node properties are the database's (``Signer.keyIds``,
 ``Author.name`` and ``Author.paperCount`` reflect the whole graph, not the subgraph: an
@@ -111,8 +112,11 @@ class Selection:
     ``author`` is a name (matched by name key, so case, spacing and Unicode form do not
     matter); ``hops`` = 1 exports the author's papers, 2 adds their coauthors' papers, and so
     on. ``submitted_from`` and ``submitted_to`` are dates or date-times, both inclusive (a
-    bare ``to`` date includes that whole day). One that cannot be (a bad date, ``hops`` out of
-    range or without an author) raises :class:`~pith_graph.errors.UsageError` when made,
+    bare ``to`` date includes that whole day). ``latest_versions`` (since 0.9.5) keeps the
+    papers whose ``isLatest`` is true, as the other fields do: the hops go through all
+    versions, then every field must hold of each paper exported (one written before 0.9.4,
+    without ``isLatest``, is exported, and the export refused as without it). One that
+    cannot be (a bad date, ``hops`` out of range or without an author) raises :class:`~pith_graph.errors.UsageError` when made,
     naming the dates as ``dates_named`` says: the Python API's parameters, or the command
     line's ``("from", "to")``.
     """
@@ -125,11 +129,14 @@ class Selection:
     dates_named: tuple[str, str] = field(
         default=("submitted_from", "submitted_to"), compare=False, repr=False
     )
+    latest_versions: bool = field(default=False, kw_only=True)
 
     def __post_init__(self) -> None:
         for name in ("category", "author", "submitted_from", "submitted_to"):
             if not isinstance(value := getattr(self, name), str | None):
                 raise UsageError(f"{name}: expected a str, not a value of type {type(value).__name__}")
+        if type(self.latest_versions) is not bool:
+            raise UsageError(f"latest_versions: expected a bool, not {type(self.latest_versions).__name__}")
         if type(self.hops) is not int:
             raise UsageError(f"hops must be an integer, not {type(self.hops).__name__}")
         if not 1 <= self.hops <= MAX_HOPS:
@@ -140,7 +147,8 @@ class Selection:
 
     @property
     def everything(self) -> bool:
-        return (self.category, self.author, self.submitted_from, self.submitted_to) == (None,) * 4
+        given = (self.category, self.author, self.submitted_from, self.submitted_to)
+        return given == (None,) * 4 and not self.latest_versions
 
     def bounds(self) -> tuple[str | None, str | None]:
         """``[from, before)`` as stored texts (stored times have whole seconds); ``None``: no
@@ -174,7 +182,7 @@ def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph, chunk: int) -> None:
     """Every paper with its edges and neighbours (every edge has a paper at one end), then
     the nodes no paper uses (none after a load or prune, which remove them with the paper;
     one left by hand makes the export refuse: :func:`export_subgraph`)."""
-    everything: dict[str, Any] = {"from": None, "before": None}
+    everything: dict[str, Any] = {"from": None, "before": None, "latest": False}
     _papers(tx, G, [r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_BETWEEN, **everything)], chunk)
     for label, props in tx.run(cypher.EXPORT_LONE_NODES):
         _add_node(G, label, props)
@@ -182,7 +190,7 @@ def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph, chunk: int) -> None:
 
 def _selected_papers(tx: neo4j.ManagedTransaction, selection: Selection) -> list[str]:
     low, high = selection.bounds()
-    dates: dict[str, Any] = {"from": low, "before": high}
+    dates: dict[str, Any] = {"from": low, "before": high, "latest": selection.latest_versions}
     if selection.author is not None:
         authors = {author_name_key(selection.author)}
         seen: set[str] = set()

@@ -137,10 +137,12 @@ def export_graph(
     hops: int = 1,
     submitted_from: str | date | None = None,
     submitted_to: str | date | None = None,
+    latest_versions: bool = False,
 ) -> nx.DiGraph:
     """A subgraph of a Neo4j database as the networkx graph :func:`load_graph` would build
     (see :mod:`pith_graph.loader.export`): the papers of ``category``, of ``author`` (and
-    coauthors up to ``hops``), submitted between the dates (inclusive), and all they touch;
+    coauthors up to ``hops``), submitted between the dates (inclusive), only the newest
+    version of each source id if ``latest_versions`` (since 0.9.5), and all they touch;
     with no selection, the whole graph (dates as ISO 8601 text, or ``date`` and ``datetime``
     values, read as their ISO 8601 text). Connection settings default to ``NEO4J_URI``,
     ``NEO4J_USER``, ``NEO4J_DATABASE``; the password is found as ``pith-graph load`` finds
@@ -154,7 +156,7 @@ def export_graph(
     from pith_graph.loader.stores.neo4j_connect import check_uri
 
     low, high = (d.isoformat() if isinstance(d, date) else d for d in (submitted_from, submitted_to))
-    selection = Selection(category, author, hops, low, high)  # checked before connecting
+    selection = Selection(category, author, hops, low, high, latest_versions=latest_versions)  # checked first
     for name, value in (("uri", uri), ("user", user), ("password", password), ("database", database)):
         if value is not None and not isinstance(value, str):  # (uri=5 raised AttributeError)
             raise UsageError(f"{name}: expected None or a string, not {_kind(value)}")

@@ -45,6 +45,7 @@ if typing.TYPE_CHECKING:
         export_graph,
         load_graph,
         papers_of,
+        save_graphml,
     )
 
 __all__ = [
@@ -64,6 +65,7 @@ __all__ = [
     "export_graph",
     "load_graph",
     "papers_of",
+    "save_graphml",
 ]
 __version__ = "0.9.5"
 
@@ -103,6 +105,7 @@ _imported_on_first_use(
             "export_graph",
             "load_graph",
             "papers_of",
+            "save_graphml",
         }
     ),
 )

@@ -42,7 +42,14 @@ PYTHON_EXPECTED: dict[int, dict[str, Any]] = {
             "papers_per_category": {"cs.LG": 3, "cs.AI": 1, "cs.DC": 2, "stat.ML": 2, "cs.PF": 2},
         },
     },
-    1: {  # export_graph from Neo4j (holding the samples, all three in cs.LG): 19 authors,
+    1: {  # save_graphml, read back by networkx: the lists as JSON text (since 0.9.5)
+        "stdout": re.escape("2019 True ['Arslan Zulfiqar', 'David Nellans']\n"),
+        "values": {
+            "(H.number_of_nodes(), H.number_of_edges()) == (G.number_of_nodes(), G.number_of_edges())": True,
+            "type(H) is nx.DiGraph": True,
+        },
+    },
+    2: {  # export_graph from Neo4j (holding the samples, all three in cs.LG): 19 authors,
         # every one of equal rank in their coauthor graph
         "stdout": r"(?:[^\n:]+: 0\.053\n){3}",
         "values": {
@@ -50,11 +57,11 @@ PYTHON_EXPECTED: dict[int, dict[str, Any]] = {
             "sorted(rank.values(), reverse=True)[:3]": pytest.approx([1 / 19] * 3),
         },
     },
-    2: {  # the schema in-process
+    3: {  # the schema in-process
         "stdout": re.escape("Optimizing Multi-GPU Parallelization Strategies for Deep Learning Training\n"),
         "values": {},
     },
-    3: {  # the worked examples of papersById, search, facets and authors
+    4: {  # the worked examples of papersById, search, facets and authors
         "stdout": re.escape(
             "['pith:BR75OIUY', None, 'pith:W3PCQTV6', 'pith:BR75OIUY']\n"
             "2 [('Optimizing Multi-GPU Parallelization Str', 1.18), ('Building a Performance Model for Deep Le', 1.079)]\n"

@@ -75,7 +75,13 @@ WHERE {_own_node("a")} AND {_own_node("b")} AND {_own_edge("r")}
 RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
 """
 
-_EXPORT_DATES = "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
+#: The dates and, ``$latest``, the newest versions only: a paper whose ``isLatest`` is not
+#: ``false`` (none, of a database written before 0.9.4; one set by hand) is kept, and the
+#: export refuses it as it refuses it without ``$latest``.
+_EXPORT_KEPT = (
+    "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
+    " AND (NOT $latest OR p.isLatest IS NULL OR p.isLatest <> false)"
+)
 
 EXPORT_PAPERS_OF_AUTHORS = f"""
 UNWIND $keys AS key
@@ -94,7 +100,7 @@ RETURN DISTINCT a.nameKey AS key
 EXPORT_FILTER_PAPERS = f"""
 UNWIND $piths AS pith
 MATCH (p:Paper {{pithNumber: pith}})
-WHERE {_EXPORT_DATES}
+WHERE {_EXPORT_KEPT}
   AND ($category IS NULL OR EXISTS {{
     MATCH (p)-[r:IN_CATEGORY]->(:Category {{code: $category}}) WHERE {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))}
   }})
@@ -104,14 +110,14 @@ ORDER BY pith
 
 EXPORT_PAPERS_OF_CATEGORY = f"""
 MATCH (:Category {{code: $category}})<-[r:IN_CATEGORY]-(p:Paper)
-WHERE {keyed("p", "Paper")} AND {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))} AND {_EXPORT_DATES}
+WHERE {keyed("p", "Paper")} AND {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))} AND {_EXPORT_KEPT}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """
 
 EXPORT_PAPERS_BETWEEN = f"""
 MATCH (p:Paper)
-WHERE {keyed("p", "Paper")} AND {_EXPORT_DATES}
+WHERE {keyed("p", "Paper")} AND {_EXPORT_KEPT}
 RETURN p.pithNumber AS pith
 ORDER BY pith
 """

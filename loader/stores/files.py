@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
+import networkx as nx
 import orjson
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
@@ -25,6 +26,7 @@ from pith_graph.loader.sources import GZIP_MAGIC, not_text_advice, open_regular
 
 __all__ = [
     "json_bytes",
+    "node_link_bytes",
     "partial_prefix",
     "read_graph_file",
     "read_node_link",
@@ -75,6 +77,11 @@ def json_bytes(value: object) -> bytes:
         ) from err
 
 
+def node_link_bytes(graph: nx.DiGraph) -> bytes:
+    """``graph`` as networkx node-link JSON (its edges under ``"edges"``): ``--save``'s file."""
+    return json_bytes(nx.node_link_data(graph, edges="edges"))
+
+
 def read_graph_file(path: str | Path, size: int = -1) -> bytes | bytearray:
     """The bytes of the graph file at ``path`` (its first ``size`` bytes, if given), inflated
     if it is gzip-compressed; :class:`OSError` if it is not a regular file (a FIFO would
@@ -102,15 +109,19 @@ def read_graph_file(path: str | Path, size: int = -1) -> bytes | bytearray:
         return data
 
 
+#: What opening a GraphML file as a saved graph says (since 0.9.5: ``--save FILE.graphml``).
+_GRAPHML = "GraphML, which pith-graph writes for Gephi and Cytoscape and does not read back: open the node-link JSON or snapshot"
+
+
 def read_node_link(path: str | Path) -> object:
     """The JSON of the node-link file at ``path`` (:func:`read_graph_file`); a file that is
-    not JSON text at all (gzip-compressed, not UTF-8) is a :class:`UsageError` saying so
+    not JSON text at all (gzip-compressed, not UTF-8, GraphML) is a :class:`UsageError` saying so
     (orjson said "str is not valid UTF-8: surrogates not allowed")."""
     raw = read_graph_file(path)
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        advice = not_text_advice(raw)
+        advice = _GRAPHML if raw[:100].lstrip().startswith((b"<?xml", b"<graphml")) else not_text_advice(raw)
         if advice is None:
             raise
         raise UsageError(f"cannot open saved graph {path}: {advice}") from None

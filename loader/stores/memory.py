@@ -24,9 +24,10 @@ import networkx as nx
 
 from pith_graph.errors import UsageError
 from pith_graph.interrupts import interrupts_held
+from pith_graph.loader.graphml import refuse_graphml
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, schema_counts
-from pith_graph.loader.stores.files import json_bytes, read_node_link, write_beside
+from pith_graph.loader.stores.files import node_link_bytes, read_node_link, write_beside
 from pith_graph.loader.stores.latest import fill_latest, mark_latest
 from pith_graph.loader.stores.memory_extras import edge_extras, paper_properties, rewrite_paper, with_extras
 from pith_graph.loader.stores.memory_graph import (
@@ -346,17 +347,20 @@ class MemoryStore:
 
         Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) when it cannot be
         written: the graph is built, storing it failed; ``hand_edited`` (since 0.8.7) when
-        it is not one a load could have built (:func:`.memory_guard.check_built`)."""
-        write_beside(path, json_bytes(nx.node_link_data(check_built(self.graph), edges="edges")))
+        it is not one a load could have built (:func:`.memory_guard.check_built`); a path
+        named ``*.graphml`` is a :class:`UsageError` (since 0.9.5: :func:`.graphml.save_graphml`)."""
+        refuse_graphml(path, "MemoryStore.save", "write GraphML with pith_graph.save_graphml")
+        write_beside(path, node_link_bytes(check_built(self.graph)))
 
     def node_link_json(self) -> bytes:
         """The graph as networkx node-link JSON (what :meth:`save` writes)."""
-        return json_bytes(nx.node_link_data(self.graph, edges="edges"))
+        return node_link_bytes(self.graph)
 
     def save_snapshot(self, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read
         back several times faster than node-link JSON; with ``indexes`` made from it, if given.
-        Raises as :meth:`save` does (``hand_edited`` too)."""
+        Raises as :meth:`save` does (``hand_edited``, ``*.graphml`` too)."""
+        refuse_graphml(path, "MemoryStore.save_snapshot", "name a GraphML file in save_graphml")
         save_snapshot(check_built(self.graph), path, indexes)
 
     @classmethod

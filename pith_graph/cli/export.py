@@ -31,27 +31,34 @@ def add_export_command(commands: argparse._SubParsersAction[Any]) -> None:
     )
     export.add_argument("--from", dest="submitted_from", metavar="DATE", help="submitted on or after")
     export.add_argument("--to", dest="submitted_to", metavar="DATE", help="submitted on or before")
-    export.add_argument("--save", metavar="FILE", required=True, help="node-link JSON to write")
+    export.add_argument(
+        "--latest-versions",
+        action="store_true",
+        help="only the newest version of each arXiv id (papers with isLatest)",
+    )
+    export.add_argument(
+        "--save", metavar="FILE", required=True, help="node-link JSON to write (FILE.graphml: GraphML)"
+    )
     export.add_argument("--json", action="store_true", help="print a JSON summary on stdout")
     add_neo4j_options(export)
     export.set_defaults(handler=cmd_export)
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    import networkx as nx
-
     from pith_graph.loader.export import Selection, export_subgraph
-    from pith_graph.loader.stores.files import json_bytes, write_beside
+    from pith_graph.loader.graphml import graph_file_bytes
+    from pith_graph.loader.stores.files import write_beside
 
     target = Path(args.save)
     check_save_destination(args.save)
     selection = Selection(
-        args.category, args.author, args.hops, args.submitted_from, args.submitted_to, ("from", "to")
+        *(args.category, args.author, args.hops, args.submitted_from, args.submitted_to, ("from", "to")),
+        latest_versions=args.latest_versions,
     )
     started = time.perf_counter()
     with connect_neo4j(args) as store:
         G = export_subgraph(store, selection)  # checked as a saved graph is read
-    write_beside(target, json_bytes(nx.node_link_data(G, edges="edges")))
+    write_beside(target, graph_file_bytes(G, target))  # node-link JSON, or GraphML
     seconds = time.perf_counter() - started
     if args.json:
         sys.stdout.write(orjson.dumps(export_summary(G, seconds)).decode() + "\n")

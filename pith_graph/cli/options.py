@@ -326,6 +326,7 @@ def check_arguments(args: argparse.Namespace) -> None:
         if value == "" or (isinstance(value, list) and "" in value):
             raise UsageError(f"{option} '': an empty path names no file (use . for this folder)")
     save, snapshot = getattr(args, "save", None), getattr(args, "snapshot", None)
+    _refuse_graphml(args)
     if save and snapshot and same_file(save, snapshot):
         raise UsageError(f"--save {save} and --snapshot {snapshot} name the same file")
     for option, target in (("--save", save), ("--snapshot", snapshot)):
@@ -343,6 +344,18 @@ def check_arguments(args: argparse.Namespace) -> None:
             f"NEO4J_IMPORT_HEAP (the importer's JVM heap, -Xmx) must be a size in bytes, with k, m, g or t "
             f"(1g, 512m), not {quoted(heap)}"
         )
+
+
+def _refuse_graphml(args: argparse.Namespace) -> None:
+    """A GraphML ``--graph`` (or ``--snapshot``) is a :class:`UsageError`: it is written, never read back."""
+    graph, snapshot = getattr(args, "graph", None), getattr(args, "snapshot", None)
+    if graph or snapshot:  # (only then the loader's imports: a command without them starts sooner)
+        from pith_graph.loader.graphml import refuse_graphml
+
+        if graph:
+            refuse_graphml(graph, "--graph")
+        if snapshot:
+            refuse_graphml(snapshot, "--snapshot", "name it in --save to write GraphML")
 
 
 def _heap_ok(text: str) -> bool:

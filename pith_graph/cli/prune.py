@@ -39,7 +39,9 @@ def add_prune_command(commands: argparse._SubParsersAction[Any]) -> None:
         "--graph", metavar="FILE", help="memory backend: the saved graph to prune (node-link or snapshot)"
     )
     prune.add_argument(
-        "--save", metavar="FILE", help="memory backend: where to write it, in its format (default: --graph)"
+        "--save",
+        metavar="FILE",
+        help="memory backend: where to write it, in its format (default: --graph; FILE.graphml: GraphML)",
     )
     prune.add_argument("--dry-run", action="store_true", help="report what would be removed, remove nothing")
     prune.add_argument("--json", action="store_true", help="print a JSON report on stdout")
@@ -67,10 +69,13 @@ def cmd_prune(args: argparse.Namespace) -> int:
     try:
         report = prune_revoked(store, keyring, dry_run=args.dry_run)
         if args.backend == "memory" and not args.dry_run:
+            from pith_graph.loader.graphml import is_graphml, save_graphml
             from pith_graph.loader.stores.snapshot import is_snapshot
 
             assert isinstance(store, MemoryStore)
-            if is_snapshot(args.graph):  # keep its format
+            if args.save and is_graphml(args.save):  # (a --graph is never GraphML: refused)
+                save_graphml(store.graph, args.save)
+            elif is_snapshot(args.graph):  # keep its format
                 save_snapshot_with_index(store, args.save or args.graph)
             else:
                 store.save(args.save or args.graph)

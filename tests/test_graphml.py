@@ -1,0 +1,255 @@
+"""GraphML files for Gephi and Cytoscape (since 0.9.5): ``--save FILE.graphml`` of ``load``,
+``prune`` and ``export`` (``tests/test_export.py``), and ``save_graphml``; networkx's own
+reader gives back the graph, its list-valued properties as JSON text. Before, ``--save
+g.graphml`` wrote node-link JSON under that name, and ``nx.write_graphml(G, path)`` raised
+on the graph's lists (``GraphML writer does not support <class 'list'> as data values``)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import orjson
+import pytest
+
+import pith_graph
+from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.loader.facade import load_graph
+from pith_graph.loader.graphml import JSON_PROPERTIES
+from pith_graph.loader.stores.memory import MemoryStore, open_saved
+from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, run_cli, write_corpus
+from pith_graph.testing.corpus import corpus_signers
+
+_NS = "{http://graphml.graphdrawing.org/xmlns}"
+
+
+_SIGNER = SignerIdentity.from_seed(b"graphml", key_id="gm-key", signer_id="gm.invalid")
+
+
+def _bundle(signer: SignerIdentity, arxiv_id: str, author: str, title: str = "A title") -> bytes:
+    spec = PaperSpec(
+        arxiv_id, 1, title, [author], "An abstract.", "cs.LG", [],
+        "http://creativecommons.org/licenses/by/4.0/", "2024-01-01T00:00:00Z",
+        "2026-07-01T00:00:00Z", "2026-07-02T00:00:00Z",
+    )  # fmt: skip
+    return orjson.dumps(build_bundle(spec, signer)) + b"\n"
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, nx.DiGraph]:
+    """A corpus with versions and two signers, its keyring, and the graph a load builds of it."""
+    folder = tmp_path_factory.mktemp("graphml")
+    info = write_corpus(folder / "corpus", 240, seed=5, workers=1, layout="jsonl")
+    spelt = folder / "corpus" / "spelt.jsonl"  # an author spelt two ways: nameForms, nameFormCounts
+    spelt.write_bytes(
+        _bundle(_SIGNER, "2412.99991", "Zoë Smith") + _bundle(_SIGNER, "2412.99992", "ZOË  smith")
+    )
+    keys = folder / "keys.json"
+    keys.write_bytes(orjson.dumps([*orjson.loads(info.keyring_path.read_bytes()), _SIGNER.keyring_entry()]))
+    G, report = load_graph([*info.shards, spelt], trusted_keys=keys, workers=1)
+    assert report.rejected == 0
+    assert G.nodes["Author:zoë smith"]["nameFormCounts"] == [1, 1]
+    return folder, keys, G
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
+def decoded(H: nx.DiGraph) -> nx.DiGraph:
+    """``H`` as read from GraphML, its schema's list properties decoded from their JSON text."""
+    for _, data in H.nodes(data=True):
+        data.update(
+            (name, json.loads(data[name])) for name in JSON_PROPERTIES.get(data["label"], ()) if name in data
+        )
+    for _, _, data in H.edges(data=True):
+        data.update(
+            (name, json.loads(data[name])) for name in JSON_PROPERTIES.get(data["type"], ()) if name in data
+        )
+    return H
+
+
+def assert_same_graph(read: nx.DiGraph, G: nx.DiGraph) -> None:
+    """``read`` (from GraphML, decoded) is ``G``: its nodes in order, edges, attributes and types."""
+    assert type(read) is nx.DiGraph
+    assert list(read.nodes(data=True)) == [
+        (node, {name: _plain(value) for name, value in data.items()}) for node, data in G.nodes(data=True)
+    ]
+    edges = {
+        (u, v): {name: _plain(value) for name, value in data.items()} for u, v, data in G.edges(data=True)
+    }
+    assert {(u, v): data for u, v, data in read.edges(data=True)} == edges
+
+
+def _load(corpus: tuple[Path, Path, nx.DiGraph], *saves: str) -> None:
+    folder, keys, _ = corpus
+    shards = sorted(str(path) for path in (folder / "corpus").glob("*.jsonl"))
+    done = run_cli("load", *shards, "--trusted-keys", str(keys), *saves, timeout=300)
+    assert done.returncode == 0, done.stderr
+
+
+def test_load_save_graphml_is_the_graph_networkx_reads_back(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    _, _, G = corpus
+    assert any(not latest for _, latest in G.nodes(data="isLatest") if latest is not None)  # versions
+    out = tmp_path / "g.graphml"
+    _load(corpus, "--save", str(out), "--snapshot", str(tmp_path / "g.snapshot"))
+    assert_same_graph(decoded(nx.read_graphml(out)), G)
+    keys = {key.get("attr.name"): key.get("attr.type") for key in ET.parse(out).getroot().iter(f"{_NS}key")}
+    assert keys["submittedYear"] == keys["paperCount"] == "long"
+    assert keys["isLatest"] == keys["primary"] == keys["signedBundle"] == "boolean"
+    listed = {name for names in JSON_PROPERTIES.values() for name in names}
+    assert listed == {"keyIds", "authorNames", "nameForms", "nameFormCounts", "eventTypes"}
+    assert {keys[name] for name in listed} == {"string"}  # JSON text, every one in the file
+    assert nx.utils.graphs_equal(open_saved(tmp_path / "g.snapshot").graph, G)  # saved together
+
+
+def test_a_graphml_gz_name_is_gzip_of_the_same_file(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    _load(corpus, "--save", str(tmp_path / "g.graphml.gz"))
+    _load(corpus, "--save", str(tmp_path / "g.graphml"))
+    packed = (tmp_path / "g.graphml.gz").read_bytes()
+    assert packed[:2] == b"\x1f\x8b"
+    assert gzip.decompress(packed) == (tmp_path / "g.graphml").read_bytes()
+    assert_same_graph(decoded(nx.read_graphml(tmp_path / "g.graphml.gz")), corpus[2])
+
+
+def test_save_graphml_writes_what_the_command_line_does(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    _, _, G = corpus
+    pith_graph.save_graphml(G, tmp_path / "api.graphml")
+    _load(corpus, "--save", str(tmp_path / "cli.graphml"))
+    assert (tmp_path / "api.graphml").read_bytes() == (tmp_path / "cli.graphml").read_bytes()
+    H = G.copy()
+    H.add_edge("Author:nobody", next(iter(G)), type="AUTHORED")  # not one a load builds
+    with pytest.raises(StoreError) as raised:
+        pith_graph.save_graphml(H, tmp_path / "edited.graphml")
+    assert raised.value.code is StoreErrorCode.HAND_EDITED
+    assert not (tmp_path / "edited.graphml").exists()
+
+
+def test_prune_save_graphml_is_the_pruned_graph(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    _, keys, _ = corpus
+    _load(corpus, "--snapshot", str(tmp_path / "g.snapshot"))
+    _, builder = corpus_signers(5)
+    revoked = tmp_path / "revoked.json"
+    revoked.write_bytes(orjson.dumps([{**builder.keyring_entry(), "revoked": True}]))
+    pruned = {}
+    for name in ("pruned.json", "pruned.graphml"):
+        done = run_cli(
+            "prune", "--backend", "memory", "--graph", str(tmp_path / "g.snapshot"), "--trusted-keys", str(keys),
+            "--revoked-keys", str(revoked), "--save", str(tmp_path / name), "--json", timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        pruned[name] = json.loads(done.stdout)["removed"]
+    assert pruned["pruned.json"] == pruned["pruned.graphml"] != []
+    expected = MemoryStore.open(tmp_path / "pruned.json").graph
+    assert_same_graph(decoded(nx.read_graphml(tmp_path / "pruned.graphml")), expected)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["serve", "--graph", "{d}/g.graphml"],
+        ["serve", "--graph", "{d}/g.graphml.gz"],
+        ["prune", "--backend", "memory", "--graph", "{d}/g.graphml", "--revoked-keys", "{d}/keys.json"],
+        ["load", "{d}/keys.json", "--snapshot", "{d}/s.graphml"],
+    ],
+    ids=["serve", "serve-gz", "prune", "load-snapshot"],
+)
+def test_a_graphml_file_is_never_read_back(command: list[str], tmp_path: Path) -> None:
+    (tmp_path / "keys.json").write_text("[]")
+    for name in ("g.graphml", "g.graphml.gz"):
+        (tmp_path / name).write_bytes(b"<?xml version='1.0'?><graphml/>")
+    done = run_cli(*(part.format(d=tmp_path) for part in command), timeout=60)
+    assert done.returncode == 2, done.stderr
+    option = "--snapshot" if "--snapshot" in command else "--graph"
+    assert done.stderr.startswith(f"pith-graph: error: {option} ")
+    assert "GraphML is written for Gephi and Cytoscape, not read back" in done.stderr
+    assert done.stdout == ""
+
+
+def test_the_python_api_refuses_graphml_where_it_reads_back(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    _, _, G = corpus
+    pith_graph.save_graphml(G, tmp_path / "g.graphml")
+    os.replace(tmp_path / "g.graphml", tmp_path / "renamed.json")  # a GraphML file under another name
+    with pytest.raises(
+        UsageError, match="GraphML, which pith-graph writes for Gephi and Cytoscape and does not"
+    ):
+        MemoryStore.open(tmp_path / "renamed.json")
+    with pytest.raises(UsageError, match=r"MemoryStore\.save '.*g\.graphml': GraphML is written for Gephi"):
+        MemoryStore(G).save(tmp_path / "g.graphml")
+    with pytest.raises(UsageError, match=r"MemoryStore\.save_snapshot"):
+        MemoryStore(G).save_snapshot(tmp_path / "g.graphml.gz")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["renamed.json"]
+
+
+def test_save_graphml_refuses_a_file_the_command_reads(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    _, keys, _ = corpus
+    copy = tmp_path / "keys.graphml"
+    copy.write_bytes(keys.read_bytes())
+    done = run_cli("load", str(keys), "--trusted-keys", str(copy), "--save", str(copy), timeout=60)
+    assert done.returncode == 2
+    assert "names a file this command reads (--trusted-keys" in done.stderr
+    assert copy.read_bytes() == keys.read_bytes()
+
+
+def test_characters_xml_cannot_hold_are_replaced_and_never_merge_two_nodes(tmp_path: Path) -> None:
+    """A control character is U+FFFD in GraphML (XML 1.0 has no way to write it); two ids
+    that only such characters tell apart would be one node: the save fails (exit 3), and
+    leaves the file there as it was, with nothing beside it."""
+    signer = _SIGNER
+    keys = tmp_path / "keys.json"
+    keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
+    one = tmp_path / "one.jsonl"
+    one.write_bytes(_bundle(signer, "2401.00001", "Zoë \x01Smith", "A \x0btitle"))
+    done = run_cli("load", str(one), "--trusted-keys", str(keys), "--save", str(tmp_path / "one.graphml"))
+    assert done.returncode == 0, done.stderr
+    read = nx.read_graphml(tmp_path / "one.graphml")
+    assert read.nodes["Author:zoë \ufffdsmith"]["name"] == "Zoë \ufffdSmith"
+    paper = next(data for _, data in read.nodes(data=True) if data["label"] == "Paper")
+    assert paper["title"] == "A \ufffdtitle"
+    assert json.loads(paper["authorNames"]) == ["Zoë \x01Smith"]  # a JSON escape in a list: kept
+
+    two = tmp_path / "two.jsonl"
+    two.write_bytes(
+        _bundle(signer, "2401.00002", "Zoë \x01Smith") + _bundle(signer, "2401.00003", "Zoë \x02Smith")
+    )
+    target = tmp_path / "two.graphml"
+    target.write_bytes(b"the file that was there")
+    done = run_cli("load", str(two), "--trusted-keys", str(keys), "--save", str(target))
+    assert done.returncode == 3
+    assert "write_failed: the graph cannot be written as GraphML: two node ids differ only" in done.stderr
+    assert target.read_bytes() == b"the file that was there"
+    assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []
+
+
+def test_an_attribute_graphml_has_no_type_for_is_write_failed(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    _, _, G = corpus
+    H = G.copy()
+    paper = next(n for n, label in H.nodes(data="label") if label == "Paper")
+    H.nodes[paper]["myScores"] = {"a": [1, 2]}  # a script's own attribute: JSON text too
+    pith_graph.save_graphml(H, tmp_path / "ok.graphml")
+    assert json.loads(nx.read_graphml(tmp_path / "ok.graphml").nodes[paper]["myScores"]) == {"a": [1, 2]}
+    H.nodes[paper]["myNote"] = None
+    with pytest.raises(StoreError) as raised:
+        pith_graph.save_graphml(H, tmp_path / "none.graphml")
+    assert raised.value.code is StoreErrorCode.WRITE_FAILED
+    assert "GraphML writer does not support <class 'NoneType'>" in raised.value.message
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["ok.graphml"]
