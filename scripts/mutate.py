@@ -9,10 +9,12 @@ fresh process; a mutant whose tests still pass *survived*. Mutations, one at a t
 * integer constants ``n`` → ``n + 1``; ``True``/``False``;
 * ``return x`` → ``return None``; ``raise …`` → ``pass``; ``continue``/``break``.
 
-Docstrings, ``__all__``, decorators and type annotations are never mutated. Run through
-``scripts/mutation`` (not part of CI: it takes minutes per module)::
+Docstrings, ``__all__``, decorators and type annotations are never mutated. ``--only NAMES``
+(comma-separated) mutates only the top-level functions and classes so named (e.g. one function
+of a large module). Run through ``scripts/mutation`` (not part of CI: it takes minutes per module)::
 
     .venv/bin/python scripts/mutate.py loader/stores/rules.py -- tests/test_store_behaviour.py
+    .venv/bin/python scripts/mutate.py api/connection.py --only paging -- tests/api/test_api_backward.py
 """
 
 from __future__ import annotations
@@ -165,11 +167,29 @@ class _Mutator(ast.NodeTransformer):
         return node
 
 
-def mutants(source: str) -> tuple[list[Mutant], Iterator[tuple[Mutant, str]]]:
+def _lines_of(tree: ast.Module, names: set[str]) -> set[int]:
+    """The lines of the top-level functions and classes named ``names`` (all of them named)."""
+    found: dict[str, range] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) and node.name in names:
+            found[node.name] = range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    if missing := names - found.keys():
+        raise SystemExit(
+            f"mutate.py: --only names no top-level function or class: {', '.join(sorted(missing))}"
+        )
+    return {line for lines in found.values() for line in lines}
+
+
+def mutants(source: str, only: set[str] | None = None) -> tuple[list[Mutant], Iterator[tuple[Mutant, str]]]:
+    """The mutation sites of ``source`` (those in the functions and classes ``only``, when
+    given) and each mutant's source."""
     tree = ast.parse(source)
     counter = _Mutator(_skipped(tree))
     counter.visit(tree)
     sites = counter.sites
+    if only is not None:
+        lines = _lines_of(tree, only)
+        sites = [site for site in sites if site.line in lines]
 
     def each() -> Iterator[tuple[Mutant, str]]:
         for site in sites:
@@ -210,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("module", help="the source file to mutate")
     parser.add_argument("tests", nargs="+", help="the tests that cover it (after --)")
     parser.add_argument("--out", help="write the results as JSON here")
+    parser.add_argument("--only", help="mutate only these top-level functions or classes (comma-separated)")
     args = parser.parse_args(argv)
 
     path = Path(args.module)
@@ -219,7 +240,8 @@ def main(argv: list[str] | None = None) -> int:
     if not ok:
         print(f"{path}: the tests fail before any mutation", file=sys.stderr)
         return 2
-    sites, each = mutants(original)
+    only = None if args.only is None else {name.strip() for name in args.only.split(",") if name.strip()}
+    sites, each = mutants(original, only)
     survivors: list[Mutant] = []
     try:
         for site, source in each:
@@ -238,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     score = 100 * killed / max(len(sites), 1)
     print(f"{path}: {killed}/{len(sites)} mutants killed ({score:.0f}%)", flush=True)
     if args.out:
-        result = {"module": str(path), "mutants": len(sites), "killed": killed, "score": round(score, 1)}
+        result: dict[str, object] = {"module": str(path), "mutants": len(sites), "killed": killed}
+        result |= {"score": round(score, 1), "only": sorted(only) if only else None}
         result["survivors"] = [asdict(s) for s in survivors]
         Path(args.out).write_text(json.dumps(result, indent=2), encoding="utf-8")
     return 0

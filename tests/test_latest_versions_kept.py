@@ -135,6 +135,33 @@ def test_a_saved_graph_without_is_latest_opens_with_it(tmp_path: Path) -> None:
     assert latest(MemoryStore.open(tmp_path / "graph.snapshot")) == latest(opened)
 
 
+@pytest.mark.parametrize(
+    ("edits", "message"),
+    [
+        pytest.param({"sourceVersion": "3"}, "sourceVersion is not an integer: '3'", id="version-text"),
+        pytest.param(
+            {"sourceVersion": 3, "builtAt": 20260702},
+            "builtAt is not a string: 20260702",
+            id="built-at-number",
+        ),
+    ],
+)
+def test_a_saved_graph_without_is_latest_holding_a_wrong_type_is_refused_by_its_check(
+    tmp_path: Path, edits: dict[str, Any], message: str
+) -> None:
+    """Giving isLatest to a graph saved before 0.9.4 leaves a paper of the wrong types to the
+    check that names the property (comparing its versions raised TypeError instead)."""
+
+    def edit(papers: dict[str, dict[str, Any]]) -> None:
+        for data in papers.values():
+            del data["isLatest"]
+        papers["2406.00040 v2"].update(edits)
+
+    with pytest.raises(UsageError) as refused:
+        MemoryStore.open(_saved(tmp_path, edit))
+    assert str(refused.value).endswith(message), refused.value
+
+
 def test_a_saved_graph_marking_an_older_version_latest_is_refused(tmp_path: Path) -> None:
     """As one whose Author's paperCount is below its edges: opening it refuses it, saving it
     is refused. A newest version not marked is taken: an export of a part of a database keeps

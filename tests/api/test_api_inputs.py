@@ -19,7 +19,7 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_corpus,
 )
 
-from pith_graph.api.inputs import instant
+from pith_graph.api.inputs import instant, text
 from pith_graph.errors import BadUserInput
 
 
@@ -198,3 +198,36 @@ def test_an_empty_text_is_told_to_be_left_out_only_when_it_may_be(
         (error,) = memory_api.post(f"{{ {query} }}")["errors"]
         assert error["extensions"]["code"] == "BAD_USER_INPUT", error
         assert (error["message"], error["extensions"]["suggestion"]) == (message, suggestion)
+
+
+@pytest.mark.parametrize(
+    ("value", "kept"),
+    [
+        pytest.param("w" * 500, "w" * 500, id="500-characters"),
+        pytest.param("  " + "w" * 500 + "\n", "w" * 500, id="500-once-stripped"),
+        pytest.param("w" * 501, None, id="501-characters"),
+        pytest.param("é" * 501, None, id="501-two-byte-characters"),
+    ],
+)
+def test_free_text_holds_at_most_500_characters(value: str, kept: str | None) -> None:
+    """README: free text (search words, filter.title, dates) is at most 500 characters,
+    counted once stripped."""
+    if kept is not None:
+        assert text(value, "text") == kept
+        return
+    with pytest.raises(BadUserInput) as refused:
+        text(value, "text")
+    assert refused.value.message == "text is longer than 500 characters."
+
+
+@pytest.mark.parametrize("title", ["?!", " -- ", "\u2014 \u00b7"])
+def test_a_title_filter_of_punctuation_alone_is_bad_user_input(api: Api, title: str) -> None:
+    """filter.title holds every word of its text, as search does: punctuation alone has none."""
+    for _ in range(2):  # the second may run from the document's plan
+        (error,) = api.post(
+            "query($f: PaperFilter) { papers(filter: $f) { totalCount } }", {"f": {"title": title}}
+        )["errors"]
+        assert (error["extensions"]["code"], error["message"]) == (
+            "BAD_USER_INPUT",
+            "filter.title has no words to search for.",
+        )
