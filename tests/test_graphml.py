@@ -9,6 +9,11 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
+import stat
+import subprocess
+import sys
+import tracemalloc
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
@@ -22,6 +27,7 @@ from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.facade import load_graph
 from pith_graph.loader.graphml import JSON_PROPERTIES
 from pith_graph.loader.stores.memory import MemoryStore, open_saved
+from pith_graph.schema.graph import NODES, RELATIONSHIPS
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, run_cli, write_corpus
 from pith_graph.testing.corpus import corpus_signers
 
@@ -110,6 +116,28 @@ def test_load_save_graphml_is_the_graph_networkx_reads_back(
     assert nx.utils.graphs_equal(open_saved(tmp_path / "g.snapshot").graph, G)  # saved together
 
 
+def test_keys_are_the_schemas_and_none_is_named_like_gephis_label(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    """One key per property name of the schema's nodes and edges, typed as it says, with ids
+    of their names: Gephi takes a key ``d3`` as the node label and drops that column (networkx
+    named keys d0, d1… as it met them: d3 was ``title`` in a load's file)."""
+    pith_graph.save_graphml(corpus[2], tmp_path / "g.graphml")
+    declared = {
+        (key.get("for"), key.get("attr.name")): (key.get("id"), key.get("attr.type"))
+        for key in ET.parse(tmp_path / "g.graphml").getroot().iter(f"{_NS}key")
+    }
+    types = {"string": "string", "integer": "long", "boolean": "boolean"}
+    expected = {("node", "label"): ("n_label", "string"), ("edge", "type"): ("e_type", "string")}
+    for scope, specs in (("node", NODES.values()), ("edge", RELATIONSHIPS.values())):
+        for spec in specs:
+            for prop in spec.properties:
+                expected[scope, prop.name] = (f"{scope[0]}_{prop.name}", types.get(prop.type, "string"))
+    assert declared == expected
+    assert ("node", "title") in declared and ("edge", "keyIds") in declared
+    assert not any(re.fullmatch(r"d\d+", key_id) for key_id, _ in declared.values())
+
+
 def test_a_graphml_gz_name_is_gzip_of_the_same_file(
     corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
 ) -> None:
@@ -164,12 +192,14 @@ def test_prune_save_graphml_is_the_pruned_graph(
         ["serve", "--graph", "{d}/g.graphml.gz"],
         ["prune", "--backend", "memory", "--graph", "{d}/g.graphml", "--revoked-keys", "{d}/keys.json"],
         ["load", "{d}/keys.json", "--snapshot", "{d}/s.graphml"],
+        ["serve", "--graph", "{d}/G.GraphML"],
+        ["load", "{d}/keys.json", "--snapshot", "{d}/S.GRAPHML.GZ"],
     ],
-    ids=["serve", "serve-gz", "prune", "load-snapshot"],
+    ids=["serve", "serve-gz", "prune", "load-snapshot", "serve-case", "load-snapshot-case"],
 )
 def test_a_graphml_file_is_never_read_back(command: list[str], tmp_path: Path) -> None:
     (tmp_path / "keys.json").write_text("[]")
-    for name in ("g.graphml", "g.graphml.gz"):
+    for name in ("g.graphml", "g.graphml.gz", "G.GraphML"):
         (tmp_path / name).write_bytes(b"<?xml version='1.0'?><graphml/>")
     done = run_cli(*(part.format(d=tmp_path) for part in command), timeout=60)
     assert done.returncode == 2, done.stderr
@@ -208,33 +238,63 @@ def test_save_graphml_refuses_a_file_the_command_reads(
     assert copy.read_bytes() == keys.read_bytes()
 
 
-def test_characters_xml_cannot_hold_are_replaced_and_never_merge_two_nodes(tmp_path: Path) -> None:
-    """A control character is U+FFFD in GraphML (XML 1.0 has no way to write it); two ids
-    that only such characters tell apart would be one node: the save fails (exit 3), and
-    leaves the file there as it was, with nothing beside it."""
+def test_characters_xml_cannot_hold_are_replaced_in_values_and_escaped_in_ids(tmp_path: Path) -> None:
+    """A control character is U+FFFD in a GraphML value (XML 1.0 has no way to write it), a
+    JSON escape in a list's JSON text (U+FFFE and U+FFFF too), and U+FFFD and its code in a
+    node id, so that ids only such characters tell apart stay apart: every corpus is written
+    (the save failed, exit 3, for two authors ``Zoë \\x01Smith`` and ``Zoë \\x02Smith``)."""
     signer = _SIGNER
     keys = tmp_path / "keys.json"
     keys.write_bytes(orjson.dumps([signer.keyring_entry()]))
     one = tmp_path / "one.jsonl"
-    one.write_bytes(_bundle(signer, "2401.00001", "Zoë \x01Smith", "A \x0btitle"))
+    one.write_bytes(_bundle(signer, "2401.00001", "Zoë \x01Smith", "A \x0btitle\r\nin two lines"))
     done = run_cli("load", str(one), "--trusted-keys", str(keys), "--save", str(tmp_path / "one.graphml"))
     assert done.returncode == 0, done.stderr
     read = nx.read_graphml(tmp_path / "one.graphml")
-    assert read.nodes["Author:zoë \ufffdsmith"]["name"] == "Zoë \ufffdSmith"
+    assert read.nodes["Author:zoë \ufffd0001smith"]["name"] == "Zoë \ufffdSmith"
     paper = next(data for _, data in read.nodes(data=True) if data["label"] == "Paper")
-    assert paper["title"] == "A \ufffdtitle"
+    assert paper["title"] == "A \ufffdtitle\r\nin two lines"  # a carriage return read back as one
     assert json.loads(paper["authorNames"]) == ["Zoë \x01Smith"]  # a JSON escape in a list: kept
 
+    names = [
+        "Zoë \x01Smith",
+        "Zoë \x02Smith",
+        "Bob \ufffeX",
+        "Bob \ufffdX",
+        "Bob \uffffX",
+        "Bob \ufffdFFFEX",
+        "Bob \\X",
+    ]
     two = tmp_path / "two.jsonl"
-    two.write_bytes(
-        _bundle(signer, "2401.00002", "Zoë \x01Smith") + _bundle(signer, "2401.00003", "Zoë \x02Smith")
-    )
+    two.write_bytes(b"".join(_bundle(signer, f"2401.0001{i}", name) for i, name in enumerate(names)))
     target = tmp_path / "two.graphml"
     target.write_bytes(b"the file that was there")
-    done = run_cli("load", str(two), "--trusted-keys", str(keys), "--save", str(target))
-    assert done.returncode == 3
-    assert "write_failed: the graph cannot be written as GraphML: two node ids differ only" in done.stderr
-    assert target.read_bytes() == b"the file that was there"
+    done = run_cli(
+        "load",
+        str(two),
+        "--trusted-keys",
+        str(keys),
+        "--save",
+        str(target),
+        "--snapshot",
+        str(tmp_path / "two.snapshot"),
+    )
+    assert done.returncode == 0, done.stderr
+    G = open_saved(tmp_path / "two.snapshot").graph
+    read = nx.read_graphml(target)
+    authors = sorted(node for node, label in read.nodes(data="label") if label == "Author")
+    assert (
+        len(authors)
+        == len(names)
+        == len({node for node, label in G.nodes(data="label") if label == "Author"})
+    )
+    assert {"Author:bob \ufffdFFFDx", "Author:bob \ufffdFFFEx", "Author:bob \ufffdFFFDfffex"} < set(authors)
+    assert "Author:bob \\x" in authors  # a backslash is no escape: kept
+    assert read.number_of_edges() == G.number_of_edges()
+    listed = sorted(
+        json.loads(data["authorNames"])[0] for _, data in read.nodes(data=True) if data["label"] == "Paper"
+    )
+    assert listed == sorted(names)  # U+FFFE and U+FFFF in a list's JSON text: JSON escapes, kept
     assert sorted(path.name for path in tmp_path.iterdir() if path.name.startswith(".")) == []
 
 
@@ -251,5 +311,115 @@ def test_an_attribute_graphml_has_no_type_for_is_write_failed(
     with pytest.raises(StoreError) as raised:
         pith_graph.save_graphml(H, tmp_path / "none.graphml")
     assert raised.value.code is StoreErrorCode.WRITE_FAILED
-    assert "GraphML writer does not support <class 'NoneType'>" in raised.value.message
+    assert (
+        f"node {paper!r} has 'myNote' = None, of a type GraphML has none for (NoneType)"
+        in raised.value.message
+    )
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ok.graphml"]
+
+
+def test_a_name_the_schema_gives_two_types_is_refused() -> None:
+    """One key per (node or edge, name): the schema's labels (or types) must agree on a
+    name's type, checked as the module is imported."""
+    from pith_graph.loader.graphml import _declared
+    from pith_graph.schema.graph import PropertySpec
+
+    same = [PropertySpec("keyIds", "list<string>", "a"), PropertySpec("keyIds", "list<string>", "b")]
+    assert _declared("label", same) == {"label": "string", "keyIds": "string"}
+    with pytest.raises(TypeError, match="schema: keyIds is both list<string> and string"):
+        _declared("label", [*same, PropertySpec("keyIds", "string", "c")])
+
+
+def test_a_graphml_name_in_capitals_is_graphml(corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path) -> None:
+    """``--save UP.GRAPHML`` wrote node-link JSON (the name's case counted), as ``--graph``
+    refused it not: every command now takes the name in any case, as ``.GZ`` for gzip."""
+    _load(corpus, "--save", str(tmp_path / "UP.GRAPHML"))
+    pith_graph.save_graphml(corpus[2], tmp_path / "g.graphml")
+    pith_graph.save_graphml(corpus[2], tmp_path / "Up.GraphML.GZ")
+    assert (tmp_path / "UP.GRAPHML").read_bytes() == (tmp_path / "g.graphml").read_bytes()
+    assert gzip.decompress((tmp_path / "Up.GraphML.GZ").read_bytes()) == (tmp_path / "g.graphml").read_bytes()
+    assert_same_graph(decoded(nx.read_graphml(tmp_path / "UP.GRAPHML")), corpus[2])
+
+
+def test_a_fifo_is_never_replaced_by_a_file_from_python(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    """The command line refused a ``--save`` that is a FIFO or a device; ``save_graphml``,
+    ``MemoryStore.save`` and ``.save_snapshot`` replaced it by a regular file (``root`` could so
+    replace ``/dev/null``): now every write beside a path refuses it (``write_failed``)."""
+    fifo = tmp_path / "pipe.graphml"
+    os.mkfifo(fifo)
+    store = MemoryStore(corpus[2])
+    for save, path in (
+        (pith_graph.save_graphml, fifo),
+        (lambda G, path: MemoryStore(G).save(path), tmp_path / "pipe.json"),
+        (lambda G, path: MemoryStore(G).save_snapshot(path), tmp_path / "pipe.snapshot"),
+    ):
+        if not path.exists():
+            os.mkfifo(path)
+        with pytest.raises(StoreError) as raised:
+            save(store.graph, path)
+        assert raised.value.code is StoreErrorCode.WRITE_FAILED
+        assert (
+            raised.value.message
+            == f"cannot write the graph to {path}: not a regular file (a device, FIFO or socket)"
+        )
+        assert stat.S_ISFIFO(os.stat(path).st_mode)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["pipe.graphml", "pipe.json", "pipe.snapshot"]
+
+
+_WITHOUT_LXML = """
+import sys, networkx as nx
+sys.modules["lxml"] = sys.modules["lxml.etree"] = None  # import lxml: ImportError
+def refused(*args, **kwargs):
+    raise AssertionError("networkx's GraphML writer called")
+nx.write_graphml = nx.write_graphml_xml = nx.write_graphml_lxml = nx.generate_graphml = refused
+nx.readwrite.graphml.GraphMLWriter = nx.readwrite.graphml.GraphMLWriterLxml = refused
+from pith_graph import SAMPLES, load_graph, save_graphml
+G, _ = load_graph([SAMPLES], workers=1)
+save_graphml(G, sys.argv[1])
+assert not any(name == "lxml" or name.startswith("lxml.") for name in sys.modules if sys.modules[name])
+"""
+
+
+def test_the_bytes_do_not_depend_on_what_is_installed(tmp_path: Path) -> None:
+    """networkx's writer used lxml when installed (other bytes, a carriage return kept as
+    ``&#13;``): the writer is pith-graph's own, standard library only, so a run where lxml
+    cannot be imported and networkx's writer refuses to run writes the same bytes."""
+    from pith_graph.loader import SAMPLES
+
+    G, _ = load_graph([SAMPLES], workers=1)
+    pith_graph.save_graphml(G, tmp_path / "here.graphml")
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_LXML, str(tmp_path / "bare.graphml")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "bare.graphml").read_bytes() == (tmp_path / "here.graphml").read_bytes()
+    assert_same_graph(decoded(nx.read_graphml(tmp_path / "here.graphml")), G)
+
+
+def test_the_file_is_streamed_in_pieces_of_bounded_memory(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    """The document is written about 64k characters at a time: what a save allocates stays
+    below the file's size whatever the graph's (networkx's writer built a copy of the graph,
+    an ElementTree of it and the whole text: about ten times the file's size)."""
+    from pith_graph.loader.graphml import graphml_chunks  # (here: 0.9.5's first writer had none)
+
+    _, _, G = corpus
+    pieces = list(graphml_chunks(G))
+    assert len(pieces) > 10 and max(map(len, pieces)) < 4 * 65536
+    tracemalloc.start()
+    try:
+        pith_graph.save_graphml(G, tmp_path / "g.graphml")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    written = (tmp_path / "g.graphml").read_bytes()
+    assert written == b"".join(pieces)
+    assert peak < len(written), (peak, len(written))
+    pith_graph.save_graphml(G, tmp_path / "g.graphml.gz")
+    assert gzip.decompress((tmp_path / "g.graphml.gz").read_bytes()) == written

@@ -3,8 +3,10 @@ renamed over them, so a failed write never leaves a truncated file where the pat
 destroys the file that was there.
 
 The memory store writes its graph this way (node-link JSON, a snapshot), one file or several
-together (``load --save --snapshot``: both written, then both renamed into place). A file
-named ``*.gz`` is written gzip-compressed, and a gzip-compressed graph file is read inflated.
+together (``load --save --snapshot``: both written, then both renamed into place), and so does
+the GraphML writer, a piece at a time. A file named ``*.gz`` (any case) is written
+gzip-compressed, and a gzip-compressed graph file is read inflated. Only a regular file is
+replaced: a FIFO or a device at the path is refused, whoever calls.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
+import stat
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
@@ -25,6 +28,7 @@ from pith_graph.loader.gunzip import READ_BYTES, READ_ERRORS, inflated
 from pith_graph.loader.sources import GZIP_MAGIC, not_text_advice, open_regular
 
 __all__ = [
+    "Chunks",
     "json_bytes",
     "node_link_bytes",
     "partial_prefix",
@@ -127,40 +131,49 @@ def read_node_link(path: str | Path) -> object:
         raise UsageError(f"cannot open saved graph {path}: {advice}") from None
 
 
-def write_beside(path: str | Path, data: bytes | Sequence[bytes]) -> None:
+#: The data of a file written beside its path: bytes, or pieces written one after the other (an
+#: iterator is consumed as it is written, so the whole file is never in memory at once).
+Chunks = bytes | Iterable[bytes]
+
+
+def write_beside(path: str | Path, data: Chunks) -> None:
     """Write ``data`` beside ``path`` first, then rename it over ``path``: a failed write
     leaves neither a partial file nor a damaged one where ``path`` was.
 
     Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) naming ``path`` when the
-    file cannot be written or renamed (a full disk, a folder in the way).
+    file cannot be written or renamed (a full disk, a folder in the way), or when ``path`` is
+    not a regular file (a FIFO, a device: renamed over, ``/dev/null`` would become a file).
     """
     with writes_beside() as write:
         write(path, data)
 
 
 @contextmanager
-def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], None]]:
+def writes_beside() -> Iterator[Callable[[str | Path, Chunks], None]]:
     """Files written together: each ``write(path, data)`` (bytes, or pieces written one after
-    the other) goes to a file beside ``path``
+    the other, :data:`Chunks`) goes to a file beside ``path``
     (flushed to disk), and only when the block ends without an error are they all renamed
-    over their paths, in order. A failure before that (a full disk, an error in the block)
-    removes what was written and leaves every path as it was; a rename that fails (a
-    folder put in the way) removes the files not renamed yet, and its error names the
-    paths already replaced. Raises :class:`~pith_graph.errors.StoreError` (``write_failed``)
-    naming the path."""
+    over their paths, in order. A failure before that (a full disk, an error in the block or
+    in the pieces' iterator) removes what was written and leaves every path as it was; a
+    rename that fails (a folder put in the way) removes the files not renamed yet, and its
+    error names the paths already replaced. A path that is there and is not a regular file
+    is refused before anything is written, and again before the rename. Raises
+    :class:`~pith_graph.errors.StoreError` (``write_failed``) naming the path."""
     staged: list[tuple[Path, Path, Path]] = []  # (the path given, the file written, its partial)
 
-    def write(path: str | Path, data: bytes | Sequence[bytes]) -> None:
+    def write(path: str | Path, data: Chunks) -> None:
         given = target = Path(path)
-        if given.name.endswith(".gz"):
-            data = _gzipped([data] if isinstance(data, bytes) else data)
+        pieces: Iterable[bytes] = [data] if isinstance(data, bytes) else data
+        if given.name.lower().endswith(".gz"):
+            pieces = _gzipped(pieces)
         try:
             target = through_links(given)
+            _refuse_irregular(target)
             partial = target.with_name(f"{partial_prefix(target.name)}{os.getpid()}.{next(_SERIAL)}.tmp")
             staged.append((given, target, partial))
             # never another write's file; only its owner reads it until it is renamed
             with open(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as file:
-                for piece in [data] if isinstance(data, bytes) else data:
+                for piece in pieces:
                     file.write(piece)
                 file.flush()
                 os.fsync(file.fileno())  # the data is on disk before the rename shows it
@@ -176,6 +189,7 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
         raise
     for done, (given, target, partial) in enumerate(staged):
         try:
+            _refuse_irregular(target)
             os.chmod(partial, _mode_for(target))
             os.replace(partial, target)
         except OSError as error:
@@ -186,13 +200,26 @@ def writes_beside() -> Iterator[Callable[[str | Path, bytes | Sequence[bytes]], 
     _sync_folders({target.parent for _, target, _ in staged})
 
 
-def _gzipped(pieces: Sequence[bytes]) -> list[bytes]:
+def _refuse_irregular(target: Path) -> None:
+    """:class:`OSError` if ``target`` is there and is neither a regular file nor a folder (a
+    FIFO, a device, a socket): a rename would replace it by a file (``root`` could replace
+    ``/dev/null``). A folder fails the rename itself, as it did."""
+    try:
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        return
+    if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+        raise OSError("not a regular file (a device, FIFO or socket)")
+
+
+def _gzipped(pieces: Iterable[bytes]) -> Iterator[bytes]:
     """``pieces`` compressed as one gzip member (no name, no time: the same graph makes the
-    same file), a piece at a time, so no joined copy of them is made."""
+    same file), a piece at a time as they come, so no joined copy of them is made."""
     deflate = zlib.compressobj(_GZIP_LEVEL, zlib.DEFLATED, 31)
-    out = [deflate.compress(piece) for piece in pieces]
-    out.append(deflate.flush())
-    return out
+    for piece in pieces:
+        if packed := deflate.compress(piece):
+            yield packed
+    yield deflate.flush()
 
 
 def through_links(path: Path) -> Path:

@@ -346,7 +346,8 @@ class MemoryStore:
         over it, so a failed save never leaves a truncated file nor destroys the one there.
 
         Raises :class:`~pith_graph.errors.StoreError` (``write_failed``) when it cannot be
-        written: the graph is built, storing it failed; ``hand_edited`` (since 0.8.7) when
+        written: the graph is built, storing it failed, or ``path`` is a FIFO or a device
+        (since 0.9.5; it was replaced by a file); ``hand_edited`` (since 0.8.7) when
         it is not one a load could have built (:func:`.memory_guard.check_built`); a path
         named ``*.graphml`` is a :class:`UsageError` (since 0.9.5: :func:`.graphml.save_graphml`)."""
         refuse_graphml(path, "MemoryStore.save", "write GraphML with pith_graph.save_graphml")

@@ -161,14 +161,14 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 exclude=key_files(args),
             )
         if (save or snapshot) and store is not None:
-            from pith_graph.loader.graphml import graph_file_bytes
+            from pith_graph.loader.graphml import graph_file_chunks
             from pith_graph.loader.stores.files import writes_beside
             from pith_graph.loader.stores.memory import MemoryStore
 
             assert isinstance(store, MemoryStore)
             with writes_beside() as write:  # both written, then both renamed into place
                 if save:
-                    write(save, graph_file_bytes(store.graph, save))  # node-link JSON, or GraphML
+                    write(save, graph_file_chunks(store.graph, save))  # node-link JSON, or GraphML
                 if snapshot:
                     write(snapshot, snapshot_with_index(store))
     except StoreError as error:

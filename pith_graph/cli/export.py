@@ -46,7 +46,7 @@ def add_export_command(commands: argparse._SubParsersAction[Any]) -> None:
 
 def cmd_export(args: argparse.Namespace) -> int:
     from pith_graph.loader.export import Selection, export_subgraph
-    from pith_graph.loader.graphml import graph_file_bytes
+    from pith_graph.loader.graphml import graph_file_chunks
     from pith_graph.loader.stores.files import write_beside
 
     target = Path(args.save)
@@ -58,7 +58,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     with connect_neo4j(args) as store:
         G = export_subgraph(store, selection)  # checked as a saved graph is read
-    write_beside(target, graph_file_bytes(G, target))  # node-link JSON, or GraphML
+    write_beside(target, graph_file_chunks(G, target))  # node-link JSON, or GraphML
     seconds = time.perf_counter() - started
     if args.json:
         sys.stdout.write(orjson.dumps(export_summary(G, seconds)).decode() + "\n")
