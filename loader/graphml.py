@@ -249,22 +249,21 @@ def graphml_chunks(G: nx.DiGraph) -> Iterator[bytes]:
     piece) if an attribute is of a type GraphML has none for (``None``, a set)."""
     scopes = _Keys("graph", {}), _Keys("node", _NODE_KEYS), _Keys("edge", _EDGE_KEYS)
     graph_keys, node_keys, edge_keys = scopes
-    nodes: dict[Any, dict[str, Any]] = G._node
-    succ: dict[Any, dict[Any, dict[str, Any]]] = G._succ  # read only: no view per edge
+    nodes = G.nodes(data=True)  # public views, read a node's (and a node's out-edges') dict at a time
     graph_keys.declare([("graph", G.graph)])
-    node_keys.declare(nodes.items())
-    edge_keys.declare(((u, v), data) for u, out in succ.items() for v, data in out.items())
+    node_keys.declare(nodes)
+    edge_keys.declare(((u, v), data) for u, out in G.adjacency() for v, data in out.items())
     yield "".join([_HEADER, *(line for keys in scopes for line in keys.lines)]).encode()
     yield f'  <graph edgedefault="directed">{graph_keys.data(G.graph, "graph")}\n'.encode()
     parts: list[str] = []
     size = 0
-    for node, data in nodes.items():
+    for node, data in nodes:
         parts.append(line := f'    <node id="{_id(node)}">{node_keys.data(data, node)}</node>\n')
         if (size := size + len(line)) >= _PIECE:
             yield "".join(parts).encode()
             parts.clear()
             size = 0
-    for u, out in succ.items():
+    for u, out in G.adjacency():
         source = _id(u)
         for v, data in out.items():
             parts.append(
