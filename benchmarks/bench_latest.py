@@ -10,7 +10,8 @@ For each size, a corpus of ``pith_graph.testing.corpus.write_corpus`` (several v
 ~20% of its ids) is loaded into the server's database (cleared first: use a scratch server):
 
 * **load**: the transactional load (``pipeline.run``, batch 5000) with the maintenance and
-  without it (``cypher.REFRESH_LATEST`` replaced by a statement doing nothing), the bulk
+  without it (a batch's own decision, ``neo4j_latest.latest_updates``, by none, and
+  ``cypher.REFRESH_LATEST`` by a statement doing nothing), the bulk
   import's passes up to the CSV files (``bulk_import(csv_only=...)``, no server) with and
   without appending ``isLatest``, and a load into the memory store with and without marking
   (``latest.mark_latest``), interleaved, ``--load-rounds`` times each (bundles/s);
@@ -44,9 +45,10 @@ from pith_graph.api.reads.records import EVERYTHING, PaperFilter
 from pith_graph.loader.bulk import bulk_import, merge
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.pipeline import run
-from pith_graph.loader.stores import cypher, memory
+from pith_graph.loader.stores import cypher, memory, neo4j_batch
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+from pith_graph.loader.stores.neo4j_latest import LatestUpdates
 from pith_graph.testing.corpus import write_corpus
 
 PROJECTED = 2_500_000
@@ -76,6 +78,7 @@ def loads(
     """Transactional and bulk (decide + CSV) rates with and without the maintenance, interleaved."""
     keyring = resolve_keyring(keyring_file)
     refresh, append, mark = cypher.REFRESH_LATEST, merge.with_latest, memory.mark_latest
+    decide = neo4j_batch.latest_updates
     rates: dict[str, list[float]] = {
         f"{way} {kept}": [] for way in ("tx", "bulk", "memory") for kept in ("with", "without")
     }
@@ -85,6 +88,7 @@ def loads(
         for index in range(rounds):
             for kept in (True, False) if index % 2 == 0 else (False, True):
                 cypher.REFRESH_LATEST = refresh if kept else NO_REFRESH
+                neo4j_batch.latest_updates = decide if kept else (lambda *_: LatestUpdates())  # type: ignore[assignment]
                 merge.with_latest = append if kept else (lambda row, _latest: row)  # type: ignore[assignment]
                 memory.mark_latest = mark if kept else (lambda _nodes, _piths: None)  # type: ignore[assignment]
                 name = "with" if kept else "without"
@@ -102,6 +106,7 @@ def loads(
                 rates[f"memory {name}"].append(n / seconds)
     finally:
         cypher.REFRESH_LATEST, merge.with_latest, memory.mark_latest = refresh, append, mark
+        neo4j_batch.latest_updates = decide
         store.clear()
         run(paths, keyring=keyring, store=store, workers=2, batch_size=5000)  # kept, for the reads
         store.close()

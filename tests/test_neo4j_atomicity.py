@@ -283,3 +283,55 @@ def test_a_batch_waits_for_locks_no_longer_than_its_timeout(
         holder.join()
     assert waited < 20, f"waited {waited:.1f} s for a lock held by another transaction"
     assert db.export() == before
+
+
+def _blocked(driver: neo4j.Driver, timeout: float = 30) -> bool:
+    """Whether a transaction of the server waits for a lock within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    with driver.session() as session:
+        while time.monotonic() < deadline:
+            found = session.run("SHOW TRANSACTIONS YIELD status RETURN collect(status) AS all").single()
+            if found is not None and any(status.startswith("Blocked") for status in found["all"]):
+                return True
+            time.sleep(0.05)
+    return False
+
+
+def test_a_removal_locks_its_papers_sources_before_the_papers(
+    db: Neo4jStore, corpus: tuple[list[bytes], Path], tmp_path: Path, neo4j_server: Any
+) -> None:
+    """A removal (prune) takes its locks in a load's order: the papers' sources (their lock
+    aliases, LOCK_SOURCES), then the papers. It took the papers' first and their sources' at
+    the end (REFRESH_LATEST), the reverse of a load, which holds its sources and then writes
+    their papers: a prune and a load of one source deadlocked, and one of them ran again.
+    Here a load's batch holds a source; a removal of its paper must wait for it before it
+    locks the paper, which another transaction can then still lock."""
+    lines, keys = corpus
+    path = _write(tmp_path, "first.jsonl", lines[:BATCH])
+    run([path], keyring=resolve_keyring(keys), store=db, workers=1, batch_size=BATCH)
+    auth = ("neo4j", neo4j_server.password)
+    with neo4j.GraphDatabase.driver(neo4j_server.uri, auth=auth) as driver:
+        found = driver.execute_query(
+            "MATCH (p:Paper) RETURN p.pithNumber AS pith, p.sourceKind AS kind, p.sourceId AS id LIMIT 1"
+        ).records[0]
+        with driver.session() as holding_session, holding_session.begin_transaction(timeout=60) as holding:
+            lock = "MATCH (a:Alias {kind: $kind, value: $id}) SET a._lock = true REMOVE a._lock"
+            holding.run(lock, kind=found["kind"], id=found["id"]).consume()  # a load's batch, open
+            removed: list[list[str]] = []
+            remover = threading.Thread(target=lambda: removed.append(db.remove_papers([found["pith"]])))
+            remover.start()
+            try:
+                assert _blocked(driver), "the removal never waited for the source's lock"
+                with driver.session() as session:  # the paper is not locked yet: the probe does not wait
+                    probe = session.begin_transaction(timeout=3)
+                    try:
+                        probe_lock = "MATCH (p:Paper {pithNumber: $pith}) SET p._probe = true"
+                        probe.run(probe_lock, pith=found["pith"]).consume()
+                    except neo4j.exceptions.Neo4jError as error:
+                        pytest.fail(f"the removal locked the paper before its source: {error.code}")
+                    finally:
+                        probe.close()
+            finally:
+                holding.rollback()
+                remover.join(60)
+    assert removed == [[found["pith"]]]

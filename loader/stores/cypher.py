@@ -13,8 +13,9 @@ Sections:
   papers; lock (or create) the signers; detach the stored papers that will be replaced or
   removed and delete the removed ones (first reading an analyst's properties on the edges of
   those replaced); merge and lock authors and categories; write each paper with its aliases and
-  edges in one pass, then set those properties back; delete the nodes left without an edge; refresh
-  ``Signer.keyIds``, ``Author.paperCount`` and ``name``, and the touched sources' ``Paper.isLatest``;
+  edges in one pass (with the ``isLatest`` the locks' read decided), then set those properties
+  back; delete the nodes left without an edge; refresh ``Signer.keyIds``, ``Author.paperCount``
+  and ``name``, and set ``Paper.isLatest`` where it changes on a stored paper;
 * store reads: digests, counts, clear (exports: :mod:`~pith_graph.loader.stores.cypher_export`).
 
 The API's read statements live with their reader (:mod:`pith_graph.api.reads.cypher`).
@@ -64,6 +65,7 @@ __all__ = [
     "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
     "LOCK_SOURCES",
+    "LOCK_SOURCE_ALIASES",
     "MERGE_AUTHORS",
     "MERGE_CATEGORIES",
     "OWN_NEIGHBOUR",
@@ -77,6 +79,7 @@ __all__ = [
     "REFRESH_SIGNER_KEYS",
     "RESTORE_EDGE_EXTRAS",
     "SET_AUTHOR_NAMES",
+    "SET_LATEST",
     "SET_SIGNER_KEYS",
     "SOURCE_PAPERS",
     "STORED_PAPERS",
@@ -97,7 +100,8 @@ PING = "RETURN 1 AS ok"
 #: its stored papers. The lock is the source id's own alias node (``Alias {kind: 'arxiv',
 #: value: <id>}``, which its papers carry), merged on its uniqueness constraint: concurrent
 #: loaders of one source id take turns from here, so the precedence and newest rules are
-#: decided against everything committed. The SET/REMOVE pair takes the write lock.
+#: decided against everything committed, and so is each paper's isLatest (neo4j_latest). The
+#: SET/REMOVE pair takes the write lock.
 LOCK_SOURCES = """
 UNWIND $sources AS source
 MERGE (lock:Alias {kind: source[0], value: source[1]})
@@ -106,7 +110,8 @@ WITH source, lock
 OPTIONAL MATCH (p:Paper {sourceId: source[1]})
 WHERE p.sourceKind = source[0] AND p.sourceVersion IS NOT NULL
 RETURN elementId(lock) AS lockId, source,
-       collect([p.pithNumber, p.sourceVersion, p.builtAt, p.bundleSha256, p.bundleKeyId, p.keyIds]) AS papers
+       collect([p.pithNumber, p.sourceVersion, p.builtAt, p.bundleSha256, p.bundleKeyId, p.keyIds,
+                p.isLatest]) AS papers
 """
 
 #: Create or lock the signers of the papers to write. Every paper of a corpus shares its
@@ -154,6 +159,14 @@ DELETE_PAPERS = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})
 DETACH DELETE p
+"""
+
+#: Lock the lock aliases of $sources (sorted ``[sourceKind, sourceId]``) that exist: a removal
+#: takes its sources' locks before its papers', in a load's order (LOCK_SOURCES, then papers).
+LOCK_SOURCE_ALIASES = """
+UNWIND $sources AS source
+MATCH (lock:Alias {kind: source[0], value: source[1]})
+SET lock._lock = true REMOVE lock._lock
 """
 
 #: Lock papers about to be removed (pruning); returns those that exist, as they are once locked.
@@ -333,7 +346,8 @@ SOURCE_PAPERS = (
 
 #: ``Paper.isLatest`` of every paper of each source of $sources (``[sourceKind, sourceId]``,
 #: sorted): true for the greatest ``(sourceVersion, builtAt, pithNumber)``, false for the rest
-#: (written only where it changes). The source's lock alias (LOCK_SOURCES) is locked first: a
+#: (written only where it changes): a removal's, the upgrade's and a load's of a source it cannot
+#: rank itself (neo4j_latest). The source's lock alias (LOCK_SOURCES) is locked first: a
 #: load holds it already; a removal (prune) and the upgrade take it here, so two writes of one
 #: source's papers never decide its newest from each other's uncommitted state. Strings compare
 #: as in memory: ``builtAt`` and ``pithNumber`` are ASCII.
@@ -353,7 +367,14 @@ CALL (source) {{
 }}
 """
 
-#: The sources of the papers of $piths (to remove: their sources' isLatest is refreshed after).
+#: $rows: ``[pithNumber, isLatest]``, a load's stored papers whose flag changes (neo4j_latest).
+SET_LATEST = """
+UNWIND $rows AS row
+MATCH (p:Paper {pithNumber: row[0]})
+SET p.isLatest = row[1]
+"""
+
+#: The sources of the papers of $piths (to remove: locked first, their isLatest refreshed after).
 PAPER_SOURCES = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})

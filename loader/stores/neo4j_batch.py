@@ -15,9 +15,11 @@ from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher
 from pith_graph.loader.stores.base import AppliedBatch, Unchanged
 from pith_graph.loader.stores.names import Spellings
+from pith_graph.loader.stores.neo4j_connect import Quiet
+from pith_graph.loader.stores.neo4j_latest import LatestUpdates, StoredVersion, latest_updates
 from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors
 from pith_graph.loader.stores.neo4j_retry import LostCommits
-from pith_graph.loader.stores.rules import StoredPaper, plan_batch
+from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.schema.graph import PAPER, PROPERTY_NAMES, RELATIONSHIPS
 from pith_graph.schema.rows import AuthorRow
 
@@ -25,7 +27,7 @@ __all__ = ["apply_batch", "read_rows", "remove_papers"]
 
 #: Every property of a Paper, null: what a paper written does not have is removed by
 #: WRITE_PAPERS's ``SET p += row.props``, and only that (an analyst's own properties stay);
-#: but ``isLatest``, which REFRESH_LATEST then writes where it changes.
+#: but ``isLatest``, which a load decides per paper (neo4j_latest), a removal by REFRESH_LATEST.
 _NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(
     name for name in PAPER.property_names if name != "isLatest"
 )
@@ -34,12 +36,17 @@ _NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(
 _OWN_EDGE_PROPERTIES = {kind: sorted(PROPERTY_NAMES[kind]) for kind in RELATIONSHIPS}
 
 
+def _quiet(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each list a :class:`Quiet` one (the driver's debug formatting skips it)."""
+    return {name: Quiet(value) if type(value) is list else value for name, value in params.items()}
+
+
 def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
-    tx.run(statement, params).consume()
+    tx.run(statement, _quiet(params)).consume()
 
 
 def read_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
-    return tx.run(statement, params).data()
+    return tx.run(statement, _quiet(params)).data()
 
 
 def apply_batch(
@@ -49,11 +56,14 @@ def apply_batch(
     ``commits`` tells what an attempt whose commit was lost would have done."""
     sources = sorted({rows.source for rows in batch})
     stored: list[StoredPaper] = []
-    locks: list[str] = []
-    for record in tx.run(cypher.LOCK_SOURCES, sources=[list(source) for source in sources]):
-        locks.append(record["lockId"])
+    locks: dict[SourceKey, str] = {}
+    versions: dict[SourceKey, list[StoredVersion]] = {}  # what isLatest is decided from
+    for record in tx.run(cypher.LOCK_SOURCES, sources=Quiet(list(source) for source in sources)):
         source = (record["source"][0], record["source"][1])
-        for pith, version, built_at, bundle_sha256, key_id, key_ids in record["papers"]:
+        locks[source] = record["lockId"]
+        versions[source] = []
+        for pith, version, built_at, bundle_sha256, key_id, key_ids, latest in record["papers"]:
+            versions[source].append((pith, version, built_at, latest))
             if pith is not None and bundle_sha256 is not None:
                 stored.append(
                     StoredPaper(pith, source, version, built_at, bundle_sha256, key_id, tuple(key_ids or ()))
@@ -61,9 +71,13 @@ def apply_batch(
     plan = plan_batch(batch, stored, rank)
     if plan.write or plan.remove:
         held = {paper.pith_number for paper in stored}
-        _write(tx, plan.write, plan.remove, locks, held, [list(source) for source in sources])
+        # A lock alias a written paper carries has its edge: DELETE_ORPHANS need not look at it.
+        carried = {(alias.kind, alias.value) for rows in plan.write for alias in rows.aliases}
+        unused = [lock for source, lock in locks.items() if source not in carried]
+        latest = latest_updates(versions, plan.write, plan.remove)
+        _write(tx, plan.write, plan.remove, unused, held, [list(source) for source in sources], latest)
     elif locks:
-        _run(tx, cypher.DELETE_ORPHANS, ids=locks)  # lock aliases of outranked sources
+        _run(tx, cypher.DELETE_ORPHANS, ids=list(locks.values()))  # lock aliases of outranked sources
     return commits.decide(batch, stored, plan)
 
 
@@ -71,16 +85,23 @@ def remove_papers(
     tx: neo4j.ManagedTransaction, piths: list[str], unchanged: Unchanged | None, commits: LostCommits
 ) -> list[str]:
     """Remove those of ``piths`` still as ``unchanged`` says; ``commits`` is told every one
-    found (a retry after a lost commit reports one that lost attempt removed, found gone)."""
+    found (a retry after a lost commit reports one that lost attempt removed, found gone).
+    Their sources are locked first, then the papers: a load's order (a prune beside a load
+    of those sources took the papers' locks first, and one of the two deadlocked, retried)."""
+    _run(tx, cypher.LOCK_SOURCE_ALIASES, sources=_sources(tx, piths))
     found = {
         r["pith"]: (r["builtAt"], list(r["keyIds"] or ()))
         for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)
     }
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
-        sources = sorted(r["source"] for r in tx.run(cypher.PAPER_SOURCES, piths=remove))
-        _write(tx, [], remove, [], set(remove), sources)
+        _write(tx, [], remove, [], set(remove), _sources(tx, remove))
     return commits.decide_removal(found, remove)
+
+
+def _sources(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[list[Any]]:
+    """The sources of the papers of ``piths``, sorted as a load sorts its sources."""
+    return sorted(r["source"] for r in tx.run(cypher.PAPER_SOURCES, piths=Quiet(piths)))
 
 
 def _write(
@@ -90,11 +111,13 @@ def _write(
     locks: list[str],
     held: set[str],
     sources: list[list[str]],
+    latest: LatestUpdates | None = None,
 ) -> None:
     """Write the winning rows of a batch (one per paper) and delete the ``remove`` papers in
     the current transaction; ``locks`` are the batch's lock aliases (deleted if unused),
     ``held`` the pith numbers stored before (only those have edges to detach), ``sources``
-    those of every paper written or removed (their papers' ``isLatest`` is refreshed)."""
+    those of every paper written or removed; ``latest``: their papers' ``isLatest`` as a load
+    decided it, else (a removal) REFRESH_LATEST refreshes it."""
     signer_types: dict[str, str] = {}
     batch_keys: dict[str, set[str]] = {}
     authors: dict[str, AuthorRow] = {}
@@ -113,9 +136,12 @@ def _write(
         for signer in rows.signers:
             signer_types.setdefault(signer.signer_id, signer.signer_type)
             batch_keys.setdefault(signer.signer_id, set()).update(signer.key_ids)
+        props = {**_NO_PAPER_PROPERTIES, **rows.paper_properties()}
+        if latest is not None and (flag := latest.written.get(rows.pith_number)) is not None:
+            props["isLatest"] = flag
         papers.append(
             {
-                "props": {**_NO_PAPER_PROPERTIES, **rows.paper_properties()},
+                "props": props,
                 "authors": [author.name_key for author in rows.authors],
                 "categories": [[c.code, c.primary] for c in rows.categories],
                 "aliases": [[a.kind, a.value] for a in rows.aliases],
@@ -175,4 +201,10 @@ def _write(
         cypher.SET_SIGNER_KEYS,
         rows=[{"signerId": r["signerId"], "keyIds": sorted(r["keys"])} for r in kept],
     )
-    _run(tx, cypher.REFRESH_LATEST, sources=sources)
+    if latest is None:
+        _run(tx, cypher.REFRESH_LATEST, sources=sources)
+        return
+    if latest.stored:
+        _run(tx, cypher.SET_LATEST, rows=sorted(latest.stored))
+    if latest.refresh:
+        _run(tx, cypher.REFRESH_LATEST, sources=latest.refresh)

@@ -38,6 +38,7 @@ __all__ = [
     "URI_SCHEMES",
     "Attempts",
     "DriverTimeouts",
+    "Quiet",
     "Work",
     "check_uri",
     "driver_config",
@@ -265,3 +266,15 @@ def open_driver(
         driver.close()
         raise
     return driver
+
+
+class Quiet(list[Any]):
+    """A list parameter (a batch's rows) that the driver encodes as any list, but whose
+    ``repr`` is short: the driver formats every statement's parameters for its debug log
+    before the logger is asked whether it logs (``" ".join(map(repr, fields))``), about
+    40 ms of the writer's CPU per batch of 2,000 papers, the server waiting meanwhile."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} rows>"

@@ -14,6 +14,7 @@ import neo4j
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.stores import cypher, cypher_upgrades
 from pith_graph.loader.stores.names import Spellings, folded_words, stored_spellings
+from pith_graph.loader.stores.neo4j_connect import Quiet
 from pith_graph.loader.stores.upgrade_batches import upgrade_batches
 
 __all__ = ["paper_author_names", "refresh_authors", "upgrade_authors"]
@@ -38,7 +39,7 @@ def refresh_authors(tx: neo4j.ManagedTransaction, keys: list[str], spellings: Sp
         only = next(iter(net)) if len(net) == 1 and next(iter(net.values())) > 0 else None
         rows.append([key, only, bool(net) and only is None])
     renamed: list[list[Any]] = []
-    for record in tx.run(cypher.REFRESH_AUTHORS, rows=rows):
+    for record in tx.run(cypher.REFRESH_AUTHORS, rows=Quiet(rows)):
         key = record["key"]
         stored = stored_spellings(record["name"], record["before"], record["forms"], record["counts"])
         name, forms, counts = spellings.apply(key, stored, record["name"])
