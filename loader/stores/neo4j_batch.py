@@ -99,9 +99,11 @@ def remove_papers(
     return commits.decide_removal(found, remove)
 
 
-def _sources(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[list[Any]]:
-    """The sources of the papers of ``piths``, sorted as a load sorts its sources."""
-    return sorted(r["source"] for r in tx.run(cypher.PAPER_SOURCES, piths=Quiet(piths)))
+def _sources(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[list[str]]:
+    """The sources of the papers of ``piths``, sorted as a load sorts its sources (an analyst's
+    paper without a text kind and id has none: no alias locks it, no source ranks it)."""
+    found = (r["source"] for r in tx.run(cypher.PAPER_SOURCES, piths=Quiet(piths)))
+    return sorted(source for source in found if all(type(part) is str for part in source))
 
 
 def _write(
