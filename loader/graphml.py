@@ -36,7 +36,7 @@ from xml.sax.saxutils import escape
 import networkx as nx
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError, quoted
-from pith_graph.loader.stores.files import json_bytes, node_link_bytes, write_beside
+from pith_graph.loader.stores.files import json_bytes, node_link_chunks, write_beside
 from pith_graph.loader.stores.memory_guard import check_built, checked_graph
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, RELATIONSHIPS, TYPE_ATTRIBUTE, PropertySpec
 
@@ -285,10 +285,10 @@ def graphml_bytes(G: nx.DiGraph) -> bytes:
 
 def graph_file_chunks(G: nx.DiGraph, path: str | Path) -> Iterator[bytes]:
     """What a graph file named ``path`` holds, in pieces: GraphML (:func:`is_graphml`),
-    else node-link JSON; for :func:`~pith_graph.loader.stores.files.write_beside`."""
+    else node-link JSON (:func:`~pith_graph.loader.stores.files.node_link_chunks`); for :func:`~pith_graph.loader.stores.files.write_beside`."""
     if is_graphml(path):
         return graphml_chunks(G)
-    return iter([node_link_bytes(G)])
+    return node_link_chunks(G)
 
 
 def save_graphml(G: nx.DiGraph, path: str | Path) -> None:

@@ -27,7 +27,7 @@ from pith_graph.interrupts import interrupts_held
 from pith_graph.loader.graphml import refuse_graphml
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport, Unchanged, schema_counts
-from pith_graph.loader.stores.files import node_link_bytes, read_node_link, write_beside
+from pith_graph.loader.stores.files import node_link_bytes, node_link_chunks, read_node_link, write_beside
 from pith_graph.loader.stores.latest import fill_latest, mark_latest
 from pith_graph.loader.stores.memory_extras import edge_extras, paper_properties, rewrite_paper, with_extras
 from pith_graph.loader.stores.memory_graph import (
@@ -351,7 +351,7 @@ class MemoryStore:
         it is not one a load could have built (:func:`.memory_guard.check_built`); a path
         named ``*.graphml`` is a :class:`UsageError` (since 0.9.5: :func:`.graphml.save_graphml`)."""
         refuse_graphml(path, "MemoryStore.save", "write GraphML with pith_graph.save_graphml")
-        write_beside(path, node_link_bytes(check_built(self.graph)))
+        write_beside(path, node_link_chunks(check_built(self.graph)))  # a few nodes at a time
 
     def node_link_json(self) -> bytes:
         """The graph as networkx node-link JSON (what :meth:`save` writes)."""
