@@ -166,9 +166,14 @@ LATEST = "p.isLatest = true"
 #: Each of its few category edges is read and its code compared: no index is needed.
 IN_CATEGORIES = "EXISTS { (p)-[:IN_CATEGORY]->(_ic:Category) WHERE _ic.code IN $categories }"
 #: The paper ``p`` has an author of every name key in the list ``$authors``
-#: (``filter.allAuthors``, since 0.9.5): per key a seek of the name-key index and a look
-#: for the edge between the two nodes (from the side with fewer edges: the paper's).
-BY_ALL_AUTHORS = "all(_k IN $authors WHERE EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: _k}) })"
+#: (``filter.allAuthors``, since 0.9.5; sorted, without repeats, and an author has one edge
+#: to a paper, so as many of its authors' keys are in it as it holds): its authors read once,
+#: by an operator of their own, so a statement reads them between a paper's two stamps
+#: (``all(_k IN $authors WHERE EXISTS {…})`` was an expression in the last projection, beside
+#: the second stamp, and read the paper's authors once per key).
+BY_ALL_AUTHORS = (
+    "COUNT { (p)<-[:AUTHORED]-(_byAll:Author) WHERE _byAll.nameKey IN $authors } = size($authors)"
+)
 #: The author with fewest papers of those whose name keys are ``$authors`` (sorted, without
 #: repeats) as ``n``, how many papers it has as ``size``, the others as ``others`` (the product
 #: of their sizes as ``shared``: how a page estimates the papers they share): each

@@ -74,7 +74,7 @@ def test_the_statements_read_papers_and_their_stamps() -> None:
     # a later page of related papers (since 0.9.2) reads the paper's and each page paper's stamp
     assert {"READ_RELATED_PAPERS", "READ_RELATED_PAPERS_AFTER"} <= names
     starts = {name.split("'")[1] for name in STATEMENTS if name.startswith("READ_LIST_PAPERS")}
-    assert starts == {"title", "author", "category", "categories", "archive", "all"}
+    assert starts == {"title", "author", "authors", "category", "categories", "archive", "all"}
     oldest = {name.split("[")[1] for name in STATEMENTS if name.startswith("READ_LIST_PAPERS_OLDEST")}
     assert oldest == {name.split("[")[1] for name in STATEMENTS if name.startswith("READ_LIST_PAPERS[")}
     # an author's, a category's, a signer's pages oldest first (since 0.9.3)
