@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
 from test_store_behaviour import bundle, load, spec
 
 from pith_graph.loader.stores import cypher
@@ -71,6 +72,17 @@ def test_a_source_python_cannot_order_as_cypher_is_left_to_refresh_latest() -> N
         stored = {A: [odd, ["p1", 1, "2026", False]], B: [["q1", 1, "2026", False]]}
         updates = latest_updates(stored, [Row("p2", 2, "2026")], [])
         assert (updates.written, updates.stored, updates.refresh) == ({}, [["q1", True]], [list(A)])
+
+
+@pytest.mark.parametrize("number", [1, 0, 1.0, 0.0])
+def test_a_flag_an_analyst_stored_as_a_number_is_written_as_a_boolean(number: float) -> None:
+    """``1 == True`` in Python, not in Cypher: ``p.isLatest = true`` (the API's filter) is false
+    for a stored 1, so a 1 left in place would leave the source without a latest paper
+    (REFRESH_LATEST rewrites it: ``1 <> true``)."""
+    stored = {A: [["p1", 1, "2026-01-01", number], ["p2", 2, "2026-01-01", number]]}
+    updates = latest_updates(stored, [Row("p0", 1, "2025-01-01")], [])
+    assert sorted(updates.stored) == [["p1", False], ["p2", True]]
+    assert updates.written == {"p0": False}
 
 
 def test_the_flags_are_those_of_the_newest_version_order() -> None:

@@ -277,4 +277,4 @@ class Quiet(list[Any]):
     __slots__ = ()
 
     def __repr__(self) -> str:
-        return f"<{len(self)} rows>"
+        return f"<{len(self)} row{'' if len(self) == 1 else 's'}>"

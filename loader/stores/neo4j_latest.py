@@ -105,7 +105,7 @@ def latest_updates(
         else:
             new = [(row_version_key(row), row) for row in by_source.get(source, ())]
             newest = max([key for key, _ in kept] + [key for key, _ in new], default=None)
-            updates.stored += [[key[2], key == newest] for key, flag in kept if flag != (key == newest)]
+            updates.stored += [[key[2], key == newest] for key, flag in kept if flag is not (key == newest)]
             updates.written.update((row.pith_number, key == newest) for key, row in new)
             continue
         updates.refresh.append(list(source))
