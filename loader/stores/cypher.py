@@ -65,7 +65,6 @@ __all__ = [
     "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
     "LOCK_SOURCES",
-    "LOCK_SOURCE_ALIASES",
     "MERGE_AUTHORS",
     "MERGE_CATEGORIES",
     "OWN_NEIGHBOUR",
@@ -101,7 +100,7 @@ PING = "RETURN 1 AS ok"
 #: value: <id>}``, which its papers carry), merged on its uniqueness constraint: concurrent
 #: loaders of one source id take turns from here, so the precedence and newest rules are
 #: decided against everything committed, and so is each paper's isLatest (neo4j_latest). The
-#: SET/REMOVE pair takes the write lock.
+#: SET/REMOVE pair takes the write lock; a stored alias is locked before, by id (cypher_locks).
 LOCK_SOURCES = """
 UNWIND $sources AS source
 MERGE (lock:Alias {kind: source[0], value: source[1]})
@@ -161,18 +160,15 @@ MATCH (p:Paper {pithNumber: pith})
 DETACH DELETE p
 """
 
-#: Lock the lock aliases of $sources (sorted ``[sourceKind, sourceId]``) that exist: a removal
-#: takes its sources' locks before its papers', in a load's order (LOCK_SOURCES, then papers).
-LOCK_SOURCE_ALIASES = """
-UNWIND $sources AS source
-MATCH (lock:Alias {kind: source[0], value: source[1]})
-SET lock._lock = true REMOVE lock._lock
-"""
-
 #: Lock papers about to be removed (pruning); returns those that exist, as they are once locked.
+#: Only a paper of a source of $sources (those the removal locked) or of none (an analyst's,
+#: without a text kind and id) is locked: one a load wrote after the removal read its papers'
+#: sources is left (the prune judges it again), not removed beside that load without its lock.
 LOCK_PAPERS_TO_REMOVE = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})
+WHERE [p.sourceKind, p.sourceId] IN $sources
+   OR NOT (p.sourceKind IS :: STRING NOT NULL AND p.sourceId IS :: STRING NOT NULL)
 SET p._lock = true REMOVE p._lock
 RETURN pith, p.builtAt AS builtAt, p.keyIds AS keyIds
 """

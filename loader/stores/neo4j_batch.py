@@ -12,7 +12,7 @@ from typing import Any
 import neo4j
 
 from pith_graph.loader.rows import PaperRows
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher, cypher_locks
 from pith_graph.loader.stores.base import AppliedBatch, Unchanged
 from pith_graph.loader.stores.names import Spellings
 from pith_graph.loader.stores.neo4j_connect import Quiet
@@ -23,7 +23,7 @@ from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.schema.graph import PAPER, PROPERTY_NAMES, RELATIONSHIPS
 from pith_graph.schema.rows import AuthorRow
 
-__all__ = ["apply_batch", "read_rows", "remove_papers"]
+__all__ = ["apply_batch", "lock_sources", "read_rows", "remove_papers"]
 
 #: Every property of a Paper, null: what a paper written does not have is removed by
 #: WRITE_PAPERS's ``SET p += row.props``, and only that (an analyst's own properties stay);
@@ -58,6 +58,7 @@ def apply_batch(
     stored: list[StoredPaper] = []
     locks: dict[SourceKey, str] = {}
     versions: dict[SourceKey, list[StoredVersion]] = {}  # what isLatest is decided from
+    lock_sources(tx, [list(source) for source in sources])
     for record in tx.run(cypher.LOCK_SOURCES, sources=Quiet(list(source) for source in sources)):
         source = (record["source"][0], record["source"][1])
         locks[source] = record["lockId"]
@@ -88,15 +89,25 @@ def remove_papers(
     found (a retry after a lost commit reports one that lost attempt removed, found gone).
     Their sources are locked first, then the papers: a load's order (a prune beside a load
     of those sources took the papers' locks first, and one of the two deadlocked, retried)."""
-    _run(tx, cypher.LOCK_SOURCE_ALIASES, sources=_sources(tx, piths))
-    found = {
+    sources = _sources(tx, piths)
+    lock_sources(tx, sources)
+    found = {  # not one whose source was not locked: a load wrote it since (judged again)
         r["pith"]: (r["builtAt"], list(r["keyIds"] or ()))
-        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths)
+        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths, sources=sources)
     }
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
+        _run(tx, cypher_locks.LOCK_PAPER_SIGNERS, piths=remove)  # before their authors, as a load
         _write(tx, [], remove, [], set(remove), _sources(tx, remove))
     return commits.decide_removal(found, remove)
+
+
+def lock_sources(tx: neo4j.ManagedTransaction, sources: list[list[str]]) -> None:
+    """Lock the stored lock aliases of ``sources`` (sorted), found by a read and then locked
+    by id, so that no unique index entry is held while waiting for one (cypher_locks.SOURCE_LOCK_IDS)."""
+    ids = [r["id"] for r in tx.run(cypher_locks.SOURCE_LOCK_IDS, sources=Quiet(sources))]
+    if ids:
+        _run(tx, cypher_locks.LOCK_NODES, ids=ids)
 
 
 def _sources(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[list[str]]:
