@@ -164,13 +164,14 @@ DETACH DELETE p
 #: Only a paper of a source of $sources (those the removal locked) or of none (an analyst's,
 #: without a text kind and id) is locked: one a load wrote after the removal read its papers'
 #: sources is left (the prune judges it again), not removed beside that load without its lock.
+#: By id ($ids: cypher_locks.PAPER_IDS): no index entry of a paper not there is locked.
 LOCK_PAPERS_TO_REMOVE = """
-UNWIND $piths AS pith
-MATCH (p:Paper {pithNumber: pith})
-WHERE [p.sourceKind, p.sourceId] IN $sources
-   OR NOT (p.sourceKind IS :: STRING NOT NULL AND p.sourceId IS :: STRING NOT NULL)
+UNWIND $ids AS id
+MATCH (p:Paper)
+WHERE elementId(p) = id AND ([p.sourceKind, p.sourceId] IN $sources
+   OR NOT (p.sourceKind IS :: STRING NOT NULL AND p.sourceId IS :: STRING NOT NULL))
 SET p._lock = true REMOVE p._lock
-RETURN pith, p.builtAt AS builtAt, p.keyIds AS keyIds
+RETURN p.pithNumber AS pith, p.builtAt AS builtAt, p.keyIds AS keyIds
 """
 
 #: The stored papers of each source id of $sources (``[sourceKind, sourceId]``), as

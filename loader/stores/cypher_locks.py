@@ -10,7 +10,7 @@ by a read and then locked by id, before any statement that seeks it in a write.
 
 from __future__ import annotations
 
-__all__ = ["LOCK_NODES", "LOCK_PAPER_SIGNERS", "SOURCE_LOCK_IDS"]
+__all__ = ["LOCK_NODES", "LOCK_PAPER_SIGNERS", "PAPER_IDS", "SOURCE_LOCK_IDS"]
 
 #: The lock aliases of $sources (sorted ``[sourceKind, sourceId]``) that exist, in that order,
 #: for LOCK_NODES: a read, which locks no index entry.
@@ -42,4 +42,14 @@ MATCH (:Paper {pithNumber: pith})<-[:SIGNED]-(s:Signer)
 WITH DISTINCT s
 ORDER BY s.signerId
 SET s._lock = true REMOVE s._lock
+"""
+
+#: The papers of $piths that exist, for a removal's LOCK_PAPERS_TO_REMOVE: a read. Sought in
+#: that statement, the pith of a paper not there had its index entry locked, which a load of
+#: another source id writing that paper then waited for while holding the signer the removal
+#: waits for (LOCK_PAPER_SIGNERS): a deadlock.
+PAPER_IDS = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+RETURN elementId(p) AS id
 """

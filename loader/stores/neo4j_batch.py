@@ -93,7 +93,7 @@ def remove_papers(
     lock_sources(tx, sources)
     found = {  # not one whose source was not locked: a load wrote it since (judged again)
         r["pith"]: (r["builtAt"], list(r["keyIds"] or ()))
-        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, piths=piths, sources=sources)
+        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, ids=_ids(tx, piths), sources=sources)
     }
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
@@ -108,6 +108,10 @@ def lock_sources(tx: neo4j.ManagedTransaction, sources: list[list[str]]) -> None
     ids = [r["id"] for r in tx.run(cypher_locks.SOURCE_LOCK_IDS, sources=Quiet(sources))]
     if ids:
         _run(tx, cypher_locks.LOCK_NODES, ids=ids)
+
+
+def _ids(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[str]:
+    return [r["id"] for r in tx.run(cypher_locks.PAPER_IDS, piths=Quiet(piths))]
 
 
 def _sources(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[list[str]]:
