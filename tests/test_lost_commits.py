@@ -17,7 +17,7 @@ import pytest
 from neo4j.exceptions import IncompleteCommit, ServiceUnavailable
 
 from pith_graph.errors import StoreError, StoreErrorCode
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher, cypher_locks
 from pith_graph.loader.stores import neo4j as store_module
 from pith_graph.loader.stores.base import AppliedBatch
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -186,16 +186,20 @@ class _Result(list[dict[str, Any]]):
 
 
 class RemovingTx:
-    """A transaction on a copy of the stored papers: the lock's read and the deletion of
-    ``_remove_papers`` (the rest of what it runs touches no paper)."""
+    """A transaction on a copy of the stored papers: the reads finding and locking them (ids:
+    their pith numbers here) and the deletion of ``_remove_papers`` (the rest of what it runs
+    touches no paper; these papers have no source, as an analyst's)."""
 
     def __init__(self, papers: Papers) -> None:
         self.papers = dict(papers)
 
     def run(self, statement: str, params: dict[str, Any] | None = None, **more: Any) -> _Result:
-        piths = {**(params or {}), **more}.get("piths", [])
+        values = {**(params or {}), **more}
+        piths = values.get("piths", [])
+        if statement == cypher_locks.PAPER_IDS:
+            return _Result({"id": pith} for pith in piths if pith in self.papers)
         if statement == cypher.LOCK_PAPERS_TO_REMOVE:
-            found = [(pith, self.papers[pith]) for pith in piths if pith in self.papers]
+            found = [(pith, self.papers[pith]) for pith in values["ids"] if pith in self.papers]
             return _Result({"pith": pith, "builtAt": at, "keyIds": keys} for pith, (at, keys) in found)
         if statement == cypher.DELETE_PAPERS:
             for pith in piths:
