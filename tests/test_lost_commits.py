@@ -200,7 +200,10 @@ class RemovingTx:
             return _Result({"id": pith} for pith in piths if pith in self.papers)
         if statement == cypher.LOCK_PAPERS_TO_REMOVE:
             found = [(pith, self.papers[pith]) for pith in values["ids"] if pith in self.papers]
-            return _Result({"pith": pith, "builtAt": at, "keyIds": keys} for pith, (at, keys) in found)
+            return _Result(
+                {"pith": pith, "builtAt": at, "keyIds": keys, "source": [None, None]}
+                for pith, (at, keys) in found
+            )
         if statement == cypher.DELETE_PAPERS:
             for pith in piths:
                 del self.papers[pith]

@@ -160,7 +160,8 @@ MATCH (p:Paper {pithNumber: pith})
 DETACH DELETE p
 """
 
-#: Lock papers about to be removed (pruning); returns those that exist, as they are once locked.
+#: Lock papers about to be removed (pruning); returns those that exist, as they are once locked
+#: (their sources: those whose isLatest the removal refreshes).
 #: Only a paper of a source of $sources (those the removal locked) or of none (an analyst's,
 #: without a text kind and id) is locked: one a load wrote after the removal read its papers'
 #: sources is left (the prune judges it again), not removed beside that load without its lock.
@@ -171,7 +172,8 @@ MATCH (p:Paper)
 WHERE elementId(p) = id AND ([p.sourceKind, p.sourceId] IN $sources
    OR NOT (p.sourceKind IS :: STRING NOT NULL AND p.sourceId IS :: STRING NOT NULL))
 SET p._lock = true REMOVE p._lock
-RETURN p.pithNumber AS pith, p.builtAt AS builtAt, p.keyIds AS keyIds
+RETURN p.pithNumber AS pith, p.builtAt AS builtAt, p.keyIds AS keyIds,
+       [p.sourceKind, p.sourceId] AS source
 """
 
 #: The stored papers of each source id of $sources (``[sourceKind, sourceId]``), as
@@ -371,7 +373,7 @@ MATCH (p:Paper {pithNumber: row[0]})
 SET p.isLatest = row[1]
 """
 
-#: The sources of the papers of $piths (to remove: locked first, their isLatest refreshed after).
+#: The sources of the papers of $piths (to remove: locked first).
 PAPER_SOURCES = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})

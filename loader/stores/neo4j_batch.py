@@ -6,7 +6,7 @@ retried; see :mod:`~pith_graph.loader.stores.neo4j` for the steps and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import neo4j
@@ -59,7 +59,7 @@ def apply_batch(
     locks: dict[SourceKey, str] = {}
     versions: dict[SourceKey, list[StoredVersion]] = {}  # what isLatest is decided from
     lock_sources(tx, [list(source) for source in sources])
-    for record in tx.run(cypher.LOCK_SOURCES, sources=Quiet(list(source) for source in sources)):
+    for record in read_rows(tx, cypher.LOCK_SOURCES, sources=[list(source) for source in sources]):
         source = (record["source"][0], record["source"][1])
         locks[source] = record["lockId"]
         versions[source] = []
@@ -89,36 +89,33 @@ def remove_papers(
     found (a retry after a lost commit reports one that lost attempt removed, found gone).
     Their sources are locked first, then the papers: a load's order (a prune beside a load
     of those sources took the papers' locks first, and one of the two deadlocked, retried)."""
-    sources = _sources(tx, piths)
+    sources = _sources(r["source"] for r in read_rows(tx, cypher.PAPER_SOURCES, piths=piths))
     lock_sources(tx, sources)
-    found = {  # not one whose source was not locked: a load wrote it since (judged again)
-        r["pith"]: (r["builtAt"], list(r["keyIds"] or ()))
-        for r in tx.run(cypher.LOCK_PAPERS_TO_REMOVE, ids=_ids(tx, piths), sources=sources)
-    }
+    ids = [r["id"] for r in read_rows(tx, cypher_locks.PAPER_IDS, piths=piths)]
+    # not one whose source was not locked: a load wrote it since (judged again)
+    locked = read_rows(tx, cypher.LOCK_PAPERS_TO_REMOVE, ids=ids, sources=sources)
+    found = {r["pith"]: (r["builtAt"], list(r["keyIds"] or ())) for r in locked}
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
         _run(tx, cypher_locks.LOCK_PAPER_SIGNERS, piths=remove)  # before their authors, as a load
-        _write(tx, [], remove, [], set(remove), _sources(tx, remove))
+        kept = set(remove)  # their sources as read under their locks
+        _write(tx, [], remove, [], kept, _sources(r["source"] for r in locked if r["pith"] in kept))
     return commits.decide_removal(found, remove)
 
 
 def lock_sources(tx: neo4j.ManagedTransaction, sources: list[list[str]]) -> None:
     """Lock the stored lock aliases of ``sources`` (sorted), found by a read and then locked
     by id, so that no unique index entry is held while waiting for one (cypher_locks.SOURCE_LOCK_IDS)."""
-    ids = [r["id"] for r in tx.run(cypher_locks.SOURCE_LOCK_IDS, sources=Quiet(sources))]
+    ids = [r["id"] for r in read_rows(tx, cypher_locks.SOURCE_LOCK_IDS, sources=sources)]
     if ids:
         _run(tx, cypher_locks.LOCK_NODES, ids=ids)
 
 
-def _ids(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[str]:
-    return [r["id"] for r in tx.run(cypher_locks.PAPER_IDS, piths=Quiet(piths))]
-
-
-def _sources(tx: neo4j.ManagedTransaction, piths: list[str]) -> list[list[str]]:
-    """The sources of the papers of ``piths``, sorted as a load sorts its sources (an analyst's
-    paper without a text kind and id has none: no alias locks it, no source ranks it)."""
-    found = (r["source"] for r in tx.run(cypher.PAPER_SOURCES, piths=Quiet(piths)))
-    return sorted(source for source in found if all(type(part) is str for part in source))
+def _sources(found: Iterable[list[Any]]) -> list[list[str]]:
+    """The distinct sources ``[kind, id]`` of ``found``, sorted as a load sorts its sources (an
+    analyst's paper without a text kind and id has none: no alias locks it, no source ranks it)."""
+    distinct = {tuple(source) for source in found if all(type(part) is str for part in source)}
+    return [list(source) for source in sorted(distinct)]
 
 
 def _write(
@@ -175,13 +172,13 @@ def _write(
             cypher.LOCK_SIGNERS,
             rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
         )
-    detached = tx.run(cypher.DETACH_PAPERS, piths=remove).data() if remove else []
+    detached = read_rows(tx, cypher.DETACH_PAPERS, piths=remove) if remove else []
     extras: list[dict[str, Any]] = []  # an analyst's properties on the graph's edges
     deleted: set[str] = set()  # authors gone with all their papers: nothing left to count
     if remove:  # an author left without a paper goes first, as in the memory store
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
         ids = sorted({r["id"] for r in detached if r["nameKey"] is not None})
-        for gone in tx.run(cypher.DELETE_ORPHANS, ids=ids):
+        for gone in read_rows(tx, cypher.DELETE_ORPHANS, ids=ids):
             spellings.forget(gone["key"])  # gone with all its papers: a new one starts afresh
             deleted.add(gone["key"])
     if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
@@ -190,7 +187,7 @@ def _write(
             {**r, "props": {k: v for k, v in r["props"].items() if k not in PROPERTY_NAMES[r["type"]]}}
             for r in read_rows(tx, cypher.EDGE_EXTRAS, piths=piths, own=_OWN_EDGE_PROPERTIES)
         ]
-        detached += tx.run(cypher.DETACH_PAPERS, piths=piths).data()
+        detached += read_rows(tx, cypher.DETACH_PAPERS, piths=piths)
     for rows in to_write:
         for author in rows.authors:
             spellings.add(author.name_key, author.name)
