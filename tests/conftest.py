@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import neo4j
 import pytest
 
 from pith_graph.errors import PithGraphError
@@ -223,6 +224,22 @@ def local_server(neo4j_server: Neo4jServer, start_neo4j: Callable[..., Neo4jServ
 def neo4j_uri(neo4j_server: Neo4jServer) -> str:
     """The Bolt URI of the session's Neo4j."""
     return neo4j_server.uri
+
+
+@pytest.fixture
+def db(neo4j_server: Neo4jServer) -> Iterator[Neo4jStore]:
+    """A store on the session's Neo4j, emptied first (a module may define a ``db`` of its own)."""
+    store = neo4j_server.connect()
+    store.clear()
+    yield store
+    store.close()
+
+
+@pytest.fixture
+def driver(neo4j_server: Neo4jServer) -> Iterator[neo4j.Driver]:
+    """A driver of the session's Neo4j, for transactions a test drives by hand."""
+    with neo4j.GraphDatabase.driver(neo4j_server.uri, auth=("neo4j", neo4j_server.password)) as found:
+        yield found
 
 
 @pytest.fixture(scope="session")

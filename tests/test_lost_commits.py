@@ -21,7 +21,7 @@ from pith_graph.loader.stores import cypher, cypher_locks
 from pith_graph.loader.stores import neo4j as store_module
 from pith_graph.loader.stores.base import AppliedBatch
 from pith_graph.loader.stores.neo4j import Neo4jStore
-from pith_graph.loader.stores.neo4j_retry import LostCommits
+from pith_graph.loader.stores.neo4j_retry import RACE_ATTEMPTS, LostCommits, Raced
 from pith_graph.loader.stores.rules import Outcome, StoredPaper, plan_batch
 
 HIGH, LOW = "key-high", "key-low"
@@ -169,6 +169,41 @@ def test_a_batch_given_up_after_a_lost_commit_says_it_may_be_written(
     assert "not retried" not in message and "was not written" not in message, message
 
 
+class RacingDriver(LosingDriver):
+    """Each attempt's work raises :class:`Raced` (a node it locked found deleted) ``races``
+    times, then the transaction commits."""
+
+    def __init__(self, races: int) -> None:
+        super().__init__(Raced("an author deleted meanwhile"))
+        self.races = races
+
+    def execute_write(self, work: Callable[..., Any], *args: Any) -> Any:
+        self.attempts += 1
+        if self.attempts <= self.races:
+            raise Raced("an author deleted meanwhile")
+        return work(None, *args)
+
+
+def test_a_batch_that_raced_is_run_again_from_the_start(short_window: None) -> None:
+    driver = RacingDriver(RACE_ATTEMPTS - 1)
+    store = Neo4jStore(driver, uri="bolt://nowhere:7687")  # type: ignore[arg-type]
+    commits = LostCommits()
+    applied = store._write_transaction(_decide, commits, commits=commits)
+    assert (applied.outcomes, driver.attempts) == ([Outcome.INSERTED], RACE_ATTEMPTS)
+
+
+def test_a_batch_that_raced_every_time_fails_saying_it_was_not_written(short_window: None) -> None:
+    driver = RacingDriver(RACE_ATTEMPTS + 5)
+    store = Neo4jStore(driver, uri="bolt://nowhere:7687")  # type: ignore[arg-type]
+    commits = LostCommits()
+    with pytest.raises(StoreError) as raised:
+        store._write_transaction(_decide, commits, commits=commits)
+    assert raised.value.code is StoreErrorCode.WRITE_FAILED
+    assert driver.attempts == RACE_ATTEMPTS
+    assert f"raced concurrent writers {RACE_ATTEMPTS} times" in str(raised.value)
+    assert "it was not written: loading again is safe" in str(raised.value)
+
+
 # -- a removal (prune) retried after a lost commit ------------------------------------------
 
 Papers = dict[str, tuple[str, list[str]]]  # pith number → (builtAt, keyIds), as the lock reads them
@@ -198,7 +233,7 @@ class RemovingTx:
         piths = values.get("piths", [])
         if statement == cypher_locks.PAPER_IDS:
             return _Result({"id": pith} for pith in piths if pith in self.papers)
-        if statement == cypher.LOCK_PAPERS_TO_REMOVE:
+        if statement == cypher_locks.LOCK_PAPERS_TO_REMOVE:
             found = [(pith, self.papers[pith]) for pith in values["ids"] if pith in self.papers]
             return _Result(
                 {"pith": pith, "builtAt": at, "keyIds": keys, "source": [None, None]}

@@ -48,7 +48,7 @@ from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.prune import prune_revoked
-from pith_graph.loader.stores import cypher
+from pith_graph.loader.stores import cypher, cypher_locks
 from pith_graph.loader.stores import neo4j as store_module
 from pith_graph.loader.stores.base import GraphExport
 from pith_graph.loader.stores.memory import MemoryStore
@@ -526,7 +526,7 @@ def test_a_prune_whose_commit_was_lost_reports_every_paper_removed(
     run(shards, keyring=resolve_keyring(bundles.keyring), store=db, workers=1)
     monkeypatch.setattr(store_module, "_retry_delays", lambda: itertools.repeat(0.1))
     host, port = server.uri.removeprefix("bolt://").split(":")
-    cutter = CommitCutter((host, int(port)), cypher.LOCK_PAPERS_TO_REMOVE.encode(), 1, cut_at)
+    cutter = CommitCutter((host, int(port)), cypher_locks.LOCK_PAPERS_TO_REMOVE.encode(), 1, cut_at)
     try:
         with Neo4jStore.connect(cutter.uri, password=PASSWORD) as store:
             report = prune_revoked(store, resolve_keyring(revoked))

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import neo4j
 import orjson
@@ -24,20 +22,6 @@ from pith_graph.loader.verify import verify_bundle
 pytestmark = pytest.mark.neo4j
 
 SOURCE = "2401.00001"
-
-
-@pytest.fixture
-def db(neo4j_server: Any) -> Iterator[Neo4jStore]:
-    store: Neo4jStore = neo4j_server.connect()
-    store.clear()
-    yield store
-    store.close()
-
-
-@pytest.fixture
-def driver(neo4j_server: Any) -> Iterator[neo4j.Driver]:
-    with neo4j.GraphDatabase.driver(neo4j_server.uri, auth=("neo4j", neo4j_server.password)) as found:
-        yield found
 
 
 def _pith(version: int) -> str:

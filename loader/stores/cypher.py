@@ -62,7 +62,6 @@ __all__ = [
     "EDGE_EXTRAS",
     "KNOWN_BUNDLES",
     "KNOWN_BUNDLE_DIGESTS",
-    "LOCK_PAPERS_TO_REMOVE",
     "LOCK_SIGNERS",
     "LOCK_SOURCES",
     "MERGE_AUTHORS",
@@ -71,7 +70,6 @@ __all__ = [
     "OWN_TYPES",
     "PAPERS_SIGNED_WITH",
     "PAPER_AUTHOR_NAMES",
-    "PAPER_SOURCES",
     "PING",
     "REFRESH_AUTHORS",
     "REFRESH_LATEST",
@@ -160,22 +158,6 @@ MATCH (p:Paper {pithNumber: pith})
 DETACH DELETE p
 """
 
-#: Lock papers about to be removed (pruning); returns those that exist, as they are once locked
-#: (their sources: those whose isLatest the removal refreshes).
-#: Only a paper of a source of $sources (those the removal locked) or of none (an analyst's,
-#: without a text kind and id) is locked: one a load wrote after the removal read its papers'
-#: sources is left (the prune judges it again), not removed beside that load without its lock.
-#: By id ($ids: cypher_locks.PAPER_IDS): no index entry of a paper not there is locked.
-LOCK_PAPERS_TO_REMOVE = """
-UNWIND $ids AS id
-MATCH (p:Paper)
-WHERE elementId(p) = id AND ([p.sourceKind, p.sourceId] IN $sources
-   OR NOT (p.sourceKind IS :: STRING NOT NULL AND p.sourceId IS :: STRING NOT NULL))
-SET p._lock = true REMOVE p._lock
-RETURN p.pithNumber AS pith, p.builtAt AS builtAt, p.keyIds AS keyIds,
-       [p.sourceKind, p.sourceId] AS source
-"""
-
 #: The stored papers of each source id of $sources (``[sourceKind, sourceId]``), as
 #: LOCK_SOURCES reads them, without its locks: a load checks the bundles it skipped as stored.
 STORED_PAPERS = """
@@ -232,6 +214,8 @@ SET c._lock = true REMOVE c._lock
 #: a shared journal DOI belong to the paper's own source id, which LOCK_SOURCES holds.
 #: $rows: ``{props, authors: [nameKey], categories: [[code, primary]], aliases: [[kind,
 #: value]], signers: [[signerId, keyIds, eventTypes, signedBundle]]}``, by pithNumber.
+#: Returns each paper that lacks an author, category or signer edge: the node was deleted by
+#: a transaction that held it when this one's MERGE found it (cypher_locks), to write again.
 WRITE_PAPERS = """
 UNWIND $rows AS row
 MERGE (p:Paper {pithNumber: row.props.pithNumber})
@@ -241,11 +225,13 @@ CALL (p, row) {
   UNWIND row.authors AS key
   MATCH (a:Author {nameKey: key})
   CREATE (a)-[:AUTHORED]->(p)
+  RETURN count(*) AS authored
 }
 CALL (p, row) {
   UNWIND row.categories AS item
   MATCH (c:Category {code: item[0]})
   CREATE (p)-[:IN_CATEGORY {primary: item[1]}]->(c)
+  RETURN count(*) AS categorised
 }
 CALL (p, row) {
   UNWIND row.aliases AS item
@@ -256,7 +242,11 @@ CALL (p, row) {
   UNWIND row.signers AS item
   MATCH (s:Signer {signerId: item[0]})
   CREATE (s)-[:SIGNED {keyIds: item[1], eventTypes: item[2], signedBundle: item[3]}]->(p)
+  RETURN count(*) AS signed
 }
+WITH row, authored, categorised, signed
+WHERE authored <> size(row.authors) OR categorised <> size(row.categories) OR signed <> size(row.signers)
+RETURN row.props.pithNumber AS pith
 """
 
 #: Remove the detached neighbours that no paper uses any more (an analyst's relationships to
@@ -371,13 +361,6 @@ SET_LATEST = """
 UNWIND $rows AS row
 MATCH (p:Paper {pithNumber: row[0]})
 SET p.isLatest = row[1]
-"""
-
-#: The sources of the papers of $piths (to remove: locked first).
-PAPER_SOURCES = """
-UNWIND $piths AS pith
-MATCH (p:Paper {pithNumber: pith})
-RETURN DISTINCT [p.sourceKind, p.sourceId] AS source
 """
 
 # --- store reads --------------------------------------------------------------------------

@@ -1,4 +1,5 @@
-"""Locking a source id's lock alias without its unique index entry (loads and removals).
+"""Locking a source id's lock alias without its unique index entry (loads and removals), and
+a removal's papers.
 
 A statement that writes seeks a unique index with a lock on the entry
 (``NodeUniqueIndexSeek(Locking)``, shared when the node exists). A load's LOCK_SOURCES
@@ -6,25 +7,38 @@ A statement that writes seeks a unique index with a lock on the entry
 prune held and deleted (its last paper removed, the source's lock alias an orphan): the
 deletion needs that entry exclusively, and one of the two deadlocked. So the alias is found
 by a read and then locked by id, before any statement that seeks it in a write.
+
+Neo4j grants the lock on a node that the transaction holding it deleted, without an error: the
+node then reads as deleted (a ``MATCH`` finds nothing, its properties are null). So what was
+locked is read again where it matters (SOURCE_LOCK_IDS after LOCK_NODES, in a removal).
 """
 
 from __future__ import annotations
 
-__all__ = ["LOCK_NODES", "LOCK_PAPER_SIGNERS", "PAPER_IDS", "SOURCE_LOCK_IDS"]
+__all__ = [
+    "LOCK_NODES",
+    "LOCK_PAPERS_TO_REMOVE",
+    "LOCK_PAPER_SIGNERS",
+    "PAPER_IDS",
+    "PAPER_SOURCES",
+    "SOURCE_LOCK_IDS",
+]
 
 #: The lock aliases of $sources (sorted ``[sourceKind, sourceId]``) that exist, in that order,
-#: for LOCK_NODES: a read, which locks no index entry.
+#: for LOCK_NODES: a read, which locks no index entry. Read again once they are locked, by a
+#: removal: a source whose alias is gone or another (deleted, then written again by a load,
+#: while the removal waited) is not held, and none of its papers is removed.
 SOURCE_LOCK_IDS = """
 UNWIND $sources AS source
 MATCH (lock:Alias {kind: source[0], value: source[1]})
-RETURN elementId(lock) AS id
+RETURN source, elementId(lock) AS id
 """
 
 #: Lock the nodes of $ids (SOURCE_LOCK_IDS), in order, found by id: no index entry is locked.
 #: A load locks its sources' aliases so before LOCK_SOURCES (whose MERGE then waits for no
 #: one), a removal before its papers' (a load's order: sources, then papers). One deleted
 #: meanwhile (the prune that held it emptied the source) is locked all the same, to no effect:
-#: LOCK_SOURCES creates the alias again.
+#: a load's LOCK_SOURCES creates the alias again; a removal leaves that source's papers.
 LOCK_NODES = """
 UNWIND $ids AS id
 MATCH (n)
@@ -52,4 +66,31 @@ PAPER_IDS = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})
 RETURN elementId(p) AS id
+"""
+
+
+#: The sources of the papers of $piths (a removal's, locked before the papers).
+PAPER_SOURCES = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})
+RETURN DISTINCT [p.sourceKind, p.sourceId] AS source
+"""
+
+#: Lock papers about to be removed (pruning); returns those that exist, as they are once locked,
+#: with their sources (those whose isLatest the removal refreshes). Only a paper of a source
+#: of $sources (those whose lock alias the removal holds) or of none (an analyst's, without a
+#: text kind and id) is locked: one a load wrote after the removal read its papers' sources is
+#: left (the prune judges it again), not removed beside that load without its lock; one deleted
+#: while the removal waited for it (an analyst's, by another removal) is not returned.
+#: By id ($ids: PAPER_IDS): no index entry of a paper not there is locked.
+LOCK_PAPERS_TO_REMOVE = """
+UNWIND $ids AS id
+MATCH (p:Paper)
+WHERE elementId(p) = id AND ([p.sourceKind, p.sourceId] IN $sources
+   OR NOT (p.sourceKind IS :: STRING NOT NULL AND p.sourceId IS :: STRING NOT NULL))
+SET p._lock = true REMOVE p._lock
+WITH p
+WHERE p.pithNumber IS NOT NULL
+RETURN p.pithNumber AS pith, p.builtAt AS builtAt, p.keyIds AS keyIds,
+       [p.sourceKind, p.sourceId] AS source
 """

@@ -58,6 +58,7 @@ from pith_graph.loader.stores.neo4j_retry import (
     RETRY,
     BatchTooLarge,
     LostCommits,
+    Raced,
     timed,
 )
 from pith_graph.loader.stores.neo4j_retry import retry_delays as _retry_delays  # tests shorten it
@@ -233,7 +234,8 @@ class Neo4jStore:
     ) -> T:
         """``work(tx, *args)`` in one managed write transaction, run again from scratch:
 
-        * when it raced a concurrent writer (``RACE_CODES``, at most ``RACE_ATTEMPTS`` times);
+        * when it raced a concurrent writer (``RACE_CODES``, or :class:`Raced` raised by ``work``;
+          at most ``RACE_ATTEMPTS`` times);
         * after a transient error (a lost connection, a deadlock, a restarting server), for
           ``MAX_RETRY_SECONDS`` from the first, with the driver's back-off; also after a commit
           of unknown outcome (``commits``, which ``work`` reports through, counts what it did).
@@ -271,6 +273,17 @@ class Neo4jStore:
             try:
                 with self.driver.session(database=self.database, max_transaction_retry_time=0) as session:
                     return session.execute_write(timed(work), *args)
+            except Raced as error:  # a node this attempt locked was deleted under it
+                if attempt >= RACE_ATTEMPTS:
+                    work_, lost = commits.work, commits.lost is not None  # a lost commit may have landed
+                    written = "whether it was written is unknown" if lost else "it was not written"
+                    raise StoreError(
+                        StoreErrorCode.WRITE_FAILED,
+                        f"{work_.action} raced concurrent writers {attempt} times ({error}); "
+                        f"{written}: {work_.again} is safe",
+                    ) from error
+                log.info("a %s raced a concurrent writer (%s); retrying", commits.work.noun, error)
+                self._pause(0.05 * attempt, since, commits, error)
             except (Neo4jError, DriverError) as error:
                 code = error.code if isinstance(error, Neo4jError) else None
                 lost = commits.lost_by(error)  # the next attempt counts what it did

@@ -18,7 +18,7 @@ from pith_graph.loader.stores.names import Spellings
 from pith_graph.loader.stores.neo4j_connect import Quiet
 from pith_graph.loader.stores.neo4j_latest import LatestUpdates, StoredVersion, latest_updates
 from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors
-from pith_graph.loader.stores.neo4j_retry import LostCommits
+from pith_graph.loader.stores.neo4j_retry import LostCommits, Raced
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.schema.graph import PAPER, PROPERTY_NAMES, RELATIONSHIPS
 from pith_graph.schema.rows import AuthorRow
@@ -89,11 +89,11 @@ def remove_papers(
     found (a retry after a lost commit reports one that lost attempt removed, found gone).
     Their sources are locked first, then the papers: a load's order (a prune beside a load
     of those sources took the papers' locks first, and one of the two deadlocked, retried)."""
-    sources = _sources(r["source"] for r in read_rows(tx, cypher.PAPER_SOURCES, piths=piths))
-    lock_sources(tx, sources)
+    sources = _sources(r["source"] for r in read_rows(tx, cypher_locks.PAPER_SOURCES, piths=piths))
+    held = _held(tx, sources, lock_sources(tx, sources))
     ids = [r["id"] for r in read_rows(tx, cypher_locks.PAPER_IDS, piths=piths)]
-    # not one whose source was not locked: a load wrote it since (judged again)
-    locked = read_rows(tx, cypher.LOCK_PAPERS_TO_REMOVE, ids=ids, sources=sources)
+    # not one whose source is not held: a load wrote it since (judged again)
+    locked = read_rows(tx, cypher_locks.LOCK_PAPERS_TO_REMOVE, ids=ids, sources=held)
     found = {r["pith"]: (r["builtAt"], list(r["keyIds"] or ())) for r in locked}
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
@@ -103,12 +103,29 @@ def remove_papers(
     return commits.decide_removal(found, remove)
 
 
-def lock_sources(tx: neo4j.ManagedTransaction, sources: list[list[str]]) -> None:
+def lock_sources(tx: neo4j.ManagedTransaction, sources: list[list[str]]) -> dict[tuple[str, ...], str]:
     """Lock the stored lock aliases of ``sources`` (sorted), found by a read and then locked
-    by id, so that no unique index entry is held while waiting for one (cypher_locks.SOURCE_LOCK_IDS)."""
-    ids = [r["id"] for r in read_rows(tx, cypher_locks.SOURCE_LOCK_IDS, sources=sources)]
-    if ids:
-        _run(tx, cypher_locks.LOCK_NODES, ids=ids)
+    by id, so that no unique index entry is held while waiting for one (cypher_locks.SOURCE_LOCK_IDS);
+    each source's alias id, for those that had one."""
+    found = {
+        tuple(r["source"]): r["id"] for r in read_rows(tx, cypher_locks.SOURCE_LOCK_IDS, sources=sources)
+    }
+    if found:
+        _run(tx, cypher_locks.LOCK_NODES, ids=list(found.values()))
+    return found
+
+
+def _held(
+    tx: neo4j.ManagedTransaction, sources: list[list[str]], locked: dict[tuple[str, ...], str]
+) -> list[list[str]]:
+    """The sources of ``sources`` the removal holds once ``locked``: each whose lock alias is
+    the one it locked still, not one whose alias was deleted while the removal waited for it
+    (its lock then holds nothing) nor one a load wrote again since under a new alias (not
+    held); and each without an alias, then or now (an analyst's; none locks it, as before)."""
+    again = {
+        tuple(r["source"]): r["id"] for r in read_rows(tx, cypher_locks.SOURCE_LOCK_IDS, sources=sources)
+    }
+    return [source for source in sources if again.get(key := tuple(source)) == locked.get(key)]
 
 
 def _sources(found: Iterable[list[Any]]) -> list[list[str]]:
@@ -194,7 +211,8 @@ def _write(
     if papers:
         _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
         _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
-        _run(tx, cypher.WRITE_PAPERS, rows=papers)
+        if raced := read_rows(tx, cypher.WRITE_PAPERS, rows=papers):
+            raise Raced(f"{len(raced)} papers lost an author, category or signer deleted meanwhile")
         if extras:
             _run(tx, cypher.RESTORE_EDGE_EXTRAS, rows=extras)
     orphans = sorted({record["id"] for record in detached} | set(locks))

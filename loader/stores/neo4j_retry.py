@@ -47,6 +47,7 @@ __all__ = [
     "WRITE_TIMEOUT_SECONDS",
     "BatchTooLarge",
     "LostCommits",
+    "Raced",
     "retry_delays",
     "timed",
 ]
@@ -75,6 +76,15 @@ RACE_CODES = frozenset(
     }
 )
 RACE_ATTEMPTS = 8
+
+
+class Raced(Exception):
+    """Raised in a transaction function that finds a node it locked gone: Neo4j grants the lock
+    on a node that the transaction holding it deleted, and then reads it as deleted without an
+    error (a ``MATCH`` finds nothing, a ``SET`` does nothing). The attempt is rolled back and the
+    write run again from the start, as after ``RACE_CODES``, at most ``RACE_ATTEMPTS`` times."""
+
+
 #: The transaction outgrew the server's transaction memory: all transactions' pool
 #: (``dbms.memory.transaction.total.max``) or its own share (``db.memory.transaction.max``).
 OUT_OF_MEMORY = frozenset(
