@@ -31,6 +31,7 @@ from pith_graph.loader.sources import GZIP_MAGIC, not_text_advice, open_regular
 __all__ = [
     "Chunks",
     "json_bytes",
+    "listed_json",
     "node_link_bytes",
     "node_link_chunks",
     "partial_prefix",
@@ -111,20 +112,20 @@ def node_link_chunks(graph: nx.DiGraph) -> Iterator[bytes]:
         b"true" if multigraph else b"false",
         json_bytes([graph.graph])[1:-1],  # (in the document, at the depth of a list's item)
     )
-    yield from _listed({**data, "id": node} for node, data in graph.nodes(data=True))
+    yield from listed_json({**data, "id": node} for node, data in graph.nodes(data=True))
     yield b'],"edges":['
     if multigraph:
-        yield from _listed(
+        yield from listed_json(
             {**data, "source": u, "target": v, "key": key}
             for u, v, key, data in graph.edges(keys=True, data=True)
         )
     else:
-        yield from _listed({**data, "source": u, "target": v} for u, v, data in graph.edges(data=True))
+        yield from listed_json({**data, "source": u, "target": v} for u, v, data in graph.edges(data=True))
     yield b"]}"
 
 
-def _listed(items: Iterator[dict[Any, Any]]) -> Iterator[bytes]:
-    """The items of a list of the document (``"nodes":[``...``]``), encoded a few at a time
+def listed_json(items: Iterator[Any]) -> Iterator[bytes]:
+    """The items of a list of the document (``"nodes":[``...``]``; a snapshot's rows), encoded a few at a time
     (16, then as many as the last piece's size says make :data:`_PIECE_BYTES`), a comma between."""
     count, first = 16, True
     while batch := list(itertools.islice(items, count)):

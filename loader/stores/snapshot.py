@@ -34,12 +34,9 @@ True
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import sys
-from array import array
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -47,10 +44,16 @@ import networkx as nx
 import orjson
 
 from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted, with_article
-from pith_graph.loader.stores.files import json_bytes, read_graph_file, write_beside
+from pith_graph.loader.stores.files import read_graph_file
 from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeInterner, put
 from pith_graph.loader.stores.node_link import first_repeated
-from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, PAPER, TYPE_ATTRIBUTE, node_id
+from pith_graph.loader.stores.snapshot_writer import (
+    FORMAT,
+    collector_paused,
+    encode_snapshot,
+    save_snapshot,
+)
+from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, PAPER, TYPE_ATTRIBUTE
 
 __all__ = [
     "FORMAT",
@@ -62,9 +65,10 @@ __all__ = [
     "save_snapshot",
 ]
 
-FORMAT = "pith-graph-snapshot"
-VERSION = 3  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph); 2: no indexes
-_READS = (2, 3)
+_READS = (
+    2,
+    3,
+)  # (VERSION: 1, MultiDiGraph edges with keys, before the graph became a DiGraph; 2: no indexes)
 
 
 class Snapshot(NamedTuple):
@@ -82,134 +86,6 @@ _NAME, _AUTHOR_NAMES = AUTHOR.prop("name"), PAPER.prop("authorNames")
 def is_snapshot(path: str | Path) -> bool:
     """Whether ``path`` starts like a snapshot (else: node-link JSON, or something else)."""
     return read_graph_file(path, len(_MAGIC)) == _MAGIC
-
-
-def _node_id(label: str, data: dict[str, Any]) -> str | None:
-    spec = NODES.get(label)
-    if spec is None or not all(isinstance(data.get(key), str) for key in spec.key):
-        return None
-    return node_id(label, *(data[key] for key in spec.key))
-
-
-def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
-    """Write ``graph`` (as a MemoryStore holds it), and any ``indexes`` made from it, to
-    ``path``: beside it first, then renamed over it, so a failed write never leaves a
-    truncated file nor destroys the one there (:func:`write_beside`)."""
-    write_beside(path, encode_snapshot(graph, indexes))
-
-
-def encode_snapshot(graph: nx.DiGraph, indexes: Mapping[str, Any] | None = None) -> list[bytes]:
-    """The snapshot of ``graph`` (as a MemoryStore holds it) and any ``indexes`` made from
-    it, in pieces (the header line, then the body's), which joined are the file.
-
-    One group's rows (a label's nodes, a type's edges) are built and encoded at a time, and
-    the body is never joined into one object: beside the graph, saving holds the encoded
-    body and one group's rows (at 238k papers, saving peaked at 3,959 MB, now 2,944 MB:
-    ``benchmarks/bench_snapshot_memory.py``)."""
-    with _collector_paused():
-        return _encode(graph, indexes)
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """The cyclic garbage collector off inside the block (as it was, after): opening or saving
-    makes millions of objects, none in a cycle, and each collection would walk the graph again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def _encode(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> list[bytes]:
-    labels: dict[str, dict[str, Any]] = {}  # label -> its group, "rows" holding its nodes for now
-    irregular: list[tuple[str, str]] = []  # (group, node) stored as they are
-    for node, data in graph.nodes(data=True):
-        label = data.get(LABEL_ATTRIBUTE)
-        group = labels.setdefault(str(label), {"properties": None, "at": 0, "rows": [], "other": []})
-        names = [name for name in data if name != LABEL_ATTRIBUTE]
-        at = list(data).index(LABEL_ATTRIBUTE) if label is not None else -1
-        if group["properties"] is None:
-            group["properties"], group["at"] = names, at
-        regular = names == group["properties"] and at == group["at"]
-        if label is not None and regular and _node_id(str(label), data) == node:
-            group["rows"].append((node, data))
-        else:
-            irregular.append((str(label), node))
-    # Indexes in the order open_snapshot meets the nodes: every label's rows, then the rest.
-    index: dict[str, int] = {}
-    for group in labels.values():
-        for node, _ in group["rows"]:
-            index[node] = len(index)
-    for label, node in irregular:
-        index[node] = len(index)
-        labels[label]["other"].append([index[node], node, graph.nodes[node]])
-    body = [b'{"nodes":{']
-    for label, group in labels.items():
-        members, names = group["rows"], group["properties"]
-        group["rows"] = [[data[name] for name in names] for _, data in members]
-        del members
-        _add(body, label, group, first=len(body) == 1)
-    body.append(b'},"edges":{')
-    kinds: dict[str, tuple[array[int], array[int], list[Mapping[str, Any]]]] = {}  # 24 bytes an edge
-    for source, target, data in graph.edges(data=True):
-        if (edges := kinds.get(kind := str(data.get(TYPE_ATTRIBUTE)))) is None:
-            edges = kinds[kind] = (array("q"), array("q"), [])
-        edges[0].append(index[source])
-        edges[1].append(index[target])
-        edges[2].append(data)
-    shapes: dict[int, _EdgeShape] = {}  # id of a shared EdgeData -> its shape
-    for number, wanted in enumerate(list(kinds)):  # one kind's rows at a time
-        group = {"properties": None, "at": 0, "rows": [], "other": []}
-        rows, other = group["rows"], group["other"]
-        for source, target, data in zip(*kinds.pop(wanted), strict=True):
-            if (shape := shapes.get(id(data))) is None:
-                shape = _edge_shape(data)
-                if isinstance(data, EdgeData):
-                    shapes[id(data)] = shape
-            kind, names, at, values = shape
-            if group["properties"] is None:
-                group["properties"], group["at"] = names, at
-            if kind is not None and names == group["properties"] and at == group["at"]:
-                rows.append([source, target, *values])
-            else:
-                other.append([source, target, dict(data)])
-        _add(body, wanted, group, first=number == 0)
-    body.append(b'},"indexes":' + json_bytes(dict(indexes or {})) + b"}")
-    digest = hashlib.sha256()
-    for piece in body:
-        digest.update(piece)
-    header = {
-        "format": FORMAT,
-        "version": VERSION,
-        "nodes": graph.number_of_nodes(),
-        "edges": graph.number_of_edges(),
-        "sha256": digest.hexdigest(),
-    }
-    return [orjson.dumps(header) + b"\n", *body]
-
-
-class _EdgeShape(NamedTuple):
-    kind: Any
-    names: list[str]  # its properties but the type, in order
-    at: int  # the type's place among them (-1: no type)
-    values: tuple[Any, ...]
-
-
-def _edge_shape(data: Mapping[str, Any]) -> _EdgeShape:
-    kind = data.get(TYPE_ATTRIBUTE)
-    names = [name for name in data if name != TYPE_ATTRIBUTE]
-    at = list(data).index(TYPE_ATTRIBUTE) if kind is not None else -1
-    return _EdgeShape(kind, names, at, tuple(data[name] for name in names))
-
-
-def _add(body: list[bytes], name: str, group: dict[str, Any], *, first: bool) -> None:
-    """Encode a group into the body (``"name":{...}``, after a comma unless ``first``) and
-    drop its rows."""
-    body.append((b"" if first else b",") + orjson.dumps(name) + b":" + json_bytes(group))
-    group["rows"] = group["other"] = []
 
 
 def open_snapshot(path: str | Path) -> nx.DiGraph:
@@ -262,7 +138,7 @@ def _parse(path: Path) -> _Parsed:
     body = memoryview(raw)[end + 1 :] if end >= 0 else memoryview(b"")
     if hashlib.sha256(body).hexdigest() != header.get("sha256"):
         raise ValueError("the body does not match its SHA-256 (truncated or altered)")
-    with _collector_paused():
+    with collector_paused():
         data = orjson.loads(body)
     if not isinstance(data, dict):
         raise ValueError("its body is not a map")
@@ -274,7 +150,7 @@ def _build(parsed: _Parsed) -> Snapshot:
     ``add_node``/``add_edge`` check and copy more than a trusted, regular file needs), and
     its indexes; the body's rows are emptied as they are used."""
     header, data = parsed
-    with _collector_paused():
+    with collector_paused():
         indexes = data.get("indexes", {})
         if not isinstance(indexes, dict):
             raise ValueError("its indexes are not a map")

@@ -170,7 +170,7 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
                 if save:
                     write(save, graph_file_chunks(store.graph, save))  # node-link JSON, or GraphML
                 if snapshot:
-                    write(snapshot, snapshot_with_index(store))
+                    write(snapshot, snapshot_with_index(store, snapshot))
     except StoreError as error:
         if error.code is not StoreErrorCode.WORKER_FAILED:
             raise

@@ -7,7 +7,7 @@ import argparse
 import os
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn, TypeVar
 
@@ -231,16 +231,17 @@ def save_snapshot_with_index(store: MemoryStore, path: str) -> None:
     otherwise build again at every start."""
     from pith_graph.loader.stores.files import write_beside
 
-    write_beside(path, snapshot_with_index(store))
+    write_beside(path, snapshot_with_index(store, path))
 
 
-def snapshot_with_index(store: MemoryStore) -> list[bytes]:
-    """``store``'s graph as a snapshot, with its search index (:func:`save_snapshot_with_index`),
-    in pieces (:func:`~pith_graph.loader.stores.snapshot.encode_snapshot`)."""
+def snapshot_with_index(store: MemoryStore, path: str) -> Iterator[bytes]:
+    """``store``'s graph as a snapshot to be written to ``path``, with its search index
+    (:func:`save_snapshot_with_index`), in pieces
+    (:func:`~pith_graph.loader.stores.snapshot_writer.encode_snapshot`: its body spooled beside ``path``)."""
     from pith_graph.api.reads.memory import MemoryReader
-    from pith_graph.loader.stores.snapshot import encode_snapshot
+    from pith_graph.loader.stores.snapshot_writer import encode_snapshot
 
-    return encode_snapshot(store.graph, MemoryReader(store.graph).saved_indexes())
+    return encode_snapshot(store.graph, MemoryReader(store.graph).saved_indexes(), beside=path)
 
 
 def check_save_destination(path: str, *, option: str = "--save") -> None:
