@@ -49,6 +49,7 @@ from pith_graph.loader.stores.memory_graph import INTERNED, EdgeData, EdgeIntern
 from pith_graph.loader.stores.node_link import first_repeated
 from pith_graph.loader.stores.snapshot_writer import (
     FORMAT,
+    VERSION,
     collector_paused,
     encode_snapshot,
     save_snapshot,
@@ -57,6 +58,7 @@ from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE, NODES, PAPER, TYPE_
 
 __all__ = [
     "FORMAT",
+    "VERSION",
     "Snapshot",
     "encode_snapshot",
     "is_snapshot",
@@ -65,10 +67,9 @@ __all__ = [
     "save_snapshot",
 ]
 
-_READS = (
-    2,
-    3,
-)  # (VERSION: 1, MultiDiGraph edges with keys, before the graph became a DiGraph; 2: no indexes)
+#: The versions read (:data:`~.snapshot_writer.VERSION` writes 3; 1 held MultiDiGraph edges with keys,
+#: before the graph became a DiGraph; 2 no indexes).
+_READS = (2, 3)
 
 
 class Snapshot(NamedTuple):
