@@ -119,11 +119,15 @@ _VALUES = st.one_of(
     st.text(max_size=3),
     st.lists(st.text(max_size=2), max_size=2),
 )
-#: An edge's values: no booleans beside the integers, since reading shares equal attribute sets
-#: as ``==`` finds them (``EdgeInterner``): an edge's ``False`` beside another's ``0`` reads back
-#: as whichever came first (as it did before the writer streamed; the bytes are right).
+#: An edge's values: booleans beside the integers (equal by ``==``: reading back, before 0.9.6,
+#: shared an edge's ``False`` with another's ``0``, whichever came first), in lists too.
 _EDGE_VALUES = st.one_of(
-    st.none(), st.integers(-5, 5), st.text(max_size=3), st.lists(st.text(max_size=2), max_size=2)
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.text(max_size=3),
+    st.lists(st.text(max_size=2), max_size=2),
+    st.lists(st.one_of(st.booleans(), st.integers(0, 1)), max_size=2),
 )
 _NAMES = st.sampled_from(["label", "nameKey", "name", "pithNumber", "x", "y"])
 _LABELS = st.sampled_from([None, "Author", "Paper", "None", "Thing"])
@@ -179,6 +183,27 @@ def test_odd_graphs_save_the_bytes_the_whole_group_encoder_wrote_and_round_trip(
     assert dict(H.nodes(data=True)) == dict(G.nodes(data=True))
     edges = [{(u, v): orjson.dumps(d) for u, v, d in graph.edges(data=True)} for graph in (G, H)]
     assert edges[0] == edges[1]  # (a list in a shared edge's attributes is read back a tuple)
+
+
+def test_edges_with_equal_values_of_other_types_read_back_each_its_own(tmp_path: Path) -> None:
+    """``True`` and ``1`` (and ``[False]``, ``[0]``) are equal by ``==``: the reader shared one
+    edge's attributes with the other's, so the second edge read back the first one's values."""
+    G = nx.DiGraph()
+    values: list[Any] = [True, 1, 1.0, [False], [0], ["x"]]
+    for number, value in enumerate(values):
+        G.add_edge(f"a{number}", f"b{number}", type="CITES", w=value)
+    save_snapshot(G, tmp_path / "g.snapshot")
+    H = open_snapshot(tmp_path / "g.snapshot")
+    read = [H.edges[f"a{number}", f"b{number}"]["w"] for number in range(len(values))]
+    assert [(type(v), v) for v in read] == [
+        (bool, True),
+        (int, 1),
+        (float, 1.0),
+        (tuple, (False,)),
+        (tuple, (0,)),
+        (tuple, ("x",)),
+    ]
+    assert [type(v[0]) for v in read[3:5]] == [bool, int]
 
 
 def test_saving_holds_no_encoded_body(loaded: nx.DiGraph, tmp_path: Path) -> None:

@@ -120,17 +120,29 @@ def _frozen(value: Any) -> Any:
     return tuple(value) if isinstance(value, list) else value
 
 
+def _typed(value: Any) -> Any:
+    """``value`` as part of a key that tells apart what ``==`` does not (``True``, ``1`` and
+    ``1.0``; ``[True]`` and ``[1]``), beside its own type: a list of strings (every list
+    of the schema's) as it is, any other one with each item's type, at every level."""
+    if type(value) is list or type(value) is tuple:
+        if all(type(item) is str for item in value):
+            return tuple(value)
+        return tuple((type(item), _typed(item)) for item in value)
+    return value
+
+
 class EdgeInterner:
-    """One :class:`EdgeData` per distinct attribute set."""
+    """One :class:`EdgeData` per distinct attribute set (of equal values of the same types:
+    an edge's ``True`` is never shared with another's ``1``)."""
 
     def __init__(self) -> None:
-        self._known: dict[tuple[tuple[str, Any], ...], EdgeData] = {}
+        self._known: dict[tuple[tuple[str, type, Any], ...], EdgeData] = {}
 
     def __call__(self, attributes: Mapping[str, Any]) -> EdgeData:
-        items = tuple((name, _frozen(value)) for name, value in attributes.items())
-        found = self._known.get(items)
+        key = tuple((name, type(value), _typed(value)) for name, value in attributes.items())
+        found = self._known.get(key)
         if found is None:
-            found = self._known[items] = EdgeData(items)
+            found = self._known[key] = EdgeData((name, _frozen(value)) for name, value in attributes.items())
         return found
 
 
