@@ -11,7 +11,9 @@ fresh process; a mutant whose tests still pass *survived*. Mutations, one at a t
 
 Docstrings, ``__all__``, decorators and type annotations are never mutated. ``--only NAMES``
 (comma-separated) mutates only the top-level functions and classes so named (e.g. one function
-of a large module). Run through ``scripts/mutation`` (not part of CI: it takes minutes per module)::
+of a large module). ``--again RESULTS`` runs only the mutants that survived in an earlier run's
+``--out`` file (the module unchanged since): after tests are added, the new score in the time of
+the survivors. Run through ``scripts/mutation`` (not part of CI: it takes minutes per module)::
 
     .venv/bin/python scripts/mutate.py loader/stores/rules.py -- tests/test_store_behaviour.py
     .venv/bin/python scripts/mutate.py api/connection.py --only paging -- tests/api/test_api_backward.py
@@ -231,6 +233,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("tests", nargs="+", help="the tests that cover it (after --)")
     parser.add_argument("--out", help="write the results as JSON here")
     parser.add_argument("--only", help="mutate only these top-level functions or classes (comma-separated)")
+    parser.add_argument("--again", help="run only the survivors of this earlier --out file")
     args = parser.parse_args(argv)
 
     path = Path(args.module)
@@ -242,6 +245,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     only = None if args.only is None else {name.strip() for name in args.only.split(",") if name.strip()}
     sites, each = mutants(original, only)
+    if args.again:  # those killed then are still killed: the tests were only added to
+        earlier = json.loads(Path(args.again).read_text(encoding="utf-8"))
+        if earlier["module"] != str(path) or earlier["mutants"] != len(sites):
+            raise SystemExit(f"mutate.py: {args.again} is not a run of this {path} (changed since?)")
+        again = {Mutant(**survivor) for survivor in earlier["survivors"]}
+        each = ((site, source) for site, source in each if site in again)
     survivors: list[Mutant] = []
     try:
         for site, source in each:

@@ -51,6 +51,21 @@ def test_a_row_holding_any_line_break_is_multi_line(value: str, multiline: bool)
     assert line([value, 7])[1] is multiline
 
 
+@pytest.mark.parametrize(
+    "items",
+    [
+        pytest.param([], id="empty: the importer would read no property"),
+        pytest.param(["k1", "k\x1f2"], id="an item holding the array delimiter"),
+        pytest.param(["\x1f"], id="the delimiter alone"),
+    ],
+)
+def test_a_list_the_importer_cannot_read_back_is_refused(items: list[str]) -> None:
+    """An empty list field reads back as no property, and U+001F would split an item in two:
+    either is refused (``UsageError``), never written as a field that reads back otherwise."""
+    with pytest.raises(UsageError, match="cannot write the list"):
+        line(["pith:1", items])
+
+
 def test_a_paper_whose_title_holds_a_lone_cr_is_written_to_the_multi_line_file(tmp_path: Path) -> None:
     signer = SignerIdentity.from_seed(b"bulk-cr", key_id="cr-key", signer_id="cr.invalid")
     folder = tmp_path / "in"

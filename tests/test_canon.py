@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pith_graph.loader.canon import ascii_escaped, canon, digest_matches, sha256_hex
+from pith_graph.loader.canon import ascii_escaped, canon, canon_variants, digest_matches, sha256_hex
 from pith_graph.loader.facade import SAMPLES
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
@@ -68,3 +68,28 @@ def test_digest_accepts_either_encoding_only(value: Any) -> None:
     assert digest_matches(value, raw)
     assert digest_matches(value, escaped)
     assert not digest_matches(value, sha256_hex(json.dumps(value).encode()))
+
+
+#: The edges of Python's ensure_ascii escaping: the printable ASCII range's ends (kept), DEL
+#: (escaped), the last character of the Basic Multilingual Plane (one ``\u`` escape) and the
+#: first and last astral ones (a surrogate pair): hypothesis rarely draws exactly these.
+ESCAPING_EDGES = [" ~", "\x7f", "\x1f", "\uffff", "\U00010000", "\U0010ffff", "\ud7ff\ue000"]
+
+
+@pytest.mark.parametrize("text", ESCAPING_EDGES, ids=ascii)
+def test_ascii_form_at_the_escaping_edges(text: str) -> None:
+    value = {"t": text}
+    assert ascii_escaped(canon(value)) == stdlib_canon(value, ensure_ascii=True)
+    assert digest_matches(value, sha256_hex(stdlib_canon(value, ensure_ascii=True)))
+
+
+@pytest.mark.parametrize(
+    ("value", "forms"),
+    [
+        pytest.param({"n": "plain"}, [b'{"n":"plain"}'], id="ascii: one form"),
+        pytest.param({"n": "a\x7fb"}, [b'{"n":"a\x7fb"}', b'{"n":"a\\u007fb"}'], id="del: two"),
+        pytest.param({"n": "Zo\u00eb"}, [b'{"n":"Zo\xc3\xab"}', b'{"n":"Zo\\u00eb"}'], id="latin: two"),
+    ],
+)
+def test_canon_variants_yield_the_escaped_form_only_when_it_differs(value: Any, forms: list[bytes]) -> None:
+    assert list(canon_variants(value)) == forms

@@ -318,6 +318,72 @@ def test_an_attribute_graphml_has_no_type_for_is_write_failed(
     assert sorted(path.name for path in tmp_path.iterdir()) == ["ok.graphml"]
 
 
+def test_a_scripts_float_is_a_double_and_a_node_id_not_a_string_is_its_text(
+    corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path
+) -> None:
+    """A script's own attribute gets a key of its type: a float (a PageRank score) is a
+    ``double`` that reads back as the same float, beside the schema's keys; a graph a script
+    built (``graphml_bytes``: any node ids) writes each id as its text."""
+    _, _, G = corpus
+    H = G.copy()
+    paper = next(n for n, label in H.nodes(data="label") if label == "Paper")
+    H.nodes[paper]["pagerank"] = 0.125
+    pith_graph.save_graphml(H, tmp_path / "scores.graphml")
+    assert nx.read_graphml(tmp_path / "scores.graphml").nodes[paper]["pagerank"] == 0.125
+    assert '<key id="n_pagerank" for="node" attr.name="pagerank" attr.type="double"/>' in (
+        tmp_path / "scores.graphml"
+    ).read_text(encoding="utf-8")
+
+    from pith_graph.loader.graphml import graphml_bytes
+
+    (tmp_path / "ints.graphml").write_bytes(graphml_bytes(nx.DiGraph([(1, 2)])))
+    assert list(nx.read_graphml(tmp_path / "ints.graphml").edges) == [("1", "2")]
+
+
+def test_one_name_of_two_types_is_two_keys(corpus: tuple[Path, Path, nx.DiGraph], tmp_path: Path) -> None:
+    """One key per (name, type): a script's score an int on one node and a float on another
+    is ``n_myScore`` (long) and ``n_myScore.double``, each node's value read back as it was;
+    graph attributes alike, even when the names only ``str`` makes one (``1`` and ``"1"``)."""
+    _, _, G = corpus
+    H = G.copy()
+    first, second = [n for n, label in H.nodes(data="label") if label == "Paper"][:2]
+    H.nodes[first]["myScore"] = 3
+    H.nodes[second]["myScore"] = 0.5
+    pith_graph.save_graphml(H, tmp_path / "two.graphml")
+    text = (tmp_path / "two.graphml").read_text(encoding="utf-8")
+    assert '<key id="n_myScore" for="node" attr.name="myScore" attr.type="long"/>' in text
+    assert '<key id="n_myScore.double" for="node" attr.name="myScore" attr.type="double"/>' in text
+    read = nx.read_graphml(tmp_path / "two.graphml")
+    assert (read.nodes[first]["myScore"], read.nodes[second]["myScore"]) == (3, 0.5)
+
+    from pith_graph.loader.graphml import graphml_bytes
+
+    scripts = nx.DiGraph()
+    scripts.graph.update({1: "one", "1": 1})
+    document = ET.fromstring(graphml_bytes(scripts))
+    keys = document.iter("{http://graphml.graphdrawing.org/xmlns}key")
+    assert sorted(key.get("id", "") for key in keys if key.get("for") == "graph") == ["g_1", "g_1.long"]
+
+
+def test_an_attribute_added_while_the_graph_is_written_is_write_failed(
+    corpus: tuple[Path, Path, nx.DiGraph],
+) -> None:
+    """Every key is declared before the graph: an attribute of a new name that appears once the
+    keys are written (another thread changing the graph) fails the write, never a ``<data>``
+    of an undeclared key."""
+    from pith_graph.loader.graphml import graphml_chunks
+
+    _, _, G = corpus
+    H = G.copy()
+    pieces = graphml_chunks(H)
+    next(pieces)  # the header and keys
+    H.nodes[next(iter(H))]["addedLater"] = "x"
+    with pytest.raises(StoreError) as raised:
+        list(pieces)
+    assert raised.value.code is StoreErrorCode.WRITE_FAILED
+    assert "the graph changed while it was written as GraphML" in raised.value.message
+
+
 def test_a_name_the_schema_gives_two_types_is_refused() -> None:
     """One key per (node or edge, name): the schema's labels (or types) must agree on a
     name's type, checked as the module is imported."""

@@ -103,6 +103,19 @@ def test_graph_attributes_and_odd_values_encode_as_before(tmp_path: Path) -> Non
         assert b"".join(graph_file_chunks(graph, tmp_path / "e.json")) == oracle(graph)
 
 
+def test_nodes_each_larger_than_a_piece_are_written_one_a_piece_and_all_of_them() -> None:
+    """A node whose attributes alone outgrow a piece (a script's 20 KB text on each) is a piece
+    of its own, never none: every node is written, the bytes those of the whole document."""
+    from pith_graph.loader.stores.files import node_link_chunks
+
+    H = nx.DiGraph()
+    H.add_nodes_from((f"n{i}", {"text": f"{i}" * 20_000}) for i in range(40))
+    H.add_edges_from((f"n{i}", f"n{i + 1}", {"note": "x" * 30_000}) for i in range(39))
+    pieces = list(node_link_chunks(H))
+    assert b"".join(pieces) == oracle(H)
+    assert len(pieces) > 40
+
+
 def _deep(levels: int) -> Any:
     value: Any = 1
     for _ in range(levels):
