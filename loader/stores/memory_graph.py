@@ -121,9 +121,8 @@ def _frozen(value: Any) -> Any:
 
 
 def _typed(value: Any) -> Any:
-    """``value`` as part of a key that tells apart what ``==`` does not (``True``, ``1`` and
-    ``1.0``; ``[True]`` and ``[1]``), beside its own type: a list of strings (every list
-    of the schema's) as it is, any other one with each item's type, at every level."""
+    """``value`` in a key telling apart what ``==`` does not (``True``, ``1``, ``1.0``; ``[True]``
+    and ``[1]``), beside its type: a list of strings as it is, any other list with its items' types."""
     if type(value) is list or type(value) is tuple:
         if all(type(item) is str for item in value):
             return tuple(value)
@@ -132,8 +131,7 @@ def _typed(value: Any) -> Any:
 
 
 class EdgeInterner:
-    """One :class:`EdgeData` per distinct attribute set (of equal values of the same types:
-    an edge's ``True`` is never shared with another's ``1``)."""
+    """One :class:`EdgeData` per distinct attribute set (values of the same types: ``True`` is not ``1``)."""
 
     def __init__(self) -> None:
         self._known: dict[tuple[tuple[str, type, Any], ...], EdgeData] = {}
