@@ -183,10 +183,14 @@ def split_authors(authors_text: str) -> list[tuple[str, str]]:
     """
     seen: dict[str, str] = {}
     for part in authors_text.split(","):
-        display = author_display_name(part)
+        if part.isascii():  # NFC, NFKC and case folding of ASCII: the text itself, lower-cased
+            display = " ".join(part.split())
+            key = display.lower()
+        else:
+            display = author_display_name(part)
+            key = author_name_key(display)
         if not display:
             continue
-        key = author_name_key(display)
         if key and key not in seen:
             seen[key] = display
     return list(seen.items())

@@ -216,7 +216,175 @@ def _check_event(event: Mapping[str, Any], path: str) -> None:
         _strings(paper, "cross_cats", gpath)
 
 
+# --- the fast path: every check above at once, without a message -------------------------
+# A bundle it passes passes every check of check_shape (tests/test_shape_fast.py); for any
+# other, check_shape runs as before and names the first field that fails.
+
+
+_STR_TYPE = frozenset({str})
+_INT_TYPE = frozenset({int})
+
+
+def _is_time(value: Any) -> bool:
+    return type(value) is str and is_utc_time(value)
+
+
+def _is_hex64(value: Any) -> bool:
+    return type(value) is str and _HEX64.fullmatch(value) is not None
+
+
+def _is_strings(value: Any) -> bool:
+    return type(value) is list and {*map(type, value)} <= _STR_TYPE
+
+
+def _strings_at(obj: Mapping[str, Any], keys: tuple[str, ...]) -> bool:
+    return {*map(type, map(obj.__getitem__, keys))} <= _STR_TYPE
+
+
+def _is_version(value: Any) -> bool:
+    return type(value) is int and SOURCE_VERSIONS.start <= value < SOURCE_VERSIONS.stop
+
+
+def _signature_ok(sig: Any, kind: SignatureKind) -> bool:
+    return (
+        type(sig) is dict
+        and _strings_at(sig, ("key_id", "public_key_fingerprint", "signature_b64"))
+        and sig.get("algorithm", "ed25519") == "ed25519"
+        and sig.get("signed_message", SIGNED_MESSAGES[kind]) == SIGNED_MESSAGES[kind]
+    )
+
+
+def _record_ok(record: Any) -> bool:
+    if type(record) is not dict or type(source := record["source"]) is not dict:
+        return False
+    meta = record["metadata"]
+    kind = source["kind"]
+    return (
+        (type(source["id"]) is str and type(kind) is str)
+        and (kind in _USUAL_SOURCE_KINDS or SOURCE_KIND.fullmatch(kind) is not None)
+        and _is_version(source["version"])
+        and type(meta) is dict
+        and (type(meta["license"]) is str and type(meta["primary_cat"]) is str)
+        and _is_time(meta["submitted_at"])
+        and _is_strings(meta["cross_cats_sorted"])
+        and _is_hex64(meta["title_canon_sha256"])
+    )
+
+
+def _event_ok(event: Any) -> bool:
+    if (
+        type(event) is not dict
+        or event["event_type"] not in EVENT_TYPES
+        or type(event["event_type"]) is not str
+    ):
+        return False
+    signer, payload = event["signer"], event["payload"]
+    if not (
+        (
+            type(event["subject_pith_number"]) is str
+            and type(event["target"]) is str
+            and type(event["event_id"]) is str
+        )
+        and _is_time(event["created_at"])
+        and type(signer) is dict
+        and _strings_at(signer, ("signer_id", "signer_type", "key_id", "public_key_fingerprint"))
+        and _signature_ok(event["signature"], "event")
+        and _is_hex64(event["content_sha256"])
+        and type(payload) is dict
+    ):
+        return False
+    if event["event_type"] == RECORD_CREATED:
+        receipt = payload["receipt"]
+        return (
+            _record_ok(payload["canonical_record"])
+            and _is_hex64(payload["canonical_sha256"])
+            and _signature_ok(receipt, "receipt")
+            and _is_hex64(receipt["canonical_sha256"])
+            and (type(payload["source_kind"]) is str and type(payload["source_id"]) is str)
+            and _is_version(payload["source_version"])
+        )
+    snapshot = payload["graph_snapshot"]
+    paper = snapshot["paper"] if type(snapshot) is dict else None
+    return (
+        type(paper) is dict
+        and _strings_at(paper, ("title", "authors_text", "primary_cat", "license", "abstract_excerpt"))
+        and _is_time(paper["submitted_at"])
+        and _is_strings(paper["cross_cats"])
+    )
+
+
+def _alias_ok(alias: Any) -> bool:
+    return (
+        type(alias) is dict
+        and (type(alias["alias_kind"]) is str and type(alias["alias_value"]) is str)
+        and (
+            alias["alias_kind"] in _USUAL_ALIAS_KINDS or ALIAS_KIND.fullmatch(alias["alias_kind"]) is not None
+        )
+    )
+
+
+def _public_key_ok(key: Any) -> bool:
+    return type(key) is dict and type(key["key_id"]) is str
+
+
+def _state_ok(state: Any) -> bool:
+    if type(state) is not dict or type(current := state["current"]) is not dict:
+        return False
+    counts = (state["event_count"], state["valid_event_count"], state["invalid_event_count"])
+    return (
+        {*map(type, counts), type(state["equivocation_count"])} == _INT_TYPE
+        and type(state["pith_number"]) is str
+        and type(state.get("equivocations", [])) is list
+        and type(state.get("invalid_events", [])) is list
+        and _is_strings(state["applied_event_ids"])
+        and _is_hex64(state["state_sha256"])
+        and type(current["graph_snapshots"]) is list
+        and type(current["record_created"]) is dict
+    )
+
+
+def _shape_ok(bundle: Mapping[str, Any]) -> bool:
+    """Whether ``bundle`` passes every check of :func:`check_shape` (``False`` may be wrong;
+    ``True`` never is): the common case in one pass, without building a field's path."""
+    try:
+        events, aliases, keys = bundle["events"], bundle["source_aliases"], bundle["public_keys"]
+        signature = bundle["bundle_signature"]
+        if not (
+            bundle["bundle_type"] == BUNDLE_TYPE
+            and type(bundle["bundle_type"]) is str
+            and type(version := bundle["bundle_version"]) is str
+            and version in SUPPORTED_VERSIONS
+            and type(bundle["pith_number"]) is str
+            and type(bundle["short_pith_number"]) is str
+            and type(bundle["merge_version"]) is str
+            and _record_ok(bundle["canonical_record"])
+            and _is_hex64(bundle["canonical_sha256"])
+            and type(bundle["source"]) is dict
+            and type(aliases) is list
+            and type(events) is list
+            and type(keys) is list
+            and all(map(_alias_ok, aliases))
+            and all(map(_event_ok, events))
+            and all(map(_public_key_ok, keys))
+            and _is_time(bundle["built_at"])
+            and _state_ok(bundle["state"])
+            and _signature_ok(signature, "bundle")
+            and _is_hex64(signature["bundle_sha256"])
+        ):
+            return False
+    except (KeyError, TypeError):  # a missing field, or a container that is none: check_shape says which
+        return False
+    kinds = [event["event_type"] for event in events]
+    return kinds.count(RECORD_CREATED) == 1 and GRAPH_SNAPSHOT in kinds
+
+
 def check_shape(bundle: Mapping[str, Any]) -> None:
+    """Raise ``schema_error`` naming the first field out of shape (:func:`_check_each`)."""
+    if not _shape_ok(bundle):
+        _check_each(bundle)
+
+
+def _check_each(bundle: Mapping[str, Any]) -> None:
     if _field(bundle, "bundle_type", str, "bundle") != BUNDLE_TYPE:
         raise _fail(RejectCode.SCHEMA_ERROR, f"bundle.bundle_type must be {BUNDLE_TYPE!r}")
     version = _field(bundle, "bundle_version", str, "bundle")

@@ -44,6 +44,7 @@ __all__ = [
     "alias_id",
     "encode",
     "line",
+    "quoted_rows",
     "with_latest",
 ]
 
@@ -137,12 +138,33 @@ def encode(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     items = [str(item) if type(item) is int else item for item in value]
-    if not items or any(ARRAY_DELIMITER in item for item in items):
+    joined = ARRAY_DELIMITER.join(items)  # holds one delimiter fewer than items, unless one holds it
+    if not items or joined.count(ARRAY_DELIMITER) != len(items) - 1:
         raise UsageError(f"cannot write the list {items!r} for Neo4j's importer (empty, or holds U+001F)")
-    return '"' + ARRAY_DELIMITER.join(item.replace('"', '""') for item in items) + '"'
+    return '"' + joined.replace('"', '""') + '"'
 
 
 def line(values: Sequence[Any]) -> tuple[bytes, bool]:
-    """A CSV row and whether it holds a line break (it then goes to the multi-line part)."""
-    text = ",".join(map(encode, values)) + "\n"
+    """A CSV row and whether it holds a line break (it then goes to the multi-line part).
+    A string is quoted in place (:func:`encode`'s first case, without a call per field)."""
+    text = (
+        ",".join(['"' + v.replace('"', '""') + '"' if type(v) is str else encode(v) for v in values]) + "\n"
+    )
     return text.encode("utf-8"), "\n" in text[:-1] or "\r" in text
+
+
+def quoted_rows(keys: Sequence[str], rest: str) -> bytes | None:
+    """The rows ``[key, *rest]`` of each of ``keys`` (``rest``: the other fields, encoded, with
+    their leading comma), as :func:`line` writes them one by one, in one piece; ``None`` when
+    one of them would need escaping or go to the multi-line part (:func:`line` then writes
+    them).
+
+    >>> quoted_rows(["a", "b"], ',"p"'), quoted_rows(['a"'], ',"p"'), quoted_rows([], ',"p"')
+    (b'"a","p"\\n"b","p"\\n', None, b'')
+    """
+    if not keys:
+        return b""
+    probe = "".join(keys)
+    if '"' in probe or "\n" in probe or "\r" in probe or "\n" in rest or "\r" in rest:
+        return None
+    return ('"' + f'"{rest}\n"'.join(keys) + f'"{rest}\n').encode("utf-8")

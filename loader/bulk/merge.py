@@ -185,10 +185,13 @@ def _write_nodes(paths: list[Path], csv: _Share) -> None:
     rows += [(2, [code, archive]) for code, archive in categories.items()]
     rows += [(3, [alias_id(kind, value), kind, value]) for kind, value in aliases]
     rows += [(4, [sid, stype, sorted(keys)]) for sid, (stype, keys) in signers.items()]
+    written: dict[tuple[int, bool], list[bytes]] = {}  # each file's rows, in order, written at once
     for index, values in rows:
         encoded, multiline = line(values)
-        csv.write(index, multiline, encoded)
-        csv.nodes[TARGETS[index].label] += 1
+        written.setdefault((index, multiline), []).append(encoded)
+    for (index, multiline), encoded_rows in written.items():
+        csv.write(index, multiline, b"".join(encoded_rows))
+        csv.nodes[TARGETS[index].label] += len(encoded_rows)
 
 
 def _decide_share(

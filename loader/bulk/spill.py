@@ -23,10 +23,11 @@ from typing import Any, BinaryIO, NamedTuple
 import orjson
 
 from pith_graph.errors import BundleError, Source
-from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, PAPER_COLUMNS, alias_id, line
+from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, PAPER_COLUMNS, alias_id, encode, line, quoted_rows
 from pith_graph.loader.pipeline import Rejection, WorkerConfig, process_one
-from pith_graph.loader.rows import PaperRows
+from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.sources import RawBundle
+from pith_graph.schema.rows import PaperRow
 
 __all__ = ["SLOTS", "SpillHandler", "SpillRecord", "partition_of", "read_partition"]
 
@@ -53,6 +54,12 @@ class SpillRecord(NamedTuple):
     nodes: list[list[Any]]  # authors, categories, aliases, signers
 
 
+#: A Paper row's properties in PAPER_COLUMNS are its first fields, then authorNames (checked here).
+_PAPER_FIELDS = len(PAPER_COLUMNS) - 1
+if (*PaperRow._make([()] * len(PaperRow._fields)).properties(), AUTHOR_NAMES) != PAPER_COLUMNS:
+    raise TypeError("a spilled Paper row no longer starts with PaperRow's fields, then authorNames")
+
+
 def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
     parts: list[list[bytes]] = [[] for _ in range(SLOTS)]
     pith = rows.pith_number
@@ -61,14 +68,21 @@ def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
         encoded, multiline = line(values)
         parts[2 * target + multiline].append(encoded)
 
-    properties = rows.paper_properties()
-    add(0, [properties.get(name) for name in PAPER_COLUMNS])  # None: no property; isLatest: pass two
-    for author in rows.authors:
-        add(1, [author.name_key, pith])
+    def add_keyed(target: int, keys: list[str]) -> None:
+        """Rows ``[key, pith]``: in one piece when none needs escaping (:func:`quoted_rows`)."""
+        if (encoded := quoted_rows(keys, tail)) is not None:
+            parts[2 * target].append(encoded)
+            return
+        for key in keys:
+            add(target, [key, pith])
+
+    # The Paper row's properties (PaperRows.paper_properties, None where absent; isLatest: pass two).
+    add(0, [*rows.paper[:_PAPER_FIELDS], [author.name for author in rows.authors] or None])
+    tail = "," + encode(pith)
+    add_keyed(1, [author.name_key for author in rows.authors])
     for category in rows.categories:
         add(2, [pith, category.code, category.primary])
-    for alias in rows.aliases:
-        add(3, [alias_id(alias.kind, alias.value), pith])
+    add_keyed(3, [alias_id(alias.kind, alias.value) for alias in rows.aliases])
     for signer in rows.signers:
         add(4, [signer.signer_id, pith, signer.key_ids, signer.stored_event_types, signer.signed_bundle])
     joined = [b"".join(part) for part in parts]
@@ -78,9 +92,9 @@ def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
 def encode_record(rows: PaperRows) -> bytes:
     segments, lengths = _segments(rows)
     nodes = [
-        [[a.name_key, a.name, a.name_folded] for a in rows.authors],
+        list(map(list, rows.authors)),  # [name_key, name, name_folded]: orjson writes no named tuple
         [[c.code, c.archive] for c in rows.categories],
-        [[a.kind, a.value] for a in rows.aliases],
+        list(map(list, rows.aliases)),  # [kind, value]
         [[s.signer_id, s.signer_type, list(s.key_ids)] for s in rows.signers],
     ]
     paper = rows.paper
