@@ -154,7 +154,7 @@ def _decide(
             for row in rows:
                 key = _node_key(kind, row)
                 spilled = nodes_out[zlib.crc32(key.encode()) % len(nodes_out)]
-                spilled.write(orjson.dumps([kind, *row]) + b"\n")
+                spilled.write(orjson.dumps([kind, *row], option=orjson.OPT_APPEND_NEWLINE))
 
 
 def _write_nodes(paths: list[Path], csv: _Share) -> None:
@@ -169,14 +169,18 @@ def _write_nodes(paths: list[Path], csv: _Share) -> None:
             for raw in handle:
                 kind, *row = orjson.loads(raw)
                 if kind == _AUTHOR:  # one row per winning paper naming the author
-                    authors.setdefault(row[0], Counter())[row[1]] += 1
+                    if (spellings := authors.get(row[0])) is None:
+                        spellings = authors[row[0]] = Counter()
+                    spellings[row[1]] += 1
                     folded.setdefault(row[1], row[2])
                 elif kind == _CATEGORY:
                     categories.setdefault(row[0], row[1])
                 elif kind == _ALIAS:
                     aliases.add((row[0], row[1]))
+                elif (signer := signers.get(row[0])) is not None:
+                    signer[1].update(row[2])
                 else:  # every row of a signer has its type: the keyring's (loader.rows)
-                    signers.setdefault(row[0], (row[1], set()))[1].update(row[2])
+                    signers[row[0]] = (row[1], set(row[2]))
         path.unlink()
     rows: list[tuple[int, list[Any]]] = []
     for key, spellings in authors.items():
