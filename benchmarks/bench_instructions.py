@@ -5,7 +5,8 @@
 The same four measures as ``bench_loader.single_core``, over the same bundles: the floor
 (orjson plus four PyNaCl checks, ``floor_once``), ``verify`` (``parse_bundle`` +
 ``verify_bundle``), ``verify`` with libsodium checking the signatures, and ``verify_and_rows``
-(``process_one``). Each runs in a child Python under ``valgrind --tool=callgrind``, twice: over
+(``process_one``); and ``verify_and_spill``, a bulk import's pass one per bundle
+(``process_one``, then ``spill.encode_record``; ``--measures`` picks some). Each runs in a child Python under ``valgrind --tool=callgrind``, twice: over
 0 and over ``--sample`` bundles, after the same set-up (imports, keyring, reading the sample,
 one warm-up call). Callgrind dumps its counts at two calls to getppid around the loop, so only
 the loop is counted (an edit to set-up code cannot leak in); the difference of the two loops,
@@ -40,14 +41,16 @@ from typing import Any
 from bench_loader import corpus, floor_once, sample, save, sodium_keys, with_libsodium
 
 from pith_graph.errors import Source
+from pith_graph.loader.bulk.spill import encode_record
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import parse_bundle
 from pith_graph.loader.pipeline import WorkerConfig, process_one
+from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.sources import RawBundle
 from pith_graph.loader.verify import verify_bundle
 
-MEASURES = ("floor", "verify", "verify_libsodium", "verify_and_rows")
+MEASURES = ("floor", "verify", "verify_libsodium", "verify_and_rows", "verify_and_spill")
 NOT_TIME = (
     "instructions are not time: they catch added work in our code, "
     "not cache misses, memory stalls or the host"
@@ -64,7 +67,13 @@ def measures(keyring: Keyring) -> dict[str, Callable[[bytes], object]]:
         "verify": lambda d: verify_bundle(parse_bundle(d), keyring),
         "verify_libsodium": lambda d: verify_bundle(parse_bundle(d), sodium),
         "verify_and_rows": lambda d: process_one(RawBundle(d, Source("bench")), settings),
+        "verify_and_spill": lambda d: spilled(process_one(RawBundle(d, Source("bench")), settings)),
     }
+
+
+def spilled(result: object) -> object:
+    """A bulk import's pass one: the spill record of an accepted bundle (its CSV rows encoded)."""
+    return encode_record(result) if isinstance(result, PaperRows) else result
 
 
 def child(name: str, path: Path, size: int, count: int) -> None:
