@@ -98,7 +98,7 @@ def remove_papers(
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
         _run(tx, cypher_locks.LOCK_PAPER_SIGNERS, piths=remove)  # before their authors, as a load
-        kept = set(remove)  # their sources as read under their locks
+        kept = set(remove)  # their sources: as read under their locks
         _write(tx, [], remove, [], kept, _sources(r["source"] for r in locked if r["pith"] in kept))
     return commits.decide_removal(found, remove)
 
@@ -107,9 +107,7 @@ def lock_sources(tx: neo4j.ManagedTransaction, sources: list[list[str]]) -> dict
     """Lock the stored lock aliases of ``sources`` (sorted), found by a read and then locked
     by id, so that no unique index entry is held while waiting for one (cypher_locks.SOURCE_LOCK_IDS);
     each source's alias id, for those that had one."""
-    found = {
-        tuple(r["source"]): r["id"] for r in read_rows(tx, cypher_locks.SOURCE_LOCK_IDS, sources=sources)
-    }
+    found = _alias_ids(tx, sources)
     if found:
         _run(tx, cypher_locks.LOCK_NODES, ids=list(found.values()))
     return found
@@ -122,10 +120,13 @@ def _held(
     the one it locked still, not one whose alias was deleted while the removal waited for it
     (its lock then holds nothing) nor one a load wrote again since under a new alias (not
     held); and each without an alias, then or now (an analyst's; none locks it, as before)."""
-    again = {
-        tuple(r["source"]): r["id"] for r in read_rows(tx, cypher_locks.SOURCE_LOCK_IDS, sources=sources)
-    }
+    again = _alias_ids(tx, sources)
     return [source for source in sources if again.get(key := tuple(source)) == locked.get(key)]
+
+
+def _alias_ids(tx: neo4j.ManagedTransaction, sources: list[list[str]]) -> dict[tuple[str, ...], str]:
+    rows = read_rows(tx, cypher_locks.SOURCE_LOCK_IDS, sources=sources)
+    return {tuple(r["source"]): r["id"] for r in rows}
 
 
 def _sources(found: Iterable[list[Any]]) -> list[list[str]]:
