@@ -204,6 +204,32 @@ def test_a_batch_that_raced_every_time_fails_saying_it_was_not_written(short_win
     assert "it was not written: loading again is safe" in str(raised.value)
 
 
+class ScriptedDriver(LosingDriver):
+    """Each attempt raises the next of ``failures`` (before its work runs), then commits."""
+
+    def __init__(self, *failures: Exception) -> None:
+        super().__init__(*failures)
+        self.failures = list(failures)
+
+    def execute_write(self, work: Callable[..., Any], *args: Any) -> Any:
+        self.attempts += 1
+        if self.failures:
+            raise self.failures.pop(0)
+        return work(None, *args)
+
+
+def test_a_race_after_other_failures_is_still_run_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The races are counted apart from the attempts: seven transient failures, then one race,
+    gave up at that race ("raced concurrent writers 8 times")."""
+    monkeypatch.setattr(store_module, "MAX_RETRY_SECONDS", 30.0)
+    monkeypatch.setattr(store_module, "_retry_delays", lambda: itertools.repeat(0.01))
+    driver = ScriptedDriver(*[ServiceUnavailable("gone")] * (RACE_ATTEMPTS - 1), Raced("an author deleted"))
+    store = Neo4jStore(driver, uri="bolt://nowhere:7687")  # type: ignore[arg-type]
+    commits = LostCommits()
+    applied = store._write_transaction(_decide, commits, commits=commits)
+    assert (applied.outcomes, driver.attempts) == ([Outcome.INSERTED], RACE_ATTEMPTS + 1)
+
+
 # -- a removal (prune) retried after a lost commit ------------------------------------------
 
 Papers = dict[str, tuple[str, list[str]]]  # pith number → (builtAt, keyIds), as the lock reads them

@@ -179,16 +179,16 @@ def test_odd_graphs_save_the_bytes_the_whole_group_encoder_wrote_and_round_trip(
 
 
 def test_edges_with_equal_values_of_other_types_read_back_each_its_own(tmp_path: Path) -> None:
-    """``True`` and ``1`` (and ``[False]``, ``[0]``) are equal by ``==``: the reader shared one
-    edge's attributes with the other's, so the second edge read back the first one's values."""
+    """``True`` and ``1`` (and ``[False]``, ``[0]``; ``0.0`` and ``-0.0``) are equal by ``==``: the
+    reader shared one edge's attributes with the other's, so the second read the first's values."""
     G = nx.DiGraph()
-    values: list[Any] = [True, 1, 1.0, [False], [0], ["x"]]
+    values: list[Any] = [True, 1, 1.0, [False], [0], ["x"], 0.0, -0.0, [-0.0]]
     for number, value in enumerate(values):
         G.add_edge(f"a{number}", f"b{number}", type="CITES", w=value)
     save_snapshot(G, tmp_path / "g.snapshot")
     H = open_snapshot(tmp_path / "g.snapshot")
     read = [H.edges[f"a{number}", f"b{number}"]["w"] for number in range(len(values))]
-    assert [(type(v), v) for v in read] == [
+    assert [(type(v), v) for v in read[:6]] == [
         (bool, True),
         (int, 1),
         (float, 1.0),
@@ -197,6 +197,7 @@ def test_edges_with_equal_values_of_other_types_read_back_each_its_own(tmp_path:
         (tuple, ("x",)),
     ]
     assert [type(v[0]) for v in read[3:5]] == [bool, int]
+    assert [repr(v) for v in read[6:]] == ["0.0", "-0.0", "(-0.0,)"]
 
 
 def test_saving_holds_no_encoded_body(loaded: nx.DiGraph, tmp_path: Path) -> None:

@@ -121,13 +121,13 @@ def _frozen(value: Any) -> Any:
 
 
 def _typed(value: Any) -> Any:
-    """``value`` in a key telling apart what ``==`` does not (``True``, ``1``, ``1.0``; ``[True]``
-    and ``[1]``), beside its type: a list of strings as it is, any other list with its items' types."""
+    """``value`` in a key telling apart what ``==`` does not (``True``/``1``/``1.0``, ``[True]``/``[1]``,
+    ``-0.0``/``0.0``): a list of strings as it is, others with their items' types, a float as hex."""
     if type(value) is list or type(value) is tuple:
         if all(type(item) is str for item in value):
             return tuple(value)
         return tuple((type(item), _typed(item)) for item in value)
-    return value
+    return value.hex() if type(value) is float else value
 
 
 class EdgeInterner:

@@ -269,21 +269,23 @@ class Neo4jStore:
     ) -> T:
         since = self._interrupts if since is None else since
         delays, started, give_up = _retry_delays(), time.monotonic(), float("inf")
+        races = 0  # attempts that raced a concurrent writer (of any kind)
         for attempt in itertools.count(1):
             try:
                 with self.driver.session(database=self.database, max_transaction_retry_time=0) as session:
                     return session.execute_write(timed(work), *args)
             except Raced as error:  # a node this attempt locked was deleted under it
-                if attempt >= RACE_ATTEMPTS:
+                races += 1
+                if races >= RACE_ATTEMPTS:
                     work_, lost = commits.work, commits.lost is not None  # a lost commit may have landed
                     written = "whether it was written is unknown" if lost else "it was not written"
                     raise StoreError(
                         StoreErrorCode.WRITE_FAILED,
-                        f"{work_.action} raced concurrent writers {attempt} times ({error}); "
+                        f"{work_.action} raced concurrent writers {races} times ({error}); "
                         f"{written}: {work_.again} is safe",
                     ) from error
                 log.info("a %s raced a concurrent writer (%s); retrying", commits.work.noun, error)
-                self._pause(0.05 * attempt, since, commits, error)
+                self._pause(0.05 * races, since, commits, error)
             except (Neo4jError, DriverError) as error:
                 code = error.code if isinstance(error, Neo4jError) else None
                 lost = commits.lost_by(error)  # the next attempt counts what it did
@@ -291,9 +293,9 @@ class Neo4jStore:
                     raise BatchTooLarge(error) from error
                 now = time.monotonic()
                 give_up = min(give_up, now + MAX_RETRY_SECONDS)  # from the first failure
-                if code in RACE_CODES and attempt < RACE_ATTEMPTS:
+                if code in RACE_CODES and (races := races + 1) < RACE_ATTEMPTS:
                     log.info("a %s raced a concurrent writer (%s); retrying", commits.work.noun, code)
-                    self._pause(0.05 * attempt, since, commits, error)
+                    self._pause(0.05 * races, since, commits, error)
                     continue
                 if code in OUT_OF_MEMORY or not (lost or error.is_retryable()) or give_up <= now:
                     tried = neo4j_connect.Attempts(attempt, started, give_up - MAX_RETRY_SECONDS, now)

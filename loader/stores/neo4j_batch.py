@@ -213,7 +213,7 @@ def _write(
         _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
         _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
         if raced := read_rows(tx, cypher.WRITE_PAPERS, rows=papers):
-            raise Raced(f"{len(raced)} papers lost an author, category or signer deleted meanwhile")
+            raise Raced(f"{len(raced)} of its papers lost an author, category or signer deleted meanwhile")
         if extras:
             _run(tx, cypher.RESTORE_EDGE_EXTRAS, rows=extras)
     orphans = sorted({record["id"] for record in detached} | set(locks))
