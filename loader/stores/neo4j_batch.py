@@ -15,7 +15,8 @@ from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores import cypher, cypher_locks
 from pith_graph.loader.stores.base import AppliedBatch, Unchanged
 from pith_graph.loader.stores.names import Spellings
-from pith_graph.loader.stores.neo4j_connect import Quiet
+from pith_graph.loader.stores.neo4j_connect import read_rows
+from pith_graph.loader.stores.neo4j_connect import run_rows as _run
 from pith_graph.loader.stores.neo4j_latest import LatestUpdates, StoredVersion, latest_updates
 from pith_graph.loader.stores.neo4j_names import paper_author_names, refresh_authors
 from pith_graph.loader.stores.neo4j_retry import LostCommits, Raced
@@ -34,19 +35,6 @@ _NO_PAPER_PROPERTIES: dict[str, None] = dict.fromkeys(
 #: Each relationship type's own properties (the rest of an edge's are an analyst's), as the
 #: lists a Cypher parameter holds.
 _OWN_EDGE_PROPERTIES = {kind: sorted(PROPERTY_NAMES[kind]) for kind in RELATIONSHIPS}
-
-
-def _quiet(params: dict[str, Any]) -> dict[str, Any]:
-    """``params`` with each list a :class:`Quiet` one (the driver's debug formatting skips it)."""
-    return {name: Quiet(value) if type(value) is list else value for name, value in params.items()}
-
-
-def _run(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
-    tx.run(statement, _quiet(params)).consume()
-
-
-def read_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
-    return tx.run(statement, _quiet(params)).data()
 
 
 def apply_batch(

@@ -43,6 +43,8 @@ __all__ = [
     "check_uri",
     "driver_config",
     "open_driver",
+    "read_rows",
+    "run_rows",
     "translated",
     "write_failed",
 ]
@@ -278,3 +280,18 @@ class Quiet(list[Any]):
 
     def __repr__(self) -> str:
         return f"<{len(self)} row{'' if len(self) == 1 else 's'}>"
+
+
+def _quiet(params: dict[str, Any]) -> dict[str, Any]:
+    """``params`` with each list a :class:`Quiet` one (the driver's debug formatting skips it)."""
+    return {name: Quiet(value) if type(value) is list else value for name, value in params.items()}
+
+
+def run_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> None:
+    """Run a write statement in ``tx``, its list parameters :class:`Quiet`."""
+    tx.run(statement, _quiet(params)).consume()
+
+
+def read_rows(tx: neo4j.ManagedTransaction, statement: str, /, **params: Any) -> list[dict[str, Any]]:
+    """The records of a statement run in ``tx``, as dicts, its list parameters :class:`Quiet`."""
+    return tx.run(statement, _quiet(params)).data()

@@ -14,7 +14,7 @@ import neo4j
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.stores import cypher, cypher_upgrades
 from pith_graph.loader.stores.names import Spellings, folded_words, stored_spellings
-from pith_graph.loader.stores.neo4j_connect import Quiet
+from pith_graph.loader.stores.neo4j_connect import read_rows, run_rows
 from pith_graph.loader.stores.upgrade_batches import upgrade_batches
 
 __all__ = ["paper_author_names", "refresh_authors", "upgrade_authors"]
@@ -26,7 +26,7 @@ _UPGRADE_BATCH = 5000
 
 def paper_author_names(tx: neo4j.ManagedTransaction, piths: list[str]) -> Iterator[str]:
     """Every spelling of an author the papers ``piths`` hold (before they are detached)."""
-    for record in tx.run(cypher.PAPER_AUTHOR_NAMES, piths=piths):
+    for record in read_rows(tx, cypher.PAPER_AUTHOR_NAMES, piths=piths):
         yield from record["names"]
 
 
@@ -39,14 +39,14 @@ def refresh_authors(tx: neo4j.ManagedTransaction, keys: list[str], spellings: Sp
         only = next(iter(net)) if len(net) == 1 and next(iter(net.values())) > 0 else None
         rows.append([key, only, bool(net) and only is None])
     renamed: list[list[Any]] = []
-    for record in tx.run(cypher.REFRESH_AUTHORS, rows=Quiet(rows)):
+    for record in read_rows(tx, cypher.REFRESH_AUTHORS, rows=rows):
         key = record["key"]
         stored = stored_spellings(record["name"], record["before"], record["forms"], record["counts"])
         name, forms, counts = spellings.apply(key, stored, record["name"])
         if (name, forms, counts) != (record["name"], record["forms"], record["counts"]):
             renamed.append([key, name, folded_words(key, name), forms, counts])
     if renamed:
-        tx.run(cypher.SET_AUTHOR_NAMES, rows=renamed).consume()
+        run_rows(tx, cypher.SET_AUTHOR_NAMES, rows=renamed)
 
 
 def upgrade_authors(session: neo4j.Session) -> None:
