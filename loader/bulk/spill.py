@@ -63,6 +63,7 @@ if (*PaperRow._make([()] * len(PaperRow._fields)).properties(), AUTHOR_NAMES) !=
 def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
     parts: list[list[bytes]] = [[] for _ in range(SLOTS)]
     pith = rows.pith_number
+    tail = "," + encode(pith)  # what follows the key in an [key, pith] row
 
     def add(target: int, values: list[Any]) -> None:
         encoded, multiline = line(values)
@@ -78,7 +79,6 @@ def _segments(rows: PaperRows) -> tuple[list[bytes], list[int]]:
 
     # The Paper row's properties (PaperRows.paper_properties, None where absent; isLatest: pass two).
     add(0, [*rows.paper[:_PAPER_FIELDS], [author.name for author in rows.authors] or None])
-    tail = "," + encode(pith)
     add_keyed(1, [author.name_key for author in rows.authors])
     for category in rows.categories:
         add(2, [pith, category.code, category.primary])
