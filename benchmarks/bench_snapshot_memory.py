@@ -3,7 +3,9 @@
 Each step runs in a fresh process that first opens the snapshot; the peak RSS (``VmHWM``) is
 reset once the graph is open (``/proc/self/clear_refs``), so the save's peak is its own. The
 baseline, in the same run, is the graph itself: RSS once open, collected. Reported: MB, and
-each peak over that baseline (1.00 would be a step that needs no memory beyond the graph).
+each peak over that baseline (1.00 would be a step that needs no memory beyond the graph),
+and the snapshot's format version and size (version 3 is read whole, 4 a line at a time; the
+save writes the current version, so a version 3 snapshot is not saved again byte for byte).
 
 Usage: python benchmarks/bench_snapshot_memory.py SNAPSHOT [--rounds N]
 """
@@ -58,6 +60,9 @@ def main() -> None:
     if args.child:
         _child(args.snapshot, args.child)
         return
+    with open(args.snapshot, "rb") as file:
+        version = json.loads(file.readline())["version"]
+    print(f"{args.snapshot}: format version {version}, {os.path.getsize(args.snapshot) / 1e6:,.1f} MB")
     with tempfile.TemporaryDirectory() as folder:
         out = os.path.join(folder, "again.snapshot")
         for round in range(1, args.rounds + 1):

@@ -476,6 +476,21 @@ def _snapshot(body: bytes, **header: object) -> bytes:
     )
 
 
+#: Bodies of version 4 (a line per piece, since 0.9.7) that are no snapshot's: a name, the
+#: body, the header's other values, what the error says.
+_MALFORMED_LINES: list[tuple[str, bytes, dict[str, object], str]] = [
+    (
+        "unknown-label",
+        b'{"nodes":"Foo","properties":[],"at":0,"rows":[[1]]}\n',
+        {},
+        "a malformed body (KeyError: 'Foo')",
+    ),
+    ("line-not-a-map", b'{"indexes":{}}\n[5]\n', {}, "a line of its body is not a map"),
+    ("line-of-nothing", b'{"rows":[]}\n', {}, "a line of its body holds neither nodes, edges nor indexes"),
+    ("no-count", b'{"indexes":{}}\n', {"nodes": None}, "its counts do not match its header"),
+]
+
+
 @pytest.mark.parametrize("given", ["fifo", "folder"])
 def test_a_graph_to_prune_that_is_no_regular_file_is_refused_by_its_option(
     tmp_path: Path, given: str
@@ -530,6 +545,10 @@ def test_a_graph_to_prune_that_is_no_regular_file_is_refused_by_its_option(
             _snapshot(b'{"nodes":{},"edges":{}}', nodes=None),
             "its counts do not match its header",
             id="snapshot-no-count",
+        ),
+        *(
+            pytest.param(_snapshot(body, version=4, **header), problem, id=f"snapshot-4-{name}")
+            for name, body, header, problem in _MALFORMED_LINES
         ),
     ],
 )

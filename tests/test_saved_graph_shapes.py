@@ -5,7 +5,6 @@ hold the schema's properties of their types (``check_types``), and neither may r
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import replace
@@ -15,6 +14,7 @@ from typing import Any
 import networkx as nx
 import orjson
 import pytest
+from snapshot_bodies import rewritten
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.facade import SAMPLES, load_graph
@@ -246,13 +246,8 @@ SNAPSHOT = [
 
 
 def _snapshot(saved: dict[str, bytes], edit: Edit, path: Path) -> Path:
-    """The samples' snapshot with its body edited and its header made to match."""
-    head, _, body = saved["graph.snapshot"].partition(b"\n")
-    data = orjson.loads(body)
-    edit(data)
-    body = orjson.dumps(data)
-    header = orjson.loads(head) | {"sha256": hashlib.sha256(body).hexdigest()}
-    path.write_bytes(orjson.dumps(header) + b"\n" + body)
+    """The samples' snapshot with its body (as one map) edited and its header made to match."""
+    path.write_bytes(rewritten(saved["graph.snapshot"], edit, 4))
     return path
 
 

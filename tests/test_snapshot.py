@@ -10,6 +10,7 @@ from typing import Any
 import networkx as nx
 import orjson
 import pytest
+from snapshot_bodies import rewritten
 
 from pith_graph.errors import UsageError
 from pith_graph.loader.facade import SAMPLES, load_graph
@@ -69,11 +70,11 @@ def test_irregular_nodes_and_edges_round_trip(tmp_path: Path) -> None:
     [
         pytest.param(lambda raw: raw[:-10], id="truncated"),
         pytest.param(lambda raw: raw.replace(b"Performance", b"Perfurmance", 1), id="altered"),
-        pytest.param(lambda raw: raw.replace(b'"version":3', b'"version":9', 1), id="future-version"),
-        pytest.param(lambda raw: raw.replace(b'"version":3', b'"version":1', 1), id="multigraph-version"),
+        pytest.param(lambda raw: raw.replace(b'"version":4', b'"version":9', 1), id="future-version"),
+        pytest.param(lambda raw: raw.replace(b'"version":4', b'"version":1', 1), id="multigraph-version"),
         pytest.param(lambda raw: b"[1, 2, 3]\n{}", id="not-a-snapshot"),
         pytest.param(
-            lambda raw: raw.replace(b'"version":3', b'"version":"' + b"9" * 1_000_000 + b'"', 1),
+            lambda raw: raw.replace(b'"version":4', b'"version":"' + b"9" * 1_000_000 + b'"', 1),
             id="huge-version",
         ),
     ],
@@ -101,13 +102,9 @@ def test_indexes_saved_with_the_graph_come_back(tmp_path: Path) -> None:
 
 
 def _rewritten(path: Path, edit: object, version: int) -> None:
-    """``path`` with its body changed by ``edit`` and its header made to match."""
-    head, _, body = path.read_bytes().partition(b"\n")
-    data = orjson.loads(body)
-    edit(data)  # type: ignore[operator]
-    body = orjson.dumps(data)
-    header = orjson.loads(head) | {"version": version, "sha256": hashlib.sha256(body).hexdigest()}
-    path.write_bytes(orjson.dumps(header) + b"\n" + body)
+    """``path`` with its body (as version 3's map) changed by ``edit``, written as ``version``,
+    and its header made to match."""
+    path.write_bytes(rewritten(path.read_bytes(), edit, version))
 
 
 def test_a_version_2_snapshot_still_opens_without_indexes(tmp_path: Path) -> None:
@@ -120,11 +117,12 @@ def test_a_version_2_snapshot_still_opens_without_indexes(tmp_path: Path) -> Non
     assert indexes == {}
 
 
-def test_indexes_that_are_not_a_map_are_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [3, 4])
+def test_indexes_that_are_not_a_map_are_refused(tmp_path: Path, version: int) -> None:
     G, _ = load_graph([SAMPLES])
     path = tmp_path / "graph.snapshot"
     save_snapshot(G, path)
-    _rewritten(path, lambda data: data.update(indexes=[1, 2]), version=3)
+    _rewritten(path, lambda data: data.update(indexes=[1, 2]), version=version)
     with pytest.raises(UsageError, match="its indexes are not a map"):
         read_snapshot(path)
 
@@ -142,6 +140,7 @@ def _long_type_of_short_rows(data: dict[str, Any]) -> None:
     group["rows"][0].pop()
 
 
+@pytest.mark.parametrize("version", [3, 4])
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
@@ -149,13 +148,15 @@ def _long_type_of_short_rows(data: dict[str, Any]) -> None:
         pytest.param(_long_type_of_short_rows, "a '\\x1b[2J", id="type"),
     ],
 )
-def test_a_long_name_in_a_snapshot_is_quoted_cut_in_its_error(tmp_path: Path, edit: Any, said: str) -> None:
+def test_a_long_name_in_a_snapshot_is_quoted_cut_in_its_error(
+    tmp_path: Path, edit: Any, said: str, version: int
+) -> None:
     """An error quotes at most 100 characters of a value from the file, escaped (a 100 KB
     label made a line of 100,121 bytes, its control characters as they were)."""
     G, _ = load_graph([SAMPLES])
     path = tmp_path / "graph.snapshot"
     save_snapshot(G, path)
-    _rewritten(path, edit, version=3)
+    _rewritten(path, edit, version=version)
     with pytest.raises(UsageError) as refused:
         open_graph(path)
     message = str(refused.value)
@@ -236,17 +237,20 @@ def test_a_papers_spelling_of_an_author_is_the_authors_name_string_as_a_load_mak
 
 
 def test_a_snapshot_is_the_same_bytes_however_it_is_encoded(tmp_path: Path) -> None:
-    """Saved in pieces, one group at a time, a snapshot is still the one JSON document its
-    header's digest names, compact as orjson writes it, and saving the opened graph again
-    gives the same bytes."""
+    """Saved in pieces, one group's rows at a time, a snapshot's body is lines of compact
+    JSON (version 4: a map each, the indexes last), the digest its header names, and saving
+    the opened graph again gives the same bytes."""
     G, _ = load_graph([SAMPLES])
     first, second = tmp_path / "first.snapshot", tmp_path / "second.snapshot"
     save_snapshot(G, first, {"text": {"words": ["a", "b"]}})
     raw = first.read_bytes()
     head, _, body = raw.partition(b"\n")
+    assert orjson.loads(head)["version"] == 4
     assert orjson.loads(head)["sha256"] == hashlib.sha256(body).hexdigest()
-    assert orjson.dumps(orjson.loads(body)) == body
-    assert list(orjson.loads(body)) == ["nodes", "edges", "indexes"]
+    lines = body.split(b"\n")
+    assert lines.pop() == b""  # each line ends with one
+    assert all(orjson.dumps(orjson.loads(line)) == line for line in lines)
+    assert [next(iter(orjson.loads(line))) for line in lines] == ["nodes"] * 5 + ["edges"] * 4 + ["indexes"]
     snapshot = read_snapshot(first)
     save_snapshot(snapshot.graph, second, snapshot.indexes)
     assert second.read_bytes() == raw
@@ -268,11 +272,12 @@ def test_a_saved_graph_that_is_no_regular_file_is_refused(tmp_path: Path, name: 
         open_graph(path)
 
 
-def test_a_short_row_is_named_with_the_article_its_type_takes(tmp_path: Path) -> None:
+@pytest.mark.parametrize("version", [3, 4])
+def test_a_short_row_is_named_with_the_article_its_type_takes(tmp_path: Path, version: int) -> None:
     """ "an 'IN_CATEGORY' row", not "a 'IN_CATEGORY' row" (before 0.9.0 always "a")."""
     G, _ = load_graph([SAMPLES])
     path = tmp_path / "graph.snapshot"
     save_snapshot(G, path)
-    _rewritten(path, lambda data: data["edges"]["IN_CATEGORY"]["rows"][0].pop(), version=3)
+    _rewritten(path, lambda data: data["edges"]["IN_CATEGORY"]["rows"][0].pop(), version=version)
     with pytest.raises(UsageError, match=r"an 'IN_CATEGORY' row does not have \d+ values"):
         open_graph(path)

@@ -1,16 +1,19 @@
 """Snapshots written a few rows at a time (``--snapshot``, ``MemoryStore.save_snapshot``,
-``prune``): byte for byte what the whole-group encoder of 0.9.5 wrote (kept here as the
-oracle), for loaded graphs and for odd ones (labels missing or unknown, ids not derived from
-keys, attributes in other orders, edges without a type), without the encoded body in memory
-(it held all of it until its SHA-256 was known: more than the file's size), and leaving no
-temporary file, whether the save succeeds or fails."""
+``prune``) and, since 0.9.7 (version 4: a line per piece of rows), read a line at a time:
+loaded graphs and odd ones (labels missing or unknown, ids not derived from keys, attributes
+in other orders, edges without a type) read back the same from version 4 as from version 3
+(0.9.5's whole-group encoder, :func:`snapshot_bodies.oracle`), with the same objects shared;
+neither saving nor opening holds the whole body (saving held all of it until its SHA-256 was
+known; opening, the file's bytes and every group's parsed rows); a body altered or cut in a
+later line is refused, nothing of it handed back; no temporary file is left, whether the
+save succeeds or fails."""
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 import tracemalloc
-from collections.abc import Mapping
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,75 +22,17 @@ import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from snapshot_bodies import oracle
 
-from pith_graph.errors import StoreError
+from pith_graph.errors import StoreError, UsageError
 from pith_graph.loader import SAMPLES, load_graph
+from pith_graph.loader.stores import snapshot_writer
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.memory_graph import EdgeData
 from pith_graph.loader.stores.snapshot import open_snapshot, read_snapshot
 from pith_graph.loader.stores.snapshot_writer import encode_snapshot, save_snapshot
 from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node_id
 from pith_graph.testing import write_corpus
-
-
-def oracle(graph: nx.DiGraph, indexes: Mapping[str, Any] | None = None) -> bytes:
-    """The encoder of 0.9.5: every group's rows built, encoded whole, the body joined."""
-
-    def shape(data: Mapping[str, Any]) -> tuple[Any, list[str], int, list[Any]]:
-        kind = data.get(TYPE_ATTRIBUTE)
-        names = [name for name in data if name != TYPE_ATTRIBUTE]
-        at = list(data).index(TYPE_ATTRIBUTE) if kind is not None else -1
-        return kind, names, at, [data[name] for name in names]
-
-    def derived(label: str, data: Mapping[str, Any]) -> str | None:
-        spec = NODES.get(label)
-        if spec is None or not all(isinstance(data.get(key), str) for key in spec.key):
-            return None
-        return node_id(label, *(data[key] for key in spec.key))
-
-    labels: dict[str, dict[str, Any]] = {}
-    irregular: list[tuple[str, str]] = []
-    for node, data in graph.nodes(data=True):
-        label = data.get(LABEL_ATTRIBUTE)
-        group = labels.setdefault(str(label), {"properties": None, "at": 0, "rows": [], "other": []})
-        names = [name for name in data if name != LABEL_ATTRIBUTE]
-        at = list(data).index(LABEL_ATTRIBUTE) if label is not None else -1
-        if group["properties"] is None:
-            group["properties"], group["at"] = names, at
-        if (
-            label is not None
-            and (names, at) == (group["properties"], group["at"])
-            and derived(str(label), data) == node
-        ):
-            group["rows"].append(node)
-        else:
-            irregular.append((str(label), node))
-    index = {
-        node: at
-        for at, node in enumerate([n for g in labels.values() for n in g["rows"]] + [n for _, n in irregular])
-    }
-    for label, node in irregular:
-        labels[label]["other"].append([index[node], node, graph.nodes[node]])
-    for group in labels.values():
-        group["rows"] = [[graph.nodes[node][name] for name in group["properties"]] for node in group["rows"]]
-    kinds: dict[str, dict[str, Any]] = {}
-    for source, target, data in graph.edges(data=True):
-        kind, names, at, values = shape(data)
-        group = kinds.setdefault(str(kind), {"properties": names, "at": at, "rows": [], "other": []})
-        if kind is not None and (names, at) == (group["properties"], group["at"]):
-            group["rows"].append([index[source], index[target], *values])
-        else:
-            group["other"].append([index[source], index[target], dict(data)])
-    body = b'{"nodes":' + orjson.dumps(labels) + b',"edges":' + orjson.dumps(kinds)
-    body += b',"indexes":' + orjson.dumps(dict(indexes or {})) + b"}"
-    header = {
-        "format": "pith-graph-snapshot",
-        "version": 3,
-        "nodes": graph.number_of_nodes(),
-        "edges": graph.number_of_edges(),
-        "sha256": hashlib.sha256(body).hexdigest(),
-    }
-    return orjson.dumps(header) + b"\n" + body
 
 
 @pytest.fixture(scope="module")
@@ -99,17 +44,123 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> nx.DiGraph:
     return G
 
 
-def test_loaded_graphs_save_the_bytes_the_whole_group_encoder_wrote(
-    loaded: nx.DiGraph, tmp_path: Path
+@contextmanager
+def lines_of_at_most(size: int) -> Iterator[None]:
+    """Snapshots written inside the block close a line of rows once it holds ``size`` bytes."""
+    before = snapshot_writer.LINE_BYTES
+    snapshot_writer.LINE_BYTES = size
+    try:
+        yield
+    finally:
+        snapshot_writer.LINE_BYTES = before
+
+
+def pieces(raw: bytes) -> list[dict[str, Any]]:
+    """The pieces of a version 4 snapshot's body, each line parsed on its own."""
+    head, _, body = raw.partition(b"\n")
+    assert orjson.loads(head)["version"] == 4 and body.endswith(b"\n")
+    parsed = [orjson.loads(line) for line in body.splitlines()]
+    assert all(isinstance(piece, dict) for piece in parsed)
+    return parsed
+
+
+def objects(G: nx.DiGraph) -> tuple[int, int, int]:
+    """How many string objects the nodes' values hold (a list's items too), how many strings
+    (equal ones once), and how many edge attribute objects: what is shared and what is not."""
+    strings = [
+        item
+        for _, data in G.nodes(data=True)
+        for value in data.values()
+        for item in (value if isinstance(value, list) else [value])
+        if isinstance(item, str)
+    ]
+    return (
+        len({id(item) for item in strings}),
+        len(set(strings)),
+        len({id(d) for _, _, d in G.edges(data=True)}),
+    )
+
+
+@pytest.mark.parametrize("line_bytes", [snapshot_writer.LINE_BYTES, 4096])
+def test_loaded_graphs_read_back_alike_from_version_4_and_version_3(
+    loaded: nx.DiGraph, tmp_path: Path, line_bytes: int
 ) -> None:
     samples, _ = load_graph([SAMPLES])
     for G, indexes in ((samples, {"text": {"words": ["a", "b"]}}), (loaded, None)):
-        pieces = list(encode_snapshot(G, indexes, beside=tmp_path / "g.snapshot"))
-        assert b"".join(pieces) == oracle(G, indexes)
-    assert len(list(encode_snapshot(loaded))) > 2  # the header, then the body 256 KiB at a time
-    MemoryStore(loaded).save_snapshot(tmp_path / "g.snapshot")
-    assert (tmp_path / "g.snapshot").read_bytes() == oracle(loaded)
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["g.snapshot"]  # nothing left beside it
+        (tmp_path / "v3.snapshot").write_bytes(oracle(G, indexes))
+        with lines_of_at_most(line_bytes):
+            MemoryStore(G).save_snapshot(tmp_path / "v4.snapshot", indexes)
+        written = pieces((tmp_path / "v4.snapshot").read_bytes())
+        assert written[-1] == {"indexes": dict(indexes or {})}
+        three, four = read_snapshot(tmp_path / "v3.snapshot"), read_snapshot(tmp_path / "v4.snapshot")
+        assert nx.utils.graphs_equal(four.graph, G) and four.indexes == dict(indexes or {})
+        assert nx.utils.graphs_equal(three.graph, G) and three.indexes == four.indexes
+        assert objects(four.graph) == objects(three.graph)
+    papers = [piece for piece in written if piece.get("nodes") == "Paper"]
+    assert (len(papers) > 10) == (line_bytes == 4096)  # the loaded graph's papers: a line, or many
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "v3.snapshot",
+        "v4.snapshot",
+    ]  # nothing beside
+
+
+def test_opening_holds_no_whole_body(loaded: nx.DiGraph, tmp_path: Path) -> None:
+    """Opening version 3 held the file's bytes, then every group's parsed rows, beside the
+    graph it built: 15 MB over the graph here (6 MB; tracemalloc), more the larger the graph.
+    Version 4 holds a block of the file (1 MiB), a line (256 KiB) and its parsed rows: 2.6 MB,
+    whatever the graph's size."""
+    path = tmp_path / "g.snapshot"
+    save_snapshot(loaded, path)
+    tracemalloc.start()
+    opened = read_snapshot(path)
+    graph, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert nx.utils.graphs_equal(opened.graph, loaded)
+    assert peak - graph < 4_000_000, (peak, graph)
+
+
+def _late_rows(raw: bytes) -> int:
+    """Where in ``raw`` the last line of rows' first row begins (a digit: its source's index)."""
+    return raw.rindex(b'"rows":[[') + len(b'"rows":[[')
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda raw, at: raw[:at] + bytes([raw[at] ^ 1]) + raw[at + 1 :], id="still-json"),
+        pytest.param(lambda raw, at: raw[:at] + b"}" + raw[at + 1 :], id="no-longer-json"),
+    ],
+)
+def test_a_body_altered_in_a_later_line_is_refused_nothing_handed_back(
+    loaded: nx.DiGraph, tmp_path: Path, damage: Any
+) -> None:
+    """The lines before it built a graph (and, a digit changed, the altered line too): it is
+    not handed back, and what is said is that the body was altered, not what it broke."""
+    path = tmp_path / "g.snapshot"
+    with lines_of_at_most(4096):
+        save_snapshot(loaded, path, {"text": {"words": ["a"]}})
+    raw = path.read_bytes()
+    assert len(pieces(raw)) > 20
+    path.write_bytes(damage(raw, _late_rows(raw)))
+    for opening in (read_snapshot, MemoryStore.open):
+        with pytest.raises(
+            UsageError, match=r"the body does not match its SHA-256 \(truncated or altered\)$"
+        ):
+            opening(path)
+
+
+@pytest.mark.parametrize("kept", [0, 1, "half", "all but the indexes"])
+def test_a_body_cut_between_lines_is_refused(loaded: nx.DiGraph, tmp_path: Path, kept: int | str) -> None:
+    """Every line left is whole, and parses: only the body's SHA-256 says the rest is missing."""
+    path = tmp_path / "g.snapshot"
+    with lines_of_at_most(4096):
+        save_snapshot(loaded, path, {"text": {"words": ["a"]}})
+    head, _, body = path.read_bytes().partition(b"\n")
+    lines = body.splitlines(keepends=True)
+    count = {"half": len(lines) // 2, "all but the indexes": len(lines) - 1}.get(str(kept), kept)
+    path.write_bytes(head + b"\n" + b"".join(lines[: int(count)]))
+    with pytest.raises(UsageError, match=r"the body does not match its SHA-256 \(truncated or altered\)$"):
+        read_snapshot(path)
 
 
 _VALUES = st.one_of(
@@ -165,17 +216,19 @@ def odd_graphs(draw: st.DrawFn) -> nx.DiGraph:
 
 
 @settings(max_examples=300, deadline=None)
-@given(odd_graphs())
-def test_odd_graphs_save_the_bytes_the_whole_group_encoder_wrote_and_round_trip(G: nx.DiGraph) -> None:
-    written = b"".join(encode_snapshot(G, {"i": [1]}))
-    assert written == oracle(G, {"i": [1]})
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "g.snapshot"
-        path.write_bytes(written)
-        H = read_snapshot(path).graph
-    assert dict(H.nodes(data=True)) == dict(G.nodes(data=True))
-    edges = [{(u, v): orjson.dumps(d) for u, v, d in graph.edges(data=True)} for graph in (G, H)]
-    assert edges[0] == edges[1]  # (a list in a shared edge's attributes is read back a tuple)
+@given(odd_graphs(), st.sampled_from([1, 64, snapshot_writer.LINE_BYTES]))
+def test_odd_graphs_round_trip_through_version_4_as_through_version_3(G: nx.DiGraph, line_bytes: int) -> None:
+    with lines_of_at_most(line_bytes):
+        written = b"".join(encode_snapshot(G, {"i": [1]}))
+    assert pieces(written)[-1] == {"indexes": {"i": [1]}}
+    for raw in (written, oracle(G, {"i": [1]})):
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "g.snapshot"
+            path.write_bytes(raw)
+            H = read_snapshot(path).graph
+        assert dict(H.nodes(data=True)) == dict(G.nodes(data=True))
+        edges = [{(u, v): orjson.dumps(d) for u, v, d in graph.edges(data=True)} for graph in (G, H)]
+        assert edges[0] == edges[1]  # (a list in a shared edge's attributes is read back a tuple)
 
 
 def test_edges_with_equal_values_of_other_types_read_back_each_its_own(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import itertools
 import os
 import stat
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,7 @@ __all__ = [
     "node_link_bytes",
     "node_link_chunks",
     "partial_prefix",
+    "read_graph_blocks",
     "read_graph_file",
     "read_node_link",
     "through_links",
@@ -163,6 +164,31 @@ def read_graph_file(path: str | Path, size: int = -1) -> bytes | bytearray:
                 "its size, which no graph's JSON does"
             )
         return data
+
+
+def read_graph_blocks(path: str | Path) -> Generator[bytes]:
+    """The bytes of the graph file at ``path`` a block at a time (``READ_BYTES``), as
+    :func:`read_graph_file` reads them whole (inflated, with its checks), never all held."""
+    with open_regular(str(path), advice="") as file:
+        gzipped = file.read(len(GZIP_MAGIC)) == GZIP_MAGIC
+        file.seek(0)
+        if not gzipped:
+            while block := file.read(READ_BYTES):
+                yield block
+            return
+        most, size = _MOST_INFLATED_PER_BYTE * os.fstat(file.fileno()).st_size + _INFLATED_SLACK, 0
+        try:
+            reader = inflated(file)
+            while block := reader.read(READ_BYTES):
+                size += len(block)
+                if size > most:
+                    raise UsageError(
+                        f"cannot open saved graph {path}: it inflates more than {_MOST_INFLATED_PER_BYTE} "
+                        "times its size, which no graph's JSON does"
+                    )
+                yield block
+        except READ_ERRORS as err:
+            raise UsageError(f"cannot open saved graph {path}: a broken gzip file ({err})") from err
 
 
 #: What opening a GraphML file as a saved graph says (since 0.9.5: ``--save FILE.graphml``).

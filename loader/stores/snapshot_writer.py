@@ -1,10 +1,15 @@
 """A snapshot written (:mod:`~pith_graph.loader.stores.snapshot` reads it), its body streamed.
 
-The body is encoded a few rows at a time (a label's nodes, a type's edges: as many as make
-about 16 KB, :func:`~pith_graph.loader.stores.files.listed_json`) and never held whole: its
-pieces go to an unnamed temporary file beside the snapshot, hashed as they go, and the file
-is then the header line (which holds the body's SHA-256) followed by that file's bytes. The
-bytes are those the whole body encoded at once made (format version 3).
+The body (format version 4, since 0.9.7) is lines of JSON, each a piece the reader parses
+and builds into the graph on its own: a label's node rows, as many as make about 256 KiB a
+line (``{"nodes":label,"properties":[...],"at":n,"rows":[...]}``), then the nodes that fit
+no label's rows (``{"other_nodes":[[index,id,attributes],...]}``), then a type's edge rows
+(``{"edges":type,...}``) and the edges that fit none (``{"other_edges":[[source,target,
+attributes],...]}``), and last ``{"indexes":{...}}``. It is encoded a few rows at a time
+(:func:`~pith_graph.loader.stores.files.listed_json`) and never held whole: its pieces go to
+an unnamed temporary file beside the snapshot, hashed as they go, and the file is then the
+header line (which holds the body's SHA-256) followed by that file's bytes. Version 3 held
+the same rows in one JSON document, which its reader parsed whole.
 """
 
 from __future__ import annotations
@@ -28,10 +33,14 @@ from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node
 __all__ = ["FORMAT", "VERSION", "collector_paused", "encode_snapshot", "save_snapshot"]
 
 FORMAT = "pith-graph-snapshot"
-VERSION = 3  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph); 2: no indexes
+VERSION = 4  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph); 2: no indexes;
+# 3: one JSON document (read whole)
 
 #: Bytes of the spooled body read back per piece of the file (256 KiB).
 _COPY_BYTES = 1 << 18
+#: Bytes of rows a line of the body holds, about (a line is closed after the rows that pass it):
+#: 256 KiB of edge rows parse into some 3 MB of lists, held while the line is built.
+LINE_BYTES = 1 << 18
 
 
 def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
@@ -97,18 +106,17 @@ def _node_id(label: str, data: dict[str, Any]) -> str | None:
 
 class _Group(NamedTuple):
     """A label's nodes (or a type's edges) as the body holds them: the property names (but
-    the label or type) of the first, the label's place among them, the nodes that fit that
-    shape (rows) and those kept as they are (other)."""
+    the label or type) of the first, the label's place among them, and the nodes that fit
+    that shape (rows)."""
 
     properties: list[str]
     at: int
     rows: list[Any]
-    other: list[Any]
 
 
 def _body(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> Iterator[bytes]:
     """The body's JSON, a few rows at a time."""
-    labels: dict[str, _Group] = {}  # label -> its nodes' ids: rows, then the others
+    labels: dict[str, _Group] = {}  # label -> its nodes' ids that fit its rows
     irregular: list[str] = []  # nodes stored as they are, in their order
     nodes: dict[str, dict[str, Any]] = graph._node  # (networkx's own: NodeView's lookups cost more)
     for node, data in nodes.items():
@@ -116,16 +124,14 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> Iterator[byte
         names = [key for key in data if key != LABEL_ATTRIBUTE]
         at = list(data).index(LABEL_ATTRIBUTE) if label is not None else -1
         if (group := labels.get(name := str(label))) is None:
-            group = labels[name] = _Group(names, at, [], [])
+            group = labels[name] = _Group(names, at, [])
         regular = (
             label is not None
             and names == group.properties
             and at == group.at
             and _node_id(name, data) == node
         )
-        (group.rows if regular else group.other).append(node)
-        if not regular:
-            irregular.append(node)
+        (group.rows if regular else irregular).append(node)
     # Indexes in the order open_snapshot meets the nodes: every label's rows, then the rest.
     index: dict[str, int] = {}
     for group in labels.values():
@@ -133,15 +139,13 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> Iterator[byte
             index[node] = len(index)
     for node in irregular:
         index[node] = len(index)
-    del irregular
-    yield b'{"nodes":{'
-    for number, (label, group) in enumerate(labels.items()):
+    for label, group in labels.items():
         names = group.properties
         rows = ([data[name] for name in names] for data in map(nodes.__getitem__, group.rows))
-        other = ([index[node], node, nodes[node]] for node in group.other)
-        yield from _group(label, group, rows, other, first=number == 0)
-        del group.rows[:], group.other[:]
-    yield b'},"edges":{'
+        yield from _lines(_opening(b"nodes", label, group) + b',"rows":[', rows)
+        del group.rows[:]
+    yield from _lines(b'{"other_nodes":[', ([index[node], node, nodes[node]] for node in irregular))
+    del labels, irregular
     kinds: dict[str, tuple[array[int], array[int], list[Mapping[str, Any]]]] = {}  # 24 bytes an edge
     for source, target, data in graph.edges(data=True):
         if (edges := kinds.get(kind := str(data.get(TYPE_ATTRIBUTE)))) is None:
@@ -151,14 +155,15 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> Iterator[byte
         edges[2].append(data)
     del index
     shapes: dict[int, _EdgeShape] = {}  # id of a shared EdgeData -> its shape
-    for number, wanted in enumerate(list(kinds)):  # one kind's rows at a time
+    for wanted in list(kinds):  # one kind's rows at a time
         sources, targets, datas = kinds.pop(wanted)
         first = shapes.get(id(datas[0])) or _shape(shapes, datas[0])
-        group = _Group(first.names, first.at, [], [])
+        group = _Group(first.names, first.at, [])
         apart = array("q")  # the places of the edges kept as they are
         fitting = _edge_rows(group, sources, targets, datas, shapes, apart)
-        yield from _group(wanted, group, fitting, _apart(sources, targets, datas, apart), first=number == 0)
-    yield b'},"indexes":' + json_bytes(dict(indexes or {})) + b"}"
+        yield from _lines(_opening(b"edges", wanted, group) + b',"rows":[', fitting)
+        yield from _lines(b'{"other_edges":[', _apart(sources, targets, datas, apart))
+    yield b'{"indexes":' + json_bytes(dict(indexes or {})) + b"}\n"
 
 
 def _edge_rows(
@@ -187,25 +192,40 @@ def _apart(
         yield [sources[at], targets[at], dict(datas[at])]
 
 
-def _group(
-    name: str, group: _Group, rows: Iterator[list[Any]], other: Iterator[list[Any]], *, first: bool
-) -> Iterator[bytes]:
-    """A group in the body, ``"name":{"properties":...,"at":...,"rows":[...],"other":[...]}``
-    (after a comma unless ``first``): the bytes ``json_bytes`` made of the whole group, each row
-    as deep in a list as it lay there. ``other`` is read after ``rows`` is spent."""
-    yield (
-        (b"" if first else b",")
+def _opening(key: bytes, name: str, group: _Group) -> bytes:
+    """A rows line's opening, ``{"key":name,"properties":[...],"at":n``."""
+    return (
+        b'{"'
+        + key
+        + b'":'
         + orjson.dumps(name)
-        + b':{"properties":'
+        + b',"properties":'
         + json_bytes(group.properties)
         + b',"at":'
         + orjson.dumps(group.at)
-        + b',"rows":['
     )
-    yield from listed_json(rows)
-    yield b'],"other":['
-    yield from listed_json(other)
-    yield b"]}"
+
+
+def _lines(opening: bytes, items: Iterator[list[Any]]) -> Iterator[bytes]:
+    """``items`` as lines ``opening item,item...]}``, each closed once its items pass
+    :data:`LINE_BYTES`; no line without an item. Each item is encoded as deep in a list as
+    it lies there (:func:`listed_json`)."""
+    size = -1  # -1: no line open
+    for piece in listed_json(items):
+        if piece == b",":
+            if size < LINE_BYTES:
+                yield piece
+                continue
+            yield b"]}\n"
+            size = -1
+            continue
+        if size < 0:
+            yield opening
+            size = 0
+        yield piece
+        size += len(piece)
+    if size >= 0:
+        yield b"]}\n"
 
 
 class _EdgeShape(NamedTuple):
