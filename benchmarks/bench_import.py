@@ -18,7 +18,10 @@ fresh process and into a fresh Neo4j data folder:
   ``scripts/neo4j``'s environment (another ``NEO4J_JAVA``, ``NEO4J_HEAP``, JVM flags in
   ``JAVA_TOOL_OPTIONS``), interleaved, and reports each one's rate against the first's;
   ``PITH_BENCH_WORKER_NICENESS=N`` in such a setting runs the loader's verification workers N
-  below its CPU priority instead of ``pipeline.BACKGROUND_WORKER_NICENESS`` (0: at its own).
+  below its CPU priority instead of ``pipeline.BACKGROUND_WORKER_NICENESS`` (0: at its own), and
+  ``PITH_BENCH_BATCH_SIZE=N`` loads in batches of N bundles instead of 5000 (the default
+  ``--batch-size`` of a Neo4j load). Each load also reports its rate and the server's CPU by
+  thread kind in each quarter of its writes, and its per-batch timeline in the JSON.
 
 The rate must not fall with size (a bounded-memory design); 2.5M is projected from the
 largest run plus the marginal cost per bundle between the two largest runs, and so is what
@@ -146,7 +149,7 @@ def child_load(folder: str, n: int, data: str) -> None:
             shards(Path(folder), n),
             keyring=keyring,
             store=store,
-            batch_size=5000,
+            batch_size=int(os.environ.get("PITH_BENCH_BATCH_SIZE") or 5000),
             worker_niceness=int(niceness) if niceness else None,
         )
         seconds = time.perf_counter() - started
@@ -162,6 +165,16 @@ def child_load(folder: str, n: int, data: str) -> None:
         steady = {k: 1000 * (v - half[2].get(k, 0.0)) / later for k, v in sorted(end.items())}
     server_ms = {k: 1000 * v / report.seen for k, v in sorted(server.items())}
     ours_ms = 1000 * ours / report.seen
+    # each batch as it committed: seconds since the load began, bundles written so far, and
+    # the server's CPU seconds by thread kind since the load began (where the time went, and when)
+    timeline = [
+        [
+            round(at - started, 3),
+            done,
+            {k: round(v - server_before.get(k, 0.0), 2) for k, v in sorted(cpu.items())},
+        ]
+        for at, done, cpu in written
+    ]
     print(
         json.dumps(
             {
@@ -173,6 +186,7 @@ def child_load(folder: str, n: int, data: str) -> None:
                 "server_cpu_s": {k: round(v, 1) for k, v in sorted(server.items())},
                 "second_half_server_cpu_ms_per_bundle": steady,
                 "our_cpu_ms_per_bundle": ours_ms,
+                "timeline": timeline,
                 # the rate all cores would allow, busy all the time, at the server's CPU per
                 # bundle of the second half and the loader's average (its work per bundle does
                 # not warm up; its workers' CPU is known only once they have exited). Apt at
@@ -184,6 +198,23 @@ def child_load(folder: str, n: int, data: str) -> None:
             }
         )
     )
+
+
+def by_quarter(load: dict[str, Any]) -> str:
+    """The load's rate and the server's CPU per bundle by thread kind in each quarter of its
+    writes (from its per-batch timeline): where a fresh server's first half goes."""
+    timeline = load.get("timeline") or []
+    marks: list[str] = []
+    last: list[Any] = [0.0, 0, {}]
+    for quarter in range(1, 5):
+        row = next((r for r in timeline if r[1] >= load["bundles"] * quarter / 4), None)
+        if row is None or row[1] <= last[1]:
+            continue
+        bundles = row[1] - last[1]
+        cpu = " ".join(f"{k} {1000 * (v - last[2].get(k, 0.0)) / bundles:.2f}" for k, v in row[2].items())
+        marks.append(f"Q{quarter} {bundles / (row[0] - last[0]):.0f}/s ({cpu})")
+        last = row
+    return "; ".join(marks)
 
 
 def _own_cpu() -> float:
@@ -285,6 +316,7 @@ def main() -> None:
                 f"cores' bound {bound or 0:.0f}/s",
                 flush=True,
             )
+            print(f"  by quarter, rate (Neo4j CPU ms/bundle): {by_quarter(load)}", flush=True)
     rates = {name: [run["bundles_per_s"] for run in runs] for name, runs in loads.items()}
     results["transactional_by_setting"] = {
         name: {"env": variants[name], "runs": loads[name]} for name in names

@@ -363,6 +363,24 @@ def test_the_server_runs_the_parallel_collector_by_default_with_its_heap_reserve
     assert usage["init"] >= usage["max"]  # -Xms = -Xmx: no growing the heap under a load
 
 
+@pytest.mark.own_server
+def test_without_neo4j_heap_the_server_reserves_2_gib_and_maps_the_archive(tmp_path: Path) -> None:
+    """The default heap is 2 GiB (1 GiB before 0.9.7: a load's 5,000-bundle transaction
+    filled the old generation every batch or two, and the collector took a fifth of the
+    server's CPU). The archive, written by a throwaway server of 512 MiB, is mapped by a JVM
+    of that heap too."""
+    done = script_start(tmp_path, NEO4J_AUTH="none")
+    try:
+        assert done.returncode == 0, done.stderr
+        server = Neo4jServer(uri=done.stdout.strip().splitlines()[-1], env={}, data=tmp_path)
+        usage = heap_usage(server)
+        assert usage["init"] == 2 * 2**30  # (the parallel collector's max leaves out a survivor space)
+        assert usage["max"] > 1.5 * 2**30
+        assert maps_archive(tmp_path)
+    finally:
+        script(tmp_path, "stop", timeout=180)
+
+
 def settings(server: Neo4jServer, *names: str) -> dict[str, str]:
     """The values of Neo4j settings ``names`` as the running server holds them."""
     values = answer(
