@@ -10,10 +10,10 @@ Sections:
 * schema: constraints and indexes, in :mod:`~pith_graph.loader.stores.cypher_schema`;
 * loader writes: what :class:`pith_graph.loader.stores.neo4j.Neo4jStore` runs inside one write
   transaction per batch, in this order: lock the batch's source ids and read their stored
-  papers; lock (or create) the signers; detach the stored papers that will be replaced or
-  removed and delete the removed ones (first reading an analyst's properties on the edges of
-  those replaced); merge and lock authors and categories; write each paper with its aliases and
-  edges in one pass (with the ``isLatest`` the locks' read decided), then set those properties
+  papers; lock (or create) the signers; merge and lock the authors and categories it links or
+  detaches, in key order; detach the stored papers that will be replaced or removed and delete
+  the removed ones (first reading an analyst's properties on the edges of those replaced);
+  write each paper with its aliases and edges in one pass (with the ``isLatest`` the locks' read decided), then set those properties
   back; delete the nodes left without an edge; refresh ``Signer.keyIds``, ``Author.paperCount``
   and ``name``, and set ``Paper.isLatest`` where it changes on a stored paper;
 * store reads: digests, counts, clear (exports: :mod:`~pith_graph.loader.stores.cypher_export`).
@@ -123,13 +123,14 @@ SET s.signerType = row.signerType, s._lock = true REMOVE s._lock
 """
 
 #: Delete every edge of the papers about to be written; return the nodes they reached
-#: (with ``signerId`` for signers, whose keyIds must then be recomputed, and ``nameKey``
-#: for authors, whose paperCount must).
+#: (with ``signerId`` for signers, whose keyIds must then be recomputed, ``nameKey`` for
+#: authors, whose paperCount must, and ``code`` for categories: DELETE_ORPHANS takes them in
+#: a load's order). Their authors and categories are locked already (NEIGHBOUR_LOCK_IDS).
 DETACH_PAPERS = f"""
 UNWIND $piths AS pith
 MATCH (:Paper {{pithNumber: pith}})-[r:{OWN_TYPES}]-(n)
 DELETE r
-RETURN DISTINCT elementId(n) AS id, n.signerId AS signerId, n.nameKey AS nameKey
+RETURN DISTINCT elementId(n) AS id, n.signerId AS signerId, n.nameKey AS nameKey, n.code AS code
 """
 
 #: The graph's edges of the papers about to be written again that carry a property not the
@@ -180,7 +181,9 @@ ORDER BY pith
 # Node rows are lists (``[key, value, ...]``): cheaper to encode than maps.
 
 #: Create or lock the batch's authors ($rows: ``[nameKey, name, nameFolded]``, the batch's smallest
-#: spelling per key, which a new author is created with); REFRESH_AUTHORS names them.
+#: spelling per key, which a new author is created with), and those of the papers it detaches
+#: (cypher_locks.DETACHED_NEIGHBOURS), in one statement before any edge is deleted: every
+#: author a write touches is locked here, in nameKey order; REFRESH_AUTHORS names them.
 MERGE_AUTHORS = """
 UNWIND $rows AS row
 MERGE (a:Author {nameKey: row[0]})
@@ -196,8 +199,9 @@ MATCH (p:Paper {pithNumber: pith})
 RETURN coalesce(p.authorNames, [(a:Author)-[:AUTHORED]->(p) | a.name]) AS names
 """
 
-#: $rows: ``[code, archive]``. Each is created or locked, as authors are: a concurrent batch
-#: cannot delete it as an orphan before WRITE_PAPERS (a MATCH) links this batch's papers to it.
+#: $rows: ``[code, archive]``. Each is created or locked, as authors are (those of the papers
+#: detached too, after the authors): a concurrent batch cannot delete it as an orphan before
+#: WRITE_PAPERS (a MATCH) links this batch's papers to it.
 MERGE_CATEGORIES = """
 UNWIND $rows AS row
 MERGE (c:Category {code: row[0]})
@@ -251,7 +255,9 @@ RETURN row.props.pithNumber AS pith
 
 #: Remove the detached neighbours that no paper uses any more (an analyst's relationships to
 #: them go with them; their own nodes are never removed); returns the removed authors' keys.
-#: Each is locked before it is judged: a concurrent loader that gives it an edge holds its lock
+#: $ids in a load's lock order (signers by signerId, authors by nameKey, categories by code;
+#: the authors and categories are held already: cypher_locks.NEIGHBOUR_LOCK_IDS; elementId
+#: order, before 0.9.7, was not a load's). Each is locked before it is judged: a concurrent loader that gives it an edge holds its lock
 #: from MERGE_AUTHORS or LOCK_SIGNERS on, so the check sees that edge committed, or the loader
 #: waits and finds the node gone (EntityNotFound: its batch runs again). Only relationships of
 #: types not the graph's are deleted with it, then the node by a plain DELETE: an edge of the

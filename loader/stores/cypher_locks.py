@@ -1,5 +1,6 @@
-"""Locking a source id's lock alias without its unique index entry (loads and removals), and
-a removal's papers.
+"""Locking a source id's lock alias without its unique index entry (loads and removals), a
+removal's papers, and finding the authors and categories a write detaches (to lock them in a
+load's order, before it deletes an edge).
 
 A statement that writes seeks a unique index with a lock on the entry
 (``NodeUniqueIndexSeek(Locking)``, shared when the node exists). A load's LOCK_SOURCES
@@ -16,6 +17,7 @@ locked is read again where it matters (SOURCE_LOCK_IDS after LOCK_NODES, in a re
 from __future__ import annotations
 
 __all__ = [
+    "DETACHED_NEIGHBOURS",
     "LOCK_NODES",
     "LOCK_PAPERS_TO_REMOVE",
     "LOCK_PAPER_SIGNERS",
@@ -56,6 +58,22 @@ MATCH (:Paper {pithNumber: pith})<-[:SIGNED]-(s:Signer)
 WITH DISTINCT s
 ORDER BY s.signerId
 SET s._lock = true REMOVE s._lock
+"""
+
+#: The authors and categories of the stored papers a batch or removal detaches ($piths), with
+#: what MERGE_AUTHORS and MERGE_CATEGORIES take (a read): those merge them with the batch's own,
+#: in key order, before any edge is deleted. Detaching a paper locked its authors in the order
+#: of its edges, and DELETE_ORPHANS judged them in elementId order, while a load of another
+#: signer sharing them held some of them (merged in nameKey order) and waited for the rest:
+#: one of the two deadlocked (before 0.9.7). None of them is deleted under the merge: the
+#: papers' edges keep them, and those papers' sources are held.
+DETACHED_NEIGHBOURS = """
+UNWIND $piths AS pith
+MATCH (p:Paper {pithNumber: pith})-[:AUTHORED|IN_CATEGORY]-(n)
+USING INDEX p:Paper(pithNumber)
+WHERE (n:Author AND n.nameKey IS NOT NULL) OR (n:Category AND n.code IS NOT NULL)
+RETURN DISTINCT n.nameKey AS nameKey, n.name AS name, n.nameFolded AS folded, n.code AS code,
+       n.archive AS archive
 """
 
 #: The papers of $piths that exist, for a removal's LOCK_PAPERS_TO_REMOVE: a read. Sought in

@@ -9,9 +9,11 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
 2. lock (or create) the signers of the papers to write, in id order. A corpus's papers
    share their registry signer, so concurrent loaders take turns here rather than
    deadlocking on the authors and categories they share;
-3. delete the papers to remove, with their edges and the authors left without one, then
-   the edges of the stored papers to replace; merge and lock authors and categories (by key),
-   then write each paper, its aliases and edges in one ``UNWIND $rows`` (one lookup each);
+3. merge and lock, by key, the authors and categories the batch links and those of the
+   stored papers it detaches (a removal's too): every writer takes them in this order before
+   it deletes an edge; delete the papers to remove, with their edges and the authors left
+   without one, then the edges of the stored papers to replace; then write each paper, its
+   aliases and edges in one ``UNWIND $rows`` (one lookup each);
 4. delete the detached nodes left without an edge; lock, then recompute ``Signer.keyIds``
    and the ``Author.paperCount`` of every signer and author the batch touched, and the name
    of each author whose spellings it changed (:mod:`~pith_graph.loader.stores.names`).

@@ -75,8 +75,9 @@ def remove_papers(
 ) -> list[str]:
     """Remove those of ``piths`` still as ``unchanged`` says; ``commits`` is told every one
     found (a retry after a lost commit reports one that lost attempt removed, found gone).
-    Their sources are locked first, then the papers: a load's order (a prune beside a load
-    of those sources took the papers' locks first, and one of the two deadlocked, retried)."""
+    Their sources are locked first, then the papers, their signers, and their authors and
+    categories by key: a load's order (a prune beside a load of those sources took the
+    papers' locks first, and one of the two deadlocked, retried)."""
     sources = _sources(r["source"] for r in read_rows(tx, cypher_locks.PAPER_SOURCES, piths=piths))
     held = _held(tx, sources, lock_sources(tx, sources))
     ids = [r["id"] for r in read_rows(tx, cypher_locks.PAPER_IDS, piths=piths)]
@@ -178,16 +179,20 @@ def _write(
             cypher.LOCK_SIGNERS,
             rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
         )
+    piths = sorted(rows.pith_number for rows in to_write if rows.pith_number in held)
+    _merge_neighbours(tx, remove + piths, authors, categories)
     detached = read_rows(tx, cypher.DETACH_PAPERS, piths=remove) if remove else []
     extras: list[dict[str, Any]] = []  # an analyst's properties on the graph's edges
     deleted: set[str] = set()  # authors gone with all their papers: nothing left to count
     if remove:  # an author left without a paper goes first, as in the memory store
         _run(tx, cypher.DELETE_PAPERS, piths=remove)
-        ids = sorted({r["id"] for r in detached if r["nameKey"] is not None})
+        ids = _in_lock_order(r for r in detached if r["nameKey"] is not None)
         for gone in read_rows(tx, cypher.DELETE_ORPHANS, ids=ids):
             spellings.forget(gone["key"])  # gone with all its papers: a new one starts afresh
             deleted.add(gone["key"])
-    if piths := sorted(rows.pith_number for rows in to_write if rows.pith_number in held):
+        if again := sorted(deleted & authors.keys()):  # merged above: created again, held since
+            _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in again])
+    if piths:
         spellings.remove(paper_author_names(tx, piths))
         extras = [
             {**r, "props": {k: v for k, v in r["props"].items() if k not in PROPERTY_NAMES[r["type"]]}}
@@ -198,13 +203,11 @@ def _write(
         for author in rows.authors:
             spellings.add(author.name_key, author.name)
     if papers:
-        _run(tx, cypher.MERGE_AUTHORS, rows=[list(authors[key]) for key in sorted(authors)])
-        _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(categories.items()))
         if raced := read_rows(tx, cypher.WRITE_PAPERS, rows=papers):
             raise Raced(f"{len(raced)} of its papers lost an author, category or signer deleted meanwhile")
         if extras:
             _run(tx, cypher.RESTORE_EDGE_EXTRAS, rows=extras)
-    orphans = sorted({record["id"] for record in detached} | set(locks))
+    orphans = _in_lock_order([*detached, *({"id": lock} for lock in locks)])
     if orphans:
         _run(tx, cypher.DELETE_ORPHANS, ids=orphans)
     counted = set(authors)
@@ -229,3 +232,37 @@ def _write(
         _run(tx, cypher.SET_LATEST, rows=sorted(latest.stored))
     if latest.refresh:
         _run(tx, cypher.REFRESH_LATEST, sources=latest.refresh)
+
+
+def _merge_neighbours(
+    tx: neo4j.ManagedTransaction, piths: list[str], authors: dict[str, AuthorRow], categories: dict[str, str]
+) -> None:
+    """Create or lock, before any edge is deleted, the ``authors`` and ``categories`` the
+    batch links and those of the papers ``piths`` it detaches, each kind in one statement in
+    key order: a load's order (cypher_locks.DETACHED_NEIGHBOURS)."""
+    merged, codes = dict(authors), dict(categories)
+    if piths:
+        for r in read_rows(tx, cypher_locks.DETACHED_NEIGHBOURS, piths=piths):
+            if isinstance(key := r["nameKey"], str):
+                merged.setdefault(key, AuthorRow(key, r["name"], r["folded"]))
+            else:
+                codes.setdefault(r["code"], r["archive"])
+    if merged:
+        _run(tx, cypher.MERGE_AUTHORS, rows=[list(merged[key]) for key in sorted(merged)])
+    if codes:
+        _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(codes.items()))
+
+
+def _in_lock_order(nodes: Iterable[dict[str, Any]]) -> list[str]:
+    """The distinct ids of ``nodes`` (rows with ``id`` and maybe ``signerId``, ``nameKey``,
+    ``code``) in a load's lock order: signers by signerId, authors by nameKey, categories by
+    code, then the rest (aliases, an analyst's nodes) by id."""
+    order: dict[str, tuple[int, str]] = {}
+    for node in nodes:
+        for rank, name in enumerate(("signerId", "nameKey", "code")):
+            if isinstance(key := node.get(name), str):
+                order[node["id"]] = (rank, key)
+                break
+        else:
+            order[node["id"]] = (3, node["id"])
+    return sorted(order, key=order.__getitem__)
