@@ -485,8 +485,19 @@ _MALFORMED_LINES: list[tuple[str, bytes, dict[str, object], str]] = [
         {},
         "a malformed body (KeyError: 'Foo')",
     ),
-    ("line-not-a-map", b'{"indexes":{}}\n[5]\n', {}, "a line of its body is not a map"),
-    ("line-of-nothing", b'{"rows":[]}\n', {}, "a line of its body holds neither nodes, edges nor indexes"),
+    ("line-not-a-map", b'[5]\n{"indexes":{}}\n', {}, "line 2: a line of its body is not a map"),
+    (
+        "line-of-nothing",
+        b'{"rows":[]}\n',
+        {},
+        "line 2: a line of its body holds neither nodes, edges nor indexes",
+    ),
+    (
+        "line-after-indexes",
+        b'{"indexes":{}}\n{"indexes":{}}\n',
+        {},
+        "line 3: a line of its body after its indexes (the last line)",
+    ),
     ("no-count", b'{"indexes":{}}\n', {"nodes": None}, "its counts do not match its header"),
 ]
 

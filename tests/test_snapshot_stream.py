@@ -10,6 +10,7 @@ save succeeds or fails."""
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 import tracemalloc
 from collections.abc import Iterator
@@ -277,3 +278,86 @@ def test_a_save_that_fails_mid_body_leaves_no_file_and_no_temporary_file(tmp_pat
         save_snapshot(G, tmp_path / "g.snapshot")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["g.snapshot"]
     assert (tmp_path / "g.snapshot").read_bytes() == b"before"
+
+
+def _rehashed(raw: bytes, edit: Any, *, rehash: bool = True) -> bytes:
+    """The version 4 snapshot ``raw`` with its lines (parsed) changed by ``edit``, its header's
+    SHA-256 made to match (unless not ``rehash``); a value ``"DEEP"`` becomes 1,000 nested lists."""
+    head, _, body = raw.partition(b"\n")
+    lines = pieces(raw)
+    edit(lines)
+    deep = b"[" * 1000 + b'"x"' + b"]" * 1000
+    body = b"".join(orjson.dumps(line).replace(b'"DEEP"', deep) + b"\n" for line in lines)
+    header = orjson.loads(head)
+    if rehash:
+        header["sha256"] = hashlib.sha256(body).hexdigest()
+    return orjson.dumps(header) + b"\n" + body
+
+
+def _first(lines: list[dict[str, Any]], key: str) -> dict[str, Any]:
+    return next(line for line in lines if key in line and line.get("rows") and line.get("properties"))
+
+
+def _label_far(lines: list[dict[str, Any]]) -> None:
+    _first(lines, "nodes")["at"] = 2**63  # list.insert: OverflowError, before 0.9.7 a crash
+
+
+def _deep_value(lines: list[dict[str, Any]]) -> None:
+    _first(lines, "edges")["rows"][0][2] = "DEEP"  # RecursionError keying the edge's values
+
+
+def _indexes_first(lines: list[dict[str, Any]]) -> None:
+    """A Paper's row again, after the indexes: it took the paper's id unseen, its title too."""
+    lines.insert(0, lines.pop())
+    papers = next(line for line in lines if line.get("nodes") == "Paper")
+    lines.insert(lines.index(papers) + 1, papers | {"rows": papers["rows"][:1]})
+
+
+def _negative_end(lines: list[dict[str, Any]]) -> None:
+    _first(lines, "edges")["rows"][0][1] = -1  # the last node, counted from the end
+
+
+def _blank_line(lines: list[dict[str, Any]]) -> None:
+    lines.insert(1, None)  # "null": not a map
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        pytest.param(_label_far, r"line 2: the place of 'label' is not one of 0 to \d+$", id="label-far"),
+        pytest.param(_deep_value, r"a malformed body \(RecursionError: ", id="deep-value"),
+        pytest.param(_indexes_first, r"line 3: a line of its body after its indexes", id="indexes-first"),
+        pytest.param(_negative_end, r"an edge names a node by a negative index", id="negative-end"),
+        pytest.param(_blank_line, r"line 3: a line of its body is not a map$", id="not-a-map"),
+    ],
+)
+def test_a_rehashed_body_of_another_shape_is_refused_with_its_line(
+    tmp_path: Path, edit: Any, said: str
+) -> None:
+    """Each was read before 0.9.7 as a crash (exit 70: OverflowError, RecursionError), a graph
+    with a paper's title replaced (a node after the indexes, its id no longer checked) or an
+    edge moved to another node (a negative index); now a usage error, said with the file's line
+    where it is one line's; altered without its hash made to match, the body was altered."""
+    G, _ = load_graph([SAMPLES], workers=1)
+    path = tmp_path / "g.snapshot"
+    save_snapshot(G, path, {"text": {"words": ["a"]}})
+    raw = path.read_bytes()
+    path.write_bytes(_rehashed(raw, edit))
+    for opening in (read_snapshot, MemoryStore.open):
+        with pytest.raises(UsageError, match=said):
+            opening(path)
+    path.write_bytes(_rehashed(raw, edit, rehash=False))
+    with pytest.raises(UsageError, match=r"the body does not match its SHA-256 \(truncated or altered\)$"):
+        read_snapshot(path)
+
+
+def test_a_node_link_file_with_a_value_nested_too_deep_is_a_usage_error(tmp_path: Path) -> None:
+    """It raised RecursionError out of MemoryStore.open (the CLI's exit 70) before 0.9.7."""
+    G, _ = load_graph([SAMPLES], workers=1)
+    path = tmp_path / "g.json"
+    MemoryStore(G).save(path)
+    data = orjson.loads(path.read_bytes())
+    data["edges"][0]["w"] = "DEEP"
+    path.write_bytes(orjson.dumps(data).replace(b'"DEEP"', b"[" * 1000 + b'"x"' + b"]" * 1000))
+    with pytest.raises(UsageError, match="RecursionError"):
+        MemoryStore.open(path)

@@ -43,6 +43,7 @@ from pith_graph.loader.stores.names import PendingNames, Spellings
 from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
+from pith_graph.loader.stores.snapshot_pieces import MALFORMED as SNAPSHOT_MALFORMED
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -390,9 +391,9 @@ def open_graph(path: str | Path) -> nx.DiGraph:
     return open_saved(path).graph
 
 
-#: What reading a malformed node-link file raises (not JSON, nodes that are not a list of maps,
-#: ids that cannot be keys, properties of the wrong type, ...).
-_MALFORMED = (OSError, ValueError, KeyError, TypeError, AttributeError, IndexError, nx.NetworkXException)
+#: What reading a malformed node-link file raises (not JSON, nodes not a list of maps, a value
+#: nested too deep, ...): what a snapshot of another shape raises, and more.
+_MALFORMED = (OSError, ValueError, *SNAPSHOT_MALFORMED, nx.NetworkXException)
 
 
 def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:

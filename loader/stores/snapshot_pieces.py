@@ -27,8 +27,9 @@ from pith_graph.loader.stores.snapshot_writer import collector_paused
 
 __all__ = ["MALFORMED", "Body", "read_pieces"]
 
-#: What a body of another shape than its version's raises, as it is read.
-MALFORMED = (TypeError, KeyError, IndexError, AttributeError)
+#: What a body of another shape than its version's raises, as it is read (an index past what a
+#: list holds, 2**63: OverflowError; a value nested some 500 lists deep: RecursionError).
+MALFORMED = (TypeError, KeyError, IndexError, AttributeError, OverflowError, RecursionError)
 
 _ALTERED = "the body does not match its SHA-256 (truncated or altered)"
 
@@ -95,13 +96,17 @@ def read_pieces(header: dict[str, Any], body: Body) -> tuple[nx.DiGraph, dict[st
     ``header``'s (then whatever the reading raised is left unsaid: the file was altered) or
     its counts are not, or if it holds rows that do not fit their columns."""
     built = _Built()
+    number = 1  # the file's line (the header is its first)
     try:
         with collector_paused():
             for line in body.lines():
+                number += 1
                 built.add(orjson.loads(line))
-    except (ValueError, *MALFORMED):
+    except (ValueError, *MALFORMED) as err:
         if not body.intact(header.get("sha256")):
             raise ValueError(_ALTERED) from None
+        if isinstance(err, ValueError):  # orjson's place is within the line
+            raise ValueError(f"line {number}: {err}") from err
         raise
     if not body.intact(header.get("sha256")):
         raise ValueError(_ALTERED)
@@ -123,6 +128,8 @@ class _Built:
     def add(self, piece: Any) -> None:
         """Add a piece's nodes or edges to the graph (or keep its indexes)."""
         graph, ids = self.graph, self.ids
+        if self._released:  # ids let go: a node read now could take a read one's id unseen
+            raise ValueError("a line of its body after its indexes (the last line)")
         if not isinstance(piece, dict):
             raise ValueError("a line of its body is not a map")
         if "nodes" in piece:

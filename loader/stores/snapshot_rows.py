@@ -109,13 +109,18 @@ def edge_rows(
 ) -> Iterator[tuple[str, str, EdgeData]]:
     """A type's edges from its ``rows`` (``[source index, target index, values...]``)."""
     names = names or []
+    if not rows:  # (a type whose first edge has no type attribute: no rows, "at" -1)
+        return
     width = len(names) + 2
     if any(len(row) != width for row in rows):
         raise ValueError(f"{with_article(quoted(kind))} row does not have {width} values")
     place = _placer(TYPE_ATTRIBUTE, kind, names, at)
     plain = shared({TYPE_ATTRIBUTE: kind})
     for row in rows:
-        yield ids[row[0]], ids[row[1]], shared(place(row[2:])) if names else plain
+        source, target = row[0], row[1]
+        if source < 0 or target < 0:  # Python would count them from the end
+            raise IndexError("an edge names a node by a negative index")
+        yield ids[source], ids[target], shared(place(row[2:])) if names else plain
 
 
 def other_edges(
@@ -125,6 +130,8 @@ def other_edges(
     for source, target, attributes in entries:
         if not isinstance(attributes, dict):
             raise ValueError("an edge's attributes are not a map")
+        if source < 0 or target < 0:
+            raise IndexError("an edge names a node by a negative index")
         yield ids[source], ids[target], shared(attributes)
 
 
@@ -145,6 +152,8 @@ def _intern(rows: list[list[Any]], names: list[str], interned: Sequence[str]) ->
 
 def _placer(name: str, value: str, names: list[str], at: int) -> Any:
     """Attributes from a row of values, with ``name: value`` at its place among them."""
+    if type(at) is not int or not 0 <= at <= len(names):
+        raise ValueError(f"the place of {quoted(name)} is not one of 0 to {len(names)}")
     if at == 0:
 
         def first(row: list[Any]) -> dict[str, Any]:
