@@ -11,12 +11,13 @@ import logging
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import neo4j
 import orjson
 import pytest
 from test_neo4j_atomicity import _blocked
-from test_store_behaviour import KEYRING, bundle, load, spec
+from test_store_behaviour import BUILDER, KEYRING, bundle, load, spec
 
 from pith_graph.loader.rows import build_rows
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -46,6 +47,33 @@ def _remove(db: Neo4jStore, tmp_path: Path) -> Callable[[], object]:
     return lambda: db.remove_papers([rows.paper.pith_number])
 
 
+def _interleaved(
+    driver: neo4j.Driver,
+    write: Callable[[], object],
+    held: tuple[str, dict[str, Any]],
+    then: tuple[str, dict[str, Any]],
+) -> list[Exception]:
+    """Another transaction runs ``held``; ``write`` starts and waits for it; then the other
+    runs ``then`` and rolls back. What the other was refused (a deadlock), if anything."""
+    errors: list[Exception] = []
+    with driver.session() as session, session.begin_transaction(timeout=60) as other:
+        other.run(held[0], held[1]).consume()
+        writer = threading.Thread(target=write)
+        writer.start()
+        try:
+            assert _blocked(driver), "the write never waited for the lock held"
+            try:
+                other.run(then[0], then[1]).consume()
+            except neo4j.exceptions.Neo4jError as error:
+                errors.append(error)
+            finally:
+                other.rollback()
+        finally:
+            writer.join(60)
+    assert not writer.is_alive()
+    return errors
+
+
 @pytest.mark.parametrize("write", [_replace, _remove], ids=["load", "removal"])
 def test_a_write_locks_the_authors_it_detaches_in_name_key_order(
     db: Neo4jStore,
@@ -65,27 +93,62 @@ def test_a_write_locks_the_authors_it_detaches_in_name_key_order(
     load(db, tmp_path, [bundle(spec(authors=AUTHORS))])
     first, *others = _author_keys(driver)
     caplog.set_level(logging.WARNING, "pith_graph.loader.stores.neo4j")
-    errors: list[Exception] = []
-    with driver.session() as session, session.begin_transaction(timeout=60) as other:
-        other.run("MATCH (a:Author {nameKey: $key}) SET a._lock = true", key=first).consume()
-        writer = threading.Thread(target=write(db, tmp_path))
-        writer.start()
-        try:
-            assert _blocked(driver), "the write never waited for the author's lock"
-            try:
-                other.run(
-                    "MATCH (a:Author) WHERE a.nameKey IN $keys SET a._lock = true", keys=others
-                ).consume()
-            except neo4j.exceptions.Neo4jError as error:
-                errors.append(error)
-            finally:
-                other.rollback()
-        finally:
-            writer.join(60)
-    assert not writer.is_alive()
+    errors = _interleaved(
+        driver,
+        write(db, tmp_path),
+        ("MATCH (a:Author {nameKey: $key}) SET a._lock = true", {"key": first}),
+        ("MATCH (a:Author) WHERE a.nameKey IN $keys SET a._lock = true", {"keys": others}),
+    )
     assert not errors, f"the other signer's load deadlocked with the write: {errors[0]}"
     assert not [r for r in caplog.records if r.levelno >= logging.WARNING], "the write was retried"
     assert _author_keys(driver) == [first, *others]  # each has a paper of its own
     found = "MATCH (p:Paper {sourceId: '2401.00001'}) RETURN p.builtAt AS builtAt"
     papers = [record["builtAt"] for record in driver.execute_query(found).records]
     assert papers == ([REBUILT] if write is _replace else [])
+
+
+def test_a_load_locks_a_displaced_bundles_co_signer_with_its_own_signers(
+    db: Neo4jStore, driver: neo4j.Driver, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The stored paper is co-signed by the builder; its rebuild is not. Another writer holds
+    the builder (its LOCK_SIGNERS), then locks the paper's author (its MERGE_AUTHORS). The
+    rebuild waits for the builder with the author unlocked: it locked the builder only when
+    detaching the paper (its SIGNED edge), after the authors, and one of the two deadlocked
+    (review R2, 0.9.7)."""
+    load(db, tmp_path, [bundle(spec(), extra=BUILDER)])
+    signed = "MATCH (s:Signer)-[:SIGNED]->(:Paper) RETURN s.signerId AS id ORDER BY id"
+    assert [r["id"] for r in driver.execute_query(signed).records] == ["behaviour.invalid", "builder.invalid"]
+    caplog.set_level(logging.WARNING, "pith_graph.loader.stores.neo4j")
+    errors = _interleaved(
+        driver,
+        lambda: load(db, tmp_path, [bundle(spec(built_at=REBUILT))]),
+        ("MATCH (s:Signer {signerId: 'builder.invalid'}) SET s._lock = true", {}),
+        ("MATCH (a:Author) SET a._lock = true", {}),
+    )
+    assert not errors, f"the other writer deadlocked with the load: {errors[0]}"
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING], "the load was retried"
+    assert [r["id"] for r in driver.execute_query(signed).records] == ["behaviour.invalid"]
+    kinds = "MATCH (s:Signer) RETURN s.signerId AS id, s.signerType AS type ORDER BY id"
+    assert all(r["type"] is not None for r in driver.execute_query(kinds).records)  # types kept
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        pytest.param("CREATE (:Author {nameKey: 7})-[:AUTHORED]->(p)", id="author-number-key"),
+        pytest.param("CREATE (p)-[:IN_CATEGORY]->(:Category {code: 7})", id="category-number-code"),
+    ],
+)
+@pytest.mark.parametrize("write", ["rebuild", "removal"])
+def test_an_analysts_node_keyed_by_a_number_does_not_stop_a_write(
+    db: Neo4jStore, driver: neo4j.Driver, tmp_path: Path, node: str, write: str
+) -> None:
+    """Such a node is not the graph's: the lock step leaves it out (the first 0.9.7 commits
+    sorted its number among the keys, TypeError, or took an author's for a category's)."""
+    load(db, tmp_path, [bundle(spec())])
+    driver.execute_query(f"MATCH (p:Paper) {node}")
+    if write == "rebuild":
+        assert load(db, tmp_path, [bundle(spec(built_at=REBUILT))]).replaced == 1
+    else:
+        rows = build_rows(verify_bundle(orjson.loads(bundle(spec())), KEYRING), KEYRING)
+        assert db.remove_papers([rows.paper.pith_number]) == [rows.paper.pith_number]

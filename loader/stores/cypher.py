@@ -114,18 +114,21 @@ RETURN elementId(lock) AS lockId, source,
 #: Create or lock the signers of the papers to write. Every paper of a corpus shares its
 #: registry signer, so this serialises concurrent loaders' writes instead of letting them
 #: deadlock on the nodes they share. The type is the keyring's (the same in every row of a
-#: signer: loader.rows), set on each write so a re-pinned type reaches the stored signer.
+#: signer: loader.rows), set on each write so a re-pinned type reaches the stored signer; a
+#: null type (a signer of a paper the batch detaches, locked with its own in signerId order:
+#: cypher_locks.DETACHED_NEIGHBOURS) keeps the stored one.
 LOCK_SIGNERS = """
 UNWIND $rows AS row
 MERGE (s:Signer {signerId: row.signerId})
 ON CREATE SET s.keyIds = []
-SET s.signerType = row.signerType, s._lock = true REMOVE s._lock
+SET s.signerType = coalesce(row.signerType, s.signerType), s._lock = true REMOVE s._lock
 """
 
 #: Delete every edge of the papers about to be written; return the nodes they reached
 #: (with ``signerId`` for signers, whose keyIds must then be recomputed, ``nameKey`` for
 #: authors, whose paperCount must, and ``code`` for categories: DELETE_ORPHANS takes them in
-#: a load's order). Their authors and categories are locked already (NEIGHBOUR_LOCK_IDS).
+#: a load's order). Their signers, authors and categories are locked already
+#: (cypher_locks.DETACHED_NEIGHBOURS).
 DETACH_PAPERS = f"""
 UNWIND $piths AS pith
 MATCH (:Paper {{pithNumber: pith}})-[r:{OWN_TYPES}]-(n)
@@ -256,7 +259,7 @@ RETURN row.props.pithNumber AS pith
 #: Remove the detached neighbours that no paper uses any more (an analyst's relationships to
 #: them go with them; their own nodes are never removed); returns the removed authors' keys.
 #: $ids in a load's lock order (signers by signerId, authors by nameKey, categories by code;
-#: the authors and categories are held already: cypher_locks.NEIGHBOUR_LOCK_IDS; elementId
+#: the signers, authors and categories are held already: cypher_locks.DETACHED_NEIGHBOURS; elementId
 #: order, before 0.9.7, was not a load's). Each is locked before it is judged: a concurrent loader that gives it an edge holds its lock
 #: from MERGE_AUTHORS or LOCK_SIGNERS on, so the check sees that edge committed, or the loader
 #: waits and finds the node gone (EntityNotFound: its batch runs again). Only relationships of

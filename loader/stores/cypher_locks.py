@@ -60,20 +60,22 @@ ORDER BY s.signerId
 SET s._lock = true REMOVE s._lock
 """
 
-#: The authors and categories of the stored papers a batch or removal detaches ($piths), with
-#: what MERGE_AUTHORS and MERGE_CATEGORIES take (a read): those merge them with the batch's own,
-#: in key order, before any edge is deleted. Detaching a paper locked its authors in the order
-#: of its edges, and DELETE_ORPHANS judged them in elementId order, while a load of another
-#: signer sharing them held some of them (merged in nameKey order) and waited for the rest:
-#: one of the two deadlocked (before 0.9.7). None of them is deleted under the merge: the
-#: papers' edges keep them, and those papers' sources are held.
+#: The signers, authors and categories of the stored papers a batch or removal detaches
+#: ($piths), by their keys (a read: one row of three lists): LOCK_SIGNERS, MERGE_AUTHORS and
+#: MERGE_CATEGORIES lock them with the batch's own, each kind in key order, before any edge is
+#: deleted. Detaching a paper locked its authors and signers in the order of its edges, and
+#: DELETE_ORPHANS judged them in elementId order, while a load of another signer sharing them
+#: held some of them (in key order) and waited for the rest: one of the two deadlocked (before
+#: 0.9.7). None of them is deleted meanwhile: the papers' edges keep them, and those papers'
+#: sources are held. A key not a string (an analyst's node) is not the graph's: left out.
 DETACHED_NEIGHBOURS = """
 UNWIND $piths AS pith
-MATCH (p:Paper {pithNumber: pith})-[:AUTHORED|IN_CATEGORY]-(n)
+MATCH (p:Paper {pithNumber: pith})-[:SIGNED|AUTHORED|IN_CATEGORY]-(n)
 USING INDEX p:Paper(pithNumber)
-WHERE (n:Author AND n.nameKey IS NOT NULL) OR (n:Category AND n.code IS NOT NULL)
-RETURN DISTINCT n.nameKey AS nameKey, n.name AS name, n.nameFolded AS folded, n.code AS code,
-       n.archive AS archive
+WITH DISTINCT n
+RETURN collect(CASE WHEN n:Signer AND n.signerId IS :: STRING THEN n.signerId END) AS signers,
+       collect(CASE WHEN n:Author AND n.nameKey IS :: STRING THEN n.nameKey END) AS authors,
+       collect(CASE WHEN n:Category AND n.code IS :: STRING THEN n.code END) AS categories
 """
 
 #: The papers of $piths that exist, for a removal's LOCK_PAPERS_TO_REMOVE: a read. Sought in

@@ -173,14 +173,8 @@ def _write(
             }
         )
 
-    if signer_types:
-        _run(
-            tx,
-            cypher.LOCK_SIGNERS,
-            rows=[{"signerId": s, "signerType": t} for s, t in sorted(signer_types.items())],
-        )
     piths = sorted(rows.pith_number for rows in to_write if rows.pith_number in held)
-    _merge_neighbours(tx, remove + piths, authors, categories)
+    _lock_neighbours(tx, remove + piths, signer_types, authors, categories)
     detached = read_rows(tx, cypher.DETACH_PAPERS, piths=remove) if remove else []
     extras: list[dict[str, Any]] = []  # an analyst's properties on the graph's edges
     deleted: set[str] = set()  # authors gone with all their papers: nothing left to count
@@ -212,9 +206,9 @@ def _write(
         _run(tx, cypher.DELETE_ORPHANS, ids=orphans)
     counted = set(authors)
     for record in detached:
-        if record["signerId"] is not None:
+        if isinstance(record["signerId"], str):  # (not a string: an analyst's node)
             batch_keys.setdefault(record["signerId"], set())
-        elif record["nameKey"] is not None and record["nameKey"] not in deleted:
+        elif isinstance(record["nameKey"], str) and record["nameKey"] not in deleted:
             counted.add(record["nameKey"])
     if counted:
         refresh_authors(tx, sorted(counted), spellings)
@@ -234,21 +228,33 @@ def _write(
         _run(tx, cypher.REFRESH_LATEST, sources=latest.refresh)
 
 
-def _merge_neighbours(
-    tx: neo4j.ManagedTransaction, piths: list[str], authors: dict[str, AuthorRow], categories: dict[str, str]
+def _lock_neighbours(
+    tx: neo4j.ManagedTransaction,
+    piths: list[str],
+    signers: dict[str, str],
+    authors: dict[str, AuthorRow],
+    categories: dict[str, str],
 ) -> None:
-    """Create or lock, before any edge is deleted, the ``authors`` and ``categories`` the
-    batch links and those of the papers ``piths`` it detaches, each kind in one statement in
-    key order: a load's order (cypher_locks.DETACHED_NEIGHBOURS)."""
-    merged, codes = dict(authors), dict(categories)
-    if piths:
-        for r in read_rows(tx, cypher_locks.DETACHED_NEIGHBOURS, piths=piths):
-            if isinstance(key := r["nameKey"], str):
-                merged.setdefault(key, AuthorRow(key, r["name"], r["folded"]))
-            else:
-                codes.setdefault(r["code"], r["archive"])
-    if merged:
-        _run(tx, cypher.MERGE_AUTHORS, rows=[list(merged[key]) for key in sorted(merged)])
+    """Create or lock, before any edge is deleted, the ``signers`` (id: type), ``authors`` and
+    ``categories`` the batch links and those of the papers ``piths`` it detaches (a displaced
+    bundle's co-signer too), each kind in one statement in key order: a load's order
+    (cypher_locks.DETACHED_NEIGHBOURS). Those only detached exist (their papers hold them):
+    merged without values, they are locked, never created."""
+    found = read_rows(tx, cypher_locks.DETACHED_NEIGHBOURS, piths=piths) if piths else []
+    held: dict[str, list[Any]] = {key: list(row) for key, row in authors.items()}
+    kinds: dict[str, str | None] = dict(signers)
+    codes: dict[str, str | None] = dict(categories)
+    for row in found[:1]:
+        for key in row["signers"]:
+            kinds.setdefault(key, None)  # LOCK_SIGNERS keeps the stored type
+        for key in row["authors"]:
+            held.setdefault(key, [key, None, None])
+        for key in row["categories"]:
+            codes.setdefault(key, None)
+    if kinds:
+        _run(tx, cypher.LOCK_SIGNERS, rows=[{"signerId": s, "signerType": kinds[s]} for s in sorted(kinds)])
+    if held:
+        _run(tx, cypher.MERGE_AUTHORS, rows=[held[key] for key in sorted(held)])
     if codes:
         _run(tx, cypher.MERGE_CATEGORIES, rows=sorted(codes.items()))
 
