@@ -6,7 +6,8 @@ by the driver on transient errors such as ``DeadlockDetected`` or a lost connect
 1. lock the batch's source ids, in order, and read their stored papers: the update rules
    (:func:`~pith_graph.loader.stores.rules.plan_batch`) are decided against the database,
    under those locks, not against this process;
-2. lock (or create) the signers of the papers to write, in id order. A corpus's papers
+2. lock (or create) the signers of the papers to write and of the stored papers it
+   detaches (a displaced bundle's co-signer), in id order. A corpus's papers
    share their registry signer, so concurrent loaders take turns here rather than
    deadlocking on the authors and categories they share;
 3. merge and lock, by key, the authors and categories the batch links and those of the
