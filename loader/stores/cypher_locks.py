@@ -1,6 +1,6 @@
 """Locking a source id's lock alias without its unique index entry (loads and removals), a
-removal's papers, and finding the authors and categories a write detaches (to lock them in a
-load's order, before it deletes an edge).
+removal's papers, and finding the signers, authors and categories a write detaches (to lock
+them in a load's order, before it deletes an edge).
 
 A statement that writes seeks a unique index with a lock on the entry
 (``NodeUniqueIndexSeek(Locking)``, shared when the node exists). A load's LOCK_SOURCES
