@@ -116,12 +116,15 @@ RETURN elementId(lock) AS lockId, source,
 #: deadlock on the nodes they share. The type is the keyring's (the same in every row of a
 #: signer: loader.rows), set on each write so a re-pinned type reaches the stored signer; a
 #: null type (a signer of a paper the batch detaches, locked with its own in signerId order:
-#: cypher_locks.DETACHED_NEIGHBOURS) keeps the stored one.
+#: cypher_locks.DETACHED_NEIGHBOURS) keeps the stored one. The lock comes first: read before
+#: it (``coalesce(row.signerType, s.signerType)``), two loaders of one signer deadlocked on it.
 LOCK_SIGNERS = """
 UNWIND $rows AS row
 MERGE (s:Signer {signerId: row.signerId})
 ON CREATE SET s.keyIds = []
-SET s.signerType = coalesce(row.signerType, s.signerType), s._lock = true REMOVE s._lock
+SET s._lock = true REMOVE s._lock
+WITH s, row WHERE row.signerType IS NOT NULL
+SET s.signerType = row.signerType
 """
 
 #: Delete every edge of the papers about to be written; return the nodes they reached
