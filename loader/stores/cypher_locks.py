@@ -20,7 +20,6 @@ __all__ = [
     "DETACHED_NEIGHBOURS",
     "LOCK_NODES",
     "LOCK_PAPERS_TO_REMOVE",
-    "LOCK_PAPER_SIGNERS",
     "PAPER_IDS",
     "PAPER_SOURCES",
     "SOURCE_LOCK_IDS",
@@ -48,18 +47,6 @@ WHERE elementId(n) = id
 SET n._lock = true REMOVE n._lock
 """
 
-#: Lock the signers of the papers of $piths (a removal's, once the papers are locked), in
-#: ``signerId`` order: a load's order (LOCK_SIGNERS, then authors and categories). Unlocked, a
-#: removal locked its papers' authors first (deleting their edges, judging orphans) and their
-#: signer after, and deadlocked with a load of another source id holding that signer.
-LOCK_PAPER_SIGNERS = """
-UNWIND $piths AS pith
-MATCH (:Paper {pithNumber: pith})<-[:SIGNED]-(s:Signer)
-WITH DISTINCT s
-ORDER BY s.signerId
-SET s._lock = true REMOVE s._lock
-"""
-
 #: The signers, authors and categories of the stored papers a batch or removal detaches
 #: ($piths), by their keys (a read: one row of three lists): LOCK_SIGNERS, MERGE_AUTHORS and
 #: MERGE_CATEGORIES lock them with the batch's own, each kind in key order, before any edge is
@@ -81,7 +68,7 @@ RETURN collect(CASE WHEN n:Signer AND n.signerId IS :: STRING THEN n.signerId EN
 #: The papers of $piths that exist, for a removal's LOCK_PAPERS_TO_REMOVE: a read. Sought in
 #: that statement, the pith of a paper not there had its index entry locked, which a load of
 #: another source id writing that paper then waited for while holding the signer the removal
-#: waits for (LOCK_PAPER_SIGNERS): a deadlock.
+#: waits for (its LOCK_SIGNERS: DETACHED_NEIGHBOURS): a deadlock.
 PAPER_IDS = """
 UNWIND $piths AS pith
 MATCH (p:Paper {pithNumber: pith})

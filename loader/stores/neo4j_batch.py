@@ -86,7 +86,6 @@ def remove_papers(
     found = {r["pith"]: (r["builtAt"], list(r["keyIds"] or ())) for r in locked}
     remove = [pith for pith, now in found.items() if unchanged is None or unchanged.get(pith) == now]
     if remove:
-        _run(tx, cypher_locks.LOCK_PAPER_SIGNERS, piths=remove)  # before their authors, as a load
         kept = set(remove)  # their sources: as read under their locks
         _write(tx, [], remove, [], kept, _sources(r["source"] for r in locked if r["pith"] in kept))
     return commits.decide_removal(found, remove)
