@@ -123,13 +123,15 @@ def _prepare(
     warn of (:func:`trust_warnings`)."""
     if settings.backend == "memory":
         from pith_graph.api.reads.memory import MemoryReader
+        from pith_graph.api.reads.saved_indexes import INDEX_READERS
         from pith_graph.loader.stores.memory import MemoryStore, open_saved
 
         graph = None
         indexes: dict[str, Any] = {}
         if settings.graph is not None:
             started = time.perf_counter()
-            graph, indexes = open_saved(settings.graph, checked=bool(settings.paths))  # written to
+            written_to = bool(settings.paths)
+            graph, indexes = open_saved(settings.graph, checked=written_to, readers=INDEX_READERS)
             papers = sum(1 for _, label in graph.nodes(data=LABEL_ATTRIBUTE) if label == PAPER.label)
             on_opened(settings.graph, papers, time.perf_counter() - started)
         if graph is None or settings.paths:

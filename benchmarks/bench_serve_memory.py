@@ -20,6 +20,7 @@ from pith_graph.api.reads.discovery import FACETS, Listing
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.memory_view import TITLE
 from pith_graph.api.reads.records import PaperFilter
+from pith_graph.api.reads.saved_indexes import INDEX_READERS
 from pith_graph.loader.stores.memory import open_saved
 
 
@@ -95,7 +96,7 @@ def main(argv: list[str]) -> None:
         last[:] = [now, at]
 
     step("start")
-    graph, indexes = open_saved(path)
+    graph, indexes = open_saved(path, readers=INDEX_READERS)  # as serve reads them
     step("open_saved")
     papers = sum(1 for _, data in graph.nodes(data="label") if data == "Paper")
     reader = MemoryReader(graph)

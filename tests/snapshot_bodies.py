@@ -75,11 +75,13 @@ def oracle(graph: nx.DiGraph, indexes: Mapping[str, Any] | None = None) -> bytes
 
 
 def as_document(body: bytes) -> dict[str, Any]:
-    """A body of version 3 or 4 as version 3's map (``nodes``, ``edges``: groups of
-    ``properties``, ``at``, ``rows`` and ``other``; ``indexes``)."""
+    """A body of version 3, 4 or 5 as version 3's map (``nodes``, ``edges``: groups of
+    ``properties``, ``at``, ``rows`` and ``other``; ``indexes``: of version 5, each index as
+    the list of its pieces)."""
     if body.startswith(b'{"nodes":{'):  # version 3 (or 2)
         return dict(orjson.loads(body))
     data: dict[str, Any] = {"nodes": {}, "edges": {}, "indexes": {}}
+    pieces: dict[str, list[Any]] = {}
 
     def group(kind: str, name: str, piece: Mapping[str, Any] | None = None) -> dict[str, Any]:
         made = {"properties": None, "at": 0, "rows": [], "other": []}
@@ -100,14 +102,17 @@ def as_document(body: bytes) -> dict[str, Any]:
         elif "other_edges" in piece:
             for entry in piece["other_edges"]:
                 group("edges", str(entry[2].get(TYPE_ATTRIBUTE)))["other"].append(entry)
+        elif "index" in piece:  # version 5
+            pieces.setdefault(piece["index"], []).append(piece["piece"])
         else:
-            data["indexes"] = piece["indexes"]
+            data["indexes"] = pieces or piece["indexes"]  # (version 5: the pieces' counts)
     return data
 
 
 def as_body(data: Mapping[str, Any], version: int) -> bytes:
     """Version 3's map (:func:`as_document`) as a body of ``version`` (4: a line per group's
-    rows, one for the nodes and one for each type's edges kept as they are)."""
+    rows, one for the nodes and one for each type's edges kept as they are; 5: each index's
+    pieces a line each, then their counts)."""
     if version < 4:
         return orjson.dumps(data)
     lines = []
@@ -128,12 +133,16 @@ def as_body(data: Mapping[str, Any], version: int) -> bytes:
             )
         if group["other"]:
             lines.append({"other_edges": group["other"]})
-    lines.append({"indexes": data.get("indexes", {})})
+    indexes = data.get("indexes", {})
+    if version >= 5 and isinstance(indexes, dict):
+        lines += [{"index": name, "piece": piece} for name, pieces in indexes.items() for piece in pieces]
+        indexes = {name: len(pieces) for name, pieces in indexes.items()}
+    lines.append({"indexes": indexes})
     return b"".join(orjson.dumps(line) + b"\n" for line in lines)
 
 
 def rewritten(raw: bytes, edit: Any, version: int) -> bytes:
-    """The snapshot ``raw`` (of version 3 or 4) with its body, as one map, changed by ``edit``,
+    """The snapshot ``raw`` (of version 3, 4 or 5) with its body, as one map, changed by ``edit``,
     written as ``version``, its header made to match."""
     head, _, body = raw.partition(b"\n")
     data = as_document(body)

@@ -70,11 +70,11 @@ def test_irregular_nodes_and_edges_round_trip(tmp_path: Path) -> None:
     [
         pytest.param(lambda raw: raw[:-10], id="truncated"),
         pytest.param(lambda raw: raw.replace(b"Performance", b"Perfurmance", 1), id="altered"),
-        pytest.param(lambda raw: raw.replace(b'"version":4', b'"version":9', 1), id="future-version"),
-        pytest.param(lambda raw: raw.replace(b'"version":4', b'"version":1', 1), id="multigraph-version"),
+        pytest.param(lambda raw: raw.replace(b'"version":5', b'"version":9', 1), id="future-version"),
+        pytest.param(lambda raw: raw.replace(b'"version":5', b'"version":1', 1), id="multigraph-version"),
         pytest.param(lambda raw: b"[1, 2, 3]\n{}", id="not-a-snapshot"),
         pytest.param(
-            lambda raw: raw.replace(b'"version":4', b'"version":"' + b"9" * 1_000_000 + b'"', 1),
+            lambda raw: raw.replace(b'"version":5', b'"version":"' + b"9" * 1_000_000 + b'"', 1),
             id="huge-version",
         ),
     ],
@@ -92,9 +92,9 @@ def test_a_damaged_snapshot_is_refused(tmp_path: Path, damage: object) -> None:
 def test_indexes_saved_with_the_graph_come_back(tmp_path: Path) -> None:
     G, _ = load_graph([SAMPLES])
     path = tmp_path / "graph.snapshot"
-    indexes = {"text": {"papers": ["a", "b"], "index": {"size": 2}}}
+    indexes = {"text": [{"papers": ["a", "b"]}, {"size": 2}], "other": [[1], "two"], "none": []}
     save_snapshot(G, path, indexes)
-    graph, found = read_snapshot(path)
+    graph, found = read_snapshot(path)  # no reader given: each index as its pieces
     _same(G, graph)
     assert found == indexes
     save_snapshot(G, path)
@@ -110,14 +110,14 @@ def _rewritten(path: Path, edit: object, version: int) -> None:
 def test_a_version_2_snapshot_still_opens_without_indexes(tmp_path: Path) -> None:
     G, _ = load_graph([SAMPLES])
     path = tmp_path / "graph.snapshot"
-    save_snapshot(G, path, {"text": {}})
+    save_snapshot(G, path, {"text": [{}]})
     _rewritten(path, lambda data: data.pop("indexes"), version=2)
     graph, indexes = read_snapshot(path)
     _same(G, graph)
     assert indexes == {}
 
 
-@pytest.mark.parametrize("version", [3, 4])
+@pytest.mark.parametrize("version", [3, 4, 5])
 def test_indexes_that_are_not_a_map_are_refused(tmp_path: Path, version: int) -> None:
     G, _ = load_graph([SAMPLES])
     path = tmp_path / "graph.snapshot"
@@ -140,7 +140,7 @@ def _long_type_of_short_rows(data: dict[str, Any]) -> None:
     group["rows"][0].pop()
 
 
-@pytest.mark.parametrize("version", [3, 4])
+@pytest.mark.parametrize("version", [3, 4, 5])
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
@@ -238,19 +238,24 @@ def test_a_papers_spelling_of_an_author_is_the_authors_name_string_as_a_load_mak
 
 def test_a_snapshot_is_the_same_bytes_however_it_is_encoded(tmp_path: Path) -> None:
     """Saved in pieces, one group's rows at a time, a snapshot's body is lines of compact
-    JSON (version 4: a map each, the indexes last), the digest its header names, and saving
-    the opened graph again gives the same bytes."""
+    JSON (version 5: a map each, each index's pieces and then their counts last), the digest
+    its header names, and saving the opened graph again gives the same bytes."""
     G, _ = load_graph([SAMPLES])
     first, second = tmp_path / "first.snapshot", tmp_path / "second.snapshot"
-    save_snapshot(G, first, {"text": {"words": ["a", "b"]}})
+    save_snapshot(G, first, {"text": [{"words": ["a", "b"]}, {"more": 1}]})
     raw = first.read_bytes()
     head, _, body = raw.partition(b"\n")
-    assert orjson.loads(head)["version"] == 4
+    assert orjson.loads(head)["version"] == 5
     assert orjson.loads(head)["sha256"] == hashlib.sha256(body).hexdigest()
     lines = body.split(b"\n")
     assert lines.pop() == b""  # each line ends with one
     assert all(orjson.dumps(orjson.loads(line)) == line for line in lines)
-    assert [next(iter(orjson.loads(line))) for line in lines] == ["nodes"] * 5 + ["edges"] * 4 + ["indexes"]
+    assert [next(iter(orjson.loads(line))) for line in lines] == ["nodes"] * 5 + ["edges"] * 4 + [
+        "index",
+        "index",
+        "indexes",
+    ]
+    assert orjson.loads(lines[-1]) == {"indexes": {"text": 2}}
     snapshot = read_snapshot(first)
     save_snapshot(snapshot.graph, second, snapshot.indexes)
     assert second.read_bytes() == raw
@@ -272,7 +277,7 @@ def test_a_saved_graph_that_is_no_regular_file_is_refused(tmp_path: Path, name: 
         open_graph(path)
 
 
-@pytest.mark.parametrize("version", [3, 4])
+@pytest.mark.parametrize("version", [3, 4, 5])
 def test_a_short_row_is_named_with_the_article_its_type_takes(tmp_path: Path, version: int) -> None:
     """ "an 'IN_CATEGORY' row", not "a 'IN_CATEGORY' row" (before 0.9.0 always "a")."""
     G, _ = load_graph([SAMPLES])

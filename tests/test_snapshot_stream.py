@@ -57,9 +57,9 @@ def lines_of_at_most(size: int) -> Iterator[None]:
 
 
 def pieces(raw: bytes) -> list[dict[str, Any]]:
-    """The pieces of a version 4 snapshot's body, each line parsed on its own."""
+    """The pieces of a version 5 snapshot's body, each line parsed on its own."""
     head, _, body = raw.partition(b"\n")
-    assert orjson.loads(head)["version"] == 4 and body.endswith(b"\n")
+    assert orjson.loads(head)["version"] == snapshot_writer.VERSION and body.endswith(b"\n")
     parsed = [orjson.loads(line) for line in body.splitlines()]
     assert all(isinstance(piece, dict) for piece in parsed)
     return parsed
@@ -87,12 +87,12 @@ def test_loaded_graphs_read_back_alike_from_version_4_and_version_3(
     loaded: nx.DiGraph, tmp_path: Path, line_bytes: int
 ) -> None:
     samples, _ = load_graph([SAMPLES])
-    for G, indexes in ((samples, {"text": {"words": ["a", "b"]}}), (loaded, None)):
+    for G, indexes in ((samples, {"text": [{"words": ["a", "b"]}]}), (loaded, None)):
         (tmp_path / "v3.snapshot").write_bytes(oracle(G, indexes))
         with lines_of_at_most(line_bytes):
             MemoryStore(G).save_snapshot(tmp_path / "v4.snapshot", indexes)
         written = pieces((tmp_path / "v4.snapshot").read_bytes())
-        assert written[-1] == {"indexes": dict(indexes or {})}
+        assert written[-1] == {"indexes": {name: len(found) for name, found in (indexes or {}).items()}}
         three, four = read_snapshot(tmp_path / "v3.snapshot"), read_snapshot(tmp_path / "v4.snapshot")
         assert nx.utils.graphs_equal(four.graph, G) and four.indexes == dict(indexes or {})
         assert nx.utils.graphs_equal(three.graph, G) and three.indexes == four.indexes
@@ -139,7 +139,7 @@ def test_a_body_altered_in_a_later_line_is_refused_nothing_handed_back(
     not handed back, and what is said is that the body was altered, not what it broke."""
     path = tmp_path / "g.snapshot"
     with lines_of_at_most(4096):
-        save_snapshot(loaded, path, {"text": {"words": ["a"]}})
+        save_snapshot(loaded, path, {"text": [{"words": ["a"]}]})
     raw = path.read_bytes()
     assert len(pieces(raw)) > 20
     path.write_bytes(damage(raw, _late_rows(raw)))
@@ -155,7 +155,7 @@ def test_a_body_cut_between_lines_is_refused(loaded: nx.DiGraph, tmp_path: Path,
     """Every line left is whole, and parses: only the body's SHA-256 says the rest is missing."""
     path = tmp_path / "g.snapshot"
     with lines_of_at_most(4096):
-        save_snapshot(loaded, path, {"text": {"words": ["a"]}})
+        save_snapshot(loaded, path, {"text": [{"words": ["a"]}]})
     head, _, body = path.read_bytes().partition(b"\n")
     lines = body.splitlines(keepends=True)
     count = {"half": len(lines) // 2, "all but the indexes": len(lines) - 1}.get(str(kept), kept)
@@ -221,7 +221,7 @@ def odd_graphs(draw: st.DrawFn) -> nx.DiGraph:
 def test_odd_graphs_round_trip_through_version_4_as_through_version_3(G: nx.DiGraph, line_bytes: int) -> None:
     with lines_of_at_most(line_bytes):
         written = b"".join(encode_snapshot(G, {"i": [1]}))
-    assert pieces(written)[-1] == {"indexes": {"i": [1]}}
+    assert pieces(written)[-1] == {"indexes": {"i": 1}}
     for raw in (written, oracle(G, {"i": [1]})):
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "g.snapshot"
@@ -307,8 +307,9 @@ def _deep_value(lines: list[dict[str, Any]]) -> None:
 
 
 def _indexes_first(lines: list[dict[str, Any]]) -> None:
-    """A Paper's row again, after the indexes: it took the paper's id unseen, its title too."""
-    lines.insert(0, lines.pop())
+    """A Paper's row again, after the indexes (an index's piece and their counts): it took the
+    paper's id unseen, its title too."""
+    lines[:0] = [lines.pop(), lines.pop()][::-1]
     papers = next(line for line in lines if line.get("nodes") == "Paper")
     lines.insert(lines.index(papers) + 1, papers | {"rows": papers["rows"][:1]})
 
@@ -321,14 +322,45 @@ def _blank_line(lines: list[dict[str, Any]]) -> None:
     lines.insert(1, None)  # "null": not a map
 
 
+def _piece_after_the_end(lines: list[dict[str, Any]]) -> None:
+    lines.append({"index": "text", "piece": {"words": ["b"]}})
+
+
+def _piece_lost(lines: list[dict[str, Any]]) -> None:
+    del lines[-2]  # the index's only piece (its count, 1, kept)
+
+
+def _pieces_recounted(lines: list[dict[str, Any]]) -> None:
+    lines[-1]["indexes"]["text"] = 2
+
+
+def _no_end(lines: list[dict[str, Any]]) -> None:
+    del lines[-1]  # the pieces' counts
+
+
+def _piece_of_no_name(lines: list[dict[str, Any]]) -> None:
+    lines[-2]["index"] = ["text"]
+
+
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
         pytest.param(_label_far, r"line 2: the place of 'label' is not one of 0 to \d+$", id="label-far"),
         pytest.param(_deep_value, r"a malformed body \(RecursionError: ", id="deep-value"),
-        pytest.param(_indexes_first, r"line 3: a line of its body after its indexes", id="indexes-first"),
+        pytest.param(_indexes_first, r"line 4: a line of its body after its indexes", id="indexes-first"),
         pytest.param(_negative_end, r"an edge names a node by a negative index", id="negative-end"),
         pytest.param(_blank_line, r"line 3: a line of its body is not a map$", id="not-a-map"),
+        pytest.param(
+            _piece_after_the_end,
+            r"line \d+: a line of its body after its indexes \(the last line\)$",
+            id="index-piece-after-the-end",
+        ),
+        pytest.param(_piece_lost, r"its indexes' pieces do not match their counts", id="index-piece-lost"),
+        pytest.param(
+            _pieces_recounted, r"its indexes' pieces do not match their counts", id="index-recounted"
+        ),
+        pytest.param(_no_end, r"its body does not end with its indexes' line$", id="no-indexes-line"),
+        pytest.param(_piece_of_no_name, r"line \d+: an index's piece names no index$", id="index-unnamed"),
     ],
 )
 def test_a_rehashed_body_of_another_shape_is_refused_with_its_line(
@@ -340,7 +372,7 @@ def test_a_rehashed_body_of_another_shape_is_refused_with_its_line(
     where it is one line's; altered without its hash made to match, the body was altered."""
     G, _ = load_graph([SAMPLES], workers=1)
     path = tmp_path / "g.snapshot"
-    save_snapshot(G, path, {"text": {"words": ["a"]}})
+    save_snapshot(G, path, {"text": [{"words": ["a"]}]})
     raw = path.read_bytes()
     path.write_bytes(_rehashed(raw, edit))
     for opening in (read_snapshot, MemoryStore.open):

@@ -15,7 +15,7 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left, bisect_right
 from collections import Counter, OrderedDict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from heapq import nsmallest
 from itertools import chain
 from typing import TYPE_CHECKING, Any
@@ -47,6 +47,7 @@ from pith_graph.api.reads.memory_view import (
     MemoryGraphView,
 )
 from pith_graph.api.reads.records import AuthorRecord, PaperFilter
+from pith_graph.api.reads.saved_indexes import TEXT, SavedText, papers_digest, read_text, text_pieces
 from pith_graph.api.reads.text_index import ANALYSIS, TextIndex
 from pith_graph.schema.graph import AUTHOR, IN_CATEGORY, PAPER
 
@@ -98,21 +99,39 @@ class MemoryDiscoveryReads(MemoryGraphView):
 
     # -- listings ------------------------------------------------------------------------
 
-    def saved_indexes(self) -> dict[str, Any]:
-        """The indexes worth saving with the graph (plain JSON data, for :meth:`adopt`): the
-        text index, which takes longest to build, with the papers it numbers."""
+    def saved_indexes(self) -> dict[str, Iterator[dict[str, Any]]]:
+        """The indexes worth saving with the graph, each as its pieces of plain JSON data
+        (made as they are written; for :meth:`adopt`): the text index, which takes longest to
+        build, with the SHA-256 of the papers it numbers (:mod:`~.saved_indexes`)."""
         index, papers = self._text_index()
-        return {"text": {"papers": papers, "index": index.state()}}
+        return {TEXT: text_pieces(index, papers)}
 
-    def adopt(self, saved: dict[str, Any]) -> bool:
+    def adopt(self, saved: Mapping[str, Any]) -> bool:
         """Take indexes :meth:`saved_indexes` made from *this* graph, instead of building
-        them. False, taking nothing, if they were made by another version's word splitting
-        or for other papers; :class:`ValueError` if they do not hold together.
+        them: read as a snapshot is read (:data:`~.saved_indexes.INDEX_READERS`), as their
+        pieces, or as a version 4 snapshot held them. False, taking nothing, if they were made
+        by another version's word splitting or for other papers; :class:`ValueError` if they
+        do not hold together.
 
         The caller vouches that the graph has not changed since: a saved index is checked
         against the graph's papers, not against every title and abstract."""
-        found = saved.get("text")
-        if not isinstance(found, dict) or found.get("papers") != self._text_papers():
+        found = saved.get(TEXT)
+        if isinstance(found, dict):  # a version 4 snapshot's
+            return self._adopt_whole(found)
+        if not isinstance(found, SavedText | Iterable):
+            return False
+        read = found if isinstance(found, SavedText) else read_text(found)
+        papers = self._text_papers()
+        if read.index is None or read.papers != papers_digest(papers):
+            return False
+        if read.index.size != len(papers):
+            raise ValueError("the saved text index does not number every paper")
+        self._indexes["text"] = (read.index, papers)
+        return True
+
+    def _adopt_whole(self, found: dict[str, Any]) -> bool:
+        """As :meth:`adopt`, a text index saved whole (format version 4)."""
+        if found.get("papers") != self._text_papers():
             return False
         state = found.get("index")
         if not isinstance(state, dict) or state.get("analysis") != ANALYSIS:

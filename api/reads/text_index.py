@@ -6,8 +6,10 @@ abstract excerpt; a paper's score is Lucene's BM25 (:mod:`~pith_graph.api.reads.
 summed over the fields and words it matches. Statistics are per field, over the documents
 that have at least one word in it, exactly as Lucene keeps them.
 
-An index can be saved with a graph (:meth:`TextIndex.state`, plain JSON: the postings as
-little-endian arrays in base64) and taken back (:meth:`TextIndex.from_state`) instead of
+An index can be saved with a graph (:meth:`TextIndex.pieces`, plain JSON in pieces of a
+few postings, since 0.9.8, read back one at a time by :class:`TextIndexPieces`; before,
+:meth:`TextIndex.state`, one value, still taken back by :meth:`TextIndex.from_state`: the
+postings as little-endian arrays in base64) and taken back instead of
 splitting every title and abstract again, which is most of the time a large graph takes to
 become ready. A saved index records the :data:`ANALYSIS` it was made with; one made by
 another word splitting is not taken back (:class:`ValueError`), nor one whose numbers do
@@ -22,14 +24,14 @@ import hashlib
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from importlib.resources import files
 from typing import Any
 
 from pith_graph.api.reads.bm25 import FieldScorer, avg_field_length, encode_norm, idf
 from pith_graph.api.reads.words import TOKEN_PATTERN, quoted, tokens
 
-__all__ = ["ANALYSIS", "FIELDS", "TextIndex", "text_query"]
+__all__ = ["ANALYSIS", "FIELDS", "PIECE_POSTINGS", "TextIndex", "TextIndexPieces", "text_query"]
 
 #: The indexed fields (Paper properties) and their boosts.
 FIELDS = (("title", 2.0), ("abstractExcerpt", 1.0))
@@ -40,6 +42,11 @@ ANALYSIS = hashlib.sha256(
     repr(("text-index/1", FIELDS, TOKEN_PATTERN)).encode()
     + (files("pith_graph.api.reads") / "word_classes.txt").read_bytes()
 ).hexdigest()[:16]
+
+
+#: Postings (6 bytes each, 8 in base64) a piece of a saved index holds, about; and terms at most.
+PIECE_POSTINGS = 1 << 15
+PIECE_TERMS = 1 << 13
 
 
 def _packed(values: array[int]) -> str:
@@ -132,13 +139,49 @@ class _Field:
             "freqs": _packed(freqs),
         }
 
+    def pieces(self, number: int) -> Iterator[dict[str, Any]]:
+        """The field as :meth:`TextIndex.pieces` saves it: its head (statistics, norms, how
+        many terms and postings follow), then its postings a few terms at a time."""
+        postings = self.postings
+        yield {
+            "field": number,
+            "docCount": self.doc_count,
+            "totalTerms": self.total_terms,
+            "norms": base64.b64encode(self.norms).decode("ascii"),
+            "terms": len(postings),
+            "postings": sum(len(docs) for docs, _ in postings.values()),
+        }
+        terms: list[str] = []
+        counts, docs, freqs = array("I"), array("i"), array("H")
+        for term, (found_docs, found_freqs) in postings.items():
+            terms.append(term)
+            counts.append(len(found_docs))
+            docs += found_docs
+            freqs += found_freqs
+            if len(docs) >= PIECE_POSTINGS or len(terms) >= PIECE_TERMS:
+                yield {
+                    "terms": terms,
+                    "counts": _packed(counts),
+                    "docs": _packed(docs),
+                    "freqs": _packed(freqs),
+                }
+                terms, counts, docs, freqs = [], array("I"), array("i"), array("H")
+        if terms:
+            yield {"terms": terms, "counts": _packed(counts), "docs": _packed(docs), "freqs": _packed(freqs)}
+
     @classmethod
     def from_state(cls, boost: float, size: int, state: dict[str, Any]) -> _Field:
+        field = cls.begun(boost, size, state)
+        field.take(state["terms"], state["counts"], state["docs"], state["freqs"])
+        return field
+
+    @classmethod
+    def begun(cls, boost: float, size: int, state: dict[str, Any]) -> _Field:
+        """A field of ``size`` documents with the statistics and norms of ``state``, no
+        postings yet (:meth:`take` adds them)."""
         field = cls(boost)
         field.doc_count, field.total_terms = state["docCount"], state["totalTerms"]
         field.norms = bytearray(_unpacked("B", state["norms"]).tobytes())
-        terms, counts = state["terms"], _unpacked("I", state["counts"])
-        docs, freqs = _unpacked("i", state["docs"]), _unpacked("H", state["freqs"])
         if not (isinstance(field.doc_count, int) and isinstance(field.total_terms, int)):
             raise ValueError("a field's statistics are not numbers")
         if not (0 <= field.doc_count <= size and field.total_terms >= 0 and len(field.norms) == size):
@@ -148,22 +191,31 @@ class _Field:
         ):
             # the documents with a word in the field are those of a norm past 0; each has a word
             raise ValueError("a field's statistics do not match its norms")
+        return field
+
+    def take(self, terms: object, packed_counts: object, packed_docs: object, packed_freqs: object) -> int:
+        """Add the postings of ``terms`` (``counts`` documents each, their ``docs`` and
+        ``freqs`` one after another, packed as :meth:`state` packs them); the number of
+        postings added. ValueError if they do not hold together or repeat a term."""
+        counts = _unpacked("I", packed_counts)
+        docs, freqs = _unpacked("i", packed_docs), _unpacked("H", packed_freqs)
         if not isinstance(terms, list) or not all(isinstance(term, str) for term in terms):
             raise ValueError("a field's terms are not a list of strings")
         if len(counts) != len(terms) or sum(counts) != len(docs) or len(freqs) != len(docs):
             raise ValueError("a field's postings do not add up")
-        if counts and max(counts) > field.doc_count:  # (no docCount 0 to divide by in a search)
+        if counts and max(counts) > self.doc_count:  # (no docCount 0 to divide by in a search)
             raise ValueError("a term is in more documents than have a word in the field")
-        if docs and not (min(docs) >= 0 and max(docs) < size):
+        if docs and not (min(docs) >= 0 and max(docs) < len(self.norms)):
             raise ValueError("a posting names a document the index does not have")
         at = 0
-        postings = field.postings
+        postings = self.postings
+        before = len(postings)
         for term, count in zip(terms, counts, strict=True):
             postings[term] = (docs[at : at + count], freqs[at : at + count])
             at += count
-        if len(postings) != len(terms):
+        if len(postings) != before + len(terms):
             raise ValueError("a field holds a term twice")
-        return field
+        return len(docs)
 
 
 def _rounded(sums: dict[int, float]) -> dict[int, float]:
@@ -186,6 +238,15 @@ class TextIndex:
     def state(self) -> dict[str, Any]:
         """The index as plain JSON data, for :meth:`from_state`."""
         return {"analysis": ANALYSIS, "size": self.size, "fields": [field.state() for field in self.fields]}
+
+    def pieces(self) -> Iterator[dict[str, Any]]:
+        """The index as plain JSON data in pieces, for :class:`TextIndexPieces`: a head (the
+        :data:`ANALYSIS`, the size), then each field's head and its postings, about
+        :data:`PIECE_POSTINGS` a piece, so that neither writing nor reading holds them whole
+        in JSON (since 0.9.8)."""
+        yield {"analysis": ANALYSIS, "size": self.size}
+        for number, field in enumerate(self.fields):
+            yield from field.pieces(number)
 
     @classmethod
     def from_state(cls, state: object) -> TextIndex:
@@ -237,3 +298,74 @@ class TextIndex:
             else:
                 sums[doc] = total
         return _rounded(sums)
+
+
+class TextIndexPieces:
+    """A :class:`TextIndex` read back from its :meth:`~TextIndex.pieces` one at a time
+    (:meth:`add`; :meth:`done` gives it), each piece's postings decoded as it comes and
+    checked as :meth:`TextIndex.from_state` checks them whole: ValueError for a piece out of
+    its place, a field whose postings do not add up to its head's counts, or one that does
+    not hold together. One made by another :data:`ANALYSIS` is not read: :meth:`done` gives None."""
+
+    def __init__(self) -> None:
+        self._index: TextIndex | None = None
+        self._other = False  # made by another word splitting: the pieces are passed over
+        self._left = (0, 0)  # the field being read: its terms and postings still to come
+
+    def add(self, piece: object) -> None:
+        """Decode the next piece."""
+        if not isinstance(piece, dict):
+            raise ValueError("a piece of the text index is not a map")
+        if self._other:
+            return
+        try:
+            self._add(piece)
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"a piece of the text index lacks {err}") from err
+
+    def _add(self, piece: dict[str, Any]) -> None:
+        index = self._index
+        if index is None:
+            if piece.get("analysis") != ANALYSIS:
+                self._other = "analysis" in piece
+                if self._other:
+                    return
+                raise ValueError("the text index does not start with its head")
+            size = piece.get("size")
+            if not isinstance(size, int) or size < 0:
+                raise ValueError("the text index has no size")
+            self._index = index = TextIndex(())
+            index.fields, index.size = [], size
+        elif "field" in piece:
+            self._field_done()
+            number = len(index.fields)
+            if piece["field"] != number or number >= len(FIELDS):
+                raise ValueError("a field of the text index out of its place")
+            terms, postings = piece["terms"], piece["postings"]
+            if not (isinstance(terms, int) and isinstance(postings, int) and terms >= 0 and postings >= 0):
+                raise ValueError("a field's counts of terms and postings are not numbers")
+            index.fields.append(_Field.begun(FIELDS[number][1], index.size, piece))
+            self._left = (terms, postings)
+        elif "docs" in piece and index.fields:
+            terms = piece["terms"]
+            added = index.fields[-1].take(terms, piece["counts"], piece["docs"], piece["freqs"])
+            self._left = (self._left[0] - len(terms), self._left[1] - added)
+            if min(self._left) < 0:
+                raise ValueError("a field holds more terms or postings than its head counts")
+        else:
+            raise ValueError("a piece of the text index out of its place")
+
+    def _field_done(self) -> None:
+        if self._left != (0, 0):
+            raise ValueError("a field lacks terms or postings its head counts")
+
+    def done(self) -> TextIndex | None:
+        """The index read (None: made by another analysis); ValueError if pieces are missing."""
+        if self._other:
+            return None
+        if self._index is None:
+            raise ValueError("the text index has no head")
+        self._field_done()
+        if len(self._index.fields) != len(FIELDS):
+            raise ValueError("the text index has not one entry per field")
+        return self._index

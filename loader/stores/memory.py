@@ -358,7 +358,7 @@ class MemoryStore:
         """The graph as networkx node-link JSON (what :meth:`save` writes)."""
         return node_link_bytes(self.graph)
 
-    def save_snapshot(self, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
+    def save_snapshot(self, path: str | Path, indexes: Mapping[str, Iterable[Any]] | None = None) -> None:
         """Write the graph as a snapshot (:mod:`~pith_graph.loader.stores.snapshot`): read
         back several times faster than node-link JSON; with ``indexes`` made from it, if given.
         Raises as :meth:`save` does (``hand_edited``, ``*.graphml`` too)."""
@@ -396,13 +396,13 @@ def open_graph(path: str | Path) -> nx.DiGraph:
 _MALFORMED = (OSError, ValueError, *SNAPSHOT_MALFORMED, nx.NetworkXException)
 
 
-def open_saved(path: str | Path, *, checked: bool = False) -> Snapshot:
-    """As :func:`open_graph`, with the indexes a snapshot holds (none from node-link JSON). A
-    snapshot's structure is trusted (only its types are checked) unless ``checked``: for a
-    graph to write to, whose edits by hand could otherwise make a write fail or loop."""
+def open_saved(path: str | Path, *, checked: bool = False, readers: dict[str, Any] | None = None) -> Snapshot:
+    """As :func:`open_graph`, with the indexes a snapshot holds (read by ``readers``, as :func:`read_snapshot`
+    reads them; none from node-link JSON). A snapshot's structure is trusted (only its types are
+    checked) unless ``checked``: for a graph to write to, whose edits by hand could make a write fail or loop."""
     try:
         if _is_snapshot(path):
-            snapshot = read_snapshot(path)
+            snapshot = read_snapshot(path, readers)
             fill_latest(snapshot.graph)  # (saved before 0.9.4)
             (check_structure if checked else check_types)(snapshot.graph)
             return snapshot

@@ -3,7 +3,7 @@
 A snapshot is JSON (read with orjson: no code runs, whatever the file holds), laid out for
 speed: one header line, then a body holding, per label, the property names once and one row
 of values per node (its id follows from its key), and per relationship type, rows of
-``[source index, target index, values...]``: since 0.9.7 (version 4) a line per piece of
+``[source index, target index, values...]``: since 0.9.7 (versions 4 and 5) a line per piece of
 about 256 KiB, read and built one at a time (:mod:`~pith_graph.loader.stores.snapshot_pieces`),
 before as one JSON document (version 3, still read). Nodes or edges that do not fit that shape are
 kept as they are, so any graph a :class:`~pith_graph.loader.stores.memory.MemoryStore` holds
@@ -14,10 +14,12 @@ nothing of it handed back. Edges read back share their attributes, as the store'
 (:class:`~pith_graph.loader.stores.memory_graph.EdgeData`: equal attribute sets are one
 read-only dict).
 
-A snapshot can also carry indexes derived from the graph (``indexes``: plain JSON data
-under names its writer chooses, such as the in-memory reader's text index), so that a
-restart need not build them again. This module only stores them; whoever reads them checks
-they still fit the graph.
+A snapshot can also carry indexes derived from the graph (``indexes``: under names its writer
+chooses, such as the in-memory reader's text index), so that a restart need not build them
+again. Since 0.9.8 (version 5) each is saved as its pieces, JSON values a line each, and read
+back a piece at a time by the reader registered for its name (:class:`~.snapshot_pieces.IndexReader`),
+or kept as the list of its pieces; before, as one JSON value. This module only stores them;
+whoever reads them checks they hold together and still fit the graph.
 
 A snapshot is *trusted*: reading it verifies no signature (that is its point: a restart
 without verifying every bundle again). Keep it where only the loader writes.
@@ -37,6 +39,7 @@ True
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -46,10 +49,7 @@ import orjson
 
 from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted
 from pith_graph.loader.stores.files import read_graph_blocks, read_graph_file
-from pith_graph.loader.stores.memory_graph import EdgeInterner, put
-from pith_graph.loader.stores.node_link import first_repeated
-from pith_graph.loader.stores.snapshot_pieces import MALFORMED, Body, read_pieces
-from pith_graph.loader.stores.snapshot_rows import Spellings, edge_rows, node_rows, other_edges, other_nodes
+from pith_graph.loader.stores.snapshot_pieces import MALFORMED, Body, Built, IndexReaders, read_pieces
 from pith_graph.loader.stores.snapshot_writer import (
     FORMAT,
     VERSION,
@@ -61,6 +61,7 @@ from pith_graph.loader.stores.snapshot_writer import (
 __all__ = [
     "FORMAT",
     "VERSION",
+    "IndexReaders",
     "Snapshot",
     "encode_snapshot",
     "is_snapshot",
@@ -69,9 +70,9 @@ __all__ = [
     "save_snapshot",
 ]
 
-#: The versions read (:data:`~.snapshot_writer.VERSION` writes 4; 1 held MultiDiGraph edges with keys,
-#: before the graph became a DiGraph; 2 no indexes; 3 one JSON document).
-_READS = (2, 3, 4)
+#: The versions read (:data:`~.snapshot_writer.VERSION` writes 5; 1 held MultiDiGraph edges with keys,
+#: before the graph became a DiGraph; 2 no indexes; 3 one JSON document; 4 the indexes one line).
+_READS = (2, 3, 4, 5)
 
 
 class Snapshot(NamedTuple):
@@ -94,19 +95,20 @@ def open_snapshot(path: str | Path) -> nx.DiGraph:
     return read_snapshot(path).graph
 
 
-def read_snapshot(path: str | Path) -> Snapshot:
-    """The graph and indexes saved at ``path``; :class:`UsageError` if it is not an intact
-    snapshot (of this version or the two before: one JSON document, and the one without
-    indexes).
+def read_snapshot(path: str | Path, readers: IndexReaders | None = None) -> Snapshot:
+    """The graph and indexes saved at ``path``, each index read by ``readers``' reader of its
+    name (version 5; an index without one: the list of its pieces; versions 2 to 4: as saved,
+    whole); :class:`UsageError` if it is not an intact snapshot of a version this reads.
 
-    Version 4 is read a block and a line at a time, each line's rows built into the graph
-    as it is parsed, the body hashed as it goes; nothing is handed back before its SHA-256
-    matched (:mod:`~.snapshot_pieces`). Values that repeat are one object each
-    (:data:`~.memory_graph.INTERNED`). At 95k papers (a graph of 816 MB), opening peaked at
-    1,257 MB reading version 3 whole (1.49 times the graph), 915 MB reading version 4
-    (1.13 times; ``benchmarks/bench_snapshot_memory.py``)."""
+    Versions 4 and 5 are read a block and a line at a time, each line's rows built into the
+    graph (or an index's piece given to its reader) as it is parsed, the body hashed as it
+    goes; nothing is handed back before its SHA-256 matched (:mod:`~.snapshot_pieces`). Values
+    that repeat are one object each (:data:`~.memory_graph.INTERNED`). At 95k papers (a graph
+    of 816 MB), opening peaked at 1,257 MB reading version 3 whole (1.49 times the graph), 915
+    MB reading version 4 (1.13 times; ``benchmarks/bench_snapshot_memory.py``); ``serve``
+    opening version 5 with its text index peaks at what it then holds (about 1.01 times)."""
     try:
-        snapshot = _read(Path(path))
+        snapshot = _read(Path(path), readers or {})
     except (OSError, ValueError) as err:
         raise UsageError(f"cannot open saved graph {path}: {err}") from err
     except MALFORMED as err:
@@ -116,13 +118,13 @@ def read_snapshot(path: str | Path) -> Snapshot:
     return snapshot
 
 
-def _read(path: Path) -> Snapshot:
-    """The snapshot at ``path``: version 4 a line at a time, the others whole."""
+def _read(path: Path, readers: IndexReaders) -> Snapshot:
+    """The snapshot at ``path``: versions 4 and 5 a line at a time, the others whole."""
     with closing(read_graph_blocks(path)) as blocks:
         body = Body(blocks)
         header = _header(body.header())
-        if header["version"] == 4:
-            return Snapshot(*read_pieces(header, body))
+        if header["version"] >= 4:
+            return Snapshot(*read_pieces(header, body, readers))
         del body  # (a block of the file)
     return _build(_parse(path))
 
@@ -170,40 +172,27 @@ def _parse(path: Path) -> _Parsed:
 
 def _build(parsed: _Parsed) -> Snapshot:
     """The graph of a parsed body, written into networkx's own dicts (as MemoryStore does:
-    ``add_node``/``add_edge`` check and copy more than a trusted, regular file needs), and
-    its indexes; the body's rows are emptied as they are used."""
+    ``add_node``/``add_edge`` check and copy more than a trusted, regular file needs), its
+    groups given as version 4's pieces (:class:`~.snapshot_pieces.Built`: one reader, one
+    set of checks), and its indexes."""
     header, data = parsed
+    built = Built(header["version"])
     with collector_paused():
-        indexes = data.get("indexes", {})
-        if not isinstance(indexes, dict):
-            raise ValueError("its indexes are not a map")
-        graph = _fill(nx.DiGraph(), data)
-    if (graph.number_of_nodes(), graph.number_of_edges()) != (header.get("nodes"), header.get("edges")):
-        raise ValueError("its counts do not match its header")
-    return Snapshot(graph, indexes)
+        for piece in _pieces(data):
+            built.add(piece)
+    return Snapshot(*built.done(header))
 
 
-def _fill(graph: nx.DiGraph, data: dict[str, Any]) -> nx.DiGraph:
-    """``graph`` with the nodes and edges of a version 2 or 3 body, through
-    :func:`memory_graph.put` (the one writer of networkx's structures), each group's rows
-    given up once its nodes or edges are in. Raises ValueError for rows that do not fit their
-    columns."""
-    ids: list[str] = []
-    spellings = Spellings()
+def _pieces(data: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A version 2 or 3 body's groups as version 4's pieces, in the order version 4 holds
+    them; each group's rows given up once its nodes or edges are in."""
     for label, group in data["nodes"].items():
-        put(graph, node_rows(label, group["properties"], group["at"], group["rows"], ids, spellings), ())
+        yield {"nodes": label, "properties": group["properties"], "at": group["at"], "rows": group["rows"]}
         group["rows"] = []  # their values are the nodes' now
     others = [entry for group in data["nodes"].values() for entry in group["other"]]
-    put(graph, other_nodes(sorted(others, key=lambda entry: int(entry[0])), ids), ())
-    spellings.done()
-    if len(ids) != graph.number_of_nodes():
-        raise ValueError(f"two nodes share an id: {quoted(first_repeated(ids))}")
-    edges = sum(len(group["rows"]) + len(group["other"]) for group in data["edges"].values())
-    shared = EdgeInterner()
+    yield {"other_nodes": sorted(others, key=lambda entry: int(entry[0]))}
     for kind, group in data["edges"].items():
-        put(graph, (), edge_rows(kind, group["properties"], group["at"], group["rows"], ids, shared))
-        put(graph, (), other_edges(group["other"], ids, shared))
+        yield {"edges": kind, "properties": group["properties"], "at": group["at"], "rows": group["rows"]}
+        yield {"other_edges": group["other"]}
         group["rows"] = []
-    if edges != graph.number_of_edges():
-        raise ValueError("two edges join the same two nodes")
-    return graph
+    yield {"indexes": data.get("indexes", {})}

@@ -1,20 +1,25 @@
-"""A snapshot's body read a line at a time (format version 4, since 0.9.7): each line a piece
-of rows parsed and built into the graph on its own, the whole body hashed as it is read, and
-nothing handed back before its SHA-256 matched the header's.
+"""A snapshot's body read a line at a time (format versions 4 and 5, since 0.9.7): each line a
+piece of rows parsed and built into the graph on its own, the whole body hashed as it is read,
+and nothing handed back before its SHA-256 matched the header's.
 
 Version 3's body was one JSON document: its reader held the file's bytes and every group's
 parsed rows beside the graph it built (at 95k papers, opening peaked at 1.49 times the graph;
 ``benchmarks/bench_snapshot_memory.py``). Here it holds, beside the graph, a block of the
 file, a line (about 256 KiB of rows, :data:`~.snapshot_writer.LINE_BYTES`) and its parsed rows,
-and the index of the nodes' ids, let go before the indexes' line: the largest (the search
-index, 51 MB at 95k papers), which orjson parses whole (1.13 times the graph at its peak).
+and the index of the nodes' ids, let go before the indexes. Version 4 ends with the indexes in
+one line, parsed whole (the search index: 51 MB at 95k papers, 1.13 times the graph at the
+peak); version 5 (since 0.9.8) saves each index as pieces, a line each, which are handed as
+they are read to the :class:`IndexReader` its saver registered for its name (or kept as a list
+of JSON values), and ends with their counts: this module knows nothing of what an index holds.
+The checks only a whole body allows (ids and edges given twice, the header's counts) are
+:meth:`Built.done`'s, for every version.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 import networkx as nx
 import orjson
@@ -25,7 +30,7 @@ from pith_graph.loader.stores.node_link import first_repeated
 from pith_graph.loader.stores.snapshot_rows import Spellings, edge_rows, node_rows, other_edges, other_nodes
 from pith_graph.loader.stores.snapshot_writer import collector_paused
 
-__all__ = ["MALFORMED", "Body", "read_pieces"]
+__all__ = ["MALFORMED", "Body", "Built", "IndexReader", "IndexReaders", "read_pieces"]
 
 #: What a body of another shape than its version's raises, as it is read (an index past what a
 #: list holds, 2**63: OverflowError; a value nested some 500 lists deep: RecursionError).
@@ -91,11 +96,45 @@ class Body:
             yield block
 
 
-def read_pieces(header: dict[str, Any], body: Body) -> tuple[nx.DiGraph, dict[str, Any]]:
-    """The graph and indexes of a version 4 ``body``; ValueError if its SHA-256 is not
+class IndexReader(Protocol):
+    """Reads a saved index back from its pieces, one at a time, as the body is read (format
+    version 5): whoever saved the index registers one for its name
+    (:func:`~pith_graph.loader.stores.snapshot.read_snapshot`'s ``readers``). Both methods
+    raise ValueError for pieces that do not hold together."""
+
+    def add(self, piece: Any, /) -> None:
+        """Take the next piece (a JSON value, parsed)."""
+
+    def done(self) -> object:
+        """The index, once its last piece was added."""
+
+
+#: Makers of :class:`IndexReader`, by the name of the index they read.
+IndexReaders = Mapping[str, Callable[[], IndexReader]]
+
+
+class _Kept:
+    """The pieces of an index no reader was registered for, kept as a list of JSON values."""
+
+    def __init__(self) -> None:
+        self.pieces: list[Any] = []
+
+    def add(self, piece: Any, /) -> None:
+        self.pieces.append(piece)
+
+    def done(self) -> list[Any]:
+        return self.pieces
+
+
+def read_pieces(
+    header: dict[str, Any], body: Body, readers: IndexReaders
+) -> tuple[nx.DiGraph, dict[str, Any]]:
+    """The graph and indexes of a version 4 or 5 ``body`` (each index read by ``readers``' for
+    its name, or kept as the list of its pieces); ValueError if its SHA-256 is not
     ``header``'s (then whatever the reading raised is left unsaid: the file was altered) or
-    its counts are not, or if it holds rows that do not fit their columns."""
-    built = _Built()
+    its counts are not, or if it holds rows that do not fit their columns or indexes whose
+    pieces do not hold together."""
+    built = Built(header["version"], readers)
     number = 1  # the file's line (the header is its first)
     try:
         with collector_paused():
@@ -113,25 +152,34 @@ def read_pieces(header: dict[str, Any], body: Body) -> tuple[nx.DiGraph, dict[st
     return built.done(header)
 
 
-class _Built:
-    """The graph, as its pieces are added."""
+class Built:
+    """The graph, as its pieces are added (any version's: a version 2 or 3 body's groups
+    are given as version 4's pieces), and its indexes; :meth:`done` checks what only the
+    whole body tells (every version alike)."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: int, readers: IndexReaders | None = None) -> None:
         self.graph = nx.DiGraph()
         self.ids: list[str] = []  # the nodes' ids, by their index in the body
         self.edges = 0
         self.indexes: dict[str, Any] = {}
+        self._version = version
+        self._readers = readers or {}
+        self._reading: dict[str, IndexReader] = {}  # an index's reader, once its first piece came
+        self._pieces: dict[str, int] = {}  # how many pieces each index had
         self._spellings = Spellings()
         self._shared = EdgeInterner()
         self._released = False  # whether the ids and spellings were let go (the rows are in)
+        self._ended = False  # whether the indexes' line (the last) was read
 
     def add(self, piece: Any) -> None:
-        """Add a piece's nodes or edges to the graph (or keep its indexes)."""
+        """Add a piece's nodes or edges to the graph (or an index's piece to its reader, or
+        keep the indexes)."""
         graph, ids = self.graph, self.ids
-        if self._released:  # ids let go: a node read now could take a read one's id unseen
-            raise ValueError("a line of its body after its indexes (the last line)")
         if not isinstance(piece, dict):
             raise ValueError("a line of its body is not a map")
+        if self._ended or (self._released and piece.keys().isdisjoint(("index", "indexes"))):
+            # ids let go with the rows in: a node read now could take a read one's id unseen
+            raise ValueError("a line of its body after its indexes (the last line)")
         if "nodes" in piece:
             nodes = node_rows(
                 piece["nodes"], piece["properties"], piece["at"], piece["rows"], ids, self._spellings
@@ -149,17 +197,40 @@ class _Built:
         elif "other_edges" in piece:
             self.edges += len(entries := piece["other_edges"])
             put(graph, (), other_edges(entries, ids, self._shared))
+        elif "index" in piece and self._version >= 5:  # an index's piece, after the rows
+            self._rows_done()
+            self._index_piece(piece["index"], piece["piece"])
         elif "indexes" in piece:  # the last line: what only the rows needed goes first
             self._rows_done()
-            if not isinstance(indexes := piece["indexes"], dict):
-                raise ValueError("its indexes are not a map")
-            self.indexes = indexes
+            self._ended = True
+            self.indexes = self._indexes(piece["indexes"])
         else:
             raise ValueError("a line of its body holds neither nodes, edges nor indexes")
 
+    def _index_piece(self, name: object, value: Any) -> None:
+        if not isinstance(name, str):
+            raise ValueError("an index's piece names no index")
+        if (reader := self._reading.get(name)) is None:
+            reader = self._reading[name] = self._readers.get(name, _Kept)()
+            self._pieces[name] = 0
+        reader.add(value)
+        self._pieces[name] += 1
+
+    def _indexes(self, indexes: Any) -> dict[str, Any]:
+        """The indexes the last line ends (version 5: counts their pieces) or holds (4)."""
+        if not isinstance(indexes, dict):
+            raise ValueError("its indexes are not a map")
+        if self._version < 5:
+            return indexes
+        for name in indexes.keys() - self._reading.keys():  # (an index of no pieces)
+            self._reading[name], self._pieces[name] = self._readers.get(name, _Kept)(), 0
+        if indexes != self._pieces:
+            raise ValueError("its indexes' pieces do not match their counts (the last line)")
+        return {name: self._reading[name].done() for name in indexes}
+
     def _rows_done(self) -> None:
-        """Share the papers' spellings, check the nodes' ids, and let them go: the indexes'
-        line is the largest (51 MB at 95k papers), read once the rows are in."""
+        """Share the papers' spellings, check the nodes' ids, and let them go: the indexes
+        come once the rows are in."""
         if self._released:
             return
         self._released = True
@@ -172,6 +243,8 @@ class _Built:
         """The graph and indexes, checked against ``header``'s counts."""
         graph = self.graph
         self._rows_done()
+        if self._version >= 5 and not self._ended:
+            raise ValueError("its body does not end with its indexes' line")
         if self.edges != graph.number_of_edges():
             raise ValueError("two edges join the same two nodes")
         if (graph.number_of_nodes(), graph.number_of_edges()) != (header.get("nodes"), header.get("edges")):

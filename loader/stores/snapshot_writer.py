@@ -5,7 +5,9 @@ and builds into the graph on its own: a label's node rows, as many as make about
 line (``{"nodes":label,"properties":[...],"at":n,"rows":[...]}``), then the nodes that fit
 no label's rows (``{"other_nodes":[[index,id,attributes],...]}``), then a type's edge rows
 (``{"edges":type,...}``) and the edges that fit none (``{"other_edges":[[source,target,
-attributes],...]}``), and last ``{"indexes":{...}}``. It is encoded a few rows at a time
+attributes],...]}``), then each index's pieces (``{"index":name,"piece":...}``, version 5,
+since 0.9.8: an index is given as an iterable of JSON values, encoded as it is iterated) and
+last their counts (``{"indexes":{name:pieces,...}}``; version 4 ended with the indexes whole). It is encoded a few rows at a time
 (:func:`~pith_graph.loader.stores.files.listed_json`) and never held whole: its pieces go to
 an unnamed temporary file beside the snapshot, hashed as they go, and the file is then the
 header line (which holds the body's SHA-256) followed by that file's bytes. Version 3 held
@@ -18,7 +20,7 @@ import gc
 import hashlib
 import tempfile
 from array import array
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -33,8 +35,8 @@ from pith_graph.schema.graph import LABEL_ATTRIBUTE, NODES, TYPE_ATTRIBUTE, node
 __all__ = ["FORMAT", "VERSION", "collector_paused", "encode_snapshot", "save_snapshot"]
 
 FORMAT = "pith-graph-snapshot"
-VERSION = 4  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph); 2: no indexes;
-# 3: one JSON document (read whole)
+VERSION = 5  # 1: MultiDiGraph edges with keys (before the graph became a DiGraph); 2: no indexes;
+# 3: one JSON document (read whole); 4: the indexes one line
 
 #: Bytes of the spooled body read back per piece of the file (256 KiB).
 _COPY_BYTES = 1 << 18
@@ -43,7 +45,9 @@ _COPY_BYTES = 1 << 18
 LINE_BYTES = 1 << 18
 
 
-def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any] | None = None) -> None:
+def save_snapshot(
+    graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Iterable[Any]] | None = None
+) -> None:
     """Write ``graph`` (as a MemoryStore holds it), and any ``indexes`` made from it, to
     ``path``: beside it first, then renamed over it, so a failed write never leaves a
     truncated file nor destroys the one there (:func:`write_beside`)."""
@@ -51,7 +55,7 @@ def save_snapshot(graph: nx.DiGraph, path: str | Path, indexes: Mapping[str, Any
 
 
 def encode_snapshot(
-    graph: nx.DiGraph, indexes: Mapping[str, Any] | None = None, *, beside: str | Path | None = None
+    graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None = None, *, beside: str | Path | None = None
 ) -> Iterator[bytes]:
     """The snapshot of ``graph`` (as a MemoryStore holds it) and any ``indexes`` made from
     it, in pieces (the header line, then the body's), which joined are the file; nothing is
@@ -114,7 +118,7 @@ class _Group(NamedTuple):
     rows: list[Any]
 
 
-def _body(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> Iterator[bytes]:
+def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Iterator[bytes]:
     """The body's JSON, a few rows at a time."""
     labels: dict[str, _Group] = {}  # label -> its nodes' ids that fit its rows
     irregular: list[str] = []  # nodes stored as they are, in their order
@@ -163,7 +167,16 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Any] | None) -> Iterator[byte
         fitting = _edge_rows(group, sources, targets, datas, shapes, apart)
         yield from _lines(_opening(b"edges", wanted, group) + b',"rows":[', fitting)
         yield from _lines(b'{"other_edges":[', _apart(sources, targets, datas, apart))
-    yield b'{"indexes":' + json_bytes(dict(indexes or {})) + b"}\n"
+    counts: dict[str, int] = {}
+    for name, pieces in (indexes or {}).items():
+        if isinstance(pieces, Mapping | str | bytes):
+            raise TypeError(f"the index {name!r} is not given as its pieces")
+        counts[name] = 0
+        opening = b'{"index":' + orjson.dumps(name) + b',"piece":'
+        for piece in pieces:
+            yield opening + json_bytes(piece) + b"}\n"
+            counts[name] += 1
+    yield b'{"indexes":' + orjson.dumps(counts) + b"}\n"
 
 
 def _edge_rows(

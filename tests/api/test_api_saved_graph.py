@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
-import hashlib
 import json
 from array import array
 from pathlib import Path
@@ -17,13 +16,16 @@ import networkx as nx
 import orjson
 import pytest
 from apitest import Corpus, corpus, memory_reader  # noqa: F401 (fixtures)
+from snapshot_bodies import rewritten
 from test_api_e2e import QUERIES, Examples, examples  # noqa: F401 (fixture)
 from test_api_serve import _answers, _start, _stop
 
 from pith_graph.api.app import key_infos
 from pith_graph.api.context import Context
 from pith_graph.api.limits import RequestLimits
+from pith_graph.api.reads import text_index
 from pith_graph.api.reads.memory import MemoryReader
+from pith_graph.api.reads.saved_indexes import INDEX_READERS, SavedText
 from pith_graph.api.schema import build_schema
 from pith_graph.cli.options import save_snapshot_with_index
 from pith_graph.loader.facade import SAMPLES
@@ -31,22 +33,41 @@ from pith_graph.loader.stores.memory import MemoryStore, open_saved
 from pith_graph.loader.stores.snapshot import save_snapshot
 from pith_graph.testing import PaperSpec, SignerIdentity, build_bundle, run_cli
 
+#: How a graph is saved and its index read back: read as ``serve`` reads it (each piece
+#: decoded as it is read, a few postings a piece), kept as pieces and then read, or (a version
+#: 4 snapshot) whole.
+_WITH_INDEX = ("snapshot-with-index", "snapshot-with-index-read", "version-4-with-index")
 
-@pytest.fixture(scope="module", params=["snapshot", "snapshot-with-index", "node-link"])
+
+@pytest.fixture(scope="module", params=["snapshot", *_WITH_INDEX, "node-link"])
 def reopened(
     request: pytest.FixtureRequest, memory_reader: MemoryReader, tmp_path_factory: Any
 ) -> MemoryReader:
     path = tmp_path_factory.mktemp("saved") / f"graph.{request.param}"
     store = MemoryStore(memory_reader.G)
+    readers = None
     if request.param == "snapshot":
         store.save_snapshot(path)
+    elif request.param == "snapshot-with-index-read":
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(text_index, "PIECE_POSTINGS", 3)
+            save_snapshot_with_index(store, str(path))
+        assert len(path.read_bytes().split(b'{"index":"text"')) > 20  # split in many pieces
+        readers = INDEX_READERS
+    elif request.param == "version-4-with-index":
+        index, papers = memory_reader._text_index()
+        whole = {"text": {"papers": papers, "index": index.state()}}
+        store.save_snapshot(path)
+        path.write_bytes(rewritten(path.read_bytes(), lambda data: data.update(indexes=whole), version=4))
     elif request.param == "snapshot-with-index":
         save_snapshot_with_index(store, str(path))
     else:
         store.save(path)
-    graph, indexes = open_saved(path)
+    graph, indexes = open_saved(path, readers=readers)
+    if readers is not None:
+        assert isinstance(indexes["text"], SavedText)
     reader = MemoryReader(graph)
-    assert reader.adopt(indexes) is (request.param == "snapshot-with-index")
+    assert reader.adopt(indexes) is (request.param in _WITH_INDEX)
     return reader
 
 
@@ -188,28 +209,57 @@ def test_serve_does_not_take_the_saved_index_when_bundles_are_loaded_on_top(tmp_
     assert process.returncode == 0, log
 
 
-def test_a_saved_text_index_that_does_not_hold_together_stops_serve(tmp_path: Path) -> None:
-    """A snapshot whose text index names a paper it does not have (its checksum made to
-    match, as only someone writing it on purpose could) is refused with a usage error."""
-    snapshot = _loaded([SAMPLES], tmp_path, "graph.snapshot")
-    head, _, body = snapshot.read_bytes().partition(b"\n")
-    *pieces, last, end = body.split(b"\n")  # the indexes' line is the last (version 4, since 0.9.7)
-    data = orjson.loads(last)
-    field = data["indexes"]["text"]["index"]["fields"][0]
-    docs = array("i", base64.b64decode(field["docs"]))
+def _first_doc_past_the_end(pieces: list[dict[str, Any]]) -> None:
+    piece = next(piece for piece in pieces if "docs" in piece)
+    docs = array("i", base64.b64decode(piece["docs"]))
     docs[0] = 99
-    field["docs"] = base64.b64encode(docs.tobytes()).decode()
-    body = b"\n".join([*pieces, orjson.dumps(data), end])
-    header = orjson.loads(head) | {"sha256": hashlib.sha256(body).hexdigest()}
-    snapshot.write_bytes(orjson.dumps(header) + b"\n" + body)
-    assert "names a document" in _refused(snapshot)
+    piece["docs"] = base64.b64encode(docs.tobytes()).decode()
+
+
+def _counts_short(pieces: list[dict[str, Any]]) -> None:
+    next(piece for piece in pieces if "counts" in piece)["counts"] = ""
+
+
+def _fields_swapped(pieces: list[dict[str, Any]]) -> None:
+    first, second = (at for at, piece in enumerate(pieces) if "field" in piece)
+    pieces[first:] = pieces[second:] + pieces[first:second]
+
+
+@pytest.mark.parametrize(
+    ("damage", "said"),
+    [
+        pytest.param(_first_doc_past_the_end, "names a document", id="doc-past-the-end"),
+        pytest.param(_counts_short, "do not add up", id="wrong-sizes"),
+        pytest.param(_fields_swapped, "out of its place", id="wrong-order"),
+        pytest.param(lambda pieces: pieces.pop(), "lacks terms or postings", id="truncated"),
+        pytest.param(lambda pieces: pieces.clear(), "has no pieces", id="no-pieces"),
+    ],
+)
+def test_a_saved_text_index_that_does_not_hold_together_stops_serve(
+    tmp_path: Path, damage: Any, said: str
+) -> None:
+    """A snapshot whose text index's pieces do not hold together (its checksum made to match,
+    as only someone writing it on purpose could) is refused with a usage error naming the file
+    and the line, exit 2."""
+    snapshot = _loaded([SAMPLES], tmp_path, "graph.snapshot")
+    snapshot.write_bytes(rewritten(snapshot.read_bytes(), lambda data: damage(data["indexes"]["text"]), 5))
+    message = _refused(snapshot)
+    assert f"cannot open saved graph {snapshot}: line " in message and said in message, message
 
 
 def test_an_index_saved_for_other_papers_is_not_taken(memory_reader: MemoryReader) -> None:
-    saved = memory_reader.saved_indexes()
+    saved = {"text": list(memory_reader.saved_indexes()["text"])}
     graph = memory_reader.G.copy()
     graph.remove_node(next(node for node, label in graph.nodes(data="label") if label == "Paper"))
     assert MemoryReader(graph).adopt(saved) is False
-    other_analysis = {"text": {**saved["text"], "index": {**saved["text"]["index"], "analysis": "older"}}}
-    assert MemoryReader(memory_reader.G).adopt(other_analysis) is False
+    papers, head, *rest = saved["text"]
+    assert (
+        MemoryReader(memory_reader.G).adopt({"text": [papers, {**head, "analysis": "older"}, *rest]}) is False
+    )
     assert MemoryReader(memory_reader.G).adopt(saved) is True
+    index, numbered = memory_reader._text_index()
+    whole = {"papers": numbered, "index": index.state()}  # as version 4 saved it
+    assert MemoryReader(graph).adopt({"text": whole}) is False
+    other_analysis = {"text": {**whole, "index": {**whole["index"], "analysis": "older"}}}
+    assert MemoryReader(memory_reader.G).adopt(other_analysis) is False
+    assert MemoryReader(memory_reader.G).adopt({"text": whole}) is True
