@@ -125,13 +125,15 @@ def _prepare(
         from pith_graph.api.reads.memory import MemoryReader
         from pith_graph.api.reads.saved_indexes import INDEX_READERS
         from pith_graph.loader.stores.memory import MemoryStore, open_saved
+        from pith_graph.loader.stores.snapshot_pieces import SKIP_INDEXES
 
         graph = None
         indexes: dict[str, Any] = {}
         if settings.graph is not None:
             started = time.perf_counter()
             written_to = bool(settings.paths)
-            graph, indexes = open_saved(settings.graph, checked=written_to, readers=INDEX_READERS)
+            readers = SKIP_INDEXES if written_to else INDEX_READERS  # (loaded onto: built again)
+            graph, indexes = open_saved(settings.graph, checked=written_to, readers=readers)
             papers = sum(1 for _, label in graph.nodes(data=LABEL_ATTRIBUTE) if label == PAPER.label)
             on_opened(settings.graph, papers, time.perf_counter() - started)
         if graph is None or settings.paths:

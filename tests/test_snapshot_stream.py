@@ -28,7 +28,7 @@ from snapshot_bodies import oracle
 from pith_graph.errors import StoreError, UsageError
 from pith_graph.loader import SAMPLES, load_graph
 from pith_graph.loader.stores import snapshot_writer
-from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.memory import MemoryStore, open_graph
 from pith_graph.loader.stores.memory_graph import EdgeData
 from pith_graph.loader.stores.snapshot import open_snapshot, read_snapshot
 from pith_graph.loader.stores.snapshot_writer import encode_snapshot, save_snapshot
@@ -118,6 +118,43 @@ def test_opening_holds_no_whole_body(loaded: nx.DiGraph, tmp_path: Path) -> None
     tracemalloc.stop()
     assert nx.utils.graphs_equal(opened.graph, loaded)
     assert peak - graph < 4_000_000, (peak, graph)
+
+
+@pytest.mark.parametrize("opening", ["open_snapshot", "open_graph", "MemoryStore.open"])
+def test_opening_the_graph_alone_lets_the_indexes_go_as_read(
+    loaded: nx.DiGraph, tmp_path: Path, opening: str
+) -> None:
+    """Opening for the graph alone (to write to, prune, or analyse) keeps no saved index: each
+    piece is let go as it is read, where 0.9.8's first format 5 reader kept every piece's parsed
+    JSON until the end (56 MB at 95k papers). The pieces are still counted and hashed."""
+    path = tmp_path / "g.snapshot"
+    index = [{"words": [f"w{n}-{k}" for k in range(200)]} for n in range(400)]  # 400 pieces, ~3 MB
+    save_snapshot(loaded, path, {"text": index})
+    assert read_snapshot(path).indexes == {"text": index}  # kept when asked for: the test can tell
+    open_one = {
+        "open_snapshot": open_snapshot,
+        "open_graph": open_graph,
+        "MemoryStore.open": MemoryStore.open,
+    }
+    tracemalloc.start()
+    opened = open_one[opening](path)
+    graph, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert nx.utils.graphs_equal(opened if isinstance(opened, nx.DiGraph) else opened.graph, loaded)
+    assert graph - _graph_bytes(loaded, path) < 1_000_000, graph
+    assert peak - graph < 4_000_000, (peak, graph)
+
+
+def _graph_bytes(loaded: nx.DiGraph, path: Path) -> int:
+    """What the graph alone holds, opened from a snapshot of no indexes."""
+    bare = path.with_name("bare.snapshot")
+    save_snapshot(loaded, bare)
+    tracemalloc.start()
+    opened = read_snapshot(bare)
+    held = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    assert opened.indexes == {}
+    return held
 
 
 def _late_rows(raw: bytes) -> int:

@@ -44,6 +44,7 @@ from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
 from pith_graph.loader.stores.snapshot_pieces import MALFORMED as SNAPSHOT_MALFORMED
+from pith_graph.loader.stores.snapshot_pieces import SKIP_INDEXES, IndexReaders
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -370,7 +371,7 @@ class MemoryStore:
         """A store over a graph saved with :meth:`save` or :meth:`save_snapshot` (or as an
         earlier ``MultiDiGraph``): :class:`UsageError` naming ``path`` if it cannot be, or if
         it is not a graph a load builds (a snapshot too: writes rely on its structure)."""
-        graph = open_saved(path, checked=True).graph
+        graph = open_saved(path, checked=True, readers=SKIP_INDEXES).graph
         try:
             return cls(graph)
         except _MALFORMED as err:
@@ -385,10 +386,9 @@ def _is_snapshot(path: str | Path) -> bool:
 
 
 def open_graph(path: str | Path) -> nx.DiGraph:
-    """A graph saved as a snapshot or as node-link JSON (told apart by their first bytes),
-    its edges sharing their attributes as a loaded graph's do; a node-link ``MultiDiGraph``
-    of earlier versions comes back as a ``DiGraph``."""
-    return open_saved(path).graph
+    """A graph saved as a snapshot (its indexes let go as read) or as node-link JSON, its edges
+    sharing their attributes as a loaded graph's do; an earlier ``MultiDiGraph`` comes back a ``DiGraph``."""
+    return open_saved(path, readers=SKIP_INDEXES).graph
 
 
 #: What reading a malformed node-link file raises (not JSON, nodes not a list of maps, a value
@@ -396,7 +396,7 @@ def open_graph(path: str | Path) -> nx.DiGraph:
 _MALFORMED = (OSError, ValueError, *SNAPSHOT_MALFORMED, nx.NetworkXException)
 
 
-def open_saved(path: str | Path, *, checked: bool = False, readers: dict[str, Any] | None = None) -> Snapshot:
+def open_saved(path: str | Path, *, checked: bool = False, readers: IndexReaders | None = None) -> Snapshot:
     """As :func:`open_graph`, with the indexes a snapshot holds (read by ``readers``, as :func:`read_snapshot`
     reads them; none from node-link JSON). A snapshot's structure is trusted (only its types are
     checked) unless ``checked``: for a graph to write to, whose edits by hand could make a write fail or loop."""

@@ -49,7 +49,14 @@ import orjson
 
 from pith_graph.errors import QUOTED_CHARACTERS, UsageError, printable, quoted
 from pith_graph.loader.stores.files import read_graph_blocks, read_graph_file
-from pith_graph.loader.stores.snapshot_pieces import MALFORMED, Body, Built, IndexReaders, read_pieces
+from pith_graph.loader.stores.snapshot_pieces import (
+    MALFORMED,
+    SKIP_INDEXES,
+    Body,
+    Built,
+    IndexReaders,
+    read_pieces,
+)
 from pith_graph.loader.stores.snapshot_writer import (
     FORMAT,
     VERSION,
@@ -92,7 +99,7 @@ def is_snapshot(path: str | Path) -> bool:
 
 def open_snapshot(path: str | Path) -> nx.DiGraph:
     """The graph saved at ``path``; :class:`UsageError` if it is not an intact snapshot."""
-    return read_snapshot(path).graph
+    return read_snapshot(path, SKIP_INDEXES).graph
 
 
 def read_snapshot(path: str | Path, readers: IndexReaders | None = None) -> Snapshot:
@@ -108,7 +115,7 @@ def read_snapshot(path: str | Path, readers: IndexReaders | None = None) -> Snap
     MB reading version 4 (1.13 times; ``benchmarks/bench_snapshot_memory.py``); ``serve``
     opening version 5 with its text index peaks at what it then holds (about 1.01 times)."""
     try:
-        snapshot = _read(Path(path), readers or {})
+        snapshot = _read(Path(path), {} if readers is None else readers)
     except (OSError, ValueError) as err:
         raise UsageError(f"cannot open saved graph {path}: {err}") from err
     except MALFORMED as err:

@@ -30,7 +30,7 @@ from pith_graph.loader.stores.node_link import first_repeated
 from pith_graph.loader.stores.snapshot_rows import Spellings, edge_rows, node_rows, other_edges, other_nodes
 from pith_graph.loader.stores.snapshot_writer import collector_paused
 
-__all__ = ["MALFORMED", "Body", "Built", "IndexReader", "IndexReaders", "read_pieces"]
+__all__ = ["MALFORMED", "SKIP_INDEXES", "Body", "Built", "IndexReader", "IndexReaders", "read_pieces"]
 
 #: What a body of another shape than its version's raises, as it is read (an index past what a
 #: list holds, 2**63: OverflowError; a value nested some 500 lists deep: RecursionError).
@@ -126,6 +126,32 @@ class _Kept:
         return self.pieces
 
 
+class _Skipped:
+    """The pieces of an index that whoever opens the snapshot has no use for, let go as read."""
+
+    def add(self, piece: Any, /) -> None:
+        pass
+
+    def done(self) -> None:
+        return None
+
+
+class _SkipEvery(Mapping[str, Callable[[], IndexReader]]):
+    def __getitem__(self, name: str) -> Callable[[], IndexReader]:
+        return _Skipped
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
+
+
+#: Readers that let every index's pieces go (each name maps to None): for opening the graph
+#: alone, to write to or prune, without holding the saved indexes (56 MB at 95k papers) beside it.
+SKIP_INDEXES: IndexReaders = _SkipEvery()
+
+
 def read_pieces(
     header: dict[str, Any], body: Body, readers: IndexReaders
 ) -> tuple[nx.DiGraph, dict[str, Any]]:
@@ -163,7 +189,7 @@ class Built:
         self.edges = 0
         self.indexes: dict[str, Any] = {}
         self._version = version
-        self._readers = readers or {}
+        self._readers = {} if readers is None else readers
         self._reading: dict[str, IndexReader] = {}  # an index's reader, once its first piece came
         self._pieces: dict[str, int] = {}  # how many pieces each index had
         self._spellings = Spellings()
