@@ -164,4 +164,4 @@ def build_rows(verified: VerifiedBundle, keyring: Keyring) -> PaperRows:
 
 
 def _author(key: str, name: str) -> AuthorRow:
-    return AuthorRow(key, name, folded_words(key, name))
+    return AuthorRow(key, name, folded_words(key))

@@ -102,7 +102,7 @@ class PaperRow(NamedTuple):
 
 class AuthorRow(NamedTuple):
     """An ``Author`` as one paper names it: the name key (identity), the paper's display form
-    and its folded words (the stores derive the node's ``name`` from all its papers' forms,
+    and the key's folded words (since 0.9.8; the stores derive the node's ``name`` from all its papers' forms,
     and ``paperCount``, ``nameForms`` and ``nameFormCounts``)."""
 
     name_key: str

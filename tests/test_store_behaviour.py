@@ -17,15 +17,19 @@ from typing import Any, cast
 import orjson
 import pytest
 
+from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import StoreError
 from pith_graph.loader.facade import resolve_keyring
+from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.prune import prune_revoked
+from pith_graph.loader.stores import cypher_upgrades
 from pith_graph.loader.stores.base import GraphExport, GraphStore
-from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.memory import MemoryStore, open_graph
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.rules import Outcome, StoredPaper, plan_batch
+from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import write_corpus
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
 
@@ -683,6 +687,47 @@ def test_a_graph_written_before_0_3_gets_folded_names_and_paper_counts(
     with store.driver.session(database=store.database) as session:
         names = {record["name"] for record in session.run("SHOW INDEXES YIELD name")}
     assert "author_namefolded_fulltext" in names and "author_name_fulltext" not in names
+
+
+def test_a_graph_written_before_0_9_8_gets_its_keys_folded_names(
+    store: GraphStore, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Before 0.9.8 ``nameFolded`` was folded from the display name, the smallest spelling of
+    any signer (``QU𝐄NTIN``: bold letters kept, typeahead found no *quentin*; ``Σοφος``: its
+    final sigma, where a typed key is case-folded). A memory graph opened from a snapshot or
+    a node-link file, and a Neo4j database by ``pith-graph schema`` (not by every load: a pass
+    over the authors), get each author's folded from its key where it differs."""
+    names = ("QU\U0001d404NTIN Truthful", "Σοφος Bo", "Zoë Smith", "Ann Lee")
+    load(store, tmp_path, [bundle(spec("2406.00001", authors=names, title="Paper"))])
+    expected = store.export()
+    assert {
+        labelled(expected, "Author")[f"Author:{k}"]["nameFolded"] for k in ("quentin truthful", "σοφοσ bo")
+    } == {
+        "quentin truthful",
+        "σοφοσ bo",
+    }
+    stale = [[author_name_key(name), folded_name(name)] for name in names]  # as 0.9.7 wrote them
+    assert stale[:2] == [["quentin truthful", "qu\U0001d404ntin truthful"], ["σοφοσ bo", "σοφος bo"]]
+    if isinstance(store, MemoryStore):
+        for key, folded in stale:
+            store.graph.nodes[f"Author:{key}"]["nameFolded"] = folded
+        for path, save in ((tmp_path / "g.snapshot", store.save_snapshot), (tmp_path / "g.json", store.save)):
+            save(path)  # (its checks pass: nothing but typeahead reads nameFolded)
+            assert MemoryStore(open_graph(path)).export() == expected, path
+            opened = MemoryStore.open(path)
+            assert opened.export() == expected, path
+            opened.save_snapshot(tmp_path / "again.snapshot")  # saved and read back, its digest checked
+            assert MemoryStore.open(tmp_path / "again.snapshot").export() == expected
+        return
+    assert isinstance(store, Neo4jStore)
+    with store.driver.session(database=store.database) as session:
+        session.run(cypher_upgrades.REFOLD_AUTHORS, rows=stale).consume()
+    store.ensure_schema()  # (every load's)
+    assert store.export() != expected
+    done = run_cli("schema", *request.getfixturevalue("neo4j_server").cli_args(), timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert store.export() == expected
+    assert store.refold_authors() == 0  # up to date: nothing more to write
 
 
 # -- idempotence, duplicates, the re-load shortcut -----------------------------------------

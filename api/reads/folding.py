@@ -6,8 +6,11 @@ Folding is Lucene's ``ASCIIFoldingFilter`` (``ascii_folding.txt`` is its table, 
 Lucene by ``tests/lucene/LuceneAnalysis.java fold`` and checked against it in the tests),
 then lower case; words are split as Lucene's standard tokenizer splits them.
 
-The loader stores every author's folded words as ``Author.nameFolded`` (:func:`folded_name`),
-so both readers compare the same words: the in-memory one directly, Neo4j with ``STARTS
+The loader stores every author's folded words as ``Author.nameFolded``: :func:`folded_name` of
+its ``nameKey`` (since 0.9.8), the identity every spelling of the author shares, not of its
+display name, which any trusted signer's spelling can become (a lower-ranked key spelling
+*Quentin* in bold letters made him unfindable). Typed words are folded from the same identity
+(:func:`typed_keys`), so both readers compare the same words: the in-memory one directly, Neo4j with ``STARTS
 WITH`` over its most prolific authors or with a prefix query (:func:`prefix_query`) of the
 full-text index on ``nameFolded``. (Neo4j's only folding analyzer, ``standard-folding``, drops
 English stop words, so a name word like *An*, *Will* or *To* would be unfindable in it.)
@@ -16,12 +19,12 @@ English stop words, so a name word like *An*, *Will* or *To* would be unfindable
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 from importlib.resources import files
 
 from pith_graph.api.reads.words import tokens
+from pith_graph.loader.identifiers import author_name_key
 
 __all__ = ["MAX_PREFIX_WORDS", "fold_key", "folded_name", "name_keys", "prefix_query", "typed_keys"]
 
@@ -111,14 +114,15 @@ def folded_name(name: str) -> str:
 
 def typed_keys(text: str) -> tuple[str, ...]:
     """The folded words a person typed (at most :data:`MAX_PREFIX_WORDS`, each cut to
-    :data:`MAX_PREFIX_LENGTH` characters), without duplicates. The text is NFC-normalised
-    first, as the loader normalises names (``author_display_name``): an accent typed as a
-    combining mark folds as the precomposed letter does.
+    :data:`MAX_PREFIX_LENGTH` characters), without duplicates. The text is made a name's
+    identity first, as the loader makes ``nameKey`` (``author_name_key``: NFKC, case-folded;
+    since 0.9.8, NFC before): an accent typed as a combining mark, full-width or bold
+    letters, ``ß`` fold as the name's key does.
 
-    >>> typed_keys("ZOE\u0308 sm") == typed_keys("ZOË SM") == ("zoe", "sm")
+    >>> typed_keys("ZOE\u0308 sm") == typed_keys("ＺＯË SM") == typed_keys("\U0001d419oë sm") == ("zoe", "sm")
     True
     """
-    normal = unicodedata.normalize("NFC", text)
+    normal = author_name_key(text)
     keys = (fold_key(word)[:MAX_PREFIX_LENGTH] for word in tokens(normal))
     return tuple(dict.fromkeys(keys))[:MAX_PREFIX_WORDS]
 

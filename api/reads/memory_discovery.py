@@ -383,8 +383,8 @@ class MemoryDiscoveryReads(MemoryGraphView):
 
 def _folded_words(author: dict[str, Any]) -> Iterable[str]:
     """An author's folded words: the stored ``nameFolded`` (the loader folded them), or folded
-    here for a graph saved before it existed."""
+    here, from its key as the loader folds them, for a graph saved before it existed."""
     folded = author.get(NAME_FOLDED)
     if folded is None:
-        return name_keys(author[NAME])
+        return name_keys(author[NAME_KEY])
     return folded.split(" ") if folded else ()

@@ -331,6 +331,8 @@ RETURN row[0] AS key, before, a.name AS name, a.nameForms AS forms, a.nameFormCo
 """
 
 #: $rows: ``[nameKey, name, nameFolded, nameForms, nameFormCounts]`` (null forms: none).
+#: ``nameFolded`` is the key's (since 0.9.8), the same whatever the name: written again with
+#: a new one all the same, so a database a 0.9.7 name left it stale in mends as it changes.
 SET_AUTHOR_NAMES = """
 UNWIND $rows AS row
 MATCH (a:Author {nameKey: row[0]})

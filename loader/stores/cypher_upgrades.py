@@ -5,7 +5,15 @@ from __future__ import annotations
 
 from pith_graph.loader.stores.cypher import keyed
 
-__all__ = ["AUTHORS_TO_UPGRADE", "DOIS_TO_FOLD", "FOLD_DOIS", "SET_AUTHORS", "SOURCES_WITHOUT_LATEST"]
+__all__ = [
+    "AUTHORS_TO_REFOLD",
+    "AUTHORS_TO_UPGRADE",
+    "DOIS_TO_FOLD",
+    "FOLD_DOIS",
+    "REFOLD_AUTHORS",
+    "SET_AUTHORS",
+    "SOURCES_WITHOUT_LATEST",
+]
 
 #: Authors written before ``nameFolded`` and ``paperCount`` existed (the loader fills them in:
 #: :meth:`~pith_graph.loader.stores.neo4j.Neo4jStore.ensure_schema`), $limit at a time.
@@ -23,6 +31,26 @@ SET_AUTHORS = """
 UNWIND $rows AS row
 MATCH (a:Author {nameKey: row[0]})
 SET a.name = coalesce(row[1], a.name), a.nameFolded = row[2], a.paperCount = COUNT { (a)-[:AUTHORED]->() }
+"""
+
+#: Authors whose name is not all ASCII (``[nameKey, nameFolded]``), from nameKeys above $after
+#: on ('': the first), in nameKey order on its constraint's index, $limit at a time: before
+#: 0.9.8 ``nameFolded`` was the name's folded words, since then the key's
+#: (:func:`~pith_graph.loader.stores.neo4j_names.refold_authors` compares them); an ASCII
+#: name folds as its key (its lower case) does. One pass over the index finds what to change.
+AUTHORS_TO_REFOLD = f"""
+MATCH (a:Author)
+WHERE a.nameKey > $after AND NOT a.name =~ '\\p{{ASCII}}*' AND {keyed("a", "Author")}
+WITH a ORDER BY a.nameKey
+RETURN [a.nameKey, a.nameFolded] AS row
+LIMIT $limit
+"""
+
+#: $rows: ``[nameKey, nameFolded]``.
+REFOLD_AUTHORS = """
+UNWIND $rows AS row
+MATCH (a:Author {nameKey: row[0]})
+SET a.nameFolded = row[1]
 """
 
 # DOI aliases written before 0.6 (pith_graph.loader.doi_upgrade): those with an ASCII capital

@@ -35,11 +35,10 @@ from pith_graph.loader.stores.memory_graph import (
     EdgeInterner,
     check_structure,
     check_types,
-    fill_authors,
     put,
 )
 from pith_graph.loader.stores.memory_guard import built_or_refused, check_built, checked_graph
-from pith_graph.loader.stores.names import PendingNames, Spellings
+from pith_graph.loader.stores.names import PendingNames, Spellings, fill_authors
 from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
 from pith_graph.loader.stores.snapshot import Snapshot, is_snapshot, read_snapshot, save_snapshot
@@ -404,6 +403,7 @@ def open_saved(path: str | Path, *, checked: bool = False, readers: IndexReaders
         if _is_snapshot(path):
             snapshot = read_snapshot(path, readers)
             fill_latest(snapshot.graph)  # (saved before 0.9.4)
+            fill_authors(snapshot.graph)  # (nameFolded saved before 0.9.8)
             (check_structure if checked else check_types)(snapshot.graph)
             return snapshot
         data = read_node_link(path)

@@ -30,7 +30,6 @@ from typing import Any, NoReturn
 
 import networkx as nx
 
-from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.shape import ALIAS_KIND, SOURCE_VERSIONS
 from pith_graph.loader.stores.latest import bad_latest
@@ -57,7 +56,6 @@ __all__ = [
     "EdgeInterner",
     "check_structure",
     "check_types",
-    "fill_authors",
     "put",
 ]
 
@@ -80,8 +78,6 @@ _PRIMARY_CATEGORY = PAPER.prop("primaryCategory")
 _KEY_IDS = SIGNER.prop(PAPER.prop("keyIds"))  # both labels' name
 _AUTHOR_NAMES = PAPER.prop("authorNames")
 _PAPER_COUNT = AUTHOR.prop("paperCount")
-_NAME = AUTHOR.prop("name")
-_NAME_FOLDED = AUTHOR.prop("nameFolded")
 _NAME_FORMS = AUTHOR.prop("nameForms")
 _NAME_FORM_COUNTS = AUTHOR.prop("nameFormCounts")
 _CODE = CATEGORY.prop("code")
@@ -410,11 +406,3 @@ def _bad_paper_links(
     if primary != [data[_PRIMARY_CATEGORY]]:
         return f"its primary IN_CATEGORY edges go to {primary!r:.60}, not to its primaryCategory"
     return None
-
-
-def fill_authors(graph: nx.DiGraph) -> None:
-    """Give the Authors of a graph saved before 0.3 their ``nameFolded`` and ``paperCount``."""
-    for node, data in graph.nodes(data=True):
-        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label and _PAPER_COUNT not in data:
-            data[_NAME_FOLDED] = folded_name(data[_NAME])
-            data[_PAPER_COUNT] = len(graph.succ[node])

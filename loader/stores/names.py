@@ -27,15 +27,18 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
+import networkx as nx
+
 from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.identifiers import author_name_key
-from pith_graph.schema.graph import AUTHOR
+from pith_graph.schema.graph import AUTHOR, LABEL_ATTRIBUTE
 
 __all__ = [
     "PendingNames",
     "Settled",
     "Spellings",
     "bad_forms",
+    "fill_authors",
     "folded_words",
     "settle",
     "stored_spellings",
@@ -112,11 +115,33 @@ class Spellings:
         return {spelling: count for spelling, count in self.changes.get(key, {}).items() if count}
 
 
-def folded_words(key: str, name: str) -> str:
-    """``nameFolded`` of an author named ``name``, as every writer stores it: the key itself
-    when they agree (one string object for both, in memory)."""
-    folded = folded_name(name)
+def folded_words(key: str) -> str:
+    """``nameFolded`` of the author ``key``, as every writer stores it: the folded words of its
+    ``nameKey``, not of its display name (since 0.9.8: every spelling that makes the key folds
+    alike, so no signer's spelling changes what typeahead finds), the key itself when they
+    agree (one string object for both, in memory).
+
+    >>> folded_words("zoë smith"), folded_words("ann lee")
+    ('zoe smith', 'ann lee')
+    """
+    folded = folded_name(key)
     return key if folded == key else folded
+
+
+def fill_authors(graph: nx.DiGraph) -> None:
+    """Give a saved graph's Authors their key's ``nameFolded`` (:func:`folded_words`) where it
+    may differ (saved before 0.9.8, it was their display name's, which a lower-ranked signer's
+    spelling could choose; an ASCII name folds as its key does, so only the others are folded
+    again) and their ``paperCount`` (saved before 0.3). A key of another type is left to the
+    structure checks."""
+    for node, data in graph.nodes(data=True):
+        if data.get(LABEL_ATTRIBUTE) == AUTHOR.label:
+            key, name = data.get(_NAME_KEY), data.get(_NAME)
+            stale = _FOLDED not in data or not (type(name) is str and name.isascii())
+            if stale and type(key) is str and data.get(_FOLDED) is not (folded := folded_words(key)):
+                data[_FOLDED] = folded  # (the key itself, when equal: one string for both)
+            if _COUNT not in data:
+                data[_COUNT] = len(graph.succ[node])
 
 
 class PendingNames:
@@ -166,8 +191,8 @@ class PendingNames:
 
 def _rename(data: dict[str, Any], key: str, settled: Settled) -> None:
     name, forms, counts = settled
-    if name != data[_NAME]:
-        data[_NAME], data[_FOLDED] = name, folded_words(key, name)
+    if name != data[_NAME]:  # (nameFolded, the key's, written again: one saved stale mends)
+        data[_NAME], data[_FOLDED] = name, folded_words(key)
     if forms is None:
         data.pop(_FORMS, None)
         data.pop(_FORM_COUNTS, None)

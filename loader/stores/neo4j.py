@@ -52,7 +52,7 @@ from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport
 from pith_graph.loader.stores.cypher_export import own_properties
 from pith_graph.loader.stores.neo4j_connect import MAX_RETRY_SECONDS, open_driver, translate, translated
 from pith_graph.loader.stores.neo4j_latest import upgrade_latest
-from pith_graph.loader.stores.neo4j_names import upgrade_authors
+from pith_graph.loader.stores.neo4j_names import refold_authors, upgrade_authors
 from pith_graph.loader.stores.neo4j_retry import (
     LOST_COMMIT_RETRY,
     OUT_OF_MEMORY,
@@ -137,6 +137,14 @@ class Neo4jStore:
             upgrade_authors(session)
             fold_doi_aliases(session)
             upgrade_latest(session)
+
+    def refold_authors(self) -> int:
+        """Give every author the ``nameFolded`` of its key where a database written before 0.9.8
+        holds its display name's (:func:`.neo4j_names.refold_authors`): ``pith-graph schema``
+        runs it, not every load (one pass over the authors: 1.3–1.7 s at 100k). The
+        number of authors changed."""
+        with self._session("folding the authors' names again") as session:
+            return refold_authors(session)
 
     def known_bundle_digests(self) -> set[str]:
         found = self._rows("reading stored bundle digests", cypher.KNOWN_BUNDLE_DIGESTS)

@@ -1,7 +1,8 @@
 """Neo4j's side of an author's name (:mod:`~pith_graph.loader.stores.names`): read the
 spellings of the papers a batch detaches, and count the batch's spellings into the names of
 the authors it touched, as the memory store does, inside the batch's transaction; and give
-the authors of a database written before 0.3 their ``nameFolded`` and ``paperCount``."""
+the authors of a database written before 0.3 their ``nameFolded`` and ``paperCount``, and
+those written before 0.9.8 their key's ``nameFolded`` (:func:`refold_authors`)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,12 @@ from typing import Any
 
 import neo4j
 
-from pith_graph.api.reads.folding import folded_name
 from pith_graph.loader.stores import cypher, cypher_upgrades
 from pith_graph.loader.stores.names import Spellings, folded_words, stored_spellings
 from pith_graph.loader.stores.neo4j_connect import read_rows, run_rows
 from pith_graph.loader.stores.upgrade_batches import upgrade_batches
 
-__all__ = ["paper_author_names", "refresh_authors", "upgrade_authors"]
+__all__ = ["paper_author_names", "refold_authors", "refresh_authors", "upgrade_authors"]
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +44,7 @@ def refresh_authors(tx: neo4j.ManagedTransaction, keys: list[str], spellings: Sp
         stored = stored_spellings(record["name"], record["before"], record["forms"], record["counts"])
         name, forms, counts = spellings.apply(key, stored, record["name"])
         if (name, forms, counts) != (record["name"], record["forms"], record["counts"]):
-            renamed.append([key, name, folded_words(key, name), forms, counts])
+            renamed.append([key, name, folded_words(key), forms, counts])
     if renamed:
         run_rows(tx, cypher.SET_AUTHOR_NAMES, rows=renamed)
 
@@ -55,18 +55,38 @@ def upgrade_authors(session: neo4j.Session) -> None:
     one scan of the Author label, once the database is up to date). An analyst's stub
     ``(:Author)`` without ``nameKey`` or ``name`` is left as it is."""
     batches = upgrade_batches(
-        lambda: session.execute_read(_read, cypher_upgrades.AUTHORS_TO_UPGRADE, _UPGRADE_BATCH),
+        lambda: session.execute_read(_read, cypher_upgrades.AUTHORS_TO_UPGRADE, limit=_UPGRADE_BATCH),
         lambda row: row["key"],
         "authors",
     )
     for found in batches:
-        rows = [[row["key"], None, folded_name(row["name"])] for row in found]
+        rows = [[row["key"], None, folded_words(row["key"])] for row in found]
         session.execute_write(_write, cypher_upgrades.SET_AUTHORS, rows)
         log.info("gave %d authors their nameFolded and paperCount", len(rows))
 
 
-def _read(tx: neo4j.ManagedTransaction, statement: str, limit: int) -> list[dict[str, Any]]:
-    return tx.run(statement, limit=limit).data()
+def refold_authors(session: neo4j.Session, batch: int = _UPGRADE_BATCH) -> int:
+    """Give each author its key's ``nameFolded`` (:func:`~.names.folded_words`) where a
+    database written before 0.9.8 holds its display name's (which a lower-ranked signer's
+    spelling could choose): one pass over the ``nameKey`` index, reading the authors whose
+    name is not all ASCII, ``batch`` at a time (cypher_upgrades.AUTHORS_TO_REFOLD), and
+    writing those that differ. The number of authors changed."""
+    after, done = "", 0
+    while True:
+        records = session.execute_read(_read, cypher_upgrades.AUTHORS_TO_REFOLD, after=after, limit=batch)
+        found = [record["row"] for record in records]
+        rows = [[key, folded] for key, stored in found if (folded := folded_words(key)) != stored]
+        if rows:
+            session.execute_write(_write, cypher_upgrades.REFOLD_AUTHORS, rows)
+            log.info("gave %d authors the nameFolded of their nameKey", len(rows))
+            done += len(rows)
+        if len(found) < batch:
+            return done
+        after = found[-1][0]
+
+
+def _read(tx: neo4j.ManagedTransaction, statement: str, /, **parameters: Any) -> list[dict[str, Any]]:
+    return tx.run(statement, **parameters).data()
 
 
 def _write(tx: neo4j.ManagedTransaction, statement: str, rows: list[list[Any]]) -> None:

@@ -28,6 +28,7 @@ from pith_graph.cli.options import (
     add_input_options,
     add_neo4j_options,
     check_save_destination,
+    connect_neo4j,
     key_files,
     keyring_from,
     neo4j_option,
@@ -186,15 +187,17 @@ def cmd_verify_or_load(args: argparse.Namespace, *, load: bool) -> int:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    """Print the Neo4j constraints and indexes; apply them first unless ``--print``."""
+    """Print the Neo4j constraints and indexes; apply them first unless ``--print``, and
+    bring the authors' ``nameFolded`` up to date (since 0.9.8: :meth:`Neo4jStore.refold_authors`)."""
     from pith_graph.loader.stores.cypher_schema import render_schema
     from pith_graph.loader.stores.neo4j_connect import check_uri
 
     check_uri(neo4j_option(args, "uri"))  # with --print too: a URI no command could use is a usage error
     if not args.print_only:
-        store = open_store(args)
+        store = connect_neo4j(args)
         try:
             store.ensure_schema()
+            store.refold_authors()
         finally:
             store.close()
     sys.stdout.write(render_schema())

@@ -313,7 +313,7 @@ def test_typeahead_matches_word_prefixes_most_papers_first(api: Api, G: nx.Multi
         matching = [
             (-papers, data["nameKey"])
             for data, papers in authors
-            if all(any(word.startswith(key) for word in _folded_words(data["name"])) for key in keys)
+            if all(any(word.startswith(key) for word in _folded_words(data["nameKey"])) for key in keys)
         ]
         expected = sorted(matching)[:FIRST]
         hits += len(expected)
