@@ -20,8 +20,11 @@ fresh process and into a fresh Neo4j data folder:
   ``PITH_BENCH_WORKER_NICENESS=N`` in such a setting runs the loader's verification workers N
   below its CPU priority instead of ``pipeline.BACKGROUND_WORKER_NICENESS`` (0: at its own), and
   ``PITH_BENCH_BATCH_SIZE=N`` loads in batches of N bundles instead of 5000 (the default
-  ``--batch-size`` of a Neo4j load). Each load also reports its rate and the server's CPU by
-  thread kind in each quarter of its writes, and its per-batch timeline in the JSON.
+  ``--batch-size`` of a Neo4j load), and ``PITH_BENCH_CYPHER_PREFIX='CYPHER option=value ...'``
+  runs each statement of the load's transactions with those query options. Each load also
+  reports its rate and the server's CPU by thread kind in each quarter of its writes, its
+  per-batch timeline in the JSON, and the share of the load its writer thread spent in the
+  store's writes with its own CPU there per bundle (the client's part of the critical path).
 
 The rate must not fall with size (a bounded-memory design); 2.5M is projected from the
 largest run plus the marginal cost per bundle between the two largest runs, and so is what
@@ -131,12 +134,18 @@ def child_load(folder: str, n: int, data: str) -> None:
     keyring = resolve_keyring(Path(folder) / "keyring.json")
     with local_server(Path(data)) as (uri, password), Neo4jStore.connect(uri, password=password) as store:
         store.ensure_schema()
+        _prefix_statements(os.environ.get("PITH_BENCH_CYPHER_PREFIX", ""))
         pid = int((Path(data) / "neo4j.pid").read_text().strip())
         written: list[tuple[float, int, dict[str, float]]] = []  # (time, bundles, server CPU) per batch
         apply = store.apply
 
+        writer = [0.0, 0.0]  # the writer thread's seconds in apply: wall, its own CPU
+
         def timed_apply(batch: Any, rank: Any) -> Any:
+            wall, cpu = time.perf_counter(), time.thread_time()
             applied = apply(batch, rank)
+            writer[0] += time.perf_counter() - wall
+            writer[1] += time.thread_time() - cpu
             done = (written[-1][1] if written else 0) + len(batch)
             written.append((time.perf_counter(), done, server_cpu(pid)))
             return applied
@@ -186,6 +195,11 @@ def child_load(folder: str, n: int, data: str) -> None:
                 "server_cpu_s": {k: round(v, 1) for k, v in sorted(server.items())},
                 "second_half_server_cpu_ms_per_bundle": steady,
                 "our_cpu_ms_per_bundle": ours_ms,
+                # the share of the load the writer spent in the store's apply, and its own CPU
+                # there per bundle (what the server waits for while the client builds, encodes
+                # and decodes a batch's statements)
+                "writer_busy": writer[0] / seconds,
+                "writer_cpu_ms_per_bundle": 1000 * writer[1] / report.seen,
                 "timeline": timeline,
                 # the rate all cores would allow, busy all the time, at the server's CPU per
                 # bundle of the second half and the loader's average (its work per bundle does
@@ -198,6 +212,22 @@ def child_load(folder: str, n: int, data: str) -> None:
             }
         )
     )
+
+
+def _prefix_statements(prefix: str) -> None:
+    """Run every statement of the load's transactions with Cypher's query options ``prefix``
+    (``PITH_BENCH_CYPHER_PREFIX``, e.g. ``CYPHER replan=skip``): what a query option does to a
+    fresh server's load, measured without changing the loader's statements."""
+    if not prefix.strip():
+        return
+    import neo4j
+
+    run = neo4j.ManagedTransaction.run
+
+    def prefixed(self: neo4j.ManagedTransaction, query: Any, *args: Any, **kwargs: Any) -> Any:
+        return run(self, f"{prefix.strip()} {query}" if isinstance(query, str) else query, *args, **kwargs)
+
+    neo4j.ManagedTransaction.run = prefixed  # type: ignore[method-assign]
 
 
 def by_quarter(load: dict[str, Any]) -> str:
@@ -312,7 +342,8 @@ def main() -> None:
                 f"transactional {args.load_n} ({name}): {load['bundles_per_s']:.0f} bundles/s "
                 f"({load['seconds']:.1f} s; second half {half or 0:.0f}/s); Neo4j CPU ms/bundle: {cpu} "
                 f"(JIT {load.get('server_cpu_s', {}).get('jit', 0):.0f} s in all); "
-                f"ours {load['our_cpu_ms_per_bundle']:.2f}; second half Neo4j: {steady}; "
+                f"ours {load['our_cpu_ms_per_bundle']:.2f} (writer {load.get('writer_cpu_ms_per_bundle', 0):.2f}, "
+                f"busy {load.get('writer_busy', 0):.0%}); second half Neo4j: {steady}; "
                 f"cores' bound {bound or 0:.0f}/s",
                 flush=True,
             )
