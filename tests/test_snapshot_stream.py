@@ -379,6 +379,13 @@ def _piece_of_no_name(lines: list[dict[str, Any]]) -> None:
     lines[-2]["index"] = ["text"]
 
 
+def _rows_naming_an_index(lines: list[dict[str, Any]]) -> None:
+    """An Author's row again after the index's piece, its line naming an index too: before 0.9.8
+    read as rows after the ids were let go (a review: refused only by the edges' count)."""
+    authors = next(line for line in lines if line.get("nodes") == "Author")
+    lines.insert(len(lines) - 1, authors | {"rows": authors["rows"][:1], "index": "text"})
+
+
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
@@ -398,6 +405,9 @@ def _piece_of_no_name(lines: list[dict[str, Any]]) -> None:
         ),
         pytest.param(_no_end, r"its body does not end with its indexes' line$", id="no-indexes-line"),
         pytest.param(_piece_of_no_name, r"line \d+: an index's piece names no index$", id="index-unnamed"),
+        pytest.param(
+            _rows_naming_an_index, r"line \d+: an index's line holds no piece$", id="rows-naming-an-index"
+        ),
     ],
 )
 def test_a_rehashed_body_of_another_shape_is_refused_with_its_line(

@@ -118,8 +118,8 @@ class MemoryDiscoveryReads(MemoryGraphView):
         found = saved.get(TEXT)
         if isinstance(found, dict):  # a version 4 snapshot's
             return self._adopt_whole(found)
-        if not isinstance(found, SavedText | Iterable):
-            return False
+        if not isinstance(found, SavedText | Iterable) or isinstance(found, str | bytes):
+            return False  # (a version 4 snapshot's of another shape: built again, as 0.9.7 did)
         read = found if isinstance(found, SavedText) else read_text(found)
         papers = self._text_papers()
         if read.index is None or read.papers != papers_digest(papers):

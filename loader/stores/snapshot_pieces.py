@@ -203,10 +203,20 @@ class Built:
         graph, ids = self.graph, self.ids
         if not isinstance(piece, dict):
             raise ValueError("a line of its body is not a map")
-        if self._ended or (self._released and piece.keys().isdisjoint(("index", "indexes"))):
+        indexes = "indexes" in piece or ("index" in piece and self._version >= 5)
+        if self._ended or (self._released and not indexes):
             # ids let go with the rows in: a node read now could take a read one's id unseen
             raise ValueError("a line of its body after its indexes (the last line)")
-        if "nodes" in piece:
+        if indexes:  # (first: a line of rows naming an index too is not read as rows)
+            self._rows_done()
+            if "index" in piece and self._version >= 5:  # an index's piece, after the rows
+                if "piece" not in piece:
+                    raise ValueError("an index's line holds no piece")
+                self._index_piece(piece["index"], piece["piece"])
+            else:  # the last line: what only the rows needed goes first
+                self._ended = True
+                self.indexes = self._indexes(piece["indexes"])
+        elif "nodes" in piece:
             nodes = node_rows(
                 piece["nodes"], piece["properties"], piece["at"], piece["rows"], ids, self._spellings
             )
@@ -223,13 +233,6 @@ class Built:
         elif "other_edges" in piece:
             self.edges += len(entries := piece["other_edges"])
             put(graph, (), other_edges(entries, ids, self._shared))
-        elif "index" in piece and self._version >= 5:  # an index's piece, after the rows
-            self._rows_done()
-            self._index_piece(piece["index"], piece["piece"])
-        elif "indexes" in piece:  # the last line: what only the rows needed goes first
-            self._rows_done()
-            self._ended = True
-            self.indexes = self._indexes(piece["indexes"])
         else:
             raise ValueError("a line of its body holds neither nodes, edges nor indexes")
 

@@ -263,3 +263,10 @@ def test_an_index_saved_for_other_papers_is_not_taken(memory_reader: MemoryReade
     other_analysis = {"text": {**whole, "index": {**whole["index"], "analysis": "older"}}}
     assert MemoryReader(memory_reader.G).adopt(other_analysis) is False
     assert MemoryReader(memory_reader.G).adopt({"text": whole}) is True
+    for odd in (
+        "rebuild me",
+        b"rebuild me",
+        7,
+        None,
+    ):  # a hand-made version 4 index: built again, as in 0.9.7
+        assert MemoryReader(memory_reader.G).adopt({"text": odd}) is False
