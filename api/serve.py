@@ -109,6 +109,13 @@ OUTDATED = (
     "the database holds papers written before 0.9.4, without Paper.isLatest: latestVersions leaves "
     "them out until pith-graph schema (or a load) gives them theirs"
 )
+#: ``serve``'s warning of a Neo4j database whose authors' ``nameFolded`` a 0.9.7 load folded from
+#: their display names (:meth:`~pith_graph.api.reads.neo4j_upkeep.Neo4jUpkeep.unfolded_author`).
+UNFOLDED = (
+    "the database holds authors whose nameFolded was written before 0.9.8, from their display name "
+    "(the first: {key}): typeahead does not find such a name by its own spelling (a Greek final sigma, "
+    "a ligature, full-width or bold letters) until pith-graph schema folds them again"
+)
 
 
 def _prepare(
@@ -188,6 +195,8 @@ def _prepare(
         warnings = trust_warnings(probe, keyring)
         if probe.outdated():
             warnings.append(OUTDATED)
+        if (key := probe.unfolded_author()) is not None:
+            warnings.append(UNFOLDED.format(key=quoted(key)))
     finally:
         probe.close()
     return (lambda: (connect(), BridgeRunner(), ThreadRunner(1))), warnings

@@ -35,6 +35,7 @@ from pith_graph.api.reads.neo4j_discovery import Neo4jDiscoveryReads
 from pith_graph.api.reads.neo4j_rankings import Neo4jRankings
 from pith_graph.api.reads.neo4j_rows import author, author_list, category, category_links, signer
 from pith_graph.api.reads.neo4j_session import OneTransaction, RequestStatements
+from pith_graph.api.reads.neo4j_upkeep import Neo4jUpkeep
 from pith_graph.api.reads.records import (
     EVERYTHING,
     NO_RANKS,
@@ -106,7 +107,7 @@ ONE_STATEMENT = frozenset(
 )
 
 
-class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
+class Neo4jReader(Neo4jRankings, Neo4jUpkeep, Neo4jDiscoveryReads):
     """Batched reads from one Neo4j database."""
 
     @classmethod
@@ -397,10 +398,6 @@ class Neo4jReader(Neo4jRankings, Neo4jDiscoveryReads):
 
     def used_key_ids(self, keys: Collection[str]) -> list[str]:
         return [str(row[0]) for row in self._rows(cypher.READ_USED_KEY_IDS, keys=list(keys))]
-
-    def outdated(self) -> bool:
-        """Whether the database holds a paper written before ``Paper.isLatest`` (0.9.4)."""
-        return bool(self._rows(cypher.READ_OUTDATED_PAPER))
 
     def papers_of_signers(
         self,

@@ -8,8 +8,11 @@ from pith_graph.loader.stores.cypher import keyed
 __all__ = [
     "AUTHORS_TO_REFOLD",
     "AUTHORS_TO_UPGRADE",
+    "AUTHOR_FOLDS",
     "DOIS_TO_FOLD",
     "FOLD_DOIS",
+    "REFOLDED_CHARACTERS",
+    "REFOLDED_PATTERN",
     "REFOLD_AUTHORS",
     "SET_AUTHORS",
     "SOURCES_WITHOUT_LATEST",
@@ -44,6 +47,55 @@ WHERE a.nameKey > $after AND NOT a.name =~ '\\p{{ASCII}}*' AND {keyed("a", "Auth
 WITH a ORDER BY a.nameKey
 RETURN [a.nameKey, a.nameFolded] AS row
 LIMIT $limit
+"""
+
+#: The characters (inclusive code point ranges) of an NFKC-normal name that 0.9.7 folded otherwise
+#: than its key (``nameFolded`` of the display name, not of its NFKC, case-folded key): those
+#: whose case folding is not their lower case (``ς``, ``ͅ``, Greek letters with ypogegrammeni,
+#: old Cyrillic letter variants), and the Unicode 14 letters with a compatibility decomposition
+#: that Java 17's normalizer (Unicode 13) takes for normal. A name holding none of them, and
+#: NFKC-normal, folds alike in both (tests/test_refold_candidates.py sweeps every code point).
+REFOLDED_CHARACTERS: tuple[tuple[int, int], ...] = (
+    (0x0345, 0x0345),
+    (0x03C2, 0x03C2),
+    (0x1C80, 0x1C88),
+    (0x1F80, 0x1FAF),
+    (0x1FB2, 0x1FB4),
+    (0x1FB7, 0x1FB7),
+    (0x1FBC, 0x1FBC),
+    (0x1FC2, 0x1FC4),
+    (0x1FC7, 0x1FC7),
+    (0x1FCC, 0x1FCC),
+    (0x1FF2, 0x1FF4),
+    (0x1FF7, 0x1FF7),
+    (0x1FFC, 0x1FFC),
+    (0xA7F2, 0xA7F4),
+    (0x10780, 0x107BA),
+)
+#: A Java regular expression (``=~``, $pattern) matching a name that holds one of them.
+REFOLDED_PATTERN = (
+    "(?s).*["
+    + "".join(
+        f"\\x{{{low:X}}}" + (f"-\\x{{{high:X}}}" if high > low else "") for low, high in REFOLDED_CHARACTERS
+    )
+    + "].*"
+)
+
+#: Of the (at most) $scan authors from nameKeys above $after on ('': the first), in nameKey
+#: order on its constraint's index: the last key (null: none left) and the ``[nameKey,
+#: nameFolded]`` of those whose ``nameFolded`` 0.9.7 may have folded otherwise than 0.9.8
+#: (a name beyond ASCII, not NFKC-normal or holding a :data:`REFOLDED_CHARACTERS` one: $pattern;
+#: the ASCII test first, the cheapest: 0.9.7 folded an ASCII name as its key), which
+#: ``serve`` compares with their key's (:meth:`~pith_graph.api.reads.neo4j_upkeep.Neo4jUpkeep.unfolded_author`).
+AUTHOR_FOLDS = f"""
+MATCH (a:Author)
+WHERE a.nameKey > $after
+WITH a ORDER BY a.nameKey
+LIMIT $scan
+RETURN max(a.nameKey) AS last,
+       collect(CASE WHEN NOT a.name =~ '\\p{{ASCII}}*' AND (a.name IS NOT NFKC NORMALIZED OR a.name =~ $pattern)
+                    AND {keyed("a", "Author")}
+               THEN [a.nameKey, a.nameFolded] END) AS rows
 """
 
 #: $rows: ``[nameKey, nameFolded]``.

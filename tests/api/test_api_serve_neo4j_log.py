@@ -25,12 +25,17 @@ import httpx
 import pytest
 
 from pith_graph import load_graph
+from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
-from pith_graph.loader.keyring import REGISTRY_KEY
+from pith_graph.loader.keyring import REGISTRY_KEY, PinnedKey
 from pith_graph.loader.pipeline import run
 from pith_graph.loader.stores.neo4j_connect import open_driver
+from pith_graph.testing import run_cli
+from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle
 
 pytestmark = pytest.mark.neo4j
+
+LICENSE = "http://creativecommons.org/licenses/by/4.0/"
 
 
 @pytest.fixture
@@ -171,6 +176,53 @@ def test_serve_on_neo4j_warns_of_papers_written_before_is_latest(samples_in_neo4
             "WARNING pith_graph.api.serve: the database holds papers written before 0.9.4, without "
             "Paper.isLatest: latestVersions leaves them out until pith-graph schema (or a load) gives "
             "them theirs"
+        ],
+        [],
+    ]
+
+
+def test_serve_on_neo4j_warns_of_authors_folded_before_0_9_8(samples_in_neo4j: Any, tmp_path: Path) -> None:
+    """A 0.9.7 load folded ``nameFolded`` from the display name (``Σοφος``: its final sigma
+    kept, where typed words are case-folded, so ``σοφος`` found nobody): serve names the first
+    such author, and says nothing after a fresh 0.9.8 load nor once ``pith-graph schema``
+    folded them again (since 0.9.8)."""
+    signer = SignerIdentity.from_seed(b"unfolded", key_id="unfolded-key", signer_id="unfolded.invalid")
+    names = ["Σοφος Bo", "Kri\ufb05ina Lee", "Ann Lee"]
+    dates = ("2024-01-05T10:00:00Z", "2026-07-01T00:00:00Z", "2026-07-02T00:00:00Z")
+    paper = PaperSpec("2406.00001", 1, "Folded names", names, "Names.", "cs.LG", [], LICENSE, *dates)
+    (tmp_path / "b.json").write_text(json.dumps(build_bundle(paper, signer)))
+    keyring = resolve_keyring([PinnedKey(signer.key_id, signer.public_key, signer.signer_id)])
+    store = samples_in_neo4j.connect()
+    server = samples_in_neo4j
+    reader = Neo4jReader.connect(server.uri, server.user, server.password, server.database)
+    found, warnings = [], []
+    try:
+        assert run([str(tmp_path)], keyring=keyring, store=store, workers=1).accepted == 1
+        for step in ("fresh", "0.9.7", "schema"):
+            if step == "0.9.7":  # what 0.9.7 wrote: the display names' folded words
+                with store.driver.session(database=store.database) as session:
+                    session.run(
+                        "UNWIND $rows AS row MATCH (a:Author {nameKey: row[0]}) SET a.nameFolded = row[1]",
+                        rows=[["σοφοσ bo", "σοφος bo"], ["kristina lee", "kri\ufb05ina lee"]],
+                    ).consume()
+            if step == "schema":
+                done = run_cli("schema", *samples_in_neo4j.cli_args(), timeout=60)
+                assert done.returncode == 0, done.stderr
+            found.append([reader.unfolded_author(), reader.unfolded_author(scan=1)])
+            with _serving(samples_in_neo4j) as (url, output):
+                assert httpx.get(f"{url}/healthz", timeout=30).status_code == 200
+            warnings.append([line for line in "".join(output).splitlines() if "nameFolded" in line])
+    finally:
+        reader.close()
+        store.close()
+    assert found == [[None, None], ["kristina lee", "kristina lee"], [None, None]]
+    assert warnings == [
+        [],
+        [
+            "WARNING pith_graph.api.serve: the database holds authors whose nameFolded was written before "
+            "0.9.8, from their display name (the first: 'kristina lee'): typeahead does not find such a name "
+            "by its own spelling (a Greek final sigma, a ligature, full-width or bold letters) until "
+            "pith-graph schema folds them again"
         ],
         [],
     ]
