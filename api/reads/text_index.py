@@ -56,6 +56,14 @@ def _packed(values: array[int]) -> str:
     return base64.b64encode(values.tobytes()).decode("ascii")
 
 
+def _packed_postings(
+    terms: list[str], counts: array[int], docs: array[int], freqs: array[int]
+) -> dict[str, Any]:
+    """Postings as a saved index holds them: ``terms``, each in ``counts`` documents, their
+    ``docs`` and ``freqs`` one term after another (:meth:`_Field.take` reads them back)."""
+    return {"terms": terms, "counts": _packed(counts), "docs": _packed(docs), "freqs": _packed(freqs)}
+
+
 def _unpacked(typecode: str, text: object) -> array[int]:
     if not isinstance(text, str):
         raise ValueError("an array is not a base64 string")
@@ -129,15 +137,12 @@ class _Field:
         for found_docs, found_freqs in self.postings.values():
             docs += found_docs
             freqs += found_freqs
+        counts = array("I", (len(found[0]) for found in self.postings.values()))
         return {
             "docCount": self.doc_count,
             "totalTerms": self.total_terms,
             "norms": base64.b64encode(self.norms).decode("ascii"),
-            "terms": terms,
-            "counts": _packed(array("I", (len(found[0]) for found in self.postings.values()))),
-            "docs": _packed(docs),
-            "freqs": _packed(freqs),
-        }
+        } | _packed_postings(terms, counts, docs, freqs)
 
     def pieces(self, number: int) -> Iterator[dict[str, Any]]:
         """The field as :meth:`TextIndex.pieces` saves it: its head (statistics, norms, how
@@ -159,15 +164,10 @@ class _Field:
             docs += found_docs
             freqs += found_freqs
             if len(docs) >= PIECE_POSTINGS or len(terms) >= PIECE_TERMS:
-                yield {
-                    "terms": terms,
-                    "counts": _packed(counts),
-                    "docs": _packed(docs),
-                    "freqs": _packed(freqs),
-                }
+                yield _packed_postings(terms, counts, docs, freqs)
                 terms, counts, docs, freqs = [], array("I"), array("i"), array("H")
         if terms:
-            yield {"terms": terms, "counts": _packed(counts), "docs": _packed(docs), "freqs": _packed(freqs)}
+            yield _packed_postings(terms, counts, docs, freqs)
 
     @classmethod
     def from_state(cls, boost: float, size: int, state: dict[str, Any]) -> _Field:
