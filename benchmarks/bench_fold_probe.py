@@ -8,8 +8,8 @@ Reads a loaded database (nothing written; load a corpus first, e.g. ``pith-graph
 out: the probe (``Neo4jReader.unfolded_author``: the authors whose two folds can differ,
 compared in Python; a database up to date is its worst case, every author read), the scan
 every ``schema`` and load already runs (``upgrade_authors``: the baseline), and the read
-half of ``refold_authors`` (every author whose name is beyond ASCII, compared: what
-``schema`` reads). Prints how many authors each reads, medians and ranges (ms), the
+half of ``refold_authors`` (what ``schema`` reads: since 0.9.9 the probe's candidates, all
+of them; 0.9.8 compared every author whose name is beyond ASCII, ``bench_refold.py``). Prints how many authors each reads, medians and ranges (ms), the
 probe's ratio to the baseline per round; note the host's load average.
 """
 
@@ -25,16 +25,10 @@ from typing import Any
 
 
 def _refold_reads(session: Any) -> int:
-    """``refold_authors`` without its writes: how many authors it compares."""
-    from pith_graph.loader.stores import cypher_upgrades
+    """``refold_authors`` without its writes (``unfolded_authors``): how many it would write."""
+    from pith_graph.loader.stores.neo4j_names import unfolded_authors
 
-    after, read = "", 0
-    while True:
-        found = session.run(cypher_upgrades.AUTHORS_TO_REFOLD, after=after, limit=5000).data()
-        read += len(found)
-        if len(found) < 5000:
-            return read
-        after = found[-1]["row"][0]
+    return sum(len(rows) for rows in unfolded_authors(session))
 
 
 def main(argv: list[str]) -> int:

@@ -10,13 +10,16 @@ Usage:
   also the time of ``fill_authors`` alone and how many authors it changed (a snapshot written
   by 0.9.7 folds non-ASCII display names, which may differ from the key's).
 * **neo4j** (a scratch server: its database is cleared): ``--authors`` authors named as the
-  corpus generator names them (``testing.papers``: some beyond ASCII), written as 0.9.7 wrote
-  them (``nameFolded`` from the name; one in ten of those beyond ASCII given another, to be
-  written again). Timed: the first upgrade (``refold_authors``, what ``pith-graph schema``
-  adds), then, interleaved, a pass once up to date (nothing to write) against the scan every
-  ``schema`` and load already ran (``upgrade_authors``: the baseline).
+  corpus generator names them (``testing.papers``: some beyond ASCII; one in ten of those
+  re-spelt with a Mathematical Bold capital, the same key), written as 0.9.7 wrote them
+  (``nameFolded`` from the name). Each round, in alternating order, 0.9.8's ``refold_authors``
+  (every author named beyond ASCII compared: the baseline) and today's (only the narrow
+  filter's candidates, ``cypher_upgrades.AUTHOR_FOLDS``) each upgrade the database (the
+  0.9.7 folds written back before each), then pass over it once up to date; each must write
+  the same authors, and find nothing the other left. Also timed: the scan every ``schema``
+  and load runs (``upgrade_authors``).
 
-Prints medians and ranges (seconds) and ratios; note the host's load average.
+Prints medians and ranges and ratios, and the host's load average (``/proc/loadavg``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 
 def _old_fill_authors(graph: object) -> None:
@@ -108,52 +112,123 @@ def _names(count: int) -> list[str]:
     return list(found.values())[:count]
 
 
-def _neo4j(uri: str, password_file: str, count: int, rounds: int) -> None:
-    import neo4j
+#: 0.9.8's read of ``refold_authors`` (every author named beyond ASCII, $limit at a time):
+#: the baseline of the narrow one (``cypher_upgrades.AUTHOR_FOLDS``, since 0.9.9).
+_OLD_AUTHORS_TO_REFOLD = """
+MATCH (a:Author)
+WHERE a.nameKey > $after AND NOT a.name =~ '\\p{ASCII}*' AND a.nameKey IS NOT NULL AND a.name IS NOT NULL
+  AND a.nameFolded IS NOT NULL AND a.paperCount IS NOT NULL
+WITH a ORDER BY a.nameKey
+RETURN [a.nameKey, a.nameFolded] AS row
+LIMIT $limit
+"""
 
+
+def _data(tx: Any, statement: str, /, **parameters: Any) -> list[dict[str, Any]]:
+    return tx.run(statement, **parameters).data()  # type: ignore[no-any-return]
+
+
+def _old_refold_authors(session: Any, batch: int = 5000) -> int:
+    """0.9.8's ``refold_authors``: every author named beyond ASCII read and compared."""
+    from pith_graph.loader.stores import cypher_upgrades
+    from pith_graph.loader.stores.names import folded_words
+
+    after, done = "", 0
+    while True:
+        found = [
+            r["row"] for r in session.execute_read(_data, _OLD_AUTHORS_TO_REFOLD, after=after, limit=batch)
+        ]
+        rows = [[key, folded] for key, stored in found if (folded := folded_words(key)) != stored]
+        if rows:
+            session.execute_write(_data, cypher_upgrades.REFOLD_AUTHORS, rows=rows)
+            done += len(rows)
+        if len(found) < batch:
+            return done
+        after = found[-1][0]
+
+
+def _bold(name: str) -> str:
+    """``name`` with its first ASCII capital in Mathematical Bold (U+1D400…): the same key, and
+    a 0.9.7 ``nameFolded`` that keeps the bold letter (the review's re-spelling)."""
+    for at, c in enumerate(name):
+        if "A" <= c <= "Z":
+            return name[:at] + chr(0x1D400 + ord(c) - ord("A")) + name[at + 1 :]
+    return name
+
+
+def _loadavg() -> str:
+    return Path("/proc/loadavg").read_text().strip() if Path("/proc/loadavg").exists() else "?"
+
+
+def _neo4j(uri: str, password_file: str, count: int, rounds: int) -> None:
     from pith_graph.api.reads.folding import folded_name
     from pith_graph.loader.identifiers import author_name_key
+    from pith_graph.loader.stores import cypher_upgrades
+    from pith_graph.loader.stores.names import folded_words
     from pith_graph.loader.stores.neo4j import Neo4jStore
     from pith_graph.loader.stores.neo4j_names import refold_authors, upgrade_authors
 
     names = _names(count)
-    beyond = sum(1 for name in names if not name.isascii())
-    print(f"{len(names):,} authors, {beyond / len(names):.0%} of names beyond ASCII")
+    beyond = [at for at, name in enumerate(names) if not name.isascii()]
+    for at in beyond[::10]:
+        names[at] = _bold(names[at])
+    rows = [[author_name_key(n), n, folded_name(n)] for n in names]  # as 0.9.7 wrote them
+    assert len({key for key, _, _ in rows}) == len(rows)
+    stale = [[key, folded] for key, _, folded in rows if folded != folded_words(key)]
+    print(
+        f"{len(names):,} authors, {len(beyond) / len(names):.0%} of names beyond ASCII,"
+        f" one in ten of those re-spelt with a bold capital; {len(stale):,} with a 0.9.7 fold to write"
+    )
+    print(f"/proc/loadavg before: {_loadavg()}")
     store = Neo4jStore.connect(uri, password=Path(password_file).read_text().strip())
+    steps = {"old": _old_refold_authors, "new": refold_authors}
+    timings: dict[str, list[float]] = {
+        k: [] for k in ("scan", "old first", "new first", "old up to date", "new up to date")
+    }
     try:
         store.clear()
         store.ensure_schema()
-        rows = [[author_name_key(n), n, folded_name(n)] for n in names]  # as 0.9.7 wrote them
-        for row in rows[::10]:
-            row[2] += "" if row[1].isascii() else " stale"
         with store.driver.session(database=store.database) as session:
+            with session.begin_transaction() as tx:
+                candidates = tx.run(
+                    "UNWIND $names AS name WITH name WHERE NOT name =~ '\\p{ASCII}*' AND"
+                    " (name IS NOT NFKC NORMALIZED OR name =~ $pattern) RETURN count(*) AS n",
+                    names=names,
+                    pattern=cypher_upgrades.REFOLDED_PATTERN,
+                ).single(strict=True)["n"]
+            print(f"{candidates:,} candidates (the narrow filter) against {len(beyond):,} named beyond ASCII")
             for at in range(0, len(rows), 10_000):
                 session.run(
                     "UNWIND $rows AS row CREATE (:Author {nameKey: row[0], name: row[1], nameFolded: row[2],"
                     " paperCount: 1})",
                     rows=rows[at : at + 10_000],
                 ).consume()
-            started = time.perf_counter()
-            changed = refold_authors(session)
-            print(f"first upgrade: {changed:,} authors refolded in {time.perf_counter() - started:.2f} s")
-            timings: dict[str, list[float]] = {"scan": [], "refold": []}
-            for _ in range(rounds + 1):  # the first of each: a warm-up, left out
-                for what, step in (("scan", upgrade_authors), ("refold", refold_authors)):
-                    started = time.perf_counter()
-                    step(session)
-                    timings[what].append(time.perf_counter() - started)
-        for what, label in (("scan", "upgrade_authors (baseline)"), ("refold", "refold_authors")):
-            kept = timings[what][1:]
-            print(
-                f"{label}: {statistics.median(kept) * 1000:.0f} ms ({min(kept) * 1000:.0f}-{max(kept) * 1000:.0f})"
-            )
-        ratios = [r / s for s, r in zip(timings["scan"][1:], timings["refold"][1:], strict=True)]
-        print(f"refold / scan, per round: {', '.join(f'{r:.2f}' for r in ratios)}")
+            for round_ in range(rounds + 1):  # the first: a warm-up, left out
+                order = ("old", "new") if round_ % 2 else ("new", "old")
+                started = time.perf_counter()
+                upgrade_authors(session)
+                timings["scan"].append(time.perf_counter() - started)
+                for variant in order:
+                    session.run(cypher_upgrades.REFOLD_AUTHORS, rows=stale).consume()  # 0.9.7's again
+                    for what in ("first", "up to date"):
+                        started = time.perf_counter()
+                        changed = steps[variant](session)
+                        timings[f"{variant} {what}"].append(time.perf_counter() - started)
+                        assert changed == (len(stale) if what == "first" else 0), (variant, what, changed)
+                    other = steps["new" if variant == "old" else "old"](session)
+                    assert other == 0, f"{variant} left {other} to write"  # each refolds what the other does
         store.clear()
     finally:
         store.close()
-    print(f"load average {os.getloadavg()[0]:.1f}")
-    del neo4j
+    for what, found in timings.items():
+        kept = found[1:]
+        print(
+            f"{what}: {statistics.median(kept) * 1000:.0f} ms ({min(kept) * 1000:.0f}-{max(kept) * 1000:.0f})"
+        )
+    for what in ("first", "up to date"):
+        ratios = [n / o for o, n in zip(timings[f"old {what}"][1:], timings[f"new {what}"][1:], strict=True)]
+        print(f"new / old, {what}, per round: {', '.join(f'{r:.3f}' for r in ratios)}")
+    print(f"/proc/loadavg after: {_loadavg()}")
 
 
 def main(argv: list[str]) -> int:

@@ -3,7 +3,8 @@
 ``fold_key`` without its dot-above rule) differs from 0.9.8's (of its key) is among them. The
 proof sweeps every code point, inside a name and alone, through both folds; the Neo4j case
 asks the server's own ``IS NOT NFKC NORMALIZED`` and regular expression (Java's Unicode
-version is not Python's) of every name the sweep found."""
+version is not Python's) of every name the sweep found. ``pith-graph schema``'s
+``refold_authors`` compares the same candidates, and only them (since 0.9.9)."""
 
 from __future__ import annotations
 
@@ -126,3 +127,38 @@ def test_the_server_selects_every_name_whose_folds_differ(neo4j_server: Any) -> 
     finally:
         store.close()
     assert (missed, kept) == ([], [])
+
+
+@pytest.mark.neo4j
+def test_schema_compares_only_the_candidates(neo4j_server: Any) -> None:
+    """``refold_authors`` (``pith-graph schema``) reads back and compares only the candidates
+    (since 0.9.9; 0.9.8 compared every name beyond ASCII): each whose ``nameFolded`` 0.9.7
+    wrote is folded again, in pages of ``scan`` authors too, and an author no 0.9.7 fold could
+    get wrong is not read, even with a ``nameFolded`` set by hand that is not its key's."""
+    from pith_graph.loader.stores.neo4j_names import refold_authors
+
+    displays = [author_display_name(name) for name, *_ in VECTORS]
+    written = [[author_name_key(d), d, old_fold(d)] for d in displays]  # as 0.9.7 wrote them
+    written += [["ann lee", "Ann Lee", "ann lee"], ["zoë smith", "Zoë Smith", "set by hand"]]
+    expected = {key: new_fold(name) for key, name, _ in written} | {"zoë smith": "set by hand"}
+    refolded = sum(1 for _, old, new, _ in VECTORS if old != new)
+    store = neo4j_server.connect()
+    try:
+        store.clear()
+        with store.driver.session(database=store.database) as session:
+            for scan in (None, 3, 1):
+                session.run(
+                    "UNWIND $rows AS row MERGE (a:Author {nameKey: row[0]}) "
+                    "SET a.name = row[1], a.nameFolded = row[2], a.paperCount = 1",
+                    rows=written,
+                ).consume()
+                done = refold_authors(session) if scan is None else refold_authors(session, scan)
+                stored = {
+                    r["key"]: r["folded"]
+                    for r in session.run("MATCH (a:Author) RETURN a.nameKey AS key, a.nameFolded AS folded")
+                }
+                assert (done, stored) == (refolded, expected), scan
+                assert refold_authors(session) == 0  # up to date
+        store.clear()
+    finally:
+        store.close()

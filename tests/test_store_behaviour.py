@@ -16,17 +16,19 @@ from typing import Any, cast
 
 import orjson
 import pytest
+from test_refold_candidates import VECTORS as REFOLD_VECTORS
+from test_refold_candidates import old_fold
 
-from pith_graph.api.reads.folding import folded_name
 from pith_graph.errors import StoreError
 from pith_graph.loader.facade import resolve_keyring
-from pith_graph.loader.identifiers import author_name_key
+from pith_graph.loader.identifiers import author_display_name, author_name_key
 from pith_graph.loader.keyring import Keyring, PinnedKey, default_keyring
 from pith_graph.loader.pipeline import LoadReport, run
 from pith_graph.loader.prune import prune_revoked
 from pith_graph.loader.stores import cypher_upgrades
 from pith_graph.loader.stores.base import GraphExport, GraphStore
 from pith_graph.loader.stores.memory import MemoryStore, open_graph
+from pith_graph.loader.stores.names import folded_words
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.rules import Outcome, StoredPaper, plan_batch
 from pith_graph.testing import run_cli
@@ -698,7 +700,8 @@ def test_a_graph_written_before_0_9_8_gets_its_keys_folded_names(
     a node-link file, and a Neo4j database by ``pith-graph schema`` (not by every load: a pass
     over the authors), get each author's folded from its key where it differs."""
     names = ("QU\U0001d404NTIN Truthful", "Σοφος Bo", "Zoë Smith", "Ann Lee")
-    load(store, tmp_path, [bundle(spec("2406.00001", authors=names, title="Paper"))])
+    more = tuple(dict.fromkeys(d for n, *_ in REFOLD_VECTORS if (d := author_display_name(n)) not in names))
+    load(store, tmp_path, [bundle(spec("2406.00001", authors=names + more, title="Paper"))])
     expected = store.export()
     assert {
         labelled(expected, "Author")[f"Author:{k}"]["nameFolded"] for k in ("quentin truthful", "σοφοσ bo")
@@ -706,8 +709,9 @@ def test_a_graph_written_before_0_9_8_gets_its_keys_folded_names(
         "quentin truthful",
         "σοφοσ bo",
     }
-    stale = [[author_name_key(name), folded_name(name)] for name in names]  # as 0.9.7 wrote them
+    stale = [[author_name_key(name), old_fold(name)] for name in names + more]  # as 0.9.7 wrote them
     assert stale[:2] == [["quentin truthful", "qu\U0001d404ntin truthful"], ["σοφοσ bo", "σοφος bo"]]
+    assert sum(1 for key, folded in stale if folded != folded_words(key)) == 7  # the vectors' differing ones
     if isinstance(store, MemoryStore):
         for key, folded in stale:
             store.graph.nodes[f"Author:{key}"]["nameFolded"] = folded

@@ -6,7 +6,6 @@ from __future__ import annotations
 from pith_graph.loader.stores.cypher import keyed
 
 __all__ = [
-    "AUTHORS_TO_REFOLD",
     "AUTHORS_TO_UPGRADE",
     "AUTHOR_FOLDS",
     "DOIS_TO_FOLD",
@@ -34,19 +33,6 @@ SET_AUTHORS = """
 UNWIND $rows AS row
 MATCH (a:Author {nameKey: row[0]})
 SET a.name = coalesce(row[1], a.name), a.nameFolded = row[2], a.paperCount = COUNT { (a)-[:AUTHORED]->() }
-"""
-
-#: Authors whose name is not all ASCII (``[nameKey, nameFolded]``), from nameKeys above $after
-#: on ('': the first), in nameKey order on its constraint's index, $limit at a time: before
-#: 0.9.8 ``nameFolded`` was the name's folded words, since then the key's
-#: (:func:`~pith_graph.loader.stores.neo4j_names.refold_authors` compares them); an ASCII
-#: name folds as its key (its lower case) does. One pass over the index finds what to change.
-AUTHORS_TO_REFOLD = f"""
-MATCH (a:Author)
-WHERE a.nameKey > $after AND NOT a.name =~ '\\p{{ASCII}}*' AND {keyed("a", "Author")}
-WITH a ORDER BY a.nameKey
-RETURN [a.nameKey, a.nameFolded] AS row
-LIMIT $limit
 """
 
 #: The characters (inclusive code point ranges) of an NFKC-normal name that 0.9.7 folded otherwise
@@ -85,8 +71,12 @@ REFOLDED_PATTERN = (
 #: order on its constraint's index: the last key (null: none left) and the ``[nameKey,
 #: nameFolded]`` of those whose ``nameFolded`` 0.9.7 may have folded otherwise than 0.9.8
 #: (a name beyond ASCII, not NFKC-normal or holding a :data:`REFOLDED_CHARACTERS` one: $pattern;
-#: the ASCII test first, the cheapest: 0.9.7 folded an ASCII name as its key), which
-#: ``serve`` compares with their key's (:meth:`~pith_graph.api.reads.neo4j_upkeep.Neo4jUpkeep.unfolded_author`).
+#: the ASCII test first, the cheapest: 0.9.7 folded an ASCII name as its key), the only
+#: authors compared with their key's fold: by ``serve``, to warn
+#: (:meth:`~pith_graph.api.reads.neo4j_upkeep.Neo4jUpkeep.unfolded_author`), and by
+#: ``pith-graph schema``, to fold them again (since 0.9.9:
+#: :func:`~pith_graph.loader.stores.neo4j_names.refold_authors`; 0.9.8 compared every
+#: name beyond ASCII).
 AUTHOR_FOLDS = f"""
 MATCH (a:Author)
 WHERE a.nameKey > $after

@@ -17,11 +17,13 @@ from pith_graph.loader.stores.names import Spellings, folded_words, stored_spell
 from pith_graph.loader.stores.neo4j_connect import read_rows, run_rows
 from pith_graph.loader.stores.upgrade_batches import upgrade_batches
 
-__all__ = ["paper_author_names", "refold_authors", "refresh_authors", "upgrade_authors"]
+__all__ = ["paper_author_names", "refold_authors", "refresh_authors", "unfolded_authors", "upgrade_authors"]
 
 log = logging.getLogger(__name__)
 
 _UPGRADE_BATCH = 5000
+#: Authors read (in ``nameKey`` order) per statement of :func:`unfolded_authors`.
+_REFOLD_SCAN = 100_000
 
 
 def paper_author_names(tx: neo4j.ManagedTransaction, piths: list[str]) -> Iterator[str]:
@@ -65,24 +67,41 @@ def upgrade_authors(session: neo4j.Session) -> None:
         log.info("gave %d authors their nameFolded and paperCount", len(rows))
 
 
-def refold_authors(session: neo4j.Session, batch: int = _UPGRADE_BATCH) -> int:
+def unfolded_authors(session: neo4j.Session, scan: int = _REFOLD_SCAN) -> Iterator[list[list[str]]]:
+    """The ``[nameKey, nameFolded]`` to write of each author whose stored ``nameFolded`` is not
+    its key's folded words (:func:`~.names.folded_words`), a list per statement that found
+    any: one pass over the ``nameKey`` index, ``scan`` authors a statement, of which only
+    those whose two folds can differ are read back and compared
+    (:data:`~.cypher_upgrades.AUTHOR_FOLDS`, the candidates ``serve``'s warning compares)."""
+    after = ""
+    while True:
+        (record,) = session.execute_read(
+            _read,
+            cypher_upgrades.AUTHOR_FOLDS,
+            after=after,
+            scan=scan,
+            pattern=cypher_upgrades.REFOLDED_PATTERN,
+        )
+        rows = [[key, folded] for key, stored in record["rows"] if (folded := folded_words(key)) != stored]
+        if rows:
+            yield rows
+        if record["last"] is None:
+            return
+        after = record["last"]
+
+
+def refold_authors(session: neo4j.Session, scan: int = _REFOLD_SCAN) -> int:
     """Give each author its key's ``nameFolded`` (:func:`~.names.folded_words`) where a
     database written before 0.9.8 holds its display name's (which a lower-ranked signer's
-    spelling could choose): one pass over the ``nameKey`` index, reading the authors whose
-    name is not all ASCII, ``batch`` at a time (cypher_upgrades.AUTHORS_TO_REFOLD), and
-    writing those that differ. The number of authors changed."""
-    after, done = "", 0
-    while True:
-        records = session.execute_read(_read, cypher_upgrades.AUTHORS_TO_REFOLD, after=after, limit=batch)
-        found = [record["row"] for record in records]
-        rows = [[key, folded] for key, stored in found if (folded := folded_words(key)) != stored]
-        if rows:
-            session.execute_write(_write, cypher_upgrades.REFOLD_AUTHORS, rows)
-            log.info("gave %d authors the nameFolded of their nameKey", len(rows))
-            done += len(rows)
-        if len(found) < batch:
-            return done
-        after = found[-1][0]
+    spelling could choose): the authors :func:`unfolded_authors` finds, written a few
+    thousand per transaction. The number of authors changed."""
+    done = 0
+    for rows in unfolded_authors(session, scan):
+        for at in range(0, len(rows), _UPGRADE_BATCH):
+            session.execute_write(_write, cypher_upgrades.REFOLD_AUTHORS, rows[at : at + _UPGRADE_BATCH])
+        log.info("gave %d authors the nameFolded of their nameKey", len(rows))
+        done += len(rows)
+    return done
 
 
 def _read(tx: neo4j.ManagedTransaction, statement: str, /, **parameters: Any) -> list[dict[str, Any]]:

@@ -105,7 +105,7 @@ def test_the_short_cut_for_plain_names_folds_as_the_tokenizer_does() -> None:
 
 
 def test_an_ascii_name_folds_as_its_key_does() -> None:
-    """What the upgrades rely on (``names.fill_authors``, ``cypher_upgrades.AUTHORS_TO_REFOLD``):
+    """What the upgrades rely on (``names.fill_authors``, ``cypher_upgrades.AUTHOR_FOLDS``):
     an author whose name is all ASCII had, before 0.9.8, the ``nameFolded`` of its key; only
     the others are folded again. (Beyond ASCII it need not hold: ``𝐐u``, ``Σοφος``.)"""
     rng = random.Random(12)
