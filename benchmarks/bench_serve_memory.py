@@ -3,7 +3,15 @@ the reader adopts its indexes, and after each step of :meth:`MemoryReader.warm`,
 deep size of each of the reader's kept structures (shared strings counted once per
 structure, so the sizes overlap; the RSS steps do not).
 
+``--baseline DIR`` compares against the code of another checkout (``git archive v | tar -x -C
+DIR``) on the same snapshot instead: ``--rounds`` rounds, each code in a fresh process in
+turn, each opening the snapshot as ``serve --graph`` does and warming every index; reported
+are the RSS held then (over the interpreter's) and per 100k papers, the open and warm times,
+a few reads' latencies (the first call, then the best of two more) and a SHA-256 of the
+answers of some 150 reads, which must be equal.
+
 Usage: python benchmarks/bench_serve_memory.py SNAPSHOT [--no-sizes]
+       python benchmarks/bench_serve_memory.py SNAPSHOT --baseline DIR [--rounds N]
 Prints one line per step: RSS (MB), its growth, seconds; then MB per 100k papers.
 """
 
@@ -11,14 +19,17 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from serve_memory_rounds import compare, served
 
 from pith_graph.api.reads.discovery import FACETS, Listing
 from pith_graph.api.reads.memory import MemoryReader
-from pith_graph.api.reads.memory_view import TITLE
 from pith_graph.api.reads.records import PaperFilter
 from pith_graph.api.reads.saved_indexes import INDEX_READERS
 from pith_graph.loader.stores.memory import open_saved
@@ -56,10 +67,15 @@ def deep_size(root: Any) -> int:
     return total
 
 
+def _common_title_words(reader: MemoryReader) -> tuple[str, ...]:
+    """The two words in most titles (from the text index's title postings)."""
+    postings = reader._text_index()[0].fields[0].postings
+    return tuple(sorted(postings, key=lambda word: (-len(postings[word][0]), word))[:2])
+
+
 def latencies(reader: MemoryReader) -> None:
     """The first and the best later of three runs of a few reads the changed indexes answer (ms)."""
-    titles = reader._index(TITLE, reader._build_title_index)
-    common = tuple(sorted(titles, key=lambda word: -len(titles[word]))[:2])
+    common = _common_title_words(reader)
     category = max(reader.all_categories(), key=lambda found: found.paper_count or 0).code
     reads: dict[str, Callable[[], object]] = {
         "page of 100 papers": lambda: reader.list_papers(PaperFilter(), 100, None),
@@ -84,7 +100,16 @@ def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("snapshot", help="a graph saved by pith-graph load --snapshot")
     parser.add_argument("--no-sizes", action="store_true", help="skip the deep sizes of the kept structures")
+    parser.add_argument("--baseline", type=Path, help="a checkout of the code to compare against")
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(served(args.snapshot)))
+        return
+    if args.baseline is not None:
+        compare(args.snapshot, args.baseline, args.rounds)
+        return
     path, sizes = args.snapshot, not args.no_sizes
     last = [rss_mb(), time.perf_counter()]
 

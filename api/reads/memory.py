@@ -34,7 +34,6 @@ from pith_graph.api.reads.memory_view import (
     LABEL,
     PITH_NUMBER,
     PRIMARY,
-    SHORT_PITH_NUMBER,
     SIGNED_BUNDLE,
     VALUE,
     source_key,
@@ -127,11 +126,10 @@ class MemoryReader(MemoryRankings, MemoryListings, MemoryDiscoveryReads):
 
         return [
             ("all keys", self._all_keys),
-            ("short pith numbers", lambda: self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER])),
+            ("short pith numbers", lambda: self._short("")),
             ("versions", self._versions),
             ("latest versions", self._latest),
             ("named (aliases of several)", named),
-            ("title keys", lambda: self._title_keys(("",))),
             ("category keys", categories),
             ("kept sorted links", kept),
             *super().warm_steps(),  # search, typeahead and facet indexes (MemoryDiscoveryReads)
@@ -161,7 +159,7 @@ class MemoryReader(MemoryRankings, MemoryListings, MemoryDiscoveryReads):
             if kind == "pithNumber":
                 names = [value] if self._paper(value) is not None else []
             elif kind == "shortPithNumber":
-                names = list(self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER]).get(value, ()))
+                names = list(self._short(value))
             else:
                 alias = node_id(ALIAS.label, kind, value)
                 data = nodes.get(alias)
@@ -184,7 +182,7 @@ class MemoryReader(MemoryRankings, MemoryListings, MemoryDiscoveryReads):
             paper = self._paper(value)
             return (paper,) if paper is not None else ()
         if kind == "shortPithNumber":
-            return self._newest(self._by_attribute("short", lambda d: d[SHORT_PITH_NUMBER]).get(value, ()))
+            return self._newest(self._short(value))
         alias = node_id(ALIAS.label, kind, value)
         kept: dict[str, tuple[PaperRow, ...]] = self._index("named", dict)
         found = kept.get(alias)

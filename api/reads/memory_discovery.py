@@ -2,10 +2,12 @@
 
 A mixin of :class:`~pith_graph.api.reads.memory.MemoryReader`, over the same view and
 indexes, plus three of its own built on first use: the BM25 text index
-(:class:`~pith_graph.api.reads.text_index.TextIndex`, papers numbered in pith-number order),
-the typeahead's sorted (folded word, author rank) pairs, and recent searches' ranked hits.
+(:class:`~pith_graph.api.reads.text_index.TextIndex`, papers numbered in pith-number order;
+its title postings also answer ``titleTerms`` filters, since 0.9.9), the typeahead's sorted
+(folded word, author rank) pairs, and recent searches' ranked hits; facets are
+:class:`~pith_graph.api.reads.memory_facets.MemoryFacets`'.
 
-A listing's papers are filtered, and its facets counted, a slice at a time, the request's
+A listing's papers are filtered a slice at a time, the request's
 deadline checked between slices (:mod:`~pith_graph.api.reads.deadline`); the rest is single
 passes in C over an index, linear in the graph, or builds of an index, done once and kept.
 """
@@ -14,42 +16,32 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from heapq import nsmallest
-from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.api.reads.deadline import Steps
 from pith_graph.api.reads.discovery import (
-    EVERY_PAPER,
-    FACETS,
-    Facet,
-    FacetCount,
     Listing,
     ScoredPaper,
     SearchOrder,
     SearchPage,
     SearchPosition,
-    top_counts,
 )
 from pith_graph.api.reads.folding import name_keys
+from pith_graph.api.reads.memory_facets import MemoryFacets
 from pith_graph.api.reads.memory_view import (
-    ARCHIVE,
-    CODE,
     LABEL,
-    NAME,
     NAME_FOLDED,
     NAME_KEY,
     PITH_NUMBER,
-    TYPE,
     Key,
-    MemoryGraphView,
 )
 from pith_graph.api.reads.records import AuthorRecord, PaperFilter
 from pith_graph.api.reads.saved_indexes import TEXT, SavedText, papers_digest, read_text, text_pieces
 from pith_graph.api.reads.text_index import ANALYSIS, TextIndex
-from pith_graph.schema.graph import AUTHOR, IN_CATEGORY, PAPER
+from pith_graph.schema.graph import AUTHOR, PAPER
 
 __all__ = ["MemoryDiscoveryReads"]
 
@@ -57,19 +49,12 @@ __all__ = ["MemoryDiscoveryReads"]
 SEARCH_CACHE_SIZE = 64
 _TITLE = PAPER.prop("title")
 _ABSTRACT = PAPER.prop("abstractExcerpt")
-_YEAR = PAPER.prop("submittedYear")
 _LICENSE = PAPER.prop("license")
-#: Papers filtered (about a microsecond each), or whose facet values are counted (a paper
-#: holds at most some 20,000: a bundle's size bounds them), between two looks at the clock.
+#: Papers filtered (about a microsecond each) between two looks at the clock.
 _KEYS_SLICE = 1024
-_FACETS_SLICE = 128
-#: The facets of every paper are counted once (:meth:`_corpus_facets`), keeping this many
-#: values of each: every author's would cost 10 MB at 238k papers (173k authors, 56 bytes
-#: each), and ``first`` is at most 100 unless the limits say otherwise.
-CORPUS_KEPT = 1000
 
 
-class MemoryDiscoveryReads(MemoryGraphView):
+class MemoryDiscoveryReads(MemoryFacets):
     """Batch lookups, ranked search, facets and typeahead over the networkx graph."""
 
     if TYPE_CHECKING:  # provided by MemoryListings
@@ -88,7 +73,7 @@ class MemoryDiscoveryReads(MemoryGraphView):
         return [
             ("text index", self._text_index),
             ("typeahead", self._typeahead),
-            ("submitted", self._submitted),
+            ("paper keys", self._paper_keys),
             ("facet values", self._facet_values),
             ("corpus facets", self._corpus_facets),
         ]
@@ -216,8 +201,8 @@ class MemoryDiscoveryReads(MemoryGraphView):
     def _members(self, listing: Listing) -> list[Key]:
         """The listing's papers as ascending (submittedAt, pithNumber) keys."""
         if listing.text:
-            submitted = self._submitted()
-            keys = sorted((submitted[pith], pith) for pith in self._text_hits(listing.text))
+            paper_keys = self._paper_keys()
+            keys = sorted(paper_keys[pith] for pith in self._text_hits(listing.text))
             keep = self._admits(listing)
         elif listing.signer is not None:
             keys, keep = self._signer_keys(listing.signer, listing.signed_bundle), self._admits(listing)
@@ -231,11 +216,6 @@ class MemoryDiscoveryReads(MemoryGraphView):
             steps.check()
             kept += filter(keep, keys[start : start + _KEYS_SLICE])
         return kept
-
-    def _submitted(self) -> dict[str, str]:
-        """pithNumber -> submittedAt."""
-        found: dict[str, str] = self._index("submitted", lambda: {pith: at for at, pith in self._all_keys()})
-        return found
 
     def count_listing(self, listing: Listing) -> int:
         return len(self._members(listing))
@@ -269,89 +249,11 @@ class MemoryDiscoveryReads(MemoryGraphView):
         items = tuple(ScoredPaper(self._paper(pith), hits[pith]) for pith in piths[:first])  # type: ignore[arg-type]
         return SearchPage(items, len(piths) > first, after.offset if after is not None else 0)
 
-    # -- facets --------------------------------------------------------------------------
-
-    def _facet_values(self) -> dict[Facet, dict[str, tuple[str, ...]]]:
-        """facet -> pithNumber -> the paper's values, for every paper (built once)."""
-
-        def build() -> dict[Facet, dict[str, tuple[str, ...]]]:
-            G = self.G
-            nodes = G.nodes
-            found: dict[Facet, dict[str, tuple[str, ...]]] = {facet: {} for facet in FACETS}
-            # Equal value tuples are one object: a year, a license, a category set repeat
-            # across thousands of papers (about 60 MB less at 238k papers).
-            shared: dict[tuple[str, ...], tuple[str, ...]] = {}
-            one = shared.setdefault
-            for node, data in self._paper_nodes():
-                pith = data[PITH_NUMBER]
-                categories = [nodes[c] for c, edge in G.succ[node].items() if edge[TYPE] == IN_CATEGORY.type]
-                year = (str(data[_YEAR]),)
-                found["years"][pith] = one(year, year)
-                license = (data[_LICENSE],)
-                found["licenses"][pith] = one(license, license)
-                codes = tuple(c[CODE] for c in categories)
-                found["categories"][pith] = one(codes, codes)
-                archives = tuple(dict.fromkeys(c[ARCHIVE] for c in categories))
-                found["archives"][pith] = one(archives, archives)
-                found["authors"][pith] = tuple(
-                    nodes[a][NAME] for a in G.pred[node] if nodes[a][LABEL] == AUTHOR.label
-                )
-            return found
-
-        result: dict[Facet, dict[str, tuple[str, ...]]] = self._index("facets", build)
-        return result
-
-    def _corpus_facets(self) -> dict[Facet, tuple[list[FacetCount], bool]]:
-        """facet -> its :data:`CORPUS_KEPT` values with the most papers of all, most first,
-        then by value, and whether those are all its values (built once, from
-        :meth:`_facet_values`: 0.7 s at 238k papers, where counting the whole corpus's
-        facets took 0.8 s every time; the facets of the whole corpus are then a slice)."""
-
-        def build() -> dict[Facet, tuple[list[FacetCount], bool]]:
-            values = self._facet_values()
-            found = {}
-            for facet in FACETS:
-                counts = Counter(chain.from_iterable(values[facet].values()))
-                found[facet] = (top_counts(counts, CORPUS_KEPT, facet == "years"), len(counts) <= CORPUS_KEPT)
-            return found
-
-        result: dict[Facet, tuple[list[FacetCount], bool]] = self._index("corpus facets", build)
-        return result
-
-    def facet_counts(
-        self, listing: Listing, facets: Sequence[Facet], first: int
-    ) -> dict[Facet, list[FacetCount]]:
-        if listing != EVERY_PAPER:
-            return self._listing_facets(listing, facets, first)
-        first = max(first, 0)
-        kept = self._corpus_facets()
-        wanted = list(dict.fromkeys(facets))
-        # Asked for more values than are kept: counted paper by paper.
-        beyond = [facet for facet in wanted if not kept[facet][1] and first > len(kept[facet][0])]
-        counted = self._listing_facets(listing, beyond, first) if beyond else {}
-        return {facet: counted[facet] if facet in counted else kept[facet][0][:first] for facet in wanted}
-
-    def _listing_facets(
-        self, listing: Listing, facets: Sequence[Facet], first: int
-    ) -> dict[Facet, list[FacetCount]]:
-        """The facets of ``listing`` counted paper by paper (any listing)."""
-        piths = [pith for _, pith in self._members(listing)]
-        values = self._facet_values()
-        steps = Steps()
-        result = {}
-        for facet in dict.fromkeys(facets):
-            found: Counter[str] = Counter()
-            of = values[facet].__getitem__
-            for start in range(0, len(piths), _FACETS_SLICE):
-                steps.check()
-                found.update(chain.from_iterable(map(of, piths[start : start + _FACETS_SLICE])))
-            result[facet] = top_counts(found, first, facet == "years")
-        return result
-
     # -- typeahead -----------------------------------------------------------------------
 
     def _typeahead(self) -> tuple[list[str], array[int], list[str]]:
-        """Sorted folded words, the rank of the author of each, authors by rank."""
+        """Sorted folded words, the rank of the author of each, authors by rank. Equal words
+        are one string (since 0.9.9: a first name or a surname is many authors' word)."""
 
         def build() -> tuple[list[str], array[int], list[str]]:
             G = self.G
@@ -359,10 +261,16 @@ class MemoryDiscoveryReads(MemoryGraphView):
                 (node for node, data in G.nodes(data=True) if data.get(LABEL) == AUTHOR.label),
                 key=lambda node: (-G.out_degree(node), G.nodes[node][NAME_KEY]),
             )
-            pairs = sorted(
-                (key, rank) for rank, node in enumerate(authors) for key in _folded_words(G.nodes[node])
-            )
-            return [key for key, _ in pairs], array("i", (rank for _, rank in pairs)), authors
+            shared: dict[str, str] = {}
+            one = shared.setdefault
+            words, ranks = [], array("i")
+            for rank, node in enumerate(authors):
+                for word in _folded_words(G.nodes[node]):
+                    words.append(one(word, word))
+                    ranks.append(rank)
+            # a stable sort by word leaves the ranks of a word ascending: (word, rank) order
+            order = sorted(range(len(words)), key=words.__getitem__)
+            return [words[at] for at in order], array("i", map(ranks.__getitem__, order)), authors
 
         result: tuple[list[str], array[int], list[str]] = self._index("typeahead", build)
         return result

@@ -273,6 +273,11 @@ class TextIndex:
         index.size = size
         return index
 
+    def documents(self, field: int, term: str) -> Sequence[int]:
+        """The documents holding ``term`` in the field numbered ``field``, ascending."""
+        found = self.fields[field].postings.get(term)
+        return () if found is None else found[0]
+
     def search(self, terms: Sequence[str]) -> dict[int, float]:
         """Every document holding each term in some field, with its score."""
         per_term: list[dict[int, float]] = []

@@ -20,7 +20,7 @@ import pytest
 from apitest import loaded_neo4j, memory_reader_of, signed_jsonl
 
 from pith_graph.api.reads import cypher_discovery as cypher
-from pith_graph.api.reads import memory_discovery
+from pith_graph.api.reads import memory_facets
 from pith_graph.api.reads.discovery import FACETS, Facet, FacetCount, Listing
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
@@ -147,7 +147,7 @@ def test_memory_whole_corpus_facets_read_no_paper(
 def test_memory_counts_values_beyond_those_kept_paper_by_paper(
     memory: MemoryReader, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(memory_discovery, "CORPUS_KEPT", 3)
+    monkeypatch.setattr(memory_facets, "CORPUS_KEPT", 3)
     reader = MemoryReader(memory.G)
     kept = reader._corpus_facets()
     assert [len(ranked) for ranked, _ in kept.values()] == [3] * len(FACETS)
