@@ -299,9 +299,23 @@ def test_an_answer_outgrowing_the_cost_limit_is_stopped(
 # -- the time limit holds inside a level -----------------------------------------------------------
 
 #: Seconds a request may run past its limit here: the check's own granularity, and a shared
-#: 2-core machine running the rest of the suite beside it (1.0 was exceeded once, at 1.51 s).
-#: Before the checks inside a level, the reviewer's smaller query answered after 8.6 s with a 1 s limit.
-SLACK = 2.0
+#: 2-core machine running the rest of the suite beside it (1.0 was exceeded once, at 1.51 s;
+#: 2.0 failed 6 runs in 18 at a load of 5-7, answers up to 3.1 s). Before the checks inside a
+#: level, the reviewer's smaller query answered after 8.6 s with a 1 s limit; before the checks
+#: among bylines, 240 of them answered after 4.4 s with a 1 s limit (500 here: twice the work).
+SLACK = 3.5
+
+
+def _paper_node(api: Any) -> str:
+    """The crowded paper's node id. The first request of a cold app can itself take the short
+    limit these tests set (once in 18 runs under load): asked again then."""
+    for _ in range(3):
+        body = api.post(f'{{ paper(id: "{CROWDED}") {{ id }} }}')
+        if "errors" not in body:
+            break
+    assert "errors" not in body, body
+    node: str = body["data"]["paper"]["id"]
+    return node
 
 
 def test_the_time_limit_holds_inside_a_level(backend: GraphReader, wide: tuple[Path, Keyring]) -> None:
@@ -339,7 +353,7 @@ def test_the_time_limit_holds_inside_bylines(backend: GraphReader, wide: tuple[P
     limits = RequestLimits(timeout_seconds=limit, max_cost=10**12)
     authors = "byline { author { name paperCount } }"
     with served(_app(backend, wide[1], limits), "x", backend) as api:
-        node = api.data(f'{{ paper(id: "{CROWDED}") {{ id }} }}')["paper"]["id"]
+        node = _paper_node(api)
         nodes = f"{{ nodes(ids: {[node] * 500!r}) {{ ... on Paper {{ {authors} }} }} }}".replace("'", '"')
         by_ids = f"{{ papersById(ids: {[CROWDED] * 500!r}) {{ {authors} }} }}".replace("'", '"')
         for body, seconds in [*_twice(api, nodes), *_twice(api, by_ids)]:

@@ -36,8 +36,10 @@ PAPERS = 1000
 AUTHORS = 40
 LIMIT = 1.0
 #: Seconds an answer may come past the limit: a shared 2-core machine running the rest of the
-#: suite beside it (as test_api_bounds' SLACK).
-SLACK = 2.0
+#: suite beside it (2.0 failed 4 runs in 15 at a load of ~7: answers up to 4.0 s, the time-out
+#: raised up to 0.7 s past the deadline, then unwound). Still short of what it guards against:
+#: an answer at the hard deadline (the limit + ``HARD_DEADLINE_MARGIN``, 6 s), a thread busy 15 s.
+SLACK = 4.0
 
 #: The reviewer's request (papersById has no plan: the resolvers answer it), and the same
 #: batch as a page of papers (planned).

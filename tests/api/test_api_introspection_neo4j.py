@@ -82,4 +82,9 @@ def test_a_flood_of_introspections_does_not_hold_health_or_light_queries(served_
     waits, sizes = asyncio.run(_flood(served_neo4j, 20))
     assert min(sizes) > 1_000_000  # each answered in full
     print(f"probes during the flood: {', '.join(f'{w:.2f}' for w in waits)} s")
-    assert max(waits) < 1.5, [round(w, 2) for w in waits]  # 1.2-2.7 s before; 0.2 s after
+    # Held by the flood (introspection on the loop, before), the probes made while it lasted,
+    # four or five of the twelve, each waited 0.7-4.3 s (2026-12-06, five runs on a quiet
+    # host). Since, they answer in 0.01-0.1 s but for a rare single one (1.2 s on a quiet host,
+    # 1.58 s on CI at a load of ~10, which failed a bound of 1.5 s on every probe).
+    assert sum(wait > 1.0 for wait in waits) <= 2, [round(w, 2) for w in waits]
+    assert max(waits) < 3.0, [round(w, 2) for w in waits]

@@ -118,8 +118,11 @@ def test_a_stopping_server_ends_answered_requests_transactions_before_closing_it
     api = ThreadServer(app)
     try:
         with api, httpx.Client(base_url=api.url, timeout=60) as client:
-            warm = client.post("/graphql", json={"query": QUERY}).json()
-            assert "errors" not in warm, warm  # the pool holds a connection now
+            for _ in range(3):  # the pool holds a connection once one answers in time (a cold
+                warm = client.post("/graphql", json={"query": QUERY}).json()  # server's
+                if "errors" not in warm:  # first plans took the 1 s limit once, under load)
+                    break
+            assert "errors" not in warm, warm
             until = time.monotonic() + 10
             while any(not session.closed() for session in sessions):  # its commit follows the answer
                 assert time.monotonic() < until, "the first request's transaction did not end"
