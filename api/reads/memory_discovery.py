@@ -19,6 +19,7 @@ from bisect import bisect_left, bisect_right
 from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from heapq import nsmallest
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any
 
 from pith_graph.api.reads.deadline import Steps
@@ -87,9 +88,22 @@ class MemoryDiscoveryReads(MemoryFacets):
     def saved_indexes(self) -> dict[str, Iterator[dict[str, Any]]]:
         """The indexes worth saving with the graph, each as its pieces of plain JSON data
         (made as they are written; for :meth:`adopt`): the text index, which takes longest to
-        build, with the SHA-256 of the papers it numbers (:mod:`~.saved_indexes`)."""
-        index, papers = self._text_index()
-        return {TEXT: text_pieces(index, papers)}
+        build, with the SHA-256 of the papers it numbers (:mod:`~.saved_indexes`). One not
+        built yet is built as it is written, a field at a time, and not kept (since 0.9.9:
+        a snapshot's writer asks for it once the graph is written, which it then does not
+        hold beside the graph's own index)."""
+        built = self._indexes.get("text")
+        if built is not None:
+            return {TEXT: text_pieces(*built)}
+        return {TEXT: self._text_pieces()}
+
+    def _text_pieces(self) -> Iterator[dict[str, Any]]:
+        """:func:`~.saved_indexes.text_pieces` of the text index :meth:`_text_index` would
+        build, built when first asked for (:meth:`TextIndex.built_pieces`)."""
+        papers = sorted((data for _, data in self._paper_nodes()), key=itemgetter(PITH_NUMBER))
+        yield {"papers": papers_digest([data[PITH_NUMBER] for data in papers])}
+        fields = (_TITLE, _ABSTRACT)
+        yield from TextIndex.built_pieces(len(papers), lambda n: map(itemgetter(fields[n]), papers))
 
     def adopt(self, saved: Mapping[str, Any]) -> bool:
         """Take indexes :meth:`saved_indexes` made from *this* graph, instead of building

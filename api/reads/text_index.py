@@ -24,7 +24,7 @@ import hashlib
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from importlib.resources import files
 from typing import Any
 
@@ -247,6 +247,23 @@ class TextIndex:
         yield {"analysis": ANALYSIS, "size": self.size}
         for number, field in enumerate(self.fields):
             yield from field.pieces(number)
+
+    @staticmethod
+    def built_pieces(size: int, texts: Callable[[int], Iterable[str]]) -> Iterator[dict[str, Any]]:
+        """The :meth:`pieces` of the index of ``size`` documents whose texts in the field
+        numbered ``n`` (of :data:`FIELDS`) are ``texts(n)``, built as they are written, a field
+        at a time, each let go once written: saving never holds the whole index (since 0.9.9)."""
+        yield {"analysis": ANALYSIS, "size": size}
+        for number, (_, boost) in enumerate(FIELDS):
+            field = _Field(boost)
+            count = 0
+            for doc, text in enumerate(texts(number)):
+                field.add(doc, text)
+                count += 1
+            if count != size:
+                raise ValueError(f"the text index's field {number} has {count} documents, not {size}")
+            yield from field.pieces(number)
+            del field
 
     @classmethod
     def from_state(cls, state: object) -> TextIndex:

@@ -18,10 +18,12 @@ from __future__ import annotations
 
 import gc
 import hashlib
+import operator
 import tempfile
 from array import array
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -121,7 +123,10 @@ class _Group(NamedTuple):
 def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Iterator[bytes]:
     """The body's JSON, a few rows at a time."""
     labels: dict[str, _Group] = {}  # label -> its nodes' ids that fit its rows
+    numbers: dict[str, int] = {}  # label -> its group's number (its place in labels)
     irregular: list[str] = []  # nodes stored as they are, in their order
+    places = array("i")  # a node's place among its group's (in the graph's order), then in the file
+    groups = array("i")  # a node's group (-1: irregular), in the graph's order
     nodes: dict[str, dict[str, Any]] = graph._node  # (networkx's own: NodeView's lookups cost more)
     for node, data in nodes.items():
         label = data.get(LABEL_ATTRIBUTE)
@@ -129,44 +134,40 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Ite
         at = list(data).index(LABEL_ATTRIBUTE) if label is not None else -1
         if (group := labels.get(name := str(label))) is None:
             group = labels[name] = _Group(names, at, [])
+            numbers[name] = len(numbers)
         regular = (
             label is not None
             and names == group.properties
             and at == group.at
             and _node_id(name, data) == node
         )
-        (group.rows if regular else irregular).append(node)
-    # Indexes in the order open_snapshot meets the nodes: every label's rows, then the rest.
-    index: dict[str, int] = {}
-    for group in labels.values():
-        for node in group.rows:
-            index[node] = len(index)
-    for node in irregular:
-        index[node] = len(index)
+        kept = group.rows if regular else irregular
+        places.append(len(kept))
+        groups.append(numbers[name] if regular else -1)
+        kept.append(node)
+    # Places in the order open_snapshot meets the nodes: every label's rows, then the rest.
+    starts = list(accumulate((len(group.rows) for group in labels.values()), initial=0))
+    for at, number in enumerate(groups):
+        places[at] += starts[number]  # (-1: the irregular ones, after every label's rows)
+    del groups, numbers
     for label, group in labels.items():
         names = group.properties
-        rows = ([data[name] for name in names] for data in map(nodes.__getitem__, group.rows))
+        rows = (_row(data, names) for data in map(nodes.__getitem__, group.rows))
         yield from _lines(_opening(b"nodes", label, group) + b',"rows":[', rows)
         del group.rows[:]
-    yield from _lines(b'{"other_nodes":[', ([index[node], node, nodes[node]] for node in irregular))
+    others = ([starts[-1] + at, node, nodes[node]] for at, node in enumerate(irregular))
+    yield from _lines(b'{"other_nodes":[', others)
     del labels, irregular
-    kinds: dict[str, tuple[array[int], array[int], list[Mapping[str, Any]]]] = {}  # 24 bytes an edge
-    for source, target, data in graph.edges(data=True):
-        if (edges := kinds.get(kind := str(data.get(TYPE_ATTRIBUTE)))) is None:
-            edges = kinds[kind] = (array("q"), array("q"), [])
-        edges[0].append(index[source])
-        edges[1].append(index[target])
-        edges[2].append(data)
-    del index
+    ends = _Ends(graph, places)
     shapes: dict[int, _EdgeShape] = {}  # id of a shared EdgeData -> its shape
-    for wanted in list(kinds):  # one kind's rows at a time
-        sources, targets, datas = kinds.pop(wanted)
-        first = shapes.get(id(datas[0])) or _shape(shapes, datas[0])
+    for wanted, first_data in ends.kinds().items():  # one kind's rows at a time, a pass each
+        first = shapes.get(id(first_data)) or _shape(shapes, first_data)
         group = _Group(first.names, first.at, [])
-        apart = array("q")  # the places of the edges kept as they are
-        fitting = _edge_rows(group, sources, targets, datas, shapes, apart)
+        apart = array("q")  # the places (among the kind's edges) of those kept as they are
+        fitting = _edge_rows(group, ends.edges(wanted), shapes, apart)
         yield from _lines(_opening(b"edges", wanted, group) + b',"rows":[', fitting)
-        yield from _lines(b'{"other_edges":[', _apart(sources, targets, datas, apart))
+        yield from _lines(b'{"other_edges":[', _apart(ends.edges(wanted), apart))
+    del ends
     counts: dict[str, int] = {}
     for name, pieces in (indexes or {}).items():
         if isinstance(pieces, Mapping | str | bytes):
@@ -179,17 +180,74 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Ite
     yield b'{"indexes":' + orjson.dumps(counts) + b"}\n"
 
 
+def _row(data: dict[str, Any], names: list[str]) -> list[Any]:
+    """A node's row: its values of ``names``, each string beyond ASCII (and each in a list)
+    a copy. orjson keeps a string's UTF-8 in the string (CPython's cache, as long as it
+    lives): encoding the graph's own would grow it for good (at 30k bundles, 12 MB of
+    abstracts); a copy's goes with the copy, once its line is written."""
+    row = [data[name] for name in names]
+    for at, value in enumerate(row):
+        if value.__class__ is str:
+            if not value.isascii():
+                row[at] = "".join((value, ""))
+        elif value.__class__ is list:
+            row[at] = [
+                "".join((item, "")) if item.__class__ is str and not item.isascii() else item
+                for item in value
+            ]
+    return row
+
+
+class _Ends:
+    """The graph's edges with their ends' places in the file, a kind at a time, a pass over
+    the graph's adjacency each: the nodes' places (4 bytes a node, in the graph's order, which
+    networkx's adjacency dicts share) and a map of the nodes some edge points to, rather than
+    a map of every node and the edges' ends gathered per kind (at 95k papers, some 100 MB)."""
+
+    def __init__(self, graph: nx.DiGraph, places: array[int]) -> None:
+        nodes, self._adj, pred = graph._node, graph._adj, graph._pred
+        self._sources: Callable[[], Iterable[int]]
+        if _aligned(nodes, self._adj) and _aligned(nodes, pred):
+            ends = zip(pred, places, pred.values(), strict=True)
+            self.targets = {node: place for node, place, sources in ends if sources}
+            self._sources = lambda: places
+        else:  # (a graph whose dicts were filled apart: every node's place by its id)
+            self.targets = every = dict(zip(nodes, places, strict=True))
+            self._sources = lambda: map(every.__getitem__, self._adj)
+
+    def kinds(self) -> dict[str, Mapping[str, Any]]:
+        """Each kind of edge (its type, as a string) with its first edge's attributes, in the
+        order of their first edges."""
+        kinds: dict[str, Mapping[str, Any]] = {}
+        for out in self._adj.values():
+            for data in out.values():
+                if (kind := str(data.get(TYPE_ATTRIBUTE))) not in kinds:
+                    kinds[kind] = data
+        return kinds
+
+    def edges(self, kind: str) -> Iterator[tuple[int, int, Mapping[str, Any]]]:
+        """The edges of ``kind``, in the graph's order: their ends' places and attributes."""
+        targets = self.targets
+        for source, out in zip(self._sources(), self._adj.values(), strict=True):
+            for target, data in out.items():
+                if str(data.get(TYPE_ATTRIBUTE)) == kind:
+                    yield source, targets[target], data
+
+
+def _aligned(nodes: Mapping[str, Any], other: Mapping[str, Any]) -> bool:
+    """Whether ``other`` holds the keys of ``nodes`` in the same order."""
+    return len(nodes) == len(other) and all(map(operator.eq, nodes, other))
+
+
 def _edge_rows(
     group: _Group,
-    sources: array[int],
-    targets: array[int],
-    datas: list[Mapping[str, Any]],
+    edges: Iterator[tuple[int, int, Mapping[str, Any]]],
     shapes: dict[int, _EdgeShape],
     apart: array[int],
 ) -> Iterator[list[Any]]:
     """The rows of a type's edges that fit ``group``'s shape; the places of the others
     appended to ``apart``."""
-    for at, (source, target, data) in enumerate(zip(sources, targets, datas, strict=True)):
+    for at, (source, target, data) in enumerate(edges):
         kind, names, place, values = shapes.get(id(data)) or _shape(shapes, data)
         if kind is not None and names == group.properties and place == group.at:
             yield [source, target, *values]
@@ -197,12 +255,17 @@ def _edge_rows(
             apart.append(at)
 
 
-def _apart(
-    sources: array[int], targets: array[int], datas: list[Mapping[str, Any]], apart: array[int]
-) -> Iterator[list[Any]]:
+def _apart(edges: Iterator[tuple[int, int, Mapping[str, Any]]], apart: array[int]) -> Iterator[list[Any]]:
     """The edges at the places ``apart`` holds (once the rows are spent), as they are."""
-    for at in apart:
-        yield [sources[at], targets[at], dict(datas[at])]
+    if not apart:
+        return
+    wanted = iter(apart)
+    next_at = next(wanted)
+    for at, (source, target, data) in enumerate(edges):
+        if at == next_at:
+            yield [source, target, dict(data)]
+            if (next_at := next(wanted, -1)) < 0:
+                return
 
 
 def _opening(key: bytes, name: str, group: _Group) -> bytes:
