@@ -66,10 +66,12 @@ def encode_snapshot(
     The body is spooled to an unnamed temporary file (``O_TMPFILE``, or made and unlinked at
     once: never seen, gone when closed, whatever fails) in the folder of the file ``beside``
     will be written to (the system's temporary folder without one), while its SHA-256 is
-    computed, then read back 256 KiB at a time: saving holds, beside the graph, an index
-    of its nodes, its edges' ends (24 bytes an edge) and a few rows, never the encoded body
-    (``benchmarks/bench_snapshot_memory.py``, 95k papers: the graph 815 MB, saving peaked at
-    1,211–1,236 MB holding the body, now 1,008–1,032 MB, no slower; the file the same bytes)."""
+    computed, then read back 256 KiB at a time: saving holds, beside the graph, its nodes'
+    places (4 bytes a node), a map of the nodes edges point to and a few rows, never the
+    encoded body nor (since 0.9.9) a map of every node or the edges' ends, and leaves the
+    graph's strings as they were (:func:`_row`). ``load --snapshot`` of 100k bundles (95k
+    papers) peaked at 937–938 MB in 0.9.8, 818–819 MB since (``benchmarks/bench_load_snapshot.py``;
+    a plain load, 770 MB); the file the same bytes."""
     folder = None if beside is None else through_links(Path(beside)).parent
     with tempfile.TemporaryFile(dir=folder) as spool:
         digest = hashlib.sha256()
