@@ -26,9 +26,12 @@ from typing import Any
 
 def _refold_reads(session: Any) -> int:
     """``refold_authors`` without its writes (``unfolded_authors``): how many it would write."""
-    from pith_graph.loader.stores.neo4j_names import unfolded_authors
+    from pith_graph.loader.stores.neo4j_names import _read, unfolded_authors
 
-    return sum(len(rows) for rows in unfolded_authors(session))
+    def read(statement: str, **parameters: Any) -> list[dict[str, Any]]:
+        return session.execute_read(_read, statement, **parameters)  # type: ignore[no-any-return]
+
+    return sum(len(rows) for rows in unfolded_authors(read))
 
 
 def main(argv: list[str]) -> int:

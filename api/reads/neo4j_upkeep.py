@@ -6,13 +6,9 @@ from __future__ import annotations
 
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j_base import Neo4jBase
-from pith_graph.loader.stores import cypher_upgrades
-from pith_graph.loader.stores.names import folded_words
+from pith_graph.loader.stores.neo4j_names import REFOLD_SCAN, unfolded_authors
 
 __all__ = ["Neo4jUpkeep"]
-
-#: Authors read (in ``nameKey`` order) per statement of :meth:`Neo4jUpkeep.unfolded_author`.
-_SCAN = 100_000
 
 
 class Neo4jUpkeep(Neo4jBase):
@@ -22,20 +18,13 @@ class Neo4jUpkeep(Neo4jBase):
         """Whether the database holds a paper written before ``Paper.isLatest`` (0.9.4)."""
         return bool(self._rows(cypher.READ_OUTDATED_PAPER))
 
-    def unfolded_author(self, scan: int = _SCAN) -> str | None:
+    def unfolded_author(self, scan: int = REFOLD_SCAN) -> str | None:
         """The ``nameKey`` of an author whose ``nameFolded`` is not its key's folded words
         (:func:`~pith_graph.loader.stores.names.folded_words`), if any: one a 0.9.7 load folded
-        from its display name (``pith-graph schema`` folds them again). Only the names whose
-        two folds can differ are compared (:data:`~.cypher_upgrades.AUTHOR_FOLDS`), ``scan``
-        authors a statement, stopping at the first that differs (since 0.9.8)."""
-        after: str = ""
-        while True:
-            (record,) = self._rows(
-                cypher_upgrades.AUTHOR_FOLDS, after=after, scan=scan, pattern=cypher_upgrades.REFOLDED_PATTERN
-            )
-            for key, stored in record["rows"]:
-                if folded_words(key) != stored:
-                    return str(key)
-            if record["last"] is None:
-                return None
-            after = record["last"]
+        from its display name (``pith-graph schema`` folds them again). The scan of
+        ``pith-graph schema``'s refold (:func:`~.neo4j_names.unfolded_authors`: only the names
+        whose two folds can differ compared, ``scan`` authors a statement), stopped at the
+        first statement that finds one (since 0.9.8)."""
+        for rows in unfolded_authors(self._rows, scan):
+            return str(rows[0][0])
+        return None

@@ -7,7 +7,7 @@ those written before 0.9.8 their key's ``nameFolded`` (:func:`refold_authors`)."
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import neo4j
@@ -17,13 +17,20 @@ from pith_graph.loader.stores.names import Spellings, folded_words, stored_spell
 from pith_graph.loader.stores.neo4j_connect import read_rows, run_rows
 from pith_graph.loader.stores.upgrade_batches import upgrade_batches
 
-__all__ = ["paper_author_names", "refold_authors", "refresh_authors", "unfolded_authors", "upgrade_authors"]
+__all__ = [
+    "REFOLD_SCAN",
+    "paper_author_names",
+    "refold_authors",
+    "refresh_authors",
+    "unfolded_authors",
+    "upgrade_authors",
+]
 
 log = logging.getLogger(__name__)
 
 _UPGRADE_BATCH = 5000
 #: Authors read (in ``nameKey`` order) per statement of :func:`unfolded_authors`.
-_REFOLD_SCAN = 100_000
+REFOLD_SCAN = 100_000
 
 
 def paper_author_names(tx: neo4j.ManagedTransaction, piths: list[str]) -> Iterator[str]:
@@ -67,20 +74,21 @@ def upgrade_authors(session: neo4j.Session) -> None:
         log.info("gave %d authors their nameFolded and paperCount", len(rows))
 
 
-def unfolded_authors(session: neo4j.Session, scan: int = _REFOLD_SCAN) -> Iterator[list[list[str]]]:
+def unfolded_authors(
+    read: Callable[..., Sequence[Mapping[str, Any]]], scan: int = REFOLD_SCAN
+) -> Iterator[list[list[str]]]:
     """The ``[nameKey, nameFolded]`` to write of each author whose stored ``nameFolded`` is not
     its key's folded words (:func:`~.names.folded_words`), a list per statement that found
     any: one pass over the ``nameKey`` index, ``scan`` authors a statement, of which only
     those whose two folds can differ are read back and compared
-    (:data:`~.cypher_upgrades.AUTHOR_FOLDS`, the candidates ``serve``'s warning compares)."""
+    (:data:`~.cypher_upgrades.AUTHOR_FOLDS`). ``read(statement, **parameters)`` runs a read
+    statement and gives its records: ``refold_authors``' session's, or ``serve``'s reader's
+    (:meth:`~pith_graph.api.reads.neo4j_upkeep.Neo4jUpkeep.unfolded_author`, which stops at
+    the first list)."""
     after = ""
     while True:
-        (record,) = session.execute_read(
-            _read,
-            cypher_upgrades.AUTHOR_FOLDS,
-            after=after,
-            scan=scan,
-            pattern=cypher_upgrades.REFOLDED_PATTERN,
+        (record,) = read(
+            cypher_upgrades.AUTHOR_FOLDS, after=after, scan=scan, pattern=cypher_upgrades.REFOLDED_PATTERN
         )
         rows = [[key, folded] for key, stored in record["rows"] if (folded := folded_words(key)) != stored]
         if rows:
@@ -90,13 +98,17 @@ def unfolded_authors(session: neo4j.Session, scan: int = _REFOLD_SCAN) -> Iterat
         after = record["last"]
 
 
-def refold_authors(session: neo4j.Session, scan: int = _REFOLD_SCAN) -> int:
+def refold_authors(session: neo4j.Session, scan: int = REFOLD_SCAN) -> int:
     """Give each author its key's ``nameFolded`` (:func:`~.names.folded_words`) where a
     database written before 0.9.8 holds its display name's (which a lower-ranked signer's
     spelling could choose): the authors :func:`unfolded_authors` finds, written a few
     thousand per transaction. The number of authors changed."""
     done = 0
-    for rows in unfolded_authors(session, scan):
+
+    def read(statement: str, **parameters: Any) -> list[dict[str, Any]]:
+        return session.execute_read(_read, statement, **parameters)
+
+    for rows in unfolded_authors(read, scan):
         for at in range(0, len(rows), _UPGRADE_BATCH):
             session.execute_write(_write, cypher_upgrades.REFOLD_AUTHORS, rows[at : at + _UPGRADE_BATCH])
         log.info("gave %d authors the nameFolded of their nameKey", len(rows))
