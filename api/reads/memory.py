@@ -8,8 +8,10 @@ numbers, each arXiv id's versions by version, the papers of each alias naming se
 and signers of papers with many (kept sorted lists: the first ``first`` of a paper's list
 is a slice, however long the list; nothing is sorted per read but the short lists of
 papers with few).
-The graph must not change after the first read; call :meth:`MemoryReader.refresh` if it does (:meth:`MemoryReader.warm` builds
-the indexes ahead of the first request).
+A load or removal by pith-graph into the graph has its readers forget their indexes
+(:mod:`~pith_graph.loader.stores.memory_watchers`); a script changing it with networkx's own
+calls calls :meth:`MemoryReader.refresh` (:meth:`MemoryReader.warm` builds the indexes ahead
+of the first request).
 
 Selections are honoured for counts (an uncounted record's ``paper_count`` is ``None``);
 papers always carry every property (the records are built once and kept, so leaving some

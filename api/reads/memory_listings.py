@@ -16,7 +16,8 @@ from collections.abc import Callable, Iterable
 from heapq import merge
 from itertools import groupby
 
-from pith_graph.api.reads.memory_view import RECENT_KEPT, Key, MemoryGraphView, Recent
+from pith_graph.api.reads.memory_view import Key, MemoryGraphView
+from pith_graph.api.reads.recent import RECENT_KEPT, Recent
 from pith_graph.api.reads.records import (
     EVERYTHING,
     ListingOrder,

@@ -3,21 +3,22 @@
 The indexes are built on first use and kept: newest-first key lists (all papers, per
 category, author, archive and signer), title words, lookups by paper attribute, each
 source's papers by version, and the sorted categories, aliases and signers of papers with
-many edges. The graph must not change after the first read; :meth:`MemoryGraphView.refresh`
-forgets them.
+many edges. A load or removal by pith-graph into the same graph has them forgotten
+(:mod:`~pith_graph.loader.stores.memory_watchers`); after changing the graph with networkx's
+own calls, :meth:`MemoryGraphView.refresh` forgets them.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Sequence
 from itertools import groupby
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import networkx as nx
 
+from pith_graph.api.reads.recent import RECENT_KEPT, Recent
 from pith_graph.api.reads.records import (
     AuthorRecord,
     CategoryRecord,
@@ -25,6 +26,7 @@ from pith_graph.api.reads.records import (
 )
 from pith_graph.api.reads.text_index import TextIndex
 from pith_graph.loader.stores.latest import version_key
+from pith_graph.loader.stores.memory_watchers import watch
 from pith_graph.schema.graph import (
     ALIAS,
     AUTHOR,
@@ -86,39 +88,6 @@ def source_key(kind: str, source_id: str) -> str:
     return f"{kind}\x00{source_id}"
 
 
-#: Key lists of combinations (several title words, several categories) kept, the most
-#: recently asked: a client choosing new ones each request must not grow memory without bound.
-RECENT_KEPT = 32
-
-
-class Recent(Generic[T]):
-    """The last ``size`` values made, by key; safe to share between threads (executions run
-    on several: a ``move_to_end`` after another thread's ``popitem`` raised KeyError)."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._kept: OrderedDict[str, T] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def __len__(self) -> int:
-        return len(self._kept)
-
-    def get_or_make(self, key: str, make: Callable[[], T]) -> T:
-        """The value kept for ``key``, else ``make()`` (outside the lock), then kept."""
-        with self._lock:
-            found = self._kept.get(key)
-            if found is not None:
-                self._kept.move_to_end(key)
-                return found
-        made = make()
-        with self._lock:
-            self._kept[key] = made
-            self._kept.move_to_end(key)
-            while len(self._kept) > self._size:
-                self._kept.popitem(last=False)
-        return made
-
-
 class MemoryGraphView:
     """Records and cached indexes over a ``DiGraph`` written by
     :class:`~pith_graph.loader.stores.memory.MemoryStore`."""
@@ -135,6 +104,7 @@ class MemoryGraphView:
         self._succ: dict[str, dict[str, dict[str, Any]]] = graph._succ
         self._pred: dict[str, dict[str, dict[str, Any]]] = graph._pred
         self.refresh()
+        watch(graph, self)  # a load into the graph has refresh() called
 
     def refresh(self) -> None:
         """Forget every index (after the graph changed)."""

@@ -38,6 +38,7 @@ from pith_graph.loader.stores.memory_graph import (
     put,
 )
 from pith_graph.loader.stores.memory_guard import built_or_refused, check_built, checked_graph
+from pith_graph.loader.stores.memory_watchers import changed
 from pith_graph.loader.stores.names import PendingNames, Spellings, fill_authors
 from pith_graph.loader.stores.node_link import from_node_link
 from pith_graph.loader.stores.rules import SourceKey, StoredPaper, plan_batch
@@ -75,10 +76,8 @@ _BUNDLE_SHA256 = PAPER.prop("bundleSha256")
 _NAME, _NAME_KEY = AUTHOR.prop("name"), AUTHOR.prop("nameKey")
 _NAME_FORMS = AUTHOR.prop("nameForms")
 _PAPER_COUNT = AUTHOR.prop("paperCount")
-_KIND = ALIAS.prop("kind")
-_VALUE = ALIAS.prop("value")
-_CODE = CATEGORY.prop("code")
-_ARCHIVE = CATEGORY.prop("archive")
+_KIND, _VALUE = ALIAS.prop("kind"), ALIAS.prop("value")
+_CODE, _ARCHIVE = CATEGORY.prop("code"), CATEGORY.prop("archive")
 _SIGNER_ID = SIGNER.prop("signerId")
 _SIGNER_TYPE = SIGNER.prop("signerType")
 _KEY_IDS = SIGNER.prop("keyIds")
@@ -219,6 +218,7 @@ class MemoryStore:
                     mark_latest(nodes, self._by_source.get(source, ()))
             finally:
                 self._names.settle_into(self._author)
+                changed(self.graph)  # readers of the graph forget their indexes (memory_watchers)
 
     def _author(self, key: str) -> dict[str, Any] | None:
         return cast("dict[str, Any] | None", self.graph._node.get(node_id(AUTHOR.label, key)))
