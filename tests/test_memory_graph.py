@@ -168,6 +168,34 @@ def test_edge_data_is_read_only_and_copies_are_plain() -> None:
     assert type(copied.edges["a", "p"]) is dict
     for clone in (pickle.loads(pickle.dumps(ours)), copy.deepcopy(ours)):
         assert nx.utils.graphs_equal(clone, ours)
+        assert clone.edges["a", "p"] is clone.edges["a", "q"]  # still shared, so read-only:
+        with pytest.raises(TypeError, match="read-only"):  # (a deepcopy's one plain dict was
+            clone.edges["a", "p"]["weight"] = 1  # shared by both: one edit was on every edge)
+        assert type(clone.edges["a", "p"]) is EdgeData
+
+
+def test_a_change_that_changes_nothing_passes() -> None:
+    """networkx's ``add_edge`` of an edge already there updates its dict with what was given:
+    nothing, or what it holds, is no change (it raised TypeError before 0.9.10)."""
+    ours, _, authored = _built_both_ways()
+    ours.add_edge("a", "p")
+    ours.add_edge("a", "p", type="AUTHORED")
+    ours.add_edges_from([("a", "p"), ("a", "q", {"type": "AUTHORED"})])
+    ours.update(edges=[("a", "p")])
+    authored["type"] = "AUTHORED"
+    authored |= {"type": "AUTHORED"}
+    assert authored == {"type": "AUTHORED"} and ours.edges["a", "p"] is authored
+    for change in ({"type": "OTHER"}, {"weight": 1}):
+        with pytest.raises(TypeError, match="read-only"):
+            ours.add_edge("a", "p", **change)
+    interner = EdgeInterner()
+    flagged = interner({"type": "IN_CATEGORY", "primary": True})
+    for same_but_typed in (1, 1.0):  # equal, not the same: a change
+        with pytest.raises(TypeError):
+            flagged["primary"] = same_but_typed
+    zero = interner({"type": "X", "w": -0.0})
+    with pytest.raises(TypeError):
+        zero["w"] = 0.0
 
 
 def test_interner_shares_equal_attributes_and_freezes_lists() -> None:

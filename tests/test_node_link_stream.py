@@ -19,7 +19,7 @@ from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader import SAMPLES, load_graph
 from pith_graph.loader.graphml import graph_file_chunks
 from pith_graph.loader.stores.files import json_bytes, write_beside
-from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.memory import MemoryStore, open_graph
 from pith_graph.testing import run_cli, write_corpus
 
 
@@ -142,7 +142,7 @@ def _old_failure(graph: nx.DiGraph) -> StoreError:
         pytest.param("graph", _deep(253), id="graph-too-deep"),
     ],
 )
-def test_a_value_orjson_refuses_mid_graph_fails_as_before_and_leaves_no_file(
+def test_a_value_orjson_refuses_mid_graph_fails_as_before_named_and_leaves_no_file(
     tmp_path: Path, where: str, value: object
 ) -> None:
     H = _odd()
@@ -152,12 +152,16 @@ def test_a_value_orjson_refuses_mid_graph_fails_as_before_and_leaves_no_file(
         H.edges["Paper:150", "Paper:151"]["bad"] = value
     else:
         H.graph["bad"] = value
-    expected = _old_failure(H)
+    expected = _old_failure(H)  # and since 0.9.10 where it lies:
+    named = {
+        "node": " (node 'Paper:150', attribute 'bad')",
+        "edge": " (edge 'Paper:150' -> 'Paper:151', attribute 'bad')",
+    }.get(where, "")
     (tmp_path / "kept.json").write_bytes(b"the file there")
     for name in ("kept.json", "new.json", "new.json.gz"):
         with pytest.raises(StoreError) as raised:
             write_beside(tmp_path / name, graph_file_chunks(H, tmp_path / name))
-        assert (raised.value.code, str(raised.value)) == (StoreErrorCode.WRITE_FAILED, str(expected))
+        assert (raised.value.code, str(raised.value)) == (StoreErrorCode.WRITE_FAILED, str(expected) + named)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["kept.json"]
     assert (tmp_path / "kept.json").read_bytes() == b"the file there"
 
@@ -179,8 +183,32 @@ def test_the_refusal_comes_after_pieces_were_written(tmp_path: Path) -> None:
     pieces = node_link_chunks(H)
     got = [next(pieces), next(pieces)]  # the header, then nodes: streamed before the edge is met
     assert got[0].startswith(b'{"directed":true,"multigraph":false,"graph":{"name":"Zo')
-    with pytest.raises(StoreError, match="Type is not JSON serializable: set"):
+    with pytest.raises(
+        StoreError,
+        match=r"Type is not JSON serializable: set \(edge 'Paper:150' -> 'Paper:151', attribute 'bad'\)",
+    ):
         list(pieces)
+
+
+def test_numpy_numbers_a_script_set_are_saved_as_json_numbers(tmp_path: Path) -> None:
+    """A score from numpy (``nx.set_node_attributes(G, dict(zip(papers, array)))``) is saved in
+    both formats and reads back as a number (before 0.9.10 both refused it: write_failed,
+    ``Type is not JSON serializable: numpy.float64``, naming no node); what JSON cannot hold
+    names its node and attribute in a node-link save."""
+    np = pytest.importorskip("numpy")
+    G, _ = load_graph([SAMPLES])
+    papers = sorted(node for node, label in G.nodes(data="label") if label == "Paper")
+    nx.set_node_attributes(G, dict(zip(papers, np.linspace(0.0, 1.0, len(papers)), strict=True)), "score")
+    G.nodes[papers[0]]["rank"] = np.int64(7)
+    for name, save in (("g.json", MemoryStore(G).save), ("g.snapshot", MemoryStore(G).save_snapshot)):
+        save(tmp_path / name)
+        H = open_graph(tmp_path / name)
+        assert [H.nodes[p]["score"] for p in papers] == [float(x) for x in np.linspace(0.0, 1.0, len(papers))]
+        assert H.nodes[papers[0]]["rank"] == 7 and type(H.nodes[papers[0]]["rank"]) is int
+    G.nodes[papers[1]]["tags"] = {"a"}
+    with pytest.raises(StoreError, match=rf"set \(node 'Paper:{papers[1][6:]}', attribute 'tags'\)"):
+        MemoryStore(G).save(tmp_path / "bad.json")
+    assert not (tmp_path / "bad.json").exists()
 
 
 def _peak(write: Any) -> int:

@@ -77,7 +77,7 @@ def json_bytes(value: object) -> bytes:
     254 levels of nesting and reads 1,024, so an attribute added to a node-link file by hand
     could open and then fail every save (``prune --graph``: exit 70, a traceback)."""
     try:
-        return orjson.dumps(value)
+        return orjson.dumps(value, option=orjson.OPT_SERIALIZE_NUMPY)  # (numpy's numbers: as JSON's)
     except orjson.JSONEncodeError as err:
         deep = " (an attribute nested more than 254 levels deep)" if "Recursion limit" in str(err) else ""
         raise StoreError(
@@ -132,11 +132,31 @@ def listed_json(items: Iterator[Any]) -> Iterator[bytes]:
     while batch := list(itertools.islice(items, count)):
         if not first:
             yield b","  # (a piece of its own: joined to the next, it would be copied again)
-        piece = json_bytes([batch])[2:-2]  # [[item, ...]]: each item as deep as in the document
+        try:
+            piece = json_bytes([batch])[2:-2]  # [[item, ...]]: each item as deep as in the document
+        except StoreError as err:
+            raise StoreError(err.code, f"{err.args[0]}{_unwritable(batch)}") from err.__cause__
         del batch
         yield piece
         first = False
         count = max(1, min(_MOST_PER_PIECE, count * _PIECE_BYTES // max(len(piece), 1)))
+
+
+def _unwritable(batch: list[Any]) -> str:
+    """Where in ``batch`` (node-link dicts) the first value JSON cannot hold lies: ``" (node
+    'x', attribute 'score')"``; ``""`` where the items are not dicts (a snapshot's rows)."""
+    for item in batch:
+        for name, value in item.items() if isinstance(item, dict) else ():
+            try:
+                orjson.dumps([[{name: value}]], option=orjson.OPT_SERIALIZE_NUMPY)  # as deep as there
+            except orjson.JSONEncodeError:
+                where = (
+                    f"node {item['id']!r}"
+                    if "id" in item
+                    else f"edge {item.get('source')!r} -> {item.get('target')!r}"
+                )
+                return f" ({where}, attribute {name!r})"
+    return ""
 
 
 def read_graph_file(path: str | Path, size: int = -1) -> bytes | bytearray:

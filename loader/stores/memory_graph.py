@@ -2,11 +2,8 @@
 the shape a saved graph must have to be opened (:func:`check_types`, :func:`check_structure`).
 
 A networkx ``DiGraph`` holds one attribute dict per edge. In this schema most edges carry
-the same few attribute sets (``{"type": "AUTHORED"}``, ``{"type": "IN_CATEGORY",
-"primary": True}``, ...), so :class:`EdgeData` values are interned and shared between
-edges: a read-only dict (every mutating method raises ``TypeError``; list-valued
-properties are tuples), so a script cannot change one edge's attributes and silently
-change thousands. ``nx.DiGraph(G)`` or ``G.copy()`` gives plain, private dicts.
+the same few attribute sets, so they are interned and shared between edges
+(:mod:`.edge_data`: read-only dicts, list-valued properties as tuples).
 
 networkx's ``add_edge`` always makes a new dict per edge, so :func:`put` writes the
 adjacency dicts itself (``_node``, ``_succ``, ``_pred``: the documented ``DiGraph``
@@ -26,12 +23,13 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any
 
 import networkx as nx
 
 from pith_graph.loader.identifiers import author_name_key
 from pith_graph.loader.shape import ALIAS_KIND, SOURCE_VERSIONS
+from pith_graph.loader.stores.edge_data import EdgeData, EdgeInterner
 from pith_graph.loader.stores.latest import bad_latest
 from pith_graph.loader.stores.names import bad_forms
 from pith_graph.schema.graph import (
@@ -86,58 +84,6 @@ _KIND = ALIAS.prop("kind")
 _EDGE_KEY_IDS = SIGNED.prop("keyIds")
 _SIGNED_BUNDLE = SIGNED.prop("signedBundle")
 _PRIMARY = IN_CATEGORY.prop("primary")
-
-
-class EdgeData(dict[str, Any]):
-    """An edge's attributes, shared with every edge whose attributes are equal: read-only."""
-
-    __slots__ = ()
-
-    def _read_only(self, *_args: object, **_kwargs: object) -> NoReturn:
-        raise TypeError(
-            "pith-graph's edge attributes are shared between edges and read-only; "
-            "work on a copy (nx.DiGraph(G)) to change them"
-        )
-
-    __setitem__ = __delitem__ = update = pop = popitem = clear = setdefault = _read_only
-    __ior__ = _read_only
-
-    def __reduce__(self) -> tuple[object, ...]:  # pickle and deepcopy build it whole
-        return (EdgeData, (dict(self),))
-
-    def __copy__(self) -> dict[str, Any]:
-        return dict(self)
-
-    def __deepcopy__(self, _memo: object) -> dict[str, Any]:
-        return dict(self)
-
-
-def _frozen(value: Any) -> Any:
-    return tuple(value) if isinstance(value, list) else value
-
-
-def _typed(value: Any) -> Any:
-    """``value`` in a key telling apart what ``==`` does not (``True``/``1``/``1.0``, ``[True]``/``[1]``,
-    ``-0.0``/``0.0``): a list of strings as it is, others with their items' types, a float as hex."""
-    if type(value) is list or type(value) is tuple:
-        if all(type(item) is str for item in value):
-            return tuple(value)
-        return tuple((type(item), _typed(item)) for item in value)
-    return value.hex() if type(value) is float else value
-
-
-class EdgeInterner:
-    """One :class:`EdgeData` per distinct attribute set (values of the same types: ``True`` is not ``1``)."""
-
-    def __init__(self) -> None:
-        self._known: dict[tuple[tuple[str, type, Any], ...], EdgeData] = {}
-
-    def __call__(self, attributes: Mapping[str, Any]) -> EdgeData:
-        key = tuple((name, type(value), _typed(value)) for name, value in attributes.items())
-        found = self._known.get(key)
-        if found is None:
-            found = self._known[key] = EdgeData((name, _frozen(value)) for name, value in attributes.items())
-        return found
 
 
 def put(

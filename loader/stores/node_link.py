@@ -24,7 +24,7 @@ def from_node_link(data: dict[str, Any]) -> nx.DiGraph | nx.MultiDiGraph:
         raise TypeError("expected a node-link JSON object, its nodes a list (is it a bundle?)")
     if not isinstance(data.get("edges"), list):  # (KeyError: 'edges' said nothing)
         links = (
-            ' (it has "links": networkx\'s default name, not the one pith-graph saves)'
+            ' (it has "links", the default name of networkx before 3.6; pith-graph saves "edges")'
             if "links" in data
             else ""
         )
