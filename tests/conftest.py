@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
@@ -28,6 +27,7 @@ import neo4j
 import pytest
 
 from pith_graph.errors import PithGraphError
+from pith_graph.loader.bulk.ports import start_on_free_ports
 from pith_graph.loader.stores.base import GraphStore
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -72,14 +72,27 @@ class Neo4jServer:
     def script(self, command: str, timeout: float = START_TIMEOUT) -> subprocess.CompletedProcess[str]:
         """Run ``scripts/neo4j COMMAND`` against this (managed) server."""
         assert self.env is not None, "not a server this test run started"
+        return run_script(command, self.env, timeout)
+
+
+#: The ``scripts/neo4j`` commands that leave a server running, detached from the script.
+_STARTS = ("start", "restart")
+
+
+def run_script(
+    command: str, env: dict[str, str], timeout: float, using: Path = NEO4J_SCRIPT
+) -> subprocess.CompletedProcess[str]:
+    """``scripts/neo4j COMMAND`` (or that of a copy, ``using``) with environment ``env``. A
+    start that runs out of ``timeout`` stops the server it began before the timeout is raised:
+    the JVM runs detached (setsid), so killing the script left it running."""
+    try:
         return subprocess.run(
-            [str(NEO4J_SCRIPT), command],
-            env=self.env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
+            [str(using), command], env=env, capture_output=True, text=True, timeout=timeout, check=False
         )
+    except subprocess.TimeoutExpired:
+        if command in _STARTS:
+            subprocess.run([str(using), "stop"], env=env, capture_output=True, timeout=180, check=False)
+        raise
 
 
 def alive(pid: int) -> bool:
@@ -101,14 +114,6 @@ def stray() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
-def free_port() -> int:
-    """A port on 127.0.0.1 that nothing listens on (now)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _unavailable(reason: str) -> None:
     """Skip, or fail under CI: Neo4j tests are never silently skipped there."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -117,12 +122,9 @@ def _unavailable(reason: str) -> None:
 
 
 def _start(data: Path, password: str | None, auth: bool, settings: dict[str, str]) -> Neo4jServer:
-    http_port = free_port()
     env = {
         **os.environ,
         "NEO4J_DATA": str(data),
-        "NEO4J_BOLT_PORT": str(free_port()),
-        "NEO4J_HTTP_PORT": str(http_port),
         "NEO4J_HEAP": os.environ.get("NEO4J_TEST_HEAP", "1g"),
         **settings,
     }
@@ -132,9 +134,17 @@ def _start(data: Path, password: str | None, auth: bool, settings: dict[str, str
         env["NEO4J_PASSWORD"] = password
     if not auth:
         env["NEO4J_AUTH"] = "none"
-    server = Neo4jServer(uri="", env=env, data=data, http_uri=f"http://127.0.0.1:{http_port}")
+    server = Neo4jServer(uri="", env=env, data=data)
+
+    def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
+        # (a port taken before the JVM bound it failed the session's server, and so every
+        # Neo4j test, under CI: started again on others)
+        env.update(NEO4J_BOLT_PORT=str(bolt), NEO4J_HTTP_PORT=str(http))
+        server.http_uri = f"http://127.0.0.1:{http}"
+        return server.script("start")
+
     try:
-        done = server.script("start")
+        done = start_on_free_ports(start)
     except (OSError, subprocess.TimeoutExpired) as error:
         server.script("stop", timeout=120)
         _unavailable(f"scripts/neo4j start failed: {error}")

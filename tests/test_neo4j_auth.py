@@ -22,6 +22,7 @@ from conftest import Neo4jServer
 
 from pith_graph.api.settings import ServerSettings
 from pith_graph.errors import StoreError, UsageError
+from pith_graph.loader.bulk.ports import held_port
 from pith_graph.loader.stores.neo4j_auth import (
     MAX_PASSWORD_FILE_BYTES,
     check_listener,
@@ -387,14 +388,14 @@ def test_the_local_password_is_not_sent_to_another_users_listener(tmp_path: Path
 
 def test_no_listener_no_local_password(tmp_path: Path) -> None:
     private_file(tmp_path / "password", "local-server-secret")
-    with socket.socket() as sock:  # a free port, closed again: nobody listens there
-        sock.bind(("127.0.0.1", 0))
-        uri = f"bolt://127.0.0.1:{sock.getsockname()[1]}"
-    with pytest.raises(
-        StoreError,
-        match=r"^unavailable: cannot reach Neo4j at bolt://127.0.0.1:\d+: nothing listens on 127.0.0.1 port \d+, so the",
-    ) as err:
-        resolve_password(uri, environ={"NEO4J_DATA": str(tmp_path)}, cwd=tmp_path)
+    with (
+        held_port() as port,
+        pytest.raises(  # bound, not listened on: nobody listens there
+            StoreError,
+            match=r"^unavailable: cannot reach Neo4j at bolt://127.0.0.1:\d+: nothing listens on 127.0.0.1 port \d+, so the",
+        ) as err,
+    ):
+        resolve_password(f"bolt://127.0.0.1:{port}", environ={"NEO4J_DATA": str(tmp_path)}, cwd=tmp_path)
     assert err.value.code == "unavailable"
 
 

@@ -12,9 +12,9 @@ from collections.abc import Iterator
 
 import neo4j
 import pytest
-from conftest import free_port
 
 from pith_graph.errors import StoreError, StoreErrorCode
+from pith_graph.loader.bulk.ports import held_port
 from pith_graph.loader.stores import neo4j as store_module
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.loader.stores.neo4j_retry import LostCommits
@@ -22,15 +22,25 @@ from pith_graph.loader.stores.neo4j_retry import LostCommits
 WINDOW = 2.0
 
 
+@pytest.fixture
+def closed_uri() -> Iterator[str]:
+    """A Bolt URI that refuses connections for the whole test: its port held, not listened on
+    (a port found free and let go could become another test's server meanwhile)."""
+    with held_port() as port:
+        yield f"bolt://127.0.0.1:{port}"
+
+
 def _long_back_off() -> Iterator[float]:
     while True:
         yield 5.0  # each wait longer than the whole window
 
 
-def test_retries_stop_at_the_window_not_a_back_off_later(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_retries_stop_at_the_window_not_a_back_off_later(
+    monkeypatch: pytest.MonkeyPatch, closed_uri: str
+) -> None:
     monkeypatch.setattr(store_module, "MAX_RETRY_SECONDS", WINDOW)
     monkeypatch.setattr(store_module, "_retry_delays", _long_back_off)
-    uri = f"bolt://127.0.0.1:{free_port()}"
+    uri = closed_uri
     with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=1) as driver:
         store = Neo4jStore(driver, uri=uri)
         started = time.monotonic()
@@ -53,13 +63,13 @@ class _OnRecord(logging.Handler):
 
 
 def test_an_interrupt_ends_the_wait_for_the_next_attempt_and_spares_later_writes(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, closed_uri: str
 ) -> None:
     """``interrupt()`` (a load's Ctrl-C) ends a write waiting to be tried again at once, as
     ``write_failed``; a write begun after it retries as usual, for its whole window."""
     monkeypatch.setattr(store_module, "MAX_RETRY_SECONDS", WINDOW)
     monkeypatch.setattr(store_module, "_retry_delays", _long_back_off)
-    uri = f"bolt://127.0.0.1:{free_port()}"
+    uri = closed_uri
     with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=1) as driver:
         store = Neo4jStore(driver, uri=uri)
         failed: list[BaseException] = []
@@ -96,12 +106,12 @@ def test_an_interrupt_ends_the_wait_for_the_next_attempt_and_spares_later_writes
 
 
 def test_an_attempt_that_fails_once_interrupted_is_not_said_to_be_tried_again(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, closed_uri: str
 ) -> None:
     """Interrupted while an attempt is in flight (its connection then closed by the load's
     end): it fails, and the write ends there, without the warning that it will be tried again
     (printed after "pith-graph: interrupted", a review of the command line)."""
-    uri = f"bolt://127.0.0.1:{free_port()}"
+    uri = closed_uri
     with neo4j.GraphDatabase.driver(uri, auth=None, connection_timeout=1) as driver:
         store = Neo4jStore(driver, uri=uri)
 

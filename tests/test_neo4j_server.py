@@ -22,9 +22,10 @@ from pathlib import Path
 import neo4j
 import orjson
 import pytest
-from conftest import NEO4J_SCRIPT, PROJECT, Neo4jServer, free_port, pinned, read_password
+from conftest import NEO4J_SCRIPT, PROJECT, Neo4jServer, pinned, read_password, run_script
 from neo4j.exceptions import AuthError
 
+from pith_graph.loader.bulk.ports import free_port, held_port, start_on_free_ports
 from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import corpus_signers
 from pith_graph.testing.signer import PaperSpec, build_bundle
@@ -44,19 +45,18 @@ def script(
     """``scripts/neo4j COMMAND`` (or that of a copy, ``using``) for ``data``, with none of the
     caller's NEO4J_* settings."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    return subprocess.run(
-        [str(using), command],
-        env={**base, "NEO4J_DATA": str(data), **env},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return run_script(command, {**base, "NEO4J_DATA": str(data), **env}, timeout, using)
 
 
 def script_start(data: Path, using: Path = NEO4J_SCRIPT, **env: str) -> subprocess.CompletedProcess[str]:
-    """``scripts/neo4j start`` on free ports, with none of the caller's NEO4J_* settings."""
-    ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(free_port())}
-    return script(data, "start", timeout=600, using=using, **{**ports, **env})
+    """``scripts/neo4j start`` on free ports (others when one was taken before the server
+    bound it), with none of the caller's NEO4J_* settings."""
+
+    def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
+        ports = {"NEO4J_BOLT_PORT": str(bolt), "NEO4J_HTTP_PORT": str(http)}
+        return script(data, "start", timeout=600, using=using, **{**ports, **env})
+
+    return start_on_free_ports(start)
 
 
 ARCHIVE = NEO4J_SCRIPT.parent / "neo4j-launcher" / "target" / "neo4j.jsa"
@@ -107,13 +107,17 @@ def restartable(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Neo4
     of the caller's NEO4J_* settings), with what that start showed, read before any test
     restarts it: one start for the settings test and the authentication test."""
     data = tmp_path_factory.mktemp("restartable")
-    http_port = free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    ports = {"NEO4J_BOLT_PORT": str(free_port()), "NEO4J_HTTP_PORT": str(http_port)}
-    env = {**base, "NEO4J_DATA": str(data), "NEO4J_AUTH": "none", **ports, **SETTINGS}
-    server = Neo4jServer(uri="", env=env, data=data, http_uri=f"http://127.0.0.1:{http_port}")
+    env = {**base, "NEO4J_DATA": str(data), "NEO4J_AUTH": "none", **SETTINGS}
+    server = Neo4jServer(uri="", env=env, data=data)
+
+    def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
+        env.update(NEO4J_BOLT_PORT=str(bolt), NEO4J_HTTP_PORT=str(http))  # a restart's too
+        server.http_uri = f"http://127.0.0.1:{http}"
+        return server.script("start")
+
     try:
-        done = server.script("start")
+        done = start_on_free_ports(start)
         assert done.returncode == 0, done.stderr
         server.uri = done.stdout.strip().splitlines()[-1]
         first = FirstStart(
@@ -448,8 +452,8 @@ def test_status_of_a_server_that_does_not_answer_bolt(tmp_path: Path) -> None:
     fake = subprocess.Popen(["bash", "-c", "exec -a dev.pith.neo4j.Launcher sleep 60"], cwd=tmp_path)
     try:
         (tmp_path / "neo4j.pid").write_text(f"{fake.pid}\n")
-        port = free_port()
-        done = script(tmp_path, "status", NEO4J_BOLT_PORT=str(port))
+        with held_port() as port:  # refused while the status looks (no other server there)
+            done = script(tmp_path, "status", NEO4J_BOLT_PORT=str(port))
         assert done.returncode == 1, done.stdout
         assert done.stdout == f"unresponsive or starting (pid {fake.pid}) bolt://127.0.0.1:{port}\n"
         (tmp_path / "neo4j.pid").write_text("999999999\n")  # no such process: a stale pid file

@@ -17,12 +17,12 @@ import contextlib
 import fcntl
 import os
 import shutil
-import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.loader.bulk.ports import start_on_free_ports
 from pith_graph.loader.bulk.recovery import private_file
 from pith_graph.loader.stores.neo4j_auth import read_password_file
 
@@ -89,14 +89,10 @@ def find_script() -> Path:
     return script
 
 
-def _script_env(data: Path, port: int | None = None) -> dict[str, str]:
+def _script_env(data: Path) -> dict[str, str]:
     env = {**os.environ, "NEO4J_DATA": str(data)}
     env.pop("NEO4J_PASSWORD", None)  # the folder's password stays as it is
     env.pop("NEO4J_AUTH", None)  # authentication on, as the folder's server runs
-    if port is not None:
-        env["NEO4J_BOLT_PORT"] = str(port)
-        # and its HTTP port: another server on the default 7474 must not stop this one
-        env["NEO4J_HTTP_PORT"] = str(_free_port())
     return env
 
 
@@ -180,22 +176,23 @@ def database_exists(data: Path) -> bool:
     return False
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def local_server(data: Path) -> Iterator[tuple[str, str | None]]:
-    """Start the Neo4j of ``data`` on a free loopback port; yield its Bolt URI and the
-    password of user neo4j (``data/password``); stop it (cleanly: the next start needs no
-    recovery)."""
+    """Start the Neo4j of ``data`` on free loopback ports (others when one was taken before
+    the server bound it); yield its Bolt URI and the password of user neo4j
+    (``data/password``); stop it (cleanly: the next start needs no recovery)."""
     script = find_script()
-    env = {**_script_env(data, _free_port()), "NEO4J_INCOMPLETE": "import"}  # the import's own marker
+    env = {**_script_env(data), "NEO4J_INCOMPLETE": "import"}  # the import's own marker
+
+    def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
+        # its HTTP port too: another server on the default 7474 must not stop this one
+        ports = {"NEO4J_BOLT_PORT": str(bolt), "NEO4J_HTTP_PORT": str(http)}
+        return subprocess.run(
+            [str(script), "start"], env={**env, **ports}, capture_output=True, text=True, check=False
+        )
+
     try:  # an interrupted start leaves a server starting (detached: setsid): stopped all the same
-        done = subprocess.run([str(script), "start"], env=env, capture_output=True, text=True, check=False)
+        done = start_on_free_ports(start)
         lines = done.stdout.strip().splitlines()
         if done.returncode != 0 or not lines:
             raise StoreError(
