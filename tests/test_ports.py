@@ -43,11 +43,16 @@ def test_a_start_that_runs_out_of_its_timeout_leaves_no_server_behind(tmp_path: 
     begun (detached: setsid), which then ran on after the test run."""
     data = tmp_path / "data"
     bolt, http = free_ports(2)
-    with pytest.raises(subprocess.TimeoutExpired):  # a JVM takes longer than this to start Neo4j
-        _script(
-            data, "start", timeout=3, NEO4J_AUTH="none", NEO4J_BOLT_PORT=str(bolt), NEO4J_HTTP_PORT=str(http)
-        )
     try:
+        with pytest.raises(subprocess.TimeoutExpired):  # a JVM takes longer than this to start Neo4j
+            _script(
+                data,
+                "start",
+                timeout=3,
+                NEO4J_AUTH="none",
+                NEO4J_BOLT_PORT=str(bolt),
+                NEO4J_HTTP_PORT=str(http),
+            )
         assert _processes_in(data) == []
     finally:
         _script(data, "stop")
