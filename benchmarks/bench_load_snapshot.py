@@ -1,7 +1,7 @@
 """Peak memory and time of ``pith-graph load PATH --snapshot FILE`` (the memory backend, the
 graph then saved with its search index for ``serve --graph``), this code against another
-checkout's, interleaved; ``--plain`` also runs this code's plain ``load`` (no ``--snapshot``)
-once, for reference.
+checkout's, interleaved; ``--plain`` also each code's plain ``load`` (no ``--snapshot``) in
+every round, interleaved as well (since 0.9.10; before, this code's once).
 
 Each run is a fresh ``python -m pith_graph load PATH... --json`` started from a scratch folder
 (the code is the environment's, or the baseline's, put first on ``PYTHONPATH`` as
@@ -62,7 +62,7 @@ def main() -> None:
         "--baseline", type=Path, required=True, help="a checkout of the code to compare against"
     )
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--plain", action="store_true", help="also this code's plain load, once")
+    parser.add_argument("--plain", action="store_true", help="also each code's plain load, every round")
     args = parser.parse_args()
     paths = [str(Path(path).resolve()) for path in args.paths]
     keys = str(Path(args.trusted_keys).resolve())
@@ -73,35 +73,41 @@ def main() -> None:
         tree = _tree(args.baseline, folder / "baseline")
         codes = {"baseline": {**os.environ, "PYTHONPATH": str(tree)}, "this": dict(os.environ)}
         found: dict[str, list[dict[str, Any]]] = {name: [] for name in codes}
+        plain: dict[str, list[dict[str, Any]]] = {name: [] for name in codes}
         for round in range(1, args.rounds + 1):
             for name, env in codes.items() if round % 2 else reversed(codes.items()):
                 r = _load(env, folder, paths, keys, str(folder / f"{name}.snapshot"))
                 found[name].append(r)
-                print(
-                    f"round {round} {name}: peak {r['peak']:,.0f} MB "
-                    f"({r['peak'] / r['papers'] * 1e5:,.0f} MB per 100k papers, {r['papers']:,} papers), "
-                    f"{r['seconds']:.1f} s; loadavg {Path('/proc/loadavg').read_text().strip()}",
-                    flush=True,
-                )
+                _said(f"round {round} {name}: load --snapshot", r)
+                if args.plain:
+                    r = _load(env, folder, paths, keys, None)
+                    plain[name].append(r)
+                    _said(f"round {round} {name}: plain load", r)
             same = found["this"][-1]["sha256"] == found["baseline"][-1]["sha256"]
             print(f"round {round}: the two snapshots byte for byte alike: {same}", flush=True)
-        if args.plain:
-            r = _load(codes["this"], folder, paths, keys, None)
-            print(
-                f"plain load (this code): peak {r['peak']:,.0f} MB "
-                f"({r['peak'] / r['papers'] * 1e5:,.0f} MB per 100k papers), {r['seconds']:.1f} s; "
-                f"loadavg {Path('/proc/loadavg').read_text().strip()}"
-            )
-    for name, runs in found.items():
-        print(
-            f"{name}: load --snapshot peak {_span([r['peak'] for r in runs])} MB "
-            f"({_span([r['peak'] / r['papers'] * 1e5 for r in runs])} MB per 100k papers), "
-            f"{_span([r['seconds'] for r in runs], 1)} s"
-        )
-    ratios = [
-        mine["peak"] / theirs["peak"] for theirs, mine in zip(found["baseline"], found["this"], strict=True)
-    ]
-    print(f"peak, this / baseline, round by round: {_span(ratios, 3)}")
+    for title, runs_of in (("load --snapshot", found), ("plain load", plain)):
+        for name, runs in runs_of.items():
+            if runs:
+                print(
+                    f"{name}: {title} peak {_span([r['peak'] for r in runs])} MB "
+                    f"({_span([r['peak'] / r['papers'] * 1e5 for r in runs])} MB per 100k papers), "
+                    f"{_span([r['seconds'] for r in runs], 1)} s"
+                )
+        if runs_of["this"]:
+            ratios = [
+                mine["peak"] / theirs["peak"]
+                for theirs, mine in zip(runs_of["baseline"], runs_of["this"], strict=True)
+            ]
+            print(f"{title} peak, this / baseline, round by round: {_span(ratios, 3)}")
+
+
+def _said(what: str, r: dict[str, Any]) -> None:
+    print(
+        f"{what}: peak {r['peak']:,.0f} MB "
+        f"({r['peak'] / r['papers'] * 1e5:,.0f} MB per 100k papers, {r['papers']:,} papers), "
+        f"{r['seconds']:.1f} s; loadavg {Path('/proc/loadavg').read_text().strip()}",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

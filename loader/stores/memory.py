@@ -284,7 +284,7 @@ class MemoryStore:
         spellings = Spellings()
         new: list[tuple[str, dict[str, Any]]] = []
         edges: list[tuple[str, str, EdgeData]] = []
-        props = paper_properties(rows)
+        props = paper_properties(rows, graph._node, self._by_source.get(rows.source, ()))
         old = nodes.get(paper)
         kept = edge_extras(graph, paper) if old is not None else {}  # a script's, as Neo4j keeps them
         if old is not None:

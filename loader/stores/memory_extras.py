@@ -5,12 +5,15 @@ those its schema declares, are the newer bundle's alone (one it lacks is removed
 
 A property is a script's when its label's or type's schema does not declare it. Edges with
 none share their read-only attributes (:class:`.memory_graph.EdgeData`); an edge that keeps a
-script's properties has a plain dict of its own, as the script's annotated copy had."""
+script's properties has a plain dict of its own, as the script's annotated copy had.
+
+A paper's properties equal to a stored version's (:data:`SHARED`) take that version's objects
+(since 0.9.10), as few-valued ones are interned: one string for the versions' text."""
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import networkx as nx
@@ -18,23 +21,48 @@ import networkx as nx
 from pith_graph.loader.rows import PaperRows
 from pith_graph.loader.stores.latest import IS_LATEST
 from pith_graph.loader.stores.memory_graph import INTERNED
-from pith_graph.schema.graph import LABEL_ATTRIBUTE, PAPER, PROPERTY_NAMES, RELATIONSHIPS, TYPE_ATTRIBUTE
+from pith_graph.schema.graph import (
+    LABEL_ATTRIBUTE,
+    PAPER,
+    PROPERTY_NAMES,
+    RELATIONSHIPS,
+    TYPE_ATTRIBUTE,
+    node_id,
+)
 
-__all__ = ["EdgeExtras", "edge_extras", "paper_properties", "rewrite_paper", "with_extras"]
+__all__ = ["SHARED", "EdgeExtras", "edge_extras", "paper_properties", "rewrite_paper", "with_extras"]
 
 _KEY_IDS = PAPER.prop("keyIds")
 #: Paper properties with few distinct values, interned (one string object per value).
 _INTERNED = tuple(name for name in INTERNED[PAPER.label] if name != _KEY_IDS)
+#: Paper properties a source's versions most often hold alike (``sourceId`` always): a paper
+#: written takes a stored version's value where equal. At 100k generated bundles (95k papers,
+#: 66k sources) 24 MB of strings the graph no longer holds twice.
+SHARED = tuple(PAPER.prop(name) for name in ("sourceId", "title", "abstractExcerpt", "submittedAt"))
+_YEAR = PAPER.prop("submittedYear")
+_YEARS: dict[int, int] = {}  # year -> one int object for it (past 256, each paper had its own)
 
 
-def paper_properties(rows: PaperRows) -> dict[str, Any]:
+def paper_properties(
+    rows: PaperRows, nodes: Mapping[str, Mapping[str, Any]] | None = None, versions: Iterable[str] = ()
+) -> dict[str, Any]:
     """The Paper node's properties as the in-memory store holds them: few-valued strings
-    interned, and ``isLatest`` last (false until its source's papers are marked:
-    :func:`~pith_graph.loader.stores.latest.mark_latest`), so every paper's are in one order."""
+    interned, those equal to a stored version's (the papers of pith numbers ``versions`` among
+    ``nodes``) that version's objects (:data:`SHARED`), and ``isLatest`` last (false until its
+    source's papers are marked: :func:`~pith_graph.loader.stores.latest.mark_latest`), so
+    every paper's are in one order."""
     props = rows.paper_properties()
     for name in _INTERNED:
         props[name] = sys.intern(props[name])
     props[_KEY_IDS] = [sys.intern(key) for key in props[_KEY_IDS]]
+    if (year := props.get(_YEAR)).__class__ is int:
+        props[_YEAR] = _YEARS.setdefault(year, year)
+    for pith in versions:
+        stored = {} if nodes is None else nodes.get(node_id(PAPER.label, pith), {})
+        for name in SHARED:
+            value = stored.get(name)
+            if value.__class__ is str and value == props.get(name):
+                props[name] = value
     props[IS_LATEST] = False
     return props
 

@@ -70,8 +70,8 @@ def encode_snapshot(
     places (4 bytes a node), a map of the nodes edges point to and a few rows, never the
     encoded body nor (since 0.9.9) a map of every node or the edges' ends, and leaves the
     graph's strings as they were (:func:`_row`). ``load --snapshot`` of 100k bundles (95k
-    papers) peaked at 937–938 MB in 0.9.8, 818–819 MB since (``benchmarks/bench_load_snapshot.py``;
-    a plain load, 770 MB); the file the same bytes."""
+    papers) peaked at 937–938 MB in 0.9.8, 818–819 MB in 0.9.9, 771–772 MB since 0.9.10
+    (``benchmarks/bench_load_snapshot.py``; a plain load, 741–742 MB); the file the same bytes."""
     folder = None if beside is None else through_links(Path(beside)).parent
     with tempfile.TemporaryFile(dir=folder) as spool:
         digest = hashlib.sha256()
@@ -124,8 +124,9 @@ class _Group(NamedTuple):
 
 def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Iterator[bytes]:
     """The body's JSON, a few rows at a time."""
-    labels: dict[str, _Group] = {}  # label -> its nodes' ids that fit its rows
+    labels: dict[str, _Group] = {}  # label -> the shape of its nodes' rows
     numbers: dict[str, int] = {}  # label -> its group's number (its place in labels)
+    sizes: list[int] = []  # a group's number -> how many nodes fit its rows
     irregular: list[str] = []  # nodes stored as they are, in their order
     places = array("i")  # a node's place among its group's (in the graph's order), then in the file
     groups = array("i")  # a node's group (-1: irregular), in the graph's order
@@ -137,26 +138,32 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Ite
         if (group := labels.get(name := str(label))) is None:
             group = labels[name] = _Group(names, at, [])
             numbers[name] = len(numbers)
-        regular = (
+            sizes.append(0)
+        if (
             label is not None
             and names == group.properties
             and at == group.at
             and _node_id(name, data) == node
-        )
-        kept = group.rows if regular else irregular
-        places.append(len(kept))
-        groups.append(numbers[name] if regular else -1)
-        kept.append(node)
+        ):
+            number = numbers[name]
+            places.append(sizes[number])
+            sizes[number] += 1
+        else:
+            number = -1
+            places.append(len(irregular))
+            irregular.append(node)
+        groups.append(number)
     # Places in the order open_snapshot meets the nodes: every label's rows, then the rest.
-    starts = list(accumulate((len(group.rows) for group in labels.values()), initial=0))
+    starts = list(accumulate(sizes, initial=0))
     for at, number in enumerate(groups):
         places[at] += starts[number]  # (-1: the irregular ones, after every label's rows)
-    del groups, numbers
-    for label, group in labels.items():
-        names = group.properties
-        rows = (_row(data, names) for data in map(nodes.__getitem__, group.rows))
+    del numbers, sizes
+    for number, (label, group) in enumerate(labels.items()):  # a pass over the nodes each (since
+        # 0.9.10: no list of a label's nodes, 8 bytes a node)
+        names, mine = group.properties, (node for node, of in zip(nodes, groups, strict=True) if of == number)
+        rows = (_row(data, names) for data in map(nodes.__getitem__, mine))
         yield from _lines(_opening(b"nodes", label, group) + b',"rows":[', rows)
-        del group.rows[:]
+    del groups
     others = ([starts[-1] + at, node, nodes[node]] for at, node in enumerate(irregular))
     yield from _lines(b'{"other_nodes":[', others)
     del labels, irregular
