@@ -23,7 +23,8 @@ from pith_graph.loader.trust import MAX_CLOCK_SKEW
 from pith_graph.loader.verify import DEFAULT_CLOCK_SKEW
 
 if TYPE_CHECKING:
-    from pith_graph.loader.stores.memory import MemoryStore
+    import networkx as nx
+
     from pith_graph.loader.stores.neo4j import Neo4jStore
 
 T = TypeVar("T")
@@ -226,22 +227,22 @@ def keyring_from(args: argparse.Namespace) -> Keyring:
     return operator_keyring(args.trusted_keys, args.registry_keys, args.revoked_keys)
 
 
-def save_snapshot_with_index(store: MemoryStore, path: str) -> None:
-    """Write ``store``'s graph as a snapshot, with the search index ``serve --graph`` would
+def save_snapshot_with_index(graph: nx.DiGraph, path: str) -> None:
+    """Write ``graph`` as a snapshot, with the search index ``serve --graph`` would
     otherwise build again at every start."""
     from pith_graph.loader.stores.files import write_beside
 
-    write_beside(path, snapshot_with_index(store, path))
+    write_beside(path, snapshot_with_index(graph, path))
 
 
-def snapshot_with_index(store: MemoryStore, path: str) -> Iterator[bytes]:
-    """``store``'s graph as a snapshot to be written to ``path``, with its search index
+def snapshot_with_index(graph: nx.DiGraph, path: str) -> Iterator[bytes]:
+    """``graph`` as a snapshot to be written to ``path``, with its search index
     (:func:`save_snapshot_with_index`), in pieces
     (:func:`~pith_graph.loader.stores.snapshot_writer.encode_snapshot`: its body spooled beside ``path``)."""
     from pith_graph.api.reads.memory import MemoryReader
     from pith_graph.loader.stores.snapshot_writer import encode_snapshot
 
-    return encode_snapshot(store.graph, MemoryReader(store.graph).saved_indexes(), beside=path)
+    return encode_snapshot(graph, MemoryReader(graph).saved_indexes(), beside=path)
 
 
 def check_save_destination(path: str, *, option: str = "--save") -> None:

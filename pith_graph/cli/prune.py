@@ -76,7 +76,7 @@ def cmd_prune(args: argparse.Namespace) -> int:
             if args.save and is_graphml(args.save):  # (a --graph is never GraphML: refused)
                 save_graphml(store.graph, args.save)
             elif is_snapshot(args.graph):  # keep its format
-                save_snapshot_with_index(store, args.save or args.graph)
+                save_snapshot_with_index(store.graph, args.save or args.graph)
             else:
                 store.save(args.save or args.graph)
     finally:

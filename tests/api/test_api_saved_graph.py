@@ -51,7 +51,7 @@ def reopened(
     elif request.param == "snapshot-with-index-read":
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(text_index, "PIECE_POSTINGS", 3)
-            save_snapshot_with_index(store, str(path))
+            save_snapshot_with_index(store.graph, str(path))
         assert len(path.read_bytes().split(b'{"index":"text"')) > 20  # split in many pieces
         readers = INDEX_READERS
     elif request.param == "version-4-with-index":
@@ -60,7 +60,7 @@ def reopened(
         store.save_snapshot(path)
         path.write_bytes(rewritten(path.read_bytes(), lambda data: data.update(indexes=whole), version=4))
     elif request.param == "snapshot-with-index":
-        save_snapshot_with_index(store, str(path))
+        save_snapshot_with_index(store.graph, str(path))
     else:
         store.save(path)
     graph, indexes = open_saved(path, readers=readers)
