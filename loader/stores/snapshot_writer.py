@@ -70,7 +70,7 @@ def encode_snapshot(
     places (4 bytes a node), a map of the nodes edges point to and a few rows, never the
     encoded body nor (since 0.9.9) a map of every node or the edges' ends, and leaves the
     graph's strings as they were (:func:`_row`). ``load --snapshot`` of 100k bundles (95k
-    papers) peaked at 937–938 MB in 0.9.8, 818–819 MB in 0.9.9, 771–772 MB since 0.9.10
+    papers) peaked at 937–938 MB in 0.9.8, 818–819 MB in 0.9.9, 764–765 MB since 0.9.10
     (``benchmarks/bench_load_snapshot.py``; a plain load, 741–742 MB); the file the same bytes."""
     folder = None if beside is None else through_links(Path(beside)).parent
     with tempfile.TemporaryFile(dir=folder) as spool:
