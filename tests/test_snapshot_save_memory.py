@@ -49,7 +49,7 @@ def test_saving_holds_a_few_bytes_a_node_and_nothing_an_edge(loaded: nx.DiGraph)
     nodes = loaded.number_of_nodes()
     tracemalloc.start()
     held, size = 0, 0
-    for piece in snapshot_writer._body(loaded, None):
+    for piece in snapshot_writer._body(loaded):
         held = max(held, tracemalloc.get_traced_memory()[0])
         size += len(piece)
     tracemalloc.stop()

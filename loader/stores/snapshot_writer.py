@@ -64,19 +64,28 @@ def encode_snapshot(
     encoded until the first piece is asked for.
 
     The body is spooled to an unnamed temporary file (``O_TMPFILE``, or made and unlinked at
-    once: never seen, gone when closed, whatever fails) in the folder of the file ``beside``
+    once: never seen, gone when closed, whatever fails; its indexes, made first, to a second
+    one) in the folder of the file ``beside``
     will be written to (the system's temporary folder without one), while its SHA-256 is
     computed, then read back 256 KiB at a time: saving holds, beside the graph, its nodes'
     places (4 bytes a node), a map of the nodes edges point to and a few rows, never the
     encoded body nor (since 0.9.9) a map of every node or the edges' ends, and leaves the
     graph's strings as they were (:func:`_row`). ``load --snapshot`` of 100k bundles (95k
-    papers) peaked at 937–938 MB in 0.9.8, 818–819 MB in 0.9.9, 764–765 MB since 0.9.10
+    papers) peaked at 937–938 MB in 0.9.8, 818–819 MB in 0.9.9, 760–761 MB since 0.9.10
     (``benchmarks/bench_load_snapshot.py``; a plain load, 741–742 MB); the file the same bytes."""
     folder = None if beside is None else through_links(Path(beside)).parent
-    with tempfile.TemporaryFile(dir=folder) as spool:
+    with tempfile.TemporaryFile(dir=folder) as spool, tempfile.TemporaryFile(dir=folder) as last:
         digest = hashlib.sha256()
         with collector_paused():
-            for piece in _body(graph, indexes):
+            # the indexes first, to a spool of their own (the file has them last): what building
+            # one holds is let go before the graph's rows are made (since 0.9.10)
+            for piece in _index_lines(indexes):
+                last.write(piece)
+            for piece in _body(graph):
+                digest.update(piece)
+                spool.write(piece)
+            last.seek(0)
+            while piece := last.read(_COPY_BYTES):
                 digest.update(piece)
                 spool.write(piece)
         header = {
@@ -122,8 +131,8 @@ class _Group(NamedTuple):
     rows: list[Any]
 
 
-def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Iterator[bytes]:
-    """The body's JSON, a few rows at a time."""
+def _body(graph: nx.DiGraph) -> Iterator[bytes]:
+    """The body's JSON but its indexes (:func:`_index_lines`), a few rows at a time."""
     labels: dict[str, _Group] = {}  # label -> the shape of its nodes' rows
     numbers: dict[str, int] = {}  # label -> its group's number (its place in labels)
     sizes: list[int] = []  # a group's number -> how many nodes fit its rows
@@ -177,6 +186,10 @@ def _body(graph: nx.DiGraph, indexes: Mapping[str, Iterable[Any]] | None) -> Ite
         yield from _lines(_opening(b"edges", wanted, group) + b',"rows":[', fitting)
         yield from _lines(b'{"other_edges":[', _apart(ends.edges(wanted), apart))
     del ends
+
+
+def _index_lines(indexes: Mapping[str, Iterable[Any]] | None) -> Iterator[bytes]:
+    """The body's last lines: each index's pieces, then how many each has."""
     counts: dict[str, int] = {}
     for name, pieces in (indexes or {}).items():
         if isinstance(pieces, Mapping | str | bytes):
