@@ -148,8 +148,8 @@ def _unwritable(batch: list[Any]) -> str:
     for item in batch:
         for name, value in item.items() if isinstance(item, dict) else ():
             try:
-                orjson.dumps([[{name: value}]], option=orjson.OPT_SERIALIZE_NUMPY)  # as deep as there
-            except orjson.JSONEncodeError:
+                json_bytes([[{name: value}]])  # (as deep as it lies there)
+            except StoreError:
                 where = (
                     f"node {item['id']!r}"
                     if "id" in item

@@ -122,13 +122,11 @@ def _node_id(label: str, data: dict[str, Any]) -> str | None:
 
 
 class _Group(NamedTuple):
-    """A label's nodes (or a type's edges) as the body holds them: the property names (but
-    the label or type) of the first, the label's place among them, and the nodes that fit
-    that shape (rows)."""
+    """The shape of a label's node rows (or a type's edge rows) in the body: the property
+    names (but the label or type) of the first, and the label's place among them."""
 
     properties: list[str]
     at: int
-    rows: list[Any]
 
 
 def _body(graph: nx.DiGraph) -> Iterator[bytes]:
@@ -145,7 +143,7 @@ def _body(graph: nx.DiGraph) -> Iterator[bytes]:
         names = [key for key in data if key != LABEL_ATTRIBUTE]
         at = list(data).index(LABEL_ATTRIBUTE) if label is not None else -1
         if (group := labels.get(name := str(label))) is None:
-            group = labels[name] = _Group(names, at, [])
+            group = labels[name] = _Group(names, at)
             numbers[name] = len(numbers)
             sizes.append(0)
         if (
@@ -180,7 +178,7 @@ def _body(graph: nx.DiGraph) -> Iterator[bytes]:
     shapes: dict[int, _EdgeShape] = {}  # id of a shared EdgeData -> its shape
     for wanted, first_data in ends.kinds().items():  # one kind's rows at a time, a pass each
         first = shapes.get(id(first_data)) or _shape(shapes, first_data)
-        group = _Group(first.names, first.at, [])
+        group = _Group(first.names, first.at)
         apart = array("q")  # the places (among the kind's edges) of those kept as they are
         fitting = _edge_rows(group, ends.edges(wanted), shapes, apart)
         yield from _lines(_opening(b"edges", wanted, group) + b',"rows":[', fitting)
