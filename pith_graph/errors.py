@@ -229,6 +229,7 @@ class StoreErrorCode(enum.StrEnum):
     TIMEOUT = "timeout"  # the server stopped a statement that ran past its time
     MEMORY = "memory"  # a read needed more memory than the server lets one transaction hold
     IMPORT_FAILED = "import_failed"  # Neo4j's offline importer refused the files or failed
+    ROW_TOO_LONG = "row_too_long"  # a CSV row longer than the offline importer can read: nothing run
     WORKER_FAILED = "worker_failed"  # a verification worker process died (killed, out of memory)
     HAND_EDITED = (
         "hand_edited"  # the database holds a node or edge of the graph's that pith-graph never writes

@@ -39,9 +39,11 @@ from pith_graph.loader.bulk.merge import new_file, write_csv
 from pith_graph.loader.bulk.neo4j_admin import (
     DATABASE,
     IMPORTER_OPTIONS,
+    check_read_buffer,
     database_exists,
     local_server,
     read_buffer_option,
+    read_buffer_size,
     run_importer,
     running_server,
 )
@@ -227,7 +229,9 @@ def bulk_import(
             report.duplicate = outcomes[Outcome.DUPLICATE]
             report.outranked = outcomes[Outcome.OUTRANKED]
             report.counts = schema_counts(csv.nodes.items(), csv.edges.items())
-            args = [*csv.importer_args(), read_buffer_option(limits.max_bytes)]
+            buffer = read_buffer_size(csv.longest_row)  # before the importer may overwrite anything
+            check_read_buffer(buffer, None if csv_only is not None else _importer_heap())
+            args = [*csv.importer_args(), read_buffer_option(buffer)]
             if csv_only is not None:
                 options = [*args, *IMPORTER_OPTIONS]
                 with new_file(csv_only / "neo4j-admin.args") as out:
@@ -340,6 +344,11 @@ def _remove_if_empty(folders: list[Path]) -> None:
             return
 
 
+def _importer_heap() -> str:
+    """The importer JVM's ``-Xmx``: ``NEO4J_IMPORT_HEAP`` (checked by the CLI, cli.options), else 1g."""
+    return os.environ.get("NEO4J_IMPORT_HEAP") or "1g"
+
+
 def _build_database(
     data: Path, args: list[str], overwrite: bool, threads: int, memory: str, work: Path, report: ImportReport
 ) -> None:
@@ -351,7 +360,7 @@ def _build_database(
         args,
         overwrite=overwrite,
         threads=threads,
-        heap=os.environ.get("NEO4J_IMPORT_HEAP") or "1g",  # checked by the CLI (cli.options)
+        heap=_importer_heap(),
         memory=memory,
         report_file=work / "import.report",
         log=data / "logs" / "import.log",

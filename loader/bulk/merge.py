@@ -61,17 +61,23 @@ class CsvFiles:
     nodes: Counter[str] = field(default_factory=Counter)
     edges: Counter[str] = field(default_factory=Counter)
     files: dict[tuple[int, bool], list[Path]] = field(default_factory=dict)
+    #: The bytes of the longest row of any file (its line break, and those inside it, counted):
+    #: what neo4j-admin's read buffer must hold (:func:`~.neo4j_admin.read_buffer_size`).
+    longest_row: int = 0
 
     def write_headers(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         for target in TARGETS:
+            header = target.header.encode() + b"\n"
             with new_file(self.folder / f"{target.name}.header.csv") as out:
-                out.write(target.header.encode() + b"\n")
+                out.write(header)
+            self.longest_row = max(self.longest_row, len(header))
 
     def add(self, share: _Share) -> None:
         """Count in a process's share (its counts and data files)."""
         self.nodes.update(share.nodes)
         self.edges.update(share.edges)
+        self.longest_row = max(self.longest_row, share.longest_row)
         for slot, path in sorted(share.files.items()):
             self.files.setdefault(slot, []).append(path)
 
@@ -102,11 +108,15 @@ class _Share:
     edges: Counter[str] = field(default_factory=Counter)
     outcomes: Counter[Outcome] = field(default_factory=Counter)
     files: dict[tuple[int, bool], Path] = field(default_factory=dict)
+    longest_row: int = 0  # at least the longest row written (see write)
 
     def __post_init__(self) -> None:
         self._open: dict[tuple[int, bool], BinaryIO] = {}
 
-    def write(self, index: int, multiline: bool, data: bytes) -> None:
+    def write(self, index: int, multiline: bool, data: bytes, longest: int | None = None) -> None:
+        """Append ``data``, whole rows whose longest has ``longest`` bytes (``None``: taken as
+        all of ``data``, an upper bound that costs nothing: a record's segment of edge rows)."""
+        self.longest_row = max(self.longest_row, len(data) if longest is None else longest)
         handle = self._open.get((index, multiline))
         if handle is None:
             name = f"{TARGETS[index].name}{'.multiline' if multiline else ''}.{self.tag}.csv"
@@ -190,11 +200,13 @@ def _write_nodes(paths: list[Path], csv: _Share) -> None:
     rows += [(3, [alias_id(kind, value), kind, value]) for kind, value in aliases]
     rows += [(4, [sid, stype, sorted(keys)]) for sid, (stype, keys) in signers.items()]
     written: dict[tuple[int, bool], list[bytes]] = {}  # each file's rows, in order, written at once
+    longest = 0  # an Author's row grows with its spellings (nameForms), past any bundle's size
     for index, values in rows:
         encoded, multiline = line(values)
         written.setdefault((index, multiline), []).append(encoded)
+        longest = max(longest, len(encoded))
     for (index, multiline), encoded_rows in written.items():
-        csv.write(index, multiline, b"".join(encoded_rows))
+        csv.write(index, multiline, b"".join(encoded_rows), longest)
         csv.nodes[TARGETS[index].label] += len(encoded_rows)
 
 

@@ -29,32 +29,91 @@ from pith_graph.loader.stores.neo4j_auth import read_password_file
 __all__ = [
     "DATABASE",
     "IMPORTER_OPTIONS",
+    "MAX_READ_BUFFER",
+    "check_read_buffer",
     "database_exists",
     "find_script",
+    "heap_bytes",
     "local_server",
     "read_buffer_option",
+    "read_buffer_size",
     "run_importer",
     "running_server",
 ]
 
 DATABASE = "neo4j"
 _LAUNCHER_CLASS = "dev.pith.neo4j.Launcher"
-#: What the CSV files need of ``neo4j-admin database import full`` (:mod:`.csvfiles`).
-IMPORTER_OPTIONS = ("--id-type=string", "--array-delimiter=U+001F", "--bad-tolerance=0")
-#: The importer's default buffer per input file, which must hold the largest value of a file.
+#: What the CSV files need of ``neo4j-admin database import full`` (:mod:`.csvfiles`), and
+#: ``--verbose``: without it a failure says only ``Error importing csv file.``, its cause (the
+#: exception's ``Caused by:`` lines) left out.
+IMPORTER_OPTIONS = ("--id-type=string", "--array-delimiter=U+001F", "--bad-tolerance=0", "--verbose")
+#: The importer's default buffer per input file, which must hold the longest row of a file.
 _READ_BUFFER = 4 << 20
+#: Room above the longest row (the buffer is counted in UTF-16 chars, a row in UTF-8 bytes,
+#: which are never fewer, so the bytes already overcount it).
+_ROW_MARGIN = 1 << 20
+#: The largest ``--read-buffer-size`` neo4j-admin 5.26 can use: it reads each file through a
+#: ``char[]`` of that many chars (``Math.toIntExact`` of the option, then ``new char[n]``), and
+#: no JVM makes an array longer than ``Integer.MAX_VALUE - 8`` (OpenJDK's soft maximum).
+MAX_READ_BUFFER = (1 << 31) - 1 - 8
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 
 
-def read_buffer_option(max_bytes: int) -> str:
-    """``--read-buffer-size`` large enough for any value of a bundle of ``max_bytes``: a
-    value is at most the bundle's bytes, twice that in CSV (each ``"`` doubled). The default
-    (4 MiB) held the default bundle limit (1 MiB); a 5 MB title under ``--max-bytes 32000000``
-    made neo4j-admin fail (exit 70) where ``load`` took it.
+def read_buffer_size(longest_row: int) -> int:
+    """The ``--read-buffer-size`` for files whose longest row has ``longest_row`` bytes:
+    neo4j-admin fails on a row its buffer cannot hold whole (``Weird input data, no newline
+    character in the whole buffer``, exit 70). A Paper row is at most about twice its
+    bundle, but an Author row holds every winner's spelling (``nameForms``), so it grows
+    with the number of bundles, not with ``--max-bytes`` (1,100 bundles each spelling one
+    4,000-letter name its own way: a row of 4.4 MB, past the default 4 MiB).
 
-    >>> read_buffer_option(1 << 20), read_buffer_option(32_000_000)
-    ('--read-buffer-size=4194304', '--read-buffer-size=65048576')
+    >>> read_buffer_size(1000), read_buffer_size(4_411_748)
+    (4194304, 5460324)
     """
-    return f"--read-buffer-size={max(_READ_BUFFER, 2 * max_bytes + (1 << 20))}"
+    return max(_READ_BUFFER, longest_row + _ROW_MARGIN)
+
+
+def heap_bytes(heap: str) -> int | None:
+    """The bytes of a ``-Xmx`` size (``1g``, ``700m``), or ``None`` if it is none.
+
+    >>> heap_bytes("1g"), heap_bytes("512K"), heap_bytes("abc")
+    (1073741824, 524288, None)
+    """
+    text = heap.strip().lower()
+    unit = text[-1:] if text[-1:] in _UNITS else ""
+    digits = text[: len(text) - len(unit)]
+    return int(digits) * _UNITS[unit] if digits.isascii() and digits.isdigit() else None
+
+
+def check_read_buffer(size: int, heap: str | None) -> None:
+    """Refuse (:class:`StoreError` ``row_too_long``), before the importer runs and so before
+    ``--replace`` lets it overwrite a database, a buffer neo4j-admin cannot use: past
+    :data:`MAX_READ_BUFFER`, or (``heap``: the importer's ``-Xmx``, when this process runs it)
+    a ``char[]`` of two bytes a char larger than its whole heap. The second is the least it
+    needs, not enough: the importer holds more than one buffer, and the rest of its work."""
+    refused = None
+    if size > MAX_READ_BUFFER:
+        refused = f"neo4j-admin reads at most {MAX_READ_BUFFER:,} chars at a time"
+    elif heap is not None and (limit := heap_bytes(heap)) is not None and 2 * size > limit:
+        refused = (
+            f"its buffer of {size:,} chars takes {2 * size:,} bytes, more than the importer's "
+            f"heap (NEO4J_IMPORT_HEAP={heap}): raise it"
+        )
+    if refused is not None:
+        raise StoreError(
+            StoreErrorCode.ROW_TOO_LONG,
+            f"a CSV row of the import needs a --read-buffer-size of {size:,}, and {refused}. "
+            "Nothing was imported or replaced; `pith-graph load --backend neo4j` loads these bundles",
+        )
+
+
+def read_buffer_option(size: int) -> str:
+    """``--read-buffer-size`` of ``size`` (:func:`read_buffer_size`).
+
+    >>> read_buffer_option(read_buffer_size(1 << 20))
+    '--read-buffer-size=4194304'
+    """
+    return f"--read-buffer-size={size}"
 
 
 #: The importer's JVM. The parallel collector, as ``scripts/neo4j``'s server: at 100k bundles
@@ -123,9 +182,13 @@ _SAY_NOTHING = (
 def _tail(text: str) -> str:
     r"""The last line that says something: not a Java stack frame (``at …``, ``... 23
     more``), which is what a failing importer prints last, nor a line of :data:`_SAY_NOTHING`.
+    With ``--verbose`` the importer's last such line is its root cause (``Caused by: …``).
 
     >>> _tail("Database already exist. Re-run with --overwrite-destination\nRun with '--verbose' for a more detailed error message.\n")
     'Database already exist. Re-run with --overwrite-destination'
+    >>> _tail("org.neo4j.cli.CommandFailedException: Error importing csv file.\n\tat a.B(B.java:1)\n"
+    ...       "Caused by: java.lang.IllegalStateException: Weird input data\n\tat c.D(D.java:2)\n\t... 13 more\n")
+    'Caused by: java.lang.IllegalStateException: Weird input data'
     """
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     said = [
