@@ -540,6 +540,15 @@ def problems(request: Hostile, answer: Answer) -> list[str]:
     return found
 
 
+def timed_out(answer: Answer) -> bool:
+    """Whether ``answer`` is the request time limit's (``TIMEOUT``): an answer each backend
+    may give on a host busy enough (a fresh Neo4j planning a request's statements at a load
+    average of 13 on 2 cores took longer than 10 s). Such a case is sent again, once: its
+    statements are planned by then, and the two answers must then agree."""
+    errors = answer.body.get("errors") if isinstance(answer.body, dict) else None
+    return any((error.get("extensions") or {}).get("code") == "TIMEOUT" for error in errors or [])
+
+
 def healthy(client: httpx.Client) -> bool:
     """Whether the server answers ``/healthz`` with 200 (within 30 s: README, a Neo4j worker's
     first ping plans the API's statements) and a plain query with data."""
@@ -566,6 +575,8 @@ def test_hostile_requests_answer_alike_and_safely(
     for number, request in enumerate(cases(rng, generator, CASES)):
         kinds[request.kind] = kinds.get(request.kind, 0) + 1
         answers = [_send(client, request) for client in (on_memory, on_neo4j)]
+        if any(timed_out(answer) for answer in answers):  # the time limit, on a busy host
+            answers = [_send(client, request) for client in (on_memory, on_neo4j)]
         slowest = max(slowest, *(a.seconds for a in answers))
         if max(a.seconds for a in answers) > 2:
             slow.append(f"{[round(a.seconds, 2) for a in answers]} {request.shown()[:300]}")
