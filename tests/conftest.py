@@ -175,6 +175,11 @@ def read_password(path: Path) -> str:
     return path.read_text(encoding="utf-8").splitlines()[0]
 
 
+#: ``scripts/test`` runs the JVMs the tests start with C1 alone (most live seconds); the
+#: session's server answers the Java half's queries for all of it, so it keeps the full JIT.
+_FULL_JIT = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -XX:TieredStopAtLevel=4".strip()
+
+
 @pytest.fixture(scope="session")
 def start_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Neo4jServer]]:
     """Start a private Neo4j (``start_neo4j(password=None, auth=True, data=None, **settings)``:
@@ -206,9 +211,7 @@ def neo4j_server(start_neo4j: Callable[..., Neo4jServer]) -> Neo4jServer:
             os.environ.get("NEO4J_DATABASE", "neo4j"),
         )
     else:
-        # (with scripts/test's C1 alone, as every JVM the tests start: the full JIT's compiles
-        # cost more of the busy cores than they saved, README's Development)
-        server = start_neo4j()
+        server = start_neo4j(JAVA_TOOL_OPTIONS=_FULL_JIT)
     try:
         store = server.connect()
     except PithGraphError as error:
