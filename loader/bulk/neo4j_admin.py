@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -56,7 +57,8 @@ _ROW_MARGIN = 1 << 20
 #: ``char[]`` of that many chars (``Math.toIntExact`` of the option, then ``new char[n]``), and
 #: no JVM makes an array longer than ``Integer.MAX_VALUE - 8`` (OpenJDK's soft maximum).
 MAX_READ_BUFFER = (1 << 31) - 1 - 8
-_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+#: What the JVM's ``-Xmx`` takes (``NEO4J_IMPORT_HEAP``): bytes, with an optional k, m, g or t.
+_HEAP = re.compile(r"([0-9]+)([kmgt]?)", re.IGNORECASE)  # ASCII digits only
 
 
 def read_buffer_size(longest_row: int) -> int:
@@ -79,10 +81,8 @@ def heap_bytes(heap: str) -> int | None:
     >>> heap_bytes("1g"), heap_bytes("512K"), heap_bytes("abc")
     (1073741824, 524288, None)
     """
-    text = heap.strip().lower()
-    unit = text[-1:] if text[-1:] in _UNITS else ""
-    digits = text[: len(text) - len(unit)]
-    return int(digits) * _UNITS[unit] if digits.isascii() and digits.isdigit() else None
+    found = _HEAP.fullmatch(heap)
+    return None if found is None else int(found[1]) << (10 * " kmgt".index(found[2].lower() or " "))
 
 
 def check_read_buffer(size: int, heap: str | None) -> None:

@@ -305,8 +305,6 @@ _PATHS = {
     "neo4j_data": "--neo4j-data",
     "password_file": "--password-file",
 }
-#: What the JVM's ``-Xmx`` takes (``NEO4J_IMPORT_HEAP``): bytes, with an optional k, m, g or t.
-_IMPORT_HEAP = re.compile(r"([0-9]+)([kmgt]?)", re.IGNORECASE)
 #: What neo4j-admin's ``--max-off-heap-memory`` takes: bytes, with an optional k, m or g, or a
 #: share of the memory from 1% to 99% (checked against neo4j-admin 5.26).
 _IMPORTER_MEMORY = re.compile(r"(?:([0-9]+)([kmg]?)|([0-9]+)%)", re.IGNORECASE)  # ASCII digits only
@@ -361,8 +359,10 @@ def _refuse_graphml(args: argparse.Namespace) -> None:
 
 
 def _heap_ok(text: str) -> bool:
-    found = _IMPORT_HEAP.fullmatch(text)
-    return found is not None and 1 <= int(found[1]) << (10 * " kmgt".index(found[2].lower() or " ")) < 1 << 63
+    from pith_graph.loader.bulk.neo4j_admin import heap_bytes
+
+    size = heap_bytes(text)
+    return size is not None and 1 <= size < 1 << 63
 
 
 def _refuse_overwriting_inputs(args: argparse.Namespace, option: str, target: str) -> None:
