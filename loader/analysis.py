@@ -10,9 +10,35 @@ import networkx as nx
 from pith_graph.errors import UsageError, quoted
 from pith_graph.loader.stores.latest import IS_LATEST
 from pith_graph.loader.stores.memory_guard import checked_graph
-from pith_graph.schema.graph import AUTHOR, AUTHORED, LABEL_ATTRIBUTE, PAPER, TYPE_ATTRIBUTE
+from pith_graph.schema.graph import (
+    AUTHOR,
+    AUTHORED,
+    LABEL_ATTRIBUTE,
+    PAPER,
+    RELATIONSHIPS,
+    TYPE_ATTRIBUTE,
+)
 
 __all__ = ["coauthorship_graph", "papers_of"]
+
+
+def _directed(G: nx.DiGraph) -> nx.DiGraph:
+    """``G`` (:func:`.memory_guard.checked_graph`), if its first edge runs the way the schema
+    says; a :class:`UsageError` if it runs backwards, as every edge of ``G.reverse()`` does
+    (since 0.9.12: the analyses followed no edge there and answered empty, without a word).
+    Every relationship type joins two different labels, so one edge tells; a graph a script
+    edited otherwise is :func:`.memory_guard.check_built`'s to refuse, not this check's."""
+    G = checked_graph(G, "G")
+    for start, end, kind in G.edges(data=TYPE_ATTRIBUTE):
+        spec = RELATIONSHIPS.get(kind) if isinstance(kind, str) else None
+        labels = (G.nodes[start].get(LABEL_ATTRIBUTE), G.nodes[end].get(LABEL_ATTRIBUTE))
+        if spec is not None and labels == (spec.end, spec.start):
+            raise UsageError(
+                f"G: its edges run backwards ({spec.type} from {spec.end} to {spec.start}): "
+                "G.reverse() of a loaded graph? pass the graph load_graph returned"
+            )
+        break
+    return G
 
 
 def papers_of(G: nx.DiGraph, author: str) -> list[str]:
@@ -32,7 +58,7 @@ def papers_of(G: nx.DiGraph, author: str) -> list[str]:
     ...
     pith_graph.errors.UsageError: ...
     """
-    G = checked_graph(G, "G")
+    G = _directed(G)
     if author not in G or G.nodes[author].get(LABEL_ATTRIBUTE) != AUTHOR.label:
         raise UsageError(
             f"papers_of: {quoted(author)} is not an Author node of the graph "
@@ -69,7 +95,7 @@ def coauthorship_graph(G: nx.DiGraph, *, latest_versions: bool = False) -> nx.Gr
     >>> all(works[a][b]["weight"] <= C[a][b]["weight"] for a, b in works.edges)
     True
     """
-    G = checked_graph(G, "G")
+    G = _directed(G)
     if type(latest_versions) is not bool:
         raise UsageError(f"latest_versions: expected a bool, not {type(latest_versions).__name__}")
     weights: Counter[tuple[str, str]] = Counter()

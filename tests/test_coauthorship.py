@@ -9,7 +9,7 @@ from typing import Any
 import networkx as nx
 import pytest
 
-from pith_graph import UsageError, coauthorship_graph
+from pith_graph import UsageError, coauthorship_graph, papers_of
 from pith_graph.loader.facade import load_graph
 from pith_graph.testing import write_corpus
 
@@ -61,3 +61,18 @@ def test_an_author_only_an_older_version_names_is_left_out(graph: nx.DiGraph) ->
 def test_latest_versions_is_a_bool(graph: nx.DiGraph, value: Any) -> None:
     with pytest.raises(UsageError, match=f"latest_versions: expected a bool, not {type(value).__name__}"):
         coauthorship_graph(graph, latest_versions=value)
+
+
+@pytest.mark.parametrize("copy", [True, False], ids=["reverse", "reverse_view"])
+def test_a_reversed_graph_is_refused_not_answered_empty(graph: nx.DiGraph, copy: bool) -> None:
+    """``G.reverse()`` keeps every node and edge, each edge the other way round: the analyses
+    found no AUTHORED edge into any paper and answered with authors and no coauthorship, and
+    ``papers_of`` with ``[]`` (before 0.9.12). Now they say why."""
+    author = next(node for node, label in graph.nodes(data="label") if label == "Author")
+    assert coauthorship_graph(graph).number_of_edges() > 0 and papers_of(graph, author)
+    backwards = graph.reverse(copy=copy)
+    said = r"G: its edges run backwards \(\w+ from \w+ to \w+\): G\.reverse\(\)"
+    with pytest.raises(UsageError, match=said):
+        coauthorship_graph(backwards)
+    with pytest.raises(UsageError, match=said):
+        papers_of(backwards, author)
