@@ -225,6 +225,8 @@ def test_a_failed_schema_step_says_the_papers_are_in_and_how_to_add_the_schema(
     replaced = _cli(paths[1], "--trusted-keys", str(keys), "--neo4j-data", str(data), "--replace", env=zgc)
     assert replaced.returncode == 3, replaced.stderr
     assert f"The papers are imported into {data}, but without constraints" in replaced.stderr
+    # The database it replaced was kept aside only until the importer had finished (since 0.9.12).
+    assert not (data / "import.incomplete").exists() and not list(data.glob(".pith-graph-*"))
 
 
 def test_a_database_holding_only_an_analysts_own_nodes_is_refused(
@@ -493,3 +495,4 @@ def test_replace_overwrites_transaction_logs_left_without_a_store(
     done = _cli(paths[0], "--trusted-keys", str(keys), "--neo4j-data", str(data), "--replace", "--json")
     assert done.returncode == 0, done.stderr
     assert orjson.loads(done.stdout)["nodes"]["Paper"] > 0
+    assert not list(data.glob(".pith-graph-*"))  # the logs it replaced, kept aside until then (since 0.9.12)

@@ -14,6 +14,7 @@ the run after that with a transactional load of the same bundles.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import random
 import signal
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from conftest import NEO4J_SCRIPT, alive
 
@@ -145,13 +147,16 @@ def test_a_killed_import_kills_its_importer_and_the_next_run_overwrites_what_it_
     assert again.returncode == 130
 
 
-def _assert_not_served(data: Path) -> None:
-    """``scripts/neo4j start`` refuses a folder whose import was interrupted."""
+def _assert_not_served(data: Path, kept: Path | None = None) -> None:
+    """``scripts/neo4j start`` refuses a folder whose import was interrupted (``kept``: one
+    that moved the old database aside into that folder; then even ``NEO4J_INCOMPLETE=serve``)."""
     with socket.socket() as one, socket.socket() as two:
         one.bind(("127.0.0.1", 0))
         two.bind(("127.0.0.1", 0))
         ports = {"NEO4J_BOLT_PORT": str(one.getsockname()[1]), "NEO4J_HTTP_PORT": str(two.getsockname()[1])}
     env = {**os.environ, "NEO4J_DATA": str(data), **ports}
+    if kept is not None:
+        env["NEO4J_INCOMPLETE"] = "serve"
     try:
         done = subprocess.run(
             [str(NEO4J_SCRIPT), "start"], env=env, capture_output=True, text=True, timeout=120
@@ -162,6 +167,10 @@ def _assert_not_served(data: Path) -> None:
     assert done.stderr.strip() == (
         f"neo4j: ERROR: an import into {data} was interrupted ({data / MARKER}): its database may be "
         "partial; run `pith-graph import` again (NEO4J_INCOMPLETE=serve starts it as it is)"
+        if kept is None
+        else f"neo4j: ERROR: an import into {data} was interrupted ({data / MARKER}) while replacing its "
+        f"database, which is kept in {kept}: run `pith-graph import` into the folder to move it back "
+        "(it does so first; NEO4J_INCOMPLETE=serve does not start the partial one)"
     )
 
 
@@ -193,20 +202,77 @@ def _import_without_replace(
 def test_an_interrupted_replace_needs_replace_again(
     corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
 ) -> None:
+    """A run killed once its importer had finished (the old database no longer kept), during
+    the schema step: the database may hold the new papers or, before 0.9.12, be partial."""
     env, folder = importer
     data = folder / "data"
     _with_a_database(data, "a database with papers")
-    process = _start(corpus, data, "--replace", env=env)
-    _java_started(folder)
-    process.kill()
-    process.communicate(timeout=30)
-    assert (data / MARKER).read_text().startswith("replace\n")
+    (data / MARKER).write_text("replace\nan import into this folder did not finish\n")
     done = _import_without_replace(corpus, data, env)
     assert done.returncode == 2, done.stderr
     assert done.stderr.strip().splitlines() == [
         f"pith-graph: error: an import into {data} was interrupted ({data / MARKER}): its database "
         "may be partial or the one it replaced: pass --replace to import again"
     ]
+
+
+def test_a_killed_replace_leaves_the_old_database_aside_and_unserved(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
+) -> None:
+    """SIGKILL while the importer writes, under --replace: the old store (and its logs) moved
+    whole into a folder the marker names, which ``scripts/neo4j start`` will not serve past."""
+    env, folder = importer
+    data = folder / "data"
+    _with_a_database(data, "a database with papers")
+    logs = data / "data" / "transactions" / "neo4j"
+    logs.mkdir(parents=True)
+    (logs / "neostore.transaction.db.0").write_text("its logs")
+    process = _start(corpus, data, "--replace", env=env)
+    _java_started(folder)
+    process.kill()
+    process.communicate(timeout=30)
+    [kept] = data.glob(".pith-graph-replaced-*")
+    assert (data / MARKER).read_text().splitlines()[::2] == ["replace", f"kept: {kept.name}"]
+    assert (kept / "databases" / "neostore").read_text() == "a database with papers"
+    assert (kept / "transactions" / "neostore.transaction.db.0").read_text() == "its logs"
+    assert (data / "data" / "databases" / "neo4j" / "neostore").read_text() == "partial\n"
+    assert "--overwrite-destination=false" in (folder / "args").read_text().split()  # an empty destination
+    _assert_not_served(data, kept)
+
+
+@pytest.mark.parametrize("how", ["fails", "SIGINT"])
+def test_a_failed_replace_moves_the_old_database_back(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path], how: str
+) -> None:
+    """The importer exits non-zero, or Ctrl-C stops it: its partial store removed, the old one
+    back (no logs before it: none after), no marker, no copy; the error says so."""
+    env, folder = importer
+    data = folder / "data"
+    store = _with_a_database(data, "a database with papers")
+    if how == "fails":
+        java = folder / "java"
+        java.write_text(java.read_text().replace("exec sleep 120", "echo out of memory; exit 3"))
+    process = _start(corpus, data, "--replace", env=env)
+    if how == "SIGINT":
+        _java_started(folder)
+        process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=30)
+    kept = f"the previous database of {data} was kept (moved back in place)"
+    if how == "fails":
+        assert process.returncode == 3
+        assert err.strip().splitlines() == [
+            "pith-graph: store error: import_failed: neo4j-admin database import exited 3: out of memory "
+            f"(full output: {data}/logs/import.log); {kept}"
+        ]
+    else:
+        assert process.returncode == 130
+        assert err.strip().splitlines()[-2:] == [
+            f"pith-graph: the import did not finish: {kept}",
+            "pith-graph: interrupted",
+        ]
+    assert store.read_text() == "a database with papers"
+    assert not (data / "data" / "transactions" / "neo4j").exists()
+    assert not (data / MARKER).exists() and not list(data.glob(".pith-graph-*"))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
@@ -274,6 +340,74 @@ def test_a_real_import_killed_while_writing_is_rebuilt_by_the_next_run(
     finally:
         store.close()
         server.script("stop")
+
+
+def _store(data: Path) -> dict[str, str]:
+    """The SHA-256 of each file of the database of ``data`` (its store and transaction logs)."""
+    found = {}
+    for part in ("databases", "transactions"):
+        for path in sorted((data / "data" / part / "neo4j").rglob("*")):
+            if path.is_file():
+                found[str(path.relative_to(data))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def _importer_started(process: subprocess.Popen[str], data: Path) -> int:
+    """The pid of ``process``'s neo4j-admin once it has begun writing the database."""
+    log = data / "logs" / "import.log"
+    _wait_for(lambda: log.exists() and "Nodes, started" in log.read_text(errors="replace"), process=process)
+    children = Path(f"/proc/{process.pid}/task/{process.pid}/children").read_text().split()
+    [java] = [int(c) for c in children if b"AdminTool" in Path(f"/proc/{c}/cmdline").read_bytes()]
+    return java
+
+
+@pytest.mark.java_half
+def test_a_replace_whose_importer_dies_leaves_the_old_database(
+    corpus: tuple[str, Path], tmp_path: Path
+) -> None:
+    """Real imports under --replace (since 0.9.12): (1) its neo4j-admin killed: the old store
+    back, byte for byte; (2) the import itself killed (SIGKILL): the next import moves the old
+    database back first, then refuses it (it holds nodes) after serving it to count them. Before,
+    both lost it. (A --replace that succeeds leaves no copy: tests/test_bulk_import.py.)"""
+    data = tmp_path / "data"
+    log = data / "logs" / "import.log"
+    first = _start(corpus, data, "--json", env={})
+    out, err = first.communicate(timeout=300)
+    assert first.returncode == 0, err
+    nodes = sum(orjson.loads(out)["nodes"].values())
+    before = _store(data)
+    other = write_corpus(tmp_path / "other", 10, seed=6, workers=1, layout="jsonl")
+    replacing = (str(tmp_path / "other"), other.keyring_path)
+    log.unlink()
+    killed = _start(replacing, data, "--replace", env={})
+    try:
+        os.kill(_importer_started(killed, data), signal.SIGKILL)
+        _, err = killed.communicate(timeout=60)
+    finally:
+        _reap(killed)
+    assert _store(data) == before  # the very files
+    assert killed.returncode == 3, err
+    assert err.strip().endswith(f"; the previous database of {data} was kept (moved back in place)"), err
+    assert not (data / MARKER).exists() and not list(data.glob(".pith-graph-*"))
+    log.unlink()
+    killed = _start(replacing, data, "--replace", env={})
+    try:
+        java = _importer_started(killed, data)
+        killed.kill()
+        killed.communicate(timeout=60)
+    finally:
+        _reap(killed)
+    _wait_for(lambda: not alive(java), 10)
+    [kept] = data.glob(".pith-graph-replaced-*")
+    again = _import_without_replace(replacing, data, {})
+    assert again.returncode == 2, again.stderr
+    assert again.stderr.strip().splitlines() == [
+        f"pith-graph: an interrupted `import --replace` had set the previous database of {data} aside "
+        f"({kept.name}): moved it back",
+        f"pith-graph: error: the database in {data} holds {nodes} nodes: pass --replace to overwrite it, "
+        "or load into it with `pith-graph load --backend neo4j`",
+    ]
+    assert not kept.exists() and not (data / MARKER).exists()
 
 
 def test_an_interrupted_import_served_since_needs_replace(

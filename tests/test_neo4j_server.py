@@ -217,15 +217,20 @@ def test_auth_none_turns_authentication_off_a_restart_turns_it_on_and_an_edited_
     )
     assert calls.read_text().splitlines() == [f"start {server.data}", f"stop {server.data}"]
     args = called.read_text().splitlines()
-    assert "--overwrite-destination=true" in args  # no nodes: the existing database is overwritten
+    # No nodes: the existing database is overwritten, after it was moved aside (since 0.9.12)
+    assert "--overwrite-destination=false" in args  # (an empty destination) and back (it failed)
+    assert imported.stderr.rstrip().endswith(
+        f"the previous database of {server.data} was kept (moved back in place)"
+    )
     assert args[args.index("-cp") + 1] == f"{elsewhere}/neo4j-launcher/target/lib/*"
     assert not list(server.data.glob(".pith-graph-import-*"))
     assert stat.S_IMODE(server.password_file.stat().st_mode) == 0o600
     generated = read_password(server.password_file)
     assert re.fullmatch(r"[A-Za-z0-9]{24}", generated)
-    # The importer failed after the import marked the folder: `start` refuses it (the database
-    # may be partial) unless told to serve it as it is, as here (the stand-in wrote nothing).
-    assert (server.data / "import.incomplete").exists()
+    # An import interrupted after it marked the folder (killed once its importer had finished):
+    # `start` refuses it (the database may be partial) unless told to serve it as it is, as here.
+    assert not (server.data / "import.incomplete").exists()
+    (server.data / "import.incomplete").write_text("new\nan import into this folder did not finish\n")
     refused = server.script("start")
     assert refused.returncode == 1 and "import.incomplete" in refused.stderr, refused.stderr
     server.env["NEO4J_INCOMPLETE"] = "serve"

@@ -13,7 +13,8 @@
    (passes two and three each share their partitions out among as many processes as pass
    one had workers);
 4. ``neo4j-admin database import full`` builds the database from the files
-   (:mod:`.neo4j_admin`);
+   (:mod:`.neo4j_admin`); under ``--replace`` the old one is kept aside until it is done
+   (:mod:`.set_aside`);
 5. the server is started once to create the constraints and indexes
    (``schema/neo4j-schema.cypher``) and wait until they are online, then stopped.
 
@@ -54,8 +55,8 @@ from pith_graph.loader.bulk.recovery import (
     import_lock,
     interrupted,
     locked_work_folder,
-    mark_incomplete,
 )
+from pith_graph.loader.bulk.set_aside import keeping_the_old_database, restore_kept
 from pith_graph.loader.bulk.spill import SpillHandler
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits
@@ -105,14 +106,19 @@ def partitions_for(files: list[str]) -> int:
     return max(1, min(MAX_PARTITIONS, math.ceil(estimate / PARTITION_BUNDLES)))
 
 
-def _check_target(data: Path, replace: bool) -> bool:
+def _check_target(data: Path, replace: bool, say: Callable[[str], None] | None) -> bool:
     """Refuse a running server or a database that holds nodes; return whether the importer
-    must overwrite existing (empty, or replaced) store files."""
+    must overwrite existing (empty, or replaced) store files. A database an interrupted
+    ``--replace`` set aside is moved back first (``say`` told)."""
     if data.exists() and not data.is_dir():
         raise UsageError(f"--neo4j-data {data} is not a folder")
     busy = running_server(data) if data.exists() else None
     if busy is not None:
         raise UsageError(f"the Neo4j of {data} is in use ({busy}): stop it first (scripts/neo4j stop)")
+    if data.is_dir() and (kept := restore_kept(data)) is not None and say is not None:
+        say(
+            f"an interrupted `import --replace` had set the previous database of {data} aside ({kept.name}): moved it back"
+        )
     if not database_exists(data):
         return False
     was = interrupted(data)
@@ -170,10 +176,12 @@ def bulk_import(
     on_progress: Callable[[int], None] | None = None,
     on_rejection: Callable[[Rejection], None] | None = None,
     exclude: Iterable[str | os.PathLike[str]] = (),
+    on_notice: Callable[[str], None] | None = None,
 ) -> ImportReport:
     """Import ``paths`` into a new database in the Neo4j home ``data`` (see the module).
     Files of ``exclude`` (the trusted-keys files) are never read as bundles, as in
-    :func:`~pith_graph.loader.pipeline.run`.
+    :func:`~pith_graph.loader.pipeline.run`. ``on_notice`` hears of an old database moved
+    back (:mod:`.set_aside`).
 
     With ``csv_only``, stop after writing the CSV files (and ``neo4j-admin.args``, the
     importer's options) into that folder. When no bundle is accepted (an empty input, every
@@ -201,7 +209,9 @@ def bulk_import(
                 stack.enter_context(import_lock(data))  # one import into the folder at a time
             if csv_only is not None:
                 _check_csv_folder(csv_only)
-            overwrite = _check_target(data, replace) if data is not None and csv_only is None else False
+            overwrite = (
+                _check_target(data, replace, on_notice) if data is not None and csv_only is None else False
+            )
             base.mkdir(parents=True, exist_ok=True)
             if csv_only is not None and _claim_csv_folder(csv_only):
                 made.insert(0, csv_only)  # removed again if it is left empty
@@ -243,9 +253,12 @@ def bulk_import(
                     raise UsageError(
                         f"the Neo4j of {data} started during the import ({busy}): stop it, import again"
                     )
-                held = overwrite and replace and interrupted(data) != "new"  # may the database hold nodes?
-                mark_incomplete(data, replace=held)  # before the importer touches the database
-                _build_database(data, args, overwrite, count, importer_memory, work, report)
+                was = interrupted(data)
+                held = overwrite and replace and was != "new"  # may the database hold nodes?
+                keep = was is None and database_exists(data)  # a whole database: kept till the new one is
+                with keeping_the_old_database(data, replace=held, keep=keep, say=on_notice):
+                    _run_importer(data, args, overwrite and not keep, count, importer_memory, work, report)
+                _build_schema(data, report)
                 clear_marker(data)
                 report.built = True
     finally:
@@ -349,11 +362,9 @@ def _importer_heap() -> str:
     return os.environ.get("NEO4J_IMPORT_HEAP") or "1g"
 
 
-def _build_database(
+def _run_importer(
     data: Path, args: list[str], overwrite: bool, threads: int, memory: str, work: Path, report: ImportReport
 ) -> None:
-    from pith_graph.loader.stores.neo4j import Neo4jStore
-
     step = time.perf_counter()
     run_importer(
         data,
@@ -366,6 +377,11 @@ def _build_database(
         log=data / "logs" / "import.log",
     )
     report.steps["neo4j-admin"] = time.perf_counter() - step
+
+
+def _build_schema(data: Path, report: ImportReport) -> None:
+    from pith_graph.loader.stores.neo4j import Neo4jStore
+
     step = time.perf_counter()
     created = False
     try:

@@ -12,7 +12,10 @@ Two traces, both under ``--neo4j-data``:
   partial (the importer or the schema step was killed), or still the old one (killed before
   the importer overwrote it). The next import overwrites it; without ``--replace`` only when
   the interrupted run did not need ``--replace`` either (the database it overwrote held no
-  nodes), so that an interrupted ``--replace`` never turns into permission to overwrite.
+  nodes), so that an interrupted ``--replace`` never turns into permission to overwrite;
+- the **kept copy** (``.pith-graph-replaced-*``, since 0.9.12): the whole database the
+  importer is about to replace, moved aside until the new one is complete and named in the
+  marker (:mod:`.set_aside`), which the next import moves back first.
 """
 
 from __future__ import annotations
@@ -31,19 +34,26 @@ from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 
 __all__ = [
     "IMPORT_LOCK",
+    "KEPT",
+    "KEPT_PREFIX",
     "MARKER",
     "check_data_folder",
     "clear_marker",
     "import_lock",
     "interrupted",
+    "kept_copy",
     "locked_work_folder",
     "mark_incomplete",
     "open_unfollowed",
     "private_file",
     "sweep",
+    "sync_folder",
 ]
 
 MARKER = "import.incomplete"
+#: The marker's line naming the folder (:data:`KEPT_PREFIX`) an old database was moved aside into.
+KEPT = "kept: "
+KEPT_PREFIX = ".pith-graph-replaced-"
 #: Held (``flock``) by the import writing into the folder: one import at a time.
 IMPORT_LOCK = "import.lock"
 _PREFIX = ".pith-graph-import-"
@@ -139,16 +149,45 @@ def private_file(path: Path) -> Iterator[IO[str]]:
         yield out
 
 
-def mark_incomplete(data: Path, replace: bool) -> None:
-    """Write the marker (durably) before the database is touched."""
+def mark_incomplete(data: Path, replace: bool, kept: str | None = None) -> None:
+    """Write the marker (durably, in place of the one there in one rename) before the database
+    is touched; ``kept`` names the folder under ``data`` the old database is moved aside into
+    (:mod:`.set_aside`), which the next import or server start reads back (:func:`kept_copy`)."""
     data.mkdir(parents=True, exist_ok=True)
     path = data / MARKER
-    with private_file(path) as out:
+    os.close(open_unfollowed(path, 0, 0o600, str(path)))  # a link there refused, as it always was
+    written = data / (MARKER + ".new")
+    with private_file(written) as out:
         out.write(("replace" if replace else "new") + "\n")
         out.write("an import into this folder did not finish: its database may be partial; ")
         out.write("run `pith-graph import` again (it overwrites the database)\n")
+        if kept is not None:
+            out.write(f"{KEPT}{kept}\n")
         out.flush()
         os.fsync(out.fileno())
+    os.replace(written, path)
+    sync_folder(data)
+
+
+def sync_folder(folder: Path) -> None:
+    """Make the names in ``folder`` (a file written, renamed or removed there) durable."""
+    handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        os.fsync(handle)
+    finally:
+        os.close(handle)
+
+
+def kept_copy(data: Path) -> str | None:
+    """The folder under ``data`` the marker says holds the database an interrupted
+    ``--replace`` moved aside (since 0.9.12), or ``None``: no marker, none said, or a name
+    that is not one of ours (never a path out of ``data``)."""
+    try:
+        lines = (data / MARKER).read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    name = next((line[len(KEPT) :] for line in lines if line.startswith(KEPT)), None)
+    return name if name and name.startswith(KEPT_PREFIX) and "/" not in name else None
 
 
 def interrupted(data: Path) -> str | None:

@@ -88,6 +88,7 @@ def cmd_import(args: argparse.Namespace) -> int:
             on_progress=on_progress,
             on_rejection=None if args.json else print_rejection(out, bar),
             exclude=key_files(args),
+            on_notice=lambda message: err.print(f"pith-graph: {message}"),
         )
     if args.json:
         sys.stdout.write(orjson.dumps(report.as_dict(), option=orjson.OPT_INDENT_2).decode() + "\n")
