@@ -304,15 +304,18 @@ def run_importer(
     env = {**os.environ, "NEO4J_HOME": str(data)}
     env.pop("NEO4J_CONF", None)
     log.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # logs/ as scripts/neo4j makes it
-    with private_file(log) as out:  # umask 077: the store private to its owner, as scripts/neo4j keeps it
-        code = subprocess.run(
-            _dying_with_us(command),
-            env=env,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            check=False,
-            umask=0o077,
-        ).returncode
+    with (
+        private_file(log) as out,  # umask 077: the store private to its owner, as scripts/neo4j keeps it
+        subprocess.Popen(
+            _dying_with_us(command), env=env, stdout=out, stderr=subprocess.STDOUT, umask=0o077
+        ) as importer,
+    ):
+        try:
+            code = importer.wait()
+        except BaseException:  # Ctrl-C: gone, not going, before the old database moves back
+            importer.kill()
+            importer.wait()
+            raise
     if code != 0:
         text = log.read_text(errors="replace")
         raise StoreError(
