@@ -292,7 +292,6 @@ def test_an_interrupt_stops_the_importer_and_removes_the_work_folder(
     assert (data / MARKER).exists()  # the importer had begun: the database may be partial
 
 
-@pytest.mark.java_half  # about a minute: scripts/test runs it beside the Java tests, to even out the halves
 def test_a_real_import_killed_while_writing_is_rebuilt_by_the_next_run(
     corpus: tuple[str, Path], start_neo4j: Callable[..., Any], tmp_path: Path
 ) -> None:

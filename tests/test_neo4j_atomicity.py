@@ -160,7 +160,7 @@ def _wide(folder: Path, name: str, papers: dict[int, int], **changes: Any) -> tu
     return str(path), resolve_keyring(keys)
 
 
-def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(  # in the Java half: it is the shorter
+def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(  # in the Java half
     start_neo4j: Callable[..., Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Papers of hundreds of authors (one signer may publish them; thousands need no more than a
@@ -209,6 +209,7 @@ def test_a_batch_too_large_for_the_transaction_memory_is_written_in_halves(  # i
         server.script("stop", timeout=180)
 
 
+@pytest.mark.own_server  # scripts/test runs it beside the Java tests (since 0.9.12: that half was the longer)
 def test_a_removal_too_large_for_the_transaction_memory_goes_in_halves(
     start_neo4j: Callable[..., Any], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

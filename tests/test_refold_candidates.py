@@ -8,9 +8,13 @@ version is not Python's) of every name the sweep found. ``pith-graph schema``'s
 
 from __future__ import annotations
 
+import fcntl
+import json
+import os
 import re
 import unicodedata
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -69,7 +73,27 @@ def selected(display: str) -> bool:
 
 @cache
 def differing() -> tuple[str, ...]:
-    """Every display name (each code point inside ``Ab?cd Ef`` and alone) whose folds differ."""
+    """Every display name (each code point inside ``Ab?cd Ef`` and alone) whose folds differ:
+    the sweep, about 25 s, runs once per process, and once per ``scripts/test`` run (since
+    0.9.12): both halves call it (the Neo4j case in the Java half, the Python one in the
+    other), and with ``PITH_TEST_SHARED`` (a folder ``scripts/test`` makes for its run) the
+    first to get there sweeps while the other waits for its answer, then reads it."""
+    shared = os.environ.get("PITH_TEST_SHARED")
+    if not shared:
+        return _sweep()
+    answer = Path(shared) / "refold-differing.json"  # (both halves run one interpreter)
+    with (Path(shared) / "refold-differing.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, or its process ends
+        if answer.exists():
+            return tuple(json.loads(answer.read_text(encoding="utf-8")))
+        found = _sweep()
+        partial = answer.with_suffix(".partial")
+        partial.write_text(json.dumps(found), encoding="utf-8")
+        partial.replace(answer)  # whole or absent, whatever stops this process
+        return found
+
+
+def _sweep() -> tuple[str, ...]:
     found = []
     for code in range(0x110000):
         if 0xD800 <= code <= 0xDFFF:
