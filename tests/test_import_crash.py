@@ -360,7 +360,6 @@ def _importer_started(process: subprocess.Popen[str], data: Path) -> int:
     return java
 
 
-@pytest.mark.java_half
 def test_a_replace_whose_importer_dies_leaves_the_old_database(
     corpus: tuple[str, Path], tmp_path: Path
 ) -> None:
