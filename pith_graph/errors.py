@@ -234,6 +234,8 @@ class StoreErrorCode(enum.StrEnum):
     HAND_EDITED = (
         "hand_edited"  # the database holds a node or edge of the graph's that pith-graph never writes
     )
+    #: A database folder ``import --replace`` keeps aside could not be moved (since 0.9.12).
+    MOVE_FAILED = "move_failed"
 
 
 class StoreError(PithGraphError):

@@ -255,8 +255,10 @@ def bulk_import(
                     )
                 was = interrupted(data)
                 held = overwrite and replace and was != "new"  # may the database hold nodes?
-                keep = was is None and database_exists(data)  # a whole database: kept till the new one is
-                with keeping_the_old_database(data, replace=held, keep=keep, say=on_notice):
+                # Kept till the new one is whole, unless an interrupted import into an empty one left it
+                # ("new": partial); a served or replaced one may be the operator's data (since 0.9.12).
+                keep = was != "new" and database_exists(data)
+                with keeping_the_old_database(data, replace=held, keep=keep, before=was, say=on_notice):
                     _run_importer(data, args, overwrite and not keep, count, importer_memory, work, report)
                 _build_schema(data, report)
                 clear_marker(data)

@@ -15,7 +15,8 @@ Two traces, both under ``--neo4j-data``:
   nodes), so that an interrupted ``--replace`` never turns into permission to overwrite;
 - the **kept copy** (``.pith-graph-replaced-*``, since 0.9.12): the whole database the
   importer is about to replace, moved aside until the new one is complete and named in the
-  marker (:mod:`.set_aside`), which the next import moves back first.
+  marker (:mod:`.set_aside`), which the next import moves back first. A copy the marker
+  does not name, unless empty, is never removed: the import refuses the folder instead.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -41,6 +43,7 @@ __all__ = [
     "clear_marker",
     "import_lock",
     "interrupted",
+    "kept_before",
     "kept_copy",
     "locked_work_folder",
     "mark_incomplete",
@@ -48,12 +51,19 @@ __all__ = [
     "private_file",
     "sweep",
     "sync_folder",
+    "write_marker",
 ]
 
 MARKER = "import.incomplete"
 #: The marker's line naming the folder (:data:`KEPT_PREFIX`) an old database was moved aside into.
 KEPT = "kept: "
 KEPT_PREFIX = ".pith-graph-replaced-"
+#: The marker's third line, exactly (split on ``\n`` alone), when it names a kept copy; read
+#: the same way by ``scripts/neo4j`` (``sed -n 3p``, the same pattern): any other line is none.
+_KEPT_LINE = re.compile(rb"kept: (\.pith-graph-replaced-[A-Za-z0-9_]+)")
+#: The marker's fourth line: the first line of the marker there before the run that kept a
+#: copy, written back when the copy is moved back (none: no marker before).
+_BEFORE_LINE = re.compile(rb"before: (replace|served)")
 #: Held (``flock``) by the import writing into the folder: one import at a time.
 IMPORT_LOCK = "import.lock"
 _PREFIX = ".pith-graph-import-"
@@ -149,20 +159,28 @@ def private_file(path: Path) -> Iterator[IO[str]]:
         yield out
 
 
-def mark_incomplete(data: Path, replace: bool, kept: str | None = None) -> None:
+def mark_incomplete(data: Path, replace: bool, kept: str | None = None, before: str | None = None) -> None:
     """Write the marker (durably, in place of the one there in one rename) before the database
     is touched; ``kept`` names the folder under ``data`` the old database is moved aside into
-    (:mod:`.set_aside`), which the next import or server start reads back (:func:`kept_copy`)."""
+    (:mod:`.set_aside`), which the next import or server start reads back (:func:`kept_copy`),
+    and ``before`` the first line of the marker there before (:func:`kept_before`)."""
+    write_marker(data, "replace" if replace else "new", kept, before)
+
+
+def write_marker(data: Path, first: str, kept: str | None = None, before: str | None = None) -> None:
+    """The marker with ``first`` as its first line (``new``, ``replace``, ``served``)."""
     data.mkdir(parents=True, exist_ok=True)
     path = data / MARKER
     os.close(open_unfollowed(path, 0, 0o600, str(path)))  # a link there refused, as it always was
     written = data / (MARKER + ".new")
     with private_file(written) as out:
-        out.write(("replace" if replace else "new") + "\n")
+        out.write(first + "\n")
         out.write("an import into this folder did not finish: its database may be partial; ")
         out.write("run `pith-graph import` again (it overwrites the database)\n")
         if kept is not None:
             out.write(f"{KEPT}{kept}\n")
+            if before is not None:
+                out.write(f"before: {before}\n")
         out.flush()
         os.fsync(out.fileno())
     os.replace(written, path)
@@ -178,16 +196,27 @@ def sync_folder(folder: Path) -> None:
         os.close(handle)
 
 
-def kept_copy(data: Path) -> str | None:
-    """The folder under ``data`` the marker says holds the database an interrupted
-    ``--replace`` moved aside (since 0.9.12), or ``None``: no marker, none said, or a name
-    that is not one of ours (never a path out of ``data``)."""
+def _marker_line(data: Path, index: int, pattern: re.Pattern[bytes]) -> str | None:
     try:
-        lines = (data / MARKER).read_text(errors="replace").splitlines()
+        lines = (data / MARKER).read_bytes().split(b"\n")
     except OSError:
         return None
-    name = next((line[len(KEPT) :] for line in lines if line.startswith(KEPT)), None)
-    return name if name and name.startswith(KEPT_PREFIX) and "/" not in name else None
+    found = pattern.fullmatch(lines[index]) if len(lines) > index else None
+    return found.group(1).decode() if found is not None else None
+
+
+def kept_copy(data: Path) -> str | None:
+    """The folder under ``data`` the marker says holds the database an interrupted
+    ``--replace`` moved aside (since 0.9.12), or ``None``: no marker, or a third line that is
+    not exactly ``kept: .pith-graph-replaced-`` and letters, digits or ``_`` (never a path out
+    of ``data``; ``scripts/neo4j`` reads it by the same rule)."""
+    return _marker_line(data, 2, _KEPT_LINE)
+
+
+def kept_before(data: Path) -> str | None:
+    """The first line (``replace``, ``served``) of the marker there before the run that kept
+    the copy :func:`kept_copy` names, or ``None``: there was none."""
+    return _marker_line(data, 3, _BEFORE_LINE)
 
 
 def interrupted(data: Path) -> str | None:
