@@ -17,7 +17,16 @@ from pathlib import Path
 
 import pytest
 from conftest import NEO4J_SCRIPT
-from test_import_crash import MARKER, PROJECT, _with_a_database, corpus, importer
+from test_import_crash import (
+    MARKER,
+    PROJECT,
+    _import_without_replace,
+    _java_started,
+    _start,
+    _with_a_database,
+    corpus,
+    importer,
+)
 
 from pith_graph.testing import run_cli
 
@@ -215,3 +224,31 @@ def test_a_move_back_that_fails_keeps_the_importer_error_and_says_where_the_old_
     )
     assert (copy / "databases" / "neostore").read_text() == "the old database"
     assert (data / MARKER).read_text().split("\n")[2] == f"kept: {copy.name}"
+
+
+def test_a_served_database_set_aside_by_a_killed_replace_comes_back_served(
+    corpus: tuple[str, Path], importer: tuple[dict[str, str], Path]
+) -> None:
+    """SIGKILL while the importer replaces a served database: the next import moves it back
+    with its marker as it was (``served``: it still needs --replace), not as a whole one."""
+    env, folder = importer
+    data = folder / "data"
+    store = _with_a_database(data, "a database loads added to")
+    (data / MARKER).write_text("served\n" + NOTE)
+    process = _start(corpus, data, "--replace", env=env)
+    _java_started(folder)
+    process.kill()
+    process.communicate(timeout=30)
+    [kept] = data.glob(".pith-graph-replaced-*")
+    assert (data / MARKER).read_text().split("\n")[2:] == [f"kept: {kept.name}", "before: served", ""]
+    done = _import_without_replace(corpus, data, env)
+    assert done.returncode == 2, done.stderr
+    assert (
+        done.stderr.strip()
+        .splitlines()[1]
+        .startswith(
+            f"pith-graph: error: an import into {data} was interrupted ({data / MARKER}) and its database served since"
+        )
+    )
+    assert store.read_text() == "a database loads added to"
+    assert (data / MARKER).read_text() == "served\n" + NOTE and not kept.exists()
