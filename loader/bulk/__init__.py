@@ -56,7 +56,7 @@ from pith_graph.loader.bulk.recovery import (
     interrupted,
     locked_work_folder,
 )
-from pith_graph.loader.bulk.set_aside import keeping_the_old_database, restore_kept
+from pith_graph.loader.bulk.set_aside import check_parts, keeping_the_old_database, restore_kept
 from pith_graph.loader.bulk.spill import SpillHandler
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits
@@ -122,6 +122,8 @@ def _check_target(data: Path, replace: bool, say: Callable[[str], None] | None) 
     if not database_exists(data):
         return False
     was = interrupted(data)
+    if replace and was != "new":
+        check_parts(data)  # kept aside by renames (see bulk_import): refused now, not after the bundles
     if replace or was == "new":  # an interrupted import's database is overwritten as it would have been
         return True
     if was == "served":  # served as it was since: loads may have added to it
