@@ -102,7 +102,13 @@ def test_a_copy_the_marker_does_not_name_is_refused_not_removed(
     assert f"back by hand to {data}/data/databases/neo4j and {data}/data/transactions/neo4j" in done.stderr
     assert (copy / "databases" / "neostore").read_text() == "the old database"
     assert store.read_text() == "partial\n" and not (folder / "args").exists()  # the importer never ran
-    assert _start_refused(data).startswith(f"neo4j: ERROR: {_unnamed(data, copy)}. To keep it")
+    which = (
+        ". Which one to keep is yours to choose: the one in place may be a completed import or a "
+        f"partial one (the first line of {data / MARKER}, if any, says which kind of run wrote it). "
+        "To keep the set-aside one, move"
+    )  # not "in place of what is there" alone: that one may be a completed import (review K2)
+    assert which in done.stderr
+    assert _start_refused(data).startswith(f"neo4j: ERROR: {_unnamed(data, copy)}{which}")
 
 
 MARKERS = {  # the marker's lines after the first two, the copy it names, the one it does not
@@ -219,7 +225,8 @@ def test_a_move_back_that_fails_keeps_the_importer_error_and_says_where_the_old_
     assert done.stderr.strip() == (
         "pith-graph: store error: move_failed: neo4j-admin database import exited 3: out of memory "
         f"(full output: {data}/logs/import.log); moving the previous database of {data} back failed "
-        f"(cannot remove {data}/data/databases/neo4j: Not a directory): it is kept in {copy}: run "
+        f"(cannot remove {data}/data/databases/neo4j: Not a directory): its databases folder is still "
+        f"kept in {copy}: run "
         "`pith-graph import` into the folder to move it back"
     )
     assert (copy / "databases" / "neostore").read_text() == "the old database"

@@ -22,6 +22,7 @@ Two traces, both under ``--neo4j-data``:
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import re
@@ -168,23 +169,35 @@ def mark_incomplete(data: Path, replace: bool, kept: str | None = None, before: 
 
 
 def write_marker(data: Path, first: str, kept: str | None = None, before: str | None = None) -> None:
-    """The marker with ``first`` as its first line (``new``, ``replace``, ``served``)."""
-    data.mkdir(parents=True, exist_ok=True)
+    """The marker with ``first`` as its first line (``new``, ``replace``, ``served``), written
+    whole beside it and renamed over it: a crash or a full disk leaves the one there before
+    (never an empty one). A link there is refused, never followed; any failure is
+    :class:`StoreError` ``write_failed``."""
     path = data / MARKER
-    os.close(open_unfollowed(path, 0, 0o600, str(path)))  # a link there refused, as it always was
     written = data / (MARKER + ".new")
-    with private_file(written) as out:
-        out.write(first + "\n")
-        out.write("an import into this folder did not finish: its database may be partial; ")
-        out.write("run `pith-graph import` again (it overwrites the database)\n")
-        if kept is not None:
-            out.write(f"{KEPT}{kept}\n")
-            if before is not None:
-                out.write(f"before: {before}\n")
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(written, path)
-    sync_folder(data)
+    try:
+        data.mkdir(parents=True, exist_ok=True)
+        if os.path.islink(path):  # checked, not created: os.replace replaces a link, never follows it
+            loop = os.strerror(errno.ELOOP)  # as opening it unfollowed says
+            raise StoreError(
+                StoreErrorCode.WRITE_FAILED, f"cannot write {path} (a link: never followed): {loop}"
+            )
+        with private_file(written) as out:
+            out.write(first + "\n")
+            out.write("an import into this folder did not finish: its database may be partial; ")
+            out.write("run `pith-graph import` again (it overwrites the database)\n")
+            if kept is not None:
+                out.write(f"{KEPT}{kept}\n")
+                if before is not None:
+                    out.write(f"before: {before}\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(written, path)
+        sync_folder(data)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            written.unlink()
+        raise StoreError(StoreErrorCode.WRITE_FAILED, f"cannot write {path}: {err.strerror or err}") from err
 
 
 def sync_folder(folder: Path) -> None:
@@ -222,12 +235,16 @@ def kept_before(data: Path) -> str | None:
 def interrupted(data: Path) -> str | None:
     """``"new"`` or ``"replace"`` (how the interrupted run was allowed to overwrite),
     ``"served"`` (a server was started on its database since: ``NEO4J_INCOMPLETE=serve``, so
-    it may hold what loads added), or ``None`` when no import was interrupted."""
+    it may hold what loads added), or ``None`` when no import was interrupted. An empty marker
+    is none (since 0.9.12): only a crash before its content was written leaves one (earlier
+    builds created or truncated it first), before anything was moved or overwritten; the
+    import then refuses, without ``--replace``, a database that holds nodes, as always."""
     try:
-        first = (data / MARKER).read_text(errors="replace").split("\n", 1)[0].strip()
+        text = (data / MARKER).read_text(errors="replace")
     except OSError:
         return None
-    return first if first in ("new", "served") else "replace"
+    first = text.split("\n", 1)[0].strip()
+    return None if not text else first if first in ("new", "served") else "replace"
 
 
 def clear_marker(data: Path) -> None:

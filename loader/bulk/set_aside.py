@@ -40,8 +40,10 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import tempfile
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -166,6 +168,21 @@ def _move_back(data: Path, kept: Path, before: str | None) -> None:
     shutil.rmtree(kept, ignore_errors=True)  # empty; one left is swept by the next import
 
 
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM blocked for the block (in the main thread: only it receives them),
+    delivered when it ends: moving back (removing a partial store may take seconds) is never
+    cut in the middle, leaving the old database split between its place and the copy."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _unnamed(data: Path, name: str | None) -> None:
     """Refuse a kept copy the marker does not name that holds anything (see the module)."""
     for left in sorted(data.glob(KEPT_PREFIX + "*")):
@@ -173,9 +190,12 @@ def _unnamed(data: Path, name: str | None) -> None:
             raise UsageError(
                 f"{left} holds a database an interrupted `import --replace` set aside, which "
                 f"{data / MARKER} does not name (removed or edited): it may be the only copy of the "
-                "previous database, so nothing is moved or removed. To keep it, move its `databases` "
-                f"and `transactions` folders back by hand to {data}/data/databases/neo4j and "
-                f"{data}/data/transactions/neo4j (in place of what is there); else delete it; then import again"
+                "previous database, so nothing is moved or removed. Which one to keep is yours to "
+                "choose: the one in place may be a completed import or a partial one (the first line "
+                f"of {data / MARKER}, if any, says which kind of run wrote it). To keep the set-aside "
+                f"one, move its `databases` and `transactions` folders back by hand to "
+                f"{data}/data/databases/neo4j and {data}/data/transactions/neo4j, in place of what is "
+                "there; else delete it; then import again"
             )
 
 
@@ -191,7 +211,8 @@ def restore_kept(data: Path) -> Path | None:
         restored = data / name
         check_parts(data)
         try:
-            _move_back(data, restored, kept_before(data))
+            with _signals_held():
+                _move_back(data, restored, kept_before(data))
         except StoreError as error:
             raise StoreError(
                 error.code,
@@ -207,10 +228,16 @@ def restore_kept(data: Path) -> Path | None:
 
 def _not_moved_back(error: BaseException, failed: StoreError, data: Path, kept: Path) -> StoreError:
     cause = error.message if isinstance(error, StoreError) else f"interrupted ({type(error).__name__})"
+    held = [part for part in PARTS if (kept / part).exists() and not _empty_folder(kept / part)]
+    if held:  # what is still in the copy, not all of it: some parts may be back already
+        where = f"its {' and '.join(held)} folder{'s are' if len(held) > 1 else ' is'} still kept in {kept}"
+        then = "run `pith-graph import` into the folder to move it back"
+    else:
+        where = f"it is back in place ({kept} holds none of it)"
+        then = "the next `pith-graph import` into the folder clears what is left"
     return StoreError(
         StoreErrorCode.MOVE_FAILED,
-        f"{cause}; moving the previous database of {data} back failed ({failed.message}): it is kept "
-        f"in {kept}: run `pith-graph import` into the folder to move it back",
+        f"{cause}; moving the previous database of {data} back failed ({failed.message}): {where}: {then}",
     )
 
 
@@ -230,26 +257,37 @@ def keeping_the_old_database(
     message; any other exception (``KeyboardInterrupt``) is raised as it is, after ``say``
     has been told. Moving back that fails is a :class:`StoreError` ``move_failed`` keeping the
     block's error and saying where the old database is."""
+    unchanged = f"nothing was moved: the database of {data} is as it was"
     if not keep:
-        mark_incomplete(data, replace=replace)
+        with _said(unchanged):
+            mark_incomplete(data, replace=replace)
         yield
         return
     check_parts(data)
-    kept = Path(tempfile.mkdtemp(prefix=KEPT_PREFIX, dir=data))
-    mark_incomplete(data, replace=replace, kept=kept.name, before=before)  # syncs data: the copy's name too
+    with _said(unchanged):
+        kept = Path(tempfile.mkdtemp(prefix=KEPT_PREFIX, dir=data))
+        try:  # syncs data: the copy's name too
+            mark_incomplete(data, replace=replace, kept=kept.name, before=before)
+        except StoreError:
+            with contextlib.suppress(StoreError), _signals_held():
+                _move_back(data, kept, before)  # nothing moved yet: the marker as it was, the copy removed
+            if _holds_nothing(kept):  # (the disk still full: the marker there is the one before)
+                shutil.rmtree(kept, ignore_errors=True)
+            raise
     try:
         _move_aside(data, kept)
         yield
     except BaseException as error:
-        try:
-            _move_back(data, kept, before)
-        except StoreError as failed:
-            raise _not_moved_back(error, failed, data, kept) from error
-        kept_message = f"the previous database of {data} was kept (moved back in place)"
-        if isinstance(error, StoreError):
-            raise StoreError(error.code, f"{error.message}; {kept_message}") from error
-        if say is not None:
-            say(f"the import did not finish: {kept_message}")
+        with _signals_held():  # a second Ctrl-C or SIGTERM comes once the old database is back
+            try:
+                _move_back(data, kept, before)
+            except StoreError as failed:
+                raise _not_moved_back(error, failed, data, kept) from error
+            kept_message = f"the previous database of {data} was kept (moved back in place)"
+            if isinstance(error, StoreError):
+                raise StoreError(error.code, f"{error.message}; {kept_message}") from error
+            if say is not None:
+                say(f"the import did not finish: {kept_message}")
         raise
     discard = data / (DISCARD_PREFIX + kept.name[len(KEPT_PREFIX) :])
     try:
@@ -261,5 +299,24 @@ def keeping_the_old_database(
             f"previous one, kept in {kept}, which the next `pith-graph import` moves back: delete "
             f"{kept} to keep the new one",
         ) from error
-    mark_incomplete(data, replace=replace)
+    with _said(
+        f"the new database is in place, without its constraints and indexes, and {data / MARKER} "
+        f"still marks it incomplete; the previous one, in {discard}, is removed by the next "
+        "`pith-graph import` into the folder (`--replace` builds the new one again)"
+    ):
+        mark_incomplete(data, replace=replace)
     shutil.rmtree(discard, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _said(state: str) -> Iterator[None]:
+    """A :class:`StoreError` (or ``OSError``: a full disk) in the block raised with ``state``,
+    what the folder holds, added to its message (``write_failed`` for an ``OSError``)."""
+    try:
+        yield
+    except StoreError as error:
+        raise StoreError(error.code, f"{error.message}: {state}") from error
+    except OSError as err:
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED, f"cannot write {err.filename}: {err.strerror or err}: {state}"
+        ) from err
