@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import fcntl
 import os
+import resource
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -353,3 +356,44 @@ def test_the_jvm_s_own_last_words_are_no_cause() -> None:
     output = "Invalid maximum heap size: -Xmxabc\nError: Could not create the Java Virtual Machine.\n"
     output += "Error: A fatal exception has occurred. Program will exit.\n"
     assert _tail(output) == "Invalid maximum heap size: -Xmxabc"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_no_room_for_the_work_files_is_a_store_error_that_leaves_the_database(
+    tmp_path: Path, workers: int
+) -> None:
+    """A write of the spill that finds no room (here the file size limit, ``ulimit -f``: EFBIG,
+    as a full disk's ENOSPC) was exit 70, "a bug in pith-graph" (before 0.9.12); now
+    ``write_failed`` naming the folder, with ``--replace`` too: the database there untouched,
+    no marker, no work folder left."""
+    data = tmp_path / "data"
+    store = data / "data" / "databases" / "neo4j" / "neostore"
+    store.parent.mkdir(parents=True)
+    store.write_bytes(b"the old database")
+    data.chmod(0o700)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pith_graph",
+            "import",
+            SAMPLES,
+            "--neo4j-data",
+            str(data),
+            "--replace",
+            "--workers",
+            str(workers),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (1024, 1024)),
+    )
+    assert (done.returncode, done.stdout) == (3, ""), done.stderr
+    assert done.stderr == (
+        f"pith-graph: store error: write_failed: cannot write the import's files in {data}: File too large: "
+        f"nothing was imported, the database of {data} is as it was\n"
+    )
+    assert store.read_bytes() == b"the old database"
+    assert sorted(path.name for path in data.iterdir()) == ["data"]

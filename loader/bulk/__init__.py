@@ -57,7 +57,7 @@ from pith_graph.loader.bulk.recovery import (
     locked_work_folder,
 )
 from pith_graph.loader.bulk.set_aside import check_parts, keeping_the_old_database, restore_kept
-from pith_graph.loader.bulk.spill import SpillHandler
+from pith_graph.loader.bulk.spill import SpillHandler, no_room
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.parse import DEFAULT_INPUT_LIMITS, InputLimits
 from pith_graph.loader.pipeline import LoadReport, Rejection, WorkerConfig, parts
@@ -223,7 +223,7 @@ def bulk_import(
             partitions = max(count, partitions_for(files))  # at least one per process of pass two
             handler = SpillHandler(WorkerConfig(keyring, limits, {}, clock_skew), spill, partitions)
             step = time.perf_counter()
-            with cyclic_gc_paused():
+            with cyclic_gc_paused(), no_room(base, None if csv_only else data):
                 for seen, results in parts(files, handler, limits, count, stdin):
                     for result in results:
                         report.add_rejection(result)
@@ -234,7 +234,8 @@ def bulk_import(
                         on_progress(report.seen)
             report.steps["verify"] = time.perf_counter() - step
             step = time.perf_counter()
-            csv, outcomes = write_csv(spill, partitions, keyring.rank, csv_only or work / "csv", count)
+            with no_room(csv_only or base, None if csv_only else data):
+                csv, outcomes = write_csv(spill, partitions, keyring.rank, csv_only or work / "csv", count)
             report.steps["csv"] = time.perf_counter() - step
             report.inserted = outcomes[Outcome.INSERTED]
             report.stale = outcomes[Outcome.STALE]

@@ -14,6 +14,8 @@ two only copies the winners' bytes.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,14 +24,34 @@ from typing import Any, BinaryIO, NamedTuple
 
 import orjson
 
-from pith_graph.errors import BundleError, Source
+from pith_graph.errors import BundleError, Source, StoreError, StoreErrorCode
 from pith_graph.loader.bulk.csvfiles import EDGE_TARGETS, PAPER_COLUMNS, alias_id, encode, line, quoted_rows
 from pith_graph.loader.pipeline import Rejection, WorkerConfig, process_one
 from pith_graph.loader.rows import AUTHOR_NAMES, PaperRows
 from pith_graph.loader.sources import RawBundle
 from pith_graph.schema.rows import PaperRow
 
-__all__ = ["SLOTS", "SpillHandler", "SpillRecord", "partition_of", "read_partition"]
+__all__ = ["SLOTS", "SpillHandler", "SpillRecord", "no_room", "partition_of", "read_partition"]
+
+#: What a full disk, a quota or the file size limit (``ulimit -f``) says to a write.
+_NO_ROOM = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+
+
+@contextlib.contextmanager
+def no_room(folder: Path, data: Path | None) -> Iterator[None]:
+    """A write in the block (a worker's spill, the CSV files) that finds no room is a
+    :class:`StoreError` ``write_failed`` naming ``folder`` (since 0.9.12; it was exit 70, "a
+    bug"), before the database of ``data`` (``None``: ``--csv-only``) is touched."""
+    try:
+        yield
+    except OSError as err:
+        if err.errno not in _NO_ROOM:
+            raise
+        kept = "" if data is None else f": nothing was imported, the database of {data} is as it was"
+        raise StoreError(
+            StoreErrorCode.WRITE_FAILED, f"cannot write the import's files in {folder}: {err.strerror}{kept}"
+        ) from err
+
 
 #: CSV segments of a record: (Paper, then each edge type) x (single-line, multi-line).
 SLOTS = 2 * (1 + len(EDGE_TARGETS))
