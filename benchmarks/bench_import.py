@@ -132,7 +132,10 @@ def child_load(folder: str, n: int, data: str) -> None:
     from pith_graph.loader.stores.neo4j import Neo4jStore
 
     keyring = resolve_keyring(Path(folder) / "keyring.json")
-    with local_server(Path(data)) as (uri, password), Neo4jStore.connect(uri, password=password) as store:
+    with (
+        local_server(Path(data), importing=False) as (uri, password),
+        Neo4jStore.connect(uri, password=password) as store,
+    ):
         store.ensure_schema()
         _prefix_statements(os.environ.get("PITH_BENCH_CYPHER_PREFIX", ""))
         pid = int((Path(data) / "neo4j.pid").read_text().strip())

@@ -240,12 +240,15 @@ def database_exists(data: Path) -> bool:
 
 
 @contextlib.contextmanager
-def local_server(data: Path) -> Iterator[tuple[str, str | None]]:
+def local_server(data: Path, *, importing: bool = True) -> Iterator[tuple[str, str | None]]:
     """Start the Neo4j of ``data`` on free loopback ports (others when one was taken before
     the server bound it); yield its Bolt URI and the password of user neo4j
-    (``data/password``); stop it (cleanly: the next start needs no recovery)."""
+    (``data/password``); stop it (cleanly: the next start needs no recovery). ``importing``:
+    the server of the import that holds ``data``'s import lock, started whatever its marker
+    says (``NEO4J_INCOMPLETE=import``, which ``scripts/neo4j`` refuses from anyone else since
+    0.9.12); else a plain start (``benchmarks/bench_import.py``'s loads)."""
     script = find_script()
-    env = {**_script_env(data), "NEO4J_INCOMPLETE": "import"}  # the import's own marker
+    env = _script_env(data) | ({"NEO4J_INCOMPLETE": "import"} if importing else {})  # the import's own marker
 
     def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
         # its HTTP port too: another server on the default 7474 must not stop this one
