@@ -20,11 +20,12 @@ __all__ = ["interrupts_held"]
 
 
 @contextlib.contextmanager
-def interrupts_held() -> Iterator[None]:
-    """Ctrl-C (SIGINT) in the block is delivered when it ends, to the handler there was before
-    (``KeyboardInterrupt`` by default; Jupyter's "interrupt kernel" sends the same). Only the
-    main thread receives signals: elsewhere, and when Ctrl-C is ignored (a background job),
-    the block runs as it is.
+def interrupts_held(*also: signal.Signals) -> Iterator[None]:
+    """Ctrl-C (SIGINT), and the signals ``also`` names (SIGTERM, which the command line turns
+    into an interrupt too), in the block are delivered when it ends, to the handler there was
+    before (``KeyboardInterrupt`` by default; Jupyter's "interrupt kernel" sends the same).
+    Only the main thread receives signals: elsewhere the block runs as it is, and so it does
+    for a signal that is ignored (Ctrl-C in a background job).
 
     >>> said = []
     >>> before = signal.signal(signal.SIGINT, lambda signum, frame: said.append("delivered"))
@@ -38,15 +39,16 @@ def interrupts_held() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.getsignal(signal.SIGINT)
-    if previous is signal.SIG_IGN or previous is None:  # (None: a handler not set from Python)
-        yield
-        return
     came: list[int] = []
-    signal.signal(signal.SIGINT, lambda signum, _frame: came.append(signum))
+    previous: dict[signal.Signals, signal._HANDLER] = {}
+    for signum in dict.fromkeys((signal.SIGINT, *also)):
+        handler = signal.getsignal(signum)
+        if handler is not signal.SIG_IGN and handler is not None:  # (None: a handler not set from Python)
+            previous[signum] = signal.signal(signum, lambda number, _frame: came.append(number))
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        if came:
-            signal.raise_signal(signal.SIGINT)  # to the handler restored (raises KeyboardInterrupt)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        for number in dict.fromkeys(came):
+            signal.raise_signal(number)  # to the handler restored (raises KeyboardInterrupt)

@@ -43,11 +43,11 @@ import shutil
 import signal
 import stat
 import tempfile
-import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
+from pith_graph.interrupts import interrupts_held
 from pith_graph.loader.bulk.neo4j_admin import DATABASE
 from pith_graph.loader.bulk.recovery import (
     KEPT_PREFIX,
@@ -168,21 +168,6 @@ def _move_back(data: Path, kept: Path, before: str | None) -> None:
     shutil.rmtree(kept, ignore_errors=True)  # empty; one left is swept by the next import
 
 
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C and SIGTERM blocked for the block (in the main thread: only it receives them),
-    delivered when it ends: moving back (removing a partial store may take seconds) is never
-    cut in the middle, leaving the old database split between its place and the copy."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
-
-
 def _unnamed(data: Path, name: str | None) -> None:
     """Refuse a kept copy the marker does not name that holds anything (see the module)."""
     for left in sorted(data.glob(KEPT_PREFIX + "*")):
@@ -211,7 +196,7 @@ def restore_kept(data: Path) -> Path | None:
         restored = data / name
         check_parts(data)
         try:
-            with _signals_held():
+            with interrupts_held(signal.SIGTERM):
                 _move_back(data, restored, kept_before(data))
         except StoreError as error:
             raise StoreError(
@@ -269,7 +254,7 @@ def keeping_the_old_database(
         try:  # syncs data: the copy's name too
             mark_incomplete(data, replace=replace, kept=kept.name, before=before)
         except StoreError:
-            with contextlib.suppress(StoreError), _signals_held():
+            with contextlib.suppress(StoreError), interrupts_held(signal.SIGTERM):
                 _move_back(data, kept, before)  # nothing moved yet: the marker as it was, the copy removed
             if _holds_nothing(kept):  # (the disk still full: the marker there is the one before)
                 shutil.rmtree(kept, ignore_errors=True)
@@ -278,7 +263,9 @@ def keeping_the_old_database(
         _move_aside(data, kept)
         yield
     except BaseException as error:
-        with _signals_held():  # a second Ctrl-C or SIGTERM comes once the old database is back
+        with interrupts_held(
+            signal.SIGTERM
+        ):  # a second Ctrl-C or SIGTERM comes once the old database is back
             try:
                 _move_back(data, kept, before)
             except StoreError as failed:
