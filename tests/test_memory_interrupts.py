@@ -3,7 +3,8 @@ the in-memory graph leaves the caller's graph whole: the batch being written is 
 then ``KeyboardInterrupt`` is raised, and the graph is still one a later
 ``load_graph(graph=G)`` takes. Before, an interrupt inside a paper's write left an Author's
 ``paperCount`` below its AUTHORED edges (or nodes without a paper), and every later load
-onto the graph was refused."""
+onto the graph was refused. So does SIGTERM where a handler turns it into an exception (the
+command line does; so do scripts that stop gracefully): before 0.9.13 it cut the write."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ CASES = [
 ]
 
 
-def _interrupted_at(monkeypatch: pytest.MonkeyPatch, at: int) -> None:
-    """SIGINT sent to this process as the ``at``-th tidying of a write begins (the paper's
+def _interrupted_at(monkeypatch: pytest.MonkeyPatch, at: int, signum: signal.Signals) -> None:
+    """``signum`` sent to this process as the ``at``-th tidying of a write begins (the paper's
     edges written, its authors' counts not yet)."""
     tidy = MemoryStore._tidy
     calls = [0]
@@ -38,30 +39,40 @@ def _interrupted_at(monkeypatch: pytest.MonkeyPatch, at: int) -> None:
     def interrupting(self: MemoryStore, *args: Any) -> None:
         calls[0] += 1
         if calls[0] == at:
-            os.kill(os.getpid(), signal.SIGINT)
+            os.kill(os.getpid(), signum)
         tidy(self, *args)
 
     monkeypatch.setattr(MemoryStore, "_tidy", interrupting)
 
 
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize(("change", "at"), CASES, ids=[f"{c}-{n}" for c, n in CASES])
 def test_an_interrupted_write_leaves_the_graph_whole(
-    monkeypatch: pytest.MonkeyPatch, change: str, at: int
+    monkeypatch: pytest.MonkeyPatch, change: str, at: int, signum: signal.Signals
 ) -> None:
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    term_before = signal.signal(signal.SIGTERM, _raise_interrupt)  # as the command line's
     G = nx.DiGraph()
     if change == "remove":
         load_graph(SAMPLES, graph=G)
     piths = sorted(pith for _, pith in G.nodes(data="pithNumber") if pith)
     store = MemoryStore(G)
-    _interrupted_at(monkeypatch, at)
+    _interrupted_at(monkeypatch, at, signum)
     write = (
         partial(load_graph, SAMPLES, graph=G, workers=1)
         if change == "load"
         else partial(store.remove_papers, piths)
     )
-    with pytest.raises(KeyboardInterrupt):
-        write()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            write()
+        assert signal.getsignal(signal.SIGTERM) is _raise_interrupt  # restored
+    finally:
+        signal.signal(signal.SIGTERM, term_before)
     monkeypatch.undo()
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # restored
     check_structure(G)  # whole: the batch written (or removed) entirely

@@ -14,6 +14,7 @@ Saved as node-link JSON (:meth:`MemoryStore.save`) or a snapshot (:meth:`~Memory
 
 from __future__ import annotations
 
+import signal
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,13 +31,7 @@ from pith_graph.loader.stores.base import AppliedBatch, GraphCounts, GraphExport
 from pith_graph.loader.stores.files import node_link_bytes, node_link_chunks, read_node_link, write_beside
 from pith_graph.loader.stores.latest import fill_latest, mark_latest
 from pith_graph.loader.stores.memory_extras import edge_extras, paper_properties, rewrite_paper, with_extras
-from pith_graph.loader.stores.memory_graph import (
-    EdgeData,
-    EdgeInterner,
-    check_structure,
-    check_types,
-    put,
-)
+from pith_graph.loader.stores.memory_graph import EdgeData, EdgeInterner, check_structure, check_types, put
 from pith_graph.loader.stores.memory_guard import built_or_refused, check_built, checked_graph
 from pith_graph.loader.stores.memory_watchers import changed
 from pith_graph.loader.stores.names import PendingNames, Spellings, fill_authors
@@ -204,8 +199,8 @@ class MemoryStore:
                     data[AUTHOR_NAMES] = [author[_NAME] for author in authors]
 
     def _change(self, remove: Sequence[str], write: Sequence[PaperRows]) -> None:
-        """Remove papers, then write papers, Ctrl-C held (:mod:`pith_graph.interrupts`); authors renamed at the end."""
-        with interrupts_held():
+        """Remove papers, then write papers, Ctrl-C and SIGTERM held (interrupts_held); authors renamed last."""
+        with interrupts_held(signal.SIGTERM):
             self._spell_as_named_now([*remove, *(rows.pith_number for rows in write)])
             nodes = self.graph._node
             sources = {rows.source for rows in write} | {self._stored(pith).source for pith in remove}
