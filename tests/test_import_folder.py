@@ -10,6 +10,7 @@ import os
 import resource
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 
 from pith_graph.errors import StoreError, UsageError
 from pith_graph.loader import bulk
-from pith_graph.loader.bulk import _importer_path, bulk_import, recovery
+from pith_graph.loader.bulk import _importer_path, bulk_import, neo4j_admin, recovery
 from pith_graph.loader.bulk.neo4j_admin import _tail
 from pith_graph.loader.bulk.recovery import import_lock, mark_incomplete, private_file
 from pith_graph.loader.facade import SAMPLES, resolve_keyring
@@ -397,3 +398,75 @@ def test_no_room_for_the_work_files_is_a_store_error_that_leaves_the_database(
     )
     assert store.read_bytes() == b"the old database"
     assert sorted(path.name for path in data.iterdir()) == ["data"]
+
+
+def _script_lock_held(data: Path) -> int:
+    """``data``'s ``.script.lock`` held as ``scripts/neo4j`` holds it through a start."""
+    data.mkdir(mode=0o700, parents=True, exist_ok=True)
+    handle = os.open(data / ".script.lock", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fcntl.flock(handle, fcntl.LOCK_EX)
+    return handle
+
+
+def _import_holds_its_lock(data: Path, process: subprocess.Popen[str]) -> bool:
+    try:
+        handle = os.open(data / "import.lock", os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(handle)
+    assert process.poll() is None, process.communicate()
+    return False
+
+
+def test_a_server_start_under_way_as_the_import_begins_is_waited_for_and_seen(tmp_path: Path) -> None:
+    """A ``scripts/neo4j start`` that found no import holding ``import.lock`` just before this
+    one took it launches its server anyway: the import waits for the script's lock, then sees
+    the server and refuses (before 0.9.13 it went on, the server's pid file not yet written)."""
+    data = tmp_path / "data"
+    held = _script_lock_held(data)
+    fake = subprocess.Popen(["bash", "-c", "exec -a dev.pith.neo4j.Launcher sleep 60"], cwd=data)
+    importing = subprocess.Popen(
+        [sys.executable, "-m", "pith_graph", "import", SAMPLES, "--neo4j-data", str(data)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not _import_holds_its_lock(data, importing):
+            assert time.monotonic() < deadline, "the import never took import.lock"
+            time.sleep(0.02)
+        time.sleep(1.0)  # the import checks the folder meanwhile (it did at once before)
+        assert importing.poll() is None  # waiting for the start to end
+        (data / "neo4j.pid").write_text(f"{fake.pid}\n")  # what the start writes
+        os.close(held)
+        _, said = importing.communicate(timeout=60)
+        assert importing.returncode == 2, said
+        assert said == (
+            f"pith-graph: error: the Neo4j of {data} is in use (its server is running (pid {fake.pid})): "
+            "stop it first (scripts/neo4j stop)\n"
+        )
+    finally:
+        for process in (importing, fake):
+            process.kill()
+            process.communicate()
+    assert not (data / "import.incomplete").exists()
+
+
+def test_a_scripts_lock_held_past_the_script_s_own_wait_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    held = _script_lock_held(data)
+    monkeypatch.setattr(neo4j_admin, "SCRIPT_LOCK_SECONDS", 0.3)
+    try:
+        with pytest.raises(UsageError, match=f"^a scripts/neo4j command in {data} has held .* for 0.3 s"):
+            bulk_import([SAMPLES], keyring=resolve_keyring(), data=data)
+    finally:
+        os.close(held)
+    assert not (data / "import.incomplete").exists()

@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -44,6 +45,9 @@ __all__ = [
 
 DATABASE = "neo4j"
 _LAUNCHER_CLASS = "dev.pith.neo4j.Launcher"
+#: How long an import waits for a ``scripts/neo4j`` command under way in its folder (the
+#: script's own wait for its lock).
+SCRIPT_LOCK_SECONDS = 900
 #: What the CSV files need of ``neo4j-admin database import full`` (:mod:`.csvfiles`), and
 #: ``--verbose``: without it a failure says only ``Error importing csv file.``, its cause (the
 #: exception's ``Caused by:`` lines) left out.
@@ -202,7 +206,47 @@ def _tail(text: str) -> str:
 
 def running_server(data: Path) -> str | None:
     """Why the Neo4j of ``data`` counts as running (its launcher's pid file names a live
-    launcher, or a process holds the store's lock), or ``None``."""
+    launcher, or a process holds the store's lock), or ``None``. A ``scripts/neo4j`` command
+    under way in ``data`` ends first (:func:`_scripts_settled`)."""
+    with _scripts_settled(data):
+        return _running_server(data)
+
+
+@contextlib.contextmanager
+def _scripts_settled(data: Path) -> Iterator[None]:
+    """Hold ``data``'s ``.script.lock``, which ``scripts/neo4j`` holds from its checks until
+    its start (pid file written, Bolt answering) or stop has ended: a start that found no
+    import holding ``import.lock`` just before this import took it has launched its server
+    when the lock comes, and is seen; any later start sees the import and refuses. Waits as
+    the script does, 900 s at most. None there: no command has begun (one that makes it now
+    sees this import's ``import.lock``, held already), nothing is made."""
+    lock = data / ".script.lock"
+    try:
+        handle = os.open(lock, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        yield
+        return
+    except OSError as err:
+        raise UsageError(f"cannot lock {lock}: {err.strerror or err}") from err
+    try:
+        deadline = time.monotonic() + SCRIPT_LOCK_SECONDS
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise UsageError(
+                        f"a scripts/neo4j command in {data} has held {lock} for {SCRIPT_LOCK_SECONDS} s: "
+                        "let it end, then import"
+                    ) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(handle)
+
+
+def _running_server(data: Path) -> str | None:
     pid_file = data / "neo4j.pid"
     with contextlib.suppress(OSError, ValueError):
         pid = int(pid_file.read_text().strip())
