@@ -1,4 +1,9 @@
-"""The pith-graph command: exit codes, one-line errors, JSON output, --save."""
+"""The pith-graph command: exit codes, one-line errors, JSON output, --save.
+
+Refused arguments are checked through the command's main in this process (``run_main``: no
+interpreter to start per case); tests/test_cli_options.py checks a real process answers
+them alike. Everything about the process itself (its stdout, signals, start-up) runs one.
+"""
 
 from __future__ import annotations
 
@@ -23,7 +28,7 @@ from pith_graph.errors import quoted
 from pith_graph.loader.facade import SAMPLES
 from pith_graph.loader.stores.neo4j_auth import URI_SCHEMES
 from pith_graph.loader.stores.neo4j_connect import LOAD_TIMEOUTS, check_uri, driver_config
-from pith_graph.testing import run_cli
+from pith_graph.testing import run_cli, run_main
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 
@@ -285,7 +290,7 @@ def _but_the_time(report: str) -> list[str]:
     ],
 )
 def test_usage_errors_exit_2_in_one_line(args: tuple[str, ...], needle: str) -> None:
-    result = run_cli(*args)
+    result = run_main(*args)
     assert result.returncode == 2
     assert needle in result.stderr
     # One line, argparse's own refusals too (it would add a usage line): Parser.error.
@@ -296,7 +301,7 @@ def test_usage_errors_exit_2_in_one_line(args: tuple[str, ...], needle: str) -> 
 def test_malformed_keyring_exit_2(tmp_path: Path) -> None:
     keys = tmp_path / "keys.json"
     keys.write_text('[{"key_id": "k", "public_key_hex": "zz"}]')
-    result = run_cli("verify", SAMPLES, "--trusted-keys", str(keys))
+    result = run_main("verify", SAMPLES, "--trusted-keys", str(keys))
     assert result.returncode == 2
     assert result.stderr.strip().splitlines() == [
         f"pith-graph: error: {keys}[0]: key is not valid hex/base64 (non-hexadecimal number found in fromhex() arg at position 0)"
@@ -361,7 +366,7 @@ def test_file_name_not_utf8_is_reported_escaped(tmp_path: Path, command: str) ->
     ],
 )
 def test_save_destination_is_checked_before_loading(destination: str, needle: str) -> None:
-    result = run_cli("load", SAMPLES, "--save", destination.format(samples=SAMPLES))
+    result = run_main("load", SAMPLES, "--save", destination.format(samples=SAMPLES))
     assert result.returncode == 2
     assert result.stdout == ""  # nothing was loaded: no report
     lines = result.stderr.strip().splitlines()
@@ -378,7 +383,7 @@ def test_a_save_name_longer_than_the_system_takes_is_a_usage_error(
     """300 characters, past the 255 bytes a file's name may have: exit 70, ``OSError: File
     name too long`` from the check of the destination, before."""
     destination = str(tmp_path / ("c" * 300 + ".json"))
-    result = run_cli(*command, destination, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
+    result = run_main(*command, destination, env={"NEO4J_URI": "bolt://127.0.0.1:1"})
     assert result.returncode == 2, result.stderr
     assert result.stderr == f"pith-graph: error: {command[-1]} {quoted(destination)}: File name too long\n"
 
@@ -430,7 +435,7 @@ LOAD_NEO4J = ("load", SAMPLES, "--backend", "neo4j")
     ],
 )
 def test_unusable_neo4j_uri_is_a_usage_error(command: tuple[str, ...], uri: str, needle: str) -> None:
-    result = run_cli(*command, "--uri", uri)
+    result = run_main(*command, "--uri", uri)
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': "), result.stderr
     assert needle in result.stderr
@@ -454,7 +459,7 @@ def test_every_bolt_scheme_the_readme_names_is_taken_and_opens_a_driver() -> Non
 @pytest.mark.parametrize("command", [LOAD_NEO4J, ("schema",), ("export", "--save", "out.json")])
 def test_neo4j_uri_from_the_environment_is_the_default(command: tuple[str, ...]) -> None:
     uri = "http://127.0.0.1:7474"
-    result = run_cli(*command, env={"NEO4J_URI": uri})
+    result = run_main(*command, env={"NEO4J_URI": uri})
     assert result.returncode == 2, result.stderr
     assert result.stderr.startswith(f"pith-graph: error: bad Neo4j URI '{uri}': http:// is not a Bolt scheme")
 

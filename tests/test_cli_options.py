@@ -20,6 +20,7 @@ import pytest
 from conftest import alive
 
 from pith_graph.loader.facade import SAMPLES
+from pith_graph.testing.cli import run_cli, run_main
 from pith_graph.testing.corpus import CorpusInfo, write_corpus
 from pith_graph.testing.identity import SignerIdentity
 
@@ -31,21 +32,55 @@ NEO4J_NOWHERE = ("--uri", "bolt://127.0.0.1:9")  # refused before connecting, or
 def _cli(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pith_graph", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-        env=env,
-        check=False,
-    )
+    """The command's answer to ``args``, from its ``main`` in this process (``env``: the whole
+    environment): these tests are about arguments, and a process each took 0.6 to 1.3 s.
+    test_the_command_answers_as_its_main_does checks a real process answers alike."""
+    return run_main(*args, cwd=cwd, env=env, inherit_env=env is None)
 
 
 def _one_line_usage_error(done: subprocess.CompletedProcess[str], message: str) -> None:
     assert done.returncode == 2, done.stderr
     assert done.stderr == f"pith-graph: error: {message}\n"
     assert done.stdout == ""
+
+
+#: One case of each kind of refusal below (argparse's, the option checks', the files'), run
+#: both ways: in a real process, as a user runs the command, and through its main.
+ANSWERED_ALIKE = [
+    pytest.param(("verify", SAMPLES, "--max-bytes", "0"), 2, id="number-range"),
+    pytest.param(("serve", "--backend", "neo4j", *NEO4J_NOWHERE, "--workers", "129"), 2, id="serve-number"),
+    pytest.param(("verify", SAMPLES, "--workers", "\uff14"), 2, id="not-ascii-digits"),
+    pytest.param(("verify", SAMPLES, "--clock-skew", "1e400"), 2, id="float-overflow"),
+    pytest.param(("load", SAMPLES, "--snapshot", ""), 2, id="empty-path"),
+    pytest.param(("load", SAMPLES, "--save", "g.out", "--snapshot", "./g.out"), 2, id="one-file-twice"),
+    pytest.param(("load", SAMPLES, "--save", str(SAMPLE_FILES[0])), 2, id="overwrites-an-input"),
+    pytest.param(("prune", "--backend", "memory", "--graph", "."), 2, id="graph-a-folder"),
+    pytest.param(("prune", "--graph", "g.json", "--revoked-keys", "k.json"), 2, id="graph-with-neo4j"),
+    pytest.param(("load", SAMPLES, "--uri", "bolt://127.0.0.1:1"), 2, id="uri-with-memory"),
+    pytest.param(
+        ("serve", "--backend", "neo4j", *NEO4J_NOWHERE, "--max-bytes", "9"), 2, id="serve-neo4j-load"
+    ),
+    pytest.param(("load", SAMPLES, "--save", "/dev/null"), 2, id="save-over-a-device"),
+    pytest.param(("verify", SAMPLES, "--trusted-keys", "."), 2, id="keys-a-folder"),
+    pytest.param(("verify",), 2, id="no-path"),
+    pytest.param(("frobnicate",), 2, id="no-such-command"),
+    pytest.param(("load", SAMPLES, "--backend", "neo4j", "--uri", "http://127.0.0.1:7474"), 2, id="bad-uri"),
+    pytest.param(("verify", SAMPLES, "--trusted-keys", "/no/keys.json"), 2, id="no-keys-file"),
+    pytest.param(("load", SAMPLES, "--save", "/no/such/dir/g.json"), 2, id="save-in-no-folder"),
+    pytest.param(("--version",), 0, id="version"),
+]
+
+
+@pytest.mark.parametrize(("args", "code"), ANSWERED_ALIKE)
+def test_the_command_answers_as_its_main_does(tmp_path: Path, args: tuple[str, ...], code: int) -> None:
+    """The tests here call the command's main in this process (:func:`_cli`): a real
+    process, started as a user starts it, answers those arguments with the same exit code,
+    stdout and stderr, one line, and writes nothing."""
+    real = run_cli(*args, cwd=tmp_path)
+    assert (real.returncode, real.stdout.count("\n") + real.stderr.count("\n")) == (code, 1), real
+    main = run_main(*args, cwd=tmp_path)
+    assert (main.returncode, main.stdout, main.stderr) == (real.returncode, real.stdout, real.stderr)
+    assert list(tmp_path.iterdir()) == []
 
 
 # -- numbers out of their range ------------------------------------------------------------------
@@ -325,7 +360,7 @@ def test_a_graph_in_an_input_folder_under_a_name_no_load_reads_is_saved(tmp_path
     """Only a name a load of the folder would read is refused there: a snapshot ``.snap`` is not."""
     (tmp_path / "in").mkdir()
     (tmp_path / "in" / "a.json").write_bytes(SAMPLE_FILES[0].read_bytes())
-    done = _cli("load", "in", "--snapshot", "in/g.snap", "--json", cwd=tmp_path)
+    done = run_cli("load", "in", "--snapshot", "in/g.snap", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "in" / "g.snap").stat().st_size > 0
 
@@ -644,9 +679,12 @@ def test_connection_options_with_the_memory_backend_are_refused(
         f"{given}: for --backend neo4j only (the backend here is memory: pass --backend neo4j to use the database)",
     )
     assert (tmp_path / "g.json").read_bytes() == OLD
-    quiet = _cli(
-        "load", SAMPLES, "--workers", "1", cwd=tmp_path, env={**os.environ, "NEO4J_URI": "bolt://x:1"}
-    )
+
+
+def test_a_connection_variable_alone_is_no_option_given(tmp_path: Path) -> None:
+    """NEO4J_URI set, no connection option given: a load into memory runs (once, not once
+    per refused option above: it does not depend on them)."""
+    quiet = run_cli("load", SAMPLES, "--workers", "1", cwd=tmp_path, env={"NEO4J_URI": "bolt://x:1"})
     assert quiet.returncode == 0, quiet.stderr  # the variable alone is no option given
 
 

@@ -12,7 +12,8 @@ imports them):
   authorship, several arXiv versions and rebuilt bundles (``python -m
   pith_graph.testing.corpus DIR -n 100000``);
 * :func:`run_cli` — ``pith-graph ARGS`` in a child process, run to its end (with a
-  timeout), its exit code and output captured as text;
+  timeout), its exit code and output captured as text; :func:`run_main` — the same answer
+  from the CLI's ``main(ARGS)`` in this process, for the many cases of argument handling;
 * :func:`~pith_graph.testing.serving.serving` — ``pith-graph serve`` in a child process,
   until its URL is known and then until the block ends.
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 import typing
 
 from pith_graph import _imported_on_first_use
-from pith_graph.testing.cli import run_cli
+from pith_graph.testing.cli import run_cli, run_main
 from pith_graph.testing.identity import SignerIdentity
 from pith_graph.testing.signer import PaperSpec, build_bundle, resign, seal_event, state_for
 
@@ -49,6 +50,7 @@ __all__ = [
     "generate_papers",
     "resign",
     "run_cli",
+    "run_main",
     "seal_event",
     "state_for",
     "write_corpus",
