@@ -114,6 +114,17 @@ def stray() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
+@pytest.fixture
+def ctrl_c_raises() -> Iterator[None]:
+    """Ctrl-C raising ``KeyboardInterrupt`` for the test, as in a terminal: a run started in
+    the background (``&``, a job ignoring SIGINT) inherits SIGINT ignored, which Python keeps."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
 def _unavailable(reason: str) -> None:
     """Skip, or fail under CI: Neo4j tests are never silently skipped there."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

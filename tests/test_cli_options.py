@@ -83,6 +83,21 @@ def test_the_command_answers_as_its_main_does(tmp_path: Path, args: tuple[str, .
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_command_in_this_process_that_does_not_end_is_timed_out(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A case whose refusal no longer happens (the command at work, or serving) fails after
+    its timeout, as :func:`run_cli`'s would, not hanging the suite nor reported as the
+    command's own failure (exit 70); the alarm is cleared after it."""
+    from pith_graph.cli import options
+
+    monkeypatch.setattr(options, "check_arguments", lambda args: time.sleep(30))
+    began = time.monotonic()
+    with pytest.raises(subprocess.TimeoutExpired):
+        run_main("verify", SAMPLES, timeout=0.3)
+    assert time.monotonic() - began < 5
+    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
+
+
 # -- numbers out of their range ------------------------------------------------------------------
 
 BYTES_RULE = "--max-bytes must be positive and at most 67108864 (64 MiB)"

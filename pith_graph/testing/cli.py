@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -42,22 +43,32 @@ def run_cli(
     )
 
 
+class _Expired(BaseException):
+    """:func:`run_main`'s time ran out."""
+
+
 def run_main(
     *args: str,
     env: Mapping[str, str] | None = None,
     inherit_env: bool = True,
     cwd: str | os.PathLike[str] | None = None,
+    timeout: float = 120,
 ) -> subprocess.CompletedProcess[str]:
     """What :func:`run_cli` returns, from the CLI's ``main(ARGS)`` run in this process: no
     interpreter to start (0.6 to 1.3 s a case, most of it imports), so a test can check many
     arguments. ``env`` and ``cwd`` hold while it runs; stdout and stderr are captured; an
     exit (argparse's usage errors, ``--version``) is its code.
 
-    For commands refused before they start work: nothing here can stop one that does not
-    end, and a test of the process itself (signals, its stdout's failures, start-up) needs
-    :func:`run_cli`. tests/test_cli_options.py checks the two answer alike.
+    For commands refused before they start work, from the main thread: past ``timeout``
+    seconds (a refusal that no longer happens, the command at work) :class:`subprocess.TimeoutExpired`
+    is raised inside it (SIGALRM), as :func:`run_cli` raises it. A test of the process itself
+    (signals, its stdout's failures, start-up) needs :func:`run_cli`. tests/test_cli_options.py
+    checks the two answer alike.
     """
     from pith_graph.cli import main
+
+    def expired(signum: int, frame: object) -> None:
+        raise _Expired  # (not an Exception: main would report one as its own failure, exit 70)
 
     stdout, stderr = io.StringIO(), io.StringIO()
     with (
@@ -66,12 +77,19 @@ def run_main(
         contextlib.redirect_stdout(stdout),
         contextlib.redirect_stderr(stderr),
     ):
+        before = signal.signal(signal.SIGALRM, expired)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
         try:
             code = main(list(args))
+        except _Expired:
+            raise subprocess.TimeoutExpired(["pith-graph", *args], timeout) from None
         except SystemExit as exit:
             if isinstance(exit.code, str):  # sys.exit("message"): the message on stderr, exit 1
                 print(exit.code, file=sys.stderr)
             code = 1 if isinstance(exit.code, str) else exit.code or 0
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, before)
     return subprocess.CompletedProcess(
         ["pith-graph", *args], code, stdout=stdout.getvalue(), stderr=stderr.getvalue()
     )
