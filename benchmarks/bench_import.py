@@ -33,7 +33,7 @@ built on them. Results: a table on stdout and JSON in ``benchmarks/results/`` (g
 
 Run:  .venv/bin/python benchmarks/bench_import.py [--corpus DIR] [--sizes 50000,100000,250000]
       [--load-n 100000] [--gcs parallel[,g1]] [--load-env NAME:VAR=VALUE]... [--load-rounds 1]
-      (--sizes '': loads only)
+      (--sizes '': loads only; --load-n 0: imports only)
 """
 
 from __future__ import annotations
@@ -282,7 +282,9 @@ def main() -> None:
     )
     parser.add_argument("--corpus", default=str(RESULTS / "corpus-250000"))
     parser.add_argument("--sizes", default="50000,100000,250000")
-    parser.add_argument("--load-n", type=int, default=100_000, help="bundles for the transactional load")
+    parser.add_argument(
+        "--load-n", type=int, default=100_000, help="bundles for the transactional load (0: imports only)"
+    )
     parser.add_argument(
         "--gcs", default="parallel", help="NEO4J_GC values for the transactional loads (parallel, g1)"
     )
@@ -331,7 +333,7 @@ def main() -> None:
             flush=True,
         )
     loads: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
-    for _ in range(args.load_rounds):
+    for _ in range(args.load_rounds if args.load_n > 0 else 0):
         for name in names:  # interleaved: each round runs every setting once
             load = fresh("load", folder, args.load_n, variants[name])
             loads[name].append(load)
@@ -364,10 +366,6 @@ def main() -> None:
     if not sizes:
         _write(results)
         return
-    load = loads[names[0]][0]
-    same = imports.get(args.load_n)
-    if same is None:
-        same = imports[max(sizes)]
     largest = imports[max(sizes)]
 
     # Neo4j's own steps alone (the importer, then the server building the indexes): the rate
@@ -379,8 +377,6 @@ def main() -> None:
     results.update(
         {
             "imports": imports,
-            "transactional": load,
-            "import_vs_transactional": round(same["bundles_per_s"] / load["bundles_per_s"], 2),
             "rate_change_smallest_to_largest": round(
                 largest["bundles_per_s"] / imports[min(sizes)]["bundles_per_s"] - 1, 3
             ),
@@ -390,6 +386,11 @@ def main() -> None:
             "neo4j_steps_alone_2_5M_minutes": projected_minutes(imports, neo4j_seconds),
         }
     )
+    if args.load_n > 0:
+        load = loads[names[0]][0]
+        same = imports.get(args.load_n, largest)
+        results["transactional"] = load
+        results["import_vs_transactional"] = round(same["bundles_per_s"] / load["bundles_per_s"], 2)
     for key in (
         "import_vs_transactional",
         "rate_change_smallest_to_largest",
@@ -398,7 +399,8 @@ def main() -> None:
         "neo4j_steps_alone_bundles_per_s",
         "neo4j_steps_alone_2_5M_minutes",
     ):
-        print(f"  {key:<34} {results[key]}")
+        if key in results:
+            print(f"  {key:<34} {results[key]}")
     _write(results)
 
 

@@ -26,10 +26,15 @@ import orjson
 import pytest
 
 from pith_graph.loader.bulk import bulk_import
+from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.facade import resolve_keyring
 from pith_graph.loader.keyring import Keyring
 from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores.cypher_schema import SHOW_INDEXES
 from pith_graph.loader.stores.memory import MemoryStore
+from pith_graph.loader.stores.neo4j_latest import upgrade_latest
+from pith_graph.loader.stores.neo4j_names import upgrade_authors
+from pith_graph.schema.database import constraints, indexes
 from pith_graph.testing import run_cli
 from pith_graph.testing.corpus import corpus_signers, write_corpus
 from pith_graph.testing.signer import PaperSpec, SignerIdentity, build_bundle, resign
@@ -162,6 +167,35 @@ def test_import_equals_a_transactional_load(
             names = {r["name"] for r in session.run("SHOW CONSTRAINTS YIELD name")}
             states = {r["state"] for r in session.run("SHOW INDEXES YIELD state")}
         assert "paper_pithnumber_unique" in names and states == {"ONLINE"}
+    finally:
+        loaded.close()
+        bulk.close()
+
+
+def _schema(store: Any) -> dict[str, Any]:
+    """The graph's own constraints and indexes as ``SHOW INDEXES`` shows them, by name."""
+    declared = {c.name for c in constraints()} | {i.name for i in indexes()}
+    with store.driver.session(database="neo4j") as session:
+        rows = session.run(f"{SHOW_INDEXES}, state").data()
+    return {row.pop("name"): row for row in rows if row["name"] in declared}
+
+
+def test_the_import_needs_no_upgrade_pass_and_has_the_schema_a_load_makes(
+    imported: tuple[Any, Any], neo4j_server: Any
+) -> None:
+    """The import's schema step leaves out ``ensure_schema``'s passes over data an earlier
+    version wrote (since 0.9.13): its rows must hold what they would bring about (each finds
+    nothing to do), and its constraints and indexes be those a load's ``ensure_schema`` makes."""
+    server, _ = imported
+    bulk, loaded = server.connect(), neo4j_server.connect()
+    try:
+        with bulk.driver.session(database="neo4j") as session:
+            assert (upgrade_authors(session), fold_doi_aliases(session), upgrade_latest(session)) == (0, 0, 0)
+        loaded.ensure_schema()
+        made = _schema(bulk)
+        assert len(made) == len(constraints()) + len(indexes())
+        assert {row["state"] for row in made.values()} == {"ONLINE"}
+        assert made == _schema(loaded)
     finally:
         loaded.close()
         bulk.close()

@@ -58,11 +58,12 @@ def refresh_authors(tx: neo4j.ManagedTransaction, keys: list[str], spellings: Sp
         run_rows(tx, cypher.SET_AUTHOR_NAMES, rows=renamed)
 
 
-def upgrade_authors(session: neo4j.Session) -> None:
+def upgrade_authors(session: neo4j.Session) -> int:
     """Fill in ``Author.nameFolded`` and ``paperCount`` where a database written by an
     earlier version lacks them (a few thousand authors per transaction; nothing to do,
-    one scan of the Author label, once the database is up to date). An analyst's stub
-    ``(:Author)`` without ``nameKey`` or ``name`` is left as it is."""
+    one scan of the Author label, once the database is up to date); the number of authors
+    given them. An analyst's stub ``(:Author)`` without ``nameKey`` or ``name`` is left as it is."""
+    done = 0
     batches = upgrade_batches(
         lambda: session.execute_read(_read, cypher_upgrades.AUTHORS_TO_UPGRADE, limit=_UPGRADE_BATCH),
         lambda row: row["key"],
@@ -72,6 +73,8 @@ def upgrade_authors(session: neo4j.Session) -> None:
         rows = [[row["key"], None, folded_words(row["key"])] for row in found]
         session.execute_write(_write, cypher_upgrades.SET_AUTHORS, rows)
         log.info("gave %d authors their nameFolded and paperCount", len(rows))
+        done += len(rows)
+    return done
 
 
 def unfolded_authors(
