@@ -491,6 +491,7 @@ def test_the_keyring_in_the_corpus_folder_is_not_read_as_a_bundle(
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.own_server  # scripts/test runs it beside the Java tests (since 0.9.13: that half was the longer)
 def test_a_value_larger_than_the_importers_default_buffer_is_imported(tmp_path: Path) -> None:
     """A 5 MB title, which ``load`` takes under ``--max-bytes 12000000``: neo4j-admin read each
     file through a 4 MiB buffer and failed (exit 70, no database, no line naming a bundle)."""

@@ -682,6 +682,7 @@ def test_an_archive_another_jvm_wrote_is_written_again_by_the_next_start(tmp_pat
     assert sorted(path.name for path in archive.parent.glob("neo4j.jsa*")) == ["neo4j.jsa", "neo4j.jsa.jvm"]
 
 
+@pytest.mark.own_server  # scripts/test runs it beside the Java tests (since 0.9.13: that half was the longer)
 def test_an_archive_of_a_checkout_moved_elsewhere_is_written_again(tmp_path: Path) -> None:
     """The archive's stamp names its jars' folder: a copied or moved checkout (same JVM) has
     its archive written again, where the JVM refused it without a word (``shared class paths
