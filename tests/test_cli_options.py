@@ -98,6 +98,27 @@ def test_a_command_in_this_process_that_does_not_end_is_timed_out(monkeypatch: p
     assert signal.getsignal(signal.SIGALRM) is signal.SIG_DFL
 
 
+def test_a_command_in_this_process_gives_back_the_caller_s_alarm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller's own alarm (pytest-timeout's signal method, a test's) is given back with its
+    handler, and fires when due; a timeout that is not a positive number is refused before
+    anything is changed."""
+    fired: list[int] = []
+    before = signal.signal(signal.SIGALRM, lambda signum, frame: fired.append(signum))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.5)
+        assert run_main("--version").returncode == 0
+        assert 0 < signal.getitimer(signal.ITIMER_REAL)[0] <= 0.5
+        time.sleep(0.7)
+        assert fired == [signal.SIGALRM]
+        for bad in (0, -1, float("nan")):
+            with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+                run_main("--version", timeout=bad)
+        assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+
+
 # -- numbers out of their range ------------------------------------------------------------------
 
 BYTES_RULE = "--max-bytes must be positive and at most 67108864 (64 MiB)"

@@ -465,8 +465,25 @@ def test_a_scripts_lock_held_past_the_script_s_own_wait_is_refused(
     held = _script_lock_held(data)
     monkeypatch.setattr(neo4j_admin, "SCRIPT_LOCK_SECONDS", 0.3)
     try:
-        with pytest.raises(UsageError, match=f"^a scripts/neo4j command in {data} has held .* for 0.3 s"):
+        with pytest.raises(UsageError, match=f"^scripts/neo4j commands in {data} have held .* for 0.3 s"):
             bulk_import([SAMPLES], keyring=resolve_keyring(), data=data)
     finally:
         os.close(held)
     assert not (data / "import.incomplete").exists()
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_scripts_lock_that_is_no_file_is_refused_without_waiting(tmp_path: Path, kind: str) -> None:
+    """A FIFO where ``.script.lock`` goes would have held the import in its open() for ever
+    (the script's own lock waits there too): refused at once, as a folder there is."""
+    data = tmp_path / "data"
+    data.mkdir(mode=0o700)
+    if kind == "fifo":
+        os.mkfifo(data / ".script.lock", 0o600)
+    else:
+        (data / ".script.lock").mkdir()
+    code, said = _import(data)
+    assert code == 2, said
+    assert (
+        said.startswith(f"pith-graph: error: cannot lock {data}/.script.lock: ") and said.count("\n") == 1
+    ), said

@@ -18,6 +18,7 @@ import fcntl
 import os
 import re
 import shutil
+import stat
 import subprocess
 import time
 from collections.abc import Iterator
@@ -221,14 +222,16 @@ def _scripts_settled(data: Path) -> Iterator[None]:
     the script does, 900 s at most. None there: no command has begun (one that makes it now
     sees this import's ``import.lock``, held already), nothing is made."""
     lock = data / ".script.lock"
-    try:
-        handle = os.open(lock, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:  # (not blocking: a FIFO there would wait for a reader, ENXIO now)
+        handle = os.open(lock, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         yield
         return
     except OSError as err:
         raise UsageError(f"cannot lock {lock}: {err.strerror or err}") from err
     try:
+        if not stat.S_ISREG(os.fstat(handle).st_mode):
+            raise UsageError(f"cannot lock {lock}: not a file")
         deadline = time.monotonic() + SCRIPT_LOCK_SECONDS
         while True:
             try:
@@ -237,8 +240,8 @@ def _scripts_settled(data: Path) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() > deadline:
                     raise UsageError(
-                        f"a scripts/neo4j command in {data} has held {lock} for {SCRIPT_LOCK_SECONDS} s: "
-                        "let it end, then import"
+                        f"scripts/neo4j commands in {data} have held {lock} for {SCRIPT_LOCK_SECONDS} s: "
+                        "let them end, then import"
                     ) from None
                 time.sleep(0.05)
         yield

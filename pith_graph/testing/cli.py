@@ -10,7 +10,8 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from unittest import mock
 
 __all__ = ["run_cli", "run_main"]
@@ -47,6 +48,33 @@ class _Expired(BaseException):
     """:func:`run_main`'s time ran out."""
 
 
+class _Alarm:
+    """SIGALRM to ``handler`` in ``seconds``; :meth:`disarm` gives back the handler and the
+    alarm there were before (one the caller had set, due meanwhile, comes as it ends)."""
+
+    def __init__(self, handler: Callable[[int, object], None], seconds: float) -> None:
+        self._before = signal.signal(signal.SIGALRM, handler)
+        self._began = time.monotonic()
+        try:
+            self._pending, self._interval = signal.setitimer(signal.ITIMER_REAL, seconds)
+        except BaseException:
+            signal.signal(signal.SIGALRM, self._before)
+            raise
+        self._armed = True
+
+    def disarm(self) -> None:
+        """Idempotent: the handler may raise as it begins (the alarm just due), and it is
+        called again."""
+        if not self._armed:
+            return
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        self._armed = False
+        signal.signal(signal.SIGALRM, self._before)
+        if self._pending:
+            left = self._pending - (time.monotonic() - self._began)
+            signal.setitimer(signal.ITIMER_REAL, max(left, 0.001), self._interval)
+
+
 def run_main(
     *args: str,
     env: Mapping[str, str] | None = None,
@@ -67,6 +95,9 @@ def run_main(
     """
     from pith_graph.cli import main
 
+    if not timeout > 0:
+        raise ValueError(f"timeout must be a positive number of seconds, not {timeout!r}")
+
     def expired(signum: int, frame: object) -> None:
         raise _Expired  # (not an Exception: main would report one as its own failure, exit 70)
 
@@ -77,19 +108,19 @@ def run_main(
         contextlib.redirect_stdout(stdout),
         contextlib.redirect_stderr(stderr),
     ):
-        before = signal.signal(signal.SIGALRM, expired)
-        signal.setitimer(signal.ITIMER_REAL, timeout)
+        alarm = _Alarm(expired, timeout)
         try:
-            code = main(list(args))
-        except _Expired:
+            try:
+                code = main(list(args))
+            except SystemExit as exit:
+                if isinstance(exit.code, str):  # sys.exit("message"): the message on stderr, exit 1
+                    print(exit.code, file=sys.stderr)
+                code = 1 if isinstance(exit.code, str) else exit.code or 0
+            finally:
+                alarm.disarm()
+        except _Expired:  # (also when it came as the block ended: disarming again is harmless)
+            alarm.disarm()
             raise subprocess.TimeoutExpired(["pith-graph", *args], timeout) from None
-        except SystemExit as exit:
-            if isinstance(exit.code, str):  # sys.exit("message"): the message on stderr, exit 1
-                print(exit.code, file=sys.stderr)
-            code = 1 if isinstance(exit.code, str) else exit.code or 0
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, before)
     return subprocess.CompletedProcess(
         ["pith-graph", *args], code, stdout=stdout.getvalue(), stderr=stderr.getvalue()
     )
