@@ -472,18 +472,25 @@ def test_a_scripts_lock_held_past_the_script_s_own_wait_is_refused(
     assert not (data / "import.incomplete").exists()
 
 
-@pytest.mark.parametrize("kind", ["fifo", "folder"])
+@pytest.mark.parametrize("kind", ["fifo", "folder", "link"])
 def test_a_scripts_lock_that_is_no_file_is_refused_without_waiting(tmp_path: Path, kind: str) -> None:
     """A FIFO where ``.script.lock`` goes would have held the import in its open() for ever
-    (the script's own lock waits there too): refused at once, as a folder there is."""
+    (the script's own lock waits there too): refused at once, as a folder or a link there
+    is (the link's target untouched)."""
     data = tmp_path / "data"
     data.mkdir(mode=0o700)
+    target = tmp_path / "target"
+    target.write_text("precious\n")
     if kind == "fifo":
         os.mkfifo(data / ".script.lock", 0o600)
-    else:
+    elif kind == "folder":
         (data / ".script.lock").mkdir()
+    else:
+        (data / ".script.lock").symlink_to(target)
     code, said = _import(data)
     assert code == 2, said
-    assert (
-        said.startswith(f"pith-graph: error: cannot lock {data}/.script.lock: ") and said.count("\n") == 1
-    ), said
+    assert said == (
+        f"pith-graph: error: cannot lock {data}/.script.lock: it is not a file (a link, folder, FIFO or device): "
+        "remove it\n"
+    )
+    assert target.read_text() == "precious\n"

@@ -222,7 +222,11 @@ def _scripts_settled(data: Path) -> Iterator[None]:
     the script does, 900 s at most. None there: no command has begun (one that makes it now
     sees this import's ``import.lock``, held already), nothing is made."""
     lock = data / ".script.lock"
-    try:  # (not blocking: a FIFO there would wait for a reader, ENXIO now)
+    try:  # (looked at first: opening a FIFO waits for a reader, a device does what it does)
+        if not stat.S_ISREG(os.lstat(lock).st_mode):
+            raise UsageError(
+                f"cannot lock {lock}: it is not a file (a link, folder, FIFO or device): remove it"
+            )
         handle = os.open(lock, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         yield
@@ -230,8 +234,8 @@ def _scripts_settled(data: Path) -> Iterator[None]:
     except OSError as err:
         raise UsageError(f"cannot lock {lock}: {err.strerror or err}") from err
     try:
-        if not stat.S_ISREG(os.fstat(handle).st_mode):
-            raise UsageError(f"cannot lock {lock}: not a file")
+        if not stat.S_ISREG(os.fstat(handle).st_mode):  # (replaced between the two)
+            raise UsageError(f"cannot lock {lock}: it is not a file")
         deadline = time.monotonic() + SCRIPT_LOCK_SECONDS
         while True:
             try:
