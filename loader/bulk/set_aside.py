@@ -263,9 +263,8 @@ def keeping_the_old_database(
         _move_aside(data, kept)
         yield
     except BaseException as error:
-        with interrupts_held(
-            signal.SIGTERM
-        ):  # a second Ctrl-C or SIGTERM comes once the old database is back
+        # a second Ctrl-C or SIGTERM comes once the old database is back
+        with interrupts_held(signal.SIGTERM):
             try:
                 _move_back(data, kept, before)
             except StoreError as failed:
