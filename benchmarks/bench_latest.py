@@ -40,7 +40,7 @@ from pith_graph.api.reads import cypher_discovery, cypher_pages
 from pith_graph.api.reads.cypher_parts import LATEST, LATEST_SUBQUERY
 from pith_graph.api.reads.discovery import FACETS, Listing
 from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.neo4j_discovery import _parameters
+from pith_graph.api.reads.neo4j_discovery import listing_checks, listing_parameters, listing_start
 from pith_graph.api.reads.records import EVERYTHING, PaperFilter
 from pith_graph.loader.bulk import bulk_import, merge
 from pith_graph.loader.facade import resolve_keyring
@@ -121,17 +121,16 @@ def reads(uri: str, password: str, rounds: int) -> float:
     reader = Neo4jReader.connect(uri, "neo4j", password, "neo4j", timeout=600)
     where = PaperFilter(latest_versions=True)
     listing = Listing(where)
-    start, parameters = reader._listing(where)
+    start, checks, parameters = listing_start(listing), listing_checks(listing), listing_parameters(listing)
     embed, paper_params, _decode = reader._papers(EVERYTHING)
-    page = {"limit": 21, "afterAt": None, "afterPith": None, **parameters, **paper_params}
-    checks = frozenset({"latest"})
+    page = {"limit": 21, **parameters, **paper_params}
     statements = {
-        "page newest": (cypher_pages.READ_LIST_PAPERS[(start, embed)], page),
-        "page oldest": (cypher_pages.READ_LIST_PAPERS_OLDEST[(start, embed)], page),
-        "totalCount": (cypher_discovery.count_statement("all", checks), _parameters(listing)),
+        "page newest": (cypher_pages.list_papers_statement(start, embed, "newest", checks, False), page),
+        "page oldest": (cypher_pages.list_papers_statement(start, embed, "oldest", checks, False), page),
+        "totalCount": (cypher_discovery.count_statement(start, checks), parameters),
         "facets": (
-            cypher_discovery.facets_statement("all", checks, tuple(FACETS)),
-            {"first": 100, **_parameters(listing)},
+            cypher_discovery.facets_statement(start, checks, tuple(FACETS)),
+            {"first": 100, **parameters},
         ),
     }
     papers = int(reader._rows("MATCH (p:Paper) RETURN count(p) AS n")[0]["n"])

@@ -30,7 +30,7 @@ import neo4j
 from pith_graph.api.reads import cypher_discovery as cypher
 from pith_graph.api.reads.discovery import FACETS, Listing, top_counts
 from pith_graph.api.reads.neo4j import Neo4jReader
-from pith_graph.api.reads.neo4j_discovery import _checks, _parameters, _start
+from pith_graph.api.reads.neo4j_discovery import listing_checks, listing_parameters, listing_start
 from pith_graph.api.reads.records import PaperFilter
 
 FIRST = 100
@@ -127,9 +127,10 @@ def main(argv: list[str]) -> None:
     reader = Neo4jReader.connect(uri, "neo4j", password, "neo4j", timeout=600)
 
     def run_old(listing: Listing) -> tuple[float, Any]:
-        statement = old_statement(_start(listing), _checks(listing))
+        statement = old_statement(listing_start(listing), listing_checks(listing))
         start = time.perf_counter()
-        records = reader._rows(statement, first=FIRST, **_parameters(listing))  # as the reader runs its own
+        # as the reader runs its own
+        records = reader._rows(statement, first=FIRST, **listing_parameters(listing))
         return time.perf_counter() - start, _old_answer(records[0])
 
     def run_new(listing: Listing) -> tuple[float, Any]:
@@ -141,7 +142,7 @@ def main(argv: list[str]) -> None:
     def charged(statement: str, listing: Listing) -> str:
         try:
             with driver.session(database="neo4j") as session:
-                result = session.run("PROFILE " + statement, first=FIRST, **_parameters(listing))
+                result = session.run("PROFILE " + statement, first=FIRST, **listing_parameters(listing))
                 result.consume()
                 memory = result.consume().profile["args"].get("GlobalMemory", 0)
             return f"{memory / 2**20:.1f} MiB"
@@ -152,9 +153,9 @@ def main(argv: list[str]) -> None:
     for spec in specs:
         listing = _listing(spec)
         papers = reader.count_listing(listing)
-        memory_old = charged(old_statement(_start(listing), _checks(listing)), listing)
+        memory_old = charged(old_statement(listing_start(listing), listing_checks(listing)), listing)
         memory_new = charged(
-            cypher.facets_statement(_start(listing), _checks(listing), tuple(FACETS)), listing
+            cypher.facets_statement(listing_start(listing), listing_checks(listing), tuple(FACETS)), listing
         )
         times: dict[str, list[float]] = {"old": [], "new": []}
         paths = {"old": run_old, "new": run_new}

@@ -33,8 +33,9 @@ constant built here at import and kept in a dict:
 from __future__ import annotations
 
 from pith_graph.api.reads.cypher_pages import (
+    LISTING_CHECKS,
+    LISTING_STARTS,
     READ_COUNT_ALL_PAPERS,
-    READ_COUNT_PAPERS,
     READ_LIST_PAPERS,
     READ_LIST_PAPERS_OLDEST,
     READ_PAPERS_OF_AUTHORS,
@@ -45,6 +46,7 @@ from pith_graph.api.reads.cypher_pages import (
     READ_PAPERS_OF_SIGNERS_BY_BUNDLE,
     READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST,
     READ_PAPERS_OF_SIGNERS_OLDEST,
+    list_papers_statement,
 )
 from pith_graph.api.reads.cypher_parts import (
     COUNTS,
@@ -68,6 +70,8 @@ from pith_graph.api.reads.cypher_ranked import (
 
 __all__ = [
     "EMBEDS",
+    "LISTING_CHECKS",
+    "LISTING_STARTS",
     "READ_ALIASES_OF_PAPERS",
     "READ_ALL_CATEGORIES",
     "READ_AUTHORS",
@@ -80,7 +84,6 @@ __all__ = [
     "READ_COAUTHORS_AFTER",
     "READ_COLLABORATION_PATH",
     "READ_COUNT_ALL_PAPERS",
-    "READ_COUNT_PAPERS",
     "READ_CO_LISTED",
     "READ_CO_LISTED_AFTER",
     "READ_LIST_PAPERS",
@@ -105,6 +108,7 @@ __all__ = [
     "READ_TOP_AUTHORS_AFTER",
     "READ_VERSIONS_OF_PAPERS",
     "Embed",
+    "list_papers_statement",
 ]
 
 # Used by :class:`pith_graph.api.reads.neo4j.Neo4jReader`. Every statement serves a whole batch

@@ -28,11 +28,9 @@ from functools import cache
 
 from pith_graph.api.reads.cypher_parts import (
     ALL_OTHERS,
-    BY_ALL_AUTHORS,
-    IN_CATEGORIES,
+    FILTER_CHECKS,
     KEYED,
     KEYED_AUTHOR,
-    LATEST,
     RAREST_AUTHOR,
 )
 from pith_graph.api.reads.discovery import FACETS
@@ -64,22 +62,6 @@ LISTING_STARTS = {
     "archive": "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p",
     "all": "MATCH (p:Paper)",
 }
-#: filter -> the condition on ``p`` (the parameter has the filter's name).
-FILTER_CHECKS = {
-    "from": "p.submittedAt >= $from",
-    "before": "p.submittedAt < $before",
-    "license": "p.license = $license",
-    "category": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) }",
-    "archive": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }",
-    "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
-    "authors": BY_ALL_AUTHORS,
-    "signer": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer})"
-    " WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle }",
-    "latest": LATEST,
-    "categories": IN_CATEGORIES,
-    "excluded": "NOT " + IN_CATEGORIES.replace("$categories", "$excluded"),
-}
-
 #: facet -> the rows (``value``, ``n``) it counts for the listing's papers ``p`` (for authors
 #: the value is the Author node, named once it is known to reach the top: :data:`_RANKS`).
 FACET_COUNTS = {

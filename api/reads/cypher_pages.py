@@ -15,15 +15,16 @@ its stamps (``cypher_parts.paper_row``'s ``member``): the page was chosen before
 
 from __future__ import annotations
 
+from functools import cache
+
 from pith_graph.api.reads.cypher_parts import (
     AFTER,
     AFTER_OLDEST,
     ALL_OTHERS,
-    BY_ALL_AUTHORS,
     EMBEDS,
+    FILTER_CHECKS,
     IN_CATEGORIES,
     KEYED,
-    LATEST,
     NEWEST_BOUND,
     NEWEST_FIRST,
     OLDEST_BOUND,
@@ -35,8 +36,9 @@ from pith_graph.api.reads.cypher_parts import (
 )
 
 __all__ = [
+    "LISTING_CHECKS",
+    "LISTING_STARTS",
     "READ_COUNT_ALL_PAPERS",
-    "READ_COUNT_PAPERS",
     "READ_LIST_PAPERS",
     "READ_LIST_PAPERS_OLDEST",
     "READ_PAPERS_OF_AUTHORS",
@@ -47,6 +49,7 @@ __all__ = [
     "READ_PAPERS_OF_SIGNERS_BY_BUNDLE",
     "READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST",
     "READ_PAPERS_OF_SIGNERS_OLDEST",
+    "list_papers_statement",
 ]
 
 
@@ -57,6 +60,8 @@ _ORDERS = {
     "newest": (AFTER, NEWEST_FIRST, NEWEST_BOUND, "<=", "''", "newest"),
     "oldest": (AFTER_OLDEST, OLDEST_FIRST, OLDEST_BOUND, ">=", "'\\uffff'", "oldest"),
 }
+#: order -> the bound of the whole range (no cursor).
+_WHOLE = {"newest": "'\\uffff'", "oldest": "''"}
 
 
 def _page_of(start: str, step: str, member: str, embed: Embed, order: str = "newest") -> str:
@@ -117,27 +122,18 @@ READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST = _pages_of("signers_by_bundle", "oldest
 
 # -- listings -------------------------------------------------------------------------------
 
-# One statement per starting point (the most selective filter given), the other filters
-# checked on each paper. Null parameters switch their filter off.
-_FILTERS = {
-    "from": "($from IS NULL OR p.submittedAt >= $from)",
-    "before": "($before IS NULL OR p.submittedAt < $before)",
-    "license": "($license IS NULL OR p.license = $license)",
-    "category": "($category IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) })",
-    "archive": "($archive IS NULL OR EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) })",
-    "author": "($author IS NULL OR EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) })",
-    "authors": f"($authors IS NULL OR {BY_ALL_AUTHORS})",
-    "categories": f"($categories IS NULL OR {IN_CATEGORIES})",
-    "excluded": f"($excluded IS NULL OR NOT {IN_CATEGORIES.replace('$categories', '$excluded')})",
-    "latest": f"(NOT $latest OR {LATEST})",
-}
+#: The filters a listing checks on each paper by its edges; checked again as each paper of a
+#: page is read (the page chose its papers before, by edges a load may have changed since).
+_EDGE_CHECKS = ("category", "archive", "author", "authors", "categories", "excluded")
+#: Every filter ``papers(filter:)`` can check (:data:`FILTER_CHECKS` but a signer's).
+LISTING_CHECKS = frozenset(FILTER_CHECKS) - {"signer"}
 
 
-def _filter(start: str) -> str:
-    """Every filter but the one the starting point already guarantees (``authors``: the
-    rarest author's papers, each checked for the ``others``)."""
-    checks = [check for name, check in _FILTERS.items() if name != start]
-    return "\n  AND ".join([*checks, ALL_OTHERS] if start == "authors" else checks)
+def _checked(start: str, checks: frozenset[str]) -> list[str]:
+    """The filters of ``checks`` but the one the starting point already guarantees
+    (``authors``: the rarest author's papers, each checked for the ``others``)."""
+    found = [FILTER_CHECKS[name] for name in sorted(checks - {start})]
+    return [*found, ALL_OTHERS] if start == "authors" else found
 
 
 # start -> (its node ``n``, the papers it reaches, how a paper is one of them). Like pages,
@@ -152,12 +148,6 @@ _STARTS = {
     ),
     "authors": (RAREST_AUTHOR, "(n)-[:AUTHORED]->(p:Paper)", "(n)-[:AUTHORED]->(p)"),
 }
-
-
-#: The filters a paper meets by its edges, checked again as each paper of a page is read.
-_EDGE_FILTERS = " AND ".join(
-    _FILTERS[name] for name in ("category", "archive", "author", "authors", "categories", "excluded")
-)
 #: start -> (its categories ``n``, the papers they reach, a paper one of them): those that
 #: reach papers through several categories, so their size is their categories' degrees.
 _CATEGORY_SETS = {
@@ -172,6 +162,9 @@ _CATEGORY_SETS = {
         IN_CATEGORIES,
     ),
 }
+#: The starting points of a listing, from the most selective filter given ("title": its
+#: words, by the title's full-text index; "all": no filter that has edges or words).
+LISTING_STARTS = ("title", "author", "authors", "category", "categories", "archive", "all")
 
 
 #: start -> when its listing scans the submittedAt index rather than walk its start's papers,
@@ -184,17 +177,29 @@ _CATEGORY_SETS = {
 _SCAN_WHEN = {"authors": "size * size * shared > $limit * papers ^ (size(others) + 1)"}
 
 
-def _listing(start: str, embed: Embed, order: str = "newest") -> str:
-    after, sort, bound, compare, empty, name = _ORDERS[order]
-    row = paper_row("p", embed, member=_EDGE_FILTERS)
+@cache
+def list_papers_statement(start: str, embed: Embed, order: str, checks: frozenset[str], after: bool) -> str:
+    """One page of ``papers(filter:)`` (``paper`` rows, in ``order``: sorted and limited
+    first, then projected) from ``start`` (one of :data:`LISTING_STARTS`), checking only the
+    filters ``checks`` (of :data:`LISTING_CHECKS`; those switched off are not in the
+    statement, nor are their parameters), after the cursor ``$afterAt``, ``$afterPith`` only
+    when there is one (``after``). Before 0.9.14 one statement per start held every filter,
+    each switched off by a null parameter: its checks cost subqueries, and Neo4j planned it
+    anew (0.7–1.1 s on two cores) for each mix of null and non-null parameters."""
+    cursor, sort, bound, compare, empty, name = _ORDERS[order]
+    if not after:
+        bound = _WHOLE[order]
+    edges = " AND ".join(FILTER_CHECKS[check] for check in _EDGE_CHECKS if check in checks)
+    row = paper_row("p", embed, member=edges or None)
     project = f"WITH {stamp_before('p')}\nRETURN {row} AS paper\n"
-    checks = f"{after}\n  AND {_filter(start)}"
+    conditions = [cursor, *_checked(start, checks)] if after else _checked(start, checks)
+    where = "\n  AND ".join(conditions) or "true"
     if start == "title":
-        match = "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p"
-        return f"{match}\nWHERE {KEYED} AND {checks}\nWITH p {sort}\n{project}"
-    scan = f"MATCH (p:Paper)\nWHERE p.submittedAt {compare} {{bound}} AND {KEYED} AND {{checks}}"
+        match = "CALL db.index.fulltext.queryNodes($titleIndex, $titleLucene) YIELD node AS p WITH p"
+        return f"{match}\nWHERE {KEYED} AND {where}\nWITH p {sort}\n{project}"
+    scan = f"MATCH (p:Paper)\nWHERE p.submittedAt {compare} {{bound}} AND {KEYED} AND {{where}}"
     if start == "all":
-        return f"{scan.format(bound=bound, checks=checks)}\nWITH p {sort}\n{project}"
+        return f"{scan.format(bound=bound, where=where)}\nWITH p {sort}\n{project}"
     if start in _CATEGORY_SETS:
         found, walk, member = _CATEGORY_SETS[start]
         node = f"MATCH {found} WITH sum(COUNT {{ (n)<-[:IN_CATEGORY]-() }}) AS size"
@@ -210,13 +215,13 @@ def _listing(start: str, embed: Embed, order: str = "newest") -> str:
     return f"""{node}, COUNT {{ (:Paper) }} AS papers
 CALL ({carried}) {{
   WITH {carried}, CASE WHEN {scans} THEN {bound} ELSE {empty} END AS {name}
-  {scan.format(bound=name, checks=f"{member} AND {checks}")}
+  {scan.format(bound=name, where=f"{member} AND {where}")}
   WITH p {sort}
   RETURN p
   UNION
   WITH {carried} WHERE NOT ({scans})
   {walk}
-  WHERE {checks}
+  WHERE {where}
   WITH p {sort}
   RETURN p
 }}
@@ -224,32 +229,24 @@ WITH p {sort}
 {project}"""
 
 
-_MATCHES = {
-    "title": "CALL db.index.fulltext.queryNodes($index, $lucene) YIELD node AS p WITH p",
-    "author": "MATCH (:Author {nameKey: $author})-[:AUTHORED]->(p:Paper) WITH p",
-    "authors": f"{RAREST_AUTHOR}\nMATCH (n)-[:AUTHORED]->(p:Paper) WITH p, others",
-    "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper) WITH p",
-    "categories": _CATEGORY_SETS["categories"][1],
-    "archive": _CATEGORY_SETS["archive"][1],
-    "all": "MATCH (p:Paper) WITH p",
+#: (start, embed) -> each start's statement with every filter and a cursor, newest first:
+#: what the tests plan (it has every subquery a listing of its start can have) and what a
+#: reader plans ahead (``neo4j_base.WARM_UP``). A listing runs the one of its own filters.
+READ_LIST_PAPERS = {
+    (start, embed): list_papers_statement(start, embed, "newest", LISTING_CHECKS, True)
+    for start in LISTING_STARTS
+    for embed in EMBEDS
 }
-#: (start, embed) -> statement returning one page (``paper`` rows, newest first): sorted and
-#: limited first, then projected.
-READ_LIST_PAPERS = {(start, embed): _listing(start, embed) for start in _MATCHES for embed in EMBEDS}
 #: The same, oldest first (``papers(orderBy: OLDEST)``).
 READ_LIST_PAPERS_OLDEST = {
-    (start, embed): _listing(start, embed, "oldest") for start in _MATCHES for embed in EMBEDS
-}
-#: The starts that find papers by their label or a full-text index: they check the key.
-_UNKEYED = ("title", "all")
-#: start -> statement counting the papers (one ``n`` row).
-READ_COUNT_PAPERS = {
-    start: f"{match}\nWHERE {f'{KEYED} AND ' if start in _UNKEYED else ''}{_filter(start)}\nRETURN count(p) AS n\n"
-    for start, match in _MATCHES.items()
+    (start, embed): list_papers_statement(start, embed, "oldest", LISTING_CHECKS, True)
+    for start in LISTING_STARTS
+    for embed in EMBEDS
 }
 #: Every node labelled Paper, from the count store: one read, where counting those with their
 #: key reads the key's index, 150–530 ms at 2.5M papers against 6–12 ms. So an analyst's stub
 #: (a ``:Paper`` without ``pithNumber``) is counted here, and only here (README "Your own
 #: nodes"). The planners' ``COUNT { (:Paper) }`` above also keep the count store: a stub only
-#: moves where a page chooses its way, not what it answers.
+#: moves where a page chooses its way, not what it answers. A filtered listing is counted by
+#: ``cypher_discovery.count_statement``.
 READ_COUNT_ALL_PAPERS = "MATCH (p:Paper) RETURN count(p) AS n"

@@ -13,6 +13,7 @@ __all__ = [
     "BY_ALL_AUTHORS",
     "COUNTS",
     "EMBEDS",
+    "FILTER_CHECKS",
     "IN_CATEGORIES",
     "KEYED",
     "KEYED_AUTHOR",
@@ -200,3 +201,22 @@ LATEST_SUBQUERY = (
     " AND v.sourceKind = p.sourceKind AND size(v.pithNumber) > 0 AND (v.sourceVersion > p.sourceVersion"
     " OR (v.builtAt > p.builtAt OR (v.builtAt = p.builtAt AND v.pithNumber > p.pithNumber))) }"
 )
+
+#: filter -> the condition on ``p`` (the parameter has the filter's name): a listing checks
+#: only the filters it has (``papers(filter:)``, search, facets), so a statement holds no
+#: check switched off by a null parameter (one still costs a subquery per paper, and Neo4j
+#: plans a statement anew for each mix of null and non-null parameters).
+FILTER_CHECKS = {
+    "from": "p.submittedAt >= $from",
+    "before": "p.submittedAt < $before",
+    "license": "p.license = $license",
+    "category": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {code: $category}) }",
+    "archive": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }",
+    "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
+    "authors": BY_ALL_AUTHORS,
+    "signer": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer})"
+    " WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle }",
+    "latest": LATEST,
+    "categories": IN_CATEGORIES,
+    "excluded": "NOT " + IN_CATEGORIES.replace("$categories", "$excluded"),
+}

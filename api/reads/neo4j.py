@@ -29,9 +29,15 @@ import neo4j
 
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.author_page import unknown_position
+from pith_graph.api.reads.discovery import Listing
 from pith_graph.api.reads.neo4j_base import after_parameters
 from pith_graph.api.reads.neo4j_bridged import BridgedTransaction
-from pith_graph.api.reads.neo4j_discovery import Neo4jDiscoveryReads
+from pith_graph.api.reads.neo4j_discovery import (
+    Neo4jDiscoveryReads,
+    listing_checks,
+    listing_parameters,
+    listing_start,
+)
 from pith_graph.api.reads.neo4j_rankings import Neo4jRankings
 from pith_graph.api.reads.neo4j_rows import author, author_list, category, category_links, signer
 from pith_graph.api.reads.neo4j_session import OneTransaction, RequestStatements
@@ -56,17 +62,13 @@ from pith_graph.api.reads.records import (
     SignerRecord,
     version_key,
 )
-from pith_graph.api.reads.words import lucene_query
 from pith_graph.errors import StoreError
 from pith_graph.loader.keyring import UNRANKED
 from pith_graph.loader.stores.cypher import PING
 from pith_graph.loader.stores.neo4j_connect import READ_TIMEOUTS, driver_config, open_driver
-from pith_graph.schema.database import indexes
 from pith_graph.schema.rows import PaperRow
 
 __all__ = ["ONE_STATEMENT", "Neo4jReader"]
-
-TITLE_INDEX = next(spec.name for spec in indexes() if spec.kind == "fulltext")
 
 #: The reads that run one statement at most, whatever they are asked (``search_papers``
 #: may run its statement again with a bigger fetch, ``authors_by_prefix`` may ask the
@@ -227,37 +229,6 @@ class Neo4jReader(Neo4jRankings, Neo4jUpkeep, Neo4jDiscoveryReads):
 
     # -- listings ------------------------------------------------------------------------
 
-    def _listing(self, where: PaperFilter) -> tuple[str, dict[str, Any]]:
-        if where.title_terms:
-            start = "title"
-        elif where.all_authors:
-            start = "authors"
-        elif where.author is not None:
-            start = "author"
-        elif where.category is not None:
-            start = "category"
-        elif where.categories:
-            start = "categories"
-        elif where.archive is not None:
-            start = "archive"
-        else:
-            start = "all"
-        parameters = {
-            "index": TITLE_INDEX,
-            "lucene": lucene_query(where.title_terms),
-            "author": where.author,
-            "authors": list(where.all_authors) or None,
-            "category": where.category,
-            "archive": where.archive,
-            "from": where.submitted_from,
-            "before": where.submitted_before,
-            "license": where.license,
-            "latest": where.latest_versions,
-            "categories": list(where.categories) or None,
-            "excluded": list(where.exclude_categories) or None,
-        }
-        return start, parameters
-
     def list_papers(
         self,
         where: PaperFilter,
@@ -266,18 +237,19 @@ class Neo4jReader(Neo4jRankings, Neo4jUpkeep, Neo4jDiscoveryReads):
         want: PaperSelection = EVERYTHING,
         order: ListingOrder = "newest",
     ) -> Page:
-        start, parameters = self._listing(where)
+        listing = Listing(where)
         embed, params, decode = self._papers(want)
-        oldest = order == "oldest"
-        statement = (cypher.READ_LIST_PAPERS_OLDEST if oldest else cypher.READ_LIST_PAPERS)[(start, embed)]
-        rows = self._rows(statement, limit=first + 1, **after_parameters(after), **parameters, **params)
-        return self._page([row["paper"] for row in rows], first, decode, oldest)
+        statement = cypher.list_papers_statement(
+            listing_start(listing), embed, order, listing_checks(listing), after is not None
+        )
+        parameters = {**listing_parameters(listing), **after_parameters(after), **params}
+        rows = self._rows(statement, limit=first + 1, **parameters)
+        return self._page([row["paper"] for row in rows], first, decode, order == "oldest")
 
     def count_papers(self, where: PaperFilter) -> int:
         if where == PaperFilter():
             return int(self._rows(cypher.READ_COUNT_ALL_PAPERS)[0]["n"])
-        start, parameters = self._listing(where)
-        return int(self._rows(cypher.READ_COUNT_PAPERS[start], **parameters)[0]["n"])
+        return self.count_listing(Listing(where))
 
     # -- papers' relations ---------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from pith_graph.schema.database import indexes
 if TYPE_CHECKING:
     import neo4j
 
-__all__ = ["Neo4jDiscoveryReads"]
+__all__ = ["Neo4jDiscoveryReads", "listing_checks", "listing_parameters", "listing_start"]
 
 _FULLTEXT = {spec.name: spec for spec in indexes() if spec.kind == "fulltext"}
 TITLE_INDEX = "paper_title_fulltext"
@@ -47,7 +47,7 @@ _FETCH_MARGIN = 32
 _NO_LIMIT = 2**31 - 1
 
 
-def _start(listing: Listing) -> str:
+def listing_start(listing: Listing) -> str:
     where = listing.where
     if listing.text:
         return "text"
@@ -66,7 +66,7 @@ def _start(listing: Listing) -> str:
     return "all"
 
 
-def _checks(listing: Listing) -> frozenset[str]:
+def listing_checks(listing: Listing) -> frozenset[str]:
     """The filters the listing has (besides search and title words)."""
     where = listing.where
     given = {
@@ -85,7 +85,7 @@ def _checks(listing: Listing) -> frozenset[str]:
     return frozenset(found | {"latest"} if where.latest_versions else found)
 
 
-def _parameters(listing: Listing) -> dict[str, Any]:
+def listing_parameters(listing: Listing) -> dict[str, Any]:
     where = listing.where
     lucene = text_query(listing.text)
     if where.title_terms:  # required, zero boost: filters without changing scores
@@ -142,8 +142,8 @@ class Neo4jDiscoveryReads:
         return items
 
     def count_listing(self, listing: Listing) -> int:
-        statement = cypher.count_statement(_start(listing), _checks(listing))
-        return int(self._rows(statement, **_parameters(listing))[0]["n"])
+        statement = cypher.count_statement(listing_start(listing), listing_checks(listing))
+        return int(self._rows(statement, **listing_parameters(listing))[0]["n"])
 
     def facet_counts(
         self, listing: Listing, facets: Sequence[Facet], first: int
@@ -159,8 +159,8 @@ class Neo4jDiscoveryReads:
         self, listing: Listing, wanted: tuple[Facet, ...], first: int
     ) -> dict[Facet, list[FacetCount]]:
         """The facets of ``listing`` counted paper by paper (any listing)."""
-        statement = cypher.facets_statement(_start(listing), _checks(listing), wanted)
-        row = self._rows(statement, first=first, **_parameters(listing))[0]
+        statement = cypher.facets_statement(listing_start(listing), listing_checks(listing), wanted)
+        row = self._rows(statement, first=first, **listing_parameters(listing))[0]
         result: dict[Facet, list[FacetCount]] = {}
         for facet in wanted:
             if facet in ("categories", "archives"):
@@ -195,10 +195,10 @@ class Neo4jDiscoveryReads:
         self, listing: Listing, order: SearchOrder, first: int, after: SearchPosition | None
     ) -> SearchPage:
         offset = after.offset if after is not None else 0
-        parameters = _parameters(listing)
+        parameters = listing_parameters(listing)
         if order == "newest":
             rows = self._rows(
-                cypher.search_statement(order, _checks(listing)),
+                cypher.search_statement(order, listing_checks(listing)),
                 limit=first + 1,
                 afterAt=after.submitted_at if after is not None else None,
                 afterPith=after.pith_number if after is not None else None,
@@ -209,7 +209,7 @@ class Neo4jDiscoveryReads:
         # Lucene ranks by score alone, cutting ties anywhere: fetch the best hits beyond the
         # page and retry with more until the hits left behind cannot belong on it.
         fetch = min(offset + first + 1 + _FETCH_MARGIN, _NO_LIMIT)
-        statement = cypher.search_statement(order, _checks(listing))
+        statement = cypher.search_statement(order, listing_checks(listing))
         while True:
             row = self._rows(
                 statement,
