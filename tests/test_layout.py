@@ -48,7 +48,11 @@ def _statements() -> list[str]:
                 start, every_check, ("years", "licenses", "authors", "categories")
             )
         )
-    found += [discovery_cypher.search_statement(order, every_check) for order in ("relevance", "newest")]
+    found += [
+        discovery_cypher.search_statement(order, every_check, after)
+        for order in ("relevance", "newest")
+        for after in (False, True)
+    ]
     return found
 
 

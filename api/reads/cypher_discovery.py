@@ -249,9 +249,18 @@ def facets_statement(start: str, checks: frozenset[str], facets: tuple[str, ...]
     return "\n".join(parts) + "\n"
 
 
+#: order -> a search hit's place after the position (newest: ``p``; relevance: a hit ``h``).
+_SEARCH_AFTER = {
+    "newest": "\n  AND (p.submittedAt < $afterAt OR (p.submittedAt = $afterAt AND p.pithNumber < $afterPith))",
+    "relevance": " AND (h.score < $afterScore OR (h.score = $afterScore AND h.p.pithNumber > $afterPith))",
+}
+
+
 @cache
-def search_statement(order: str, checks: frozenset[str]) -> str:
-    """A page of a search (the ``text`` start), in ``order``.
+def search_statement(order: str, checks: frozenset[str], after: bool = False) -> str:
+    """A page of a search (the ``text`` start), in ``order``, after the position only when
+    there is one (``after``, since 0.9.14: a condition switched off by a null parameter had
+    Neo4j plan the statement again for the second page).
 
     Relevance: Lucene's best ``$fetch`` hits, then the page among them after the position
     (score descending, pithNumber ascending); ``fetched`` and ``floor`` (the lowest score
@@ -259,11 +268,10 @@ def search_statement(order: str, checks: frozenset[str]) -> str:
     Newest: every hit, the page after the position (submittedAt, pithNumber descending).
     """
     where = _where("text", checks)
+    position = _SEARCH_AFTER[order] if after else ""
     if order == "newest":
         return f"""{LISTING_STARTS["text"]}
-WITH p, score WHERE {where}
-  AND ($afterAt IS NULL OR p.submittedAt < $afterAt
-       OR (p.submittedAt = $afterAt AND p.pithNumber < $afterPith))
+WITH p, score WHERE {where}{position}
 RETURN p {{.*}} AS paper, score
 ORDER BY p.submittedAt DESC, p.pithNumber DESC
 LIMIT $limit
@@ -275,8 +283,7 @@ WITH p, score, {where} AS kept
 ORDER BY score DESC, p.pithNumber ASC
 WITH collect({{p: p, score: score, kept: kept}}) AS hits
 WITH size(hits) AS fetched, hits[-1].score AS floor,
-     [h IN hits WHERE h.kept AND ($afterScore IS NULL OR h.score < $afterScore
-        OR (h.score = $afterScore AND h.p.pithNumber > $afterPith))][0..$limit] AS page
+     [h IN hits WHERE h.kept{position}][0..$limit] AS page
 RETURN fetched, floor, [h IN page | {{paper: properties(h.p), score: h.score}}] AS page
 """
 

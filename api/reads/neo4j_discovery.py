@@ -198,7 +198,7 @@ class Neo4jDiscoveryReads:
         parameters = listing_parameters(listing)
         if order == "newest":
             rows = self._rows(
-                cypher.search_statement(order, listing_checks(listing)),
+                cypher.search_statement(order, listing_checks(listing), after is not None),
                 limit=first + 1,
                 afterAt=after.submitted_at if after is not None else None,
                 afterPith=after.pith_number if after is not None else None,
@@ -209,7 +209,7 @@ class Neo4jDiscoveryReads:
         # Lucene ranks by score alone, cutting ties anywhere: fetch the best hits beyond the
         # page and retry with more until the hits left behind cannot belong on it.
         fetch = min(offset + first + 1 + _FETCH_MARGIN, _NO_LIMIT)
-        statement = cypher.search_statement(order, listing_checks(listing))
+        statement = cypher.search_statement(order, listing_checks(listing), after is not None)
         while True:
             row = self._rows(
                 statement,

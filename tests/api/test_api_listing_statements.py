@@ -8,7 +8,8 @@ statement (0.7–1.1 s on two cores), and the switched-off checks still cost the
 Here each listing (every filter alone, several together, all of them; a first page and the
 next; newest and oldest first) and its count are run on the session's Neo4j, recording the
 statements the reader sends: each names no parameter it was given as null, and the pages
-and counts equal the in-memory reader's.
+and counts equal the in-memory reader's. A search's next page (both orders) likewise names
+its position only when it has one (since 0.9.14: the first page sent it as null).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import networkx as nx
 import pytest
 from apitest import corpus, memory_reader, neo4j_corpus, neo4j_reader  # noqa: F401 (fixtures)
 
+from pith_graph.api.reads.discovery import Listing, SearchPosition
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.records import PaperFilter, paper_key
@@ -116,3 +118,38 @@ def test_a_listing_sends_only_the_filters_it_has_and_answers_as_memory_does(
         assert _unset(statement, parameters) == [], statement
     # one statement per start, filters, order and cursor: the next page is not the first's
     assert len({s for s, _ in listings}) >= 4 * len(filters)
+
+
+def test_a_search_sends_its_position_only_after_a_first_page(
+    neo4j_reader: Neo4jReader,
+    memory_reader: MemoryReader,
+    recorded: list[tuple[str, dict[str, Any]]],
+) -> None:
+    later = 0  # the next pages Neo4j was asked for
+    for listing in (
+        Listing(text=search_terms("graph")),
+        Listing(PaperFilter(archive="cs"), search_terms("learning")),
+    ):
+        for order in ("relevance", "newest"):
+            walked: dict[str, list[tuple[str, float]]] = {}
+            for name, reader in (("memory", memory_reader), ("neo4j", neo4j_reader)):
+                seen = walked[name] = []
+                after: SearchPosition | None = None
+                for _ in range(3):
+                    later += name == "neo4j" and after is not None
+                    page = reader.search_papers(listing, order, 2, after)
+                    seen += [(item.paper.pith_number, item.score) for item in page.items]
+                    if not page.has_next:
+                        break
+                    last = page.items[-1]
+                    after = SearchPosition(
+                        last.score, last.paper.submitted_at, last.paper.pith_number, len(seen)
+                    )
+            assert walked["neo4j"] == walked["memory"], (listing, order)
+    assert later >= 4
+    searches = [(s, p) for s, p in recorded if p.get("textIndex") == "paper_text_fulltext"]
+    assert len(searches) >= 4 + later  # a relevance page may fetch again
+    for statement, parameters in searches:
+        assert _unset(statement, parameters) == [], statement
+    assert sum("$afterPith" in s for s, _ in searches) >= later
+    assert sum("$afterPith" not in s for s, _ in searches) >= 4
