@@ -47,6 +47,7 @@ from pith_graph.api.reads.cypher_pages import (
     READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST,
     READ_PAPERS_OF_SIGNERS_OLDEST,
     list_papers_statement,
+    papers_of_statement,
 )
 from pith_graph.api.reads.cypher_parts import (
     COUNTS,
@@ -109,6 +110,7 @@ __all__ = [
     "READ_VERSIONS_OF_PAPERS",
     "Embed",
     "list_papers_statement",
+    "papers_of_statement",
 ]
 
 # Used by :class:`pith_graph.api.reads.neo4j.Neo4jReader`. Every statement serves a whole batch

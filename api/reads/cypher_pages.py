@@ -36,6 +36,7 @@ from pith_graph.api.reads.cypher_parts import (
 )
 
 __all__ = [
+    "KEYED_PAGES",
     "LISTING_CHECKS",
     "LISTING_STARTS",
     "READ_COUNT_ALL_PAPERS",
@@ -50,6 +51,7 @@ __all__ = [
     "READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST",
     "READ_PAPERS_OF_SIGNERS_OLDEST",
     "list_papers_statement",
+    "papers_of_statement",
 ]
 
 
@@ -64,11 +66,13 @@ _ORDERS = {
 _WHOLE = {"newest": "'\\uffff'", "oldest": "''"}
 
 
-def _page_of(start: str, step: str, member: str, embed: Embed, order: str = "newest") -> str:
+def _page_of(start: str, step: str, member: str, embed: Embed, order: str, after: bool) -> str:
     """A newest-first (or ``oldest``-first) page of the papers ``step`` reaches from the
     ``start`` node ``n`` of each key: by its edges, or in that order on the index keeping its
-    papers (``member``)."""
-    after, sort, bound, compare, empty, name = _ORDERS[order]
+    papers (``member``); after the cursor only when there is one (``after``)."""
+    cursor, sort, bound, compare, empty, name = _ORDERS[order]
+    if not after:
+        cursor, bound = "true", _WHOLE[order]
     return f"""
 UNWIND $keys AS key
 MATCH {start}
@@ -76,13 +80,13 @@ WITH key, n, COUNT {{ {step.replace("(p:Paper)", "()")} }} AS size, COUNT {{ (:P
 CALL (n, size, papers) {{
   WITH n, CASE WHEN size * size > $limit * papers THEN {bound} ELSE {empty} END AS {name}
   MATCH (p:Paper)
-  WHERE p.submittedAt {compare} {name} AND {after} AND {member}
+  WHERE p.submittedAt {compare} {name} AND {cursor} AND {member}
   WITH p {sort}
   RETURN p
   UNION
   WITH n WHERE size * size <= $limit * papers
   MATCH {step}
-  WHERE {after}
+  WHERE {cursor}
   WITH p {sort}
   RETURN p
 }}
@@ -92,7 +96,7 @@ RETURN key, collect({paper_row("p", embed, member=f"EXISTS {{ {member} }}")}) AS
 
 
 #: page -> (its node ``n`` by ``key``, the papers it reaches, how a paper is one of them).
-_KEYED_PAGES = {
+KEYED_PAGES = {
     "authors": ("(n:Author {nameKey: key})", "(n)-[:AUTHORED]->(p:Paper)", "(n)-[:AUTHORED]->(p)"),
     "categories": ("(n:Category {code: key})", "(n)<-[:IN_CATEGORY]-(p:Paper)", "(p)-[:IN_CATEGORY]->(n)"),
     "signers": ("(n:Signer {signerId: key})", "(n)-[:SIGNED]->(p:Paper)", "(n)-[:SIGNED]->(p)"),
@@ -106,10 +110,22 @@ _KEYED_PAGES = {
 }
 
 
+@cache
+def papers_of_statement(page: str, embed: Embed, order: str, after: bool) -> str:
+    """A page of the papers of each key (``page``: one of :data:`KEYED_PAGES`) in ``order``,
+    after the cursor ``$afterAt``, ``$afterPith`` only when there is one (``after``, since
+    0.9.14: a condition switched off by a null cursor had Neo4j plan the statement again for
+    the second page)."""
+    return _page_of(*KEYED_PAGES[page], embed, order, after)
+
+
 def _pages_of(page: str, order: str = "newest") -> dict[Embed, str]:
-    return {e: _page_of(*_KEYED_PAGES[page], e, order) for e in EMBEDS}
+    return {e: papers_of_statement(page, e, order, True) for e in EMBEDS}
 
 
+#: embed -> the statement of a later page (with a cursor): what the tests plan and a reader
+#: plans ahead (``neo4j_base.WARM_UP``); a first page runs :func:`papers_of_statement`'s
+#: without the cursor.
 READ_PAPERS_OF_AUTHORS = _pages_of("authors")
 READ_PAPERS_OF_CATEGORIES = _pages_of("categories")
 READ_PAPERS_OF_SIGNERS = _pages_of("signers")

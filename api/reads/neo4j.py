@@ -334,8 +334,7 @@ class Neo4jReader(Neo4jRankings, Neo4jUpkeep, Neo4jDiscoveryReads):
         want: PaperSelection = EVERYTHING,
         order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        statements = (cypher.READ_PAPERS_OF_AUTHORS, cypher.READ_PAPERS_OF_AUTHORS_OLDEST)
-        return self._pages(statements, name_keys, first, after, want, order)
+        return self._pages("authors", name_keys, first, after, want, order)
 
     # -- categories ----------------------------------------------------------------------
 
@@ -355,8 +354,7 @@ class Neo4jReader(Neo4jRankings, Neo4jUpkeep, Neo4jDiscoveryReads):
         want: PaperSelection = EVERYTHING,
         order: ListingOrder = "newest",
     ) -> dict[str, Page]:
-        statements = (cypher.READ_PAPERS_OF_CATEGORIES, cypher.READ_PAPERS_OF_CATEGORIES_OLDEST)
-        return self._pages(statements, codes, first, after, want, order)
+        return self._pages("categories", codes, first, after, want, order)
 
     # -- signers -------------------------------------------------------------------------
 
@@ -381,7 +379,7 @@ class Neo4jReader(Neo4jRankings, Neo4jUpkeep, Neo4jDiscoveryReads):
         order: ListingOrder = "newest",
     ) -> dict[str, Page]:
         if signed_bundle is None:
-            statements = (cypher.READ_PAPERS_OF_SIGNERS, cypher.READ_PAPERS_OF_SIGNERS_OLDEST)
-            return self._pages(statements, signer_ids, first, after, want, order)
-        statements = (cypher.READ_PAPERS_OF_SIGNERS_BY_BUNDLE, cypher.READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST)
-        return self._pages(statements, signer_ids, first, after, want, order, signedBundle=signed_bundle)
+            return self._pages("signers", signer_ids, first, after, want, order)
+        return self._pages(
+            "signers_by_bundle", signer_ids, first, after, want, order, signedBundle=signed_bundle
+        )

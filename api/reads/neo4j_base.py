@@ -5,7 +5,7 @@ request's statements read one state of each paper (:meth:`Neo4jBase.check_stamp`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import neo4j
@@ -227,7 +227,7 @@ class Neo4jBase:
 
     def _pages(
         self,
-        statements: tuple[Mapping[cypher.Embed, str], Mapping[cypher.Embed, str]],
+        page: str,
         keys: Sequence[str],
         first: int,
         after: PaperKey | None,
@@ -235,12 +235,12 @@ class Neo4jBase:
         order: ListingOrder,
         **extra: Any,
     ) -> dict[str, Page]:
-        """A page of each of ``keys`` in ``order``, by its statement of ``statements``
-        (newest first, oldest first)."""
+        """A page of each of ``keys`` in ``order`` (``page``: which, one of
+        ``cypher.KEYED_PAGES``)."""
         oldest = order == "oldest"
         embed, params, decode = self._papers(want)
         found = self._by_key(
-            statements[oldest][embed],
+            cypher.papers_of_statement(page, embed, order, after is not None),
             keys,
             "papers",
             limit=first + 1,

@@ -9,7 +9,8 @@ Here each listing (every filter alone, several together, all of them; a first pa
 next; newest and oldest first) and its count are run on the session's Neo4j, recording the
 statements the reader sends: each names no parameter it was given as null, and the pages
 and counts equal the in-memory reader's. A search's next page (both orders) likewise names
-its position only when it has one (since 0.9.14: the first page sent it as null).
+its position only when it has one (since 0.9.14: the first page sent it as null), and so
+does a page of an author's, a category's or a signer's papers.
 """
 
 from __future__ import annotations
@@ -153,3 +154,48 @@ def test_a_search_sends_its_position_only_after_a_first_page(
         assert _unset(statement, parameters) == [], statement
     assert sum("$afterPith" in s for s, _ in searches) >= later
     assert sum("$afterPith" not in s for s, _ in searches) >= 4
+
+
+def test_pages_of_authors_categories_and_signers_send_their_cursor_only_after_a_first_page(
+    neo4j_reader: Neo4jReader,
+    memory_reader: MemoryReader,
+    recorded: list[tuple[str, dict[str, Any]]],
+) -> None:
+    G = memory_reader.G
+    keys = {
+        label: sorted(d[key] for _, d in G.nodes(data=True) if d["label"] == label)
+        for label, key in (("Author", "nameKey"), ("Category", "code"), ("Signer", "signerId"))
+    }
+    asks = {
+        "authors": lambda r, first, after, order: r.papers_of_authors(
+            keys["Author"][:3], first, after, order=order
+        ),
+        "categories": lambda r, first, after, order: r.papers_of_categories(
+            keys["Category"][:3], first, after, order=order
+        ),
+        "signers": lambda r, first, after, order: r.papers_of_signers(
+            keys["Signer"], first, after, order=order
+        ),
+        "signers by bundle": lambda r, first, after, order: r.papers_of_signers(
+            keys["Signer"], first, after, signed_bundle=True, order=order
+        ),
+    }
+    later = 0
+    for name, ask in asks.items():
+        for order in ("newest", "oldest"):
+            first = ask(memory_reader, 2, None, order)
+            assert ask(neo4j_reader, 2, None, order) == first, (name, order)
+            for key, page in first.items():
+                if page.items:
+                    after = paper_key(page.items[-1])
+                    assert ask(neo4j_reader, 3, after, order) == ask(memory_reader, 3, after, order), (
+                        name,
+                        key,
+                    )
+                    later += 1
+    assert later >= 16
+    pages = [(s, p) for s, p in recorded if "UNWIND $keys AS key" in s and " AS papers" in s]
+    assert len(pages) == 8 + later
+    for statement, parameters in pages:
+        assert _unset(statement, parameters) == [], statement
+    assert sum("$afterPith" in s for s, _ in pages) == later
