@@ -15,7 +15,7 @@ its stamps (``cypher_parts.paper_row``'s ``member``): the page was chosen before
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 
 from pith_graph.api.reads.cypher_parts import (
     AFTER,
@@ -30,6 +30,7 @@ from pith_graph.api.reads.cypher_parts import (
     OLDEST_BOUND,
     OLDEST_FIRST,
     RAREST_AUTHOR,
+    STATEMENTS_KEPT,
     Embed,
     paper_row,
     stamp_before,
@@ -193,7 +194,7 @@ LISTING_STARTS = ("title", "author", "authors", "category", "categories", "archi
 _SCAN_WHEN = {"authors": "size * size * shared > $limit * papers ^ (size(others) + 1)"}
 
 
-@cache
+@lru_cache(maxsize=STATEMENTS_KEPT)
 def list_papers_statement(start: str, embed: Embed, order: str, checks: frozenset[str], after: bool) -> str:
     """One page of ``papers(filter:)`` (``paper`` rows, in ``order``: sorted and limited
     first, then projected) from ``start`` (one of :data:`LISTING_STARTS`), checking only the

@@ -10,7 +10,9 @@ next; newest and oldest first) and its count are run on the session's Neo4j, rec
 statements the reader sends: each names no parameter it was given as null, and the pages
 and counts equal the in-memory reader's. A search's next page (both orders) likewise names
 its position only when it has one (since 0.9.14: the first page sent it as null), and so
-does a page of an author's, a category's or a signer's papers.
+does a page of an author's, a category's or a signer's papers. The statements built per
+combination are kept in caches of bounded size: a client choosing combinations does not grow
+them for as long as the server runs.
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ import networkx as nx
 import pytest
 from apitest import corpus, memory_reader, neo4j_corpus, neo4j_reader  # noqa: F401 (fixtures)
 
+from pith_graph.api.reads import cypher, cypher_discovery
+from pith_graph.api.reads.cypher_parts import EMBEDS, STATEMENTS_KEPT
 from pith_graph.api.reads.discovery import Listing, SearchPosition
 from pith_graph.api.reads.memory import MemoryReader
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.reads.records import PaperFilter, paper_key
 from pith_graph.api.reads.words import search_terms
-
-pytestmark = pytest.mark.neo4j
 
 
 def _labelled(G: nx.DiGraph, nodes: Iterator[str], label: str, key: str) -> list[str]:
@@ -94,6 +96,7 @@ def _unset(statement: str, parameters: dict[str, Any]) -> list[str]:
     return sorted({name for name in re.findall(r"\$(\w+)", statement) if parameters.get(name) is None})
 
 
+@pytest.mark.neo4j
 def test_a_listing_sends_only_the_filters_it_has_and_answers_as_memory_does(
     neo4j_reader: Neo4jReader,
     memory_reader: MemoryReader,
@@ -121,6 +124,7 @@ def test_a_listing_sends_only_the_filters_it_has_and_answers_as_memory_does(
     assert len({s for s, _ in listings}) >= 4 * len(filters)
 
 
+@pytest.mark.neo4j
 def test_a_search_sends_its_position_only_after_a_first_page(
     neo4j_reader: Neo4jReader,
     memory_reader: MemoryReader,
@@ -156,6 +160,7 @@ def test_a_search_sends_its_position_only_after_a_first_page(
     assert sum("$afterPith" not in s for s, _ in searches) >= 4
 
 
+@pytest.mark.neo4j
 def test_pages_of_authors_categories_and_signers_send_their_cursor_only_after_a_first_page(
     neo4j_reader: Neo4jReader,
     memory_reader: MemoryReader,
@@ -199,3 +204,33 @@ def test_pages_of_authors_categories_and_signers_send_their_cursor_only_after_a_
     for statement, parameters in pages:
         assert _unset(statement, parameters) == [], statement
     assert sum("$afterPith" in s for s, _ in pages) == later
+
+
+def test_the_statements_built_per_combination_of_filters_are_kept_in_bounded_caches() -> None:
+    """Every combination a client can ask for (~37,000 listing statements) built once: each
+    builder keeps at most ``STATEMENTS_KEPT`` (unbounded, the listings' took 76 MB)."""
+    names = sorted(cypher.LISTING_CHECKS)
+    combinations = [
+        frozenset(n for i, n in enumerate(names) if mask >> i & 1) for mask in range(1 << len(names))
+    ]
+    for checks in combinations:
+        start = next(
+            (s for s in ("authors", "author", "category", "categories", "archive") if s in checks), "all"
+        )
+        for embed in EMBEDS:
+            for order in ("newest", "oldest"):
+                for after in (False, True):
+                    cypher.list_papers_statement(start, embed, order, checks, after)
+        cypher_discovery.count_statement(start, checks)
+        cypher_discovery.facets_statement(start, checks, ("years", "licenses"))
+        for order, after in (("relevance", False), ("newest", True)):
+            cypher_discovery.search_statement(order, checks, after)
+    builders = (
+        cypher.list_papers_statement,
+        cypher_discovery.count_statement,
+        cypher_discovery.facets_statement,
+        cypher_discovery.search_statement,
+    )
+    for builder in builders:
+        assert 0 < builder.cache_info().currsize <= STATEMENTS_KEPT, builder
+    assert len(combinations) * len(EMBEDS) * 4 > 10 * STATEMENTS_KEPT
