@@ -5,7 +5,9 @@ request's statements read one state of each paper (:meth:`Neo4jBase.check_stamp`
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 from typing import Any
 
 import neo4j
@@ -49,6 +51,12 @@ WARM_UP = (
 
 #: ``[values, authors, categories]`` -> the paper (keeping what was embedded).
 _Decode = Callable[[Sequence[Any]], PaperRow]
+
+
+@lru_cache(maxsize=4 * cypher.STATEMENTS_KEPT)
+def _named(statement: str) -> frozenset[str]:
+    """The parameters ``statement`` names (``$name``)."""
+    return frozenset(re.findall(r"\$(\w+)", statement))
 
 
 def after_parameters(after: PaperKey | None) -> dict[str, str | None]:
@@ -119,7 +127,12 @@ class Neo4jBase:
     # -- running statements --------------------------------------------------------------
 
     def _rows(self, statement: str, **parameters: Any) -> list[neo4j.Record]:
-        return self._statements.rows(statement, parameters)
+        """``statement``'s records, sent only the ``parameters`` it names (since 0.9.14): Neo4j
+        keys a cached plan by the type of every parameter sent, used or not, so a parameter
+        the statement does not name, null in one call and a value in the next, had it planned
+        again (a listing statement, 0.1–0.2 s against 5 ms)."""
+        named = _named(statement)
+        return self._statements.rows(statement, {k: v for k, v in parameters.items() if k in named})
 
     def _by_key(self, statement: str, keys: Sequence[Any], column: str, **parameters: Any) -> dict[Any, Any]:
         if not keys:

@@ -21,10 +21,18 @@ from typing import Any
 
 import pytest
 from apitest import Api, alike
-from test_api_nested_order import PARENTS, QUERIES, _error, _id, _page, _variables, both  # noqa: F401
+from test_api_nested_order import (  # noqa: F401
+    PARENTS,
+    QUERIES,
+    _error,
+    _id,
+    _page,
+    _variables,
+    both,
+    page_statements,
+)
 from test_api_nplus1 import Counted, _serve
 
-from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j import Neo4jReader
 
 BACK_PAGE = (
@@ -187,11 +195,11 @@ QUERY_MANY = (
     'a: signer(id: "a.example") { papers(last: 2@, signedBundle: true) { nodes { pithNumber } } } '
     'b: signer(id: "b.example") { papers(last: 2@, signedBundle: true) { nodes { pithNumber } } } }'
 )
-_READS = ("READ_PAPERS_OF_AUTHORS", "READ_PAPERS_OF_CATEGORIES", "READ_PAPERS_OF_SIGNERS_BY_BUNDLE")
+_READS = ("authors", "categories", "signers_by_bundle")
 
 
-def _statements(names: tuple[str, ...], suffix: str) -> dict[str, set[str]]:
-    return {name: set(getattr(cypher, name + suffix).values()) for name in names}
+def _statements(pages: tuple[str, ...], order: str) -> dict[str, set[str]]:
+    return {page: page_statements(page, order) for page in pages}
 
 
 @pytest.mark.neo4j
@@ -204,9 +212,9 @@ def test_the_parents_pages_back_are_read_in_one_statement_each(both: tuple[Api, 
     counted = Counted(reader)
     cursor = json.dumps(_every(both, "NEWEST")[8])
     with _serve(counted, "bridged") as api:
-        for order, suffix in (("", "_OLDEST"), (", orderBy: OLDEST", "")):
+        for order, read in (("", "oldest"), (", orderBy: OLDEST", "newest")):
             query = QUERY_MANY.replace("@", order)
-            reads = _statements(_READS, suffix)
+            reads = _statements(_READS, read)
             data, resolved, _ = counted.ask(api, query)  # the first time: the resolvers
             again, planned, _ = counted.ask(api, query)  # then: its plan
             assert again == data
@@ -215,7 +223,7 @@ def test_the_parents_pages_back_are_read_in_one_statement_each(both: tuple[Api, 
                 assert ran == dict.fromkeys(reads, 1), (order, ran)
             pages = [a["papers"]["nodes"] for p in data["papers"]["nodes"] for a in p["authors"]]
             assert len({tuple(n["pithNumber"] for n in page) for page in pages}) > 1
-        reads = _statements(("READ_PAPERS_OF_AUTHORS",), "_OLDEST")
+        reads = _statements(("authors",), "oldest")
         for selected, expected in (("startCursor", 1), ("hasNextPage", 2)):
             page = f"papers(last: 2, before: {cursor}) {{ pageInfo {{ {selected} }} }}"
             query = f"{{ papers(first: 30) {{ nodes {{ authors {{ {page} }} }} }} }}"
@@ -223,4 +231,4 @@ def test_the_parents_pages_back_are_read_in_one_statement_each(both: tuple[Api, 
             again, planned, _ = counted.ask(api, query)
             assert again == data
             for statements in (resolved, planned):
-                assert sum(s in reads["READ_PAPERS_OF_AUTHORS"] for s in statements) == expected, selected
+                assert sum(s in reads["authors"] for s in statements) == expected, selected

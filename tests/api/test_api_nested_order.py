@@ -31,6 +31,7 @@ from test_api_oldest_first import _specs
 from pith_graph.api.cost import query_cost
 from pith_graph.api.limits import RequestLimits
 from pith_graph.api.reads import cypher
+from pith_graph.api.reads.cypher_parts import EMBEDS
 from pith_graph.api.reads.neo4j import Neo4jReader
 from pith_graph.api.schema import build_schema
 from pith_graph.loader.facade import resolve_keyring
@@ -228,6 +229,12 @@ QUERY_MANY = (
 )
 
 
+def page_statements(page: str, order: str) -> set[str]:
+    """Every statement of a page of ``page``'s papers (``cypher.KEYED_PAGES``) in ``order``:
+    each projection, a first page and a later one."""
+    return {cypher.papers_of_statement(page, e, order, after) for e in EMBEDS for after in (False, True)}
+
+
 @pytest.mark.neo4j
 def test_the_parents_pages_are_read_in_one_statement_each(both: tuple[Api, Api]) -> None:
     """No N+1: every author's papers of the request in one statement, every category's in
@@ -236,12 +243,7 @@ def test_the_parents_pages_are_read_in_one_statement_each(both: tuple[Api, Api])
     assert isinstance(reader, Neo4jReader)
     counted = Counted(reader)
     oldest = {
-        name: set(getattr(cypher, name).values())
-        for name in (
-            "READ_PAPERS_OF_AUTHORS_OLDEST",
-            "READ_PAPERS_OF_CATEGORIES_OLDEST",
-            "READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST",
-        )
+        page: page_statements(page, "oldest") for page in ("authors", "categories", "signers_by_bundle")
     }
     with _serve(counted, "bridged") as api:
         data, resolved, _ = counted.ask(api, QUERY_MANY)  # the first time: the resolvers
