@@ -57,8 +57,9 @@ LISTING_STARTS = {
     "author": "MATCH (:Author {nameKey: $author})-[:AUTHORED]->(p:Paper)",
     "authors": f"{RAREST_AUTHOR}\nMATCH (n)-[:AUTHORED]->(p:Paper) WHERE {ALL_OTHERS}",
     "category": "MATCH (:Category {code: $category})<-[:IN_CATEGORY]-(p:Paper)",
-    "signer": "MATCH (:Signer {signerId: $signer})-[r:SIGNED]->(p:Paper)\n"
-    "WITH p WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle",
+    "signer": "MATCH (:Signer {signerId: $signer})-[:SIGNED]->(p:Paper)",
+    "signedBundle": "MATCH (:Signer {signerId: $signer})-[r:SIGNED]->(p:Paper)\n"
+    "WITH p WHERE r.signedBundle = $signedBundle",
     "categories": "MATCH (c:Category)<-[:IN_CATEGORY]-(p:Paper) WHERE c.code IN $categories WITH DISTINCT p",
     "archive": "MATCH (:Category {archive: $archive})<-[:IN_CATEGORY]-(p:Paper) WITH DISTINCT p",
     "all": "MATCH (p:Paper)",
@@ -209,7 +210,9 @@ RETURN size(hits) AS found, ranks
 """
 
 # Skipped checks: the one the start already guarantees.
-_IMPLIED = {s: s for s in ("author", "authors", "category", "categories", "signer", "archive")}
+_IMPLIED = {
+    s: s for s in ("author", "authors", "category", "categories", "signer", "signedBundle", "archive")
+}
 
 
 #: Starts that find their papers by the label or a full-text index: they check the key.

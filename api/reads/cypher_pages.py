@@ -143,7 +143,7 @@ READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST = _pages_of("signers_by_bundle", "oldest
 #: page is read (the page chose its papers before, by edges a load may have changed since).
 _EDGE_CHECKS = ("category", "archive", "author", "authors", "categories", "excluded")
 #: Every filter ``papers(filter:)`` can check (:data:`FILTER_CHECKS` but a signer's).
-LISTING_CHECKS = frozenset(FILTER_CHECKS) - {"signer"}
+LISTING_CHECKS = frozenset(FILTER_CHECKS) - {"signer", "signedBundle"}
 
 
 def _checked(start: str, checks: frozenset[str]) -> list[str]:

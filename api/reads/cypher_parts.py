@@ -215,8 +215,9 @@ FILTER_CHECKS = {
     "archive": "EXISTS { (p)-[:IN_CATEGORY]->(:Category {archive: $archive}) }",
     "author": "EXISTS { (p)<-[:AUTHORED]-(:Author {nameKey: $author}) }",
     "authors": BY_ALL_AUTHORS,
-    "signer": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer})"
-    " WHERE $signedBundle IS NULL OR r.signedBundle = $signedBundle }",
+    "signer": "EXISTS { (p)<-[:SIGNED]-(:Signer {signerId: $signer}) }",
+    # the signer's papers whose SIGNED edge has ``signedBundle`` (in place of "signer")
+    "signedBundle": "EXISTS { (p)<-[r:SIGNED]-(:Signer {signerId: $signer}) WHERE r.signedBundle = $signedBundle }",
     "latest": LATEST,
     "categories": IN_CATEGORIES,
     "excluded": "NOT " + IN_CATEGORIES.replace("$categories", "$excluded"),

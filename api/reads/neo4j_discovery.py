@@ -58,7 +58,7 @@ def listing_start(listing: Listing) -> str:
         ("author", where.author),
         ("category", where.category),
         ("categories", where.categories or None),
-        ("signer", listing.signer),
+        ("signer" if listing.signed_bundle is None else "signedBundle", listing.signer),
         ("archive", where.archive),
     ):
         if value is not None:
@@ -77,7 +77,9 @@ def listing_checks(listing: Listing) -> frozenset[str]:
         "archive": where.archive,
         "author": where.author,
         "authors": where.all_authors or None,
-        "signer": listing.signer,
+        # with its signedBundle, one check (since 0.9.14: a null one had Neo4j plan again)
+        "signer": listing.signer if listing.signed_bundle is None else None,
+        "signedBundle": listing.signed_bundle if listing.signer is not None else None,
         "categories": where.categories or None,
         "excluded": where.exclude_categories or None,
     }

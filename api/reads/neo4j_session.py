@@ -123,8 +123,10 @@ class EachInItsOwn(_Errors):
     (the first, the first after one that failed, and any after ``idle`` seconds without a
     statement: time enough for a restart nobody saw) this plans them (:meth:`warm`). In the
     API that statement is the health check's ping, in every worker: ``/healthz`` answers 200
-    only once the server has planned them, and its planner is warm. Plans are cached: a
-    server that has them answers each in milliseconds."""
+    only once the server has planned them, and its planner is warm: a request's first plan of
+    a statement then takes a fraction of a second. (Neo4j caches a plan per statement and
+    types of the parameters sent, so the plans made here, every parameter null, are seldom
+    the ones requests reuse; what they warm is the planner.)"""
 
     def __init__(
         self,
@@ -157,7 +159,7 @@ class EachInItsOwn(_Errors):
 
     def warm(self) -> None:
         """Plan the statements of ``warm_up`` (``EXPLAIN``: nothing runs; every parameter
-        null, so that the plan is cached), for ``warm_seconds`` at most in all (a server too
+        null: see the class), for ``warm_seconds`` at most in all (a server too
         slow to plan them in time gets no faster by waiting for it). One the server refuses
         or does not plan in time is logged and skipped (planning ahead only saves time); any
         other error (the server is unreachable) raises, and the next statement plans them

@@ -228,6 +228,37 @@ def test_pages_of_authors_categories_and_signers_send_their_cursor_only_after_a_
     assert sum("$afterPith" in s for s, _ in pages) == later
 
 
+@pytest.mark.neo4j
+def test_a_signers_listing_sends_its_signed_bundle_only_when_asked(
+    neo4j_reader: Neo4jReader,
+    memory_reader: MemoryReader,
+    recorded: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """``Signer.papers(signedBundle:)``'s count and facets (a ``Listing`` of the signer):
+    since 0.9.14 without ``signedBundle`` the statement does not name it (it was sent null)."""
+    G = memory_reader.G
+    signers = sorted(d["signerId"] for _, d in G.nodes(data=True) if d["label"] == "Signer")
+    counted = 0
+    for signer in signers:
+        for bundle in (None, True, False):
+            listing = Listing(signer=signer, signed_bundle=bundle)
+            assert neo4j_reader.count_listing(listing) == memory_reader.count_listing(listing), (
+                signer,
+                bundle,
+            )
+            counted += memory_reader.count_listing(listing)
+            facets = ("years", "licenses")
+            assert neo4j_reader.facet_counts(listing, facets, 5) == memory_reader.facet_counts(
+                listing, facets, 5
+            )
+    assert counted > 0
+    sent = [(s, p) for s, p in recorded if "$signer" in s]
+    assert len(sent) == 2 * 3 * len(signers)
+    for statement, parameters in sent:
+        assert _unset(statement, parameters) == [], statement
+    assert sum("$signedBundle" in s for s, _ in sent) == 2 * 2 * len(signers)
+
+
 def test_the_statements_built_per_combination_of_filters_are_kept_in_bounded_caches() -> None:
     """Every combination a client can ask for (~37,000 listing statements) built once: each
     builder keeps at most ``STATEMENTS_KEPT`` (unbounded, the listings' took 76 MB)."""
