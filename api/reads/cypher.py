@@ -34,7 +34,8 @@ from __future__ import annotations
 
 from pith_graph.api.reads.cypher_pages import (
     LISTING_CHECKS,
-    LISTING_STARTS,
+    READ_AUTHOR_FIRST_PAGES,
+    READ_AUTHOR_PAGES,
     READ_COUNT_ALL_PAPERS,
     READ_LIST_PAPERS,
     READ_LIST_PAPERS_OLDEST,
@@ -53,9 +54,7 @@ from pith_graph.api.reads.cypher_parts import (
     COUNTS,
     EMBEDS,
     STAMP,
-    STATEMENTS_KEPT,
     Embed,
-    author_page,
     author_row,
     category_links,
     category_row,
@@ -73,11 +72,11 @@ from pith_graph.api.reads.cypher_ranked import (
 __all__ = [
     "EMBEDS",
     "LISTING_CHECKS",
-    "LISTING_STARTS",
     "READ_ALIASES_OF_PAPERS",
     "READ_ALL_CATEGORIES",
     "READ_AUTHORS",
     "READ_AUTHOR_CATEGORIES",
+    "READ_AUTHOR_FIRST_PAGES",
     "READ_AUTHOR_NAMES_OF_PAPERS",
     "READ_AUTHOR_PAGES",
     "READ_CATEGORIES",
@@ -109,7 +108,6 @@ __all__ = [
     "READ_TOP_AUTHORS",
     "READ_TOP_AUTHORS_AFTER",
     "READ_VERSIONS_OF_PAPERS",
-    "STATEMENTS_KEPT",
     "Embed",
     "list_papers_statement",
     "papers_of_statement",
@@ -195,24 +193,6 @@ RETURN key, related, {STAMP} AS stamp
 
 
 # -- relations of papers --------------------------------------------------------------------
-
-#: Where ``$after`` stands: the author it names, else ``$anchor``, the key as a name up to
-#: where a parameter could compare unlike code points (see
-#: :func:`~pith_graph.api.reads.author_page.unknown_position`); null: from the first author.
-#: Neo4j compares two stored strings by code point, a stored string with a parameter by UTF-16
-#: code unit, so the position is the stored author's own name and key when there is one.
-_AFTER_AUTHOR = "afterName IS NULL OR _a.name > afterName OR (_a.name = afterName AND _a.nameKey > afterKey)"
-READ_AUTHOR_PAGES = {
-    counts: f"""
-OPTIONAL MATCH (x:Author {{nameKey: $after}})
-WITH coalesce(x.name, $anchor) AS afterName, coalesce(x.nameKey, $anchor) AS afterKey
-UNWIND $keys AS key
-MATCH (p:Paper {{pithNumber: key}})
-WITH afterName, afterKey, key, {stamp_before("p")}
-RETURN key, {author_page("p", counts, "$first", _AFTER_AUTHOR)} AS page, {STAMP} AS stamp
-"""
-    for counts in COUNTS
-}
 
 # A paper's categories, aliases and signatures: the first ``$first`` of each paper in their
 # order, sorted and cut by the server on stored properties (code-point order, as Python's).

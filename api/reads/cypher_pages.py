@@ -1,6 +1,6 @@
 """Newest-first pages and listings: the papers of an author, a category or a signer, and
 ``papers(filter:)``, sorted and limited before they are projected (each also oldest first:
-``orderBy: OLDEST``, the index read forwards).
+``orderBy: OLDEST``, the index read forwards); and a paper's authors, a page at a time.
 
 Each reads its papers the cheaper of two ways. A node holding few papers has them all read
 (by its edges) and sorted; one holding a large share of all papers (its degree squared above
@@ -21,6 +21,7 @@ from pith_graph.api.reads.cypher_parts import (
     AFTER,
     AFTER_OLDEST,
     ALL_OTHERS,
+    COUNTS,
     EMBEDS,
     FILTER_CHECKS,
     IN_CATEGORIES,
@@ -30,8 +31,10 @@ from pith_graph.api.reads.cypher_parts import (
     OLDEST_BOUND,
     OLDEST_FIRST,
     RAREST_AUTHOR,
+    STAMP,
     STATEMENTS_KEPT,
     Embed,
+    author_page,
     paper_row,
     stamp_before,
 )
@@ -40,6 +43,8 @@ __all__ = [
     "KEYED_PAGES",
     "LISTING_CHECKS",
     "LISTING_STARTS",
+    "READ_AUTHOR_FIRST_PAGES",
+    "READ_AUTHOR_PAGES",
     "READ_COUNT_ALL_PAPERS",
     "READ_LIST_PAPERS",
     "READ_LIST_PAPERS_OLDEST",
@@ -136,6 +141,36 @@ READ_PAPERS_OF_AUTHORS_OLDEST = _pages_of("authors", "oldest")
 READ_PAPERS_OF_CATEGORIES_OLDEST = _pages_of("categories", "oldest")
 READ_PAPERS_OF_SIGNERS_OLDEST = _pages_of("signers", "oldest")
 READ_PAPERS_OF_SIGNERS_BY_BUNDLE_OLDEST = _pages_of("signers_by_bundle", "oldest")
+
+# -- a paper's authors, a page at a time ---------------------------------------------------
+
+#: Where ``$after`` stands: the author it names, else ``$anchor``, the key as a name up to
+#: where a parameter could compare unlike code points (see
+#: :func:`~pith_graph.api.reads.author_page.unknown_position`); null: from the first author.
+#: Neo4j compares two stored strings by code point, a stored string with a parameter by UTF-16
+#: code unit, so the position is the stored author's own name and key when there is one.
+_AFTER_AUTHOR = "afterName IS NULL OR _a.name > afterName OR (_a.name = afterName AND _a.nameKey > afterKey)"
+
+
+_AUTHOR_POSITION = """OPTIONAL MATCH (x:Author {nameKey: $after})
+WITH coalesce(x.name, $anchor) AS afterName, coalesce(x.nameKey, $anchor) AS afterKey
+"""
+
+
+def _author_pages(counts: bool, after: bool) -> str:
+    """A page of each paper's authors after ``$after``, or the first (since 0.9.14 without
+    the position: a null ``$after`` had Neo4j plan the statement again for a later page)."""
+    return f"""
+{_AUTHOR_POSITION if after else ""}UNWIND $keys AS key
+MATCH (p:Paper {{pithNumber: key}})
+WITH {"afterName, afterKey, " if after else ""}key, {stamp_before("p")}
+RETURN key, {author_page("p", counts, "$first", _AFTER_AUTHOR if after else "")} AS page, {STAMP} AS stamp
+"""
+
+
+READ_AUTHOR_PAGES = {counts: _author_pages(counts, True) for counts in COUNTS}
+READ_AUTHOR_FIRST_PAGES = {counts: _author_pages(counts, False) for counts in COUNTS}
+
 
 # -- listings -------------------------------------------------------------------------------
 

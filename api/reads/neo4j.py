@@ -259,14 +259,17 @@ class Neo4jReader(Neo4jRankings, Neo4jUpkeep, Neo4jDiscoveryReads):
         kept = None if after is not None else self._kept_authors(counts, pith_numbers, first)
         if kept is not None:
             return kept
-        found = self._of_papers(
-            cypher.READ_AUTHOR_PAGES[counts],
-            pith_numbers,
-            "page",
-            first=first,
-            after=after,
-            anchor=None if after is None else unknown_position(after),
-        )
+        if after is None:
+            found = self._of_papers(cypher.READ_AUTHOR_FIRST_PAGES[counts], pith_numbers, "page", first=first)
+        else:
+            found = self._of_papers(
+                cypher.READ_AUTHOR_PAGES[counts],
+                pith_numbers,
+                "page",
+                first=first,
+                after=after,
+                anchor=unknown_position(after),
+            )
         seen: dict[tuple[Any, ...], AuthorRecord] = {}
         empty = AuthorPage((), 0)
         return {

@@ -13,6 +13,7 @@ from typing import Any
 import neo4j
 
 from pith_graph.api.reads import cypher
+from pith_graph.api.reads.cypher_parts import STATEMENTS_KEPT
 from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
 from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
 from pith_graph.api.reads.records import (
@@ -53,7 +54,7 @@ WARM_UP = (
 _Decode = Callable[[Sequence[Any]], PaperRow]
 
 
-@lru_cache(maxsize=4 * cypher.STATEMENTS_KEPT)
+@lru_cache(maxsize=4 * STATEMENTS_KEPT)
 def _named(statement: str) -> frozenset[str]:
     """The parameters ``statement`` names (``$name``)."""
     return frozenset(re.findall(r"\$(\w+)", statement))

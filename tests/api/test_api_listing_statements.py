@@ -259,6 +259,34 @@ def test_a_signers_listing_sends_its_signed_bundle_only_when_asked(
     assert sum("$signedBundle" in s for s, _ in sent) == 2 * 2 * len(signers)
 
 
+@pytest.mark.neo4j
+def test_a_papers_authors_first_page_sends_no_position(
+    neo4j_reader: Neo4jReader,
+    memory_reader: MemoryReader,
+    recorded: list[tuple[str, dict[str, Any]]],
+) -> None:
+    """A page of each paper's authors (``Paper.authors(first:, after:)``, when not embedded):
+    the first page without ``$after`` (since 0.9.14: it was sent null), later ones with it."""
+    G = memory_reader.G
+    papers = sorted(d["pithNumber"] for _, d in G.nodes(data=True) if d["label"] == "Paper")[:40]
+    later = 0
+    for counts in (False, True):
+        first = memory_reader.author_pages(papers, 2, None, counts)
+        assert neo4j_reader.author_pages(papers, 2, None, counts) == first
+        for pith, page in first.items():
+            if page.total > 2:
+                after = page.authors[-1].name_key
+                expected = memory_reader.author_pages([pith], 2, after, counts)
+                assert neo4j_reader.author_pages([pith], 2, after, counts) == expected, pith
+                later += 1
+    assert later >= 4
+    sent = [(s, p) for s, p in recorded if " AS page, " in s]
+    assert len(sent) == 2 + later
+    for statement, parameters in sent:
+        assert _unset(statement, parameters) == [], statement
+    assert sum("$after" in s for s, _ in sent) == later
+
+
 def test_the_statements_built_per_combination_of_filters_are_kept_in_bounded_caches() -> None:
     """Every combination a client can ask for (~37,000 listing statements) built once: each
     builder keeps at most ``STATEMENTS_KEPT`` (unbounded, the listings' took 76 MB)."""
