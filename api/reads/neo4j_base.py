@@ -5,17 +5,14 @@ request's statements read one state of each paper (:meth:`Neo4jBase.check_stamp`
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
-from functools import lru_cache
 from typing import Any
 
 import neo4j
 
 from pith_graph.api.reads import cypher
-from pith_graph.api.reads.cypher_parts import STATEMENTS_KEPT
 from pith_graph.api.reads.neo4j_rows import author_list, category_links, paper_decoder, paper_properties
-from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements
+from pith_graph.api.reads.neo4j_session import EachInItsOwn, Statements, named_parameters
 from pith_graph.api.reads.records import (
     AuthorPage,
     CategoryLink,
@@ -52,12 +49,6 @@ WARM_UP = (
 
 #: ``[values, authors, categories]`` -> the paper (keeping what was embedded).
 _Decode = Callable[[Sequence[Any]], PaperRow]
-
-
-@lru_cache(maxsize=4 * STATEMENTS_KEPT)
-def _named(statement: str) -> frozenset[str]:
-    """The parameters ``statement`` names (``$name``)."""
-    return frozenset(re.findall(r"\$(\w+)", statement))
 
 
 def after_parameters(after: PaperKey | None) -> dict[str, str | None]:
@@ -132,7 +123,7 @@ class Neo4jBase:
         keys a cached plan by the type of every parameter sent, used or not, so a parameter
         the statement does not name, null in one call and a value in the next, had it planned
         again (a listing statement, 0.1–0.2 s against 5 ms)."""
-        named = _named(statement)
+        named = named_parameters(statement)
         return self._statements.rows(statement, {k: v for k, v in parameters.items() if k in named})
 
     def _by_key(self, statement: str, keys: Sequence[Any], column: str, **parameters: Any) -> dict[Any, Any]:

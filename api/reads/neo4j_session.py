@@ -32,11 +32,13 @@ import re
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
+from functools import lru_cache
 from typing import Any, Protocol
 
 import neo4j
 from neo4j.exceptions import DriverError, Neo4jError
 
+from pith_graph.api.reads.cypher_parts import STATEMENTS_KEPT
 from pith_graph.errors import StoreError, StoreErrorCode
 from pith_graph.loader.stores.neo4j_connect import translate
 from pith_graph.loader.stores.neo4j_retry import OUT_OF_MEMORY
@@ -47,6 +49,7 @@ __all__ = [
     "RequestStatements",
     "SecondStatement",
     "Statements",
+    "named_parameters",
     "pipelined_begin",
     "read_session",
 ]
@@ -54,6 +57,12 @@ __all__ = [
 log = logging.getLogger("pith_graph.api.reads")
 
 _PARAMETER = re.compile(r"\$(\w+)")
+
+
+@lru_cache(maxsize=4 * STATEMENTS_KEPT)
+def named_parameters(statement: str) -> frozenset[str]:
+    """The parameters ``statement`` names (``$name``), read once per statement."""
+    return frozenset(_PARAMETER.findall(statement))
 
 
 class Statements(Protocol):
@@ -170,7 +179,7 @@ class EachInItsOwn(_Errors):
             if left <= 0:
                 log.warning("planning statements ahead stopped after %g s", self.warm_seconds)
                 break
-            parameters = dict.fromkeys(_PARAMETER.findall(statement))
+            parameters = dict.fromkeys(named_parameters(statement))
             try:
                 self._rows(f"EXPLAIN {statement}", parameters, min(left, self.timeout or left))
             except StoreError as error:
