@@ -6,8 +6,9 @@
 ``DIR`` is a ``pith-graph import --csv-only`` folder. neo4j-admin builds a store from it once
 (no constraints, no indexes: what the import's schema step starts from); then in each round,
 for each order (and each ``--env`` setting of ``scripts/neo4j``'s environment, e.g.
-``pc2g:NEO4J_PAGECACHE=2g``), a copy of that store is served by a private server
-(``local_server``, as the import's) and timed: the start until Bolt answers, the first query,
+``pc2g:NEO4J_PAGECACHE=2g``; ``plugins:NEO4J_PLUGINS=on`` registers APOC and GDS, which the
+import's server leaves out since 0.9.15), a copy of that store is served by a private server
+(``local_server``, with the import's ``NEO4J_PLUGINS``) and timed: the start until Bolt answers, the first query,
 each constraint and index statement, the wait until every index is online, the rest of
 ``ensure_schema`` (its check of ``SHOW INDEXES``), each upgrade pass ``ensure_schema`` runs for
 loads (``upgrade_authors``, ``fold_doi_aliases``, ``upgrade_latest``: the import leaves them
@@ -35,7 +36,7 @@ from typing import Any
 
 import neo4j
 
-from pith_graph.loader.bulk.neo4j_admin import DATABASE, local_server, run_importer
+from pith_graph.loader.bulk.neo4j_admin import DATABASE, IMPORT_SERVER, local_server, run_importer
 from pith_graph.loader.doi_upgrade import fold_doi_aliases
 from pith_graph.loader.stores import cypher_schema
 from pith_graph.loader.stores.neo4j import Neo4jStore
@@ -127,6 +128,7 @@ def _create(store: Neo4jStore, order: str, times: dict[str, float]) -> None:
 def one_run(base: Path, order: str, env: dict[str, str]) -> dict[str, Any]:
     """A copy of ``base`` served and its schema created in ``order``; the seconds of each part."""
     trial = Path(tempfile.mkdtemp(prefix="bench-schema-"))
+    env = {"NEO4J_PLUGINS": IMPORT_SERVER["NEO4J_PLUGINS"], **env}  # as the import's server, unless told
     saved = {name: os.environ.get(name) for name in env}
     os.environ.update(env)  # scripts/neo4j's environment, as local_server passes it on
     try:

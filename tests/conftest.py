@@ -137,6 +137,7 @@ def _start(data: Path, password: str | None, auth: bool, settings: dict[str, str
         **os.environ,
         "NEO4J_DATA": str(data),
         "NEO4J_HEAP": os.environ.get("NEO4J_TEST_HEAP", "1g"),
+        "NEO4J_PLUGINS": "off",  # APOC and GDS: only the session's server (the analysts' tests)
         **settings,
     }
     for name in ("NEO4J_PASSWORD", "NEO4J_PASSWORD_FILE", "NEO4J_AUTH"):
@@ -195,7 +196,9 @@ _FULL_JIT = f"{os.environ.get('JAVA_TOOL_OPTIONS', '')} -XX:TieredStopAtLevel=4"
 def start_neo4j(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., Neo4jServer]]:
     """Start a private Neo4j (``start_neo4j(password=None, auth=True, data=None, **settings)``:
     no password means the generated one; no ``data`` folder, a new one; ``settings``: more
-    ``scripts/neo4j`` variables, e.g. ``NEO4J_TX_MEMORY="40m"``); all are stopped at session end."""
+    ``scripts/neo4j`` variables, e.g. ``NEO4J_TX_MEMORY="40m"``); all are stopped at session end.
+    Without APOC and GDS (``NEO4J_PLUGINS=off``: a start takes about a quarter less CPU) unless
+    ``settings`` say ``NEO4J_PLUGINS="on"``, as the session's server does."""
     started: list[Neo4jServer] = []
 
     def start(
@@ -222,7 +225,7 @@ def neo4j_server(start_neo4j: Callable[..., Neo4jServer]) -> Neo4jServer:
             os.environ.get("NEO4J_DATABASE", "neo4j"),
         )
     else:
-        server = start_neo4j(JAVA_TOOL_OPTIONS=_FULL_JIT)
+        server = start_neo4j(JAVA_TOOL_OPTIONS=_FULL_JIT, NEO4J_PLUGINS="on")
     try:
         store = server.connect()
     except PithGraphError as error:
@@ -238,7 +241,7 @@ def neo4j_server(start_neo4j: Callable[..., Neo4jServer]) -> Neo4jServer:
 def local_server(neo4j_server: Neo4jServer, start_neo4j: Callable[..., Neo4jServer]) -> Neo4jServer:
     """A server ``scripts/neo4j`` started for this run with no NEO4J_PASSWORD: the session's,
     or a private one when NEO4J_URI points elsewhere."""
-    return neo4j_server if neo4j_server.managed else start_neo4j()
+    return neo4j_server if neo4j_server.managed else start_neo4j(NEO4J_PLUGINS="on")
 
 
 @pytest.fixture(scope="session")

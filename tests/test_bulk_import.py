@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import re
 import socket
 import stat
 import subprocess
@@ -130,6 +131,9 @@ def imported(
     shared = [p for p in (store, *store.rglob("*")) if p.stat().st_mode & 0o077]
     assert shared == [], f"readable by others: {shared[:5]}"  # as scripts/neo4j keeps a store
     assert stat.S_IMODE((data / "logs").stat().st_mode) == 0o700  # was 755 (umask 022) before 0.8.8
+    # The schema step's server registered no plugin's procedures (since 0.9.15; Neo4j's settings dump)
+    plugin_dirs = re.findall(r"server\.directories\.plugins=(\S+)", (data / "logs" / "debug.log").read_text())
+    assert plugin_dirs and {Path(folder).name for folder in plugin_dirs} == {"no-plugins"}, plugin_dirs
     server = start_neo4j(data=data)
     yield server, report
     server.script("stop")

@@ -50,10 +50,11 @@ def script(
 
 def script_start(data: Path, using: Path = NEO4J_SCRIPT, **env: str) -> subprocess.CompletedProcess[str]:
     """``scripts/neo4j start`` on free ports (others when one was taken before the server
-    bound it), with none of the caller's NEO4J_* settings."""
+    bound it), with none of the caller's NEO4J_* settings; without APOC and GDS unless ``env``
+    says ``NEO4J_PLUGINS="on"`` (as the tests' other private servers)."""
 
     def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
-        ports = {"NEO4J_BOLT_PORT": str(bolt), "NEO4J_HTTP_PORT": str(http)}
+        ports = {"NEO4J_BOLT_PORT": str(bolt), "NEO4J_HTTP_PORT": str(http), "NEO4J_PLUGINS": "off"}
         return script(data, "start", timeout=600, using=using, **{**ports, **env})
 
     return start_on_free_ports(start)
@@ -376,16 +377,20 @@ def test_the_server_runs_the_parallel_collector_by_default_with_its_heap_reserve
 def test_without_neo4j_heap_the_server_reserves_2_gib_and_maps_the_archive(tmp_path: Path) -> None:
     """The default heap is 2 GiB (1 GiB before 0.9.7: a load's 5,000-bundle transaction
     filled the old generation every batch or two, and the collector took a fifth of the
-    server's CPU). The archive, written by a throwaway server of 512 MiB, is mapped by a JVM
-    of that heap too."""
-    done = script_start(tmp_path, NEO4J_AUTH="none")
+    server's CPU). The archive, written by a throwaway server of 512 MiB with the plugins, is
+    mapped by a JVM of that heap too, and by one without the plugins (``NEO4J_PLUGINS=off``,
+    as here: their jars stay on the classpath, only their procedures are not registered)."""
+    done = script_start(tmp_path, NEO4J_AUTH="none", NEO4J_PLUGINS="off")
     try:
         assert done.returncode == 0, done.stderr
+        assert "plugins: off" in done.stderr
         server = Neo4jServer(uri=done.stdout.strip().splitlines()[-1], env={}, data=tmp_path)
         usage = heap_usage(server)
         assert usage["init"] == 2 * 2**30  # (the parallel collector's max leaves out a survivor space)
         assert usage["max"] > 1.5 * 2**30
         assert maps_archive(tmp_path)
+        plugin_procedures = "SHOW PROCEDURES YIELD name WHERE name =~ '(apoc|gds)[.].*' RETURN count(*)"
+        assert answer(server, plugin_procedures) == 0  # the session's server has them (the test below)
     finally:
         script(tmp_path, "stop", timeout=180)
 
@@ -714,10 +719,18 @@ def test_an_unknown_cds_setting_is_refused_before_anything_starts(tmp_path: Path
     assert not (tmp_path / "neo4j.pid").exists()
 
 
+def test_an_unknown_plugins_setting_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    done = script_start(tmp_path, NEO4J_PLUGINS="none")
+    assert done.returncode == 1
+    assert "NEO4J_PLUGINS must be on or off, not 'none'" in done.stderr
+    assert not (tmp_path / "neo4j.pid").exists()
+
+
 # -- plugins and HTTP ------------------------------------------------------------------------
 
 
 def test_apoc_and_gds_answer_in_the_pinned_versions(local_server: Neo4jServer) -> None:
+    """The session's server, as an analyst's (``NEO4J_PLUGINS`` on by default)."""
     assert answer(local_server, "RETURN apoc.version()") == pinned("apoc.version")
     assert answer(local_server, "RETURN gds.version()") == pinned("gds.version")
     kernel = answer(local_server, "CALL dbms.components() YIELD versions RETURN versions[0]")

@@ -23,7 +23,8 @@ from pith_graph.loader.bulk.ports import (
 
 def _script(data: Path, command: str, timeout: float = 600, **env: str) -> subprocess.CompletedProcess[str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    return run_script(command, {**base, "NEO4J_DATA": str(data), **env}, timeout)
+    settings = {"NEO4J_DATA": str(data), "NEO4J_PLUGINS": "off", **env}  # as the tests' other own servers
+    return run_script(command, {**base, **settings}, timeout)
 
 
 def _processes_in(folder: Path) -> list[int]:
