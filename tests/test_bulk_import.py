@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import dataclasses
+import os
 import re
 import socket
 import stat
@@ -22,6 +23,7 @@ import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import orjson
 import pytest
@@ -123,7 +125,10 @@ def imported(
     (whose schema step's server generated the folder's password)."""
     paths, keyring, _ = corpus
     data = tmp_path_factory.mktemp("imported")
-    with _held(DEFAULT_HTTP_PORT):  # the importer's own server must not need it
+    with (
+        _held(DEFAULT_HTTP_PORT),  # the importer's own server must not need it
+        mock.patch.dict(os.environ, {"NEO4J_PLUGINS": "on"}),  # nor take the caller's plugins
+    ):
         report = bulk_import(paths, keyring=keyring, data=data, workers=2)
     assert report.rejected == 0 and report.stale > 0
     assert set(report.steps) == {"verify", "csv", "neo4j-admin", "schema"}
