@@ -494,3 +494,11 @@ def test_a_scripts_lock_that_is_no_file_is_refused_without_waiting(tmp_path: Pat
         "remove it\n"
     )
     assert target.read_text() == "precious\n"
+
+
+def test_the_import_server_s_settings_cannot_be_changed_in_place() -> None:
+    """``IMPORT_SERVER`` is public: a caller's ``IMPORT_SERVER["NEO4J_PLUGINS"] = "on"`` changed
+    the server of every later import in that process (it was a dict until 0.9.16)."""
+    with pytest.raises(TypeError):
+        neo4j_admin.IMPORT_SERVER["NEO4J_PLUGINS"] = "on"  # type: ignore[index]
+    assert dict(neo4j_admin.IMPORT_SERVER) == {"NEO4J_INCOMPLETE": "import", "NEO4J_PLUGINS": "off"}

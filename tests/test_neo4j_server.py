@@ -22,7 +22,7 @@ from pathlib import Path
 import neo4j
 import orjson
 import pytest
-from conftest import NEO4J_SCRIPT, PROJECT, Neo4jServer, pinned, read_password, run_script
+from conftest import NEO4J_SCRIPT, PROJECT, Neo4jServer, pinned, read_password, script
 from neo4j.exceptions import AuthError
 
 from pith_graph.loader.bulk.ports import free_port, held_port, start_on_free_ports
@@ -39,22 +39,12 @@ def answer(server: Neo4jServer, query: str) -> object:
         return records[0][0]
 
 
-def script(
-    data: Path, command: str, timeout: float = 120, using: Path = NEO4J_SCRIPT, **env: str
-) -> subprocess.CompletedProcess[str]:
-    """``scripts/neo4j COMMAND`` (or that of a copy, ``using``) for ``data``, with none of the
-    caller's NEO4J_* settings."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    return run_script(command, {**base, "NEO4J_DATA": str(data), **env}, timeout, using)
-
-
 def script_start(data: Path, using: Path = NEO4J_SCRIPT, **env: str) -> subprocess.CompletedProcess[str]:
     """``scripts/neo4j start`` on free ports (others when one was taken before the server
-    bound it), with none of the caller's NEO4J_* settings; without APOC and GDS unless ``env``
-    says ``NEO4J_PLUGINS="on"`` (as the tests' other private servers)."""
+    bound it), as :func:`conftest.script` runs it."""
 
     def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
-        ports = {"NEO4J_BOLT_PORT": str(bolt), "NEO4J_HTTP_PORT": str(http), "NEO4J_PLUGINS": "off"}
+        ports = {"NEO4J_BOLT_PORT": str(bolt), "NEO4J_HTTP_PORT": str(http)}
         return script(data, "start", timeout=600, using=using, **{**ports, **env})
 
     return start_on_free_ports(start)

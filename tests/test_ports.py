@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import alive, run_script
+from conftest import alive, script
 
 from pith_graph.loader.bulk.ports import (
     START_ATTEMPTS,
@@ -21,10 +21,16 @@ from pith_graph.loader.bulk.ports import (
 )
 
 
-def _script(data: Path, command: str, timeout: float = 600, **env: str) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
-    settings = {"NEO4J_DATA": str(data), "NEO4J_PLUGINS": "off", **env}  # as the tests' other own servers
-    return run_script(command, {**base, **settings}, timeout)
+def _start(data: Path, bolt: int, http: int, timeout: float = 600) -> subprocess.CompletedProcess[str]:
+    """``scripts/neo4j start`` of ``data`` on these ports, without authentication."""
+    return script(
+        data,
+        "start",
+        timeout=timeout,
+        NEO4J_AUTH="none",
+        NEO4J_BOLT_PORT=str(bolt),
+        NEO4J_HTTP_PORT=str(http),
+    )
 
 
 def _processes_in(folder: Path) -> list[int]:
@@ -46,17 +52,10 @@ def test_a_start_that_runs_out_of_its_timeout_leaves_no_server_behind(tmp_path: 
     bolt, http = free_ports(2)
     try:
         with pytest.raises(subprocess.TimeoutExpired):  # a JVM takes longer than this to start Neo4j
-            _script(
-                data,
-                "start",
-                timeout=3,
-                NEO4J_AUTH="none",
-                NEO4J_BOLT_PORT=str(bolt),
-                NEO4J_HTTP_PORT=str(http),
-            )
+            _start(data, bolt, http, timeout=3)
         assert _processes_in(data) == []
     finally:
-        _script(data, "stop")
+        script(data, "stop")
 
 
 @pytest.mark.own_server
@@ -78,15 +77,13 @@ def test_a_port_taken_before_the_server_binds_it_is_left_for_others(tmp_path: Pa
         if len(tried) == 1:  # the first pick is taken meanwhile
             taker.bind(("127.0.0.1", (bolt, http)[which]))
             taker.connect(listener.getsockname())
-        outcomes.append(
-            _script(data, "start", NEO4J_AUTH="none", NEO4J_BOLT_PORT=str(bolt), NEO4J_HTTP_PORT=str(http))
-        )
+        outcomes.append(_start(data, bolt, http))
         return outcomes[-1]
 
     try:
         done = start_on_free_ports(start)
     finally:
-        _script(data, "stop")
+        script(data, "stop")
         taker.close()
         listener.close()
     first = outcomes[0]

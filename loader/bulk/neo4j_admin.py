@@ -21,8 +21,9 @@ import shutil
 import stat
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.bulk.ports import start_on_free_ports
@@ -292,7 +293,8 @@ def database_exists(data: Path) -> bool:
 
 #: What ``scripts/neo4j`` is told for the import's own server: start whatever the folder's
 #: marker says (the import's own), and register no plugin's procedures (since 0.9.15).
-IMPORT_SERVER = {"NEO4J_INCOMPLETE": "import", "NEO4J_PLUGINS": "off"}
+#: Read-only (since 0.9.16): a caller changing it in place changed every later import's server.
+IMPORT_SERVER: Mapping[str, str] = MappingProxyType({"NEO4J_INCOMPLETE": "import", "NEO4J_PLUGINS": "off"})
 
 
 @contextlib.contextmanager
@@ -306,7 +308,7 @@ def local_server(data: Path, *, importing: bool = True) -> Iterator[tuple[str, s
     starts in about a quarter less time and CPU); else a plain start
     (``benchmarks/bench_import.py``'s loads)."""
     script = find_script()
-    env = _script_env(data) | (IMPORT_SERVER if importing else {})
+    env = {**_script_env(data), **(IMPORT_SERVER if importing else {})}
 
     def start(bolt: int, http: int) -> subprocess.CompletedProcess[str]:
         # its HTTP port too: another server on the default 7474 must not stop this one
