@@ -33,7 +33,8 @@ built on them. Results: a table on stdout and JSON in ``benchmarks/results/`` (g
 
 Run:  .venv/bin/python benchmarks/bench_import.py [--corpus DIR] [--sizes 50000,100000,250000]
       [--load-n 100000] [--gcs parallel[,g1]] [--load-env NAME:VAR=VALUE]... [--load-rounds 1]
-      (--sizes '': loads only; --load-n 0: imports only)
+      [--shard-size 10000]
+      (--sizes '': loads only; --load-n 0: imports only; every size a whole number of shards)
 """
 
 from __future__ import annotations
@@ -48,21 +49,34 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "benchmarks" / "results"
-SHARD = 10_000
+#: Bundles per shard of the corpus (``write_corpus``'s ``shard_size``): ``--shard-size``,
+#: which the children read from the environment.
+SHARD = int(os.environ.get("PITH_BENCH_SHARD_SIZE") or 10_000)
 
 
 def shards(folder: Path, n: int) -> list[str]:
+    """The first ``n`` bundles of the corpus: whole shards (a size that is none was measured
+    and labelled as the shards it began, all of them)."""
+    if n % SHARD:
+        sys.exit(f"{n} bundles is not a whole number of the corpus's shards of {SHARD} (--shard-size)")
     found = sorted(str(p) for p in folder.glob("bundles-*"))
-    needed = -(-n // SHARD)
-    if needed > len(found):
-        sys.exit(f"{folder} has {len(found) * SHARD} bundles, fewer than {n}")
-    return found[:needed]
+    if n // SHARD > len(found):
+        sys.exit(f"{folder} has {len(found)} shards of {SHARD} bundles, fewer than {n}")
+    return found[: n // SHARD]
+
+
+def seen_all(report: Any, n: int) -> None:
+    """Exit unless the run read ``n`` bundles (a shorter shard than ``--shard-size`` says)."""
+    if report.seen != n:
+        sys.exit(
+            f"the corpus's first {n // SHARD} shards hold {report.seen} bundles, not {n} (--shard-size?)"
+        )
 
 
 def child_import(folder: str, n: int, data: str) -> None:
@@ -74,6 +88,7 @@ def child_import(folder: str, n: int, data: str) -> None:
     started = time.perf_counter()
     report = bulk_import(shards(Path(folder), n), keyring=keyring, data=Path(data))
     seconds = time.perf_counter() - started
+    seen_all(report, n)
     print(
         json.dumps(
             {
@@ -167,6 +182,7 @@ def child_load(folder: str, n: int, data: str) -> None:
         seconds = time.perf_counter() - started
         server = {k: v - server_before.get(k, 0.0) for k, v in server_cpu(pid).items()}
         ours = _own_cpu() - ours_before
+    seen_all(report, n)
     half = next((row for row in written if row[1] >= report.seen / 2), None)
     second_half = None
     steady: dict[str, float] = {}
@@ -276,7 +292,8 @@ def fresh(kind: str, folder: Path, n: int, env: dict[str, str] | None = None) ->
     return figures
 
 
-def main() -> None:
+def main(argv: Sequence[str] | None = None) -> None:
+    global SHARD
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -297,8 +314,15 @@ def main() -> None:
         "(e.g. 'java25:NEO4J_JAVA=/usr/lib/jvm/temurin-25-jdk-amd64/bin/java'); repeatable",
     )
     parser.add_argument("--load-rounds", type=int, default=1, help="transactional loads per setting")
+    parser.add_argument(
+        "--shard-size", type=int, default=SHARD, help="bundles per shard of the corpus (10000 as generated)"
+    )
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    if args.shard_size < 1:
+        parser.error("--shard-size must be 1 or more")
+    SHARD = args.shard_size
+    os.environ["PITH_BENCH_SHARD_SIZE"] = str(SHARD)  # for the children
     if args.child:
         kind, folder, n, data = args.child
         (child_import if kind == "import" else child_load)(folder, int(n), data)
