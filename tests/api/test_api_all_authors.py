@@ -2,8 +2,10 @@
 
 A corpus whose bylines are known (a prolific pair, a rare author, one who never wrote with
 the pair's second, ids with a second version whose byline differs), served over HTTP by the
-memory and the Neo4j backend. Each document is sent twice to each (its resolvers answer it
-first, its stored plan then) and every answer must be equal; what they answer is checked
+memory and the Neo4j backend. Each case's documents are new to the servers (a comment
+naming the call; a server plans a document it has answered, by its text): the first page of
+a listing and each count are answered by each backend's resolvers, then by the plan they
+compiled, and the later pages by that plan, once each. Every answer must be equal; what they answer is checked
 against an oracle made from the specs themselves (the bylines, titles, categories, dates),
 not from the reader: ``papers`` newest and oldest first, forwards and backwards, pages of 2
 (Neo4j scans the ``submittedAt`` index from a prolific author) and of 50 (it walks the rarest
@@ -13,6 +15,7 @@ the input's checks: empty list, too many names, a key too long, a null name.
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from typing import Any
 
@@ -149,9 +152,19 @@ SEARCH = (
 FACETS = "facets(first: 50) { years { value count } categories { value count } authors { value count } }"
 
 
-def _alike(both: tuple[Api, Api], query: str, **variables: Any) -> dict[str, Any]:
-    """The data of ``query`` on each backend, by its resolvers and by its plan: all equal."""
-    answers = [api.data(query, **variables) for api in both for _ in range(2)]
+#: Numbers the documents :func:`_new` makes: no two calls send the same text.
+_CALLS = itertools.count()
+
+
+def _new(query: str) -> str:
+    """``query`` as a document the servers have not seen (its resolvers answer it first)."""
+    return f"{query}\n# call {next(_CALLS)}"
+
+
+def _alike(both: tuple[Api, Api], query: str, *, times: int = 2, **variables: Any) -> dict[str, Any]:
+    """The data of ``query`` on each backend, ``times`` each (a new document's first answer is
+    its resolvers', the next its plan's): all equal."""
+    answers = [api.data(query, **variables) for api in both for _ in range(times)]
     assert all(answer == answers[0] for answer in answers), (query, variables, answers)
     return answers[0]
 
@@ -163,21 +176,21 @@ def _pairs(connection: dict[str, Any]) -> list[tuple[str, int]]:
 def _walk(both: tuple[Api, Api], size: int, where: dict[str, Any], order: str = "NEWEST") -> list[Any]:
     """Every paper of the listing, ``size`` a page, following endCursor."""
     found: list[tuple[str, int]] = []
-    after = None
+    after, query = None, _new(PAPERS)
     while True:
-        page = _alike(both, PAPERS, f=where, n=size, a=after, o=order)["papers"]
-        found += _pairs(page)
-        if not page["pageInfo"]["hasNextPage"]:
+        page = _alike(both, query, times=2 if after is None else 1, f=where, n=size, a=after, o=order)
+        found += _pairs(page["papers"])
+        if not page["papers"]["pageInfo"]["hasNextPage"]:
             return found
-        after = page["pageInfo"]["endCursor"]
+        after = page["papers"]["pageInfo"]["endCursor"]
 
 
 def _walk_back(both: tuple[Api, Api], size: int, where: dict[str, Any]) -> list[Any]:
     """Every paper of the listing, ``size`` a page from its end (last/before)."""
     found: list[tuple[str, int]] = []
-    before = None
+    before, query = None, _new(PAPERS)
     while True:
-        page = _alike(both, PAPERS, f=where, l=size, b=before)["papers"]
+        page = _alike(both, query, times=2 if before is None else 1, f=where, l=size, b=before)["papers"]
         found = _pairs(page) + found
         if not page["pageInfo"]["hasPreviousPage"]:
             return found
@@ -231,7 +244,7 @@ def test_papers_count_and_facets_are_the_papers_they_all_wrote(
     assert _walk(both, 2, given) == expected  # pages of 2: Neo4j scans from a prolific author
     assert _walk(both, 50, given) == expected  # of 50: it walks the rarest author's edges
     counted = f"query($f: PaperFilter) {{ papers(filter: $f, first: 0) {{ totalCount {FACETS} }} }}"
-    found = _alike(both, counted, f=given)["papers"]
+    found = _alike(both, _new(counted), f=given)["papers"]
     assert found["totalCount"] == len(expected)
     years, codes = _years_and_codes(expected)
     assert {v["value"]: v["count"] for v in found["facets"]["years"]} == years
@@ -263,9 +276,10 @@ def test_oldest_first_and_backwards(both: tuple[Api, Api], names: list[str]) -> 
 def test_search_keeps_the_papers_they_all_wrote(both: tuple[Api, Api], order: str, names: list[str]) -> None:
     given = {"allAuthors": names}
     expected = _expected(given, text="solitons")
-    found, after = [], None
+    found, after, query = [], None, _new(SEARCH)
     while True:
-        page = _alike(both, SEARCH, t="solitons", f=given, o=order, n=2, a=after)["search"]
+        times = 2 if after is None else 1
+        page = _alike(both, query, times=times, t="solitons", f=given, o=order, n=2, a=after)["search"]
         found += _pairs(page)
         if not page["pageInfo"]["hasNextPage"]:
             break
@@ -277,7 +291,7 @@ def test_search_keeps_the_papers_they_all_wrote(both: tuple[Api, Api], order: st
     counted = (
         "query($t: String!, $f: PaperFilter) { search(text: $t, filter: $f, first: 0) { totalCount @ } }"
     )
-    answer = _alike(both, counted.replace("@", FACETS), t="solitons", f=given)["search"]
+    answer = _alike(both, _new(counted.replace("@", FACETS)), t="solitons", f=given)["search"]
     assert answer["totalCount"] == len(expected)
     assert {v["value"]: v["count"] for v in answer["facets"]["years"]} == _years_and_codes(expected)[0]
 
