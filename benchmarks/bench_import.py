@@ -40,6 +40,7 @@ Run:  .venv/bin/python benchmarks/bench_import.py [--corpus DIR] [--sizes 50000,
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import resource
@@ -69,6 +70,18 @@ def shards(folder: Path, n: int) -> list[str]:
     if n // SHARD > len(found):
         sys.exit(f"{folder} has {len(found)} shards of {SHARD} bundles, fewer than {n}")
     return found[: n // SHARD]
+
+
+def check_shard_size(folder: Path) -> None:
+    """Exit unless the corpus's first shard (``.jsonl`` or ``.jsonl.gz``) holds ``SHARD``
+    bundles: a wrong ``--shard-size`` is refused before anything runs."""
+    found = sorted(folder.glob("bundles-*.jsonl*"))
+    if not found:
+        return
+    with (gzip.open if found[0].suffix == ".gz" else open)(found[0], "rb") as shard:
+        held = sum(1 for line in shard if line.strip())
+    if held != SHARD:
+        sys.exit(f"{found[0]} holds {held} bundles, not --shard-size {SHARD}")
 
 
 def seen_all(report: Any, n: int) -> None:
@@ -328,6 +341,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         (child_import if kind == "import" else child_load)(folder, int(n), data)
         return
     folder = Path(args.corpus)
+    check_shard_size(folder)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
     variants = {gc.strip(): {"NEO4J_GC": gc.strip()} for gc in args.gcs.split(",") if gc.strip()}
     for given in args.load_env:

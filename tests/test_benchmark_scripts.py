@@ -114,7 +114,8 @@ def test_the_import_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     Its loads once failed at their server's start, unseen by any test (0.9.12); a size that
     is no whole number of shards was measured as every bundle of the shards it began and
     labelled with the size asked for (a 600-bundle shard as 300 and as 600 bundles, then a
-    division by zero in the projection)."""
+    division by zero in the projection); such sizes, and a wrong ``--shard-size``, are refused
+    before anything runs."""
     from pith_graph.testing.corpus import write_corpus
 
     corpus, results = tmp_path / "corpus", tmp_path / "results"
@@ -142,8 +143,15 @@ def test_the_import_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     imported = figures["imports"]["100"]
     assert imported["bundles"] == figures["transactional"]["bundles"] == 100
     assert (imported["rejected"], imported["accepted"] + imported["stale"]) == (0, 100)
-    for size, why in [("150", "not a whole number of the corpus's shards of 100"), ("300", "fewer than 300")]:
-        refused = bench("--sizes", size, "--load-n", "0")
+    for argv, why in [
+        (["--sizes", "150"], "not a whole number of the corpus's shards of 100"),
+        (["--sizes", "300"], "fewer than 300"),
+        (
+            ["--sizes", "100", "--shard-size", "50"],
+            "bundles-00000.jsonl.gz holds 100 bundles, not --shard-size 50",
+        ),
+    ]:
+        refused = bench(*argv, "--load-n", "0")
         assert refused.returncode == 1 and why in refused.stderr, refused.stderr
     assert len(list(results.glob("import-*.json"))) == 1
 
