@@ -343,6 +343,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     folder = Path(args.corpus)
     check_shard_size(folder)
     sizes = [int(size) for size in args.sizes.split(",") if size.strip()]
+    for n in [*sizes, *([args.load_n] if args.load_n > 0 else [])]:
+        shards(folder, n)  # every size checked before the first import: a bad last one wasted the others
     variants = {gc.strip(): {"NEO4J_GC": gc.strip()} for gc in args.gcs.split(",") if gc.strip()}
     for given in args.load_env:
         name, _, assignments = given.partition(":")
