@@ -1,10 +1,13 @@
 """Subgraph export from Neo4j into networkx: nodes + edges per second.
 
 Loads a generated corpus into a private Neo4j (scripts/neo4j), then times, in interleaved
-rounds: the export of the whole graph, of the biggest category and of a prolific author with
-coauthors (2 hops), against two baselines measured in the same run — what a script does
-without export (verify and load the bundles into memory with ``load_graph``) and reading the
-same graph back from a node-link file (``MemoryStore.open``).
+rounds: the export of the whole graph, of the biggest category, of a prolific author with
+coauthors (2 hops) and of the papers of one month, against three baselines measured in the
+same run — what a script does without export (verify and load the bundles into memory with
+``load_graph``), reading the same graph back from a node-link file (``MemoryStore.open``),
+and the month's export with 0.9.16's statement, which wrote each date bound as ``$from IS
+NULL OR …`` and so read every paper (its time ÷ the month's, round by round: how many times
+faster reading a range of the ``submittedAt`` index is; it grows with the graph).
 
     .venv/bin/python benchmarks/bench_export.py [--n 30000] [--rounds 3]
 """
@@ -12,12 +15,15 @@ same graph back from a node-link file (``MemoryStore.open``).
 from __future__ import annotations
 
 import argparse
+import calendar
 import json
 import platform
 import resource
 import statistics
+import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,8 +33,49 @@ from bench_neo4j import RESULTS, PrivateServer, corpus, shards  # benchmarks/ is
 from pith_graph.loader.export import Selection, export_subgraph
 from pith_graph.loader.facade import load_graph, resolve_keyring
 from pith_graph.loader.pipeline import run
+from pith_graph.loader.stores import cypher_export
+from pith_graph.loader.stores.cypher import keyed
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
+
+#: 0.9.16's statement for papers within dates, whichever bounds are given: ``$from IS NULL OR``
+#: hides the range from the planner, which reads every paper and filters them.
+NULL_OR_BETWEEN = f"""
+MATCH (p:Paper)
+WHERE {keyed("p", "Paper")}
+  AND ($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)
+  AND (NOT $latest OR p.isLatest IS NULL OR p.isLatest <> false)
+RETURN p.pithNumber AS pith
+ORDER BY pith
+"""
+
+
+@contextmanager
+def _between(statements: Mapping[tuple[bool, bool], str]) -> Iterator[None]:
+    """The export's statements for papers within dates are ``statements`` while inside."""
+    kept = cypher_export.EXPORT_PAPERS_BETWEEN  # AttributeError if renamed: no silent no-op
+    cypher_export.EXPORT_PAPERS_BETWEEN = statements
+    try:
+        yield
+    finally:
+        cypher_export.EXPORT_PAPERS_BETWEEN = kept
+
+
+def _month(G: nx.DiGraph) -> tuple[str, str]:
+    """The calendar month of the median paper's submission: its first and last days."""
+    stamps = sorted(t for _, t in G.nodes(data="submittedAt") if t is not None)
+    month = stamps[len(stamps) // 2][:7]
+    days = calendar.monthrange(int(month[:4]), int(month[5:]))[1]
+    return f"{month}-01", f"{month}-{days:02d}"
+
+
+MONTH = "export: one month (dates alone)"
+NULL_OR_MONTH = "baseline: the month, 0.9.16's statement"
+
+
+def _null_or_export(store: Neo4jStore, selection: Selection) -> nx.DiGraph:
+    with _between(dict.fromkeys(cypher_export.EXPORT_PAPERS_BETWEEN, NULL_OR_BETWEEN)):
+        return export_subgraph(store, selection)
 
 
 def _timed(action: Callable[[], nx.MultiDiGraph]) -> tuple[float, int]:
@@ -64,11 +111,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         author = G.nodes[
             max((n for n, label in G.nodes(data="label") if label == "Author"), key=G.out_degree)
         ]["name"]
+        first, last = _month(G)
+        month = Selection(submitted_from=first, submitted_to=last)
         del G
         cases: dict[str, Callable[[], nx.MultiDiGraph]] = {
             "export: whole graph": lambda: export_subgraph(store),
             f"export: category {category}": lambda: export_subgraph(store, Selection(category=category)),
             "export: author, 2 hops": lambda: export_subgraph(store, Selection(author=author, hops=2)),
+            MONTH: lambda: export_subgraph(store, month),
+            NULL_OR_MONTH: lambda: _null_or_export(store, month),
             "baseline: load_graph from bundles": lambda: load_graph(inputs, trusted_keys=keyring_path)[0],
             "baseline: MemoryStore.open(node-link)": lambda: MemoryStore.open(saved).graph,
         }
@@ -82,6 +133,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         store.close()
     finally:
         server.stop()
+    if not sizes[MONTH] or sizes[MONTH] != sizes[NULL_OR_MONTH]:  # like for like, or no ratio
+        sys.exit(f"the month's exports differ: {sizes[MONTH]} and {sizes[NULL_OR_MONTH]} items")
 
     rows: list[dict[str, Any]] = []
     whole = statistics.median(times["export: whole graph"])
@@ -101,8 +154,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"{min(rates):>9,.0f}–{max(rates):,.0f} items/s",
             flush=True,
         )
+    faster = [old / new for old, new in zip(times[NULL_OR_MONTH], times[MONTH], strict=True)]
+    print(f"the month: 0.9.16's statement ÷ now {min(faster):.2f}–{max(faster):.2f}×", flush=True)
     out = {
         "n": args.n,
+        "month: 0.9.16's statement ÷ now, range": [round(min(faster), 2), round(max(faster), 2)],
         "rounds": args.rounds,
         "machine": platform.platform(),
         "load average": Path("/proc/loadavg").read_text().split()[:3],

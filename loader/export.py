@@ -182,8 +182,8 @@ def _whole(tx: neo4j.ManagedTransaction, G: nx.DiGraph, chunk: int) -> None:
     """Every paper with its edges and neighbours (every edge has a paper at one end), then
     the nodes no paper uses (none after a load or prune, which remove them with the paper;
     one left by hand makes the export refuse: :func:`export_subgraph`)."""
-    everything: dict[str, Any] = {"from": None, "before": None, "latest": False}
-    _papers(tx, G, [r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_BETWEEN, **everything)], chunk)
+    everything = cypher.EXPORT_PAPERS_BETWEEN[False, False]
+    _papers(tx, G, [r["pith"] for r in tx.run(everything, latest=False)], chunk)
     for label, props in tx.run(cypher.EXPORT_LONE_NODES):
         _add_node(G, label, props)
 
@@ -212,7 +212,8 @@ def _selected_papers(tx: neo4j.ManagedTransaction, selection: Selection) -> list
         return [
             r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_OF_CATEGORY, category=selection.category, **dates)
         ]
-    return [r["pith"] for r in tx.run(cypher.EXPORT_PAPERS_BETWEEN, **dates)]
+    between = cypher.EXPORT_PAPERS_BETWEEN[low is not None, high is not None]
+    return [r["pith"] for r in tx.run(between, **dates)]
 
 
 def _chunks(items: list[str], size: int) -> Iterator[list[str]]:

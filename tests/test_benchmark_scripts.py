@@ -61,7 +61,7 @@ sys.exit(module.main(argv))
 
 #: The benchmarks that run in a few seconds with no server or toolchain, and their smallest
 #: arguments (CORPUS: a 300-bundle corpus). Left out: those needing Neo4j (bench_neo4j,
-#: bench_import (its own test below), bench_export, bench_facets, bench_listing_facets, bench_serve_import,
+#: bench_import and bench_export (their own tests below), bench_facets, bench_listing_facets, bench_serve_import,
 #: bench_server_start, stress_torn_reads, bench_attacker_cost's neo4j), Node and wrk
 #: (bench_peer, bench_workers), cargo (bench_native_floor), valgrind (bench_instructions), a
 #: saved snapshot (bench_serve_memory, bench_snapshot_memory); bench_loader (its end-to-end
@@ -82,6 +82,12 @@ SMOKE_PRINTS = {
 }
 
 
+def _benchmark(name: str, results: Path, argv: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """benchmarks/NAME.py run by :data:`RUNNER`, writing its figures into ``results``."""
+    command = [sys.executable, "-c", RUNNER, str(ROOT / "benchmarks"), str(results), name, *argv]
+    return subprocess.run(command, capture_output=True, text=True, timeout=timeout, check=False)
+
+
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from pith_graph.testing.corpus import write_corpus
@@ -95,8 +101,7 @@ def small_corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.parametrize("name", SMOKE)
 def test_a_benchmark_runs_end_to_end(name: str, small_corpus: Path, tmp_path: Path) -> None:
     argv = [str(small_corpus) if arg == "CORPUS" else arg for arg in SMOKE[name]]
-    command = [sys.executable, "-c", RUNNER, str(ROOT / "benchmarks"), str(tmp_path), name, *argv]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    done = _benchmark(name, tmp_path, argv, timeout=120)
     assert done.returncode == 0, (
         f"{name} ended {done.returncode}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     )
@@ -122,17 +127,9 @@ def test_the_import_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     write_corpus(corpus, 200, seed=1, workers=1, shard_size=100)
 
     def bench(*argv: str) -> subprocess.CompletedProcess[str]:
-        options = ["--corpus", str(corpus), "--shard-size", "100", *argv]
-        command = [
-            sys.executable,
-            "-c",
-            RUNNER,
-            str(ROOT / "benchmarks"),
-            str(results),
-            "bench_import",
-            *options,
-        ]
-        return subprocess.run(command, capture_output=True, text=True, timeout=600, check=False)
+        return _benchmark(
+            "bench_import", results, ["--corpus", str(corpus), "--shard-size", "100", *argv], 600
+        )
 
     done = bench("--sizes", "100", "--load-n", "100")
     assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
@@ -155,6 +152,25 @@ def test_the_import_benchmark_runs_end_to_end(tmp_path: Path) -> None:
         assert refused.returncode == 1 and why in refused.stderr, refused.stderr
         assert not refused.stdout  # no import ran (each prints its line)
     assert len(list(results.glob("import-*.json"))) == 1
+
+
+@pytest.mark.slow
+@pytest.mark.own_server  # a private server
+@pytest.mark.java_half
+def test_the_export_benchmark_runs_end_to_end(small_corpus: Path, tmp_path: Path) -> None:
+    """``bench_export.py`` at its smallest: one round of each export and baseline. Its month's
+    baseline swaps in the export's statement of 0.9.16: the two months' exports must hold
+    as many items (the benchmark exits 1 otherwise), and the statement swapped must be the
+    one the export runs (a renamed attribute would be an ``AttributeError``, not a no-op)."""
+    done = _benchmark("bench_export", tmp_path, ["--corpus", str(small_corpus), "--rounds", "1"], 300)
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    assert re.search(r"^the month: 0\.9\.16's statement ÷ now [\d.]+–[\d.]+×$", done.stdout, re.M), (
+        done.stdout
+    )
+    rows = {row["case"]: row for row in json.loads((tmp_path / "export.json").read_text())["rows"]}
+    month, baseline = rows["export: one month (dates alone)"], rows["baseline: the month, 0.9.16's statement"]
+    whole = rows["export: whole graph"]["nodes+edges"]
+    assert 0 < month["nodes+edges"] == baseline["nodes+edges"] < whole
 
 
 def test_the_smoke_runs_name_benchmarks_that_exist() -> None:

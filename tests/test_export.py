@@ -18,6 +18,7 @@ from pith_graph import export_graph
 from pith_graph.errors import StoreError, StoreErrorCode, UsageError
 from pith_graph.loader.export import PAST_THE_END, Selection, export_subgraph
 from pith_graph.loader.facade import load_graph
+from pith_graph.loader.stores import cypher_export
 from pith_graph.loader.stores.memory import MemoryStore
 from pith_graph.loader.stores.neo4j import Neo4jStore
 from pith_graph.schema.graph import NODES, RELATIONSHIPS
@@ -129,6 +130,38 @@ def test_dates_bound_the_papers_both_ends_inclusive(loaded: tuple[Any, nx.DiGrap
     day = high[:10]
     papers = {p for p in _papers(G) if G.nodes[p]["submittedAt"][:10] <= day}
     _same(_export(server, Selection(submitted_to=day)), _touched(G, papers))
+
+
+def test_a_from_alone_bounds_the_papers_from_it_on(loaded: tuple[Any, nx.DiGraph, Path]) -> None:
+    server, G, _ = loaded
+    stamps = sorted(G.nodes[p]["submittedAt"] for p in _papers(G))
+    low = stamps[len(stamps) // 2]
+    papers = {p for p in _papers(G) if G.nodes[p]["submittedAt"] >= low}
+    assert papers < set(_papers(G))
+    _same(_export(server, Selection(submitted_from=low)), _touched(G, papers))
+
+
+def _operators(plan: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """Each step of an EXPLAIN plan: its operator and what it reads (``details``)."""
+    yield plan["operatorType"].split("@")[0], plan.get("args", {}).get("Details", "")
+    for child in plan.get("children", []):
+        yield from _operators(child)
+
+
+@pytest.mark.parametrize("bounds", [(True, True), (True, False), (False, True)])
+def test_a_dates_export_seeks_the_dates_in_the_submitted_at_index(
+    loaded: tuple[Any, nx.DiGraph, Path], driver: Any, bounds: tuple[bool, bool]
+) -> None:
+    """A bound is written only when given: as ``$from IS NULL OR …`` the planner could not
+    use it, and read every paper (an index scan, then a filter)."""
+    given = {"from": "2020-03-01T00:00:00Z", "before": "2020-04-01T00:00:00Z"}
+    params = {name: value for name, value, on in zip(given, given.values(), bounds, strict=True) if on}
+    statement = cypher_export.EXPORT_PAPERS_BETWEEN[bounds]
+    summary = driver.execute_query("EXPLAIN " + statement, latest=True, **params).summary
+    steps = list(_operators(summary.plan))
+    seeks = [details for operator, details in steps if operator == "NodeIndexSeekByRange"]
+    assert len(seeks) == 1 and "submittedAt" in seeks[0], steps
+    assert not any(operator.endswith(("Scan", "AllNodesScan")) for operator, _ in steps), steps
 
 
 def _middle_half(G: nx.DiGraph, papers: set[str]) -> tuple[str, str, set[str]]:
