@@ -73,13 +73,17 @@ def shards(folder: Path, n: int) -> list[str]:
 
 
 def check_shard_size(folder: Path) -> None:
-    """Exit unless the corpus's first shard (``.jsonl`` or ``.jsonl.gz``) holds ``SHARD``
-    bundles: a wrong ``--shard-size`` is refused before anything runs."""
-    found = sorted(folder.glob("bundles-*.jsonl*"))
+    """Exit unless the corpus's first shard (``.jsonl``, ``.jsonl.gz`` or a folder of bundle
+    files, as :func:`shards` lists them) holds ``SHARD`` bundles: a wrong ``--shard-size`` is
+    refused before anything runs."""
+    found = sorted(folder.glob("bundles-*"))
     if not found:
         return
-    with (gzip.open if found[0].suffix == ".gz" else open)(found[0], "rb") as shard:
-        held = sum(1 for line in shard if line.strip())
+    if found[0].is_dir():
+        held = sum(1 for path in found[0].iterdir() if path.is_file())
+    else:
+        with (gzip.open if found[0].suffix == ".gz" else open)(found[0], "rb") as shard:
+            held = sum(1 for line in shard if line.strip())
     if held != SHARD:
         sys.exit(f"{found[0]} holds {held} bundles, not --shard-size {SHARD}")
 

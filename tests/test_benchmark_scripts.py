@@ -154,6 +154,22 @@ def test_the_import_benchmark_runs_end_to_end(tmp_path: Path) -> None:
     assert len(list(results.glob("import-*.json"))) == 1
 
 
+def test_the_import_benchmark_counts_a_shard_that_is_a_folder_of_files(tmp_path: Path) -> None:
+    """``write_corpus(layout="files")`` writes each shard as a folder of bundle files, which
+    the benchmark imports as it imports ``.jsonl.gz`` shards: its check of ``--shard-size``
+    counts them too, before anything runs (it looked for ``.jsonl`` files only and let a
+    wrong size through to the first import)."""
+    from pith_graph.testing.corpus import write_corpus
+
+    corpus = tmp_path / "corpus"
+    write_corpus(corpus, 100, seed=1, workers=1, layout="files", shard_size=100)
+    argv = ["--corpus", str(corpus), "--shard-size", "50", "--sizes", "50", "--load-n", "0"]
+    refused = _benchmark("bench_import", tmp_path / "results", argv, 60)
+    assert refused.returncode == 1, refused.stderr
+    assert "bundles-00000 holds 100 bundles, not --shard-size 50" in refused.stderr
+    assert not refused.stdout
+
+
 @pytest.mark.slow
 @pytest.mark.own_server  # a private server
 @pytest.mark.java_half
