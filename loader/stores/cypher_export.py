@@ -128,6 +128,11 @@ RETURN p.pithNumber AS pith
 ORDER BY pith
 """
 
+#: From the category, dates or not: with its bounds written as :func:`_between` writes them,
+#: the planner seeks the dates first whatever the category's size, then each paper's edge to
+#: it. That wins for a month of a big category (cs.LG, 40k of 100k papers: 0.04–0.05 s
+#: against 0.37–0.47 s) and loses for a small one over years (math.AG's 1,497 papers over 16
+#: years: 1.1–2.2 s against 0.08–0.10 s), so ``$x IS NULL OR`` keeps the dates from the plan.
 EXPORT_PAPERS_OF_CATEGORY = f"""
 MATCH (:Category {{code: $category}})<-[r:IN_CATEGORY]-(p:Paper)
 WHERE {keyed("p", "Paper")} AND {" AND ".join(_edge_keyed("r", "IN_CATEGORY"))} AND {_EXPORT_KEPT}
