@@ -61,22 +61,26 @@ RESULTS = ROOT / "benchmarks" / "results"
 SHARD = int(os.environ.get("PITH_BENCH_SHARD_SIZE") or 10_000)
 
 
+def _listed(folder: Path) -> list[Path]:
+    """The corpus's shards in order: ``.jsonl``, ``.jsonl.gz`` or folders of bundle files."""
+    return sorted(folder.glob("bundles-*"))
+
+
 def shards(folder: Path, n: int) -> list[str]:
     """The first ``n`` bundles of the corpus: whole shards (a size that is none was measured
     and labelled as the shards it began, all of them)."""
     if n % SHARD:
         sys.exit(f"{n} bundles is not a whole number of the corpus's shards of {SHARD} (--shard-size)")
-    found = sorted(str(p) for p in folder.glob("bundles-*"))
+    found = [str(p) for p in _listed(folder)]
     if n // SHARD > len(found):
         sys.exit(f"{folder} has {len(found)} shards of {SHARD} bundles, fewer than {n}")
     return found[: n // SHARD]
 
 
 def check_shard_size(folder: Path) -> None:
-    """Exit unless the corpus's first shard (``.jsonl``, ``.jsonl.gz`` or a folder of bundle
-    files, as :func:`shards` lists them) holds ``SHARD`` bundles: a wrong ``--shard-size`` is
-    refused before anything runs."""
-    found = sorted(folder.glob("bundles-*"))
+    """Exit unless the corpus's first shard (as :func:`shards` lists them) holds ``SHARD``
+    bundles: a wrong ``--shard-size`` is refused before anything runs."""
+    found = _listed(folder)
     if not found:
         return
     if found[0].is_dir():

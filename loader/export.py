@@ -209,24 +209,22 @@ def _selected_papers(tx: neo4j.ManagedTransaction, selection: Selection) -> list
             for r in tx.run(cypher.EXPORT_FILTER_PAPERS, piths=piths, category=selection.category, **dates)
         ]
     if selection.category is not None:
-        statement = _category_start(tx, selection.category, low, high)
+        statement = _category_start(tx, selection.category, dates)
         return [r["pith"] for r in tx.run(statement, category=selection.category, **dates)]
     between = cypher.EXPORT_PAPERS_BETWEEN[low is not None, high is not None]
     return [r["pith"] for r in tx.run(between, **dates)]
 
 
-def _category_start(tx: neo4j.ManagedTransaction, category: str, low: str | None, high: str | None) -> str:
-    """The statement for a category's papers within the dates: from the dates when they hold
-    fewer papers than the category lists, else from the category (a month of a big one, or
-    years of a small one). Both counts are cheap: the category's is the store's, the dates'
-    reads the index no further than the category's size."""
-    bounds = (low is not None, high is not None)
-    if bounds == (False, False):
+def _category_start(tx: neo4j.ManagedTransaction, category: str, dates: dict[str, Any]) -> str:
+    """The statement for a category's papers within the ``dates`` (the export's parameters):
+    from the dates when they hold fewer papers than the category lists, else from the
+    category (a month of a big one, or years of a small one). Both counts are cheap: the
+    category's is the store's, the dates' reads the index no further than the category's size."""
+    bounds = (dates["from"] is not None, dates["before"] is not None)
+    if not any(bounds):
         return cypher.EXPORT_PAPERS_OF_CATEGORY
     size = tx.run(cypher.EXPORT_CATEGORY_SIZE, category=category).single(strict=True)["size"]
-    count = cypher.EXPORT_COUNT_BETWEEN[bounds]
-    dates: dict[str, Any] = {"from": low, "before": high}
-    held = tx.run(count, cap=size, **dates).single(strict=True)["size"]
+    held = tx.run(cypher.EXPORT_COUNT_BETWEEN[bounds], cap=size, **dates).single(strict=True)["size"]
     return (
         cypher.EXPORT_PAPERS_OF_CATEGORY_BETWEEN[bounds] if held < size else cypher.EXPORT_PAPERS_OF_CATEGORY
     )

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import neo4j
 import pytest
@@ -107,6 +108,16 @@ def script(
     caller's NEO4J_* settings and :data:`OWN_SERVER`'s unless ``env`` says otherwise."""
     base = {k: v for k, v in os.environ.items() if not k.startswith("NEO4J_")}
     return run_script(command, {**base, "NEO4J_DATA": str(data), **OWN_SERVER, **env}, timeout, using)
+
+
+def plan_steps(
+    plan: dict[str, Any], path: tuple[int, ...] = ()
+) -> Iterator[tuple[tuple[int, ...], str, str]]:
+    """(position: child indexes from the root, operator, details) of every step of an EXPLAIN
+    or PROFILE plan (the driver's ``summary.plan`` or ``summary.profile``), root first."""
+    yield path, plan["operatorType"].split("@")[0], plan.get("args", {}).get("Details", "")
+    for index, child in enumerate(plan.get("children", [])):
+        yield from plan_steps(child, (*path, index))
 
 
 def alive(pid: int) -> bool:

@@ -12,6 +12,7 @@ from typing import Any
 
 import networkx as nx
 import pytest
+from conftest import plan_steps
 
 import pith_graph.loader.export as export_module
 from pith_graph import export_graph
@@ -141,13 +142,6 @@ def test_a_from_alone_bounds_the_papers_from_it_on(loaded: tuple[Any, nx.DiGraph
     _same(_export(server, Selection(submitted_from=low)), _touched(G, papers))
 
 
-def _operators(plan: dict[str, Any]) -> Iterator[tuple[str, str]]:
-    """Each step of an EXPLAIN plan: its operator and what it reads (``details``)."""
-    yield plan["operatorType"].split("@")[0], plan.get("args", {}).get("Details", "")
-    for child in plan.get("children", []):
-        yield from _operators(child)
-
-
 @pytest.mark.parametrize("bounds", [(True, True), (True, False), (False, True)])
 @pytest.mark.parametrize(
     "statements", ["EXPORT_PAPERS_BETWEEN", "EXPORT_PAPERS_OF_CATEGORY_BETWEEN", "EXPORT_COUNT_BETWEEN"]
@@ -164,7 +158,7 @@ def test_a_dates_export_seeks_the_dates_in_the_submitted_at_index(
     summary = driver.execute_query(
         "EXPLAIN " + statement, latest=True, category="cs.LG", cap=10, **params
     ).summary
-    steps = list(_operators(summary.plan))
+    steps = [(operator, details) for _, operator, details in plan_steps(summary.plan)]
     seeks = [details for operator, details in steps if operator == "NodeIndexSeekByRange"]
     assert len(seeks) == 1 and "submittedAt" in seeks[0], steps
     assert not any(operator.endswith(("Scan", "AllNodesScan")) for operator, _ in steps), steps
@@ -219,7 +213,9 @@ def test_a_category_and_dates_export_starts_from_the_side_holding_fewer_papers(
     }[window]
     selection = Selection(category=code, submitted_from=low, submitted_to=high)
     with driver.session() as session:
-        chosen = session.execute_read(lambda tx: export_module._category_start(tx, code, *selection.bounds()))
+        given, before = selection.bounds()
+        dates: dict[str, Any] = {"from": given, "before": before, "latest": False}
+        chosen = session.execute_read(lambda tx: export_module._category_start(tx, code, dates))
     expected = cypher_export.EXPORT_PAPERS_OF_CATEGORY
     if start is not None:
         expected = cypher_export.EXPORT_PAPERS_OF_CATEGORY_BETWEEN[start]

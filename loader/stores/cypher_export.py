@@ -79,13 +79,17 @@ WHERE {_own_node("a")} AND {_own_node("b")} AND {_own_edge("r")}
 RETURN elementId(a) AS start, type(r) AS type, elementId(b) AS end, properties(r) AS props
 """
 
-#: The dates and, ``$latest``, the newest versions only: a paper whose ``isLatest`` is not
-#: ``false`` (none, of a database written before 0.9.4; one set by hand) is kept, and the
-#: export refuses it as it refuses it without ``$latest``.
+#: With ``$latest``, the newest versions only: a paper whose ``isLatest`` is not ``false``
+#: (none, of a database written before 0.9.4; one set by hand) is kept, and the export
+#: refuses it as it refuses it without ``$latest``.
+_LATEST_KEPT = "(NOT $latest OR p.isLatest IS NULL OR p.isLatest <> false)"
+#: The dates, either bound ``null`` for none, and :data:`_LATEST_KEPT`.
 _EXPORT_KEPT = (
     "($from IS NULL OR p.submittedAt >= $from) AND ($before IS NULL OR p.submittedAt < $before)"
-    " AND (NOT $latest OR p.isLatest IS NULL OR p.isLatest <> false)"
+    f" AND {_LATEST_KEPT}"
 )
+#: Which date bounds are given, (from, to): each has its statements below.
+_BOUNDS = [(since, before) for since in (False, True) for before in (False, True)]
 
 
 def _dates(since: bool, before: bool) -> list[str]:
@@ -101,8 +105,7 @@ def _between(since: bool, before: bool, *, category: bool = False) -> str:
     versions only with ``$latest``; with ``category``, those in ``$category`` too, found
     from the dates (the planner seeks a range of bounds written out before anything else; no
     index hint, so that a database without the index is still read, as before, by a scan)."""
-    where = [keyed("p", "Paper"), *_dates(since, before)]
-    where.append("(NOT $latest OR p.isLatest IS NULL OR p.isLatest <> false)")
+    where = [keyed("p", "Paper"), *_dates(since, before), _LATEST_KEPT]
     if category:
         edge = " AND ".join(_edge_keyed("r", "IN_CATEGORY"))
         where.append(f"EXISTS {{ MATCH (p)-[r:IN_CATEGORY]->(:Category {{code: $category}}) WHERE {edge} }}")
@@ -157,18 +160,13 @@ ORDER BY pith
 #: The papers within the dates, by which bounds are given (``since``, ``before``): each
 #: statement takes ``$latest`` and the bounds it names (:func:`_between`).
 EXPORT_PAPERS_BETWEEN: Mapping[tuple[bool, bool], str] = MappingProxyType(
-    {(since, before): _between(since, before) for since in (False, True) for before in (False, True)}
+    {bounds: _between(*bounds) for bounds in _BOUNDS}
 )
 
 #: The papers of ``$category`` within the dates, by which bounds are given, found from the
 #: dates: the range of the ``submittedAt`` index, then each paper's category edges.
 EXPORT_PAPERS_OF_CATEGORY_BETWEEN: Mapping[tuple[bool, bool], str] = MappingProxyType(
-    {
-        (since, before): _between(since, before, category=True)
-        for since in (False, True)
-        for before in (False, True)
-        if since or before
-    }
+    {bounds: _between(*bounds, category=True) for bounds in _BOUNDS if any(bounds)}
 )
 
 #: How many papers ``$category`` lists (0 if there is none): a count the store keeps for a
@@ -182,15 +180,14 @@ RETURN CASE WHEN c IS NULL THEN 0 ELSE COUNT { (c)<-[:IN_CATEGORY]-() } END AS s
 #: range of the index is read no further): the category's size, which decides the start.
 EXPORT_COUNT_BETWEEN: Mapping[tuple[bool, bool], str] = MappingProxyType(
     {
-        (since, before): f"""
+        bounds: f"""
 MATCH (p:Paper)
-WHERE {" AND ".join(_dates(since, before))}
+WHERE {" AND ".join(_dates(*bounds))}
 WITH p LIMIT $cap
 RETURN count(p) AS size
 """
-        for since in (False, True)
-        for before in (False, True)
-        if since or before
+        for bounds in _BOUNDS
+        if any(bounds)
     }
 )
 

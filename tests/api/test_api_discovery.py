@@ -21,6 +21,7 @@ from apitest import (  # noqa: F401 (fixtures)
     neo4j_reader,
     served,
 )
+from conftest import plan_steps
 from test_api_e2e import Examples, examples  # noqa: F401 (fixture)
 
 from pith_graph.api.app import create_app
@@ -403,13 +404,7 @@ def test_typeahead_and_search_use_indexes_not_label_scans(neo4j_reader: Neo4jRea
 
     def operators(statement: str, **parameters: Any) -> set[str]:
         summary = neo4j_reader.driver.execute_query("PROFILE " + statement, parameters).summary
-        found: set[str] = set()
-        plan = [summary.profile]
-        while plan:
-            step = plan.pop()
-            found.add(step["operatorType"].split("@")[0])
-            plan += step.get("children", [])
-        return found
+        return {operator for _, operator, _ in plan_steps(summary.profile)}
 
     typeahead = operators(
         cypher.READ_AUTHORS_BY_PREFIX,

@@ -21,11 +21,10 @@ read into the last projection, or moves it after a subquery.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from typing import Any
 
 import pytest
 from apitest import corpus, memory_reader, neo4j_corpus, neo4j_reader  # noqa: F401 (fixtures)
+from conftest import plan_steps
 
 from pith_graph.api.reads import cypher
 from pith_graph.api.reads.neo4j import Neo4jReader
@@ -46,13 +45,6 @@ EVERY = {
 STATEMENTS = {
     name: EVERY[name] for name in EVERY if name.endswith(("(True, True))]", "(True, True)]", "[True]", "[]"))
 }
-
-
-def _steps(plan: dict[str, Any], path: tuple[int, ...] = ()) -> Iterator[tuple[tuple[int, ...], str, str]]:
-    """(position: child indexes from the root, operator, details) of every step of ``plan``."""
-    yield path, plan["operatorType"].split("@")[0], plan.get("args", {}).get("Details", "")
-    for index, child in enumerate(plan.get("children", [])):
-        yield from _steps(child, (*path, index))
 
 
 def _runs_before(first: tuple[int, ...], then: tuple[int, ...]) -> bool:
@@ -93,7 +85,7 @@ def test_a_paper_s_stamp_is_read_before_its_relations_and_after(name: str, neo4j
     statement = STATEMENTS[name]
     parameters = dict.fromkeys(re.findall(r"\$(\w+)", statement))
     plan = neo4j_reader.driver.execute_query("EXPLAIN " + statement, parameters).summary.plan
-    steps = list(_steps(plan))
+    steps = list(plan_steps(plan))
     for v in sorted(set(re.findall(r"AS _(\w+)Before", statement))):
         before = [path for path, _, details in steps if f"AS _{v}Before" in details]
         after = [path for path, _, details in steps if f"| {v}[_s]]" in details]

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from apitest import loaded_neo4j, memory_reader_of, signed_jsonl
+from conftest import plan_steps
 
 from pith_graph.api.reads import cypher_discovery as cypher
 from pith_graph.api.reads import memory_facets
@@ -177,11 +178,7 @@ def test_neo4j_whole_corpus_facets_are_one_statement_that_scans_no_paper(
     neo4j.facet_counts(WHOLE, ["authors", "years", "licenses", "archives", "categories"], 5)
     assert sent == [cypher.corpus_facets_statement(FACETS)]
     profile = neo4j.driver.execute_query("PROFILE " + sent[0], {"first": 5}).summary.profile
-    plan, operators = [profile], []
-    while plan:
-        step = plan.pop()
-        operators.append((step["operatorType"].split("@")[0], step["args"].get("Details", "")))
-        plan += step.get("children", [])
+    operators = [(operator, details) for _, operator, details in plan_steps(profile)]
     scans = {details for operator, details in operators if "LabelScan" in operator or "AllNodes" in operator}
     assert scans == {"c:Category"}  # categories and archives; papers only through indexes
     assert {
