@@ -49,8 +49,6 @@ __all__ = ["freeze_loaded_objects", "serve"]
 
 log = logging.getLogger(__name__)
 
-GRACEFUL_SECONDS = 10
-
 #: Opens a reader (and how to run its calls) in the process that will serve with it.
 OpenReader = Callable[[], tuple[GraphReader, Runner | ThreadRunner, Runner | ThreadRunner]]
 
@@ -251,7 +249,7 @@ def _serve_one(
             max_connections=settings.max_connections,  # the one after it: its requests 503
             over_limit_app=with_cors(too_many_connections, settings.cors_origins),  # readable by them
         ),
-        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        timeout_graceful_shutdown=settings.stop_seconds,
         server_header=False,
         log_config=None,
         access_log=False,

@@ -24,6 +24,9 @@ variable                               meaning                       default
 ``PITH_API_SEND_TIMEOUT_SECONDS``      time to take an answer        30
 ``PITH_API_MAX_CONNECTIONS``           open connections per process  256
                                        (beyond: 503)
+``PITH_API_STOP_SECONDS``              time requests under way get   10
+                                       to finish at a stop (whole
+                                       seconds)
 ``PITH_API_TIMEOUT_SECONDS``           per-request time limit        10
 ``PITH_API_MAX_PATH_HOPS``             largest ``maxHops``           6
 ``PITH_API_MAX_BATCH_IDS``             ids per ``papersById``,       500
@@ -146,11 +149,14 @@ _CONNECTION_VARIABLES: dict[str, tuple[str, type]] = {
     "PITH_API_MAX_HEADER_BYTES": ("max_header_bytes", int),
     "PITH_API_SEND_TIMEOUT_SECONDS": ("send_timeout_seconds", float),
     "PITH_API_MAX_CONNECTIONS": ("max_connections", int),
+    "PITH_API_STOP_SECONDS": ("stop_seconds", int),
 }
 
 
 #: Most serving processes (``PITH_API_WORKERS``): more than one per core gains nothing.
 MAX_SERVING_WORKERS = 128
+#: Longest a stop (SIGTERM, Ctrl-C) lets requests under way run (``PITH_API_STOP_SECONDS``).
+MAX_STOP_SECONDS = 3600
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +206,9 @@ class ServerSettings:
     send_timeout_seconds: float = DEFAULT_SEND_TIMEOUT
     #: Connections a serving process holds open; a request beyond them is answered 503.
     max_connections: int = 256
+    #: Seconds a stop (SIGTERM, Ctrl-C) lets the requests under way run before it answers
+    #: them 503 and closes their connections (uvicorn's graceful shutdown; ``api.guard``).
+    stop_seconds: int = 10
     #: Automatic persisted queries a serving process keeps (``api.persisted``; 0: APQ off).
     persisted_queries: int = DEFAULT_PERSISTED_QUERIES
 
@@ -253,6 +262,11 @@ class ServerSettings:
             raise UsageError("PITH_API_SEND_TIMEOUT_SECONDS must be a positive number of seconds")
         if self.max_connections < 1:
             raise UsageError("PITH_API_MAX_CONNECTIONS must be at least 1")
+        if not 1 <= self.stop_seconds <= MAX_STOP_SECONDS:
+            raise UsageError(
+                f"PITH_API_STOP_SECONDS must be a whole number of seconds from 1 to {MAX_STOP_SECONDS}, "
+                f"not {self.stop_seconds}"
+            )
         if not 0 <= self.persisted_queries <= MAX_PERSISTED_QUERIES:
             raise UsageError(
                 f"PITH_API_PERSISTED_QUERIES must be from 0 (off) to {MAX_PERSISTED_QUERIES}, not {self.persisted_queries}"

@@ -67,7 +67,7 @@ __all__ = [
     "papers_of",
     "save_graphml",
 ]
-__version__ = "0.9.17"
+__version__ = "0.9.18"
 
 
 def _imported_on_first_use(namespace: dict[str, typing.Any], module: str, names: frozenset[str]) -> None:

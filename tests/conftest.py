@@ -139,17 +139,6 @@ def stray() -> Iterator[list[int]]:
             os.kill(pid, signal.SIGKILL)
 
 
-@pytest.fixture
-def ctrl_c_raises() -> Iterator[None]:
-    """Ctrl-C raising ``KeyboardInterrupt`` for the test, as in a terminal: a run started in
-    the background (``&``, a job ignoring SIGINT) inherits SIGINT ignored, which Python keeps."""
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, before)
-
-
 def _unavailable(reason: str) -> None:
     """Skip, or fail under CI: Neo4j tests are never silently skipped there."""
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -310,6 +299,18 @@ def store(request: pytest.FixtureRequest) -> Iterator[GraphStore]:
         yield neo4j_store
     finally:
         neo4j_store.close()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C raises ``KeyboardInterrupt`` in the test process, and is the default in every
+    process a test starts, as in a terminal. A run started in the background (``scripts/test &``,
+    ``nohup``, a CI runner's shell without job control) inherits SIGINT ignored, which Python
+    keeps and passes on to its children: the tests that interrupt a command (a load waiting on a
+    frozen server, a corpus being generated, an import) then failed, the command deaf to it. A
+    handler set from Python is reset to the default in a child at ``exec``; an ignored signal is
+    not."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

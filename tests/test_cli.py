@@ -694,7 +694,6 @@ def test_a_bug_is_one_line_exit_70_and_its_traceback_goes_to_a_file(
     assert Path(found.group(1)).parent == tmp_path
 
 
-@pytest.mark.usefixtures("ctrl_c_raises")
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_an_interrupt_a_library_fails_on_is_still_an_interrupt(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], signum: int

@@ -49,7 +49,6 @@ def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-@pytest.mark.usefixtures("ctrl_c_raises")
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 @pytest.mark.parametrize(("change", "at"), CASES, ids=[f"{c}-{n}" for c, n in CASES])
 def test_an_interrupted_write_leaves_the_graph_whole(

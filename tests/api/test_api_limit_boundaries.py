@@ -277,12 +277,13 @@ def _readme_limits() -> dict[str, float]:
 
 def test_readme_limits_table_is_the_defaults() -> None:
     """The request limits, and the connection's bounds (``ServerSettings``: head size, send
-    deadline, connections)."""
+    deadline, connections, the stop's wait)."""
     server = ServerSettings()
     connection = {
         "max_header_bytes": server.max_header_bytes,
         "send_timeout_seconds": server.send_timeout_seconds,
         "max_connections": server.max_connections,
+        "stop_seconds": server.stop_seconds,
     }
     assert _readme_limits() == dataclasses.asdict(RequestLimits()) | connection
 

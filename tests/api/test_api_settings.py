@@ -42,6 +42,8 @@ READS: list[tuple[str, str, str, object]] = [
     ("PITH_API_MAX_HEADER_BYTES", "32768", "max_header_bytes", 32768),
     ("PITH_API_SEND_TIMEOUT_SECONDS", "2.5", "send_timeout_seconds", 2.5),
     ("PITH_API_MAX_CONNECTIONS", "9", "max_connections", 9),
+    ("PITH_API_STOP_SECONDS", "1", "stop_seconds", 1),
+    ("PITH_API_STOP_SECONDS", " 3600 ", "stop_seconds", 3600),
     ("PITH_API_PERSISTED_QUERIES", "0", "persisted_queries", 0),  # APQ off
     ("PITH_API_PERSISTED_QUERIES", "50", "persisted_queries", 50),
     ("PITH_API_CORS_ORIGINS", "https://a.example", "cors_origins", ("https://a.example",)),
@@ -118,6 +120,7 @@ BAD: list[Any] = [
             "PITH_API_MAX_HEADER_BYTES": ["64KiB", "100"],
             "PITH_API_SEND_TIMEOUT_SECONDS": ["0", "nan", "inf", "1e400", "\uff15"],  # ５
             "PITH_API_MAX_CONNECTIONS": ["0", "1.5"],
+            "PITH_API_STOP_SECONDS": ["0", "-1", "2.5", "3601", "ten", ""],
             "PITH_API_PERSISTED_QUERIES": ["-1", "1.5", "100001", "many"],
             "PITH_API_CORS_ORIGINS": [
                 "https://a.example/path",
