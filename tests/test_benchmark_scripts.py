@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import Neo4jServer
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPTS = sorted((ROOT / "benchmarks").glob("*.py"))
@@ -61,7 +62,8 @@ sys.exit(module.main(argv))
 
 #: The benchmarks that run in a few seconds with no server or toolchain, and their smallest
 #: arguments (CORPUS: a 300-bundle corpus). Left out: those needing Neo4j (bench_neo4j,
-#: bench_import and bench_export (their own tests below), bench_facets, bench_listing_facets, bench_serve_import,
+#: bench_facets and bench_listing_facets, bench_import and bench_export: their own tests
+#: below; bench_serve_import,
 #: bench_server_start, stress_torn_reads, bench_attacker_cost's neo4j), Node and wrk
 #: (bench_peer, bench_workers), cargo (bench_native_floor), valgrind (bench_instructions), a
 #: saved snapshot (bench_serve_memory, bench_snapshot_memory); bench_loader (its end-to-end
@@ -190,6 +192,59 @@ def test_the_export_benchmark_runs_end_to_end(small_corpus: Path, tmp_path: Path
         ("export: the category's month", "baseline: the category's month, 0.9.16's statement"),
     ]:
         assert 0 < rows[new]["nodes+edges"] == rows[old]["nodes+edges"] < whole
+
+
+@pytest.mark.slow
+def test_the_neo4j_benchmarks_run_end_to_end_on_the_session_server(
+    neo4j_server: Neo4jServer, small_corpus: Path, tmp_path: Path
+) -> None:
+    """``bench_neo4j.py`` (its batch-size sweep, first load, re-load and naive baseline),
+    then ``bench_facets.py neo4j`` and ``bench_listing_facets.py`` on the corpus it loaded, at
+    their smallest, against the session's server (``--uri``: its database is cleared, as every
+    test's store is): no private server to start, a few seconds. The two facet benchmarks
+    compare their baseline's answers with today's in every round and fail on a difference."""
+    from pith_graph.loader.facade import resolve_keyring
+    from pith_graph.loader.pipeline import run
+
+    server = ["--uri", neo4j_server.uri, "--user", neo4j_server.user, "--database", neo4j_server.database]
+    argv = ["--n", "300", "--corpus", str(small_corpus), "--batch-sizes", "50,100", "--sweep-n", "100"]
+    argv += ["--naive-n", "20", *server, "--password", neo4j_server.password or ""]
+    done = _benchmark("bench_neo4j", tmp_path, argv, 300)
+    assert done.returncode == 0, f"{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    (written,) = tmp_path.glob("neo4j-*.json")
+    summary = json.loads(written.read_text())["summary"]
+    assert summary["best_batch_size"] in (50, 100), summary
+    for figure in ("first_load_bundles_per_s", "reload_bundles_per_s", "naive_bundles_per_s"):
+        assert summary[figure] > 0, summary
+    # the naive baseline wrote last, in its own shape: the facets are measured on a real load
+    store = neo4j_server.connect()
+    try:
+        store.clear()
+        keyring = resolve_keyring(small_corpus / "keyring.json")
+        loaded = run(
+            sorted(map(str, small_corpus.glob("bundles-*"))), keyring=keyring, store=store, workers=1
+        )
+        assert loaded.accepted > 0 and not loaded.rejected, loaded
+    finally:
+        store.close()
+    password = tmp_path / "password"
+    password.write_text(neo4j_server.password or "", encoding="utf-8")
+    facets = _benchmark(
+        "bench_facets", tmp_path, ["neo4j", neo4j_server.uri, str(password), "--rounds", "1"], 120
+    )
+    assert facets.returncode == 0, f"{facets.stdout[-2000:]}\n{facets.stderr[-3000:]}"
+    for case in ("all five", "years", "categories", "archives", "licenses", "authors"):
+        assert re.search(rf"^{case} +[\d.]+ \(.*\) +[\d.]+ \(.*\) +[\d.]+$", facets.stdout, re.M), (
+            facets.stdout
+        )
+    listings = ["category=cs.LG", "archive=cs"]
+    argv = [neo4j_server.uri, str(password), "--rounds", "1", *listings]
+    listed = _benchmark("bench_listing_facets", tmp_path, argv, 120)
+    assert listed.returncode == 0, f"{listed.stdout[-2000:]}\n{listed.stderr[-3000:]}"
+    for listing in listings:
+        assert re.search(rf"^{listing} \([1-9]\d*\) +[\d.]+ .* MiB / [\d.]+ MiB$", listed.stdout, re.M), (
+            listed.stdout
+        )
 
 
 def test_the_smoke_runs_name_benchmarks_that_exist() -> None:
