@@ -292,7 +292,8 @@ class ServerSettings:
             try:
                 return (numbers.integer if kind is int else numbers.decimal)(env[name])
             except ValueError as err:
-                raise UsageError(f"{name} must be a number, not {env[name]!r}") from err
+                what = "a whole number" if kind is int else "a number"  # (2.5 is a number)
+                raise UsageError(f"{name} must be {what}, not {env[name]!r}") from err
 
         if "PITH_API_HOST" in env:
             if not env["PITH_API_HOST"].strip():

@@ -240,8 +240,27 @@ def test_serve_with_a_bad_limit_exits_2_with_one_line(tmp_path: Path) -> None:
     env = {"PATH": "/usr/bin:/bin", "PITH_API_MAX_DEPTH": "abc", "HOME": str(tmp_path)}
     result = run_cli("serve", "--port", "0", env=env, inherit_env=False)
     assert result.returncode == 2, result.stderr
-    assert result.stderr.splitlines() == ["pith-graph: error: PITH_API_MAX_DEPTH must be a number, not 'abc'"]
+    assert result.stderr.splitlines() == [
+        "pith-graph: error: PITH_API_MAX_DEPTH must be a whole number, not 'abc'"
+    ]
     assert result.stdout == ""
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "what"),
+    [
+        ("PITH_API_STOP_SECONDS", "2.5", "a whole number"),
+        ("PITH_API_MEMORY_THREADS", "1.5", "a whole number"),
+        ("PITH_API_MAX_DEPTH", "1e3", "a whole number"),
+        ("PITH_API_TIMEOUT_SECONDS", "ten", "a number"),
+    ],
+)
+def test_a_number_of_the_wrong_kind_is_named_by_the_kind_wanted(variable: str, value: str, what: str) -> None:
+    """A fraction where a whole number is wanted was told it "must be a number" (since 0.9.18:
+    a whole number)."""
+    with pytest.raises(UsageError) as raised:
+        ServerSettings.from_env({variable: value})
+    assert str(raised.value) == f"{variable} must be {what}, not {value!r}"
 
 
 # -- documented where a reader looks -------------------------------------------------------------------
