@@ -201,8 +201,9 @@ def test_the_neo4j_benchmarks_run_end_to_end_on_the_session_server(
     """``bench_neo4j.py`` (its batch-size sweep, first load, re-load and naive baseline),
     then ``bench_facets.py neo4j`` and ``bench_listing_facets.py`` on the corpus it loaded, at
     their smallest, against the session's server (``--uri``: its database is cleared, as every
-    test's store is): no private server to start, a few seconds. The two facet benchmarks
-    compare their baseline's answers with today's in every round and fail on a difference."""
+    test's store is): no private server to start (12–27 s here, most of it the loads). The two
+    facet benchmarks compare their baseline's answers with today's in every round and fail on
+    a difference."""
     from pith_graph.loader.facade import resolve_keyring
     from pith_graph.loader.pipeline import run
 
