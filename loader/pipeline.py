@@ -357,7 +357,7 @@ def _load(
 
 
 def run(
-    paths: Iterable[str],
+    paths: Iterable[str | os.PathLike[str]],
     *,
     keyring: Keyring,
     store: GraphStore | None = None,

@@ -139,8 +139,11 @@ def _search(top: Path) -> list[str]:
     return sorted(found)
 
 
-def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[str]] = ()) -> list[str]:
-    """Check every path exists and expand folders to their bundle files, sorted.
+def expand_paths(
+    paths: Iterable[str | os.PathLike[str]], *, exclude: Iterable[str | os.PathLike[str]] = ()
+) -> list[str]:
+    """Check every path exists and expand folders to their bundle files, sorted. A path may
+    be a ``pathlib.Path`` (any ``os.PathLike``); the paths listed are strings.
 
     A folder is searched recursively, through links to folders, each real folder once (see
     :func:`_search`); one that cannot be searched (no permission, gone, a path too long) is
@@ -163,7 +166,8 @@ def expand_paths(paths: Iterable[str], *, exclude: Iterable[str | os.PathLike[st
         return not excluded or _file_identity(path) not in excluded
 
     expanded: list[str] = []
-    for raw in paths:
+    for given in paths:
+        raw = os.fspath(given)  # (a Path file was listed as a Path, and failed when read)
         if raw == "-":
             expanded.append(raw)
             continue

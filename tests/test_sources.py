@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 
 from pith_graph.errors import BundleError, Source, UsageError
-from pith_graph.loader.facade import SAMPLES, load_graph
+from pith_graph.loader.facade import SAMPLES, load_graph, resolve_keyring
+from pith_graph.loader.pipeline import run
 from pith_graph.loader.sources import RawBundle, expand_paths, iter_inputs
+from pith_graph.loader.stores.memory import MemoryStore
 
 SAMPLE_FILES = sorted(Path(SAMPLES).glob("*.json"))
 LIMIT = 1 << 20
@@ -45,6 +47,24 @@ def test_folder_is_recursive_sorted_and_filtered(tmp_path: Path) -> None:
     assert found == sorted(found)
     assert [Path(p).name for p in found] == ["a.jsonl", "x.json", "e.ndjson", "f.ndjson.gz", "d.json.gz"]
     assert not any(p.endswith(".txt") for p in found)
+
+
+def test_paths_may_be_path_objects_and_load_as_their_strings(tmp_path: Path) -> None:
+    """``pathlib.Path`` paths, a file's and a folder's, list and load as their strings do: a
+    file given as a ``Path`` was listed as one and failed when read (``AttributeError``)."""
+    samples = Path(SAMPLES)
+    bundle = next(samples.glob("*.json"))
+    single = tmp_path / "one.json"
+    single.write_bytes(bundle.read_bytes())
+    assert expand_paths([single, samples]) == expand_paths([str(single), SAMPLES])
+    assert all(isinstance(path, str) for path in expand_paths([single, samples]))
+    keyring = resolve_keyring()
+    as_paths, as_strings = (
+        run(given, keyring=keyring, store=MemoryStore(), workers=1)
+        for given in ([single, samples], [str(single), SAMPLES])
+    )
+    assert (as_paths.seen, as_paths.accepted, as_paths.rejected) == (as_strings.seen, as_strings.accepted, 0)
+    assert as_paths.seen > as_paths.accepted > 0  # the file is also in the folder: a duplicate
 
 
 def test_missing_path_is_a_usage_error(tmp_path: Path) -> None:
